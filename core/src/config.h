@@ -1,0 +1,84 @@
+/*
+ * config.h -- from an INI file to a plan of experiments.
+ *
+ * [global] holds defaults that every experiment section inherits (as in
+ * fio's job files); every other section is an experiment.  Core keys:
+ *   plugin          the family to run (required in each experiment)
+ *   variants        "all" (default) or a list of variant names
+ *   baseline        the variant speed-ups are measured against (default:
+ *                   the first listed)
+ *   reference       the library variant to compare with (optional)
+ *   warmup, runs    untimed and timed runs per variant (defaults 3, 20)
+ *   budget          seconds of timed runs per variant before stopping early
+ *                   (default 10; at least one run is always made)
+ *   seed            input seed (default 1)
+ *   include_copies  time host<->device copies with the kernel (default false)
+ *   cpu_threads     threads for parallel CPU variants (default: all cores)
+ *   plugin_path     extra plugin folders or files (global only)
+ *   description     free text, carried into the reports
+ * Any other key must be a parameter the plugin declares; its value may be a
+ * sweep (sweep.h).  Swept parameters expand to their cross product.
+ */
+#ifndef KBENCH_CONFIG_H
+#define KBENCH_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ini.h"
+#include "loader.h"
+
+typedef struct kbc_measure {
+    uint32_t warmup;
+    uint32_t runs;
+    double budget_s;
+    int include_copies;
+    uint64_t seed;
+    int cpu_threads;
+} kbc_measure;
+
+typedef struct kbc_axis {
+    const kb_param *param;
+    kb_value *values;
+    size_t n;
+    int line; /* the line that set it; 0 when it is the plugin's default */
+} kbc_axis;
+
+typedef struct kbc_experiment {
+    char *name;
+    int line; /* the section's line */
+    char *description;
+    const kbc_plugin *plugin;
+    uint32_t variants[KB_MAX_VARIANTS]; /* indices into desc->variants */
+    uint32_t n_variants;
+    int baseline;  /* variant index, or -1 */
+    int reference; /* variant index, or -1 */
+    kbc_measure measure;
+    kbc_axis *axes; /* one per plugin parameter, in declaration order */
+    uint64_t n_points;
+} kbc_experiment;
+
+typedef struct kbc_plan {
+    char *path;
+    kbc_experiment *exps;
+    size_t n;
+    uint64_t n_points;
+} kbc_plan;
+
+/* Resolves ini against the plugins in reg (adding the INI's plugin_path,
+   relative to the INI file's folder, to reg first), checks every key and
+   value, expands sweeps, and calls each point's plan() so that overflow and
+   a point larger than device_mem (0: unknown, not checked) are caught now.
+   Returns 0, or -1 with d set to one sentence naming file, line and key. */
+int kbc_plan_build(const kbc_ini *ini, kbc_registry *reg, uint64_t device_mem, kbc_plan *plan,
+                   kbc_diag *d);
+void kbc_plan_free(kbc_plan *plan);
+
+/* The parameter values of point p (0 <= p < e->n_points) of experiment e,
+   one per plugin parameter; the first parameter varies slowest. */
+void kbc_experiment_point(const kbc_experiment *e, uint64_t p, kb_value *values);
+
+/* Prints the expanded plan for --dry-run: one line per point, then totals. */
+void kbc_plan_print(const kbc_plan *plan, FILE *out);
+
+#endif

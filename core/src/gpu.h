@@ -1,0 +1,49 @@
+/*
+ * gpu.h -- everything the core asks of the CUDA runtime, in one place:
+ * finding a device, describing the machine, the stream and events the
+ * runner times with, and the device-to-device copy ceiling.
+ */
+#ifndef KBENCH_GPU_H
+#define KBENCH_GPU_H
+
+#include <stdint.h>
+
+typedef struct kbc_machine {
+    int has_gpu;
+    char no_gpu_reason[256]; /* why not, when has_gpu == 0 */
+    int device;
+    char name[256];
+    int cc_major, cc_minor;
+    int sm_count;
+    int clock_khz, mem_clock_khz;
+    uint64_t mem_bytes, l2_bytes;
+    int driver_version, runtime_version; /* CUDA's integers, e.g. 13000 */
+    char host[256];
+    int cpu_threads;
+} kbc_machine;
+
+/* Probes device 0 (or $KBENCH_DEVICE).  Never fails: without a driver or a
+   device, has_gpu is 0 and no_gpu_reason says why. */
+void kbc_gpu_probe(kbc_machine *m);
+
+/* Free device memory now, or 0 when unknown. */
+uint64_t kbc_gpu_free_memory(void);
+
+/* The core's stream and a pair of events.  Each returns 0, or -1 and writes
+   the CUDA error's sentence into why. */
+int kbc_gpu_stream_create(void **stream, char *why, size_t n);
+void kbc_gpu_stream_destroy(void *stream);
+int kbc_gpu_sync(void *stream, char *why, size_t n);
+int kbc_gpu_event_create(void **ev, char *why, size_t n);
+void kbc_gpu_event_destroy(void *ev);
+int kbc_gpu_event_record(void *ev, void *stream, char *why, size_t n);
+/* Milliseconds between two recorded events (synchronises on end). */
+int kbc_gpu_event_elapsed(void *start, void *end, float *ms, char *why, size_t n);
+/* Returns and clears the runtime's sticky-free last error: 0, or -1. */
+int kbc_gpu_last_error(char *why, size_t n);
+
+/* Device-to-device copy bandwidth in GB/s (bytes read + written per second),
+   median of several cudaMemcpy of `bytes`; 0 on failure. */
+double kbc_gpu_copy_bandwidth(void *stream, uint64_t bytes);
+
+#endif

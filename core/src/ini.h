@@ -1,0 +1,56 @@
+/*
+ * ini.h -- reading an INI file into sections and entries that remember
+ * their line numbers.
+ *
+ * Built on the system's inih (ini_parse_stream) with our own line reader,
+ * because Debian's inih r55 cuts lines at 200 characters without a word,
+ * truncates section names at 50 and gives the handler no line number.  The
+ * reader counts lines, strips leading white space (so an indented line is
+ * never taken as a continuation), and lets a line of any length through:
+ * a long value is parked in a side table and fetched back by the handler.
+ * A section name longer than inih keeps, or a key too long to fit, gets a
+ * clear error.
+ */
+#ifndef KBENCH_INI_H
+#define KBENCH_INI_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+typedef struct kbc_entry {
+    char *key;   /* trimmed, as written                         */
+    char *value; /* trimmed, inline ';' comments removed        */
+    int line;    /* 1-based line in the file                    */
+} kbc_entry;
+
+typedef struct kbc_section {
+    char *name;
+    int line;
+    kbc_entry *entries;
+    size_t n, cap;
+} kbc_section;
+
+typedef struct kbc_ini {
+    char *path; /* as given; used in every diagnostic */
+    kbc_section *sections;
+    size_t n, cap;
+} kbc_ini;
+
+/* Reads the file at path.  Returns 0, or -1 with d set to one sentence
+   "PATH:LINE: ...".  Duplicate sections and a key set twice in one section
+   are errors; so is a key before the first section. */
+int kbc_ini_load(const char *path, kbc_ini *ini, kbc_diag *d);
+
+/* The same for text in memory; name stands in for the path in diagnostics. */
+int kbc_ini_load_string(const char *name, const char *text, kbc_ini *ini, kbc_diag *d);
+
+void kbc_ini_free(kbc_ini *ini);
+
+/* The section called name, or NULL. */
+const kbc_section *kbc_ini_section(const kbc_ini *ini, const char *name);
+
+/* The entry called key in s, or NULL. */
+const kbc_entry *kbc_section_get(const kbc_section *s, const char *key);
+
+#endif

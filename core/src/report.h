@@ -1,0 +1,27 @@
+/*
+ * report.h -- the reporters: a terminal table grouped by point, CSV and
+ * JSON.  Each returns a sink for runner.h, or fills d and returns -1 when
+ * its file cannot be opened.
+ */
+#ifndef KBENCH_REPORT_H
+#define KBENCH_REPORT_H
+
+#include <stdio.h>
+
+#include "runner.h"
+
+/* A table on out (normally stdout); colours never, widths fixed. */
+int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d);
+
+/* CSV at path: a header line, then one line per row, flushed per point. */
+int kbc_report_csv(const char *path, kbc_sink *sink, kbc_diag *d);
+
+/* One JSON document at path: machine, kbench version and git revision,
+   the expanded configuration, every row.  Written at end(), and rewritten
+   after every point so that a crash leaves the rows so far. */
+int kbc_report_json(const char *path, kbc_sink *sink, kbc_diag *d);
+
+/* The name of an outcome: "pass", "FAIL", "error", "skipped". */
+const char *kbc_outcome_name(int outcome);
+
+#endif

@@ -1,0 +1,135 @@
+/* util.c -- see util.h. */
+#define _GNU_SOURCE
+#include "util.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void kbc_diag_set(kbc_diag *d, const char *fmt, ...)
+{
+    if (!d)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    va_end(ap);
+}
+
+static void out_of_memory(size_t n)
+{
+    fprintf(stderr, "kbench: out of memory (asked for %zu bytes).\n", n);
+    exit(KBC_EXIT_SYSTEM);
+}
+
+void *kbc_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        out_of_memory(n);
+    return p;
+}
+
+void *kbc_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        out_of_memory(n * size);
+    return p;
+}
+
+void *kbc_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        out_of_memory(n);
+    return q;
+}
+
+char *kbc_xstrdup(const char *s)
+{
+    return kbc_xstrndup(s, strlen(s));
+}
+
+char *kbc_xstrndup(const char *s, size_t n)
+{
+    char *p = kbc_xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *kbc_xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    int r = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (r < 0)
+        out_of_memory(strlen(fmt));
+    return s;
+}
+
+unsigned kbc_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return 255;
+    unsigned row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++) {
+        unsigned diag = row[0];
+        row[0] = (unsigned)i;
+        for (size_t j = 1; j <= lb; j++) {
+            unsigned up = row[j];
+            unsigned cost = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]) ? 0 : 1;
+            unsigned best = diag + cost;
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb] > 255 ? 255 : row[lb];
+}
+
+const char *kbc_closest(const char *word, const char *const *candidates, size_t n)
+{
+    const char *best = NULL;
+    unsigned best_d = 255;
+    for (size_t i = 0; i < n; i++) {
+        if (!candidates[i])
+            continue;
+        unsigned d = kbc_edit_distance(word, candidates[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = candidates[i];
+        }
+    }
+    size_t len = strlen(word);
+    unsigned limit = len > 6 ? (unsigned)(len / 3) : 2;
+    return best && best_d <= limit ? best : NULL;
+}
+
+char *kbc_trim_dup(const char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        n--;
+    return kbc_xstrndup(s, n);
+}
+
+double kbc_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

@@ -1,0 +1,50 @@
+/*
+ * util.h -- small helpers shared by the core: allocation that cannot return
+ * NULL, one-sentence diagnostics, and the edit distance behind "did you mean".
+ */
+#ifndef KBENCH_UTIL_H
+#define KBENCH_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kbench/plugin.h"
+
+/* A diagnostic: one sentence, normally "FILE:LINE: key 'x' ...: what is wrong". */
+typedef struct kbc_diag {
+    char msg[1024];
+} kbc_diag;
+
+void kbc_diag_set(kbc_diag *d, const char *fmt, ...) KB_PRINTF(2, 3);
+
+/* Allocation that prints one sentence and exits(3) when memory runs out. */
+void *kbc_xmalloc(size_t n);
+void *kbc_xcalloc(size_t n, size_t size);
+void *kbc_xrealloc(void *p, size_t n);
+char *kbc_xstrdup(const char *s);
+char *kbc_xstrndup(const char *s, size_t n);
+char *kbc_xasprintf(const char *fmt, ...) KB_PRINTF(1, 2);
+
+/* Levenshtein distance between a and b, capped at 255. */
+unsigned kbc_edit_distance(const char *a, const char *b);
+
+/* The closest of candidates[0..n) to word, or NULL when none is close enough
+   (distance at most 2, or a third of the word's length when longer). */
+const char *kbc_closest(const char *word, const char *const *candidates, size_t n);
+
+/* Copies s into a buffer trimmed of leading and trailing white space. */
+char *kbc_trim_dup(const char *s);
+
+/* Monotonic clock in seconds. */
+double kbc_now(void);
+
+/* Exit codes of the kbench command, documented in README.md. */
+enum kbc_exit {
+    KBC_EXIT_OK = 0,      /* everything that could run passed              */
+    KBC_EXIT_FAILED = 1,  /* a verification failed or a variant erred      */
+    KBC_EXIT_USAGE = 2,   /* bad command line, INI file, or plugin choice  */
+    KBC_EXIT_SYSTEM = 3   /* out of memory, or an output file not writable */
+};
+
+#endif
