@@ -1,0 +1,1 @@
+/* describe.c: being written. */

@@ -1,0 +1,1 @@
+/* ini.c: being written. */

@@ -1,0 +1,1 @@
+/* report_csv.c: being written. */

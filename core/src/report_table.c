@@ -1,0 +1,1 @@
+/* report_table.c: being written. */

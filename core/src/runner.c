@@ -1,0 +1,1 @@
+/* runner.c: being written. */

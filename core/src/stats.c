@@ -1,0 +1,1 @@
+/* stats.c: being written. */
