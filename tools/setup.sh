@@ -1,0 +1,42 @@
+#!/bin/sh
+# Sets up a kbench build on a Debian or Ubuntu machine with the CUDA toolkit:
+# installs the missing Debian packages (when run as root, or through sudo),
+# then configures and builds into build/ (or $KBENCH_BUILD_DIR).  Safe to run
+# again: it only does what is missing, and a rebuild is incremental.
+set -eu
+
+cd "$(dirname "$0")/.."
+build=${KBENCH_BUILD_DIR:-build}
+
+# The packages kbench builds against, and the commands that tell they are there.
+need=""
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+for p in cmake ninja-build pkg-config libinih-dev libcriterion-dev libjansson-dev; do
+    have_pkg "$p" || need="$need $p"
+done
+if [ -n "$need" ]; then
+    if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+        echo "kbench setup: missing Debian packages:$need; install them as root (apt-get install$need) and run this again." >&2
+        exit 2
+    fi
+    echo "kbench setup: installing$need" >&2
+    $sudo apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $need >&2
+fi
+
+# nvcc: on PATH, or where the toolkit installs it by default.
+if ! command -v nvcc >/dev/null 2>&1; then
+    for d in /usr/local/cuda/bin /usr/local/cuda-13.0/bin /usr/lib/nvidia-cuda-toolkit/bin; do
+        if [ -x "$d/nvcc" ]; then PATH="$d:$PATH"; export PATH; break; fi
+    done
+fi
+command -v nvcc >/dev/null 2>&1 || {
+    echo "kbench setup: nvcc was not found; install the CUDA toolkit (12.x or 13.x) and put its bin/ on PATH." >&2
+    exit 2
+}
+
+if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_CUDA_ARCHITECTURES="${KBENCH_CUDA_ARCHITECTURES:-90}" >&2
+fi
+cmake --build "$build" >&2
