@@ -1,1 +1,506 @@
-/* loader.c: being written. */
+/*
+ * loader.c -- finding plugins, opening them and checking their descriptors.
+ *
+ * The loader never trusts a plugin: a file that is not a shared object, that
+ * lacks the entry symbol, that speaks another ABI or that declares a
+ * malformed descriptor is refused with one sentence naming the file, and
+ * loading goes on with the next one.  Everything the rest of the core reads
+ * from a descriptor is checked here once, so that config, runner and
+ * describe may rely on it (names are usable as INI words, required ops are
+ * present, parameter defaults exist, variant indices fit a 64-bit mask).
+ *
+ * Environment:
+ *   KBENCH_PLUGIN_PATH         colon-separated folders or files, searched
+ *                              after the default folders.
+ *   KBENCH_NO_DEFAULT_PLUGINS  when "1", skip the build and installed plugin
+ *                              folders (tests use it to see only fixtures).
+ */
+#define _GNU_SOURCE
+#include "loader.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* At most this many descriptors are read from one file, so that a plugin
+   whose entry never returns NULL cannot make the loader spin forever. */
+#define KBC_MAX_PER_FILE 64
+
+/* Keys the core itself reads in an experiment section; a parameter with one
+   of these names could never be set, so such a plugin is refused. */
+static const char *const core_keys[] = {
+    "plugin", "variants", "baseline",    "reference",   "warmup",      "runs",
+    "budget", "seed",     "include_copies", "cpu_threads", "plugin_path", "description",
+};
+
+void kbc_registry_init(kbc_registry *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+void kbc_registry_free(kbc_registry *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        free(r->items[i].path);
+    free(r->items);
+    /* Descriptors point into the plugins' memory, so the handles are closed
+       only now, after nothing can read a descriptor any more. */
+    for (size_t i = 0; i < r->n_handles; i++)
+        dlclose(r->handles[i]);
+    free(r->handles);
+    for (size_t i = 0; i < r->n_refused; i++)
+        free(r->refused[i]);
+    free(r->refused);
+    memset(r, 0, sizeof *r);
+}
+
+static void refuse(kbc_registry *r, const char *fmt, ...) KB_PRINTF(2, 3);
+
+static void refuse(kbc_registry *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = kbc_xstrdup("a plugin was refused (and the message could not be formatted)");
+    va_end(ap);
+    if (r->n_refused == r->cap_refused) {
+        r->cap_refused = r->cap_refused ? 2 * r->cap_refused : 8;
+        r->refused = kbc_xrealloc(r->refused, r->cap_refused * sizeof *r->refused);
+    }
+    r->refused[r->n_refused++] = s;
+}
+
+static void add_handle(kbc_registry *r, void *h)
+{
+    if (r->n_handles == r->cap_handles) {
+        r->cap_handles = r->cap_handles ? 2 * r->cap_handles : 8;
+        r->handles = kbc_xrealloc(r->handles, r->cap_handles * sizeof *r->handles);
+    }
+    r->handles[r->n_handles++] = h;
+}
+
+static void add_item(kbc_registry *r, const kb_plugin *desc, const char *path, void *dl)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 8;
+        r->items = kbc_xrealloc(r->items, r->cap * sizeof *r->items);
+    }
+    r->items[r->n].desc = desc;
+    r->items[r->n].path = kbc_xstrdup(path);
+    r->items[r->n].dl = dl;
+    r->n++;
+}
+
+const kbc_plugin *kbc_registry_find(const kbc_registry *r, const char *name)
+{
+    if (!name)
+        return NULL;
+    for (size_t i = 0; i < r->n; i++)
+        if (strcmp(r->items[i].desc->name, name) == 0)
+            return &r->items[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Descriptor checks.
+ * ---------------------------------------------------------------------- */
+
+/* A plugin name is written in INI files and printed in reports, so it is
+   kept to characters that need no quoting anywhere. */
+static int plugin_name_ok(const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+            return 0;
+    return 1;
+}
+
+/* A parameter name is an INI key: lower case letters, digits and '_'. */
+static int param_name_ok(const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return 0;
+    return 1;
+}
+
+/* A variant name appears in the comma-separated `variants = ...` list, so
+   it may not be empty nor hold a comma or white space. */
+static int variant_name_ok(const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    for (; *s; s++)
+        if (*s == ',' || *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == ';' ||
+            *s == '#')
+            return 0;
+    return 1;
+}
+
+static const char *why_set(char *why, size_t n, const char *fmt, ...) KB_PRINTF(3, 4);
+
+static const char *why_set(char *why, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, n, fmt, ap);
+    va_end(ap);
+    return why;
+}
+
+const char *kbc_descriptor_check(const kb_plugin *d, char *why, size_t n)
+{
+    /* abi_major, abi_minor and size are the only fields every version of
+       the ABI shares, so they are checked before anything else is read. */
+    if (d->abi_major != KB_ABI_MAJOR)
+        return why_set(why, n,
+                       "plugin ABI %u.%u, but this kbench speaks ABI %d.x; rebuild the plugin "
+                       "against this kbench's kbench/plugin.h",
+                       (unsigned)d->abi_major, (unsigned)d->abi_minor, KB_ABI_MAJOR);
+    if (d->size < sizeof(kb_plugin))
+        return why_set(why, n,
+                       "its descriptor is %u bytes, smaller than the %zu bytes of ABI %d.%d "
+                       "that this kbench needs; rebuild the plugin against this kbench's "
+                       "kbench/plugin.h",
+                       (unsigned)d->size, sizeof(kb_plugin), KB_ABI_MAJOR, KB_ABI_MINOR);
+    if (!d->name || !*d->name)
+        return why_set(why, n, "its descriptor has no name");
+    if (!plugin_name_ok(d->name))
+        return why_set(why, n,
+                       "its name '%s' may only hold lower-case letters, digits, '_' and '-'",
+                       d->name);
+
+    const char *missing = !d->ops.plan       ? "plan"
+                          : !d->ops.setup    ? "setup"
+                          : !d->ops.prepare  ? "prepare"
+                          : !d->ops.run      ? "run"
+                          : !d->ops.verify   ? "verify"
+                          : !d->ops.teardown ? "teardown"
+                                             : NULL;
+    if (missing)
+        return why_set(why, n, "plugin '%s' has no %s() operation, which is required", d->name,
+                       missing);
+
+    if (d->n_variants == 0 || d->n_variants > KB_MAX_VARIANTS)
+        return why_set(why, n, "plugin '%s' declares %u variants; it must declare 1 to %d",
+                       d->name, (unsigned)d->n_variants, KB_MAX_VARIANTS);
+    if (!d->variants)
+        return why_set(why, n, "plugin '%s' declares %u variants but its variant table is NULL",
+                       d->name, (unsigned)d->n_variants);
+    for (uint32_t v = 0; v < d->n_variants; v++) {
+        const kb_variant *var = &d->variants[v];
+        if (!var->name)
+            return why_set(why, n, "plugin '%s': variant #%u has no name", d->name, (unsigned)v);
+        if (!variant_name_ok(var->name))
+            return why_set(why, n,
+                           "plugin '%s': variant name '%s' is empty or holds a comma, white "
+                           "space, ';' or '#'",
+                           d->name, var->name);
+        if (var->backend != KB_BACKEND_CPU && var->backend != KB_BACKEND_CUDA)
+            return why_set(why, n, "plugin '%s': variant '%s' has unknown backend %d", d->name,
+                           var->name, (int)var->backend);
+        for (uint32_t w = 0; w < v; w++)
+            if (strcmp(d->variants[w].name, var->name) == 0)
+                return why_set(why, n, "plugin '%s' declares variant '%s' twice", d->name,
+                               var->name);
+    }
+
+    if (d->n_params > 0 && !d->params)
+        return why_set(why, n, "plugin '%s' declares %u parameters but its parameter table is NULL",
+                       d->name, (unsigned)d->n_params);
+    for (uint32_t p = 0; p < d->n_params; p++) {
+        const kb_param *par = &d->params[p];
+        if (!par->name)
+            return why_set(why, n, "plugin '%s': parameter #%u has no name", d->name, (unsigned)p);
+        if (!param_name_ok(par->name))
+            return why_set(why, n,
+                           "plugin '%s': parameter name '%s' may only hold lower-case letters, "
+                           "digits and '_'",
+                           d->name, par->name);
+        for (size_t k = 0; k < sizeof core_keys / sizeof core_keys[0]; k++)
+            if (strcmp(par->name, core_keys[k]) == 0)
+                return why_set(why, n,
+                               "plugin '%s': parameter '%s' clashes with the core key of the "
+                               "same name",
+                               d->name, par->name);
+        if ((unsigned)par->type > KB_PARAM_BOOL)
+            return why_set(why, n, "plugin '%s': parameter '%s' has unknown type %d", d->name,
+                           par->name, (int)par->type);
+        if (par->type == KB_PARAM_ENUM && (!par->choices || !par->choices[0]))
+            return why_set(why, n, "plugin '%s': enum parameter '%s' has no choices", d->name,
+                           par->name);
+        if (!par->def)
+            return why_set(why, n, "plugin '%s': parameter '%s' has no default", d->name,
+                           par->name);
+        if (par->type == KB_PARAM_ENUM) {
+            int found = 0;
+            for (const char *const *c = par->choices; *c; c++)
+                if (strcmp(*c, par->def) == 0)
+                    found = 1;
+            if (!found)
+                return why_set(why, n,
+                               "plugin '%s': the default '%s' of enum parameter '%s' is not one "
+                               "of its choices",
+                               d->name, par->def, par->name);
+        }
+        for (uint32_t q = 0; q < p; q++)
+            if (strcmp(d->params[q].name, par->name) == 0)
+                return why_set(why, n, "plugin '%s' declares parameter '%s' twice", d->name,
+                               par->name);
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Loading files and folders.
+ * ---------------------------------------------------------------------- */
+
+static void load_file(kbc_registry *r, const char *path)
+{
+    dlerror();
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        const char *e = dlerror();
+        refuse(r, "%s: cannot be loaded as a shared object (%s)", path, e ? e : "unknown error");
+        return;
+    }
+    /* The dynamic loader knows a file by its device and inode, so the same
+       plugin reached twice (a folder named both in KBENCH_PLUGIN_PATH and in
+       an INI file, or through a link) gives a handle already held: it is
+       skipped quietly rather than refused as a duplicate of itself. */
+    for (size_t i = 0; i < r->n_handles; i++)
+        if (r->handles[i] == dl) {
+            dlclose(dl);
+            return;
+        }
+
+    dlerror();
+    void *sym = dlsym(dl, KB_ENTRY_SYMBOL);
+    if (!sym) {
+        refuse(r,
+               "%s: has no '%s' symbol, so it is not a kbench plugin (build it with "
+               "kbench_add_plugin(), which exports that symbol)",
+               path, KB_ENTRY_SYMBOL);
+        dlclose(dl);
+        return;
+    }
+    /* POSIX guarantees that a data pointer from dlsym converts to a function
+       pointer; the memcpy keeps ISO C compilers quiet about it. */
+    kb_entry_fn entry;
+    memcpy(&entry, &sym, sizeof entry);
+
+    size_t accepted = 0;
+    uint32_t index = 0;
+    for (; index < KBC_MAX_PER_FILE; index++) {
+        const kb_plugin *d = entry(index);
+        if (!d)
+            break;
+        char why[512];
+        if (kbc_descriptor_check(d, why, sizeof why)) {
+            if (index == 0)
+                refuse(r, "%s: %s", path, why);
+            else
+                refuse(r, "%s (descriptor %u): %s", path, (unsigned)index, why);
+            continue;
+        }
+        const kbc_plugin *prev = kbc_registry_find(r, d->name);
+        if (prev) {
+            refuse(r, "%s: plugin '%s' is already provided by %s; the first one found is used",
+                   path, d->name, prev->path);
+            continue;
+        }
+        add_item(r, d, path, dl);
+        accepted++;
+    }
+    if (index == 0)
+        refuse(r, "%s: %s(0) returned NULL, so it declares no plugin", path, KB_ENTRY_SYMBOL);
+    else if (index == KBC_MAX_PER_FILE && entry(index))
+        refuse(r, "%s: declares more than %d plugins; only the first %d were read", path,
+               KBC_MAX_PER_FILE, KBC_MAX_PER_FILE);
+
+    /* A file none of whose descriptors was accepted is closed at once; the
+       others stay open because the registry points into them. */
+    if (accepted)
+        add_handle(r, dl);
+    else
+        dlclose(dl);
+}
+
+static int ends_with_so(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 3 && strcmp(s + n - 3, ".so") == 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Loads every regular *.so in folder, in name order so that which of two
+   same-named plugins wins does not depend on the file system. */
+static int load_folder(kbc_registry *r, const char *folder, kbc_diag *d)
+{
+    DIR *dir = opendir(folder);
+    if (!dir) {
+        kbc_diag_set(d, "plugin folder '%s' cannot be read: %s", folder, strerror(errno));
+        return -1;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+        if (!ends_with_so(e->d_name))
+            continue;
+        char *full = kbc_xasprintf("%s/%s", folder, e->d_name);
+        struct stat st;
+        if (stat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
+            free(full);
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            names = kbc_xrealloc(names, cap * sizeof *names);
+        }
+        names[n++] = full;
+    }
+    closedir(dir);
+    qsort(names, n, sizeof *names, cmp_names);
+    for (size_t i = 0; i < n; i++) {
+        load_file(r, names[i]);
+        free(names[i]);
+    }
+    free(names);
+    return 0;
+}
+
+int kbc_registry_add_path(kbc_registry *r, const char *path, kbc_diag *d)
+{
+    if (!path || !*path) {
+        kbc_diag_set(d, "plugin path is empty");
+        return -1;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            kbc_diag_set(d, "plugin path '%s' does not exist", path);
+        else
+            kbc_diag_set(d, "plugin path '%s' cannot be read: %s", path, strerror(errno));
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        /* A folder given with a trailing '/' would print as "dir//file". */
+        char *clean = kbc_xstrdup(path);
+        size_t len = strlen(clean);
+        while (len > 1 && clean[len - 1] == '/')
+            clean[--len] = '\0';
+        int rc = load_folder(r, clean, d);
+        free(clean);
+        return rc;
+    }
+    /* A file named explicitly is tried whatever its suffix: the user chose
+       it, and dlopen's own message says what is wrong with it. */
+    load_file(r, path);
+    return 0;
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The plugin folder of an installed kbench: <exe>/../KBENCH_PLUGIN_INSTALL_REL.
+   Returns a malloc'ed canonical path, or NULL when it does not exist. */
+static char *installed_folder(const char *exe_dir)
+{
+    char *guess = kbc_xasprintf("%s/../%s", exe_dir, KBENCH_PLUGIN_INSTALL_REL);
+    char *real = realpath(guess, NULL);
+    free(guess);
+    if (real && !is_dir(real)) {
+        free(real);
+        return NULL;
+    }
+    return real;
+}
+
+/* Whether path lies inside folder (both canonical). */
+static int is_inside(const char *path, const char *folder)
+{
+    size_t n = strlen(folder);
+    return strncmp(path, folder, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+void kbc_registry_add_defaults(kbc_registry *r)
+{
+    const char *nodef = getenv("KBENCH_NO_DEFAULT_PLUGINS");
+    if (!(nodef && strcmp(nodef, "1") == 0)) {
+        char exe[PATH_MAX];
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        char *exe_dir = NULL;
+        if (len > 0) {
+            exe[len] = '\0';
+            exe_dir = kbc_xstrdup(dirname(exe));
+        }
+
+        /* The build's plugin folder is searched only by programs that live in
+           that build tree (kbench itself, the tests).  An installed kbench
+           would otherwise find every plugin twice, once in the build and
+           once installed, and warn about each as a duplicate. */
+        char *build = realpath(KBENCH_PLUGIN_BUILD_DIR, NULL);
+        char *build_root = NULL;
+        if (build) {
+            char *tmp = kbc_xstrdup(build);
+            build_root = kbc_xstrdup(dirname(tmp));
+            free(tmp);
+        }
+        char *exe_real = exe_dir ? realpath(exe_dir, NULL) : NULL;
+        int in_build = build && is_dir(build) &&
+                       (!exe_real || is_inside(exe_real, build_root));
+        kbc_diag d;
+        if (in_build && load_folder(r, build, &d) != 0)
+            refuse(r, "%s", d.msg);
+
+        char *inst = exe_dir ? installed_folder(exe_dir) : NULL;
+        if (inst && !(in_build && strcmp(inst, build) == 0) && load_folder(r, inst, &d) != 0)
+            refuse(r, "%s", d.msg);
+
+        free(inst);
+        free(exe_real);
+        free(build_root);
+        free(build);
+        free(exe_dir);
+    }
+
+    const char *env = getenv("KBENCH_PLUGIN_PATH");
+    if (!env)
+        return;
+    char *copy = kbc_xstrdup(env);
+    char *save = NULL;
+    /* strtok_r skips empty entries ("a::b", a leading ':'), which is what a
+       path list means by them here. */
+    for (char *tok = strtok_r(copy, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+        kbc_diag d;
+        if (kbc_registry_add_path(r, tok, &d) != 0)
+            refuse(r, "$KBENCH_PLUGIN_PATH: %s", d.msg);
+    }
+    free(copy);
+}
+
+void kbc_registry_print_refused(const kbc_registry *r, FILE *out)
+{
+    for (size_t i = 0; i < r->n_refused; i++)
+        fprintf(out, "kbench: warning: %s.\n", r->refused[i]);
+}
