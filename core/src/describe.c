@@ -1,1 +1,167 @@
-/* describe.c: being written. */
+/*
+ * describe.c -- `kbench list` and `kbench describe NAME`.
+ *
+ * Both print only what the loader has already checked, so every field read
+ * here is known to be present (names, variants, parameter defaults).  The
+ * summaries and help lines are optional and print as "-" when missing.
+ */
+#define _GNU_SOURCE
+#include "loader.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *or_dash(const char *s)
+{
+    return s && *s ? s : "-";
+}
+
+static const char *backend_name(kb_backend b)
+{
+    return b == KB_BACKEND_CUDA ? "cuda" : "cpu";
+}
+
+static const char *type_name(kb_param_type t)
+{
+    switch (t) {
+    case KB_PARAM_INT: return "int";
+    case KB_PARAM_SIZE: return "size";
+    case KB_PARAM_FLOAT: return "float";
+    case KB_PARAM_ENUM: return "enum";
+    case KB_PARAM_BOOL: return "bool";
+    }
+    return "?";
+}
+
+/* The width of the longest variant name, so the columns line up. */
+static int variant_width(const kb_plugin *d)
+{
+    size_t w = 4;
+    for (uint32_t v = 0; v < d->n_variants; v++)
+        if (strlen(d->variants[v].name) > w)
+            w = strlen(d->variants[v].name);
+    return (int)w;
+}
+
+static void print_variants(const kb_plugin *d, FILE *out)
+{
+    int w = variant_width(d);
+    for (uint32_t v = 0; v < d->n_variants; v++)
+        fprintf(out, "    %-*s  %-4s  %s\n", w, d->variants[v].name,
+                backend_name(d->variants[v].backend), or_dash(d->variants[v].summary));
+}
+
+void kbc_cmd_list(const kbc_registry *r, FILE *out)
+{
+    if (r->n == 0) {
+        fprintf(out, "No plugins found.\n");
+        return;
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        const kb_plugin *d = r->items[i].desc;
+        if (i > 0)
+            fputc('\n', out);
+        fprintf(out, "%s  %s\n", d->name, or_dash(d->summary));
+        fprintf(out, "  file: %s\n", r->items[i].path);
+        fprintf(out, "  variants:\n");
+        print_variants(d, out);
+    }
+}
+
+/* The allowed values of a parameter, as one cell: "[min, max]", the enum's
+   choices joined by '|', "true|false", or "any" when unbounded.  Returns a
+   malloc'ed string. */
+static char *allowed_cell(const kb_param *p)
+{
+    if (p->type == KB_PARAM_ENUM) {
+        size_t len = 1;
+        for (const char *const *c = p->choices; *c; c++)
+            len += strlen(*c) + 1;
+        char *s = kbc_xmalloc(len);
+        s[0] = '\0';
+        for (const char *const *c = p->choices; *c; c++) {
+            if (c != p->choices)
+                strcat(s, "|");
+            strcat(s, *c);
+        }
+        return s;
+    }
+    if (p->type == KB_PARAM_BOOL)
+        return kbc_xstrdup("true|false");
+    if (p->min > p->max)
+        return kbc_xstrdup("any");
+    /* %.17g keeps every digit of a bound that is an exact integer (up to
+       2^53), and the shortest faithful form otherwise. */
+    return kbc_xasprintf("[%.17g, %.17g]", p->min, p->max);
+}
+
+int kbc_cmd_describe(const kbc_registry *r, const char *name, FILE *out, FILE *err)
+{
+    const kbc_plugin *pl = kbc_registry_find(r, name);
+    if (!pl) {
+        const char **names = kbc_xcalloc(r->n ? r->n : 1, sizeof *names);
+        size_t len = 1;
+        for (size_t i = 0; i < r->n; i++) {
+            names[i] = r->items[i].desc->name;
+            len += strlen(names[i]) + 2;
+        }
+        char *found = kbc_xmalloc(len + 8);
+        found[0] = '\0';
+        for (size_t i = 0; i < r->n; i++) {
+            if (i)
+                strcat(found, ", ");
+            strcat(found, names[i]);
+        }
+        if (r->n == 0)
+            strcpy(found, "none");
+        const char *close = name ? kbc_closest(name, names, r->n) : NULL;
+        if (close)
+            fprintf(err, "kbench: no plugin named '%s' (found: %s); did you mean '%s'?\n",
+                    name ? name : "", found, close);
+        else
+            fprintf(err, "kbench: no plugin named '%s' (found: %s).\n", name ? name : "", found);
+        free(found);
+        free(names);
+        return KBC_EXIT_USAGE;
+    }
+
+    const kb_plugin *d = pl->desc;
+    fprintf(out, "%s  %s\n", d->name, or_dash(d->summary));
+    fprintf(out, "  file: %s\n", pl->path);
+    fprintf(out, "  abi: %u.%u\n", (unsigned)d->abi_major, (unsigned)d->abi_minor);
+    if (d->item_name)
+        fprintf(out, "  items: %s\n", d->item_name);
+    fprintf(out, "  variants:\n");
+    print_variants(d, out);
+
+    if (d->n_params == 0) {
+        fprintf(out, "  parameters: none\n");
+        return KBC_EXIT_OK;
+    }
+    /* Two passes: measure every column, then print aligned. */
+    char **allowed = kbc_xcalloc(d->n_params, sizeof *allowed);
+    int wn = 4, wt = 4, wd = 7, wa = 7;
+    for (uint32_t i = 0; i < d->n_params; i++) {
+        const kb_param *p = &d->params[i];
+        allowed[i] = allowed_cell(p);
+        if ((int)strlen(p->name) > wn)
+            wn = (int)strlen(p->name);
+        if ((int)strlen(type_name(p->type)) > wt)
+            wt = (int)strlen(type_name(p->type));
+        if ((int)strlen(p->def) > wd)
+            wd = (int)strlen(p->def);
+        if ((int)strlen(allowed[i]) > wa)
+            wa = (int)strlen(allowed[i]);
+    }
+    fprintf(out, "  parameters:\n");
+    fprintf(out, "    %-*s  %-*s  %-*s  %-*s  %s\n", wn, "name", wt, "type", wd, "default", wa,
+            "allowed", "help");
+    for (uint32_t i = 0; i < d->n_params; i++) {
+        const kb_param *p = &d->params[i];
+        fprintf(out, "    %-*s  %-*s  %-*s  %-*s  %s\n", wn, p->name, wt, type_name(p->type), wd,
+                p->def, wa, allowed[i], or_dash(p->help));
+        free(allowed[i]);
+    }
+    free(allowed);
+    return KBC_EXIT_OK;
+}
