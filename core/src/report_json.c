@@ -1,1 +1,366 @@
-/* report_json.c: being written. */
+/*
+ * report_json.c -- one JSON document per run: which kbench, which machine,
+ * the expanded configuration, and every row.
+ *
+ * The document is kept in memory and written whole to PATH.tmp, then
+ * renamed over PATH, at begin(), after every point and at end().  A rename
+ * within one folder is atomic, so whoever reads PATH (a person, a script, a
+ * run that crashed half way) always finds a complete document holding
+ * every point finished so far.  Until end() has run, "exit_code" and
+ * "finished" are null, which is how a reader tells a cut-short run.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "sweep.h"
+#include "util.h"
+
+typedef struct json_ctx {
+    char *path;
+    char *tmp;
+    json_t *doc;     /* the whole document */
+    json_t *results; /* borrowed: doc's "results" array */
+    int failed;      /* a write failed and was reported; stay quiet after */
+} json_ctx;
+
+/* A number, or null for NaN and infinities (which JSON cannot spell and
+   jansson refuses). */
+static json_t *num(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *u64(uint64_t x)
+{
+    /* jansson's integers are signed 64-bit; anything larger is kept as a
+       real rather than wrapped to a negative number. */
+    return x <= (uint64_t)INT64_MAX ? json_integer((json_int_t)x) : json_real((double)x);
+}
+
+static json_t *str_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+static json_t *cuda_version(int v)
+{
+    if (v <= 0)
+        return json_null();
+    char buf[32];
+    snprintf(buf, sizeof buf, "%d.%d", v / 1000, v % 1000 / 10);
+    return json_string(buf);
+}
+
+static json_t *utc_now(void)
+{
+    char buf[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return json_string(buf);
+}
+
+static const char *backend_name(kb_backend b)
+{
+    return b == KB_BACKEND_CUDA ? "cuda" : "cpu";
+}
+
+static const char *variant_name(const kb_plugin *p, int v)
+{
+    return v >= 0 && (uint32_t)v < p->n_variants ? p->variants[v].name : NULL;
+}
+
+static json_t *machine_json(const kbc_machine *m, double copy_gbps)
+{
+    json_t *o = json_object();
+    if (!m)
+        return o;
+    int g = m->has_gpu;
+    json_object_set_new(o, "has_gpu", json_boolean(g));
+    json_object_set_new(o, "reason", g ? json_null() : json_string(m->no_gpu_reason));
+    json_object_set_new(o, "gpu", g ? json_string(m->name) : json_null());
+    if (g) {
+        char cc[32];
+        snprintf(cc, sizeof cc, "%d.%d", m->cc_major, m->cc_minor);
+        json_object_set_new(o, "cc", json_string(cc));
+    } else {
+        json_object_set_new(o, "cc", json_null());
+    }
+    json_object_set_new(o, "device", g ? json_integer(m->device) : json_null());
+    json_object_set_new(o, "sm_count", g ? json_integer(m->sm_count) : json_null());
+    json_t *clocks = json_object();
+    json_object_set_new(clocks, "sm", g ? json_integer(m->clock_khz) : json_null());
+    json_object_set_new(clocks, "memory", g ? json_integer(m->mem_clock_khz) : json_null());
+    json_object_set_new(o, "clocks_khz", clocks);
+    json_object_set_new(o, "memory_bytes", g ? u64(m->mem_bytes) : json_null());
+    json_object_set_new(o, "l2_bytes", g ? u64(m->l2_bytes) : json_null());
+    /* Driver and runtime may be known without a usable device (that is
+       often the reason there is none), so they do not depend on has_gpu. */
+    json_object_set_new(o, "driver_version",
+                        m->driver_version > 0 ? json_integer(m->driver_version) : json_null());
+    json_object_set_new(o, "driver_version_string", cuda_version(m->driver_version));
+    json_object_set_new(o, "runtime_version",
+                        m->runtime_version > 0 ? json_integer(m->runtime_version) : json_null());
+    json_object_set_new(o, "runtime_version_string", cuda_version(m->runtime_version));
+    json_object_set_new(o, "host", json_string(m->host));
+    json_object_set_new(o, "cpu_threads", json_integer(m->cpu_threads));
+    json_object_set_new(o, "copy_gbps", copy_gbps > 0 ? num(copy_gbps) : json_null());
+    return o;
+}
+
+static json_t *experiment_json(const kbc_experiment *e)
+{
+    const kb_plugin *p = e->plugin->desc;
+    json_t *o = json_object();
+    json_object_set_new(o, "name", json_string(e->name));
+    json_object_set_new(o, "line", json_integer(e->line));
+    json_object_set_new(o, "description", str_or_null(e->description));
+    json_object_set_new(o, "plugin", json_string(p->name));
+    json_object_set_new(o, "plugin_file", str_or_null(e->plugin->path));
+    json_t *vs = json_array();
+    for (uint32_t i = 0; i < e->n_variants; i++) {
+        const char *name = variant_name(p, (int)e->variants[i]);
+        if (name)
+            json_array_append_new(vs, json_string(name));
+    }
+    json_object_set_new(o, "variants", vs);
+    json_object_set_new(o, "baseline", str_or_null(variant_name(p, e->baseline)));
+    json_object_set_new(o, "reference", str_or_null(variant_name(p, e->reference)));
+    json_t *m = json_object();
+    json_object_set_new(m, "warmup", json_integer(e->measure.warmup));
+    json_object_set_new(m, "runs", json_integer(e->measure.runs));
+    json_object_set_new(m, "budget_s", num(e->measure.budget_s));
+    json_object_set_new(m, "include_copies", json_boolean(e->measure.include_copies));
+    json_object_set_new(m, "seed", u64(e->measure.seed));
+    json_object_set_new(m, "cpu_threads", json_integer(e->measure.cpu_threads));
+    json_object_set_new(o, "measure", m);
+    json_t *params = json_object();
+    for (uint32_t i = 0; i < p->n_params && e->axes; i++) {
+        json_t *vals = json_array();
+        char buf[128];
+        for (size_t k = 0; k < e->axes[i].n; k++)
+            json_array_append_new(
+                vals, json_string(kbc_value_format(&p->params[i], e->axes[i].values[k], buf,
+                                                   sizeof buf)));
+        json_object_set_new(params, p->params[i].name, vals);
+    }
+    json_object_set_new(o, "params", params);
+    json_object_set_new(o, "points", u64(e->n_points));
+    return o;
+}
+
+/* A parameter value with its JSON type: numbers for int, size and float,
+   the choice's name for an enum, true/false for a bool. */
+static json_t *value_json(const kb_param *p, kb_value v)
+{
+    switch (p->type) {
+    case KB_PARAM_INT:
+        return json_integer(v.i);
+    case KB_PARAM_SIZE:
+        return u64(v.u);
+    case KB_PARAM_FLOAT:
+        return num(v.f);
+    case KB_PARAM_BOOL:
+        return json_boolean(v.i != 0);
+    case KB_PARAM_ENUM: {
+        char buf[128];
+        return json_string(kbc_value_format(p, v, buf, sizeof buf));
+    }
+    }
+    return json_null();
+}
+
+static json_t *row_json(const kbc_row *r)
+{
+    const kbc_experiment *e = r->exp;
+    const kb_plugin *p = e->plugin->desc;
+    json_t *o = json_object();
+    json_object_set_new(o, "experiment", json_string(e->name));
+    json_object_set_new(o, "point", u64(r->point));
+    json_t *params = json_object();
+    for (uint32_t i = 0; i < p->n_params && r->values; i++)
+        json_object_set_new(params, p->params[i].name, value_json(&p->params[i], r->values[i]));
+    json_object_set_new(o, "params", params);
+    int known = r->variant < p->n_variants;
+    json_object_set_new(o, "variant", known ? json_string(p->variants[r->variant].name)
+                                            : json_null());
+    json_object_set_new(o, "backend",
+                        known ? json_string(backend_name(p->variants[r->variant].backend))
+                              : json_null());
+    json_object_set_new(o, "status", json_string(kbc_outcome_name((int)r->outcome)));
+    json_object_set_new(o, "reason", r->reason[0] ? json_string(r->reason) : json_null());
+    json_object_set_new(o, "runs", json_integer((json_int_t)r->time.n));
+    json_t *t = json_object();
+    json_object_set_new(t, "median", num(r->time.median));
+    json_object_set_new(t, "min", num(r->time.min));
+    json_object_set_new(t, "max", num(r->time.max));
+    json_object_set_new(t, "mean", num(r->time.mean));
+    json_object_set_new(t, "stddev", num(r->time.stddev));
+    json_object_set_new(o, "time_s", t);
+    json_t *w = json_object();
+    json_object_set_new(w, "bytes_read", u64(r->work.bytes_read));
+    json_object_set_new(w, "bytes_written", u64(r->work.bytes_written));
+    json_object_set_new(w, "flops", num(r->work.flops));
+    json_object_set_new(w, "items", u64(r->work.items));
+    json_object_set_new(o, "work", w);
+    json_object_set_new(o, "gbps", num(r->gbps));
+    json_object_set_new(o, "gflops", num(r->gflops));
+    json_object_set_new(o, "items_per_s", num(r->items_per_s));
+    json_object_set_new(o, "pct_copy", num(r->pct_copy));
+    json_t *s = json_object();
+    json_object_set_new(s, "baseline", num(r->speedup_baseline));
+    json_object_set_new(s, "cpu", num(r->speedup_cpu));
+    json_object_set_new(s, "reference", num(r->speedup_reference));
+    json_object_set_new(o, "speedup", s);
+    /* Without a measure, verification never ran: null, not a fake pass. */
+    if (r->check.measure) {
+        json_t *c = json_object();
+        json_object_set_new(c, "passed", json_boolean(r->check.passed));
+        json_object_set_new(c, "measure", json_string(r->check.measure));
+        json_object_set_new(c, "error", num(r->check.error));
+        json_object_set_new(c, "tolerance", num(r->check.tolerance));
+        json_object_set_new(o, "check", c);
+    } else {
+        json_object_set_new(o, "check", json_null());
+    }
+    return o;
+}
+
+/* Writes the document to PATH.tmp and renames it over PATH.  Says once on
+   stderr what went wrong, since the sink interface carries no sentence. */
+static int json_write(json_ctx *c)
+{
+    const char *what = NULL;
+    int err = 0;
+    FILE *f = fopen(c->tmp, "w");
+    if (!f) {
+        what = c->tmp;
+        err = errno;
+    } else {
+        int bad = json_dumpf(c->doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0;
+        bad |= fputc('\n', f) == EOF;
+        bad |= fflush(f) != 0 || ferror(f);
+        err = errno;
+        /* fsync so that a power cut after the rename cannot leave an empty
+           file where the last complete document was. */
+        if (!bad && fsync(fileno(f)) != 0 && errno != EINVAL) {
+            bad = 1;
+            err = errno;
+        }
+        if (fclose(f) != 0 && !bad) {
+            bad = 1;
+            err = errno;
+        }
+        if (bad) {
+            what = c->tmp;
+        } else if (rename(c->tmp, c->path) != 0) {
+            what = c->path;
+            err = errno;
+        }
+        if (what)
+            unlink(c->tmp);
+    }
+    if (!what)
+        return 0;
+    if (!c->failed)
+        fprintf(stderr, "kbench: cannot write %s: %s.\n", what,
+                err ? strerror(err) : "write error");
+    c->failed = 1;
+    return -1;
+}
+
+static int json_begin(void *vctx, const kbc_run_info *info)
+{
+    json_ctx *c = vctx;
+    json_t *doc = json_object();
+    json_t *kb = json_object();
+    json_object_set_new(kb, "version", json_string(KBENCH_VERSION));
+    json_object_set_new(kb, "git", json_string(KBENCH_GIT_REV));
+    json_object_set_new(doc, "kbench", kb);
+    json_object_set_new(doc, "command", str_or_null(info->command_line));
+    json_object_set_new(doc, "started", utc_now());
+    json_object_set_new(doc, "machine", machine_json(info->machine, info->copy_gbps));
+    json_t *config = json_object();
+    const kbc_plan *plan = info->plan;
+    json_object_set_new(config, "file", str_or_null(plan ? plan->path : NULL));
+    json_t *exps = json_array();
+    for (size_t i = 0; plan && i < plan->n; i++)
+        json_array_append_new(exps, experiment_json(&plan->exps[i]));
+    json_object_set_new(config, "experiments", exps);
+    json_object_set_new(doc, "config", config);
+    c->results = json_array();
+    json_object_set_new(doc, "results", c->results);
+    json_object_set_new(doc, "exit_code", json_null());
+    json_object_set_new(doc, "finished", json_null());
+    json_decref(c->doc);
+    c->doc = doc;
+    return json_write(c);
+}
+
+static int json_point(void *vctx, const kbc_row *rows, size_t n)
+{
+    json_ctx *c = vctx;
+    if (!c->doc)
+        return -1; /* begin() never ran */
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(c->results, row_json(&rows[i]));
+    return json_write(c);
+}
+
+static int json_end(void *vctx, int exit_code)
+{
+    json_ctx *c = vctx;
+    if (!c->doc)
+        return -1;
+    json_object_set_new(c->doc, "exit_code", json_integer(exit_code));
+    json_object_set_new(c->doc, "finished", utc_now());
+    return json_write(c);
+}
+
+static void json_destroy(void *vctx)
+{
+    json_ctx *c = vctx;
+    json_decref(c->doc);
+    free(c->path);
+    free(c->tmp);
+    free(c);
+}
+
+int kbc_report_json(const char *path, kbc_sink *sink, kbc_diag *d)
+{
+    /* Find out now, before any GPU time is spent, whether the document can
+       be written: PATH must not be a folder, and PATH.tmp must be creatable
+       beside it. */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        kbc_diag_set(d, "cannot write %s: %s.", path, strerror(EISDIR));
+        return -1;
+    }
+    char *tmp = kbc_xasprintf("%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        kbc_diag_set(d, "cannot write %s: %s.", path, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    fclose(f);
+    unlink(tmp);
+    json_ctx *c = kbc_xcalloc(1, sizeof *c);
+    c->path = kbc_xstrdup(path);
+    c->tmp = tmp;
+    sink->ctx = c;
+    sink->begin = json_begin;
+    sink->point = json_point;
+    sink->end = json_end;
+    sink->destroy = json_destroy;
+    return 0;
+}
