@@ -1,1 +1,222 @@
-/* gpu.c: being written. */
+/* gpu.c -- see gpu.h.  The only file of the core that calls the CUDA
+   runtime, so that the rest of the core builds and reads as plain C. */
+#define _GNU_SOURCE
+#include "gpu.h"
+
+#include <cuda_runtime_api.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stats.h"
+
+/* Writes "what: <CUDA's sentence>" into why (when there is one) and
+   returns -1, so that callers can `return cuda_fail(...)`. */
+static int cuda_fail(cudaError_t e, const char *what, char *why, size_t n)
+{
+    if (why && n)
+        snprintf(why, n, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    return -1;
+}
+
+/* Reads $KBENCH_DEVICE.  Returns the ordinal, or -1 with why set when the
+   variable holds something that is not an ordinal below count. */
+static int chosen_device(int count, char *why, size_t n)
+{
+    const char *s = getenv("KBENCH_DEVICE");
+    if (!s || !*s)
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < 0 || v >= count) {
+        snprintf(why, n, "KBENCH_DEVICE='%s' is not a device ordinal between 0 and %d", s,
+                 count - 1);
+        return -1;
+    }
+    return (int)v;
+}
+
+void kbc_gpu_probe(kbc_machine *m)
+{
+    memset(m, 0, sizeof *m);
+    m->device = -1;
+
+    /* The host facts come first: they are wanted in every report, with or
+       without a GPU. */
+    if (gethostname(m->host, sizeof m->host - 1) != 0)
+        snprintf(m->host, sizeof m->host, "unknown");
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    m->cpu_threads = cpus > 0 ? (int)cpus : 1;
+
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        snprintf(m->no_gpu_reason, sizeof m->no_gpu_reason,
+                 "no CUDA device (cudaGetDeviceCount: %s)", cudaGetErrorString(e));
+        return;
+    }
+    if (count <= 0) {
+        snprintf(m->no_gpu_reason, sizeof m->no_gpu_reason,
+                 "no CUDA device (the driver reports none)");
+        return;
+    }
+    char why[200];
+    int dev = chosen_device(count, why, sizeof why);
+    if (dev < 0) {
+        snprintf(m->no_gpu_reason, sizeof m->no_gpu_reason, "no CUDA device (%s)", why);
+        return;
+    }
+    e = cudaSetDevice(dev);
+    struct cudaDeviceProp p;
+    if (e == cudaSuccess)
+        e = cudaGetDeviceProperties(&p, dev);
+    if (e != cudaSuccess) {
+        snprintf(m->no_gpu_reason, sizeof m->no_gpu_reason,
+                 "no CUDA device (device %d: %s)", dev, cudaGetErrorString(e));
+        return;
+    }
+    m->has_gpu = 1;
+    m->device = dev;
+    snprintf(m->name, sizeof m->name, "%s", p.name);
+    m->cc_major = p.major;
+    m->cc_minor = p.minor;
+    m->sm_count = p.multiProcessorCount;
+    m->mem_bytes = (uint64_t)p.totalGlobalMem;
+    m->l2_bytes = p.l2CacheSize > 0 ? (uint64_t)p.l2CacheSize : 0;
+    /* The clocks left cudaDeviceProp in CUDA 13; the attributes remain.
+       A failure leaves 0, which the reports show as unknown. */
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, dev) == cudaSuccess)
+        m->clock_khz = v;
+    v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMemoryClockRate, dev) == cudaSuccess)
+        m->mem_clock_khz = v;
+    cudaDriverGetVersion(&m->driver_version);
+    cudaRuntimeGetVersion(&m->runtime_version);
+}
+
+uint64_t kbc_gpu_free_memory(void)
+{
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+        return 0;
+    return (uint64_t)free_b;
+}
+
+int kbc_gpu_stream_create(void **stream, char *why, size_t n)
+{
+    cudaStream_t s = NULL;
+    /* Non-blocking, so that the legacy default stream that libraries or a
+       plugin may use by mistake never serialises with the timed work. */
+    cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        *stream = NULL;
+        return cuda_fail(e, "cudaStreamCreateWithFlags", why, n);
+    }
+    *stream = s;
+    return 0;
+}
+
+void kbc_gpu_stream_destroy(void *stream)
+{
+    if (stream)
+        cudaStreamDestroy((cudaStream_t)stream);
+}
+
+int kbc_gpu_sync(void *stream, char *why, size_t n)
+{
+    cudaError_t e = cudaStreamSynchronize((cudaStream_t)stream);
+    return e == cudaSuccess ? 0 : cuda_fail(e, "cudaStreamSynchronize", why, n);
+}
+
+int kbc_gpu_event_create(void **ev, char *why, size_t n)
+{
+    cudaEvent_t e = NULL;
+    cudaError_t r = cudaEventCreate(&e);
+    if (r != cudaSuccess) {
+        *ev = NULL;
+        return cuda_fail(r, "cudaEventCreate", why, n);
+    }
+    *ev = e;
+    return 0;
+}
+
+void kbc_gpu_event_destroy(void *ev)
+{
+    if (ev)
+        cudaEventDestroy((cudaEvent_t)ev);
+}
+
+int kbc_gpu_event_record(void *ev, void *stream, char *why, size_t n)
+{
+    cudaError_t e = cudaEventRecord((cudaEvent_t)ev, (cudaStream_t)stream);
+    return e == cudaSuccess ? 0 : cuda_fail(e, "cudaEventRecord", why, n);
+}
+
+int kbc_gpu_event_elapsed(void *start, void *end, float *ms, char *why, size_t n)
+{
+    cudaError_t e = cudaEventSynchronize((cudaEvent_t)end);
+    if (e != cudaSuccess)
+        return cuda_fail(e, "cudaEventSynchronize", why, n);
+    e = cudaEventElapsedTime(ms, (cudaEvent_t)start, (cudaEvent_t)end);
+    return e == cudaSuccess ? 0 : cuda_fail(e, "cudaEventElapsedTime", why, n);
+}
+
+int kbc_gpu_last_error(char *why, size_t n)
+{
+    cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? 0 : cuda_fail(e, "CUDA error", why, n);
+}
+
+double kbc_gpu_copy_bandwidth(void *stream, uint64_t bytes)
+{
+    enum { WARMUP = 3, TIMED = 15 };
+    cudaStream_t s = (cudaStream_t)stream;
+    void *a = NULL, *b = NULL;
+    cudaEvent_t t0 = NULL, t1 = NULL;
+    double gbps = 0.0;
+    double ms_list[TIMED];
+
+    if (bytes == 0 || cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess)
+        goto out;
+    if (cudaEventCreate(&t0) != cudaSuccess || cudaEventCreate(&t1) != cudaSuccess)
+        goto out;
+    /* Touch both buffers first so that no timed copy pays for first use. */
+    if (cudaMemsetAsync(a, 1, bytes, s) != cudaSuccess || cudaMemsetAsync(b, 0, bytes, s) != cudaSuccess)
+        goto out;
+    for (int i = 0; i < WARMUP; i++)
+        if (cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s) != cudaSuccess)
+            goto out;
+    if (cudaStreamSynchronize(s) != cudaSuccess)
+        goto out;
+    for (int i = 0; i < TIMED; i++) {
+        float ms = 0.0f;
+        if (cudaEventRecord(t0, s) != cudaSuccess ||
+            cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s) != cudaSuccess ||
+            cudaEventRecord(t1, s) != cudaSuccess || cudaEventSynchronize(t1) != cudaSuccess ||
+            cudaEventElapsedTime(&ms, t0, t1) != cudaSuccess)
+            goto out;
+        ms_list[i] = (double)ms * 1e-3;
+    }
+    kbc_stats st;
+    kbc_stats_compute(ms_list, TIMED, &st);
+    if (st.median > 0.0)
+        gbps = 2.0 * (double)bytes / st.median / 1e9; /* each byte is read once and written once */
+out:
+    /* A failure here must not leave an error behind for the first variant
+       to be blamed for. */
+    cudaGetLastError();
+    if (t0)
+        cudaEventDestroy(t0);
+    if (t1)
+        cudaEventDestroy(t1);
+    if (a)
+        cudaFree(a);
+    if (b)
+        cudaFree(b);
+    return gbps;
+}

@@ -6,6 +6,7 @@
 #ifndef KBENCH_GPU_H
 #define KBENCH_GPU_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct kbc_machine {

@@ -57,4 +57,8 @@ typedef struct kbc_sink {
 int kbc_run_plan(const kbc_plan *plan, const kbc_machine *m, kbc_sink *sinks, size_t n_sinks,
                  const char *command_line);
 
+/* Quiet mode (kbench run -q): no progress line and only the plugins'
+   warnings on stderr.  Off by default. */
+void kbc_run_set_quiet(int quiet);
+
 #endif

@@ -1,1 +1,44 @@
-/* stats.c: being written. */
+/* stats.c -- see stats.h. */
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void kbc_stats_compute(double *x, size_t n, kbc_stats *out)
+{
+    out->n = n;
+    if (n == 0) {
+        /* No runs means no time: NaN says "not measured" to every reporter,
+           where 0 would read as "infinitely fast". */
+        out->median = out->min = out->max = out->mean = out->stddev = NAN;
+        return;
+    }
+    qsort(x, n, sizeof *x, cmp_double);
+    out->min = x[0];
+    out->max = x[n - 1];
+    out->median = (n % 2) ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+
+    /* Two passes (mean, then squared deviations) rather than a running sum
+       of squares, which loses all precision when the times are close. */
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += x[i];
+    out->mean = sum / (double)n;
+    if (n < 2) {
+        /* The sample deviation of one value is undefined, not zero. */
+        out->stddev = NAN;
+        return;
+    }
+    double ss = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = x[i] - out->mean;
+        ss += d * d;
+    }
+    out->stddev = sqrt(ss / (double)(n - 1));
+}
