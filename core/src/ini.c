@@ -1,1 +1,443 @@
-/* ini.c: being written. */
+/*
+ * ini.c -- see ini.h.
+ *
+ * The system's inih does the splitting of `key = value` lines, but it reads
+ * through our reader (feed() below), which sees each physical line whole
+ * before inih does.  The reader
+ *   - counts lines, so that every diagnostic names the right one (inih calls
+ *     the handler right after it asked the reader for the line, so the
+ *     reader's count is the handler's line);
+ *   - strips leading white space, so that inih never takes an indented line
+ *     for the continuation of the previous value;
+ *   - records section headers itself, so that an empty section still exists
+ *     and a duplicate one is caught with both lines named;
+ *   - checks that each line is a comment, a header or `key = value`, with
+ *     the reasons inih would not give;
+ *   - hands a line too long for inih's buffer over as `key = <marker><n>`,
+ *     with the real value parked in a side table that the handler reads.
+ */
+#include "ini.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The system inih's entry point.  Its header is also called ini.h, and the
+   core's include folder (which holds our ini.h) comes first on the search
+   path, so `#include <ini.h>` would find ours; we declare the one function
+   we use instead.  Debian builds inih without INI_HANDLER_LINENO, so the
+   handler takes no line number. */
+typedef char *(*kbc_inih_reader)(char *str, int num, void *stream);
+typedef int (*kbc_inih_handler)(void *user, const char *section, const char *name,
+                                const char *value);
+int ini_parse_stream(kbc_inih_reader reader, void *stream, kbc_inih_handler handler, void *user);
+
+/* inih keeps section names in a 50-byte buffer; we hold ourselves to what it
+   keeps, so that nothing downstream ever sees a name cut short. */
+#define KBC_INI_MAX_SECTION 49
+
+/* Keys are names, not text; a fixed limit keeps every key line well inside
+   inih's buffer once a long value is parked. */
+#define KBC_INI_MAX_KEY 64
+
+/* Starts a parked value in the line handed to inih.  Control characters
+   are refused in the file itself, so this byte cannot come from a user. */
+#define KBC_INI_MARKER '\x1d'
+
+typedef struct reader {
+    /* The source: a FILE or a string. */
+    FILE *f;
+    const char *text;
+    size_t pos;
+
+    int line;   /* physical lines read so far */
+    char *buf;  /* the current physical line */
+    size_t cap;
+
+    char **parked; /* values of lines too long for inih */
+    size_t n_parked, cap_parked;
+
+    kbc_ini *ini;
+    long cur; /* index of the current section, or -1 before the first */
+    kbc_diag *d;
+    int failed; /* set with d; the reader then reports end of input */
+} reader;
+
+static void fail_at(reader *r, const char *fmt, ...) KB_PRINTF(2, 3);
+
+static void fail_at(reader *r, const char *fmt, ...)
+{
+    if (r->failed)
+        return;
+    char what[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    kbc_diag_set(r->d, "%s:%d: %s", r->ini->path, r->line, what);
+    r->failed = 1;
+}
+
+/* Reads one physical line of any length into r->buf, without its '\n'.
+   Returns the number of bytes, or -1 at the end of input. */
+static long read_line(reader *r)
+{
+    size_t n = 0;
+    int any = 0;
+    for (;;) {
+        int c;
+        if (r->f) {
+            c = getc(r->f);
+            if (c == EOF && ferror(r->f)) {
+                kbc_diag_set(r->d, "%s: cannot be read (%s).", r->ini->path, strerror(errno));
+                r->failed = 1;
+                return -1;
+            }
+        } else {
+            c = r->text[r->pos] ? (unsigned char)r->text[r->pos++] : EOF;
+        }
+        if (c == EOF)
+            break;
+        any = 1;
+        if (c == '\n')
+            break;
+        if (n + 2 > r->cap) {
+            r->cap = r->cap ? r->cap * 2 : 256;
+            r->buf = kbc_xrealloc(r->buf, r->cap);
+        }
+        r->buf[n++] = (char)c;
+    }
+    if (!any)
+        return -1;
+    if (!r->buf) {
+        r->cap = 256;
+        r->buf = kbc_xmalloc(r->cap);
+    }
+    r->buf[n] = '\0';
+    return (long)n;
+}
+
+/* A short quotation of a line for a diagnostic. */
+static void quote(const char *s, char *out, size_t n)
+{
+    size_t len = strlen(s);
+    if (len < 60)
+        snprintf(out, n, "'%s'", s);
+    else
+        snprintf(out, n, "'%.50s...'", s);
+}
+
+static int key_char(int c)
+{
+    return isalnum(c) || c == '_' || c == '-' || c == '.';
+}
+
+/* Cuts an inline comment the way inih does for the lines it reads: a ';'
+   that follows white space starts a comment.  Used for parked values, which
+   inih never sees, so that long and short lines behave alike. */
+static void cut_inline_comment(char *v)
+{
+    int was_space = 0;
+    for (char *p = v; *p; p++) {
+        if (was_space && *p == ';') {
+            *p = '\0';
+            return;
+        }
+        was_space = isspace((unsigned char)*p);
+    }
+}
+
+static void add_section(reader *r, const char *name)
+{
+    kbc_ini *ini = r->ini;
+    for (size_t i = 0; i < ini->n; i++) {
+        if (strcmp(ini->sections[i].name, name) == 0) {
+            fail_at(r, "section [%s] appears twice (lines %d and %d); merge the two.", name,
+                    ini->sections[i].line, r->line);
+            return;
+        }
+    }
+    if (ini->n == ini->cap) {
+        ini->cap = ini->cap ? ini->cap * 2 : 8;
+        ini->sections = kbc_xrealloc(ini->sections, ini->cap * sizeof *ini->sections);
+    }
+    kbc_section *s = &ini->sections[ini->n];
+    memset(s, 0, sizeof *s);
+    s->name = kbc_xstrdup(name);
+    s->line = r->line;
+    r->cur = (long)ini->n++;
+}
+
+/* Handles a line that starts with '['.  s is trimmed on both sides. */
+static char *feed_header(reader *r, char *s, char *out, int num)
+{
+    char *end = strchr(s, ']');
+    char q[80];
+    if (!end) {
+        quote(s, q, sizeof q);
+        fail_at(r, "the section header %s has no closing ']'.", q);
+        return NULL;
+    }
+    char *after = end + 1;
+    while (isspace((unsigned char)*after))
+        after++;
+    if (*after && *after != ';' && *after != '#') {
+        quote(after, q, sizeof q);
+        fail_at(r, "unexpected text %s after the section header (only a comment may follow "
+                   "']').",
+                q);
+        return NULL;
+    }
+    *end = '\0';
+    char *name = kbc_trim_dup(s + 1);
+    size_t len = strlen(name);
+    if (len == 0) {
+        fail_at(r, "the section header '[]' has no name.");
+    } else if (strpbrk(name, "[;#")) {
+        /* inih would read ';' as the start of a comment. */
+        fail_at(r, "the section name '%s' contains '%c', which section names may not.", name,
+                *strpbrk(name, "[;#"));
+    } else if (len > KBC_INI_MAX_SECTION) {
+        fail_at(r, "the section name '%.30s...' is %zu characters long; the limit is %d.", name,
+                len, KBC_INI_MAX_SECTION);
+    } else {
+        add_section(r, name);
+    }
+    if (!r->failed)
+        snprintf(out, (size_t)num, "[%s]", name);
+    free(name);
+    return r->failed ? NULL : out;
+}
+
+/* Handles a `key = value` line.  s is trimmed on both sides. */
+static char *feed_entry(reader *r, char *s, char *out, int num)
+{
+    char q[80];
+    char *eq = strchr(s, '=');
+    if (!eq) {
+        quote(s, q, sizeof q);
+        fail_at(r, "%s is not a 'key = value' line, a [section] header or a comment.", q);
+        return NULL;
+    }
+    *eq = '\0';
+    char *key = kbc_trim_dup(s);
+    char *raw = eq + 1;
+    if (!*key) {
+        fail_at(r, "the line has no key before '='.");
+        goto out;
+    }
+    for (const char *p = key; *p; p++) {
+        if (!key_char((unsigned char)*p)) {
+            quote(key, q, sizeof q);
+            fail_at(r, "%s is not a valid key (keys are made of letters, digits, '_', '-' "
+                       "and '.').",
+                    q);
+            goto out;
+        }
+    }
+    if (strlen(key) > KBC_INI_MAX_KEY) {
+        fail_at(r, "the key '%.30s...' is %zu characters long; the limit is %d.", key,
+                strlen(key), KBC_INI_MAX_KEY);
+        goto out;
+    }
+    if (r->cur < 0) {
+        fail_at(r, "key '%s' comes before any section; put it under [global] or under an "
+                   "experiment's [name].",
+                key);
+        goto out;
+    }
+
+    /* inih's buffer must hold the line plus "\r\n\0" (so its header says);
+       leave that much room. */
+    size_t room = num > 3 ? (size_t)num - 3 : 0;
+    size_t whole = strlen(key) + 3 + strlen(raw);
+    if (whole <= room) {
+        snprintf(out, (size_t)num, "%s =%s", key, raw);
+    } else {
+        char *v = kbc_xstrdup(raw);
+        cut_inline_comment(v);
+        char *t = kbc_trim_dup(v);
+        free(v);
+        if (r->n_parked == r->cap_parked) {
+            r->cap_parked = r->cap_parked ? r->cap_parked * 2 : 8;
+            r->parked = kbc_xrealloc(r->parked, r->cap_parked * sizeof *r->parked);
+        }
+        size_t idx = r->n_parked;
+        r->parked[r->n_parked++] = t;
+        int len = snprintf(out, (size_t)num, "%s = %c%zu", key, KBC_INI_MARKER, idx);
+        if (len < 0 || (size_t)len > room) {
+            fail_at(r, "the key '%s' does not fit in the INI parser's %d-byte line.", key, num);
+            goto out;
+        }
+    }
+out:
+    free(key);
+    return r->failed ? NULL : out;
+}
+
+/* The ini_reader: hands inih one physical line, checked and rewritten. */
+static char *feed(char *out, int num, void *stream)
+{
+    reader *r = stream;
+    if (r->failed)
+        return NULL;
+    long n = read_line(r);
+    if (n < 0)
+        return NULL;
+    r->line++;
+    char *s = r->buf;
+    if (n > 0 && s[n - 1] == '\r')
+        s[--n] = '\0';
+    /* A UTF-8 byte order mark, as some editors write one. */
+    if (r->line == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+        s += 3;
+        n -= 3;
+    }
+    for (long i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c < 0x20 && c != '\t') || c == 0x7f) {
+            fail_at(r, "the line contains a control character (byte 0x%02x at column %ld); only "
+                       "tabs are allowed.",
+                    c, i + 1);
+            return NULL;
+        }
+    }
+    while (isspace((unsigned char)*s))
+        s++;
+    n = (long)strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+
+    if (*s == '\0' || *s == ';' || *s == '#') {
+        /* Blank or comment: inih has nothing to do, but must still count
+           the line, so it gets an empty one. */
+        out[0] = '\0';
+        return out;
+    }
+    if (*s == '[')
+        return feed_header(r, s, out, num);
+    return feed_entry(r, s, out, num);
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+    reader *r = user;
+    if (r->failed)
+        return 0;
+    kbc_section *s = &r->ini->sections[r->cur];
+    if (strcmp(section, s->name) != 0) {
+        /* Cannot happen while the reader and inih agree on the headers; a
+           clear sentence beats a value filed under the wrong section. */
+        fail_at(r, "internal error: the INI parser placed key '%s' in [%s], not [%s].", name,
+                section, s->name);
+        return 0;
+    }
+    const char *v = value;
+    if (v[0] == KBC_INI_MARKER) {
+        size_t idx = strtoul(v + 1, NULL, 10);
+        v = idx < r->n_parked ? r->parked[idx] : "";
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        if (strcmp(s->entries[i].key, name) == 0) {
+            fail_at(r, "key '%s' in [%s] is set twice (lines %d and %d); keep one.", name,
+                    s->name, s->entries[i].line, r->line);
+            return 0;
+        }
+    }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 8;
+        s->entries = kbc_xrealloc(s->entries, s->cap * sizeof *s->entries);
+    }
+    kbc_entry *e = &s->entries[s->n++];
+    e->key = kbc_xstrdup(name);
+    e->value = kbc_trim_dup(v);
+    e->line = r->line;
+    return 1;
+}
+
+static int parse(reader *r, kbc_ini *ini, kbc_diag *d)
+{
+    r->ini = ini;
+    r->d = d;
+    r->cur = -1;
+    int rc = ini_parse_stream(feed, r, handler, r);
+    if (!r->failed && rc != 0) {
+        /* Every line inih could refuse was checked by the reader first, so
+           this is a disagreement between the two; say where it happened. */
+        if (rc > 0)
+            kbc_diag_set(d, "%s:%d: the line could not be parsed.", ini->path, rc);
+        else
+            kbc_diag_set(d, "%s: the INI parser failed (code %d).", ini->path, rc);
+        r->failed = 1;
+    }
+    free(r->buf);
+    for (size_t i = 0; i < r->n_parked; i++)
+        free(r->parked[i]);
+    free(r->parked);
+    if (r->failed) {
+        kbc_ini_free(ini);
+        return -1;
+    }
+    return 0;
+}
+
+int kbc_ini_load(const char *path, kbc_ini *ini, kbc_diag *d)
+{
+    memset(ini, 0, sizeof *ini);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        kbc_diag_set(d, "%s: cannot be opened (%s).", path, strerror(errno));
+        return -1;
+    }
+    ini->path = kbc_xstrdup(path);
+    reader r = {0};
+    r.f = f;
+    int rc = parse(&r, ini, d);
+    fclose(f);
+    return rc;
+}
+
+int kbc_ini_load_string(const char *name, const char *text, kbc_ini *ini, kbc_diag *d)
+{
+    memset(ini, 0, sizeof *ini);
+    ini->path = kbc_xstrdup(name);
+    reader r = {0};
+    r.text = text;
+    return parse(&r, ini, d);
+}
+
+void kbc_ini_free(kbc_ini *ini)
+{
+    if (!ini)
+        return;
+    for (size_t i = 0; i < ini->n; i++) {
+        kbc_section *s = &ini->sections[i];
+        for (size_t j = 0; j < s->n; j++) {
+            free(s->entries[j].key);
+            free(s->entries[j].value);
+        }
+        free(s->entries);
+        free(s->name);
+    }
+    free(ini->sections);
+    free(ini->path);
+    memset(ini, 0, sizeof *ini);
+}
+
+const kbc_section *kbc_ini_section(const kbc_ini *ini, const char *name)
+{
+    for (size_t i = 0; i < ini->n; i++)
+        if (strcmp(ini->sections[i].name, name) == 0)
+            return &ini->sections[i];
+    return NULL;
+}
+
+const kbc_entry *kbc_section_get(const kbc_section *s, const char *key)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->entries[i].key, key) == 0)
+            return &s->entries[i];
+    return NULL;
+}
