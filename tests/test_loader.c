@@ -1,0 +1,731 @@
+/*
+ * test_loader.c -- the plugin loader, `kbench list` and `kbench describe`.
+ *
+ * The fixture plugins (tests/fixtures/loader/) are built into
+ * KBENCH_FIXTURE_DIR/loader by tests/loader.cmake.  Every refusal is checked
+ * for the file it names and the problem it states, not merely counted.
+ * Criterion runs each test in its own process, so setenv() stays local.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "loader.h"
+
+#define FIX KBENCH_FIXTURE_DIR "/loader"
+#define FIX2 KBENCH_FIXTURE_DIR "/loader/second"
+
+/* The refusal mentioning needle, or NULL. */
+static const char *refusal_with(const kbc_registry *r, const char *needle)
+{
+    for (size_t i = 0; i < r->n_refused; i++)
+        if (strstr(r->refused[i], needle))
+            return r->refused[i];
+    return NULL;
+}
+
+/* A copy of the first line of text containing needle, or NULL. */
+static char *line_with(const char *text, const char *needle)
+{
+    const char *hit = strstr(text, needle);
+    if (!hit)
+        return NULL;
+    const char *start = hit;
+    while (start > text && start[-1] != '\n')
+        start--;
+    const char *end = strchr(hit, '\n');
+    if (!end)
+        end = hit + strlen(hit);
+    return strndup(start, (size_t)(end - start));
+}
+
+static void no_defaults(void)
+{
+    setenv("KBENCH_NO_DEFAULT_PLUGINS", "1", 1);
+    unsetenv("KBENCH_PLUGIN_PATH");
+}
+
+static void load_fixture_folder(kbc_registry *r)
+{
+    kbc_diag d = {{0}};
+    kbc_registry_init(r);
+    int rc = kbc_registry_add_path(r, FIX, &d);
+    cr_assert_eq(rc, 0, "adding the fixture folder failed: %s", d.msg);
+}
+
+Test(loader, good_plugins_load_in_name_order)
+{
+    kbc_registry r;
+    load_fixture_folder(&r);
+    cr_assert_eq(r.n, 3, "expected good, twin_a and twin_b, got %zu plugins", r.n);
+    cr_assert_str_eq(r.items[0].desc->name, "good");
+    cr_assert_str_eq(r.items[1].desc->name, "twin_a");
+    cr_assert_str_eq(r.items[2].desc->name, "twin_b");
+    cr_assert_str_eq(r.items[0].path, FIX "/kbench-good.so");
+    cr_assert_str_eq(r.items[1].path, FIX "/kbench-twin.so");
+    /* The two descriptors of one file share one handle. */
+    cr_assert_eq(r.items[1].dl, r.items[2].dl);
+    cr_assert_neq(r.items[0].dl, r.items[1].dl);
+    cr_assert_eq(r.n_handles, 2, "only files with an accepted plugin stay open");
+    cr_assert_not_null(kbc_registry_find(&r, "twin_b"));
+    cr_assert_null(kbc_registry_find(&r, "twin_c"));
+    cr_assert_null(kbc_registry_find(&r, "future"));
+    cr_assert_null(kbc_registry_find(&r, "norun"));
+    kbc_registry_free(&r);
+    cr_assert_eq(r.n, 0);
+}
+
+Test(loader, each_refusal_names_file_and_problem)
+{
+    kbc_registry r;
+    load_fixture_folder(&r);
+    cr_assert_eq(r.n_refused, 7, "expected 7 refusals, got %zu", r.n_refused);
+
+    const char *s = refusal_with(&r, FIX "/bogus.so");
+    cr_assert_not_null(s, "bogus.so was not refused");
+    cr_assert_not_null(strstr(s, "cannot be loaded as a shared object"), "%s", s);
+
+    s = refusal_with(&r, FIX "/kbench-abi99.so");
+    cr_assert_not_null(s, "the ABI 99 plugin was not refused");
+    cr_assert_not_null(strstr(s, "plugin ABI 99.3"), "%s", s);
+    cr_assert_not_null(strstr(s, "this kbench speaks ABI 1.x"), "%s", s);
+    cr_assert_not_null(strstr(s, "rebuild the plugin"), "%s", s);
+
+    s = refusal_with(&r, FIX "/kbench-noentry.so");
+    cr_assert_not_null(s, "the plugin without entry symbol was not refused");
+    cr_assert_not_null(strstr(s, "no 'kbench_plugin' symbol"), "%s", s);
+
+    s = refusal_with(&r, FIX "/kbench-malformed.so");
+    cr_assert_not_null(s, "the plugin without run() was not refused");
+    cr_assert_not_null(strstr(s, "no run() operation"), "%s", s);
+    cr_assert_not_null(strstr(s, "'norun'"), "%s", s);
+
+    s = refusal_with(&r, FIX "/kbench-empty.so");
+    cr_assert_not_null(s, "the plugin declaring nothing was not refused");
+    cr_assert_not_null(strstr(s, "kbench_plugin(0) returned NULL"), "%s", s);
+
+    s = refusal_with(&r, FIX "/kbench-good_again.so");
+    cr_assert_not_null(s, "the second plugin called good was not refused");
+    cr_assert_not_null(strstr(s, "plugin 'good' is already provided by " FIX "/kbench-good.so"),
+                       "%s", s);
+
+    s = refusal_with(&r, FIX "/kbench-twin.so");
+    cr_assert_not_null(s, "the third descriptor of twin was not refused");
+    cr_assert_not_null(strstr(s, "descriptor 2"), "%s", s);
+    cr_assert_not_null(strstr(s, "declares variant 'same' twice"), "%s", s);
+    kbc_registry_free(&r);
+}
+
+Test(loader, refusals_print_as_warnings)
+{
+    kbc_registry r;
+    load_fixture_folder(&r);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    kbc_registry_print_refused(&r, f);
+    fclose(f);
+    size_t lines = 0;
+    for (char *p = buf; (p = strstr(p, "kbench: warning: ")) != NULL; p++)
+        lines++;
+    cr_assert_eq(lines, r.n_refused);
+    size_t newlines = 0;
+    for (char *p = buf; *p; p++)
+        newlines += *p == '\n';
+    cr_assert_eq(newlines, r.n_refused, "one line per refusal");
+    cr_assert_not_null(strstr(buf, "kbench: warning: " FIX "/bogus.so: "));
+    free(buf);
+    kbc_registry_free(&r);
+}
+
+Test(loader, missing_path_is_an_error)
+{
+    kbc_registry r;
+    kbc_registry_init(&r);
+    kbc_diag d = {{0}};
+    cr_assert_eq(kbc_registry_add_path(&r, "/no/such/kbench/folder", &d), -1);
+    cr_assert_not_null(strstr(d.msg, "'/no/such/kbench/folder' does not exist"), "%s", d.msg);
+    cr_assert_eq(r.n, 0);
+    cr_assert_eq(r.n_refused, 0);
+    kbc_registry_free(&r);
+}
+
+Test(loader, unreadable_folder_is_an_error)
+{
+    if (geteuid() == 0)
+        cr_skip_test("root reads every folder, so this cannot be tested as root");
+    char tmpl[] = "/tmp/kbench-loader-XXXXXX";
+    cr_assert_not_null(mkdtemp(tmpl));
+    cr_assert_eq(chmod(tmpl, 0), 0);
+    kbc_registry r;
+    kbc_registry_init(&r);
+    kbc_diag d = {{0}};
+    int rc = kbc_registry_add_path(&r, tmpl, &d);
+    chmod(tmpl, 0700);
+    rmdir(tmpl);
+    cr_assert_eq(rc, -1);
+    cr_assert_not_null(strstr(d.msg, "cannot be read"), "%s", d.msg);
+    cr_assert_not_null(strstr(d.msg, tmpl), "%s", d.msg);
+    kbc_registry_free(&r);
+}
+
+Test(loader, one_file_path)
+{
+    kbc_registry r;
+    kbc_registry_init(&r);
+    kbc_diag d = {{0}};
+    cr_assert_eq(kbc_registry_add_path(&r, FIX "/kbench-twin.so", &d), 0, "%s", d.msg);
+    cr_assert_eq(r.n, 2);
+    cr_assert_str_eq(r.items[0].desc->name, "twin_a");
+    cr_assert_str_eq(r.items[1].desc->name, "twin_b");
+    cr_assert_eq(r.n_refused, 1);
+    kbc_registry_free(&r);
+}
+
+Test(loader, same_folder_twice_is_quiet)
+{
+    kbc_registry r;
+    load_fixture_folder(&r);
+    size_t n = r.n, refused = r.n_refused;
+    kbc_diag d = {{0}};
+    cr_assert_eq(kbc_registry_add_path(&r, FIX "/", &d), 0);
+    cr_assert_eq(r.n, n);
+    /* The files refused the first time are refused again (they were closed),
+       but no accepted plugin is reported as a duplicate of itself. */
+    for (size_t i = refused; i < r.n_refused; i++)
+        cr_assert_null(strstr(r.refused[i], "kbench-good.so:"), "%s", r.refused[i]);
+    cr_assert_null(strstr(r.refused[r.n_refused - 1], "kbench-twin.so:"));
+    kbc_registry_free(&r);
+}
+
+Test(loader, folder_takes_regular_so_files_only)
+{
+    char tmpl[] = "/tmp/kbench-loader-XXXXXX";
+    cr_assert_not_null(mkdtemp(tmpl));
+    char *link = NULL, *sub = NULL, *txt = NULL;
+    cr_assert_gt(asprintf(&link, "%s/a.so", tmpl), 0);
+    cr_assert_gt(asprintf(&sub, "%s/b.so", tmpl), 0);
+    cr_assert_gt(asprintf(&txt, "%s/c.so.txt", tmpl), 0);
+    cr_assert_eq(symlink(FIX "/kbench-good.so", link), 0);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    FILE *f = fopen(txt, "w");
+    cr_assert_not_null(f);
+    fputs("not a plugin\n", f);
+    fclose(f);
+
+    kbc_registry r;
+    kbc_registry_init(&r);
+    kbc_diag d = {{0}};
+    int rc = kbc_registry_add_path(&r, tmpl, &d);
+    size_t n = r.n, refused = r.n_refused;
+    kbc_registry_free(&r);
+    unlink(link);
+    rmdir(sub);
+    unlink(txt);
+    rmdir(tmpl);
+    free(link);
+    free(sub);
+    free(txt);
+    cr_assert_eq(rc, 0, "%s", d.msg);
+    cr_assert_eq(n, 1, "the link to a plugin loads; the folder b.so and c.so.txt do not");
+    cr_assert_eq(refused, 0);
+}
+
+/* Twenty copies of one plugin: readdir() returns them in an order of the
+   file system's choosing, so only a sort makes p00 win and the others be
+   refused in name order. */
+Test(loader, folder_order_is_by_name)
+{
+    char tmpl[] = "/tmp/kbench-loader-XXXXXX";
+    cr_assert_not_null(mkdtemp(tmpl));
+    FILE *src = fopen(FIX "/kbench-good.so", "rb");
+    cr_assert_not_null(src);
+    fseek(src, 0, SEEK_END);
+    long size = ftell(src);
+    rewind(src);
+    char *bytes = malloc((size_t)size);
+    cr_assert_eq(fread(bytes, 1, (size_t)size, src), (size_t)size);
+    fclose(src);
+    /* Written in reverse so that creation order is not name order either. */
+    for (int i = 19; i >= 0; i--) {
+        char name[PATH_MAX];
+        snprintf(name, sizeof name, "%s/p%02d.so", tmpl, i);
+        FILE *f = fopen(name, "wb");
+        cr_assert_not_null(f);
+        cr_assert_eq(fwrite(bytes, 1, (size_t)size, f), (size_t)size);
+        fclose(f);
+    }
+    free(bytes);
+
+    kbc_registry r;
+    kbc_registry_init(&r);
+    kbc_diag d = {{0}};
+    cr_assert_eq(kbc_registry_add_path(&r, tmpl, &d), 0, "%s", d.msg);
+    cr_assert_eq(r.n, 1);
+    char want[PATH_MAX];
+    snprintf(want, sizeof want, "%s/p00.so", tmpl);
+    cr_assert_str_eq(r.items[0].path, want);
+    cr_assert_eq(r.n_refused, 19);
+    for (int i = 1; i < 20; i++) {
+        snprintf(want, sizeof want, "%s/p%02d.so: plugin 'good' is already provided by %s/p00.so",
+                 tmpl, i, tmpl);
+        cr_assert_not_null(strstr(r.refused[i - 1], want), "refusal %d: %s", i - 1,
+                           r.refused[i - 1]);
+    }
+    kbc_registry_free(&r);
+    for (int i = 0; i < 20; i++) {
+        snprintf(want, sizeof want, "%s/p%02d.so", tmpl, i);
+        unlink(want);
+    }
+    rmdir(tmpl);
+}
+
+Test(loader, plugin_path_env_order)
+{
+    no_defaults();
+    setenv("KBENCH_PLUGIN_PATH", "::" FIX2 "::" FIX ":", 1);
+    kbc_registry r;
+    kbc_registry_init(&r);
+    kbc_registry_add_defaults(&r);
+    const kbc_plugin *g = kbc_registry_find(&r, "good");
+    cr_assert_not_null(g);
+    cr_assert_str_eq(g->path, FIX2 "/kbench-other.so");
+    cr_assert_str_eq(g->desc->summary, "The good plugin of the second folder");
+    const char *s = refusal_with(&r, FIX "/kbench-good.so: plugin 'good'");
+    cr_assert_not_null(s, "the later good was not refused");
+    cr_assert_not_null(strstr(s, FIX2 "/kbench-other.so"), "%s", s);
+    cr_assert_null(refusal_with(&r, "KBENCH_PLUGIN_PATH"), "empty entries are ignored");
+    kbc_registry_free(&r);
+
+    setenv("KBENCH_PLUGIN_PATH", FIX ":" FIX2, 1);
+    kbc_registry_init(&r);
+    kbc_registry_add_defaults(&r);
+    g = kbc_registry_find(&r, "good");
+    cr_assert_not_null(g);
+    cr_assert_str_eq(g->path, FIX "/kbench-good.so");
+    kbc_registry_free(&r);
+}
+
+Test(loader, later_paths_come_after_env)
+{
+    no_defaults();
+    setenv("KBENCH_PLUGIN_PATH", FIX2, 1);
+    kbc_registry r;
+    kbc_registry_init(&r);
+    kbc_registry_add_defaults(&r);
+    kbc_diag d = {{0}};
+    cr_assert_eq(kbc_registry_add_path(&r, FIX, &d), 0);
+    cr_assert_str_eq(kbc_registry_find(&r, "good")->path, FIX2 "/kbench-other.so");
+    cr_assert_str_eq(r.items[0].desc->name, "good");
+    kbc_registry_free(&r);
+}
+
+Test(loader, env_entry_missing_is_a_warning)
+{
+    no_defaults();
+    setenv("KBENCH_PLUGIN_PATH", "/no/such/kbench/dir:" FIX2, 1);
+    kbc_registry r;
+    kbc_registry_init(&r);
+    kbc_registry_add_defaults(&r);
+    cr_assert_eq(r.n, 1, "the existing entry still loads");
+    const char *s = refusal_with(&r, "/no/such/kbench/dir");
+    cr_assert_not_null(s);
+    cr_assert_not_null(strstr(s, "$KBENCH_PLUGIN_PATH"), "%s", s);
+    cr_assert_not_null(strstr(s, "does not exist"), "%s", s);
+    kbc_registry_free(&r);
+}
+
+Test(loader, defaults_come_first_and_can_be_skipped)
+{
+    unsetenv("KBENCH_NO_DEFAULT_PLUGINS");
+    setenv("KBENCH_PLUGIN_PATH", FIX2, 1);
+    char *build = realpath(KBENCH_PLUGIN_BUILD_DIR, NULL);
+    kbc_registry r;
+    kbc_registry_init(&r);
+    kbc_registry_add_defaults(&r);
+    /* The test program lives in the build tree, so it searches the build's
+       plugin folder, whose plugins (if any are built) come before the env's. */
+    cr_assert_geq(r.n, 1);
+    cr_assert_str_eq(r.items[r.n - 1].path, FIX2 "/kbench-other.so");
+    for (size_t i = 0; i + 1 < r.n; i++) {
+        cr_assert_not_null(build, "plugins were found but the build plugin folder is missing");
+        cr_assert_eq(strncmp(r.items[i].path, build, strlen(build)), 0, "%s is not from %s",
+                     r.items[i].path, build);
+    }
+    size_t with_defaults = r.n;
+    kbc_registry_free(&r);
+
+    setenv("KBENCH_NO_DEFAULT_PLUGINS", "1", 1);
+    kbc_registry_init(&r);
+    kbc_registry_add_defaults(&r);
+    cr_assert_eq(r.n, 1);
+    cr_assert_str_eq(r.items[0].path, FIX2 "/kbench-other.so");
+    cr_assert_leq(r.n, with_defaults);
+    kbc_registry_free(&r);
+    free(build);
+}
+
+/* ------------------------------------------------------------------------
+ * The loaded plugin is usable: its code stays mapped until the registry is
+ * freed, and its verify really fails on an output that was not computed.
+ * ---------------------------------------------------------------------- */
+static int host_fail(kb_host *h, int code, const char *fmt, ...)
+{
+    return code;
+}
+static void host_log(kb_host *h, kb_log_level l, const char *fmt, ...) {}
+
+Test(loader, loaded_plugin_runs)
+{
+    kbc_registry r;
+    load_fixture_folder(&r);
+    const kb_plugin *p = kbc_registry_find(&r, "good")->desc;
+    kb_host h = {.size = sizeof h, .seed = 7, .device = -1, .cpu_threads = 1,
+                 .log = host_log, .fail = host_fail};
+    kb_value v[5] = {{.u = 1000}, {.f = 2.0}, {.i = 0}, {.i = 1}, {.i = 1}};
+    kb_plan plan = {0};
+    cr_assert_eq(p->ops.plan(v, &plan, &h), KB_OK);
+    cr_assert_eq(plan.items, 1000);
+    void *st = NULL;
+    cr_assert_eq(p->ops.setup(v, 3, &h, &st), KB_OK);
+    for (uint32_t var = 0; var < p->n_variants; var++) {
+        kb_check c = {0};
+        cr_assert_eq(p->ops.prepare(st, var, &h), KB_OK);
+        cr_assert_eq(p->ops.verify(st, var, &c, &h), KB_OK);
+        cr_assert_eq(c.passed, 0, "a poisoned output must fail verification");
+        cr_assert_eq(p->ops.run(st, var, &h), KB_OK);
+        cr_assert_eq(p->ops.verify(st, var, &c, &h), KB_OK);
+        cr_assert_eq(c.passed, 1, "variant %u: error %g > %g", var, c.error, c.tolerance);
+    }
+    p->ops.teardown(st, &h);
+    kbc_registry_free(&r);
+}
+
+/* ------------------------------------------------------------------------
+ * Descriptor checks, on descriptors built here so that each rule is tested
+ * on its own.
+ * ---------------------------------------------------------------------- */
+static int op_plan(const kb_value *p, kb_plan *o, kb_host *h) { return 0; }
+static int op_setup(const kb_value *p, uint64_t v, kb_host *h, void **s) { return 0; }
+static int op_var(void *s, uint32_t v, kb_host *h) { return 0; }
+static int op_verify(void *s, uint32_t v, kb_check *c, kb_host *h) { return 0; }
+static void op_teardown(void *s, kb_host *h) {}
+
+static const char *const choices[] = {"x", "y", NULL};
+static const char *const no_choices[] = {NULL};
+
+typedef struct fixture {
+    kb_plugin d;
+    kb_variant v[KB_MAX_VARIANTS + 1];
+    kb_param p[3];
+} fixture;
+
+static void fixture_init(fixture *f)
+{
+    memset(f, 0, sizeof *f);
+    for (int i = 0; i <= KB_MAX_VARIANTS; i++) {
+        char *name = NULL;
+        cr_assert_gt(asprintf(&name, "v%d", i), 0); /* leaked: test process */
+        f->v[i] = (kb_variant){.name = name, .backend = KB_BACKEND_CPU};
+    }
+    f->p[0] = (kb_param){.name = "n", .type = KB_PARAM_SIZE, .def = "1K", .min = 1, .max = 0};
+    f->p[1] = (kb_param){.name = "kind", .type = KB_PARAM_ENUM, .def = "y", .choices = choices};
+    f->p[2] = (kb_param){.name = "on", .type = KB_PARAM_BOOL, .def = "true"};
+    f->d = (kb_plugin){KB_PLUGIN_HEADER, .name = "ok-name_2", .params = f->p, .n_params = 3,
+                       .variants = f->v, .n_variants = 2,
+                       .ops = {.plan = op_plan, .setup = op_setup, .prepare = op_var,
+                               .run = op_var, .verify = op_verify, .teardown = op_teardown}};
+}
+
+/* Checks that the descriptor is refused with a clause containing want. */
+static void expect_refused(const fixture *f, const char *want, const char *what)
+{
+    char why[512] = "";
+    const char *res = kbc_descriptor_check(&f->d, why, sizeof why);
+    cr_assert_not_null(res, "%s: was accepted", what);
+    cr_assert_not_null(strstr(why, want), "%s: got \"%s\", want \"%s\"", what, why, want);
+}
+
+Test(descriptor, a_good_one_passes)
+{
+    fixture f;
+    fixture_init(&f);
+    char why[512] = "";
+    cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why), "%s", why);
+    f.d.n_variants = KB_MAX_VARIANTS;
+    f.d.n_params = 0;
+    f.d.params = NULL;
+    cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why), "%s", why);
+}
+
+Test(descriptor, header_rules)
+{
+    fixture f;
+    fixture_init(&f);
+    f.d.abi_major = 2;
+    expect_refused(&f, "plugin ABI 2.0, but this kbench speaks ABI 1.x", "abi 2");
+    fixture_init(&f);
+    f.d.size = offsetof(kb_plugin, ops);
+    expect_refused(&f, "smaller than", "short descriptor");
+    fixture_init(&f);
+    f.d.name = NULL;
+    expect_refused(&f, "no name", "NULL name");
+    f.d.name = "";
+    expect_refused(&f, "no name", "empty name");
+    f.d.name = "Reduce";
+    expect_refused(&f, "'Reduce' may only hold", "upper case name");
+    f.d.name = "re duce";
+    expect_refused(&f, "'re duce' may only hold", "name with a space");
+}
+
+Test(descriptor, every_required_op)
+{
+    static const char *names[] = {"plan", "setup", "prepare", "run", "verify", "teardown"};
+    for (int i = 0; i < 6; i++) {
+        fixture f;
+        fixture_init(&f);
+        switch (i) {
+        case 0: f.d.ops.plan = NULL; break;
+        case 1: f.d.ops.setup = NULL; break;
+        case 2: f.d.ops.prepare = NULL; break;
+        case 3: f.d.ops.run = NULL; break;
+        case 4: f.d.ops.verify = NULL; break;
+        case 5: f.d.ops.teardown = NULL; break;
+        }
+        char want[64];
+        snprintf(want, sizeof want, "no %s() operation", names[i]);
+        expect_refused(&f, want, names[i]);
+    }
+    /* upload and download are optional. */
+    fixture f;
+    fixture_init(&f);
+    f.d.ops.upload = NULL;
+    f.d.ops.download = NULL;
+    char why[512];
+    cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why));
+}
+
+Test(descriptor, variant_rules)
+{
+    fixture f;
+    fixture_init(&f);
+    f.d.n_variants = 0;
+    expect_refused(&f, "declares 0 variants; it must declare 1 to 64", "no variants");
+    f.d.n_variants = KB_MAX_VARIANTS + 1;
+    expect_refused(&f, "declares 65 variants", "too many variants");
+    fixture_init(&f);
+    f.d.variants = NULL;
+    expect_refused(&f, "variant table is NULL", "NULL table");
+    fixture_init(&f);
+    f.v[1].name = NULL;
+    expect_refused(&f, "variant #1 has no name", "NULL variant name");
+    f.v[1].name = "a,b";
+    expect_refused(&f, "variant name 'a,b'", "comma in variant name");
+    fixture_init(&f);
+    f.v[1].backend = (kb_backend)7;
+    expect_refused(&f, "variant 'v1' has unknown backend 7", "bad backend");
+    fixture_init(&f);
+    f.v[1].name = "v0";
+    expect_refused(&f, "declares variant 'v0' twice", "duplicate variant");
+}
+
+Test(descriptor, param_rules)
+{
+    fixture f;
+    fixture_init(&f);
+    f.d.params = NULL;
+    expect_refused(&f, "parameter table is NULL", "NULL params");
+    fixture_init(&f);
+    f.p[2].name = NULL;
+    expect_refused(&f, "parameter #2 has no name", "NULL param name");
+    f.p[2].name = "Bad-Key";
+    expect_refused(&f, "parameter name 'Bad-Key'", "bad param name");
+    fixture_init(&f);
+    f.p[0].type = (kb_param_type)9;
+    expect_refused(&f, "parameter 'n' has unknown type 9", "bad type");
+    fixture_init(&f);
+    f.p[1].choices = NULL;
+    expect_refused(&f, "enum parameter 'kind' has no choices", "NULL choices");
+    f.p[1].choices = no_choices;
+    expect_refused(&f, "enum parameter 'kind' has no choices", "empty choices");
+    fixture_init(&f);
+    f.p[1].def = "z";
+    expect_refused(&f, "default 'z' of enum parameter 'kind' is not one of its choices",
+                   "enum default");
+    fixture_init(&f);
+    f.p[0].def = NULL;
+    expect_refused(&f, "parameter 'n' has no default", "NULL default");
+    fixture_init(&f);
+    f.p[2].name = "n";
+    expect_refused(&f, "declares parameter 'n' twice", "duplicate param");
+}
+
+Test(descriptor, core_keys_are_reserved)
+{
+    static const char *keys[] = {"plugin", "variants", "baseline", "reference",
+                                 "warmup", "runs", "budget", "seed", "include_copies",
+                                 "cpu_threads", "plugin_path", "description"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        fixture f;
+        fixture_init(&f);
+        f.p[0].name = keys[i];
+        char want[128];
+        snprintf(want, sizeof want, "parameter '%s' clashes with the core key", keys[i]);
+        expect_refused(&f, want, keys[i]);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * kbench list and kbench describe.
+ * ---------------------------------------------------------------------- */
+typedef struct capture {
+    char *buf;
+    size_t len;
+    FILE *f;
+} capture;
+
+static void cap_open(capture *c)
+{
+    c->buf = NULL;
+    c->len = 0;
+    c->f = open_memstream(&c->buf, &c->len);
+    cr_assert_not_null(c->f);
+}
+
+static void cap_close(capture *c)
+{
+    fclose(c->f);
+}
+
+Test(describe, list_shows_plugins_variants_and_files)
+{
+    kbc_registry r;
+    load_fixture_folder(&r);
+    capture out;
+    cap_open(&out);
+    kbc_cmd_list(&r, out.f);
+    cap_close(&out);
+
+    char *l = line_with(out.buf, "good ");
+    cr_assert_not_null(l, "%s", out.buf);
+    cr_assert_not_null(strstr(l, "Sums an array of doubles on the CPU"), "%s", l);
+    free(l);
+    cr_assert_not_null(strstr(out.buf, "file: " FIX "/kbench-good.so\n"), "%s", out.buf);
+    l = line_with(out.buf, "unrolled4");
+    cr_assert_not_null(l, "%s", out.buf);
+    cr_assert_not_null(strstr(l, " cpu "), "%s", l);
+    cr_assert_not_null(strstr(l, "four partial sums"), "%s", l);
+    free(l);
+    l = line_with(out.buf, "twin_b");
+    cr_assert_not_null(l);
+    cr_assert_not_null(strstr(l, "second of two"), "%s", l);
+    free(l);
+    /* Refused plugins are not listed. */
+    cr_assert_null(strstr(out.buf, "norun"));
+    cr_assert_null(strstr(out.buf, "twin_c"));
+    cr_assert_null(strstr(out.buf, "future"));
+    free(out.buf);
+    kbc_registry_free(&r);
+}
+
+Test(describe, list_of_nothing)
+{
+    kbc_registry r;
+    kbc_registry_init(&r);
+    capture out;
+    cap_open(&out);
+    kbc_cmd_list(&r, out.f);
+    cap_close(&out);
+    cr_assert_str_eq(out.buf, "No plugins found.\n");
+    free(out.buf);
+}
+
+Test(describe, parameter_table)
+{
+    kbc_registry r;
+    load_fixture_folder(&r);
+    capture out, err;
+    cap_open(&out);
+    cap_open(&err);
+    int rc = kbc_cmd_describe(&r, "good", out.f, err.f);
+    cap_close(&out);
+    cap_close(&err);
+    cr_assert_eq(rc, 0);
+    cr_assert_str_eq(err.buf, "");
+
+    cr_assert_not_null(strstr(out.buf, "file: " FIX "/kbench-good.so\n"), "%s", out.buf);
+    cr_assert_not_null(strstr(out.buf, "items: elements\n"), "%s", out.buf);
+    char *l = line_with(out.buf, "serial");
+    cr_assert_not_null(l);
+    cr_assert_not_null(strstr(l, "cpu"), "%s", l);
+    cr_assert_not_null(strstr(l, "one loop, left to right"), "%s", l);
+    free(l);
+
+    struct {
+        const char *name, *type, *def, *allowed, *help;
+    } rows[] = {
+        {"n ", "size", "1K", "[1, 16777216]", "elements to sum"},
+        {"scale ", "float", "1.5", "any", "factor applied to every element"},
+        {"mode ", "enum", "plain", "plain|pairwise", "summation order"},
+        {"check ", "bool", "true", "true|false", "verify the sum"},
+        {"repeat ", "int", "1", "[1, 10]", "passes over the array per run"},
+    };
+    const char *prev = out.buf;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "\n    %s", rows[i].name);
+        const char *at = strstr(out.buf, prefix);
+        cr_assert_not_null(at, "no row for %s in:\n%s", rows[i].name, out.buf);
+        cr_assert_gt(at, prev, "parameter %s is out of declaration order", rows[i].name);
+        prev = at;
+        l = line_with(at + 1, rows[i].name);
+        /* Columns in order: name, type, default, allowed, help. */
+        const char *t = strstr(l, rows[i].type);
+        cr_assert_not_null(t, "%s", l);
+        const char *d = strstr(t + strlen(rows[i].type), rows[i].def);
+        cr_assert_not_null(d, "%s", l);
+        const char *a = strstr(d + strlen(rows[i].def), rows[i].allowed);
+        cr_assert_not_null(a, "%s", l);
+        cr_assert_not_null(strstr(a + strlen(rows[i].allowed), rows[i].help), "%s", l);
+        free(l);
+    }
+    free(out.buf);
+    free(err.buf);
+    kbc_registry_free(&r);
+}
+
+Test(describe, unknown_name_suggests)
+{
+    kbc_registry r;
+    load_fixture_folder(&r);
+    capture out, err;
+    cap_open(&out);
+    cap_open(&err);
+    int rc = kbc_cmd_describe(&r, "goood", out.f, err.f);
+    cap_close(&out);
+    cap_close(&err);
+    cr_assert_eq(rc, 2);
+    cr_assert_str_eq(out.buf, "");
+    cr_assert_str_eq(err.buf, "kbench: no plugin named 'goood' (found: good, twin_a, twin_b); "
+                              "did you mean 'good'?\n");
+    free(out.buf);
+    free(err.buf);
+
+    cap_open(&out);
+    cap_open(&err);
+    rc = kbc_cmd_describe(&r, "matmul", out.f, err.f);
+    cap_close(&out);
+    cap_close(&err);
+    cr_assert_eq(rc, 2);
+    cr_assert_not_null(strstr(err.buf, "no plugin named 'matmul' (found: good, twin_a, twin_b)"),
+                       "%s", err.buf);
+    cr_assert_null(strstr(err.buf, "did you mean"), "%s", err.buf);
+    free(out.buf);
+    free(err.buf);
+    kbc_registry_free(&r);
+}
