@@ -246,7 +246,10 @@ static int json_write(json_ctx *c)
         what = c->tmp;
         err = errno;
     } else {
-        int bad = json_dumpf(c->doc, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0;
+        /* 15 significant digits: every measurement is far coarser, and
+           17 would turn 1.5e-4 into 0.00015000000000000001. */
+        size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15);
+        int bad = json_dumpf(c->doc, f, flags) != 0;
         bad |= fputc('\n', f) == EOF;
         bad |= fflush(f) != 0 || ferror(f);
         err = errno;

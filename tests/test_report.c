@@ -1,0 +1,714 @@
+/*
+ * test_report.c -- the three reporters, fed a plan and rows built by hand
+ * (no plugin is loaded and nothing runs), then read back: the table as
+ * text, the CSV through a small RFC 4180 reader, the JSON through jansson.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report.h"
+
+/* ---- a fake plan: two experiments of two made-up families ------------- */
+
+static const char *const dtype_choices[] = {"f32", "f64", NULL};
+static const kb_param red_params[] = {
+    {.name = "n", .type = KB_PARAM_SIZE, .def = "1M", .min = 1, .max = 0},
+    {.name = "dtype", .type = KB_PARAM_ENUM, .def = "f32", .choices = dtype_choices},
+    {.name = "alpha", .type = KB_PARAM_FLOAT, .def = "0.5", .min = 1, .max = 0},
+    {.name = "fast", .type = KB_PARAM_BOOL, .def = "true"},
+};
+static const kb_variant red_variants[] = {
+    {"cpu_serial", KB_BACKEND_CPU, "one thread"},
+    {"cuda_naive", KB_BACKEND_CUDA, "one atomic per element"},
+    {"cuda_lib", KB_BACKEND_CUDA, "the library's reduction"},
+};
+static const kb_plugin red_desc = {KB_PLUGIN_HEADER, .name = "fakereduce",
+                                   .summary = "test family", .params = red_params,
+                                   .n_params = 4, .variants = red_variants, .n_variants = 3,
+                                   .item_name = "elements"};
+
+static const kb_param scan_params[] = {
+    {.name = "n", .type = KB_PARAM_SIZE, .def = "1K", .min = 1, .max = 0},
+    {.name = "block", .type = KB_PARAM_INT, .def = "256", .min = 32, .max = 1024},
+};
+static const kb_variant scan_variants[] = {{"serial", KB_BACKEND_CPU, "one thread"}};
+static const kb_plugin scan_desc = {KB_PLUGIN_HEADER, .name = "fakescan", .params = scan_params,
+                                    .n_params = 2, .variants = scan_variants, .n_variants = 1};
+
+static kbc_plugin red_plugin = {.desc = &red_desc, .path = "/tmp/fakereduce.so"};
+static kbc_plugin scan_plugin = {.desc = &scan_desc, .path = "/tmp/fakescan.so"};
+
+/* The reduce experiment sweeps n over two sizes; the rest is fixed. */
+static kb_value red_n[] = {{.u = 1u << 20}, {.u = 1u << 28}};
+static kb_value red_dtype[] = {{.i = 0}};
+static kb_value red_alpha[] = {{.f = 0.25}};
+static kb_value red_fast[] = {{.i = 1}};
+static kbc_axis red_axes[] = {{&red_params[0], red_n, 2, 3},
+                              {&red_params[1], red_dtype, 1, 0},
+                              {&red_params[2], red_alpha, 1, 5},
+                              {&red_params[3], red_fast, 1, 0}};
+static kb_value scan_n[] = {{.u = 3000}};
+static kb_value scan_block[] = {{.i = 128}};
+static kbc_axis scan_axes[] = {{&scan_params[0], scan_n, 1, 9}, {&scan_params[1], scan_block, 1, 10}};
+
+static kbc_experiment exps[2];
+static kbc_plan plan;
+static kbc_machine machine;
+static kbc_run_info info;
+
+/* Point values, as the runner would hand them over. */
+static kb_value red_point0[4], red_point1[4], scan_point0[2];
+
+static const char *skip_reason = "needs 2 GiB, and the device has 1 GiB free; say \"n = 256M\" to fit";
+
+static void setup_plan(void)
+{
+    memset(exps, 0, sizeof exps);
+    exps[0].name = "reduce-f32";
+    exps[0].line = 2;
+    exps[0].description = "sum, \"quoted\"";
+    exps[0].plugin = &red_plugin;
+    exps[0].n_variants = 3;
+    exps[0].variants[0] = 0;
+    exps[0].variants[1] = 1;
+    exps[0].variants[2] = 2;
+    exps[0].baseline = 0;
+    exps[0].reference = 2;
+    exps[0].measure = (kbc_measure){3, 20, 10.0, 0, 1, 4};
+    exps[0].axes = red_axes;
+    exps[0].n_points = 2;
+
+    exps[1].name = "scan-x";
+    exps[1].line = 8;
+    exps[1].plugin = &scan_plugin;
+    exps[1].n_variants = 1;
+    exps[1].baseline = 0;
+    exps[1].reference = -1;
+    exps[1].measure = (kbc_measure){1, 5, 2.0, 0, 7, 2};
+    exps[1].axes = scan_axes;
+    exps[1].n_points = 1;
+
+    plan = (kbc_plan){.path = "conf/test.ini", .exps = exps, .n = 2, .n_points = 3};
+
+    memset(&machine, 0, sizeof machine);
+    machine.has_gpu = 0;
+    snprintf(machine.no_gpu_reason, sizeof machine.no_gpu_reason,
+             "no CUDA driver was found (libcuda.so.1: cannot open)");
+    snprintf(machine.host, sizeof machine.host, "testhost");
+    machine.cpu_threads = 2;
+    machine.runtime_version = 13000;
+    info = (kbc_run_info){.plan = &plan, .machine = &machine, .copy_gbps = 0,
+                          .command_line = "kbench run conf/test.ini"};
+
+    red_point0[0] = red_n[0];
+    red_point1[0] = red_n[1];
+    red_point0[1] = red_point1[1] = red_dtype[0];
+    red_point0[2] = red_point1[2] = red_alpha[0];
+    red_point0[3] = red_point1[3] = red_fast[0];
+    scan_point0[0] = scan_n[0];
+    scan_point0[1] = scan_block[0];
+}
+
+static void fill_pass(kbc_row *r, const kbc_experiment *e, uint64_t point, const kb_value *v,
+                      uint32_t variant, double median)
+{
+    memset(r, 0, sizeof *r);
+    r->exp = e;
+    r->point = point;
+    r->values = v;
+    r->variant = variant;
+    r->outcome = KBC_PASS;
+    r->work = (kb_plan){.bytes_read = 4u << 20, .bytes_written = 4, .flops = 1 << 20,
+                        .items = 1 << 20};
+    r->check = (kb_check){.passed = 1, .error = 2.1e-7, .tolerance = 4.3e-5, .measure = "rel"};
+    r->time = (kbc_stats){.n = 20, .median = median, .min = median * 0.9, .max = median * 1.3,
+                          .mean = median * 1.05, .stddev = median * 0.01};
+    r->gbps = (double)(r->work.bytes_read + r->work.bytes_written) / median / 1e9;
+    r->gflops = r->work.flops / median / 1e9;
+    r->items_per_s = (double)r->work.items / median;
+    r->pct_copy = NAN;
+    r->speedup_baseline = NAN;
+    r->speedup_cpu = NAN;
+    r->speedup_reference = NAN;
+}
+
+static void fill_skipped(kbc_row *r, const kbc_experiment *e, uint64_t point, const kb_value *v,
+                         uint32_t variant, const char *reason)
+{
+    memset(r, 0, sizeof *r);
+    r->exp = e;
+    r->point = point;
+    r->values = v;
+    r->variant = variant;
+    r->outcome = KBC_SKIPPED;
+    snprintf(r->reason, sizeof r->reason, "%s", reason);
+    r->time = (kbc_stats){0, NAN, NAN, NAN, NAN, NAN};
+    r->gbps = r->gflops = r->items_per_s = r->pct_copy = NAN;
+    r->speedup_baseline = r->speedup_cpu = r->speedup_reference = NAN;
+}
+
+/* Point 0 of reduce: the baseline passes, cuda_naive is skipped with a
+   reason full of commas and quotes, cuda_lib fails its check. */
+static kbc_row p0[3], p1[3], s0[1];
+
+static void setup_rows(void)
+{
+    fill_pass(&p0[0], &exps[0], 0, red_point0, 0, 123.456e-6);
+    p0[0].speedup_baseline = 1.0;
+    p0[0].speedup_cpu = 1.0;
+    fill_skipped(&p0[1], &exps[0], 0, red_point0, 1, skip_reason);
+    fill_pass(&p0[2], &exps[0], 0, red_point0, 2, 1.5e-3);
+    p0[2].outcome = KBC_FAIL;
+    p0[2].check.passed = 0;
+    p0[2].check.error = 0.5;
+    p0[2].pct_copy = 41.0;
+    p0[2].speedup_baseline = 123.456e-6 / 1.5e-3;
+
+    fill_pass(&p1[0], &exps[0], 1, red_point1, 0, 2.5);
+    p1[0].speedup_baseline = 1.0;
+    fill_pass(&p1[1], &exps[0], 1, red_point1, 1, 0.01);
+    p1[1].speedup_baseline = 250.0;
+    p1[1].pct_copy = 88.0;
+    fill_pass(&p1[2], &exps[0], 1, red_point1, 2, 0.005);
+    p1[2].speedup_baseline = 500.0;
+    p1[2].pct_copy = 95.0;
+
+    fill_pass(&s0[0], &exps[1], 0, scan_point0, 0, 4e-6);
+    s0[0].work.flops = 0;
+    s0[0].gflops = NAN;
+    s0[0].speedup_baseline = 1.0;
+}
+
+static char tmpdir[64];
+
+static void setup_all(void)
+{
+    setup_plan();
+    setup_rows();
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/kbench-report-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp failed: %s", strerror(errno));
+}
+
+static void teardown_all(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+}
+
+TestSuite(report, .init = setup_all, .fini = teardown_all);
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot read %s: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&buf, &n);
+    int ch;
+    while ((ch = fgetc(f)) != EOF)
+        fputc(ch, m);
+    fclose(f);
+    fclose(m);
+    return buf;
+}
+
+/* ---- outcome names ----------------------------------------------------- */
+
+Test(report, outcome_names)
+{
+    cr_assert_str_eq(kbc_outcome_name(KBC_PASS), "pass");
+    cr_assert_str_eq(kbc_outcome_name(KBC_FAIL), "FAIL");
+    cr_assert_str_eq(kbc_outcome_name(KBC_ERROR), "error");
+    cr_assert_str_eq(kbc_outcome_name(KBC_SKIPPED), "skipped");
+    cr_assert_str_eq(kbc_outcome_name(42), "unknown");
+}
+
+/* ---- the table ---------------------------------------------------------- */
+
+/* The line of text that contains needle, copied out (or NULL). */
+static char *line_with(const char *text, const char *needle)
+{
+    const char *p = strstr(text, needle);
+    if (!p)
+        return NULL;
+    const char *a = p, *b = p;
+    while (a > text && a[-1] != '\n')
+        a--;
+    while (*b && *b != '\n')
+        b++;
+    return strndup(a, (size_t)(b - a));
+}
+
+Test(report, table_groups_rows_under_point_headings)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_table(out, &s, &d), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, p0, 3), 0);
+    cr_assert_eq(s.point(s.ctx, p1, 3), 0);
+    cr_assert_eq(s.point(s.ctx, s0, 1), 0);
+    cr_assert_eq(s.end(s.ctx, 1), 0);
+    s.destroy(s.ctx);
+    fclose(out);
+
+    /* The machine line says there is no GPU and why. */
+    cr_assert_not_null(strstr(buf, "no GPU: no CUDA driver was found"), "%s", buf);
+
+    /* Headings name the experiment and the swept size, with its compact
+       form; the fixed parameters stay out of a swept heading. */
+    const char *h0 = strstr(buf, "reduce-f32  point 1/2  n=1048576 (2^20)\n");
+    const char *h1 = strstr(buf, "reduce-f32  point 2/2  n=268435456 (2^28)\n");
+    cr_assert_not_null(h0, "%s", buf);
+    cr_assert_not_null(h1, "%s", buf);
+    /* scan-x sweeps nothing, so its heading shows every parameter. */
+    const char *h2 = strstr(buf, "scan-x  point 1/1  n=3000  block=128\n");
+    cr_assert_not_null(h2, "%s", buf);
+    cr_assert(h0 < h1 && h1 < h2);
+
+    /* Every variant of point 0 lies between heading 0 and heading 1. */
+    const char *names[] = {"cpu_serial", "cuda_naive", "cuda_lib"};
+    const char *prev = h0;
+    for (int i = 0; i < 3; i++) {
+        const char *at = strstr(prev, names[i]);
+        cr_assert_not_null(at);
+        cr_assert(at > prev && at < h1, "%s is not under the first heading", names[i]);
+        prev = at;
+    }
+
+    /* Status, times with units, speed-up and the check of the baseline. */
+    char *l = line_with(h0, "cpu_serial");
+    cr_assert_not_null(strstr(l, " pass "), "%s", l);
+    cr_assert_not_null(strstr(l, "123.5 us"), "%s", l);
+    cr_assert_not_null(strstr(l, "111.1 us"), "%s", l); /* min = 0.9 x median */
+    cr_assert_not_null(strstr(l, "1.00x"), "%s", l);
+    cr_assert_not_null(strstr(l, "rel 2.1e-07 <= 4.3e-05"), "%s", l);
+    free(l);
+    l = line_with(h0, "cuda_lib");
+    cr_assert_not_null(strstr(l, " FAIL "), "%s", l);
+    cr_assert_not_null(strstr(l, "1.5 ms"), "%s", l);
+    cr_assert_not_null(strstr(l, "41%"), "%s", l);
+    cr_assert_not_null(strstr(l, "0.08x"), "%s", l);
+    cr_assert_not_null(strstr(l, "rel 0.5 > 4.3e-05"), "%s", l);
+    free(l);
+    l = line_with(h1, "cpu_serial");
+    cr_assert_not_null(strstr(l, "2.5 s "), "%s", l);
+    free(l);
+
+    /* The skipped row's reason follows it on the next line, whole. */
+    const char *sk = strstr(h0, "cuda_naive");
+    const char *nl = strchr(sk, '\n');
+    cr_assert_not_null(strstr(sk, " skipped "));
+    char *next = line_with(nl + 1, "");
+    cr_assert_not_null(strstr(next, skip_reason), "reason line: %s", next);
+    cr_assert_eq(next[0], ' ', "the reason line is indented");
+    free(next);
+
+    /* Optional columns: the reduce experiment names a reference and does
+       flops; scan-x has neither, and no CUDA variant. */
+    char *th = line_with(h0, "variant");
+    cr_assert_not_null(strstr(th, "vs ref"), "%s", th);
+    cr_assert_not_null(strstr(th, "GFLOP/s"), "%s", th);
+    cr_assert_not_null(strstr(th, "%copy"), "%s", th);
+    free(th);
+    th = line_with(h2, "variant");
+    cr_assert_null(strstr(th, "vs ref"), "%s", th);
+    cr_assert_null(strstr(th, "GFLOP/s"), "%s", th);
+    cr_assert_null(strstr(th, "%copy"), "%s", th);
+    free(th);
+
+    /* Columns line up: the status column starts at the same offset on the
+       title line and on each row of a point. */
+    char *t0 = line_with(h0, "variant"), *r0 = line_with(h0, "cpu_serial"),
+         *r2 = line_with(h0, "cuda_lib");
+    size_t col = (size_t)(strstr(t0, "status") - t0);
+    cr_assert_eq((size_t)(strstr(r0, "pass") - r0), col);
+    cr_assert_eq((size_t)(strstr(r2, "FAIL") - r2), col);
+    cr_assert_eq(strlen(r0) - strlen(strstr(r0, "rel")), strlen(t0) - strlen("check"),
+                 "the check column starts where its title does");
+    free(t0);
+    free(r0);
+    free(r2);
+
+    /* The summary counts every outcome. */
+    cr_assert_not_null(strstr(buf, "summary: 5 pass, 1 FAIL, 0 error, 1 skipped; exit code 1"),
+                       "%s", buf);
+    free(buf);
+}
+
+Test(report, table_machine_line_with_gpu)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    machine.has_gpu = 1;
+    snprintf(machine.name, sizeof machine.name, "Test GPU 80GB");
+    machine.cc_major = 9;
+    machine.sm_count = 132;
+    machine.driver_version = 13000;
+    info.copy_gbps = 2912.34;
+    kbc_sink s;
+    cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    s.destroy(s.ctx);
+    fclose(out);
+    cr_assert_not_null(strstr(buf, "Test GPU 80GB (cc 9.0, 132 SMs), driver 13.0, runtime 13.0, "
+                                   "copy 2912.3 GB/s"),
+                       "%s", buf);
+    cr_assert_null(strstr(buf, "no GPU"));
+    free(buf);
+}
+
+/* ---- CSV ---------------------------------------------------------------- */
+
+/* A small RFC 4180 reader: splits text into records of fields. */
+typedef struct csv_table {
+    char ***rec;
+    size_t *nf;
+    size_t n;
+} csv_table;
+
+static csv_table csv_parse(const char *s)
+{
+    csv_table t = {0};
+    char **fields = NULL;
+    size_t nf = 0;
+    char *cur = NULL;
+    size_t cl = 0;
+    FILE *m = open_memstream(&cur, &cl);
+    while (*s) {
+        if (*s == '"') {
+            s++;
+            for (;;) {
+                cr_assert_neq(*s, '\0', "unterminated quoted field");
+                if (*s == '"' && s[1] == '"') {
+                    fputc('"', m);
+                    s += 2;
+                } else if (*s == '"') {
+                    s++;
+                    break;
+                } else {
+                    fputc(*s++, m);
+                }
+            }
+            cr_assert(*s == ',' || *s == '\n', "text after a closing quote");
+        }
+        if (*s == ',' || *s == '\n') {
+            fclose(m);
+            fields = realloc(fields, (nf + 1) * sizeof *fields);
+            fields[nf++] = cur;
+            cur = NULL;
+            m = open_memstream(&cur, &cl);
+            if (*s == '\n') {
+                t.rec = realloc(t.rec, (t.n + 1) * sizeof *t.rec);
+                t.nf = realloc(t.nf, (t.n + 1) * sizeof *t.nf);
+                t.rec[t.n] = fields;
+                t.nf[t.n++] = nf;
+                fields = NULL;
+                nf = 0;
+            }
+            s++;
+        } else {
+            cr_assert_neq(*s, '"', "a quote inside an unquoted field");
+            fputc(*s++, m);
+        }
+    }
+    fclose(m);
+    free(cur);
+    cr_assert_eq(nf, 0, "the last line has no line end");
+    return t;
+}
+
+static void csv_free(csv_table *t)
+{
+    for (size_t r = 0; r < t->n; r++) {
+        for (size_t i = 0; i < t->nf[r]; i++)
+            free(t->rec[r][i]);
+        free(t->rec[r]);
+    }
+    free(t->rec);
+    free(t->nf);
+    *t = (csv_table){0};
+}
+
+static int col_of(const csv_table *t, const char *name)
+{
+    for (size_t i = 0; i < t->nf[0]; i++)
+        if (strcmp(t->rec[0][i], name) == 0)
+            return (int)i;
+    cr_assert_fail("no column %s", name);
+    return -1;
+}
+
+static const char *field(const csv_table *t, size_t row, const char *name)
+{
+    return t->rec[row][col_of(t, name)];
+}
+
+Test(report, csv_header_quoting_and_nan)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/out.csv", tmpdir);
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_csv(path, &s, &d), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, p0, 3), 0);
+
+    /* Flushed per point: the file holds the header and point 0 already. */
+    char *text = slurp(path);
+    csv_table t = csv_parse(text);
+    cr_assert_eq(t.n, 4, "header + 3 rows after the first point, got %zu records", t.n);
+    csv_free(&t);
+    free(text);
+
+    cr_assert_eq(s.point(s.ctx, p1, 3), 0);
+    cr_assert_eq(s.point(s.ctx, s0, 1), 0);
+    cr_assert_eq(s.end(s.ctx, 1), 0);
+    s.destroy(s.ctx);
+
+    text = slurp(path);
+    t = csv_parse(text);
+    cr_assert_eq(t.n, 8);
+
+    const char *expect[] = {"experiment", "plugin", "point", "n", "dtype", "alpha", "fast",
+                            "block", "variant", "backend", "status", "reason", "runs",
+                            "median_s", "min_s", "max_s", "mean_s", "stddev_s", "bytes_read",
+                            "bytes_written", "flops", "items", "gbps", "gflops", "items_per_s",
+                            "pct_copy", "speedup_baseline", "speedup_cpu", "speedup_reference",
+                            "check_measure", "check_error", "check_tolerance"};
+    size_t ncol = sizeof expect / sizeof expect[0];
+    cr_assert_eq(t.nf[0], ncol, "header has %zu columns", t.nf[0]);
+    for (size_t i = 0; i < ncol; i++)
+        cr_assert_str_eq(t.rec[0][i], expect[i]);
+    for (size_t r = 1; r < t.n; r++)
+        cr_assert_eq(t.nf[r], ncol, "record %zu has %zu fields", r, t.nf[r]);
+
+    /* Row 2 is the skipped one: its reason comes back exactly. */
+    cr_assert_str_eq(field(&t, 2, "reason"), skip_reason);
+    cr_assert_str_eq(field(&t, 2, "status"), "skipped");
+    cr_assert_str_eq(field(&t, 2, "variant"), "cuda_naive");
+    cr_assert_str_eq(field(&t, 2, "backend"), "cuda");
+    /* NaN is an empty field, and a check that never ran is empty too. */
+    cr_assert_str_eq(field(&t, 2, "median_s"), "");
+    cr_assert_str_eq(field(&t, 2, "gbps"), "");
+    cr_assert_str_eq(field(&t, 2, "check_measure"), "");
+    cr_assert_str_eq(field(&t, 2, "check_error"), "");
+    cr_assert_str_eq(field(&t, 1, "speedup_reference"), "");
+    cr_assert_str_eq(field(&t, 1, "runs"), "20");
+
+    /* Parameters are formatted, and empty where the plugin lacks them. */
+    cr_assert_str_eq(field(&t, 1, "n"), "1048576");
+    cr_assert_str_eq(field(&t, 4, "n"), "268435456");
+    cr_assert_str_eq(field(&t, 1, "dtype"), "f32");
+    cr_assert_str_eq(field(&t, 1, "fast"), "true");
+    cr_assert_str_eq(field(&t, 1, "block"), "");
+    cr_assert_str_eq(field(&t, 7, "experiment"), "scan-x");
+    cr_assert_str_eq(field(&t, 7, "plugin"), "fakescan");
+    cr_assert_str_eq(field(&t, 7, "dtype"), "");
+    cr_assert_str_eq(field(&t, 7, "block"), "128");
+    cr_assert_str_eq(field(&t, 7, "gflops"), "");
+    cr_assert_str_eq(field(&t, 4, "point"), "1");
+
+    /* Numbers keep 9 significant digits. */
+    double med = strtod(field(&t, 1, "median_s"), NULL);
+    cr_assert_float_eq(med, p0[0].time.median, 1e-9 * p0[0].time.median);
+    double gb = strtod(field(&t, 3, "gbps"), NULL);
+    cr_assert_float_eq(gb, p0[2].gbps, 1e-8 * p0[2].gbps);
+    cr_assert_str_eq(field(&t, 3, "check_measure"), "rel");
+    cr_assert_float_eq(strtod(field(&t, 3, "check_error"), NULL), 0.5, 1e-12);
+    cr_assert_str_eq(field(&t, 3, "status"), "FAIL");
+    csv_free(&t);
+    free(text);
+}
+
+Test(report, csv_unwritable_path)
+{
+    kbc_sink s;
+    kbc_diag d = {{0}};
+    cr_assert_eq(kbc_report_csv("/nonexistent-kbench-dir/out.csv", &s, &d), -1);
+    cr_assert_str_eq(d.msg, "cannot write /nonexistent-kbench-dir/out.csv: No such file or "
+                            "directory.");
+    cr_assert_eq(kbc_report_csv(tmpdir, &s, &d), -1);
+    cr_assert_not_null(strstr(d.msg, "cannot write "), "%s", d.msg);
+    cr_assert_not_null(strstr(d.msg, strerror(EISDIR)), "%s", d.msg);
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static json_t *load(const char *path)
+{
+    json_error_t err;
+    json_t *doc = json_load_file(path, 0, &err);
+    cr_assert_not_null(doc, "%s does not parse: %s at line %d", path, err.text, err.line);
+    return doc;
+}
+
+Test(report, json_document_rewritten_per_point)
+{
+    char path[128], tmp[160];
+    snprintf(path, sizeof path, "%s/out.json", tmpdir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_json(path, &s, &d), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+
+    json_t *doc = load(path);
+    cr_assert_eq(json_array_size(json_object_get(doc, "results")), 0);
+    json_decref(doc);
+
+    cr_assert_eq(s.point(s.ctx, p0, 3), 0);
+    /* After one point the file is a whole document holding its rows, and
+       says the run has not finished. */
+    doc = load(path);
+    cr_assert_eq(json_array_size(json_object_get(doc, "results")), 3);
+    cr_assert(json_is_null(json_object_get(doc, "exit_code")));
+    cr_assert(json_is_null(json_object_get(doc, "finished")));
+    json_decref(doc);
+    cr_assert_neq(access(tmp, F_OK), 0, "PATH.tmp is left behind");
+
+    cr_assert_eq(s.point(s.ctx, p1, 3), 0);
+    doc = load(path);
+    cr_assert_eq(json_array_size(json_object_get(doc, "results")), 6);
+    json_decref(doc);
+
+    cr_assert_eq(s.point(s.ctx, s0, 1), 0);
+    cr_assert_eq(s.end(s.ctx, 1), 0);
+    s.destroy(s.ctx);
+
+    doc = load(path);
+    json_t *kb = json_object_get(doc, "kbench");
+    cr_assert_str_eq(json_string_value(json_object_get(kb, "version")), KBENCH_VERSION);
+    cr_assert_str_eq(json_string_value(json_object_get(kb, "git")), KBENCH_GIT_REV);
+    cr_assert_str_eq(json_string_value(json_object_get(doc, "command")),
+                     "kbench run conf/test.ini");
+    const char *started = json_string_value(json_object_get(doc, "started"));
+    cr_assert_not_null(started);
+    cr_assert_eq(strlen(started), 20, "ISO-8601 UTC such as 2025-01-02T03:04:05Z: %s", started);
+    cr_assert_eq(started[10], 'T');
+    cr_assert_eq(started[19], 'Z');
+    cr_assert(json_is_string(json_object_get(doc, "finished")));
+    cr_assert_eq(json_integer_value(json_object_get(doc, "exit_code")), 1);
+    cr_assert(json_is_integer(json_object_get(doc, "exit_code")));
+
+    json_t *m = json_object_get(doc, "machine");
+    cr_assert(json_is_false(json_object_get(m, "has_gpu")));
+    cr_assert_str_eq(json_string_value(json_object_get(m, "reason")), machine.no_gpu_reason);
+    cr_assert(json_is_null(json_object_get(m, "gpu")));
+    cr_assert(json_is_null(json_object_get(m, "copy_gbps")));
+    cr_assert_str_eq(json_string_value(json_object_get(m, "runtime_version_string")), "13.0");
+    cr_assert_eq(json_integer_value(json_object_get(m, "runtime_version")), 13000);
+    cr_assert_str_eq(json_string_value(json_object_get(m, "host")), "testhost");
+    cr_assert_eq(json_integer_value(json_object_get(m, "cpu_threads")), 2);
+
+    json_t *cfg = json_object_get(doc, "config");
+    cr_assert_str_eq(json_string_value(json_object_get(cfg, "file")), "conf/test.ini");
+    json_t *e0 = json_array_get(json_object_get(cfg, "experiments"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(e0, "name")), "reduce-f32");
+    cr_assert_str_eq(json_string_value(json_object_get(e0, "description")), "sum, \"quoted\"");
+    cr_assert_str_eq(json_string_value(json_object_get(e0, "plugin")), "fakereduce");
+    cr_assert_str_eq(json_string_value(json_object_get(e0, "plugin_file")), "/tmp/fakereduce.so");
+    cr_assert_eq(json_array_size(json_object_get(e0, "variants")), 3);
+    cr_assert_str_eq(json_string_value(json_object_get(e0, "baseline")), "cpu_serial");
+    cr_assert_str_eq(json_string_value(json_object_get(e0, "reference")), "cuda_lib");
+    cr_assert_eq(json_integer_value(json_object_get(e0, "points")), 2);
+    json_t *meas = json_object_get(e0, "measure");
+    cr_assert_eq(json_integer_value(json_object_get(meas, "runs")), 20);
+    cr_assert(json_is_false(json_object_get(meas, "include_copies")));
+    json_t *pn = json_object_get(json_object_get(e0, "params"), "n");
+    cr_assert_eq(json_array_size(pn), 2);
+    cr_assert_str_eq(json_string_value(json_array_get(pn, 1)), "268435456");
+    json_t *e1 = json_array_get(json_object_get(cfg, "experiments"), 1);
+    cr_assert(json_is_null(json_object_get(e1, "reference")));
+    cr_assert(json_is_null(json_object_get(e1, "description")));
+
+    json_t *res = json_object_get(doc, "results");
+    cr_assert_eq(json_array_size(res), 7);
+    /* Typed parameter values. */
+    json_t *r0 = json_array_get(res, 0);
+    json_t *pv = json_object_get(r0, "params");
+    cr_assert(json_is_integer(json_object_get(pv, "n")));
+    cr_assert_eq(json_integer_value(json_object_get(pv, "n")), 1 << 20);
+    cr_assert_str_eq(json_string_value(json_object_get(pv, "dtype")), "f32");
+    cr_assert(json_is_real(json_object_get(pv, "alpha")));
+    cr_assert_float_eq(json_real_value(json_object_get(pv, "alpha")), 0.25, 1e-15);
+    cr_assert(json_is_true(json_object_get(pv, "fast")));
+    cr_assert_str_eq(json_string_value(json_object_get(r0, "experiment")), "reduce-f32");
+    cr_assert_str_eq(json_string_value(json_object_get(r0, "status")), "pass");
+    cr_assert_str_eq(json_string_value(json_object_get(r0, "backend")), "cpu");
+    cr_assert(json_is_null(json_object_get(r0, "reason")));
+    cr_assert_eq(json_integer_value(json_object_get(r0, "runs")), 20);
+    cr_assert_float_eq(json_real_value(json_object_get(json_object_get(r0, "time_s"), "median")),
+                       p0[0].time.median, 1e-15);
+    json_t *w = json_object_get(r0, "work");
+    cr_assert_eq(json_integer_value(json_object_get(w, "bytes_read")), 4 << 20);
+    cr_assert_eq(json_integer_value(json_object_get(w, "items")), 1 << 20);
+    json_t *sp = json_object_get(r0, "speedup");
+    cr_assert_float_eq(json_real_value(json_object_get(sp, "baseline")), 1.0, 1e-15);
+    /* NaN becomes null. */
+    cr_assert(json_is_null(json_object_get(sp, "reference")));
+    cr_assert(json_is_null(json_object_get(r0, "pct_copy")));
+    json_t *chk = json_object_get(r0, "check");
+    cr_assert(json_is_true(json_object_get(chk, "passed")));
+    cr_assert_str_eq(json_string_value(json_object_get(chk, "measure")), "rel");
+    cr_assert_float_eq(json_real_value(json_object_get(chk, "tolerance")), 4.3e-5, 1e-18);
+
+    json_t *r1 = json_array_get(res, 1);
+    cr_assert_str_eq(json_string_value(json_object_get(r1, "status")), "skipped");
+    cr_assert_str_eq(json_string_value(json_object_get(r1, "reason")), skip_reason);
+    cr_assert(json_is_null(json_object_get(json_object_get(r1, "time_s"), "median")));
+    cr_assert(json_is_null(json_object_get(r1, "check")));
+    json_t *r2 = json_array_get(res, 2);
+    cr_assert(json_is_false(json_object_get(json_object_get(r2, "check"), "passed")));
+    cr_assert_str_eq(json_string_value(json_object_get(r2, "status")), "FAIL");
+
+    json_t *r6 = json_array_get(res, 6);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(r6, "params"), "block")), 128);
+    /* A row carries its own plugin's parameters only. */
+    cr_assert_null(json_object_get(json_object_get(r6, "params"), "dtype"));
+    cr_assert(json_is_null(json_object_get(r6, "gflops")));
+    json_decref(doc);
+}
+
+Test(report, json_unwritable_path)
+{
+    kbc_sink s;
+    kbc_diag d = {{0}};
+    cr_assert_eq(kbc_report_json("/nonexistent-kbench-dir/out.json", &s, &d), -1);
+    cr_assert_str_eq(d.msg, "cannot write /nonexistent-kbench-dir/out.json: No such file or "
+                            "directory.");
+    cr_assert_eq(kbc_report_json(tmpdir, &s, &d), -1);
+    cr_assert_not_null(strstr(d.msg, strerror(EISDIR)), "%s", d.msg);
+}
+
+/* A file that becomes unwritable during the run (its folder removed) makes
+   point() return -1 rather than pretend the rows were kept. */
+Test(report, json_write_failure_during_run)
+{
+    char dir[128], path[160];
+    snprintf(dir, sizeof dir, "%s/sub", tmpdir);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_json(path, &s, &d), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(unlink(path), 0);
+    cr_assert_eq(rmdir(dir), 0);
+    cr_assert_eq(s.point(s.ctx, p0, 3), -1);
+    s.destroy(s.ctx);
+}
