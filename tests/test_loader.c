@@ -558,6 +558,16 @@ Test(descriptor, param_rules)
     expect_refused(&f, "default 'z' of enum parameter 'kind' is not one of its choices",
                    "enum default");
     fixture_init(&f);
+    f.p[0].def = "12Q";
+    expect_refused(&f, "the default of parameter 'n' is invalid: '12Q'", "malformed default");
+    fixture_init(&f);
+    f.p[0].min = 4096;
+    f.p[0].max = 8192;
+    expect_refused(&f, "the default of parameter 'n' is invalid", "default out of range");
+    fixture_init(&f);
+    f.p[2].def = "maybe";
+    expect_refused(&f, "the default of parameter 'on' is invalid", "bad bool default");
+    fixture_init(&f);
     f.p[0].def = NULL;
     expect_refused(&f, "parameter 'n' has no default", "NULL default");
     fixture_init(&f);

@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include "loader.h"
+#include "sweep.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -255,6 +256,14 @@ const char *kbc_descriptor_check(const kb_plugin *d, char *why, size_t n)
                                "of its choices",
                                d->name, par->def, par->name);
         }
+        /* The default goes through the same parser as an INI value, so that
+           a plugin whose default is malformed or out of its own range is
+           refused here rather than failing every experiment that uses it. */
+        kb_value v;
+        char vwhy[256];
+        if (kbc_value_parse(par, par->def, &v, vwhy, sizeof vwhy) != 0)
+            return why_set(why, n, "plugin '%s': the default of parameter '%s' is invalid: %s",
+                           d->name, par->name, vwhy);
         for (uint32_t q = 0; q < p; q++)
             if (strcmp(d->params[q].name, par->name) == 0)
                 return why_set(why, n, "plugin '%s' declares parameter '%s' twice", d->name,
