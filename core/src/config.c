@@ -1,1 +1,776 @@
-/* config.c: being written. */
+/*
+ * config.c -- see config.h.
+ *
+ * kbc_plan_build works in passes, so that errors come out in the order a
+ * user would fix them:
+ *   1. plugin_path from [global] goes into the registry;
+ *   2. every experiment's plugin is resolved;
+ *   3. every parameter key in [global] must belong to one of those plugins;
+ *   4. each experiment's keys, variants, measure settings and sweeps are
+ *      checked and expanded;
+ *   5. plan() runs on every point, so that a point that cannot exist (an
+ *      overflow, a size the device cannot hold) is refused before anything
+ *      is allocated.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sweep.h"
+
+/* More points than this is a typing mistake, not an experiment; the cap
+   also keeps the product of the axes far from overflowing. */
+#define KBC_MAX_POINTS 10000000ULL
+
+static const char *const core_keys[] = {
+    "plugin", "variants",       "baseline",    "reference",   "warmup",      "runs",
+    "budget", "seed",           "include_copies", "cpu_threads", "plugin_path", "description",
+};
+#define N_CORE_KEYS (sizeof core_keys / sizeof *core_keys)
+
+static int is_core_key(const char *k)
+{
+    for (size_t i = 0; i < N_CORE_KEYS; i++)
+        if (strcmp(k, core_keys[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Where a key's value came from: the experiment's own section or [global]. */
+typedef struct found {
+    const kbc_entry *e;
+    const kbc_section *s;
+} found;
+
+typedef struct ctx {
+    const kbc_ini *ini;
+    kbc_registry *reg;
+    kbc_diag *d;
+    const kbc_section *glob;
+} ctx;
+
+static found lookup(const ctx *c, const kbc_section *sec, const char *key)
+{
+    found f = {kbc_section_get(sec, key), sec};
+    if (!f.e && c->glob) {
+        f.e = kbc_section_get(c->glob, key);
+        f.s = c->glob;
+    }
+    if (!f.e)
+        f.s = NULL;
+    return f;
+}
+
+/* Copies what into a buffer with a final period, so that a clause from
+   elsewhere ends the sentence properly. */
+static void end_sentence(char *buf, size_t n, const char *what)
+{
+    size_t len = strlen(what);
+    snprintf(buf, n, "%s%s", what, len && what[len - 1] == '.' ? "" : ".");
+}
+
+/* "FILE:LINE: key 'K' in [S]: what." -- naming the experiment too when the
+   key was inherited from [global]. */
+static int key_error(const ctx *c, found f, const kbc_section *exp, const char *fmt, ...)
+    KB_PRINTF(4, 5);
+
+static int key_error(const ctx *c, found f, const kbc_section *exp, const char *fmt, ...)
+{
+    char what[700], end[720], via[160] = "";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    end_sentence(end, sizeof end, what);
+    if (exp && f.s != exp)
+        snprintf(via, sizeof via, " (inherited by [%s])", exp->name);
+    kbc_diag_set(c->d, "%s:%d: key '%s' in [%s]%s: %s", c->ini->path, f.e->line, f.e->key,
+                 f.s->name, via, end);
+    return -1;
+}
+
+/* Joins names with ", " into buf. */
+static void join(char *buf, size_t n, const char *const *names, size_t count)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < count && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", names[i]);
+}
+
+/* " did you mean 'x'?" or "" */
+static void suggest(char *buf, size_t n, const char *word, const char *const *cands, size_t count)
+{
+    const char *best = kbc_closest(word, cands, count);
+    if (best)
+        snprintf(buf, n, "; did you mean '%s'?", best);
+    else
+        buf[0] = '\0';
+}
+
+/* ------------------------------------------------------------------------
+ * plugin_path
+ * ---------------------------------------------------------------------- */
+
+static int add_plugin_paths(const ctx *c)
+{
+    if (!c->glob)
+        return 0;
+    found f = {kbc_section_get(c->glob, "plugin_path"), c->glob};
+    if (!f.e)
+        return 0;
+    /* Relative paths are relative to the INI file's folder, so that a
+       configuration and its plugins can move together. */
+    const char *slash = strrchr(c->ini->path, '/');
+    char *dir = slash ? kbc_xstrndup(c->ini->path, (size_t)(slash - c->ini->path + 1))
+                      : kbc_xstrdup("");
+    char *list = kbc_xstrdup(f.e->value);
+    int rc = 0;
+    for (char *save = NULL, *tok = strtok_r(list, ":,", &save); tok && rc == 0;
+         tok = strtok_r(NULL, ":,", &save)) {
+        char *t = kbc_trim_dup(tok);
+        if (*t) {
+            char *full = t[0] == '/' ? kbc_xstrdup(t) : kbc_xasprintf("%s%s", dir, t);
+            kbc_diag why;
+            why.msg[0] = '\0';
+            if (kbc_registry_add_path(c->reg, full, &why) != 0)
+                rc = key_error(c, f, NULL, "%s", why.msg[0] ? why.msg : "the path cannot be used");
+            free(full);
+        }
+        free(t);
+    }
+    free(list);
+    free(dir);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Plugins of the experiments
+ * ---------------------------------------------------------------------- */
+
+static int resolve_plugin(const ctx *c, const kbc_section *sec, const kbc_plugin **out)
+{
+    found f = lookup(c, sec, "plugin");
+    if (!f.e) {
+        kbc_diag_set(c->d,
+                     "%s:%d: experiment [%s] has no key 'plugin' (nor does [global]); add "
+                     "plugin = NAME.",
+                     c->ini->path, sec->line, sec->name);
+        return -1;
+    }
+    const kbc_plugin *pl = kbc_registry_find(c->reg, f.e->value);
+    if (pl) {
+        *out = pl;
+        return 0;
+    }
+    size_t n = c->reg->n;
+    const char **names = kbc_xcalloc(n ? n : 1, sizeof *names);
+    for (size_t i = 0; i < n; i++)
+        names[i] = c->reg->items[i].desc->name;
+    char list[400], sug[120];
+    join(list, sizeof list, names, n);
+    suggest(sug, sizeof sug, f.e->value, names, n);
+    free(names);
+    if (n)
+        key_error(c, f, sec, "no plugin named '%s' was found (searched: %s)%s", f.e->value, list,
+                  sug);
+    else
+        key_error(c, f, sec,
+                  "no plugin named '%s' was found, and no plugins were found at all (build "
+                  "them, or set plugin_path or KBENCH_PLUGIN_PATH)",
+                  f.e->value);
+    return -1;
+}
+
+/* A parameter key in [global] is fine when some experiment's plugin
+   declares it; otherwise it is a typing mistake and gets a suggestion. */
+static int check_global_keys(const ctx *c, const kbc_plugin *const *plugins, size_t n_exps)
+{
+    if (!c->glob)
+        return 0;
+    for (size_t k = 0; k < c->glob->n; k++) {
+        const kbc_entry *e = &c->glob->entries[k];
+        if (is_core_key(e->key))
+            continue;
+        int declared = 0;
+        size_t n_cands = N_CORE_KEYS;
+        for (size_t x = 0; x < n_exps; x++) {
+            const kb_plugin *d = plugins[x]->desc;
+            n_cands += d->n_params;
+            for (uint32_t i = 0; i < d->n_params; i++)
+                if (strcmp(d->params[i].name, e->key) == 0)
+                    declared = 1;
+        }
+        if (declared)
+            continue;
+        const char **cands = kbc_xcalloc(n_cands, sizeof *cands);
+        const char **used = kbc_xcalloc(n_exps ? n_exps : 1, sizeof *used);
+        size_t m = 0, n_used = 0;
+        for (size_t i = 0; i < N_CORE_KEYS; i++)
+            cands[m++] = core_keys[i];
+        for (size_t x = 0; x < n_exps; x++) {
+            const kb_plugin *d = plugins[x]->desc;
+            for (uint32_t i = 0; i < d->n_params; i++)
+                cands[m++] = d->params[i].name;
+            int seen = 0;
+            for (size_t j = 0; j < n_used; j++)
+                seen |= strcmp(used[j], d->name) == 0;
+            if (!seen)
+                used[n_used++] = d->name;
+        }
+        char list[300], sug[120];
+        join(list, sizeof list, used, n_used);
+        suggest(sug, sizeof sug, e->key, cands, m);
+        kbc_diag_set(c->d,
+                     "%s:%d: unknown key '%s' in [global] (no experiment's plugin has such a "
+                     "parameter: %s)%s",
+                     c->ini->path, e->line, e->key, list, sug[0] ? sug : ".");
+        free(cands);
+        free(used);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * One experiment
+ * ---------------------------------------------------------------------- */
+
+static int variant_index(const kb_plugin *d, const char *name)
+{
+    for (uint32_t i = 0; i < d->n_variants; i++)
+        if (strcmp(d->variants[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* "'shufle' is not a variant of plugin 'reduce' (it has: ...); did you
+   mean 'shuffle'?" */
+static int unknown_variant(const ctx *c, found f, const kbc_section *sec, const kb_plugin *d,
+                           const char *name)
+{
+    const char **names = kbc_xcalloc(d->n_variants ? d->n_variants : 1, sizeof *names);
+    for (uint32_t i = 0; i < d->n_variants; i++)
+        names[i] = d->variants[i].name;
+    char list[600], sug[120];
+    join(list, sizeof list, names, d->n_variants);
+    suggest(sug, sizeof sug, name, names, d->n_variants);
+    free(names);
+    return key_error(c, f, sec, "'%s' is not a variant of plugin '%s' (it has: %s)%s", name,
+                     d->name, list, sug);
+}
+
+static int parse_variants(const ctx *c, const kbc_section *sec, kbc_experiment *x)
+{
+    const kb_plugin *d = x->plugin->desc;
+    found f = lookup(c, sec, "variants");
+    if (!f.e || strcasecmp(f.e->value, "all") == 0) {
+        for (uint32_t i = 0; i < d->n_variants && i < KB_MAX_VARIANTS; i++)
+            x->variants[x->n_variants++] = i;
+        return 0;
+    }
+    char *list = kbc_xstrdup(f.e->value);
+    int rc = 0;
+    char *start = list;
+    while (rc == 0) {
+        char *comma = strchr(start, ',');
+        if (comma)
+            *comma = '\0';
+        char *name = kbc_trim_dup(start);
+        int v = *name ? variant_index(d, name) : -1;
+        if (!*name) {
+            rc = key_error(c, f, sec,
+                           "the list '%s' has an empty element (two commas in a row, or a "
+                           "comma at an end)",
+                           f.e->value);
+        } else if (v < 0) {
+            rc = unknown_variant(c, f, sec, d, name);
+        } else {
+            for (uint32_t k = 0; k < x->n_variants; k++)
+                if (x->variants[k] == (uint32_t)v)
+                    rc = key_error(c, f, sec, "variant '%s' is listed twice", name);
+            if (rc == 0)
+                x->variants[x->n_variants++] = (uint32_t)v;
+        }
+        free(name);
+        if (!comma)
+            break;
+        start = comma + 1;
+    }
+    free(list);
+    return rc;
+}
+
+/* baseline and reference: a variant of the plugin that is also selected. */
+static int pick_variant(const ctx *c, const kbc_section *sec, kbc_experiment *x, const char *key,
+                        int *out)
+{
+    const kb_plugin *d = x->plugin->desc;
+    found f = lookup(c, sec, key);
+    if (!f.e)
+        return 0;
+    int v = variant_index(d, f.e->value);
+    if (v < 0)
+        return unknown_variant(c, f, sec, d, f.e->value);
+    for (uint32_t k = 0; k < x->n_variants; k++) {
+        if (x->variants[k] == (uint32_t)v) {
+            *out = v;
+            return 0;
+        }
+    }
+    const char *names[KB_MAX_VARIANTS];
+    for (uint32_t k = 0; k < x->n_variants; k++)
+        names[k] = d->variants[x->variants[k]].name;
+    char list[600];
+    join(list, sizeof list, names, x->n_variants);
+    return key_error(c, f, sec, "'%s' is not among the selected variants (%s); add it to "
+                                "'variants'",
+                     f.e->value, list);
+}
+
+/* One core key with a single typed value, or its default. */
+static int core_value(const ctx *c, const kbc_section *sec, const kb_param *p, kb_value *out)
+{
+    found f = lookup(c, sec, p->name);
+    char why[400];
+    if (!f.e) {
+        if (kbc_value_parse(p, p->def, out, why, sizeof why) == 0)
+            return 0;
+        kbc_diag_set(c->d, "%s: internal error: the default of '%s' is bad: %s.", c->ini->path,
+                     p->name, why);
+        return -1;
+    }
+    if (strchr(f.e->value, ',') || strstr(f.e->value, ".."))
+        return key_error(c, f, sec, "'%s' is a sweep, but '%s' takes one value", f.e->value,
+                         p->name);
+    if (kbc_value_parse(p, f.e->value, out, why, sizeof why) != 0)
+        return key_error(c, f, sec, "%s", why);
+    return 0;
+}
+
+static int parse_measure(const ctx *c, const kbc_section *sec, kbc_measure *m)
+{
+    kb_value v;
+    if (core_value(c, sec, &kbc_key_warmup, &v))
+        return -1;
+    m->warmup = (uint32_t)v.i;
+    if (core_value(c, sec, &kbc_key_runs, &v))
+        return -1;
+    m->runs = (uint32_t)v.i;
+    if (core_value(c, sec, &kbc_key_budget, &v))
+        return -1;
+    m->budget_s = v.f;
+    if (core_value(c, sec, &kbc_key_seed, &v))
+        return -1;
+    m->seed = v.u;
+    if (core_value(c, sec, &kbc_key_include_copies, &v))
+        return -1;
+    m->include_copies = (int)v.i;
+    if (core_value(c, sec, &kbc_key_cpu_threads, &v))
+        return -1;
+    m->cpu_threads = (int)v.i;
+    return 0;
+}
+
+/* Every key written in the experiment's own section must mean something. */
+static int check_own_keys(const ctx *c, const kbc_section *sec, const kb_plugin *d)
+{
+    for (size_t k = 0; k < sec->n; k++) {
+        const kbc_entry *e = &sec->entries[k];
+        found f = {e, sec};
+        if (strcmp(e->key, "plugin_path") == 0)
+            return key_error(c, f, sec, "plugin_path is read from [global] only; move it there");
+        if (is_core_key(e->key))
+            continue;
+        int known = 0;
+        for (uint32_t i = 0; i < d->n_params; i++)
+            known |= strcmp(d->params[i].name, e->key) == 0;
+        if (known)
+            continue;
+        const char **cands = kbc_xcalloc(N_CORE_KEYS + d->n_params, sizeof *cands);
+        size_t m = 0;
+        for (size_t i = 0; i < N_CORE_KEYS; i++)
+            cands[m++] = core_keys[i];
+        for (uint32_t i = 0; i < d->n_params; i++)
+            cands[m++] = d->params[i].name;
+        char sug[120];
+        suggest(sug, sizeof sug, e->key, cands, m);
+        free(cands);
+        kbc_diag_set(c->d, "%s:%d: unknown key '%s' in [%s] (plugin '%s' has no such parameter)%s",
+                     c->ini->path, e->line, e->key, sec->name, d->name, sug[0] ? sug : ".");
+        return -1;
+    }
+    return 0;
+}
+
+static int build_axes(const ctx *c, const kbc_section *sec, kbc_experiment *x)
+{
+    const kbc_plugin *pl = x->plugin;
+    const kb_plugin *d = pl->desc;
+    x->axes = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *x->axes);
+    x->n_points = 1;
+    char why[400];
+    for (uint32_t i = 0; i < d->n_params; i++) {
+        const kb_param *p = &d->params[i];
+        kbc_axis *a = &x->axes[i];
+        a->param = p;
+        found f = lookup(c, sec, p->name);
+        if (f.e) {
+            if (kbc_sweep_parse(p, f.e->value, KBC_MAX_POINTS, &a->values, &a->n, why,
+                                sizeof why) != 0)
+                return key_error(c, f, sec, "%s", why);
+            a->line = f.e->line;
+        } else if (!p->def) {
+            kbc_diag_set(c->d,
+                         "%s:%d: experiment [%s]: parameter '%s' of plugin '%s' has no default, "
+                         "so it must be set.",
+                         c->ini->path, sec->line, sec->name, p->name, d->name);
+            return -1;
+        } else {
+            a->values = kbc_xmalloc(sizeof *a->values);
+            a->n = 1;
+            if (kbc_value_parse(p, p->def, &a->values[0], why, sizeof why) != 0) {
+                kbc_diag_set(c->d,
+                             "%s:%d: experiment [%s]: plugin '%s' (%s) declares the default "
+                             "'%s' for its parameter '%s', which is invalid: %s; the plugin "
+                             "must be fixed.",
+                             c->ini->path, sec->line, sec->name, d->name, pl->path, p->def,
+                             p->name, why);
+                return -1;
+            }
+        }
+        if (x->n_points * a->n > KBC_MAX_POINTS) {
+            char list[400] = "";
+            size_t used = 0;
+            for (uint32_t j = 0; j <= i && used < sizeof list; j++)
+                if (x->axes[j].n > 1)
+                    used += (size_t)snprintf(list + used, sizeof list - used, "%s%s: %zu values",
+                                             used ? ", " : "", x->axes[j].param->name,
+                                             x->axes[j].n);
+            kbc_diag_set(c->d,
+                         "%s:%d: experiment [%s] expands to more than %llu points (%s); narrow "
+                         "a sweep.",
+                         c->ini->path, sec->line, sec->name, KBC_MAX_POINTS, list);
+            return -1;
+        }
+        x->n_points *= a->n;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * plan() on every point
+ * ---------------------------------------------------------------------- */
+
+typedef struct plan_host {
+    kb_host h;
+    const char *plugin;
+    char msg[600];
+    int said;
+} plan_host;
+
+static int plan_fail(kb_host *h, int code, const char *fmt, ...)
+{
+    plan_host *ph = h->host_private;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ph->msg, sizeof ph->msg, fmt, ap);
+    va_end(ap);
+    ph->said = 1;
+    return code;
+}
+
+/* plan() should be quiet; warnings still reach the user, the rest is
+   dropped because plan() runs once per point. */
+static void plan_log(kb_host *h, kb_log_level level, const char *fmt, ...)
+{
+    if (level < KB_LOG_WARN)
+        return;
+    plan_host *ph = h->host_private;
+    char line[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "kbench: warning: plugin '%s': %s\n", ph->plugin, line);
+}
+
+static void plan_host_init(plan_host *ph, const kbc_experiment *x)
+{
+    memset(ph, 0, sizeof *ph);
+    ph->h.size = sizeof ph->h;
+    ph->h.seed = x->measure.seed;
+    ph->h.stream = NULL;
+    ph->h.device = -1;
+    ph->h.cpu_threads = x->measure.cpu_threads;
+    ph->h.log = plan_log;
+    ph->h.fail = plan_fail;
+    ph->h.host_private = ph;
+    ph->plugin = x->plugin->desc->name;
+}
+
+/* "n=1024, dtype=f32" */
+static void point_text(const kbc_experiment *x, const kb_value *values, char *buf, size_t n)
+{
+    const kb_plugin *d = x->plugin->desc;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < d->n_params && used < n; i++) {
+        char v[64];
+        kbc_value_format(&d->params[i], values[i], v, sizeof v);
+        used += (size_t)snprintf(buf + used, n - used, "%s%s=%s", i ? ", " : "",
+                                 d->params[i].name, v);
+    }
+}
+
+static char *human_bytes(uint64_t b, char *buf, size_t n)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (b < 1024) {
+        snprintf(buf, n, "%llu B", (unsigned long long)b);
+        return buf;
+    }
+    double v = (double)b / 1024;
+    size_t u = 0;
+    while (v >= 1024 && u + 1 < sizeof units / sizeof *units) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, n, "%.1f %s", v, units[u]);
+    return buf;
+}
+
+static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_mem)
+{
+    const kb_plugin *d = x->plugin->desc;
+    if (!d->ops.plan) {
+        kbc_diag_set(c->d, "%s:%d: experiment [%s]: plugin '%s' has no plan() function.",
+                     c->ini->path, x->line, x->name, d->name);
+        return -1;
+    }
+    kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
+    plan_host ph;
+    plan_host_init(&ph, x);
+    int rc = 0;
+    for (uint64_t p = 0; p < x->n_points && rc == 0; p++) {
+        kbc_experiment_point(x, p, values);
+        kb_plan work;
+        memset(&work, 0, sizeof work);
+        ph.said = 0;
+        ph.msg[0] = '\0';
+        int st = d->ops.plan(values, &work, &ph.h);
+        if (st == KB_OK && !(device_mem > 0 && work.device_bytes > device_mem))
+            continue;
+        char pt[600], what[700], need[32], have[32];
+        point_text(x, values, pt, sizeof pt);
+        if (st != KB_OK) {
+            if (ph.said)
+                end_sentence(what, sizeof what, ph.msg);
+            else
+                snprintf(what, sizeof what, "plan() failed with code %d without saying why.",
+                         st);
+        } else {
+            snprintf(what, sizeof what,
+                     "it needs %s of device memory and the device has %s.",
+                     human_bytes(work.device_bytes, need, sizeof need),
+                     human_bytes(device_mem, have, sizeof have));
+        }
+        kbc_diag_set(c->d, "%s:%d: experiment [%s] point %s: %s", c->ini->path, x->line,
+                     x->name, pt, what);
+        rc = -1;
+    }
+    free(values);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * The plan
+ * ---------------------------------------------------------------------- */
+
+int kbc_plan_build(const kbc_ini *ini, kbc_registry *reg, uint64_t device_mem, kbc_plan *plan,
+                   kbc_diag *d)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->path = kbc_xstrdup(ini->path);
+    ctx c = {ini, reg, d, kbc_ini_section(ini, "global")};
+
+    if (add_plugin_paths(&c) != 0)
+        goto fail;
+
+    size_t n_exps = 0;
+    for (size_t i = 0; i < ini->n; i++)
+        if (&ini->sections[i] != c.glob)
+            n_exps++;
+    if (n_exps == 0) {
+        kbc_diag_set(d,
+                     "%s: there are no experiments (every section but [global] is one); add a "
+                     "section such as [first] with plugin = NAME.",
+                     ini->path);
+        goto fail;
+    }
+    plan->exps = kbc_xcalloc(n_exps, sizeof *plan->exps);
+    const kbc_section **secs = kbc_xcalloc(n_exps, sizeof *secs);
+    const kbc_plugin **plugins = kbc_xcalloc(n_exps, sizeof *plugins);
+    size_t k = 0;
+    for (size_t i = 0; i < ini->n; i++)
+        if (&ini->sections[i] != c.glob)
+            secs[k++] = &ini->sections[i];
+
+    int rc = 0;
+    for (size_t i = 0; i < n_exps && rc == 0; i++)
+        rc = resolve_plugin(&c, secs[i], &plugins[i]);
+    if (rc == 0)
+        rc = check_global_keys(&c, plugins, n_exps);
+
+    for (size_t i = 0; i < n_exps && rc == 0; i++) {
+        const kbc_section *sec = secs[i];
+        kbc_experiment *x = &plan->exps[plan->n++];
+        x->name = kbc_xstrdup(sec->name);
+        x->line = sec->line;
+        x->plugin = plugins[i];
+        x->baseline = x->reference = -1;
+        found desc = lookup(&c, sec, "description");
+        x->description = desc.e ? kbc_xstrdup(desc.e->value) : NULL;
+
+        if (check_own_keys(&c, sec, x->plugin->desc) || parse_variants(&c, sec, x) ||
+            pick_variant(&c, sec, x, "baseline", &x->baseline) ||
+            pick_variant(&c, sec, x, "reference", &x->reference) ||
+            parse_measure(&c, sec, &x->measure) || build_axes(&c, sec, x)) {
+            rc = -1;
+            break;
+        }
+        if (x->baseline < 0 && x->n_variants > 0)
+            x->baseline = (int)x->variants[0];
+        if (plan->n_points + x->n_points > KBC_MAX_POINTS) {
+            kbc_diag_set(d,
+                         "%s:%d: experiment [%s] brings the plan to more than %llu points; "
+                         "narrow a sweep or split the file.",
+                         ini->path, sec->line, sec->name, KBC_MAX_POINTS);
+            rc = -1;
+            break;
+        }
+        plan->n_points += x->n_points;
+    }
+    for (size_t i = 0; i < plan->n && rc == 0; i++)
+        rc = check_points(&c, &plan->exps[i], device_mem);
+
+    free(secs);
+    free(plugins);
+    if (rc == 0)
+        return 0;
+fail:
+    kbc_plan_free(plan);
+    return -1;
+}
+
+void kbc_plan_free(kbc_plan *plan)
+{
+    if (!plan)
+        return;
+    for (size_t i = 0; i < plan->n; i++) {
+        kbc_experiment *x = &plan->exps[i];
+        if (x->axes) {
+            for (uint32_t j = 0; j < x->plugin->desc->n_params; j++)
+                free(x->axes[j].values);
+            free(x->axes);
+        }
+        free(x->name);
+        free(x->description);
+    }
+    free(plan->exps);
+    free(plan->path);
+    memset(plan, 0, sizeof *plan);
+}
+
+void kbc_experiment_point(const kbc_experiment *e, uint64_t p, kb_value *values)
+{
+    /* Mixed radix, the last parameter the fastest digit. */
+    for (uint32_t i = e->plugin->desc->n_params; i-- > 0;) {
+        const kbc_axis *a = &e->axes[i];
+        values[i] = a->values[p % a->n];
+        p /= a->n;
+    }
+}
+
+void kbc_plan_print(const kbc_plan *plan, FILE *out)
+{
+    uint64_t runs = 0;
+    for (size_t i = 0; i < plan->n; i++) {
+        const kbc_experiment *x = &plan->exps[i];
+        const kb_plugin *d = x->plugin->desc;
+        const kbc_measure *m = &x->measure;
+        runs += x->n_points * x->n_variants;
+
+        fprintf(out, "%s[%s]  plugin %s (%s)\n", i ? "\n" : "", x->name, d->name,
+                x->plugin->path ? x->plugin->path : "?");
+        if (x->description)
+            fprintf(out, "  description: %s\n", x->description);
+        fprintf(out, "  variants:");
+        for (uint32_t k = 0; k < x->n_variants; k++)
+            fprintf(out, "%s %s", k ? "," : "", d->variants[x->variants[k]].name);
+        if (x->baseline >= 0)
+            fprintf(out, "  (baseline %s", d->variants[x->baseline].name);
+        if (x->reference >= 0)
+            fprintf(out, ", reference %s", d->variants[x->reference].name);
+        fprintf(out, "%s\n", x->baseline >= 0 ? ")" : "");
+        fprintf(out,
+                "  measure: warmup %u, runs %u, budget %g s, seed %llu, copies %s, cpu_threads "
+                "%d\n",
+                m->warmup, m->runs, m->budget_s, (unsigned long long)m->seed,
+                m->include_copies ? "timed" : "not timed", m->cpu_threads);
+
+        /* Column widths: the widest of the name and its values. */
+        int *w = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *w);
+        char buf[64];
+        for (uint32_t j = 0; j < d->n_params; j++) {
+            w[j] = (int)strlen(d->params[j].name);
+            for (size_t v = 0; v < x->axes[j].n; v++) {
+                int len = (int)strlen(kbc_value_format(&d->params[j], x->axes[j].values[v], buf,
+                                                       sizeof buf));
+                if (len > w[j])
+                    w[j] = len;
+            }
+        }
+        int wp = 5;
+        for (uint64_t t = x->n_points; t >= 100000; t /= 10)
+            wp++;
+        fprintf(out, "  %*s", wp, "point");
+        for (uint32_t j = 0; j < d->n_params; j++)
+            fprintf(out, "  %-*s", w[j], d->params[j].name);
+        fprintf(out, "  | %-10s  %-10s  %-10s\n", "read", "written", "device");
+
+        kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
+        plan_host ph;
+        plan_host_init(&ph, x);
+        for (uint64_t p = 0; p < x->n_points; p++) {
+            kbc_experiment_point(x, p, values);
+            fprintf(out, "  %*llu", wp, (unsigned long long)p);
+            for (uint32_t j = 0; j < d->n_params; j++)
+                fprintf(out, "  %-*s", w[j],
+                        kbc_value_format(&d->params[j], values[j], buf, sizeof buf));
+            kb_plan work;
+            memset(&work, 0, sizeof work);
+            ph.msg[0] = '\0';
+            int st = d->ops.plan ? d->ops.plan(values, &work, &ph.h) : KB_EFAIL;
+            if (st != KB_OK) {
+                fprintf(out, "  | plan failed: %s\n", ph.msg[0] ? ph.msg : "(no reason given)");
+                continue;
+            }
+            char r[32], wr[32], dv[32];
+            fprintf(out, "  | %-10s  %-10s  %-10s\n", human_bytes(work.bytes_read, r, sizeof r),
+                    human_bytes(work.bytes_written, wr, sizeof wr),
+                    human_bytes(work.device_bytes, dv, sizeof dv));
+        }
+        free(values);
+        free(w);
+        fprintf(out, "  %llu point%s x %u variant%s\n", (unsigned long long)x->n_points,
+                x->n_points == 1 ? "" : "s", x->n_variants, x->n_variants == 1 ? "" : "s");
+    }
+    fprintf(out, "\n%zu experiment%s, %llu point%s, %llu variant run%s\n", plan->n,
+            plan->n == 1 ? "" : "s", (unsigned long long)plan->n_points,
+            plan->n_points == 1 ? "" : "s", (unsigned long long)runs, runs == 1 ? "" : "s");
+}
