@@ -475,6 +475,8 @@ Test(report, csv_header_quoting_and_nan)
     csv_free(&t);
     free(text);
 
+    /* A verified row whose plugin named no measure keeps its numbers. */
+    p1[1].check.measure = NULL;
     cr_assert_eq(s.point(s.ctx, p1, 3), 0);
     cr_assert_eq(s.point(s.ctx, s0, 1), 0);
     cr_assert_eq(s.end(s.ctx, 1), 0);
@@ -531,6 +533,8 @@ Test(report, csv_header_quoting_and_nan)
     cr_assert_str_eq(field(&t, 3, "check_measure"), "rel");
     cr_assert_float_eq(strtod(field(&t, 3, "check_error"), NULL), 0.5, 1e-12);
     cr_assert_str_eq(field(&t, 3, "status"), "FAIL");
+    cr_assert_str_eq(field(&t, 5, "check_measure"), "unnamed");
+    cr_assert_str_eq(field(&t, 5, "check_error"), "2.1e-07");
     csv_free(&t);
     free(text);
 }

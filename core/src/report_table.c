@@ -70,11 +70,23 @@ static const char *fmt_fixed(double x, int digits, const char *suffix, char *buf
     return buf;
 }
 
+/* The name of the row's check, or NULL when verification never ran.  A
+   row that passed or failed was verified even if the plugin left the
+   measure unnamed, and its numbers must not be dropped for that. */
+static const char *check_measure(const kbc_row *r)
+{
+    if (r->check.measure)
+        return r->check.measure;
+    return r->outcome == KBC_PASS || r->outcome == KBC_FAIL ? "unnamed" : NULL;
+}
+
 /* The check as "rel 2.1e-07 <= 4.3e-05"; ">" when it failed.  Counts such
    as mismatches print as integers. */
-static const char *fmt_check(const kb_check *c, char *buf, size_t n)
+static const char *fmt_check(const kbc_row *r, char *buf, size_t n)
 {
-    if (!c->measure) {
+    const kb_check *c = &r->check;
+    const char *measure = check_measure(r);
+    if (!measure) {
         snprintf(buf, n, "-");
         return buf;
     }
@@ -88,7 +100,7 @@ static const char *fmt_check(const kb_check *c, char *buf, size_t n)
         snprintf(t, sizeof t, "%.0f", c->tolerance);
     else
         snprintf(t, sizeof t, "%.2g", c->tolerance);
-    snprintf(buf, n, "%s %s %s %s", c->measure, e, c->passed ? "<=" : ">", t);
+    snprintf(buf, n, "%s %s %s %s", measure, e, c->passed ? "<=" : ">", t);
     return buf;
 }
 
@@ -251,7 +263,7 @@ static int table_point(void *vctx, const kbc_row *rows, size_t n)
         if (has_ref)
             fprintf(out, " %*s", W_SPEEDUP,
                     fmt_fixed(r->speedup_reference, 2, "x", buf, sizeof buf));
-        fprintf(out, "  %s\n", fmt_check(&r->check, chk, sizeof chk));
+        fprintf(out, "  %s\n", fmt_check(r, chk, sizeof chk));
         /* The reason is the one thing a user needs to act on, so it gets
            its own line and is never cut to a column. */
         if (r->reason[0])
