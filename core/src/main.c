@@ -1,1 +1,404 @@
-int main(void) { return 0; } /* being written */
+/*
+ * main.c -- the kbench command: list, describe, run, help.
+ *
+ * The command line is read in one pass that accepts options anywhere (so
+ * `kbench --plugin-path P run x.ini` and `kbench run x.ini --plugin-path P`
+ * mean the same), then checked against the command it belongs to.  Every
+ * mistake gets one sentence and an exit code from util.h; docs/cli.md
+ * documents both.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "gpu.h"
+#include "ini.h"
+#include "loader.h"
+#include "report.h"
+#include "runner.h"
+#include "util.h"
+
+static const char usage_text[] =
+    "usage: kbench list\n"
+    "       kbench describe PLUGIN\n"
+    "       kbench run FILE [--dry-run] [-o DIR] [-q]\n"
+    "       kbench help | --help | --version\n"
+    "\n"
+    "Commands:\n"
+    "  list              the plugins found, their variants and backends\n"
+    "  describe PLUGIN   one plugin's parameters: types, defaults, ranges, help\n"
+    "  run FILE          run the experiments of an INI file and print a table\n"
+    "  help              this text\n"
+    "\n"
+    "Options:\n"
+    "  --plugin-path P   also load plugins from folder or file P (repeatable;\n"
+    "                    before or after the command)\n"
+    "  --dry-run, -n     run: print the expanded plan, run nothing, touch no GPU\n"
+    "  -o, --output DIR  run: also write DIR/results.csv and DIR/results.json\n"
+    "                    (DIR is created when missing)\n"
+    "  -q, --quiet       run: no progress line, only warnings on stderr\n"
+    "  -h, --help        this text\n"
+    "  -V, --version     the version and git revision\n"
+    "\n"
+    "Exit codes: 0 everything that could run passed (skipped variants do not\n"
+    "fail a run); 1 a verification failed or a variant erred; 2 a usage,\n"
+    "configuration or plugin error; 3 a system error (out of memory, an output\n"
+    "that cannot be written).  Plugins are searched in the build's plugin\n"
+    "folder, then $KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
+
+static const char *const commands[] = {"list", "describe", "run", "help"};
+static const char *const options[] = {"--plugin-path", "--dry-run", "--output", "--quiet",
+                                      "--help", "--version", "-o", "-q", "-n", "-h", "-V"};
+
+/* Prints "kbench: <sentence>" and, for usage errors, where help is. */
+static void say(int with_help, const char *fmt, ...) KB_PRINTF(2, 3);
+
+static void say(int with_help, const char *fmt, ...)
+{
+    char msg[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* Diagnostics come from several parts of the core, some ending in a
+       full stop and some not; the user sees one style. */
+    size_t n = strlen(msg);
+    while (n > 0 && (msg[n - 1] == '.' || msg[n - 1] == '\n' || msg[n - 1] == ' '))
+        msg[--n] = '\0';
+    if (with_help)
+        fprintf(stderr, "kbench: %s; see kbench --help.\n", msg);
+    else
+        fprintf(stderr, "kbench: %s.\n", msg);
+}
+
+typedef struct cli {
+    const char *command;
+    const char **args; /* positional arguments after the command */
+    int n_args;
+    const char **plugin_paths;
+    int n_plugin_paths;
+    const char *out_dir;
+    int dry_run, quiet, help, version;
+    const char *run_only; /* the first run-only option seen, for errors */
+} cli;
+
+/* Returns 0, or an exit code after printing why. */
+static int parse(int argc, char **argv, cli *c)
+{
+    memset(c, 0, sizeof *c);
+    c->args = kbc_xcalloc((size_t)argc + 1, sizeof *c->args);
+    c->plugin_paths = kbc_xcalloc((size_t)argc + 1, sizeof *c->plugin_paths);
+    int only_positional = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_positional || a[0] != '-' || strcmp(a, "-") == 0) {
+            if (!c->command)
+                c->command = a;
+            else
+                c->args[c->n_args++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_positional = 1;
+            continue;
+        }
+        /* Options with a value take it from the next word or after '='. */
+        const char *value = NULL;
+        const char *eq = strchr(a, '=');
+        char name[64];
+        if (eq && a[1] == '-' && (size_t)(eq - a) < sizeof name) {
+            memcpy(name, a, (size_t)(eq - a));
+            name[eq - a] = '\0';
+            value = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", a);
+        }
+        int takes_value = strcmp(name, "--plugin-path") == 0 || strcmp(name, "-o") == 0 ||
+                          strcmp(name, "--output") == 0;
+        if (takes_value && !value) {
+            if (i + 1 >= argc) {
+                say(1, "option %s needs a %s after it", name,
+                    strcmp(name, "--plugin-path") == 0 ? "path" : "folder");
+                return KBC_EXIT_USAGE;
+            }
+            value = argv[++i];
+        }
+        if (!takes_value && value) {
+            say(1, "option %s takes no value", name);
+            return KBC_EXIT_USAGE;
+        }
+        if (strcmp(name, "--plugin-path") == 0) {
+            c->plugin_paths[c->n_plugin_paths++] = value;
+        } else if (strcmp(name, "-o") == 0 || strcmp(name, "--output") == 0) {
+            c->out_dir = value;
+            c->run_only = c->run_only ? c->run_only : name[1] == '-' ? "--output" : "-o";
+        } else if (strcmp(name, "--dry-run") == 0 || strcmp(name, "-n") == 0) {
+            c->dry_run = 1;
+            c->run_only = c->run_only ? c->run_only : a;
+        } else if (strcmp(name, "-q") == 0 || strcmp(name, "--quiet") == 0) {
+            c->quiet = 1;
+            c->run_only = c->run_only ? c->run_only : a;
+        } else if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
+            c->help = 1;
+        } else if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
+            c->version = 1;
+        } else {
+            const char *near = kbc_closest(name, options, sizeof options / sizeof *options);
+            if (near)
+                say(1, "unknown option '%s' (did you mean '%s'?)", name, near);
+            else
+                say(1, "unknown option '%s'", name);
+            return KBC_EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+/* Loads the default plugin places and every --plugin-path.  Returns 0, or
+   an exit code after printing why. */
+static int load_plugins(const cli *c, kbc_registry *reg)
+{
+    kbc_registry_init(reg);
+    kbc_registry_add_defaults(reg);
+    for (int i = 0; i < c->n_plugin_paths; i++) {
+        kbc_diag d = {{0}};
+        if (kbc_registry_add_path(reg, c->plugin_paths[i], &d) != 0) {
+            say(0, "--plugin-path: %s", d.msg);
+            return KBC_EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+/* mkdir -p: creates dir and its missing parents.  Returns 0, or -1 with
+   errno set by the step that failed. */
+static int make_dirs(const char *dir)
+{
+    char *p = kbc_xstrdup(dir);
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/')
+        p[--n] = '\0';
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            free(p);
+            return -1;
+        }
+        *s = '/';
+    }
+    int r = 0;
+    if (mkdir(p, 0777) != 0 && errno != EEXIST)
+        r = -1;
+    struct stat st;
+    if (r == 0 && stat(p, &st) != 0)
+        r = -1;
+    else if (r == 0 && !S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        r = -1;
+    }
+    free(p);
+    return r;
+}
+
+static char *join_args(int argc, char **argv)
+{
+    size_t n = 1;
+    for (int i = 0; i < argc; i++)
+        n += strlen(argv[i]) + 1;
+    char *s = kbc_xcalloc(n, 1);
+    for (int i = 0; i < argc; i++) {
+        if (i)
+            strcat(s, " ");
+        strcat(s, argv[i]);
+    }
+    return s;
+}
+
+static int cmd_run(const cli *c, int argc, char **argv)
+{
+    const char *path = c->args[0];
+    kbc_registry reg;
+    kbc_ini ini = {0};
+    kbc_plan plan = {0};
+    kbc_diag d = {{0}};
+    kbc_machine m;
+    int code = load_plugins(c, &reg);
+    int have_ini = 0, have_plan = 0;
+    kbc_sink sinks[3];
+    size_t n_sinks = 0;
+    char *cmdline = NULL;
+    memset(&m, 0, sizeof m);
+    m.device = -1;
+    if (code)
+        goto out;
+
+    if (kbc_ini_load(path, &ini, &d) != 0) {
+        say(0, "%s", d.msg);
+        code = KBC_EXIT_USAGE;
+        goto out;
+    }
+    have_ini = 1;
+    /* A dry run must work on any machine and quickly, so it never wakes
+       the CUDA runtime; the real run wants the device's size so that a
+       point too big for it is refused before anything runs. */
+    if (!c->dry_run)
+        kbc_gpu_probe(&m);
+    if (kbc_plan_build(&ini, &reg, m.has_gpu ? m.mem_bytes : 0, &plan, &d) != 0) {
+        kbc_registry_print_refused(&reg, stderr);
+        say(0, "%s", d.msg);
+        code = KBC_EXIT_USAGE;
+        goto out;
+    }
+    have_plan = 1;
+    kbc_registry_print_refused(&reg, stderr);
+
+    if (c->dry_run) {
+        kbc_plan_print(&plan, stdout);
+        fflush(stdout);
+        code = ferror(stdout) ? KBC_EXIT_SYSTEM : KBC_EXIT_OK;
+        goto out;
+    }
+
+    if (kbc_report_table(stdout, &sinks[n_sinks], &d) != 0) {
+        say(0, "%s", d.msg);
+        code = KBC_EXIT_SYSTEM;
+        goto out;
+    }
+    n_sinks++;
+    if (c->out_dir) {
+        if (make_dirs(c->out_dir) != 0) {
+            say(0, "cannot create the output folder '%s': %s", c->out_dir, strerror(errno));
+            code = KBC_EXIT_SYSTEM;
+            goto out;
+        }
+        if (access(c->out_dir, W_OK | X_OK) != 0) {
+            say(0, "cannot write into the output folder '%s': %s", c->out_dir, strerror(errno));
+            code = KBC_EXIT_SYSTEM;
+            goto out;
+        }
+        char *csv = kbc_xasprintf("%s/results.csv", c->out_dir);
+        char *json = kbc_xasprintf("%s/results.json", c->out_dir);
+        int ok = kbc_report_csv(csv, &sinks[n_sinks], &d) == 0;
+        if (ok) {
+            n_sinks++;
+            ok = kbc_report_json(json, &sinks[n_sinks], &d) == 0;
+            if (ok)
+                n_sinks++;
+        }
+        free(csv);
+        free(json);
+        if (!ok) {
+            say(0, "%s", d.msg);
+            code = KBC_EXIT_SYSTEM;
+            goto out;
+        }
+    }
+    cmdline = join_args(argc, argv);
+    kbc_run_set_quiet(c->quiet);
+    code = kbc_run_plan(&plan, &m, sinks, n_sinks, cmdline);
+
+out:
+    for (size_t i = 0; i < n_sinks; i++)
+        if (sinks[i].destroy)
+            sinks[i].destroy(sinks[i].ctx);
+    free(cmdline);
+    if (have_plan)
+        kbc_plan_free(&plan);
+    if (have_ini)
+        kbc_ini_free(&ini);
+    kbc_registry_free(&reg);
+    return code;
+}
+
+/* Checks that cmd got exactly `want` positional arguments. */
+static int check_args(const cli *c, int want, const char *what)
+{
+    if (c->n_args < want) {
+        say(1, "kbench %s needs %s", c->command, what);
+        return KBC_EXIT_USAGE;
+    }
+    if (c->n_args > want) {
+        say(1, "kbench %s takes %s, and '%s' is one too many", c->command,
+            want ? what : "no arguments", c->args[want]);
+        return KBC_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    cli c;
+    int code = parse(argc, argv, &c);
+    if (code)
+        goto out;
+    if (c.help || (c.command && strcmp(c.command, "help") == 0)) {
+        fputs(usage_text, stdout);
+        goto out;
+    }
+    if (c.version) {
+        printf("kbench %s (git %s), plugin ABI %d.%d\n", KBENCH_VERSION, KBENCH_GIT_REV,
+               KB_ABI_MAJOR, KB_ABI_MINOR);
+        goto out;
+    }
+    if (!c.command) {
+        say(1, "no command given (try list, describe or run)");
+        code = KBC_EXIT_USAGE;
+        goto out;
+    }
+    int known = 0;
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        known |= strcmp(c.command, commands[i]) == 0;
+    if (!known) {
+        const char *near = kbc_closest(c.command, commands, sizeof commands / sizeof *commands);
+        if (near)
+            say(1, "unknown command '%s' (did you mean '%s'?)", c.command, near);
+        else
+            say(1, "unknown command '%s'", c.command);
+        code = KBC_EXIT_USAGE;
+        goto out;
+    }
+    if (strcmp(c.command, "run") != 0 && c.run_only) {
+        say(1, "option %s applies only to kbench run", c.run_only);
+        code = KBC_EXIT_USAGE;
+        goto out;
+    }
+
+    if (strcmp(c.command, "run") == 0) {
+        if ((code = check_args(&c, 1, "one INI file")) == 0)
+            code = cmd_run(&c, argc, argv);
+    } else if (strcmp(c.command, "list") == 0) {
+        if ((code = check_args(&c, 0, "")) == 0) {
+            kbc_registry reg;
+            if ((code = load_plugins(&c, &reg)) == 0) {
+                kbc_registry_print_refused(&reg, stderr);
+                kbc_cmd_list(&reg, stdout);
+            }
+            kbc_registry_free(&reg);
+        }
+    } else if (strcmp(c.command, "describe") == 0) {
+        if ((code = check_args(&c, 1, "one plugin name")) == 0) {
+            kbc_registry reg;
+            if ((code = load_plugins(&c, &reg)) == 0) {
+                kbc_registry_print_refused(&reg, stderr);
+                code = kbc_cmd_describe(&reg, c.args[0], stdout, stderr);
+            }
+            kbc_registry_free(&reg);
+        }
+    }
+out:
+    if (fflush(stdout) != 0 && code == KBC_EXIT_OK) {
+        say(0, "cannot write to standard output: %s", strerror(errno));
+        code = KBC_EXIT_SYSTEM;
+    }
+    free(c.args);
+    free(c.plugin_paths);
+    return code;
+}

@@ -1,0 +1,17 @@
+# Runner, statistics and command-line tests, with the toy CPU plugin of
+# tests/fixtures/runner built into ${KBENCH_FIXTURE_DIR}/runner.
+set(KBENCH_RUNNER_FIXTURES ${KBENCH_FIXTURE_DIR}/runner)
+kbench_add_plugin(toy SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/runner/toy.c
+  OUTPUT_DIRECTORY ${KBENCH_RUNNER_FIXTURES} NO_INSTALL)
+target_include_directories(toy PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/runner)
+target_link_libraries(toy PRIVATE m)
+
+kbench_test(test_stats SOURCES test_stats.c)
+
+kbench_test(test_runner SOURCES test_runner.c)
+target_include_directories(test_runner PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/runner)
+add_dependencies(test_runner toy)
+
+# The command-line tests run the built kbench binary itself.
+kbench_test(test_cli SOURCES test_cli.c)
+add_dependencies(test_cli kbench toy)

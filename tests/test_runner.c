@@ -1,0 +1,569 @@
+/*
+ * test_runner.c -- kbc_run_plan with the toy CPU plugin and a sink that
+ * captures every row.  Plans are built by hand (the structures of config.h
+ * are public), so these tests check the runner alone.
+ */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runner.h"
+#include "toy.h"
+
+/* ---- the toy plugin, loaded as the host would ------------------------ */
+
+static void *toy_dl;
+static kbc_plugin toy_plugin;
+static toy_trace_fn toy_trace;
+
+static void load_toy(void)
+{
+    const char *path = KBENCH_FIXTURE_DIR "/runner/kbench-toy.so";
+    toy_dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(toy_dl, "cannot load %s: %s", path, dlerror());
+    kb_entry_fn entry = (kb_entry_fn)dlsym(toy_dl, KB_ENTRY_SYMBOL);
+    cr_assert_not_null(entry);
+    toy_plugin.desc = entry(0);
+    toy_plugin.path = (char *)path;
+    toy_plugin.dl = toy_dl;
+    cr_assert_not_null(toy_plugin.desc);
+    toy_trace = (toy_trace_fn)dlsym(toy_dl, "toy_trace");
+    toy_trace_reset_fn reset = (toy_trace_reset_fn)dlsym(toy_dl, "toy_trace_reset");
+    cr_assert_not_null(toy_trace);
+    cr_assert_not_null(reset);
+    reset();
+}
+
+static void unload_toy(void)
+{
+    if (toy_dl)
+        dlclose(toy_dl);
+}
+
+TestSuite(runner, .init = load_toy, .fini = unload_toy);
+
+/* ---- building one experiment by hand -------------------------------- */
+
+typedef struct spec {
+    int variants[TOY_NVARIANTS + 1]; /* variant indices, ended by -1 */
+    int baseline, reference;         /* variant index or -1          */
+    uint32_t warmup, runs;
+    double budget;
+    int include_copies;
+    uint64_t seed;
+    uint64_t n[4];
+    size_t n_n;
+    uint64_t limit;
+    int64_t slow_repeat, sleep_us;
+    int fail_setup;
+} spec;
+
+static spec default_spec(void)
+{
+    spec s;
+    memset(&s, 0, sizeof s);
+    for (int v = 0; v < TOY_NVARIANTS; v++)
+        s.variants[v] = v;
+    s.variants[TOY_NVARIANTS] = -1;
+    s.baseline = TOY_GOOD;
+    s.reference = -1;
+    s.warmup = 2;
+    s.runs = 3;
+    s.budget = 10.0;
+    s.seed = 77;
+    s.n[0] = 1024;
+    s.n_n = 1;
+    s.limit = 4096;
+    s.slow_repeat = 8;
+    return s;
+}
+
+static kbc_axis one_value_axis(const kb_param *p, kb_value v)
+{
+    kbc_axis a = {.param = p, .values = malloc(sizeof(kb_value)), .n = 1, .line = 0};
+    a.values[0] = v;
+    return a;
+}
+
+static void build(kbc_experiment *e, const spec *s)
+{
+    const kb_plugin *d = toy_plugin.desc;
+    memset(e, 0, sizeof *e);
+    e->name = "toyexp";
+    e->plugin = &toy_plugin;
+    for (int i = 0; s->variants[i] >= 0; i++)
+        e->variants[e->n_variants++] = (uint32_t)s->variants[i];
+    e->baseline = s->baseline;
+    e->reference = s->reference;
+    e->measure.warmup = s->warmup;
+    e->measure.runs = s->runs;
+    e->measure.budget_s = s->budget;
+    e->measure.include_copies = s->include_copies;
+    e->measure.seed = s->seed;
+    e->measure.cpu_threads = 1;
+    e->axes = calloc(TOY_NPARAMS, sizeof *e->axes);
+    kbc_axis *n = &e->axes[TOY_N];
+    n->param = &d->params[TOY_N];
+    n->values = calloc(s->n_n, sizeof(kb_value));
+    n->n = s->n_n;
+    for (size_t i = 0; i < s->n_n; i++)
+        n->values[i].u = s->n[i];
+    e->axes[TOY_LIMIT] = one_value_axis(&d->params[TOY_LIMIT], (kb_value){.u = s->limit});
+    e->axes[TOY_SLOW_REPEAT] =
+        one_value_axis(&d->params[TOY_SLOW_REPEAT], (kb_value){.i = s->slow_repeat});
+    e->axes[TOY_SLEEP_US] = one_value_axis(&d->params[TOY_SLEEP_US], (kb_value){.i = s->sleep_us});
+    e->axes[TOY_FAIL_SETUP] =
+        one_value_axis(&d->params[TOY_FAIL_SETUP], (kb_value){.i = s->fail_setup});
+    e->n_points = s->n_n;
+}
+
+/* ---- a sink that keeps copies of every row -------------------------- */
+
+typedef struct capture {
+    int begins, ends, end_code, destroys;
+    double copy_gbps;
+    kbc_row *rows;
+    kb_value (*values)[TOY_NPARAMS];
+    size_t n, cap;
+    size_t points;
+    int fail_at_point; /* point() returns -1 from this call on (1-based), 0: never */
+} capture;
+
+static int cap_begin(void *ctx, const kbc_run_info *info)
+{
+    capture *c = ctx;
+    c->begins++;
+    c->copy_gbps = info->copy_gbps;
+    return 0;
+}
+
+static int cap_point(void *ctx, const kbc_row *rows, size_t n)
+{
+    capture *c = ctx;
+    c->points++;
+    if (c->fail_at_point && (int)c->points >= c->fail_at_point)
+        return -1;
+    if (c->n + n > c->cap) {
+        c->cap = (c->n + n) * 2;
+        c->rows = realloc(c->rows, c->cap * sizeof *c->rows);
+        c->values = realloc(c->values, c->cap * sizeof *c->values);
+    }
+    for (size_t i = 0; i < n; i++) {
+        c->rows[c->n] = rows[i];
+        memcpy(c->values[c->n], rows[i].values, sizeof c->values[c->n]);
+        /* The runner frees a point's values after the sinks saw them. */
+        c->rows[c->n].values = NULL;
+        c->n++;
+    }
+    return 0;
+}
+
+static int cap_end(void *ctx, int code)
+{
+    capture *c = ctx;
+    c->ends++;
+    c->end_code = code;
+    return 0;
+}
+
+static kbc_machine no_gpu_machine(void)
+{
+    kbc_machine m;
+    memset(&m, 0, sizeof m);
+    m.device = -1;
+    snprintf(m.no_gpu_reason, sizeof m.no_gpu_reason, "no CUDA device (the test says so)");
+    m.cpu_threads = 2;
+    return m;
+}
+
+static int run_spec(const spec *s, capture *c)
+{
+    static kbc_experiment e;
+    build(&e, s);
+    kbc_plan plan = {.path = "test.ini", .exps = &e, .n = 1, .n_points = e.n_points};
+    kbc_machine m = no_gpu_machine();
+    kbc_sink sink = {.ctx = c, .begin = cap_begin, .point = cap_point, .end = cap_end};
+    kbc_run_set_quiet(1);
+    return kbc_run_plan(&plan, &m, &sink, 1, "kbench run test.ini");
+}
+
+static const kbc_row *find_row(const capture *c, uint64_t point, int variant)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->rows[i].point == point && c->rows[i].variant == (uint32_t)variant)
+            return &c->rows[i];
+    cr_assert_fail("no row for point %llu variant %d", (unsigned long long)point, variant);
+    return NULL;
+}
+
+static const toy_event *events(size_t *n)
+{
+    return toy_trace(n);
+}
+
+/* How many events of kind `what` variant v has in the whole trace. */
+static size_t count_events(char what, int v)
+{
+    size_t n, k = 0;
+    const toy_event *ev = events(&n);
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].what == what && ev[i].variant == v)
+            k++;
+    return k;
+}
+
+static double expected_input_sum(uint64_t seed, uint64_t n)
+{
+    double sum = 0.0;
+    for (uint64_t i = 0; i < n; i++)
+        sum += kb_rand_uniform(seed, 0, i, 1.0, 2.0);
+    return sum;
+}
+
+/* ---- tests --------------------------------------------------------- */
+
+Test(runner, each_variant_gets_its_outcome)
+{
+    spec s = default_spec();
+    s.n[0] = 1024;
+    s.n[1] = 8192; /* above limit: limited refuses it */
+    s.n_n = 2;
+    capture c = {0};
+    int code = run_spec(&s, &c);
+
+    cr_assert_eq(code, KBC_EXIT_FAILED, "wrong and broken must fail the run");
+    cr_assert_eq(c.begins, 1);
+    cr_assert_eq(c.ends, 1);
+    cr_assert_eq(c.end_code, KBC_EXIT_FAILED);
+    cr_assert_eq(c.points, 2);
+    cr_assert_eq(c.n, 2 * TOY_NVARIANTS);
+    cr_assert_eq(c.copy_gbps, 0.0);
+
+    for (uint64_t p = 0; p < 2; p++) {
+        cr_assert_eq(find_row(&c, p, TOY_GOOD)->outcome, KBC_PASS);
+        cr_assert_eq(find_row(&c, p, TOY_SLOW)->outcome, KBC_PASS);
+        const kbc_row *w = find_row(&c, p, TOY_WRONG);
+        cr_assert_eq(w->outcome, KBC_FAIL);
+        cr_assert_eq(w->check.passed, 0);
+        cr_assert_gt(w->check.error, w->check.tolerance);
+        /* A wrong answer is still timed. */
+        cr_assert_eq(w->time.n, s.runs);
+        const kbc_row *b = find_row(&c, p, TOY_BROKEN);
+        cr_assert_eq(b->outcome, KBC_ERROR);
+        cr_assert_not_null(strstr(b->reason, "the broken variant fails on purpose"), "%s",
+                           b->reason);
+        cr_assert_eq(b->time.n, 0);
+        cr_assert(isnan(b->time.median));
+        const kbc_row *g = find_row(&c, p, TOY_GPU);
+        cr_assert_eq(g->outcome, KBC_SKIPPED);
+        cr_assert_not_null(strstr(g->reason, "no CUDA device"), "%s", g->reason);
+        cr_assert_eq(c.values[g - c.rows][TOY_N].u, s.n[p]);
+    }
+    cr_assert_eq(find_row(&c, 0, TOY_LIMITED)->outcome, KBC_PASS);
+    const kbc_row *l = find_row(&c, 1, TOY_LIMITED);
+    cr_assert_eq(l->outcome, KBC_SKIPPED);
+    cr_assert_not_null(strstr(l->reason, "at most 4096"), "%s", l->reason);
+
+    /* The CUDA variant's code never ran, and setup was told so. */
+    cr_assert_eq(count_events('X', TOY_GPU), 0);
+    size_t n;
+    const toy_event *ev = events(&n);
+    size_t setups = 0;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_neq(ev[i].variant, TOY_GPU, "event '%c' reached the gpu variant", ev[i].what);
+        if (ev[i].what == 'S') {
+            setups++;
+            cr_assert_eq(ev[i].mask & KB_VARIANT_BIT(TOY_GPU), 0);
+            cr_assert_eq(ev[i].mask, (KB_VARIANT_BIT(TOY_NVARIANTS) - 1) & ~KB_VARIANT_BIT(TOY_GPU));
+        }
+    }
+    cr_assert_eq(setups, 2);
+}
+
+Test(runner, lifecycle_order_poison_and_same_inputs)
+{
+    spec s = default_spec();
+    s.variants[0] = TOY_SLOW;
+    s.variants[1] = TOY_GOOD;
+    s.variants[2] = TOY_WRONG;
+    s.variants[3] = -1;
+    s.n[0] = 300;
+    s.n[1] = 500;
+    s.n_n = 2;
+    s.seed = 12345;
+    capture c = {0};
+    run_spec(&s, &c);
+
+    size_t n;
+    const toy_event *ev = events(&n);
+    size_t i = 0;
+    for (uint64_t p = 0; p < 2; p++) {
+        double want = expected_input_sum(s.seed, s.n[p]);
+        cr_assert_eq(ev[i].what, 'S', "point %llu starts with setup", (unsigned long long)p);
+        const void *state = ev[i].state;
+        i++;
+        for (int k = 0; k < 3; k++) {
+            int v = s.variants[k];
+            /* Poison first, then the checked run with its copies, then
+               verify, then warm-up and timed runs of run() alone. */
+            cr_assert_eq(ev[i].what, 'P');
+            cr_assert_eq(ev[i].variant, v);
+            cr_assert_eq(ev[i + 1].what, 'U');
+            cr_assert_eq(ev[i + 2].what, 'R');
+            cr_assert_eq(ev[i + 2].out_poisoned, 1, "variant %d ran on an unpoisoned output", v);
+            cr_assert_eq(ev[i + 3].what, 'D');
+            cr_assert_eq(ev[i + 4].what, 'V');
+            i += 5;
+            for (uint32_t r = 0; r < s.warmup + s.runs; r++, i++) {
+                cr_assert_eq(ev[i].what, 'R');
+                cr_assert_eq(ev[i].variant, v);
+            }
+        }
+        cr_assert_eq(ev[i].what, 'T');
+        cr_assert_eq(ev[i].state, state, "teardown gets the state setup made");
+        i++;
+        /* Every call of this point saw the same seed and the same inputs. */
+        size_t first = i - (2 + 3 * (5 + s.warmup + s.runs));
+        for (size_t j = first; j < i; j++) {
+            cr_assert_eq(ev[j].seed, s.seed);
+            cr_assert_eq(ev[j].n, s.n[p]);
+            cr_assert_float_eq(ev[j].input_sum, want, 1e-9 * want, "event %zu", j);
+        }
+    }
+    cr_assert_eq(i, n, "no calls after the last teardown");
+}
+
+Test(runner, timed_runs_follow_runs_when_the_budget_allows)
+{
+    spec s = default_spec();
+    s.variants[0] = TOY_GOOD;
+    s.variants[1] = -1;
+    s.warmup = 4;
+    s.runs = 7;
+    capture c = {0};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
+    const kbc_row *r = find_row(&c, 0, TOY_GOOD);
+    cr_assert_eq(r->time.n, 7);
+    cr_assert_eq(count_events('R', TOY_GOOD), 1 + 4 + 7);
+    /* Without include_copies only the checked run copies. */
+    cr_assert_eq(count_events('U', TOY_GOOD), 1);
+    cr_assert_eq(count_events('D', TOY_GOOD), 1);
+    cr_assert_leq(r->time.min, r->time.median);
+    cr_assert_leq(r->time.median, r->time.max);
+    cr_assert_gt(r->time.min, 0.0);
+}
+
+Test(runner, include_copies_repeats_upload_and_download)
+{
+    spec s = default_spec();
+    s.variants[0] = TOY_GOOD;
+    s.variants[1] = -1;
+    s.warmup = 2;
+    s.runs = 5;
+    s.include_copies = 1;
+    capture c = {0};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
+    cr_assert_eq(count_events('U', TOY_GOOD), 1 + 2 + 5);
+    cr_assert_eq(count_events('D', TOY_GOOD), 1 + 2 + 5);
+    cr_assert_eq(count_events('R', TOY_GOOD), 1 + 2 + 5);
+}
+
+Test(runner, budget_stops_timed_runs_early)
+{
+    spec s = default_spec();
+    s.variants[0] = TOY_GOOD;
+    s.variants[1] = -1;
+    s.warmup = 0;
+    s.runs = 1000;
+    s.budget = 0.05;
+    s.sleep_us = 10000; /* each run sleeps at least 10 ms */
+    capture c = {0};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
+    const kbc_row *r = find_row(&c, 0, TOY_GOOD);
+    /* Five runs of at least 10 ms use up 50 ms, so a sixth never starts. */
+    cr_assert_geq(r->time.n, 1);
+    cr_assert_leq(r->time.n, 5);
+    cr_assert_geq(r->time.min, 0.010);
+    cr_assert_eq(count_events('R', TOY_GOOD), 1 + r->time.n);
+}
+
+Test(runner, a_zero_budget_still_times_one_run)
+{
+    spec s = default_spec();
+    s.variants[0] = TOY_GOOD;
+    s.variants[1] = -1;
+    s.runs = 50;
+    s.budget = 0.0;
+    capture c = {0};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
+    cr_assert_eq(find_row(&c, 0, TOY_GOOD)->time.n, 1);
+    cr_assert_eq(count_events('R', TOY_GOOD), 1 + s.warmup + 1);
+}
+
+Test(runner, a_failed_setup_errs_every_runnable_variant_and_still_tears_down)
+{
+    spec s = default_spec();
+    s.fail_setup = 1;
+    s.n[0] = 64;
+    s.n[1] = 128;
+    s.n_n = 2;
+    capture c = {0};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_FAILED);
+    for (uint64_t p = 0; p < 2; p++)
+        for (int v = 0; v < TOY_NVARIANTS; v++) {
+            const kbc_row *r = find_row(&c, p, v);
+            if (v == TOY_GPU) {
+                cr_assert_eq(r->outcome, KBC_SKIPPED);
+                continue;
+            }
+            cr_assert_eq(r->outcome, KBC_ERROR, "variant %d", v);
+            cr_assert_not_null(strstr(r->reason, "setup fails on purpose"), "%s", r->reason);
+        }
+    size_t n;
+    const toy_event *ev = events(&n);
+    cr_assert_eq(n, 4, "setup, teardown, setup, teardown; nothing else");
+    cr_assert_eq(ev[0].what, 'S');
+    cr_assert_eq(ev[1].what, 'T');
+    cr_assert_eq(ev[1].state, ev[0].state);
+    cr_assert_eq(ev[2].what, 'S');
+    cr_assert_eq(ev[3].what, 'T');
+}
+
+Test(runner, speedups_and_rates_come_from_the_medians)
+{
+    spec s = default_spec();
+    s.variants[0] = TOY_SLOW;
+    s.variants[1] = TOY_GOOD;
+    s.variants[2] = TOY_BROKEN;
+    s.variants[3] = TOY_GPU;
+    s.variants[4] = -1;
+    s.baseline = TOY_GOOD;
+    s.reference = TOY_SLOW;
+    s.n[0] = 1 << 16;
+    s.slow_repeat = 16;
+    s.runs = 5;
+    capture c = {0};
+    run_spec(&s, &c);
+    const kbc_row *slow = find_row(&c, 0, TOY_SLOW);
+    const kbc_row *good = find_row(&c, 0, TOY_GOOD);
+    const kbc_row *broken = find_row(&c, 0, TOY_BROKEN);
+    const kbc_row *gpu = find_row(&c, 0, TOY_GPU);
+    double ms = slow->time.median, mg = good->time.median;
+
+    cr_assert_eq(good->speedup_baseline, 1.0);
+    cr_assert_eq(slow->speedup_baseline, mg / ms);
+    /* Sixteen times the work is slower. */
+    cr_assert_lt(slow->speedup_baseline, 1.0);
+    /* The first CPU variant of the list that ran is slow. */
+    cr_assert_eq(slow->speedup_cpu, 1.0);
+    cr_assert_eq(good->speedup_cpu, ms / mg);
+    cr_assert_gt(good->speedup_cpu, 1.0);
+    cr_assert_eq(good->speedup_reference, ms / mg);
+    cr_assert_eq(slow->speedup_reference, 1.0);
+    /* No speed-ups or rates for what did not run. */
+    cr_assert(isnan(broken->speedup_baseline));
+    cr_assert(isnan(broken->gbps));
+    cr_assert(isnan(gpu->speedup_cpu));
+    cr_assert(isnan(gpu->pct_copy));
+
+    double n = (double)s.n[0];
+    cr_assert_eq(good->work.items, s.n[0]);
+    cr_assert_eq(good->gbps, (16.0 * n) / mg / 1e9);
+    cr_assert_eq(good->gflops, (2.0 * n) / mg / 1e9);
+    cr_assert_eq(good->items_per_s, n / mg);
+    /* CPU variants have no copy ceiling to compare with. */
+    cr_assert(isnan(good->pct_copy));
+}
+
+Test(runner, a_baseline_that_did_not_run_gives_no_speedup)
+{
+    spec s = default_spec();
+    s.variants[0] = TOY_BROKEN;
+    s.variants[1] = TOY_GOOD;
+    s.variants[2] = -1;
+    s.baseline = TOY_BROKEN;
+    capture c = {0};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_FAILED);
+    const kbc_row *good = find_row(&c, 0, TOY_GOOD);
+    cr_assert_eq(good->outcome, KBC_PASS);
+    cr_assert(isnan(good->speedup_baseline));
+    cr_assert(isnan(good->speedup_reference));
+    cr_assert_eq(good->speedup_cpu, 1.0);
+}
+
+Test(runner, skipped_rows_do_not_fail_a_run)
+{
+    spec s = default_spec();
+    s.variants[0] = TOY_GOOD;
+    s.variants[1] = TOY_LIMITED;
+    s.variants[2] = TOY_GPU;
+    s.variants[3] = -1;
+    s.n[0] = 100000; /* above limit */
+    capture c = {0};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
+    cr_assert_eq(c.end_code, KBC_EXIT_OK);
+    cr_assert_eq(find_row(&c, 0, TOY_LIMITED)->outcome, KBC_SKIPPED);
+    cr_assert_eq(find_row(&c, 0, TOY_GPU)->outcome, KBC_SKIPPED);
+}
+
+Test(runner, a_sink_that_cannot_write_makes_a_system_error)
+{
+    spec s = default_spec();
+    s.variants[0] = TOY_GOOD;
+    s.variants[1] = -1;
+    s.n[0] = 16;
+    s.n[1] = 32;
+    s.n[2] = 64;
+    s.n_n = 3;
+    capture c = {.fail_at_point = 2};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_SYSTEM);
+    /* The failing sink is not fed again, and gets no end(). */
+    cr_assert_eq(c.points, 2);
+    cr_assert_eq(c.n, 1);
+    cr_assert_eq(c.ends, 0);
+    /* The plan still ran to its end. */
+    cr_assert_eq(count_events('T', -1), 3);
+}
+
+Test(runner, a_gpu_without_a_driver_skips_cuda_variants)
+{
+    kbc_machine real;
+    kbc_gpu_probe(&real);
+    if (real.has_gpu)
+        cr_skip_test("a real GPU is present; this test is for machines without a driver");
+    spec s = default_spec();
+    static kbc_experiment e;
+    build(&e, &s);
+    kbc_plan plan = {.path = "test.ini", .exps = &e, .n = 1, .n_points = 1};
+    /* A machine that claims a GPU the runtime cannot reach: the stream
+       cannot be made, and the CUDA variant must be skipped, not crash. */
+    kbc_machine m = no_gpu_machine();
+    m.has_gpu = 1;
+    m.device = 0;
+    capture c = {0};
+    kbc_sink sink = {.ctx = &c, .begin = cap_begin, .point = cap_point, .end = cap_end};
+    kbc_run_set_quiet(1);
+    kbc_run_plan(&plan, &m, &sink, 1, "x");
+    const kbc_row *g = find_row(&c, 0, TOY_GPU);
+    cr_assert_eq(g->outcome, KBC_SKIPPED);
+    cr_assert_not_null(strstr(g->reason, "no CUDA device"), "%s", g->reason);
+    cr_assert_eq(count_events('X', TOY_GPU), 0);
+    cr_assert_eq(find_row(&c, 0, TOY_GOOD)->outcome, KBC_PASS);
+}
+
+Test(runner, probe_without_a_driver_says_why)
+{
+    kbc_machine m;
+    kbc_gpu_probe(&m);
+    cr_assert_gt(m.cpu_threads, 0);
+    cr_assert_gt(strlen(m.host), 0);
+    if (m.has_gpu) {
+        cr_assert_gt(m.sm_count, 0);
+        cr_assert_gt(m.mem_bytes, 0);
+    } else {
+        cr_assert_not_null(strstr(m.no_gpu_reason, "no CUDA device"), "%s", m.no_gpu_reason);
+        cr_assert_eq(m.device, -1);
+    }
+}
