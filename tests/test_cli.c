@@ -1,2 +1,245 @@
-/* placeholder: being written */
+/*
+ * test_cli.c -- the kbench binary as a user meets it: help, version,
+ * mistakes on the command line, a missing file, a dry run, a run writing
+ * both report files, and the exit codes.  Each test runs the built binary
+ * through the shell in a fresh temporary folder, with the toy plugin.
+ */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define KBENCH KBENCH_BINARY_DIR "/kbench"
+#define TOY_DIR KBENCH_FIXTURE_DIR "/runner"
+
+static char tmp[256];
+
+static void make_tmp(void)
+{
+    snprintf(tmp, sizeof tmp, "/tmp/kbench-cli-XXXXXX");
+    cr_assert_not_null(mkdtemp(tmp));
+}
+
+static void remove_tmp(void)
+{
+    char *cmd = NULL;
+    cr_assert_gt(asprintf(&cmd, "rm -rf '%s'", tmp), 0);
+    cr_assert_eq(system(cmd), 0);
+    free(cmd);
+}
+
+TestSuite(cli, .init = make_tmp, .fini = remove_tmp);
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return strdup("");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = calloc((size_t)n + 1, 1);
+    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return s;
+}
+
+typedef struct result {
+    int code;
+    char *out, *err;
+} result;
+
+/* Runs `kbench ARGS` in the temporary folder, with no plugins from the
+   environment, and collects the exit code, stdout and stderr. */
+static result kb(const char *args)
+{
+    char *cmd = NULL;
+    cr_assert_gt(asprintf(&cmd, "cd '%s' && KBENCH_PLUGIN_PATH= '%s' %s >out.txt 2>err.txt", tmp,
+                          KBENCH, args),
+                 0);
+    int st = system(cmd);
+    free(cmd);
+    cr_assert(WIFEXITED(st), "kbench did not exit normally (status %d)", st);
+    result r = {.code = WEXITSTATUS(st)};
+    char path[512];
+    snprintf(path, sizeof path, "%s/out.txt", tmp);
+    r.out = slurp(path);
+    snprintf(path, sizeof path, "%s/err.txt", tmp);
+    r.err = slurp(path);
+    return r;
+}
+
+static void write_file(const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmp, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static const char passing_ini[] = "[global]\n"
+                                  "runs = 3\n"
+                                  "warmup = 1\n"
+                                  "[pass]\n"
+                                  "plugin = toy\n"
+                                  "variants = good, slow, gpu\n"
+                                  "n = 1K, 4K\n";
+
+static const char failing_ini[] = "[global]\n"
+                                  "runs = 3\n"
+                                  "[fails]\n"
+                                  "plugin = toy\n"
+                                  "variants = good, wrong\n"
+                                  "n = 512\n";
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+Test(cli, help_prints_usage_and_exits_zero)
+{
+    result r = kb("--help");
+    cr_assert_eq(r.code, 0);
+    cr_assert_not_null(strstr(r.out, "usage: kbench"));
+    cr_assert_not_null(strstr(r.out, "--plugin-path"));
+    cr_assert_str_eq(r.err, "");
+    result h = kb("help");
+    cr_assert_eq(h.code, 0);
+    cr_assert_str_eq(h.out, r.out);
+}
+
+Test(cli, version_names_version_and_revision)
+{
+    result r = kb("--version");
+    cr_assert_eq(r.code, 0);
+    cr_assert_not_null(strstr(r.out, "kbench " KBENCH_VERSION), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, KBENCH_GIT_REV), "%s", r.out);
+}
+
+Test(cli, unknown_command_suggests_the_near_one)
+{
+    result r = kb("lsit");
+    cr_assert_eq(r.code, 2);
+    cr_assert_not_null(strstr(r.err, "unknown command 'lsit'"), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "did you mean 'list'"), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "see kbench --help"), "%s", r.err);
+    cr_assert_eq(count_lines(r.err), 1, "one sentence: %s", r.err);
+    cr_assert_str_eq(r.out, "");
+}
+
+Test(cli, unknown_option_suggests_the_near_one)
+{
+    result r = kb("run --dryrun x.ini");
+    cr_assert_eq(r.code, 2);
+    cr_assert_not_null(strstr(r.err, "did you mean '--dry-run'"), "%s", r.err);
+}
+
+Test(cli, usage_mistakes_exit_two)
+{
+    cr_assert_eq(kb("").code, 2);
+    cr_assert_eq(kb("run").code, 2);
+    cr_assert_eq(kb("run a.ini b.ini").code, 2);
+    cr_assert_eq(kb("list extra").code, 2);
+    cr_assert_eq(kb("describe").code, 2);
+    result r = kb("list -o out");
+    cr_assert_eq(r.code, 2);
+    cr_assert_not_null(strstr(r.err, "only to kbench run"), "%s", r.err);
+    r = kb("run x.ini -o");
+    cr_assert_eq(r.code, 2);
+    cr_assert_not_null(strstr(r.err, "needs a folder"), "%s", r.err);
+}
+
+Test(cli, missing_file_is_named)
+{
+    result r = kb("run no-such-file.ini");
+    cr_assert_eq(r.code, 2);
+    cr_assert_not_null(strstr(r.err, "kbench: "), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "no-such-file.ini"), "%s", r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+}
+
+Test(cli, a_config_error_exits_two_naming_the_file)
+{
+    write_file("bad.ini", "[x]\nplugin = toy\nnn = 5\n");
+    result r = kb("run bad.ini --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2);
+    cr_assert_not_null(strstr(r.err, "kbench: bad.ini:3"), "%s", r.err);
+}
+
+Test(cli, list_and_describe_see_plugin_path_anywhere)
+{
+    result r = kb("--plugin-path " TOY_DIR " list");
+    cr_assert_eq(r.code, 0);
+    cr_assert_not_null(strstr(r.out, "toy"), "%s", r.out);
+    r = kb("describe toy --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0);
+    cr_assert_not_null(strstr(r.out, "slow_repeat"), "%s", r.out);
+    r = kb("describe nosuch --plugin-path " TOY_DIR);
+    cr_assert_neq(r.code, 0);
+    r = kb("list --plugin-path /no/such/folder");
+    cr_assert_eq(r.code, 2);
+    cr_assert_not_null(strstr(r.err, "/no/such/folder"), "%s", r.err);
+}
+
+Test(cli, dry_run_prints_the_plan_and_runs_nothing)
+{
+    write_file("p.ini", failing_ini);
+    result r = kb("run --dry-run p.ini --plugin-path " TOY_DIR " -o out");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "fails"), "%s", r.out);
+    /* Nothing ran, so nothing failed, and no report was written. */
+    cr_assert_null(strstr(r.out, "FAIL"), "%s", r.out);
+    struct stat st;
+    char path[512];
+    snprintf(path, sizeof path, "%s/out", tmp);
+    cr_assert_neq(stat(path, &st), 0, "a dry run created the output folder");
+}
+
+Test(cli, run_writes_csv_and_json_into_a_new_folder)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -o out/deeper --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, "pass"), "%s", r.out);
+    char path[512];
+    snprintf(path, sizeof path, "%s/out/deeper/results.csv", tmp);
+    char *csv = slurp(path);
+    /* A header, then 2 points x 3 variants. */
+    cr_assert_eq(count_lines(csv), 1 + 6, "%s", csv);
+    cr_assert_not_null(strstr(csv, "skipped"), "the gpu variant is skipped here: %s", csv);
+    free(csv);
+    snprintf(path, sizeof path, "%s/out/deeper/results.json", tmp);
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    cr_assert_not_null(doc, "results.json does not parse: %s", je.text);
+    cr_assert(json_is_object(doc));
+    json_decref(doc);
+}
+
+Test(cli, a_failing_variant_exits_one)
+{
+    write_file("f.ini", failing_ini);
+    result r = kb("run f.ini -q --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 1, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, "FAIL"), "%s", r.out);
+}
+
+Test(cli, an_output_folder_that_cannot_be_made_exits_three)
+{
+    write_file("p.ini", passing_ini);
+    write_file("plain", "a file, not a folder\n");
+    result r = kb("run p.ini -o plain/out --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 3, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "plain/out"), "%s", r.err);
+}
