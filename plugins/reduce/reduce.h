@@ -1,0 +1,172 @@
+/*
+ * reduce.h -- what the C side (reduce.c: descriptor, inputs, CPU variants,
+ * verification) and the CUDA side (reduce_kernels.cu, reduce_lib.cu) of the
+ * reduce plugin share.  Nothing here is exported from the plugin.
+ *
+ * The launch shapes live here, as inline functions both sides call, so that
+ * verify() derives its error bound from exactly the grid the kernels used.
+ */
+#ifndef KBR_REDUCE_H
+#define KBR_REDUCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kbench/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Variants, in the order of the descriptor (and of the optimisation path). */
+enum kbr_variant {
+    KBR_CPU = 0,
+    KBR_CPU_PARALLEL,
+    KBR_INTERLEAVED,
+    KBR_INTERLEAVED_STRIDED,
+    KBR_SEQUENTIAL,
+    KBR_FIRST_ADD,
+    KBR_UNROLL_WARP,
+    KBR_UNROLL_COMPLETE,
+    KBR_MULTI_ELEMENT,
+    KBR_SHUFFLE,
+    KBR_MULTIPASS,
+    KBR_ONEPASS,
+    KBR_ONEPASS_ATOMIC,
+    KBR_CUB,
+    KBR_THRUST,
+    KBR_N_VARIANTS
+};
+
+enum kbr_dtype { KBR_F32 = 0, KBR_F64 = 1, KBR_I32 = 2 };
+
+/* Parameters, in declaration order (params[] is indexed with these). */
+enum kbr_param { KBR_P_N = 0, KBR_P_DTYPE, KBR_P_BLOCK, KBR_P_ITEMS, KBR_N_PARAMS };
+
+/* The multipass variant's fixed shape (the tutorial's): 1024 threads, two
+   loads per thread. */
+#define KBR_MULTIPASS_BLOCK 1024u
+
+/* The multi-element variant keeps this many blocks per multiprocessor at
+   most (a grid-stride loop does the rest), so that its second pass is one
+   block; without a device count it assumes this many multiprocessors. */
+#define KBR_MULTI_BLOCKS_PER_SM 4u
+#define KBR_DEFAULT_SMS 132u
+
+/* onepass: threads per block, the most blocks its partial array holds, and
+   the vector loads each thread keeps in flight.  Why these values: see
+   reduce_kernels.cu, next to the kernel. */
+#define KBR_ONEPASS_BLOCK 256u
+#define KBR_ONEPASS_BLOCKS_PER_SM 8u
+#define KBR_ONEPASS_UNROLL 4u
+#define KBR_ONEPASS_MAX_BLOCKS 4096u
+
+/* Device memory reserved for the libraries' temporary storage in plan();
+   setup() logs a warning if the library asks for more. */
+#define KBR_LIB_TEMP_ALLOWANCE (1u << 20)
+
+/* gridDim.x may not exceed this. */
+#define KBR_MAX_GRID 2147483647ull
+
+/* The state of one point (setup() .. teardown()). */
+typedef struct kbr_state {
+    uint64_t n;
+    int dtype;
+    size_t esize;   /* bytes per element */
+    uint32_t block; /* the `block` parameter */
+    uint32_t items; /* the `items` parameter */
+    int sm_count;   /* host->sm_count, or KBR_DEFAULT_SMS without a GPU */
+    int gpu;        /* host->stream != NULL */
+    uint64_t variants;
+
+    void *h_in;  /* the inputs, pinned with a GPU, else malloc'd */
+    void *h_out; /* one output scalar (16 bytes), pinned with a GPU */
+    int pinned;
+
+    long double ref;  /* exact-enough sum of the stored inputs (floats) */
+    uint32_t ref_u32; /* the sum modulo 2^32 (i32) */
+    double abs_sum;   /* sum of |x_i|, for the error bound */
+
+    void *d_in, *d_out;
+    void *d_ping, *d_pong; /* partial sums between passes */
+    uint64_t ping_elems, pong_elems;
+    void *d_blk;           /* onepass per-block partials */
+    unsigned *d_counter;   /* onepass blocks done */
+    void *d_lib;           /* cub temporary storage, then thrust's pool */
+    size_t lib_bytes;
+    void *d_thrust;        /* thrust's preallocated pool */
+    size_t thrust_bytes;
+    int thrust_fallback;   /* thrust asked for more than the pool in run() */
+    unsigned char thrust_result[16];
+} kbr_state;
+
+/* ---- launch shapes, shared with verify() -------------------------------- */
+
+static inline uint64_t kbr_ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+/* Threads per block of one pass of variant v. */
+static inline uint32_t kbr_pass_block(int v, uint32_t block)
+{
+    return v == KBR_MULTIPASS ? KBR_MULTIPASS_BLOCK : block;
+}
+
+/* Elements one block of a pass covers (per grid-stride round). */
+static inline uint64_t kbr_block_elems(int v, uint32_t block, uint32_t items)
+{
+    switch (v) {
+    case KBR_INTERLEAVED:
+    case KBR_INTERLEAVED_STRIDED:
+    case KBR_SEQUENTIAL: return block;
+    case KBR_FIRST_ADD:
+    case KBR_UNROLL_WARP:
+    case KBR_UNROLL_COMPLETE: return 2ull * block;
+    case KBR_MULTI_ELEMENT:
+    case KBR_SHUFFLE: return (uint64_t)block * items;
+    case KBR_MULTIPASS: return 2ull * KBR_MULTIPASS_BLOCK;
+    default: return block;
+    }
+}
+
+/* Blocks of one pass of the classic variants over cnt elements. */
+static inline uint64_t kbr_pass_blocks(int v, uint64_t cnt, uint32_t block, uint32_t items,
+                                       int sm_count)
+{
+    uint64_t b = kbr_ceil_div(cnt, kbr_block_elems(v, block, items));
+    if (v == KBR_MULTI_ELEMENT) {
+        uint64_t cap = (sm_count > 0 ? (uint64_t)sm_count : (uint64_t)KBR_DEFAULT_SMS) *
+                       KBR_MULTI_BLOCKS_PER_SM;
+        if (b > cap)
+            b = cap;
+    }
+    return b;
+}
+
+/* onepass: blocks for n elements of esize bytes: enough to fill every
+   multiprocessor, but no more than there are rounds of vector loads, so that a
+   small input is one block and one launch. */
+static inline uint64_t kbr_onepass_blocks(uint64_t n, size_t esize, int sm_count)
+{
+    uint64_t vecs = n / (16 / esize);
+    uint64_t b = kbr_ceil_div(vecs, (uint64_t)KBR_ONEPASS_BLOCK * KBR_ONEPASS_UNROLL);
+    uint64_t cap =
+        (sm_count > 0 ? (uint64_t)sm_count : (uint64_t)KBR_DEFAULT_SMS) * KBR_ONEPASS_BLOCKS_PER_SM;
+    if (cap > KBR_ONEPASS_MAX_BLOCKS)
+        cap = KBR_ONEPASS_MAX_BLOCKS;
+    if (b > cap)
+        b = cap;
+    return b ? b : 1;
+}
+
+/* ---- the CUDA side (reduce_kernels.cu, reduce_lib.cu) -------------------- */
+
+/* Each returns KB_OK, or a kb_status after host->fail() named the call. */
+int kbr_cuda_run(kbr_state *s, int v, kb_host *host);
+int kbr_lib_setup(kbr_state *s, kb_host *host);
+int kbr_lib_run(kbr_state *s, int v, kb_host *host);
+void kbr_lib_teardown(kbr_state *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

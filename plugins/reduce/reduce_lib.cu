@@ -1,0 +1,219 @@
+/*
+ * reduce_lib.cu -- the library variants: cub::DeviceReduce::Sum and
+ * thrust::reduce, the references the hand-written kernels are measured
+ * against.
+ *
+ * cub: the temporary storage is sized and allocated in setup(), so run() only
+ * enqueues the library's kernels on the stream.
+ *
+ * thrust: thrust::reduce allocates its temporary storage through the
+ * execution policy's allocator.  setup() runs it once with an allocator that
+ * records the peak it asks for, then allocates a pool of that size; run() uses
+ * a bump allocator over the pool, so it does not allocate.  Should a later call
+ * ask for more (it should not: the size depends only on n and the type), the
+ * allocator falls back to cudaMalloc and verify() says so.  thrust::reduce
+ * returns the sum to the host, so it waits for the stream inside run(): the
+ * timed region of this variant includes that copy and wait.
+ *
+ * No C++ exception may leave this file: thrust reports errors by throwing,
+ * and the caller is C.
+ */
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <exception>
+
+#include <cub/device/device_reduce.cuh>
+#include <thrust/execution_policy.h>
+#include <thrust/functional.h>
+#include <thrust/reduce.h>
+
+#include "reduce.h"
+
+namespace {
+
+/* Records the peak of concurrently live temporary bytes. */
+struct recording_alloc {
+    typedef char value_type;
+    size_t *live, *peak;
+    char *allocate(std::ptrdiff_t bytes)
+    {
+        void *p = nullptr;
+        if (cudaMalloc(&p, (size_t)bytes) != cudaSuccess)
+            throw std::bad_alloc();
+        *live += (size_t)bytes;
+        if (*live > *peak)
+            *peak = *live;
+        return static_cast<char *>(p);
+    }
+    void deallocate(char *p, size_t bytes)
+    {
+        *live -= bytes;
+        cudaFree(p);
+    }
+};
+
+/* Hands out pieces of the pool in order, 256-byte aligned; the pool is
+   reused once everything handed out has come back. */
+const size_t kbr_align = 256;
+
+struct pool_alloc {
+    typedef char value_type;
+    kbr_state *s;
+    size_t *offset, *outstanding;
+    char *allocate(std::ptrdiff_t bytes)
+    {
+        size_t need = ((size_t)bytes + kbr_align - 1) / kbr_align * kbr_align;
+        if (*offset + need <= s->thrust_bytes) {
+            char *p = static_cast<char *>(s->d_thrust) + *offset;
+            *offset += need;
+            ++*outstanding;
+            return p;
+        }
+        s->thrust_fallback = 1;
+        void *p = nullptr;
+        if (cudaMalloc(&p, (size_t)bytes) != cudaSuccess)
+            throw std::bad_alloc();
+        return static_cast<char *>(p);
+    }
+    void deallocate(char *p, size_t)
+    {
+        char *base = static_cast<char *>(s->d_thrust);
+        if (p >= base && p < base + s->thrust_bytes) {
+            if (--*outstanding == 0)
+                *offset = 0;
+        } else {
+            cudaFree(p);
+        }
+    }
+};
+
+size_t pool_offset, pool_outstanding;
+
+template <class T> int cub_size(kbr_state *s, kb_host *host)
+{
+    size_t bytes = 0;
+    cudaError_t e = cub::DeviceReduce::Sum(nullptr, bytes, static_cast<const T *>(s->d_in),
+                                           static_cast<T *>(s->d_out), (int64_t)s->n,
+                                           static_cast<cudaStream_t>(host->stream));
+    if (e != cudaSuccess)
+        return host->fail(host, KB_ECUDA, "reduce: cub::DeviceReduce::Sum (size query) failed: %s",
+                          cudaGetErrorString(e));
+    s->lib_bytes = bytes ? bytes : 1;
+    return KB_OK;
+}
+
+template <class T> int cub_run(kbr_state *s, kb_host *host)
+{
+    size_t bytes = s->lib_bytes;
+    cudaError_t e = cub::DeviceReduce::Sum(s->d_lib, bytes, static_cast<const T *>(s->d_in),
+                                           static_cast<T *>(s->d_out), (int64_t)s->n,
+                                           static_cast<cudaStream_t>(host->stream));
+    if (e == cudaSuccess)
+        e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return host->fail(host, KB_ECUDA, "reduce: cub::DeviceReduce::Sum failed: %s",
+                          cudaGetErrorString(e));
+    return KB_OK;
+}
+
+template <class T, class Alloc> T thrust_sum(kbr_state *s, Alloc a, cudaStream_t st)
+{
+    const T *p = static_cast<const T *>(s->d_in);
+    return thrust::reduce(thrust::cuda::par(a).on(st), p, p + s->n, T(0), thrust::plus<T>());
+}
+
+template <class T> int thrust_size(kbr_state *s, kb_host *host)
+{
+    size_t live = 0, peak = 0;
+    recording_alloc a{&live, &peak};
+    try {
+        (void)thrust_sum<T>(s, a, static_cast<cudaStream_t>(host->stream));
+    } catch (const std::exception &ex) {
+        return host->fail(host, KB_ECUDA, "reduce: thrust::reduce (sizing run) failed: %s",
+                          ex.what());
+    }
+    s->thrust_bytes = (peak + 4 * kbr_align + kbr_align - 1) / kbr_align * kbr_align;
+    return KB_OK;
+}
+
+template <class T> int thrust_run(kbr_state *s, kb_host *host)
+{
+    pool_alloc a{s, &pool_offset, &pool_outstanding};
+    try {
+        T r = thrust_sum<T>(s, a, static_cast<cudaStream_t>(host->stream));
+        std::memcpy(s->thrust_result, &r, sizeof r);
+    } catch (const std::exception &ex) {
+        return host->fail(host, KB_ECUDA, "reduce: thrust::reduce failed: %s", ex.what());
+    }
+    return KB_OK;
+}
+
+template <class T> int lib_setup(kbr_state *s, kb_host *host)
+{
+    if (s->variants & KB_VARIANT_BIT(KBR_CUB)) {
+        int rc = cub_size<T>(s, host);
+        if (rc)
+            return rc;
+        if (s->lib_bytes > KBR_LIB_TEMP_ALLOWANCE)
+            host->log(host, KB_LOG_WARN,
+                      "reduce: cub asks for %zu bytes of temporary storage, more than the %u "
+                      "that plan() reported",
+                      s->lib_bytes, (unsigned)KBR_LIB_TEMP_ALLOWANCE);
+        cudaError_t e = cudaMalloc(&s->d_lib, s->lib_bytes);
+        if (e != cudaSuccess)
+            return host->fail(host, KB_ECUDA, "reduce: cudaMalloc of cub's %zu bytes failed: %s",
+                              s->lib_bytes, cudaGetErrorString(e));
+    }
+    if (s->variants & KB_VARIANT_BIT(KBR_THRUST)) {
+        int rc = thrust_size<T>(s, host);
+        if (rc)
+            return rc;
+        if (s->thrust_bytes > KBR_LIB_TEMP_ALLOWANCE)
+            host->log(host, KB_LOG_WARN,
+                      "reduce: thrust asks for %zu bytes of temporary storage, more than the %u "
+                      "that plan() reported",
+                      s->thrust_bytes, (unsigned)KBR_LIB_TEMP_ALLOWANCE);
+        cudaError_t e = cudaMalloc(&s->d_thrust, s->thrust_bytes);
+        if (e != cudaSuccess)
+            return host->fail(host, KB_ECUDA,
+                              "reduce: cudaMalloc of thrust's %zu-byte pool failed: %s",
+                              s->thrust_bytes, cudaGetErrorString(e));
+    }
+    return KB_OK;
+}
+
+} // namespace
+
+extern "C" int kbr_lib_setup(kbr_state *s, kb_host *host)
+{
+    switch (s->dtype) {
+    case KBR_F32: return lib_setup<float>(s, host);
+    case KBR_F64: return lib_setup<double>(s, host);
+    default: return lib_setup<unsigned>(s, host);
+    }
+}
+
+extern "C" int kbr_lib_run(kbr_state *s, int v, kb_host *host)
+{
+    if (v == KBR_CUB) {
+        switch (s->dtype) {
+        case KBR_F32: return cub_run<float>(s, host);
+        case KBR_F64: return cub_run<double>(s, host);
+        default: return cub_run<unsigned>(s, host);
+        }
+    }
+    switch (s->dtype) {
+    case KBR_F32: return thrust_run<float>(s, host);
+    case KBR_F64: return thrust_run<double>(s, host);
+    default: return thrust_run<unsigned>(s, host);
+    }
+}
+
+extern "C" void kbr_lib_teardown(kbr_state *s)
+{
+    cudaFree(s->d_lib);
+    cudaFree(s->d_thrust);
+    s->d_lib = s->d_thrust = nullptr;
+}
