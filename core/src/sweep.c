@@ -187,13 +187,15 @@ static int parse_float(const char *s, double *out, char *why, size_t n)
 {
     /* strtod also reads hex, inf and nan; a measurement parameter is a
        plain decimal number, so the characters are checked first. */
-    int digits = 0;
+    int digits = 0, other = 0;
     for (const char *q = s; *q; q++) {
         if (isdigit((unsigned char)*q))
             digits = 1;
         else if (!strchr("+-.eE", *q))
-            digits = -1000;
+            other = 1;
     }
+    if (other)
+        digits = 0;
     char *end = NULL;
     double v = digits > 0 ? strtod(s, &end) : 0;
     if (digits <= 0 || !end || *end) {

@@ -1,0 +1,2 @@
+/* test_config.c: being written. */
+#include <criterion/criterion.h>

@@ -1,0 +1,247 @@
+/* The INI reader: layout, line numbers, long lines and every refusal. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ini.h"
+
+#define assert_has(msg, sub) \
+    cr_assert(strstr((msg), (sub)) != NULL, "expected \"%s\" in: %s", (sub), (msg))
+
+static kbc_ini ini;
+static kbc_diag d;
+
+static void load_ok(const char *text)
+{
+    d.msg[0] = '\0';
+    cr_assert_eq(kbc_ini_load_string("t.ini", text, &ini, &d), 0, "%s", d.msg);
+}
+
+/* Loading must fail, and the message must start with "t.ini:LINE: " and
+   contain each of the given pieces. */
+static void load_fails(const char *text, int line, const char *piece, const char *piece2)
+{
+    d.msg[0] = '\0';
+    cr_assert_eq(kbc_ini_load_string("t.ini", text, &ini, &d), -1, "accepted: %s", text);
+    char head[32];
+    snprintf(head, sizeof head, "t.ini:%d: ", line);
+    cr_assert_eq(strncmp(d.msg, head, strlen(head)), 0, "expected \"%s\" at the start of: %s",
+                 head, d.msg);
+    assert_has(d.msg, piece);
+    if (piece2)
+        assert_has(d.msg, piece2);
+    cr_assert_eq(ini.n, 0, "a failed load leaves no sections behind");
+}
+
+static const kbc_entry *entry(const char *sec, const char *key)
+{
+    const kbc_section *s = kbc_ini_section(&ini, sec);
+    cr_assert_not_null(s, "no section [%s]", sec);
+    const kbc_entry *e = kbc_section_get(s, key);
+    cr_assert_not_null(e, "no key '%s' in [%s]", key, sec);
+    return e;
+}
+
+static void expect(const char *sec, const char *key, const char *value, int line)
+{
+    const kbc_entry *e = entry(sec, key);
+    cr_assert_str_eq(e->value, value, "[%s] %s", sec, key);
+    cr_assert_eq(e->line, line, "[%s] %s is on line %d, not %d", sec, key, e->line, line);
+}
+
+static void teardown(void)
+{
+    kbc_ini_free(&ini);
+}
+
+TestSuite(ini, .fini = teardown);
+
+Test(ini, layout)
+{
+    load_ok("; a comment\n"                       /* 1 */
+            "# another comment\n"                 /* 2 */
+            "\n"                                  /* 3 */
+            "[global]\n"                          /* 4 */
+            "runs = 5\n"                          /* 5 */
+            "   warmup=2   \n"                    /* 6: indented, no spaces */
+            "\t\n"                                /* 7 */
+            "[first exp]   ; why this one\n"      /* 8 */
+            "n = 1K, 2K ; the sizes\n"            /* 9 */
+            "dtype =   f32\t\n"                   /* 10 */
+            "  indented = yes\n"                  /* 11: not a continuation */
+            "ratio = a;b\n"                       /* 12: ';' without space stays */
+            "sizes = 1M..64M:x4\n"                /* 13 */
+            "empty =\n"                           /* 14 */
+            "[empty]\n");                         /* 15 */
+    cr_assert_eq(ini.n, 3);
+    cr_assert_str_eq(ini.sections[0].name, "global");
+    cr_assert_eq(ini.sections[0].line, 4);
+    cr_assert_str_eq(ini.sections[1].name, "first exp");
+    cr_assert_eq(ini.sections[1].line, 8);
+    cr_assert_str_eq(ini.sections[2].name, "empty");
+    cr_assert_eq(ini.sections[2].n, 0);
+    expect("global", "runs", "5", 5);
+    expect("global", "warmup", "2", 6);
+    expect("first exp", "n", "1K, 2K", 9);
+    expect("first exp", "dtype", "f32", 10);
+    expect("first exp", "indented", "yes", 11);
+    expect("first exp", "ratio", "a;b", 12);
+    expect("first exp", "sizes", "1M..64M:x4", 13);
+    expect("first exp", "empty", "", 14);
+    cr_assert_eq(ini.sections[1].n, 6);
+    cr_assert_null(kbc_ini_section(&ini, "nothere"));
+    cr_assert_null(kbc_section_get(&ini.sections[0], "nothere"));
+}
+
+Test(ini, crlf_and_bom)
+{
+    load_ok("\xEF\xBB\xBF[a]\r\nx = 1\r\n\r\ny = two words \r\n[b]\r\nz=3");
+    expect("a", "x", "1", 2);
+    expect("a", "y", "two words", 4);
+    expect("b", "z", "3", 6);
+}
+
+Test(ini, from_a_file)
+{
+    char path[] = "/tmp/kbench-test-ini-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    const char *text = "[a]\r\nkey = value ; note\r\n\r\n  other = 2\r\n";
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    cr_assert_eq(kbc_ini_load(path, &ini, &d), 0, "%s", d.msg);
+    cr_assert_str_eq(ini.path, path);
+    expect("a", "key", "value", 2);
+    expect("a", "other", "2", 4);
+    kbc_ini_free(&ini);
+    unlink(path);
+    cr_assert_eq(kbc_ini_load(path, &ini, &d), -1);
+    assert_has(d.msg, path);
+    assert_has(d.msg, "cannot be opened");
+}
+
+Test(ini, errors)
+{
+    load_fails("\nx = 1\n[a]\n", 2, "key 'x' comes before any section", NULL);
+    load_fails("[a]\nx=1\n[b]\n[a]\n", 4, "section [a] appears twice", "lines 1 and 4");
+    load_fails("[a]\nx = 1\ny = 2\n\nx = 3\n", 5, "key 'x' in [a] is set twice", "lines 2 and 5");
+    load_fails("[a]\nx = 1\njust words\n", 3, "'just words' is not a 'key = value' line", NULL);
+    load_fails("[a]\nx: 1\n", 2, "'x: 1' is not a 'key = value' line", NULL);
+    load_fails("[a]\na:b = 1\n", 2, "'a:b' is not a valid key", NULL);
+    load_fails("[a]\ntwo words = 1\n", 2, "'two words' is not a valid key", NULL);
+    load_fails("[a]\n = 1\n", 2, "no key before '='", NULL);
+    load_fails("[a]\n[b\nx = 1\n", 2, "'[b' has no closing ']'", NULL);
+    load_fails("[a] extra\n", 1, "unexpected text 'extra' after the section header", NULL);
+    load_fails("[a]\n[ ]\n", 2, "has no name", NULL);
+    load_fails("[a]\n[x;y]\n", 2, "contains ';'", NULL);
+    load_fails("[a]\nx = 1\x01\n", 2, "control character (byte 0x01", NULL);
+}
+
+/* A value of n characters: "v0123456789v0123..." with a recognisable end. */
+static char *long_value(size_t n)
+{
+    char *v = malloc(n + 1);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (char)('a' + i % 26);
+    v[n - 1] = 'Z';
+    v[n] = '\0';
+    return v;
+}
+
+static void check_long(size_t n)
+{
+    char *v = long_value(n);
+    char *text = NULL;
+    cr_assert_gt(asprintf(&text,
+                          "[a]\n"
+                          "before = 1\n"
+                          "long = %s ; a comment after it\n"
+                          "  also = %s\n"
+                          "after = 2\n"
+                          "[b]\n"
+                          "x = y\n",
+                          v, v),
+                 0);
+    load_ok(text);
+    expect("a", "before", "1", 2);
+    expect("a", "long", v, 3);
+    expect("a", "also", v, 4);
+    expect("a", "after", "2", 5);
+    expect("b", "x", "y", 7);
+    cr_assert_eq(strlen(entry("a", "long")->value), n);
+    free(text);
+    free(v);
+}
+
+Test(ini, long_values_300)
+{
+    check_long(300);
+}
+
+Test(ini, long_values_5000)
+{
+    check_long(5000);
+}
+
+Test(ini, long_values_at_the_buffer_edge)
+{
+    /* Around inih's 200-byte buffer, every length must come through whole. */
+    for (size_t n = 180; n <= 205; n++) {
+        check_long(n);
+        kbc_ini_free(&ini);
+    }
+}
+
+Test(ini, long_comment_and_long_junk)
+{
+    char *v = long_value(5000);
+    char *text = NULL;
+    cr_assert_gt(asprintf(&text, "[a]\n; %s\nx = 1\n", v), 0);
+    load_ok(text);
+    expect("a", "x", "1", 3);
+    kbc_ini_free(&ini);
+    free(text);
+    /* A long line with no '=' is an error on its own line, not a silent
+       split into several lines. */
+    cr_assert_gt(asprintf(&text, "[a]\nx = 1\n%s\ny = 2\n", v), 0);
+    load_fails(text, 3, "is not a 'key = value' line", NULL);
+    free(text);
+    free(v);
+}
+
+Test(ini, long_names)
+{
+    char name49[50], name60[61], key64[65], key100[101];
+    memset(name49, 's', 49);
+    name49[49] = '\0';
+    memset(name60, 's', 60);
+    name60[60] = '\0';
+    memset(key64, 'k', 64);
+    key64[64] = '\0';
+    memset(key100, 'k', 100);
+    key100[100] = '\0';
+    char text[512];
+    snprintf(text, sizeof text, "[a]\n[%s]\n%s = 1\n", name49, key64);
+    load_ok(text);
+    expect(name49, key64, "1", 3);
+    kbc_ini_free(&ini);
+
+    snprintf(text, sizeof text, "[a]\nx = 1\n[%s]\n", name60);
+    load_fails(text, 3, "is 60 characters long; the limit is 49", NULL);
+    snprintf(text, sizeof text, "[a]\nx = 1\n\n%s = 2\n", key100);
+    load_fails(text, 4, "is 100 characters long; the limit is 64", NULL);
+}
+
+Test(ini, sample_file)
+{
+    const char *path = KBENCH_SOURCE_DIR "/tests/data/sample.ini";
+    cr_assert_eq(kbc_ini_load(path, &ini, &d), 0, "%s", d.msg);
+    cr_assert_eq(ini.n, 3);
+    expect("global", "runs", "10", 5);
+    expect("small", "n", "2^10..2^20", 10);
+    expect("small", "dtype", "f32, f64", 11);
+    expect("large", "n", "64M", 15);
+}

@@ -1,0 +1,332 @@
+/* Values of every declared type, sweeps of them, and the core keys. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sweep.h"
+
+#define assert_has(msg, sub) \
+    cr_assert(strstr((msg), (sub)) != NULL, "expected \"%s\" in: %s", (sub), (msg))
+
+static const char *const dtypes[] = {"f32", "f64", "i32", NULL};
+static const kb_param p_size = {.name = "n", .type = KB_PARAM_SIZE, .def = "1K", .min = 1,
+                                .max = 0};
+static const kb_param p_small = {.name = "block", .type = KB_PARAM_SIZE, .def = "256", .min = 32,
+                                 .max = 1024};
+static const kb_param p_int = {.name = "offset", .type = KB_PARAM_INT, .def = "0", .min = 1,
+                               .max = 0};
+static const kb_param p_iters = {.name = "iters", .type = KB_PARAM_INT, .def = "1", .min = 1,
+                                 .max = 1000};
+static const kb_param p_float = {.name = "scale", .type = KB_PARAM_FLOAT, .def = "1", .min = 1,
+                                 .max = 0};
+static const kb_param p_enum = {.name = "dtype", .type = KB_PARAM_ENUM, .def = "f32",
+                                .choices = dtypes};
+static const kb_param p_bool = {.name = "check", .type = KB_PARAM_BOOL, .def = "true"};
+
+static uint64_t size_of(const char *text)
+{
+    kb_value v;
+    char why[256] = "";
+    cr_assert_eq(kbc_value_parse(&p_size, text, &v, why, sizeof why), 0, "'%s': %s", text, why);
+    return v.u;
+}
+
+static void size_fails(const char *text, const char *expect)
+{
+    kb_value v;
+    char why[256] = "";
+    cr_assert_eq(kbc_value_parse(&p_size, text, &v, why, sizeof why), -1, "'%s' was accepted",
+                 text);
+    assert_has(why, expect);
+}
+
+Test(value, sizes)
+{
+    cr_assert_eq(size_of("1024"), 1024);
+    cr_assert_eq(size_of("4K"), 4096);
+    cr_assert_eq(size_of("4k"), 4096);
+    cr_assert_eq(size_of("4KiB"), 4096);
+    cr_assert_eq(size_of("4Ki"), 4096);
+    cr_assert_eq(size_of("16M"), 16ULL << 20);
+    cr_assert_eq(size_of("3g"), 3ULL << 30);
+    cr_assert_eq(size_of("2T"), 2ULL << 40);
+    cr_assert_eq(size_of("2^20"), 1ULL << 20);
+    cr_assert_eq(size_of("2^63"), 1ULL << 63);
+    cr_assert_eq(size_of("  77  "), 77);
+    cr_assert_eq(size_of("18446744073709551615"), UINT64_MAX);
+}
+
+Test(value, size_errors)
+{
+    size_fails("12Q", "'12Q' is not a size");
+    size_fails("-5", "'-5' is negative");
+    size_fails("18446744073709551616", "does not fit in 64 bits");
+    size_fails("2^64", "does not fit in 64 bits");
+    size_fails("20000000T", "does not fit in 64 bits");
+    size_fails("4KB", "ambiguous");
+    size_fails("1.5K", "is not a size");
+    size_fails("2^", "is not a size");
+    size_fails("", "empty");
+}
+
+Test(value, range_limits)
+{
+    kb_value v;
+    char why[256] = "";
+    cr_assert_eq(kbc_value_parse(&p_small, "2K", &v, why, sizeof why), -1);
+    cr_assert_str_eq(why, "2048 is above the maximum 1024");
+    cr_assert_eq(kbc_value_parse(&p_small, "16", &v, why, sizeof why), -1);
+    cr_assert_str_eq(why, "16 is below the minimum 32");
+    cr_assert_eq(kbc_value_parse(&p_small, "1K", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.u, 1024);
+    cr_assert_eq(kbc_value_parse(&p_small, "32", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.u, 32);
+}
+
+Test(value, ints)
+{
+    kb_value v;
+    char why[256] = "";
+    cr_assert_eq(kbc_value_parse(&p_int, "-5", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.i, -5);
+    cr_assert_eq(kbc_value_parse(&p_int, "+7", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.i, 7);
+    cr_assert_eq(kbc_value_parse(&p_int, "9223372036854775807", &v, why, sizeof why), 0);
+    cr_assert_eq(v.i, INT64_MAX);
+    cr_assert_eq(kbc_value_parse(&p_int, "9223372036854775808", &v, why, sizeof why), -1);
+    assert_has(why, "does not fit in a 64-bit integer");
+    cr_assert_eq(kbc_value_parse(&p_int, "1e3", &v, why, sizeof why), -1);
+    assert_has(why, "'1e3' is not an integer");
+    cr_assert_eq(kbc_value_parse(&p_iters, "1001", &v, why, sizeof why), -1);
+    cr_assert_str_eq(why, "1001 is above the maximum 1000");
+}
+
+Test(value, floats)
+{
+    kb_value v;
+    char why[256] = "";
+    cr_assert_eq(kbc_value_parse(&p_float, "0.5", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.f, 0.5);
+    cr_assert_eq(kbc_value_parse(&p_float, "-1e-3", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.f, -1e-3);
+    const char *bad[] = {"inf", "nan", "0x10", "1.5x", "abc", "-"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_assert_eq(kbc_value_parse(&p_float, bad[i], &v, why, sizeof why), -1, "%s", bad[i]);
+        assert_has(why, "is not a number");
+    }
+    cr_assert_eq(kbc_value_parse(&p_float, "1e999", &v, why, sizeof why), -1);
+    assert_has(why, "'1e999' is not a finite number");
+}
+
+Test(value, bools_and_enums)
+{
+    kb_value v;
+    char why[256] = "";
+    const char *yes[] = {"true", "yes", "on", "1", "TRUE", "Yes"};
+    const char *no[] = {"false", "no", "off", "0", "Off"};
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+        v.i = 7;
+        cr_assert_eq(kbc_value_parse(&p_bool, yes[i], &v, why, sizeof why), 0, "%s", yes[i]);
+        cr_assert_eq(v.i, 1, "%s", yes[i]);
+    }
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++) {
+        v.i = 7;
+        cr_assert_eq(kbc_value_parse(&p_bool, no[i], &v, why, sizeof why), 0, "%s", no[i]);
+        cr_assert_eq(v.i, 0, "%s", no[i]);
+    }
+    cr_assert_eq(kbc_value_parse(&p_bool, "maybe", &v, why, sizeof why), -1);
+    assert_has(why, "'maybe' is not a boolean");
+
+    cr_assert_eq(kbc_value_parse(&p_enum, "i32", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.i, 2);
+    cr_assert_eq(kbc_value_parse(&p_enum, "f16", &v, why, sizeof why), -1);
+    cr_assert_str_eq(why, "'f16' is not one of the allowed values (f32, f64, i32)");
+}
+
+Test(value, format)
+{
+    char buf[64];
+    cr_assert_str_eq(kbc_value_format(&p_size, (kb_value){.u = UINT64_MAX}, buf, sizeof buf),
+                     "18446744073709551615");
+    cr_assert_str_eq(kbc_value_format(&p_int, (kb_value){.i = -42}, buf, sizeof buf), "-42");
+    cr_assert_str_eq(kbc_value_format(&p_float, (kb_value){.f = 0.25}, buf, sizeof buf), "0.25");
+    cr_assert_str_eq(kbc_value_format(&p_enum, (kb_value){.i = 1}, buf, sizeof buf), "f64");
+    cr_assert_str_eq(kbc_value_format(&p_enum, (kb_value){.i = 9}, buf, sizeof buf), "?");
+    cr_assert_str_eq(kbc_value_format(&p_bool, (kb_value){.i = 1}, buf, sizeof buf), "true");
+    cr_assert_str_eq(kbc_value_format(&p_bool, (kb_value){.i = 0}, buf, sizeof buf), "false");
+}
+
+Test(value, core_keys)
+{
+    kb_value v;
+    char why[256] = "";
+    cr_assert_eq(kbc_value_parse(&kbc_key_budget, "500ms", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_float_eq(v.f, 0.5, 1e-12);
+    cr_assert_eq(kbc_value_parse(&kbc_key_budget, "2s", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.f, 2.0);
+    cr_assert_eq(kbc_value_parse(&kbc_key_budget, "3", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.f, 3.0);
+    cr_assert_eq(kbc_value_parse(&kbc_key_budget, "0", &v, why, sizeof why), -1);
+    assert_has(why, "below the minimum");
+    cr_assert_eq(kbc_value_parse(&kbc_key_budget, "soon", &v, why, sizeof why), -1);
+    assert_has(why, "'soon' is not a duration");
+    cr_assert_eq(kbc_value_parse(&kbc_key_cpu_threads, "auto", &v, why, sizeof why), 0);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cr_assert_eq(v.i, cpus < 1 ? 1 : cpus > 4096 ? 4096 : cpus);
+    cr_assert_eq(kbc_value_parse(&kbc_key_cpu_threads, "5000", &v, why, sizeof why), -1);
+    cr_assert_eq(kbc_value_parse(&kbc_key_runs, "0", &v, why, sizeof why), -1);
+    cr_assert_str_eq(why, "0 is below the minimum 1");
+    /* Every core key's own default parses. */
+    const kb_param *keys[] = {&kbc_key_warmup, &kbc_key_runs, &kbc_key_budget, &kbc_key_seed,
+                              &kbc_key_include_copies, &kbc_key_cpu_threads};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        cr_assert_eq(kbc_value_parse(keys[i], keys[i]->def, &v, why, sizeof why), 0, "%s: %s",
+                     keys[i]->name, why);
+    kbc_value_parse(&kbc_key_warmup, kbc_key_warmup.def, &v, why, sizeof why);
+    cr_assert_eq(v.i, 3);
+    kbc_value_parse(&kbc_key_runs, kbc_key_runs.def, &v, why, sizeof why);
+    cr_assert_eq(v.i, 20);
+}
+
+/* Parses a sweep that must succeed and compares with the expected values. */
+static void sweep_u(const kb_param *p, const char *text, const uint64_t *expect, size_t n)
+{
+    kb_value *v = NULL;
+    size_t got = 0;
+    char why[256] = "";
+    cr_assert_eq(kbc_sweep_parse(p, text, 1000, &v, &got, why, sizeof why), 0, "'%s': %s", text,
+                 why);
+    cr_assert_eq(got, n, "'%s' gave %zu values, not %zu", text, got, n);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(v[i].u, expect[i], "'%s' value %zu is %llu, not %llu", text, i,
+                     (unsigned long long)v[i].u, (unsigned long long)expect[i]);
+    free(v);
+}
+
+static void sweep_fails(const kb_param *p, const char *text, size_t max, const char *expect)
+{
+    kb_value *v = (kb_value *)&v;
+    size_t got = 99;
+    char why[256] = "";
+    cr_assert_eq(kbc_sweep_parse(p, text, max, &v, &got, why, sizeof why), -1, "'%s' accepted",
+                 text);
+    cr_assert_null(v);
+    cr_assert_eq(got, 0);
+    assert_has(why, expect);
+}
+
+Test(sweep, lists_and_ranges)
+{
+    const uint64_t K = 1024, M = K * K;
+    sweep_u(&p_size, "1K, 4K, 1M", (uint64_t[]){K, 4 * K, M}, 3);
+    sweep_u(&p_size, "4K", (uint64_t[]){4 * K}, 1);
+    sweep_u(&p_size, "2^10..2^13", (uint64_t[]){K, 2 * K, 4 * K, 8 * K}, 4);
+    sweep_u(&p_size, "1M..64M:x4", (uint64_t[]){M, 4 * M, 16 * M, 64 * M}, 4);
+    sweep_u(&p_size, "1M..64M:*4", (uint64_t[]){M, 4 * M, 16 * M, 64 * M}, 4);
+    sweep_u(&p_size, "1M .. 64M : x4", (uint64_t[]){M, 4 * M, 16 * M, 64 * M}, 4);
+    sweep_u(&p_size, "1M..63M:x4", (uint64_t[]){M, 4 * M, 16 * M}, 3);
+    sweep_u(&p_size, "100..500:+100", (uint64_t[]){100, 200, 300, 400, 500}, 5);
+    sweep_u(&p_size, "100..450:+100", (uint64_t[]){100, 200, 300, 400}, 4);
+    sweep_u(&p_size, "1K..2K:+512", (uint64_t[]){K, K + 512, 2 * K}, 3);
+    sweep_u(&p_size, "1, 2^10..2^12, 3M", (uint64_t[]){1, K, 2 * K, 4 * K, 3 * M}, 5);
+    sweep_u(&p_size, "2K..2K", (uint64_t[]){2 * K}, 1);
+    /* Near the top of 64 bits, no step may wrap around. */
+    sweep_u(&p_size, "2^62..2^63", (uint64_t[]){1ULL << 62, 1ULL << 63}, 2);
+    sweep_u(&p_size, "2^63..18446744073709551615:x2", (uint64_t[]){1ULL << 63}, 1);
+    sweep_u(&p_size, "18446744073709551610..18446744073709551615:+4",
+            (uint64_t[]){18446744073709551610ULL, 18446744073709551614ULL}, 2);
+}
+
+Test(sweep, ints_floats_enums)
+{
+    kb_value *v = NULL;
+    size_t n = 0;
+    char why[256] = "";
+    cr_assert_eq(kbc_sweep_parse(&p_int, "-10..10:+5", 100, &v, &n, why, sizeof why), 0, "%s",
+                 why);
+    cr_assert_eq(n, 5);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(v[i].i, -10 + 5 * (int64_t)i);
+    free(v);
+    cr_assert_eq(kbc_sweep_parse(&p_int, "3..48", 100, &v, &n, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(n, 5);
+    cr_assert_eq(v[4].i, 48);
+    free(v);
+
+    /* 0.1 + 4 * 0.1 is not 0.5 in binary; the end must still be reached. */
+    cr_assert_eq(kbc_sweep_parse(&p_float, "0.1..0.5:+0.1", 100, &v, &n, why, sizeof why), 0,
+                 "%s", why);
+    cr_assert_eq(n, 5);
+    cr_assert_float_eq(v[2].f, 0.3, 1e-12);
+    cr_assert_eq(v[4].f, 0.5);
+    free(v);
+    cr_assert_eq(kbc_sweep_parse(&p_float, "0.25..2", 100, &v, &n, why, sizeof why), 0, "%s",
+                 why);
+    cr_assert_eq(n, 4);
+    cr_assert_eq(v[0].f, 0.25);
+    cr_assert_eq(v[3].f, 2.0);
+    free(v);
+    cr_assert_eq(kbc_sweep_parse(&p_float, "1..10:x1.5", 100, &v, &n, why, sizeof why), 0, "%s",
+                 why);
+    cr_assert_eq(n, 6); /* 1, 1.5, 2.25, 3.375, 5.0625, 7.59375 */
+    cr_assert_float_eq(v[5].f, 7.59375, 1e-12);
+    free(v);
+
+    cr_assert_eq(kbc_sweep_parse(&p_enum, "f32, i32", 100, &v, &n, why, sizeof why), 0, "%s",
+                 why);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(v[0].i, 0);
+    cr_assert_eq(v[1].i, 2);
+    free(v);
+    cr_assert_eq(kbc_sweep_parse(&p_bool, "on, off", 100, &v, &n, why, sizeof why), 0, "%s",
+                 why);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(v[0].i, 1);
+    cr_assert_eq(v[1].i, 0);
+    free(v);
+}
+
+Test(sweep, errors)
+{
+    sweep_fails(&p_size, "1K,,2K", 100, "has an empty element");
+    sweep_fails(&p_size, "1K, 2K,", 100, "has an empty element");
+    sweep_fails(&p_size, ",1K", 100, "has an empty element");
+    sweep_fails(&p_size, "", 100, "empty");
+    sweep_fails(&p_size, "1..8:x1", 100, "does not advance");
+    sweep_fails(&p_size, "1..8:+0", 100, "does not advance");
+    sweep_fails(&p_int, "1..8:+-1", 100, "does not advance");
+    sweep_fails(&p_float, "1..8:x0.5", 100, "does not advance");
+    sweep_fails(&p_size, "1..8:x1.5", 100, "whole number");
+    sweep_fails(&p_size, "8..1", 100, "'8..1' runs downwards");
+    sweep_fails(&p_size, "0..8:x2", 100, "must start above 0");
+    sweep_fails(&p_int, "-4..8", 100, "must start above 0");
+    sweep_fails(&p_size, "1..8:y2", 100, "'y2' in '1..8:y2' is not a step");
+    sweep_fails(&p_size, "..8", 100, "needs a start and an end");
+    sweep_fails(&p_size, "1..2^64", 100, "'2^64' does not fit in 64 bits");
+    sweep_fails(&p_size, "1K, 12Q", 100, "'12Q' is not a size");
+    sweep_fails(&p_enum, "f32..i32", 100, "lists only");
+    sweep_fails(&p_bool, "false..true", 100, "lists only");
+    sweep_fails(&p_enum, "f32, f16", 100, "'f16' is not one of the allowed values");
+    sweep_fails(&p_size, "1..100:+1", 50, "has more than 50 values");
+    sweep_fails(&p_size, "1, 2, 3", 2, "has more than 2 values");
+    sweep_fails(&p_size, "1..2^60:+1", 1000, "has more than 1000 values");
+    sweep_fails(&p_float, "0..1e9:+1e-9", 1000, "has more than 1000 values");
+    /* Every value of a range is checked against the parameter's limits. */
+    sweep_fails(&p_small, "512..4K", 100, "2048 is above the maximum 1024");
+    sweep_fails(&p_small, "16..64", 100, "16 is below the minimum 32");
+}
+
+Test(sweep, range_checks_the_values_made)
+{
+    kb_value *v = NULL;
+    size_t n = 0;
+    char why[256] = "";
+    /* 2000 is past the maximum but no value made reaches it. */
+    cr_assert_eq(kbc_sweep_parse(&p_small, "32..2000", 100, &v, &n, why, sizeof why), 0, "%s",
+                 why);
+    cr_assert_eq(n, 6);
+    cr_assert_eq(v[5].u, 1024);
+    free(v);
+}
