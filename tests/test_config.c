@@ -1,2 +1,501 @@
-/* test_config.c: being written. */
+/* Plan building: inheritance, variants, measure settings, expansion, the
+   plan() check on every point, and every refusal with its file:line. */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "sweep.h"
+
+#define assert_has(msg, sub) \
+    cr_assert(strstr((msg), (sub)) != NULL, "expected \"%s\" in: %s", (sub), (msg))
+
+/* ---- Hand-made plugins ------------------------------------------------ */
+
+enum { P_N, P_DTYPE, P_SCALE, P_ITERS, P_CHECK };
+static const char *const dtypes[] = {"f32", "f64", "i32", NULL};
+static const kb_param red_params[] = {
+    {.name = "n", .type = KB_PARAM_SIZE, .def = "1K", .min = 1, .max = 1099511627776.0},
+    {.name = "dtype", .type = KB_PARAM_ENUM, .def = "f32", .choices = dtypes},
+    {.name = "scale", .type = KB_PARAM_FLOAT, .def = "1.5", .min = 0, .max = 100},
+    {.name = "iters", .type = KB_PARAM_INT, .def = "1", .min = 1, .max = 1000},
+    {.name = "check", .type = KB_PARAM_BOOL, .def = "true"},
+};
+static const kb_variant red_variants[] = {
+    {"cpu", KB_BACKEND_CPU, "plain loop"},
+    {"simple", KB_BACKEND_CUDA, "one atomic per element"},
+    {"fast", KB_BACKEND_CUDA, "shuffles"},
+    {"lib", KB_BACKEND_CUDA, "the library"},
+};
+
+static int calls; /* plan() calls, to see that every point was planned */
+
+static int red_plan(const kb_value *v, kb_plan *out, kb_host *h)
+{
+    calls++;
+    uint64_t elem = v[P_DTYPE].i == 1 ? 8 : 4;
+    if (v[P_DTYPE].i == 1 && v[P_ITERS].i > 500)
+        return h->fail(h, KB_EUNSUPPORTED, "iters above 500 is not supported for f64");
+    out->bytes_read = v[P_N].u * elem;
+    out->bytes_written = elem;
+    out->items = v[P_N].u;
+    out->device_bytes = v[P_N].u * elem;
+    return KB_OK;
+}
+
+static int stub(void)
+{
+    return KB_OK;
+}
+
+#define STUB_OPS(planfn)                                                                       \
+    {                                                                                          \
+        .plan = planfn, .setup = (void *)stub, .prepare = (void *)stub, .run = (void *)stub,   \
+        .verify = (void *)stub, .teardown = (void *)stub                                       \
+    }
+
+static const kb_plugin reduce_desc = {
+    KB_PLUGIN_HEADER, .name = "reduce", .summary = "sum", .params = red_params,
+    .n_params = 5, .variants = red_variants, .n_variants = 4, .ops = STUB_OPS(red_plan)};
+
+static const kb_param scan_params[] = {
+    {.name = "n", .type = KB_PARAM_SIZE, .def = "4K", .min = 1, .max = 0},
+    {.name = "inclusive", .type = KB_PARAM_BOOL, .def = "false"},
+};
+static const kb_variant scan_variants[] = {{"serial", KB_BACKEND_CPU, "a loop"}};
+
+static int scan_plan(const kb_value *v, kb_plan *out, kb_host *h)
+{
+    calls++;
+    out->bytes_read = out->bytes_written = v[0].u * 4;
+    return KB_OK;
+}
+
+static int silent_fail(const kb_value *v, kb_plan *out, kb_host *h)
+{
+    return KB_EFAIL;
+}
+
+static const kb_plugin scan_desc = {
+    KB_PLUGIN_HEADER, .name = "scan", .summary = "prefix sums", .params = scan_params,
+    .n_params = 2, .variants = scan_variants, .n_variants = 1, .ops = STUB_OPS(scan_plan)};
+
+/* A plugin whose parameter has no default, and one with a broken default. */
+static const kb_param needy_params[] = {{.name = "n", .type = KB_PARAM_SIZE, .min = 1, .max = 0}};
+static const kb_plugin needy_desc = {
+    KB_PLUGIN_HEADER, .name = "needy", .summary = "x", .params = needy_params, .n_params = 1,
+    .variants = scan_variants, .n_variants = 1, .ops = STUB_OPS(scan_plan)};
+static const kb_param broken_params[] = {
+    {.name = "n", .type = KB_PARAM_SIZE, .def = "12Q", .min = 1, .max = 0}};
+static const kb_plugin broken_desc = {
+    KB_PLUGIN_HEADER, .name = "broken", .summary = "x", .params = broken_params, .n_params = 1,
+    .variants = scan_variants, .n_variants = 1, .ops = STUB_OPS(scan_plan)};
+static const kb_plugin mute_desc = {
+    KB_PLUGIN_HEADER, .name = "mute", .summary = "x", .params = scan_params, .n_params = 2,
+    .variants = scan_variants, .n_variants = 1, .ops = STUB_OPS(silent_fail)};
+
+/* ---- Fixture ----------------------------------------------------------- */
+
+static kbc_registry reg;
+static kbc_ini ini;
+static kbc_plan plan;
+static kbc_diag d;
+
+static void add(const kb_plugin *desc, const char *path)
+{
+    reg.items = realloc(reg.items, (reg.n + 1) * sizeof *reg.items);
+    reg.items[reg.n].desc = desc;
+    reg.items[reg.n].path = strdup(path);
+    reg.items[reg.n].dl = NULL;
+    reg.n++;
+    reg.cap = reg.n;
+}
+
+static void setup(void)
+{
+    kbc_registry_init(&reg);
+    add(&reduce_desc, "/fake/reduce.so");
+    add(&scan_desc, "/fake/scan.so");
+    add(&needy_desc, "/fake/needy.so");
+    add(&broken_desc, "/fake/broken.so");
+    add(&mute_desc, "/fake/mute.so");
+    calls = 0;
+}
+
+static void teardown(void)
+{
+    kbc_plan_free(&plan);
+    kbc_ini_free(&ini);
+    kbc_registry_free(&reg);
+}
+
+TestSuite(config, .init = setup, .fini = teardown);
+
+static int build_named(const char *name, const char *text, uint64_t device_mem)
+{
+    d.msg[0] = '\0';
+    cr_assert_eq(kbc_ini_load_string(name, text, &ini, &d), 0, "INI: %s", d.msg);
+    return kbc_plan_build(&ini, &reg, device_mem, &plan, &d);
+}
+
+static void build_ok(const char *text)
+{
+    cr_assert_eq(build_named("exp.ini", text, 0), 0, "%s", d.msg);
+}
+
+/* The build must fail with a message that starts "exp.ini:LINE: " (or
+   "exp.ini: " for line 0) and contains the pieces given. */
+static void build_fails(const char *text, int line, const char *piece, const char *piece2)
+{
+    cr_assert_eq(build_named("exp.ini", text, 0), -1, "accepted:\n%s", text);
+    char head[32];
+    if (line)
+        snprintf(head, sizeof head, "exp.ini:%d: ", line);
+    else
+        snprintf(head, sizeof head, "exp.ini: ");
+    cr_assert_eq(strncmp(d.msg, head, strlen(head)), 0, "expected \"%s\" at the start of: %s",
+                 head, d.msg);
+    assert_has(d.msg, piece);
+    if (piece2)
+        assert_has(d.msg, piece2);
+    cr_assert_eq(plan.n, 0, "a failed build leaves no experiments behind");
+    kbc_ini_free(&ini);
+}
+
+static const kbc_experiment *exp_named(const char *name)
+{
+    for (size_t i = 0; i < plan.n; i++)
+        if (strcmp(plan.exps[i].name, name) == 0)
+            return &plan.exps[i];
+    cr_assert_fail("no experiment [%s]", name);
+    return NULL;
+}
+
+/* ---- Tests ------------------------------------------------------------- */
+
+Test(config, defaults)
+{
+    build_ok("[one]\nplugin = reduce\n");
+    cr_assert_eq(plan.n, 1);
+    cr_assert_str_eq(plan.path, "exp.ini");
+    const kbc_experiment *e = &plan.exps[0];
+    cr_assert_str_eq(e->name, "one");
+    cr_assert_eq(e->line, 1);
+    cr_assert_eq(e->plugin, &reg.items[0]);
+    cr_assert_null(e->description);
+    cr_assert_eq(e->n_variants, 4);
+    for (uint32_t i = 0; i < 4; i++)
+        cr_assert_eq(e->variants[i], i);
+    cr_assert_eq(e->baseline, 0);
+    cr_assert_eq(e->reference, -1);
+    cr_assert_eq(e->measure.warmup, 3);
+    cr_assert_eq(e->measure.runs, 20);
+    cr_assert_eq(e->measure.budget_s, 10.0);
+    cr_assert_eq(e->measure.seed, 1);
+    cr_assert_eq(e->measure.include_copies, 0);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cr_assert_eq(e->measure.cpu_threads, cpus > 4096 ? 4096 : cpus);
+    cr_assert_eq(e->n_points, 1);
+    cr_assert_eq(plan.n_points, 1);
+    cr_assert_eq(e->axes[P_N].n, 1);
+    cr_assert_eq(e->axes[P_N].values[0].u, 1024);
+    cr_assert_eq(e->axes[P_N].line, 0);
+    cr_assert_eq(e->axes[P_N].param, &red_params[P_N]);
+    cr_assert_eq(e->axes[P_DTYPE].values[0].i, 0);
+    cr_assert_eq(e->axes[P_SCALE].values[0].f, 1.5);
+    cr_assert_eq(e->axes[P_ITERS].values[0].i, 1);
+    cr_assert_eq(e->axes[P_CHECK].values[0].i, 1);
+    cr_assert_eq(calls, 1);
+}
+
+Test(config, global_inheritance_and_override)
+{
+    build_ok("[global]\n"               /* 1 */
+             "plugin = reduce\n"        /* 2 */
+             "runs = 5\n"               /* 3 */
+             "budget = 500ms\n"         /* 4 */
+             "n = 2K\n"                 /* 5 */
+             "inclusive = true\n"       /* 6: only scan declares it */
+             "description = shared\n"   /* 7 */
+             "\n"                       /* 8 */
+             "[a]\n"                    /* 9 */
+             "[b]\n"                    /* 10 */
+             "runs = 7\n"               /* 11 */
+             "n = 4K\n"                 /* 12 */
+             "seed = 2^40\n"            /* 13 */
+             "include_copies = yes\n"   /* 14 */
+             "cpu_threads = 3\n"        /* 15 */
+             "warmup = 0\n"             /* 16 */
+             "description = own\n"      /* 17 */
+             "[c]\n"                    /* 18 */
+             "plugin = scan\n");        /* 19 */
+    cr_assert_eq(plan.n, 3);
+    const kbc_experiment *a = exp_named("a"), *b = exp_named("b"), *c = exp_named("c");
+    cr_assert_eq(plan.exps[0].line, 9);
+    cr_assert_eq(a->measure.runs, 5);
+    cr_assert_float_eq(a->measure.budget_s, 0.5, 1e-12);
+    cr_assert_eq(a->axes[P_N].values[0].u, 2048);
+    cr_assert_eq(a->axes[P_N].line, 5);
+    cr_assert_str_eq(a->description, "shared");
+    cr_assert_eq(b->measure.runs, 7);
+    cr_assert_eq(b->measure.warmup, 0);
+    cr_assert_eq(b->measure.seed, 1ULL << 40);
+    cr_assert_eq(b->measure.include_copies, 1);
+    cr_assert_eq(b->measure.cpu_threads, 3);
+    cr_assert_eq(b->axes[P_N].values[0].u, 4096);
+    cr_assert_eq(b->axes[P_N].line, 12);
+    cr_assert_str_eq(b->description, "own");
+    cr_assert_eq(c->plugin, &reg.items[1]);
+    cr_assert_eq(c->axes[0].values[0].u, 2048); /* n from [global] */
+    cr_assert_eq(c->axes[1].values[0].i, 1);    /* inclusive from [global] */
+    cr_assert_eq(c->measure.runs, 5);
+}
+
+Test(config, variants_baseline_reference)
+{
+    build_ok("[a]\nplugin = reduce\nvariants = fast, cpu\n"
+             "[b]\nplugin = reduce\nvariants = simple, fast, lib\nbaseline = fast\n"
+             "reference = lib\n"
+             "[c]\nplugin = reduce\nvariants = ALL\nbaseline = lib\n");
+    const kbc_experiment *a = exp_named("a"), *b = exp_named("b"), *c = exp_named("c");
+    cr_assert_eq(a->n_variants, 2);
+    cr_assert_eq(a->variants[0], 2);
+    cr_assert_eq(a->variants[1], 0);
+    cr_assert_eq(a->baseline, 2, "the baseline defaults to the first listed");
+    cr_assert_eq(a->reference, -1);
+    cr_assert_eq(b->n_variants, 3);
+    cr_assert_eq(b->baseline, 2);
+    cr_assert_eq(b->reference, 3);
+    cr_assert_eq(c->n_variants, 4);
+    cr_assert_eq(c->baseline, 3);
+}
+
+Test(config, expansion_order_and_counts)
+{
+    build_ok("[a]\nplugin = reduce\n"
+             "n = 1K, 2K\n"
+             "dtype = f32, f64\n"
+             "iters = 1..3:+1\n"
+             "[b]\nplugin = scan\nn = 2^10..2^19\ninclusive = true, false\nvariants = serial\n");
+    const kbc_experiment *a = exp_named("a"), *b = exp_named("b");
+    cr_assert_eq(a->n_points, 12);
+    cr_assert_eq(b->n_points, 20);
+    cr_assert_eq(plan.n_points, 32);
+    cr_assert_eq(calls, 32, "plan() runs once per point");
+    kb_value v[5];
+    /* The first declared parameter varies slowest. */
+    struct {
+        uint64_t p, n;
+        int64_t dtype, iters;
+    } want[] = {{0, 1024, 0, 1},  {1, 1024, 0, 2},  {2, 1024, 0, 3}, {3, 1024, 1, 1},
+                {5, 1024, 1, 3},  {6, 2048, 0, 1},  {10, 2048, 1, 2}, {11, 2048, 1, 3}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        memset(v, 0xab, sizeof v);
+        kbc_experiment_point(a, want[i].p, v);
+        cr_assert_eq(v[P_N].u, want[i].n, "point %llu", (unsigned long long)want[i].p);
+        cr_assert_eq(v[P_DTYPE].i, want[i].dtype, "point %llu", (unsigned long long)want[i].p);
+        cr_assert_eq(v[P_ITERS].i, want[i].iters, "point %llu", (unsigned long long)want[i].p);
+        cr_assert_eq(v[P_SCALE].f, 1.5);
+        cr_assert_eq(v[P_CHECK].i, 1);
+    }
+    kbc_experiment_point(b, 19, v);
+    cr_assert_eq(v[0].u, 1ULL << 19);
+    cr_assert_eq(v[1].i, 0);
+    kbc_experiment_point(b, 1, v);
+    cr_assert_eq(v[0].u, 1024);
+    cr_assert_eq(v[1].i, 0);
+}
+
+Test(config, ten_thousand_points)
+{
+    build_ok("[big]\nplugin = reduce\nn = 1..10000:+1\nvariants = cpu, fast\n");
+    cr_assert_eq(plan.n_points, 10000);
+    cr_assert_eq(calls, 10000);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    kbc_plan_print(&plan, f);
+    fclose(f);
+    assert_has(buf, "1 experiment, 10000 points, 20000 variant runs");
+    assert_has(buf, "   9999  10000 ");
+    free(buf);
+}
+
+Test(config, dry_run_print)
+{
+    build_ok("[global]\nseed = 7\n"
+             "[sizes]\nplugin = reduce\ndescription = two sizes\nn = 1K, 1M\ndtype = f64\n"
+             "variants = cpu, fast\nreference = fast\n"
+             "[s]\nplugin = scan\n");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    kbc_plan_print(&plan, f);
+    fclose(f);
+    assert_has(buf, "[sizes]  plugin reduce (/fake/reduce.so)");
+    assert_has(buf, "description: two sizes");
+    assert_has(buf, "variants: cpu, fast  (baseline cpu, reference fast)");
+    assert_has(buf, "seed 7");
+    assert_has(buf, "f64");
+    assert_has(buf, "8.0 KiB");  /* 1K doubles */
+    assert_has(buf, "8.0 MiB");  /* 1M doubles */
+    assert_has(buf, "8 B");      /* one double written */
+    assert_has(buf, "2 experiments, 3 points, 5 variant runs");
+    free(buf);
+}
+
+Test(config, unknown_keys)
+{
+    build_fails("[a]\nplugin = reduce\nnn = 5\n", 3,
+                "unknown key 'nn' in [a] (plugin 'reduce' has no such parameter); did you mean "
+                "'n'?",
+                NULL);
+    build_fails("[a]\nplugin = reduce\nrusn = 5\n", 3, "unknown key 'rusn'", "did you mean 'runs'?");
+    build_fails("[a]\nplugin = reduce\nzzzzzz = 5\n", 3,
+                "unknown key 'zzzzzz' in [a] (plugin 'reduce' has no such parameter).", NULL);
+    /* inclusive belongs to scan, not to reduce. */
+    build_fails("[a]\nplugin = reduce\ninclusive = true\n", 3, "unknown key 'inclusive' in [a]",
+                NULL);
+    build_fails("[global]\nitres = 4\n[a]\nplugin = reduce\n", 2,
+                "unknown key 'itres' in [global] (no experiment's plugin has such a parameter: "
+                "reduce); did you mean 'iters'?",
+                NULL);
+    build_fails("[a]\nplugin = reduce\nplugin_path = /tmp\n", 3,
+                "key 'plugin_path' in [a]: plugin_path is read from [global] only", NULL);
+}
+
+Test(config, plugins)
+{
+    build_fails("[global]\nruns = 3\n[a]\n\nplugin = redcue\n", 5,
+                "key 'plugin' in [a]: no plugin named 'redcue' was found (searched: reduce, scan, "
+                "needy, broken, mute); did you mean 'reduce'?",
+                NULL);
+    build_fails("[a]\nruns = 3\n", 1, "experiment [a] has no key 'plugin'", NULL);
+    build_fails("[global]\nplugin = nosuch\n[a]\n", 2,
+                "key 'plugin' in [global] (inherited by [a]): no plugin named 'nosuch'", NULL);
+    build_fails("[global]\nruns = 3\n", 0, "there are no experiments", NULL);
+    build_fails("[a]\nplugin = needy\n", 1, "parameter 'n' of plugin 'needy' has no default", NULL);
+    build_fails("[a]\nplugin = broken\n", 1, "plugin 'broken' (/fake/broken.so)",
+                "'12Q' is not a size");
+    build_fails("[a]\nplugin = mute\n", 1, "experiment [a] point n=4096, inclusive=false:",
+                "plan() failed with code 5 without saying why");
+}
+
+Test(config, no_plugins_at_all)
+{
+    kbc_registry_free(&reg);
+    kbc_registry_init(&reg);
+    build_fails("[a]\nplugin = reduce\n", 2, "no plugin named 'reduce' was found",
+                "no plugins were found at all");
+}
+
+Test(config, variant_errors)
+{
+    build_fails("[a]\nplugin = reduce\nvariants = cpu, fsat\n", 3,
+                "key 'variants' in [a]: 'fsat' is not a variant of plugin 'reduce' (it has: cpu, "
+                "simple, fast, lib); did you mean 'fast'?",
+                NULL);
+    build_fails("[a]\nplugin = reduce\nvariants = cpu, cpu\n", 3, "variant 'cpu' is listed twice",
+                NULL);
+    build_fails("[a]\nplugin = reduce\nvariants = cpu,, fast\n", 3, "empty element", NULL);
+    build_fails("[a]\nplugin = reduce\nvariants = cpu, fast\nreference = lib\n", 4,
+                "key 'reference' in [a]: 'lib' is not among the selected variants (cpu, fast)",
+                NULL);
+    build_fails("[a]\nplugin = reduce\nvariants = cpu, fast\nbaseline = simple\n", 4,
+                "key 'baseline' in [a]: 'simple' is not among the selected variants", NULL);
+    build_fails("[a]\nplugin = reduce\nbaseline = smiple\n", 3, "did you mean 'simple'?", NULL);
+    build_fails("[global]\nvariants = cpu\n[a]\nplugin = scan\n", 2,
+                "key 'variants' in [global] (inherited by [a]): 'cpu' is not a variant of plugin "
+                "'scan'",
+                NULL);
+}
+
+Test(config, value_errors)
+{
+    build_fails("[a]\nplugin = reduce\nn = 12Q\n", 3, "key 'n' in [a]: '12Q' is not a size", NULL);
+    build_fails("[global]\nn = 4, -1\n[a]\nplugin = reduce\n", 2,
+                "key 'n' in [global] (inherited by [a]): '-1' is negative", NULL);
+    build_fails("[a]\nplugin = reduce\ndtype = f16\n", 3,
+                "key 'dtype' in [a]: 'f16' is not one of the allowed values (f32, f64, i32).",
+                NULL);
+    build_fails("[a]\nplugin = reduce\niters = 1..2000:+999\n", 3,
+                "key 'iters' in [a]: 1999 is above the maximum 1000", NULL);
+    build_fails("[a]\nplugin = reduce\nruns = 0\n", 3, "key 'runs' in [a]: 0 is below the minimum 1",
+                NULL);
+    build_fails("[a]\nplugin = reduce\nruns = 5, 10\n", 3,
+                "key 'runs' in [a]: '5, 10' is a sweep, but 'runs' takes one value", NULL);
+    build_fails("[a]\nplugin = reduce\nwarmup = lots\n", 3, "'lots' is not an integer", NULL);
+    build_fails("[a]\nplugin = reduce\nbudget = 0\n", 3, "key 'budget' in [a]", "below the minimum");
+    build_fails("[a]\nplugin = reduce\ninclude_copies = perhaps\n", 3,
+                "'perhaps' is not a boolean", NULL);
+    build_fails("[a]\nplugin = reduce\ncpu_threads = 0\n", 3, "key 'cpu_threads' in [a]", NULL);
+    build_fails("[a]\nplugin = reduce\nseed = -3\n", 3, "key 'seed' in [a]: '-3' is negative",
+                NULL);
+}
+
+Test(config, plan_failures)
+{
+    build_fails("[a]\n"
+                "plugin = reduce\n"
+                "[bad one]\n"
+                "plugin = reduce\n"
+                "dtype = f32, f64\n"
+                "iters = 400..600:+100\n",
+                3,
+                "experiment [bad one] point n=1024, dtype=f64, scale=1.5, iters=600, check=true: "
+                "iters above 500 is not supported for f64.",
+                NULL);
+    cr_assert_eq(build_named("exp.ini", "[a]\nplugin = reduce\nn = 1M, 1G\ndtype = f64\n",
+                             4ULL << 30),
+                 -1);
+    assert_has(d.msg, "exp.ini:1: experiment [a] point n=1073741824, dtype=f64");
+    assert_has(d.msg, "needs 8.0 GiB of device memory and the device has 4.0 GiB");
+    kbc_ini_free(&ini);
+    /* The same file fits a larger device, and device_mem 0 checks nothing. */
+    cr_assert_eq(build_named("exp.ini", "[a]\nplugin = reduce\nn = 1M, 1G\ndtype = f64\n",
+                             8ULL << 30),
+                 0, "%s", d.msg);
+}
+
+Test(config, too_many_points)
+{
+    build_fails("[a]\nplugin = reduce\nn = 1..5000:+1\niters = 1..1000:+1\nscale = 1, 2, 3\n", 1,
+                "experiment [a] expands to more than 10000000 points",
+                "(n: 5000 values, scale: 3 values, iters: 1000 values)");
+    build_fails("[a]\nplugin = reduce\nn = 1..5000:+1\niters = 1..1000:+1\n"
+                "[b]\nplugin = reduce\nn = 1..5000:+1\niters = 1..1000:+1\nscale = 1, 2\n",
+                5, "brings the plan to more than 10000000 points", NULL);
+}
+
+Test(config, plugin_path)
+{
+    /* Relative to the INI file's folder, and refused with the key's line. */
+    cr_assert_eq(build_named("/tmp/kbench-nowhere/exp.ini",
+                             "[global]\nplugin_path = nope\n[a]\nplugin = reduce\n", 0),
+                 -1);
+    assert_has(d.msg, "/tmp/kbench-nowhere/exp.ini:2: key 'plugin_path' in [global]: ");
+    assert_has(d.msg, "/tmp/kbench-nowhere/nope");
+    kbc_ini_free(&ini);
+
+    /* An empty folder next to the file: accepted, and the plugins already
+       registered are still found. */
+    char dir[] = "/tmp/kbench-test-config-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char *path = NULL, *sub = NULL;
+    cr_assert_gt(asprintf(&path, "%s/exp.ini", dir), 0);
+    cr_assert_gt(asprintf(&sub, "%s/plugins", dir), 0);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    size_t before = reg.n;
+    cr_assert_eq(build_named(path, "[global]\nplugin_path = plugins:.\n[a]\nplugin = reduce\n", 0),
+                 0, "%s", d.msg);
+    cr_assert_eq(reg.n, before);
+    cr_assert_eq(plan.n, 1);
+    rmdir(sub);
+    rmdir(dir);
+    free(path);
+    free(sub);
+}
