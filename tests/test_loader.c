@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -187,6 +188,20 @@ Test(loader, one_file_path)
     kbc_registry_free(&r);
 }
 
+/* A bare file name means the file in the current folder, not a search of
+   the library path. */
+Test(loader, bare_file_name_is_relative)
+{
+    cr_assert_eq(chdir(FIX), 0);
+    kbc_registry r;
+    kbc_registry_init(&r);
+    kbc_diag d = {{0}};
+    cr_assert_eq(kbc_registry_add_path(&r, "kbench-twin.so", &d), 0, "%s", d.msg);
+    cr_assert_eq(r.n, 2, "refused: %s", r.n_refused ? r.refused[0] : "nothing");
+    cr_assert_str_eq(r.items[0].path, "./kbench-twin.so");
+    kbc_registry_free(&r);
+}
+
 Test(loader, same_folder_twice_is_quiet)
 {
     kbc_registry r;
@@ -352,6 +367,19 @@ Test(loader, defaults_come_first_and_can_be_skipped)
        plugin folder, whose plugins (if any are built) come before the env's. */
     cr_assert_geq(r.n, 1);
     cr_assert_str_eq(r.items[r.n - 1].path, FIX2 "/kbench-other.so");
+    /* Each built plugin file there gives at least one plugin, unless it was
+       refused; so plugins + refusals cover every file. */
+    size_t files = 0;
+    DIR *dir = build ? opendir(build) : NULL;
+    for (struct dirent *e; dir && (e = readdir(dir)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        files += len > 3 && strcmp(e->d_name + len - 3, ".so") == 0;
+    }
+    if (dir)
+        closedir(dir);
+    cr_assert_geq(r.n - 1 + r.n_refused, files,
+                  "%zu plugin files in the build folder, %zu plugins and %zu refusals", files,
+                  r.n - 1, r.n_refused);
     for (size_t i = 0; i + 1 < r.n; i++) {
         cr_assert_not_null(build, "plugins were found but the build plugin folder is missing");
         cr_assert_eq(strncmp(r.items[i].path, build, strlen(build)), 0, "%s is not from %s",

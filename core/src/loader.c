@@ -278,12 +278,18 @@ const char *kbc_descriptor_check(const kb_plugin *d, char *why, size_t n)
 
 static void load_file(kbc_registry *r, const char *path)
 {
+    /* dlopen searches the library path for a name without a '/', so a
+       plugin named bare ("kbench-x.so", meant in the current folder) is
+       given as "./kbench-x.so". */
+    char *owned = strchr(path, '/') ? NULL : kbc_xasprintf("./%s", path);
+    if (owned)
+        path = owned;
     dlerror();
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
         const char *e = dlerror();
         refuse(r, "%s: cannot be loaded as a shared object (%s)", path, e ? e : "unknown error");
-        return;
+        goto done;
     }
     /* The dynamic loader knows a file by its device and inode, so the same
        plugin reached twice (a folder named both in KBENCH_PLUGIN_PATH and in
@@ -292,7 +298,7 @@ static void load_file(kbc_registry *r, const char *path)
     for (size_t i = 0; i < r->n_handles; i++)
         if (r->handles[i] == dl) {
             dlclose(dl);
-            return;
+            goto done;
         }
 
     dlerror();
@@ -303,7 +309,7 @@ static void load_file(kbc_registry *r, const char *path)
                "kbench_add_plugin(), which exports that symbol)",
                path, KB_ENTRY_SYMBOL);
         dlclose(dl);
-        return;
+        goto done;
     }
     /* POSIX guarantees that a data pointer from dlsym converts to a function
        pointer; the memcpy keeps ISO C compilers quiet about it. */
@@ -345,6 +351,8 @@ static void load_file(kbc_registry *r, const char *path)
         add_handle(r, dl);
     else
         dlclose(dl);
+done:
+    free(owned);
 }
 
 static int ends_with_so(const char *s)
