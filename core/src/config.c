@@ -741,7 +741,7 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
         fprintf(out, "  %*s", wp, "point");
         for (uint32_t j = 0; j < d->n_params; j++)
             fprintf(out, "  %-*s", w[j], d->params[j].name);
-        fprintf(out, "  | %-10s  %-10s  %-10s\n", "read", "written", "device");
+        fprintf(out, "  | %-10s  %-10s  %s\n", "read", "written", "device");
 
         kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
         plan_host ph;
@@ -761,7 +761,7 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
                 continue;
             }
             char r[32], wr[32], dv[32];
-            fprintf(out, "  | %-10s  %-10s  %-10s\n", human_bytes(work.bytes_read, r, sizeof r),
+            fprintf(out, "  | %-10s  %-10s  %s\n", human_bytes(work.bytes_read, r, sizeof r),
                     human_bytes(work.bytes_written, wr, sizeof wr),
                     human_bytes(work.device_bytes, dv, sizeof dv));
         }
