@@ -15,3 +15,9 @@ add_dependencies(test_runner toy)
 # The command-line tests run the built kbench binary itself.
 kbench_test(test_cli SOURCES test_cli.c)
 add_dependencies(test_cli kbench toy)
+
+# A CUDA plugin that makes CUDA errors on purpose; the test that uses it
+# runs only where a GPU is present.
+kbench_add_plugin(fault SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/runner/fault.cu
+  OUTPUT_DIRECTORY ${KBENCH_RUNNER_FIXTURES} NO_INSTALL)
+add_dependencies(test_runner fault)

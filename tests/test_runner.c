@@ -567,3 +567,67 @@ Test(runner, probe_without_a_driver_says_why)
         cr_assert_eq(m.device, -1);
     }
 }
+
+/* Where a GPU is present: an error the runtime forgets costs only its own
+   variant; one that stays in the context (an illegal address) costs every
+   later CUDA variant, which is then skipped with the earlier error named,
+   while CPU variants still run. */
+Test(runner, cuda_errors_passing_and_sticky)
+{
+    kbc_machine m;
+    kbc_gpu_probe(&m);
+    if (!m.has_gpu)
+        cr_skip_test("needs a GPU: %s", m.no_gpu_reason);
+    const char *path = KBENCH_FIXTURE_DIR "/runner/kbench-fault.so";
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(dl, "cannot load %s: %s", path, dlerror());
+    kb_entry_fn entry = (kb_entry_fn)dlsym(dl, KB_ENTRY_SYMBOL);
+    cr_assert_not_null(entry);
+    static kbc_plugin fault;
+    fault.desc = entry(0);
+    fault.path = (char *)path;
+    static kbc_experiment e;
+    e.name = "faults";
+    e.plugin = &fault;
+    e.n_variants = fault.desc->n_variants;
+    for (uint32_t v = 0; v < e.n_variants; v++)
+        e.variants[v] = v;
+    e.baseline = -1;
+    e.reference = -1;
+    e.measure = (kbc_measure){.warmup = 1, .runs = 3, .budget_s = 1.0, .seed = 1, .cpu_threads = 1};
+    e.n_points = 2;
+    kbc_plan plan = {.path = "faults.ini", .exps = &e, .n = 1, .n_points = 2};
+    capture c = {0};
+    kbc_sink sink = {.ctx = &c, .begin = cap_begin, .point = cap_point, .end = cap_end};
+    kbc_run_set_quiet(1);
+    /* Every point repeats the single parameterless point; n_points = 2
+       checks that the loss carries over to the next point. */
+    static kbc_axis none;
+    e.axes = &none;
+    int code = kbc_run_plan(&plan, &m, &sink, 1, "x");
+    cr_assert_eq(code, KBC_EXIT_FAILED);
+    cr_assert_gt(c.copy_gbps, 0.0);
+    enum { LAUNCHBAD, OK, ILLEGAL, OK2, CPU };
+    const kbc_row *r = find_row(&c, 0, LAUNCHBAD);
+    cr_assert_eq(r->outcome, KBC_ERROR);
+    /* The runtime names the bad launch InvalidConfiguration or
+       InvalidValue depending on its version; either way it is named. */
+    cr_assert_not_null(strstr(r->reason, "in the checked run"), "%s", r->reason);
+    cr_assert_not_null(strstr(r->reason, "(cudaErrorInvalid"), "%s", r->reason);
+    cr_assert_eq(find_row(&c, 0, OK)->outcome, KBC_PASS, "%s", find_row(&c, 0, OK)->reason);
+    cr_assert(find_row(&c, 0, OK)->pct_copy >= 0.0);
+    r = find_row(&c, 0, ILLEGAL);
+    cr_assert_eq(r->outcome, KBC_ERROR);
+    cr_assert_not_null(strstr(r->reason, "cudaErrorIllegalAddress"), "%s", r->reason);
+    r = find_row(&c, 0, OK2);
+    cr_assert_eq(r->outcome, KBC_SKIPPED);
+    cr_assert_not_null(strstr(r->reason, "the CUDA context was lost after"), "%s", r->reason);
+    cr_assert_not_null(strstr(r->reason, "cudaErrorIllegalAddress"), "%s", r->reason);
+    cr_assert_eq(find_row(&c, 0, CPU)->outcome, KBC_PASS);
+    for (int v = LAUNCHBAD; v <= OK2; v++) {
+        r = find_row(&c, 1, v);
+        cr_assert_eq(r->outcome, KBC_SKIPPED, "point 1 variant %d", v);
+        cr_assert_not_null(strstr(r->reason, "the CUDA context was lost"), "%s", r->reason);
+    }
+    cr_assert_eq(find_row(&c, 1, CPU)->outcome, KBC_PASS);
+}

@@ -17,8 +17,10 @@
    returns -1, so that callers can `return cuda_fail(...)`. */
 static int cuda_fail(cudaError_t e, const char *what, char *why, size_t n)
 {
-    if (why && n)
+    if (why && n && what)
         snprintf(why, n, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+    else if (why && n)
+        snprintf(why, n, "%s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
     return -1;
 }
 
@@ -169,7 +171,9 @@ int kbc_gpu_event_elapsed(void *start, void *end, float *ms, char *why, size_t n
 int kbc_gpu_last_error(char *why, size_t n)
 {
     cudaError_t e = cudaGetLastError();
-    return e == cudaSuccess ? 0 : cuda_fail(e, "CUDA error", why, n);
+    /* No call to name: the error belongs to an earlier launch or
+       asynchronous call, which the caller knows better. */
+    return e == cudaSuccess ? 0 : cuda_fail(e, NULL, why, n);
 }
 
 double kbc_gpu_copy_bandwidth(void *stream, uint64_t bytes)

@@ -183,6 +183,7 @@ static void run_variant(const kbc_experiment *e, void *state, uint32_t v, kb_hos
     const int cuda = var->backend == KB_BACKEND_CUDA;
     const kbc_measure *ms = &e->measure;
     const char *call = "prepare";
+    const char *stage = "the checked run";
     char why[400];
     int r;
 
@@ -213,6 +214,7 @@ static void run_variant(const kbc_experiment *e, void *state, uint32_t v, kb_hos
         row->outcome = KBC_PASS;
     }
 
+    stage = "the warm-up runs";
     for (uint32_t i = 0; i < ms->warmup; i++)
         if ((r = one_run(ops, state, v, host, hc, ms->include_copies, &call)) != KB_OK)
             goto plugin_failed;
@@ -220,6 +222,7 @@ static void run_variant(const kbc_experiment *e, void *state, uint32_t v, kb_hos
                  kbc_gpu_last_error(why, sizeof why) != 0))
         goto cuda_failed;
 
+    stage = "the timed runs";
     uint32_t runs = ms->runs ? ms->runs : 1;
     double *t = kbc_xmalloc(runs * sizeof *t);
     size_t n = 0;
@@ -272,8 +275,8 @@ plugin_failed:
 
 cuda_failed:
     row->outcome = KBC_ERROR;
-    snprintf(row->reason, sizeof row->reason, "the CUDA runtime reported an error after %s(): %s",
-             call, why);
+    snprintf(row->reason, sizeof row->reason, "the CUDA runtime reported an error in %s: %s",
+             stage, why);
     kbc_stats_compute(NULL, 0, &row->time);
     gpu_check_lost(g, host, why);
 }
