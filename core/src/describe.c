@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "loader.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +69,23 @@ void kbc_cmd_list(const kbc_registry *r, FILE *out)
     }
 }
 
+/* One bound of a range: integer bounds that are large powers of two read
+   best as 2^k (as they are written in INI files); other bounds keep every
+   digit (%.17g is exact for integers up to 2^53, shortest-faithful beyond). */
+static const char *bound_text(const kb_param *p, double v, char *buf, size_t n)
+{
+    if ((p->type == KB_PARAM_SIZE || p->type == KB_PARAM_INT) && v >= 65536.0) {
+        int e;
+        double m = frexp(v, &e);
+        if (m == 0.5) {
+            snprintf(buf, n, "2^%d", e - 1);
+            return buf;
+        }
+    }
+    snprintf(buf, n, "%.17g", v);
+    return buf;
+}
+
 /* The allowed values of a parameter, as one cell: "[min, max]", the enum's
    choices joined by '|', "true|false", or "any" when unbounded.  Returns a
    malloc'ed string. */
@@ -90,9 +108,9 @@ static char *allowed_cell(const kb_param *p)
         return kbc_xstrdup("true|false");
     if (p->min > p->max)
         return kbc_xstrdup("any");
-    /* %.17g keeps every digit of a bound that is an exact integer (up to
-       2^53), and the shortest faithful form otherwise. */
-    return kbc_xasprintf("[%.17g, %.17g]", p->min, p->max);
+    char lo[32], hi[32];
+    return kbc_xasprintf("[%s, %s]", bound_text(p, p->min, lo, sizeof lo),
+                         bound_text(p, p->max, hi, sizeof hi));
 }
 
 int kbc_cmd_describe(const kbc_registry *r, const char *name, FILE *out, FILE *err)

@@ -71,10 +71,13 @@ static void say(int with_help, const char *fmt, ...)
     size_t n = strlen(msg);
     while (n > 0 && (msg[n - 1] == '.' || msg[n - 1] == '\n' || msg[n - 1] == ' '))
         msg[--n] = '\0';
+    /* A sentence that ends in a question ("did you mean 'n'?") keeps its
+       question mark and takes no full stop. */
+    int question = n > 0 && msg[n - 1] == '?';
     if (with_help)
-        fprintf(stderr, "kbench: %s; see kbench --help.\n", msg);
+        fprintf(stderr, "kbench: %s%s see kbench --help.\n", msg, question ? "" : ";");
     else
-        fprintf(stderr, "kbench: %s.\n", msg);
+        fprintf(stderr, "kbench: %s%s\n", msg, question ? "" : ".");
 }
 
 typedef struct cli {
