@@ -707,7 +707,7 @@ Test(describe, parameter_table)
     struct {
         const char *name, *type, *def, *allowed, *help;
     } rows[] = {
-        {"n ", "size", "1K", "[1, 16777216]", "elements to sum"},
+        {"n ", "size", "1K", "[1, 2^24]", "elements to sum"},
         {"scale ", "float", "1.5", "any", "factor applied to every element"},
         {"mode ", "enum", "plain", "plain|pairwise", "summation order"},
         {"check ", "bool", "true", "true|false", "verify the sum"},
