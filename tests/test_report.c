@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "version.h"
 
 /* ---- a fake plan: two experiments of two made-up families ------------- */
 
@@ -597,7 +598,7 @@ Test(report, json_document_rewritten_per_point)
     doc = load(path);
     json_t *kb = json_object_get(doc, "kbench");
     cr_assert_str_eq(json_string_value(json_object_get(kb, "version")), KBENCH_VERSION);
-    cr_assert_str_eq(json_string_value(json_object_get(kb, "git")), KBENCH_GIT_REV);
+    cr_assert_str_eq(json_string_value(json_object_get(kb, "git")), kbc_git_rev);
     cr_assert_str_eq(json_string_value(json_object_get(doc, "command")),
                      "kbench run conf/test.ini");
     const char *started = json_string_value(json_object_get(doc, "started"));

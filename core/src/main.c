@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "version.h"
 #include "gpu.h"
 #include "ini.h"
 #include "loader.h"
@@ -347,7 +348,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if (c.version) {
-        printf("kbench %s (git %s), plugin ABI %d.%d\n", KBENCH_VERSION, KBENCH_GIT_REV,
+        printf("kbench %s (git %s), plugin ABI %d.%d\n", KBENCH_VERSION, kbc_git_rev,
                KB_ABI_MAJOR, KB_ABI_MINOR);
         goto out;
     }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "version.h"
 #include "sweep.h"
 #include "util.h"
 
@@ -298,7 +299,7 @@ static int json_begin(void *vctx, const kbc_run_info *info)
     json_t *doc = json_object();
     json_t *kb = json_object();
     json_object_set_new(kb, "version", json_string(KBENCH_VERSION));
-    json_object_set_new(kb, "git", json_string(KBENCH_GIT_REV));
+    json_object_set_new(kb, "git", json_string(kbc_git_rev));
     json_object_set_new(doc, "kbench", kb);
     json_object_set_new(doc, "command", str_or_null(info->command_line));
     json_object_set_new(doc, "started", utc_now());
