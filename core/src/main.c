@@ -51,7 +51,8 @@ static const char usage_text[] =
     "fail a run); 1 a verification failed or a variant erred; 2 a usage,\n"
     "configuration or plugin error; 3 a system error (out of memory, an output\n"
     "that cannot be written).  Plugins are searched in the build's plugin\n"
-    "folder, then $KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
+    "folder (for a build) or PREFIX/lib/kbench/plugins (when installed), then\n"
+    "$KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
 
 static const char *const commands[] = {"list", "describe", "run", "help"};
 static const char *const options[] = {"--plugin-path", "--dry-run", "--output", "--quiet",
