@@ -24,4 +24,8 @@ int kbc_report_json(const char *path, kbc_sink *sink, kbc_diag *d);
 /* The name of an outcome: "pass", "FAIL", "error", "skipped". */
 const char *kbc_outcome_name(int outcome);
 
+/* The name of the row's check ("abs", "rel", ...), "unnamed" for a verified
+   row whose plugin named none, or NULL when verification never ran. */
+const char *kbc_check_measure(const kbc_row *r);
+
 #endif

@@ -128,16 +128,6 @@ static int csv_begin(void *vctx, const kbc_run_info *info)
     return csv_check(c);
 }
 
-/* The name of the row's check, or NULL when verification never ran.  A
-   row that passed or failed was verified even if the plugin left the
-   measure unnamed, and its numbers must not be dropped for that. */
-static const char *check_measure(const kbc_row *r)
-{
-    if (r->check.measure)
-        return r->check.measure;
-    return r->outcome == KBC_PASS || r->outcome == KBC_FAIL ? "unnamed" : NULL;
-}
-
 static void csv_row(csv_ctx *c, const kbc_row *r)
 {
     FILE *f = c->f;
@@ -182,7 +172,7 @@ static void csv_row(csv_ctx *c, const kbc_row *r)
     put_double(f, r->speedup_reference);
     /* No measure means verification never ran: the check fields are then
        empty rather than zeros that would read as a perfect result. */
-    const char *measure = check_measure(r);
+    const char *measure = kbc_check_measure(r);
     if (measure) {
         put_field(f, 0, measure);
         put_double(f, r->check.error);

@@ -180,16 +180,6 @@ static json_t *value_json(const kb_param *p, kb_value v)
     return json_null();
 }
 
-/* The name of the row's check, or NULL when verification never ran.  A
-   row that passed or failed was verified even if the plugin left the
-   measure unnamed, and its numbers must not be dropped for that. */
-static const char *check_measure(const kbc_row *r)
-{
-    if (r->check.measure)
-        return r->check.measure;
-    return r->outcome == KBC_PASS || r->outcome == KBC_FAIL ? "unnamed" : NULL;
-}
-
 static json_t *row_json(const kbc_row *r)
 {
     const kbc_experiment *e = r->exp;
@@ -233,7 +223,7 @@ static json_t *row_json(const kbc_row *r)
     json_object_set_new(s, "reference", num(r->speedup_reference));
     json_object_set_new(o, "speedup", s);
     /* Without a measure, verification never ran: null, not a fake pass. */
-    const char *measure = check_measure(r);
+    const char *measure = kbc_check_measure(r);
     if (measure) {
         json_t *c = json_object();
         json_object_set_new(c, "passed", json_boolean(r->check.passed));

@@ -14,22 +14,6 @@
 #include "sweep.h"
 #include "util.h"
 
-const char *kbc_outcome_name(int outcome)
-{
-    switch (outcome) {
-    case KBC_PASS:
-        return "pass";
-    case KBC_FAIL:
-        return "FAIL";
-    case KBC_ERROR:
-        return "error";
-    case KBC_SKIPPED:
-        return "skipped";
-    default:
-        return "unknown";
-    }
-}
-
 typedef struct table_ctx {
     FILE *out;
     unsigned counts[4]; /* rows per outcome, indexed by kbc_outcome */
@@ -70,22 +54,12 @@ static const char *fmt_fixed(double x, int digits, const char *suffix, char *buf
     return buf;
 }
 
-/* The name of the row's check, or NULL when verification never ran.  A
-   row that passed or failed was verified even if the plugin left the
-   measure unnamed, and its numbers must not be dropped for that. */
-static const char *check_measure(const kbc_row *r)
-{
-    if (r->check.measure)
-        return r->check.measure;
-    return r->outcome == KBC_PASS || r->outcome == KBC_FAIL ? "unnamed" : NULL;
-}
-
 /* The check as "rel 2.1e-07 <= 4.3e-05"; ">" when it failed.  Counts such
    as mismatches print as integers. */
 static const char *fmt_check(const kbc_row *r, char *buf, size_t n)
 {
     const kb_check *c = &r->check;
-    const char *measure = check_measure(r);
+    const char *measure = kbc_check_measure(r);
     if (!measure) {
         snprintf(buf, n, "-");
         return buf;
