@@ -104,7 +104,7 @@ Test(reduce, descriptor)
                                         "interleaved-strided", "sequential", "first-add",
                                         "unroll-warp", "unroll-complete", "multi-element",
                                         "shuffle", "multipass", "onepass", "onepass-atomic",
-                                        "cub", "thrust"};
+                                        "onepass-bulk", "cub", "thrust"};
     cr_assert_eq(plug->n_variants, sizeof order / sizeof order[0]);
     for (uint32_t v = 0; v < plug->n_variants; v++) {
         cr_assert_str_eq(plug->variants[v].name, order[v]);

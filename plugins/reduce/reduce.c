@@ -86,6 +86,9 @@ static const kb_variant variants[KBR_N_VARIANTS] = {
     [KBR_ONEPASS_ATOMIC] = {"onepass-atomic", KB_BACKEND_CUDA,
                             "onepass finishing with one atomicAdd per block: float results "
                             "depend on the blocks' order (not deterministic)"},
+    [KBR_ONEPASS_BULK] = {"onepass-bulk", KB_BACKEND_CUDA,
+                          "onepass whose blocks stream through a ring of shared-memory stages "
+                          "filled by the bulk copy engine (from 16 MiB; onepass below)"},
     [KBR_CUB] = {"cub", KB_BACKEND_CUDA,
                  "the library: cub::DeviceReduce::Sum, temporary storage allocated in setup"},
     [KBR_THRUST] = {"thrust", KB_BACKEND_CUDA,
@@ -309,7 +312,8 @@ static int setup_device(kbr_state *s, const kbr_sizes *z, kb_host *host)
         CUDA_TRY(cudaMalloc(&s->d_ping, z->ping_elems * s->esize + 16));
         CUDA_TRY(cudaMalloc(&s->d_pong, z->pong_elems * s->esize + 16));
     }
-    if (s->variants & (KB_VARIANT_BIT(KBR_ONEPASS) | KB_VARIANT_BIT(KBR_ONEPASS_ATOMIC))) {
+    if (s->variants & (KB_VARIANT_BIT(KBR_ONEPASS) | KB_VARIANT_BIT(KBR_ONEPASS_ATOMIC) |
+                       KB_VARIANT_BIT(KBR_ONEPASS_BULK))) {
         CUDA_TRY(cudaMalloc(&s->d_blk, (size_t)KBR_ONEPASS_MAX_BLOCKS * 8));
         CUDA_TRY(cudaMalloc((void **)&s->d_counter, 16));
         /* The last block of each onepass launch resets the counter to zero. */
@@ -642,6 +646,29 @@ static double kbr_depth(const kbr_state *s, uint32_t v, kb_host *host)
         else
             d += (double)g;
         return d;
+    }
+    case KBR_ONEPASS_BULK: {
+        if (!kbr_bulk_path(n, s->esize))
+            return kbr_depth(s, KBR_ONEPASS, host);
+        uint64_t w = 16 / s->esize;
+        uint64_t g = kbr_bulk_blocks(n, s->esize, s->sm_count);
+        uint64_t vpt = KBR_BULK_STAGE_BYTES / 16 / KBR_ONEPASS_BLOCK; /* vectors per thread per stage */
+        uint64_t cv = KBR_BULK_STAGE_BYTES / 16; /* vectors per chunk */
+        uint64_t rounds = (n / w) / cv / g;      /* whole chunks per block */
+        /* The vectors left after the whole rounds (fewer than g + 1 chunks),
+           at grid stride, summed serially in one more accumulator. */
+        uint64_t rest = kbr_ceil_div((g + 1) * cv, g * KBR_ONEPASS_BLOCK);
+        uint64_t serial = rounds;
+        if (rest > serial)
+            serial = rest;
+        /* Per thread: log2(w) inside a vector, the serial additions of one of
+           its vpt stage accumulators (or of the leftover accumulator), log2(vpt)
+           joining the stage accumulators, one to join the leftover, two for
+           the scalar head and tail; the block tree; the fixed-order finish as
+           in onepass. */
+        return (double)ilog2_ceil(w) + (double)serial + ilog2_ceil(vpt) + 1 + 2 +
+               ilog2_ceil(KBR_ONEPASS_BLOCK) + (double)kbr_ceil_div(g, KBR_ONEPASS_BLOCK) +
+               ilog2_ceil(KBR_ONEPASS_BLOCK);
     }
     case KBR_CUB:
     case KBR_THRUST: {

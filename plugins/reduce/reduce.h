@@ -33,6 +33,7 @@ enum kbr_variant {
     KBR_MULTIPASS,
     KBR_ONEPASS,
     KBR_ONEPASS_ATOMIC,
+    KBR_ONEPASS_BULK,
     KBR_CUB,
     KBR_THRUST,
     KBR_N_VARIANTS
@@ -60,6 +61,16 @@ enum kbr_param { KBR_P_N = 0, KBR_P_DTYPE, KBR_P_BLOCK, KBR_P_ITEMS, KBR_N_PARAM
 #define KBR_ONEPASS_BLOCKS_PER_SM 8u
 #define KBR_ONEPASS_UNROLL 4u
 #define KBR_ONEPASS_MAX_BLOCKS 4096u
+
+/* onepass-bulk: the copy engine fills a ring of KBR_BULK_STAGES shared-memory
+   stages of KBR_BULK_STAGE_BYTES each, KBR_BULK_BLOCKS_PER_SM blocks of
+   KBR_ONEPASS_BLOCK threads per multiprocessor.  Inputs under
+   KBR_BULK_MIN_BYTES take the onepass path instead (same finish).  Why these
+   values: see reduce_kernels.cu. */
+#define KBR_BULK_STAGE_BYTES 16384u
+#define KBR_BULK_STAGES 4u
+#define KBR_BULK_BLOCKS_PER_SM 2u
+#define KBR_BULK_MIN_BYTES (1ull << 24)
 
 /* Device memory reserved for the libraries' temporary storage in plan();
    setup() logs a warning if the library asks for more. */
@@ -155,6 +166,26 @@ static inline uint64_t kbr_onepass_blocks(uint64_t n, size_t esize, int sm_count
     if (b > cap)
         b = cap;
     return b ? b : 1;
+}
+
+/* onepass-bulk: whether n elements of esize bytes take the copy-engine path
+   (else the onepass kernel runs), and its blocks: one per whole stage of
+   input, at most KBR_BULK_BLOCKS_PER_SM per multiprocessor. */
+static inline int kbr_bulk_path(uint64_t n, size_t esize)
+{
+    return n >= KBR_BULK_MIN_BYTES / esize;
+}
+
+static inline uint64_t kbr_bulk_blocks(uint64_t n, size_t esize, int sm_count)
+{
+    uint64_t chunks = n / (KBR_BULK_STAGE_BYTES / esize);
+    uint64_t cap = (sm_count > 0 ? (uint64_t)sm_count : (uint64_t)KBR_DEFAULT_SMS) *
+                   KBR_BULK_BLOCKS_PER_SM;
+    if (cap > KBR_ONEPASS_MAX_BLOCKS)
+        cap = KBR_ONEPASS_MAX_BLOCKS;
+    if (chunks > cap)
+        chunks = cap;
+    return chunks ? chunks : 1;
 }
 
 /* ---- the CUDA side (reduce_kernels.cu, reduce_lib.cu) -------------------- */

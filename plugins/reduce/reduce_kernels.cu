@@ -2,7 +2,7 @@
  * reduce_kernels.cu -- the GPU variants of the reduce family, in the order of
  * the optimisation path: interleaved, interleaved-strided, sequential,
  * first-add, unroll-warp, unroll-complete, multi-element, shuffle, multipass,
- * onepass and onepass-atomic.
+ * onepass, onepass-atomic and onepass-bulk.
  *
  * Every kernel is a template on the accumulation type T: float, double, or
  * unsigned int for i32 (unsigned additions wrap modulo 2^32, so the i32 sum is
@@ -334,11 +334,10 @@ template <> struct vec16<unsigned> {
 
 /* The per-thread part: vector loads through the read-only path, UNROLL of
    them issued before any is added. */
-template <class T> __device__ T onepass_thread_sum(const T *in, uint64_t n)
+template <class T, unsigned U> __device__ T onepass_thread_sum(const T *in, uint64_t n)
 {
     typedef typename vec16<T>::type V;
     const unsigned W = 16 / sizeof(T);
-    const unsigned U = KBR_ONEPASS_UNROLL;
     /* The input may start off a 16-byte boundary (it does not when it comes
        from cudaMalloc, but a caller may pass an offset): the first `head`
        elements and the last n - tail_start are read one by one. */
@@ -379,13 +378,67 @@ template <class T> __device__ T onepass_thread_sum(const T *in, uint64_t n)
     return v;
 }
 
-template <class T, bool ATOMIC>
-__global__ void __launch_bounds__(KBR_ONEPASS_BLOCK)
+/* The deterministic finish, run by every block once its partial v (valid in
+   thread 0) is final: thread 0 stores it and takes a ticket; the block that
+   takes the last ticket sums the partials in a fixed order.  The ticket is one
+   acquire-release atomic: its release half makes thread 0's store visible
+   before the ticket count, its acquire half (with the barrier after it) makes
+   every other block's partial visible to the last block; this costs less than
+   a full sequentially consistent fence.  Then each thread loads all of its
+   partials (at most KBR_ONEPASS_MAX_BLOCKS / KBR_ONEPASS_BLOCK) at once
+   through L2 (ld.cg skips any stale L1 line) and only then adds them, in index
+   order, so the loads overlap instead of waiting one L2 round trip each. */
+template <class T> __device__ void finish_fixed(T v, T *blk, unsigned *counter, T *out, T *sm)
+{
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        blk[blockIdx.x] = v;
+        unsigned ticket;
+        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
+                     : "=r"(ticket)
+                     : "l"(counter)
+                     : "memory");
+        last = ticket == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    /* Groups of G loads: one group covers G * 256 partials (every grid of
+       the launchers up to 2048 blocks) and keeps the register count low. */
+    const unsigned P = KBR_ONEPASS_MAX_BLOCKS / KBR_ONEPASS_BLOCK, G = 8;
+    T w = T(0);
+#pragma unroll
+    for (unsigned k0 = 0; k0 < P; k0 += G) {
+        if (k0 * KBR_ONEPASS_BLOCK >= gridDim.x)
+            break;
+        T x[G];
+#pragma unroll
+        for (unsigned k = 0; k < G; k++) {
+            unsigned b = threadIdx.x + (k0 + k) * KBR_ONEPASS_BLOCK;
+            x[k] = b < gridDim.x ? __ldcg(blk + b) : T(0);
+        }
+#pragma unroll
+        for (unsigned k = 0; k < G; k++)
+            w += x[k];
+    }
+    w = block_sum(w, sm);
+    if (threadIdx.x == 0) {
+        *out = w;
+        *counter = 0; /* ready for the next launch on the stream */
+    }
+}
+
+/* The launch bound asks for KBR_ONEPASS_BLOCKS_PER_SM resident blocks (at most
+   32 registers): without it the f64 kernel took 38 registers, so only 6 of
+   the grid's 8 blocks per SM were resident and the rest ran as a second,
+   partial wave. */
+template <class T, bool ATOMIC, unsigned U = KBR_ONEPASS_UNROLL,
+          unsigned MINB = KBR_ONEPASS_BLOCKS_PER_SM>
+__global__ void __launch_bounds__(KBR_ONEPASS_BLOCK, MINB)
     k_onepass(const T *in, uint64_t n, T *blk, unsigned *counter, T *out)
 {
     __shared__ T sm[KBR_ONEPASS_BLOCK / 32];
-    __shared__ bool last;
-    T v = block_sum(onepass_thread_sum(in, n), sm);
+    T v = block_sum(onepass_thread_sum<T, U>(in, n), sm);
     if (ATOMIC) {
         /* out was zeroed by the launcher; the blocks' order decides how float
            additions round. */
@@ -393,29 +446,185 @@ __global__ void __launch_bounds__(KBR_ONEPASS_BLOCK)
             atomicAdd(out, v);
         return;
     }
-    if (threadIdx.x == 0) {
-        blk[blockIdx.x] = v;
-        /* Make the partial visible device-wide before taking a ticket, so the
-           last block reads every partial. */
-        __threadfence();
-        last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    __syncthreads(); /* sm is reused by the finish */
+    finish_fixed(v, blk, counter, out, sm);
+}
+
+/* ---- onepass-bulk ----------------------------------------------------------
+ * The same sum and finish as onepass, but the input reaches the block through
+ * the Hopper bulk copy engine (cp.async.bulk, one-dimensional, no tensor map):
+ * thread 0 keeps STAGES copies of SB bytes each in flight into a ring of
+ * shared-memory stages, each completing on its own mbarrier (the barrier's
+ * transaction count is the bytes still to land).  Every thread waits for the
+ * stage, adds its SB / 16 / 256 vectors from shared memory (conflict-free:
+ * thread t reads vector t + 256 k), and after a block barrier thread 0
+ * refills the stage with the block's next chunk.  Why: the bytes in flight are
+ * no longer bounded by registers (onepass holds 4 vectors per thread, 128 KiB
+ * per SM), and the loads cost one instruction per 16 KiB instead of 1024.
+ * Chunk c of the input goes to block c mod grid, so at any moment the grid
+ * reads one window of memory, as onepass does.  The vectors after the last
+ * whole round of chunks, and the scalar head and tail, are read directly at
+ * grid stride.  Shape (reduce.h): 16 KiB stages, 4 deep, 2 blocks per SM,
+ * so 128 KiB in flight per SM; screened on the H200 against 32 KiB x 3 x 2,
+ * 32 KiB x 4 x 1, 32 KiB x 6 x 1, 16 KiB x 6 x 2, 16 KiB x 8 x 1 and 8 KiB x 8 x 2:
+ * all within about 0.5% of each other at 1 GiB.  Under 16 MiB the onepass
+ * kernel is as fast or faster (the ring's set-up is not paid back), so the
+ * variant runs it there.
+ * ------------------------------------------------------------------------ */
+
+__device__ __forceinline__ uint32_t smem_u32(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count)
+                 : "memory");
+}
+
+/* Thread 0's arrival announces `bytes` of incoming data, then the copy
+   engine moves them and completes the transaction. */
+__device__ __forceinline__ void bulk_load(void *dst, const void *src, unsigned bytes, uint64_t *bar)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)),
+                 "r"(bytes)
+                 : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+                 "[%0], [%1], %2, [%3];" ::"r"(smem_u32(dst)),
+                 "l"(src), "r"(bytes), "r"(smem_u32(bar))
+                 : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity)
+{
+    uint32_t done;
+    do {
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; "
+                     "selp.u32 %0, 1, 0, p; }"
+                     : "=r"(done)
+                     : "r"(smem_u32(bar)), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+template <class T, unsigned SB, unsigned STAGES>
+__global__ void __launch_bounds__(KBR_ONEPASS_BLOCK)
+    k_onepass_bulk(const T *in, uint64_t n, T *blk, unsigned *counter, T *out)
+{
+    typedef typename vec16<T>::type V;
+    const unsigned W = 16 / sizeof(T);
+    const unsigned CV = SB / 16;                   /* vectors per chunk */
+    const unsigned VPT = CV / KBR_ONEPASS_BLOCK;   /* per thread per chunk */
+    extern __shared__ __align__(128) unsigned char kbr_ring[];
+    __shared__ __align__(8) uint64_t full[STAGES];
+    __shared__ T sm[KBR_ONEPASS_BLOCK / 32];
+    V *ring = reinterpret_cast<V *>(kbr_ring);
+    const unsigned t = threadIdx.x;
+
+    uint64_t mis = ((uintptr_t)in & 15u) / sizeof(T);
+    uint64_t head = mis ? W - mis : 0;
+    if (head > n)
+        head = n;
+    const V *vin = reinterpret_cast<const V *>(in + head);
+    uint64_t nv = (n - head) / W;
+    uint64_t tail_start = head + nv * W;
+    /* Every block takes the same number of whole chunks (`rounds`): a block
+       with one chunk more than the others would finish a chunk's time (about
+       1 us) after them.  The vectors after the last whole round (fewer than
+       g + 1 chunks) are spread over every thread of the grid and loaded
+       first, while the ring fills. */
+    const unsigned g = gridDim.x, b = blockIdx.x;
+    uint64_t rounds = nv / CV / g;
+    uint64_t mine = rounds;
+    uint64_t gt = (uint64_t)b * KBR_ONEPASS_BLOCK + t;
+    uint64_t gs = (uint64_t)g * KBR_ONEPASS_BLOCK;
+
+    if (t == 0) {
+        for (unsigned s = 0; s < STAGES; s++)
+            mbar_init(&full[s], 1);
+        /* The initialised barriers must be visible to the copy engine. */
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        for (unsigned s = 0; s < STAGES && s < mine; s++)
+            bulk_load(ring + s * CV, vin + (b + (uint64_t)s * g) * CV, SB, &full[s]);
+    }
+
+    /* The leftover vectors, VPT + 1 loads in flight at a time (at most two
+       groups: fewer than (g + 1) CV vectors over g * 256 threads). */
+    T r = T(0);
+    for (uint64_t i0 = rounds * g * CV + gt; i0 < nv; i0 += (VPT + 1) * gs) {
+        V y[VPT + 1];
+#pragma unroll
+        for (unsigned j = 0; j <= VPT; j++) {
+            uint64_t i = i0 + j * gs;
+            y[j] = i < nv ? __ldg(vin + i) : V{};
+        }
+#pragma unroll
+        for (unsigned j = 0; j <= VPT; j++)
+            r += vec16<T>::sum(y[j]);
     }
     __syncthreads();
-    if (!last)
-        return;
-    __threadfence();
-    /* Fixed order: thread t sums partials t, t + block, ... then the block
-       tree; volatile reads bypass any stale L1 copy. */
-    const volatile T *vb = blk;
-    T w = T(0);
-    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
-        w += vb[b];
-    __syncthreads(); /* sm is reused */
-    w = block_sum(w, sm);
-    if (threadIdx.x == 0) {
-        *out = w;
-        *counter = 0; /* ready for the next launch on the stream */
+
+    T acc[VPT];
+#pragma unroll
+    for (unsigned j = 0; j < VPT; j++)
+        acc[j] = T(0);
+    for (uint64_t k = 0; k < mine; k++) {
+        unsigned s = (unsigned)(k % STAGES);
+        mbar_wait(&full[s], (unsigned)((k / STAGES) & 1));
+        const V *st = ring + s * CV;
+        V x[VPT];
+#pragma unroll
+        for (unsigned j = 0; j < VPT; j++)
+            x[j] = st[t + j * KBR_ONEPASS_BLOCK];
+#pragma unroll
+        for (unsigned j = 0; j < VPT; j++)
+            acc[j] += vec16<T>::sum(x[j]);
+        /* Every thread has read stage s before it is overwritten. */
+        __syncthreads();
+        if (t == 0 && k + STAGES < mine)
+            bulk_load(ring + s * CV, vin + (b + (k + STAGES) * g) * CV, SB, &full[s]);
     }
+    /* Fixed order: a pairwise tree over the stage accumulators. */
+#pragma unroll
+    for (unsigned h = VPT / 2; h > 0; h /= 2)
+#pragma unroll
+        for (unsigned j = 0; j < h; j++)
+            acc[j] += acc[j + h];
+    T v = acc[0];
+
+    v += r;
+    if (gt < head)
+        v += in[gt];
+    if (gt < n - tail_start)
+        v += in[tail_start + gt];
+
+    v = block_sum(v, sm);
+    __syncthreads(); /* sm is reused by the finish */
+    finish_fixed(v, blk, counter, out, sm);
+}
+
+/* Launches onepass-bulk with the ring's shape; the first launch of each shape
+   raises the kernel's dynamic shared-memory limit (above 48 KiB). */
+template <class T, unsigned SB, unsigned STAGES>
+int launch_bulk(kbr_state *s, unsigned g, cudaStream_t st, kb_host *host)
+{
+    static bool raised = false;
+    const size_t shm = (size_t)SB * STAGES;
+    if (!raised) {
+        cudaError_t e = cudaFuncSetAttribute(k_onepass_bulk<T, SB, STAGES>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm);
+        if (e != cudaSuccess)
+            return host->fail(host, KB_ECUDA,
+                              "reduce: onepass-bulk cannot have %zu bytes of shared memory: %s", shm,
+                              cudaGetErrorString(e));
+        raised = true;
+    }
+    k_onepass_bulk<T, SB, STAGES><<<g, KBR_ONEPASS_BLOCK, shm, st>>>(
+        static_cast<const T *>(s->d_in), s->n, static_cast<T *>(s->d_blk), s->d_counter,
+        static_cast<T *>(s->d_out));
+    KBR_LAUNCH_CHECK("onepass-bulk");
+    return KB_OK;
 }
 
 template <class T> int run_typed(kbr_state *s, int v, kb_host *host)
@@ -469,12 +678,18 @@ template <class T> int run_typed(kbr_state *s, int v, kb_host *host)
             k_shuffle<T><<<b, bs, wshm, st>>>(i, o, c, items);
         });
     }
+    case KBR_ONEPASS_BULK:
+        if (kbr_bulk_path(s->n, sizeof(T))) {
+            unsigned g = (unsigned)kbr_bulk_blocks(s->n, sizeof(T), s->sm_count);
+            return launch_bulk<T, KBR_BULK_STAGE_BYTES, KBR_BULK_STAGES>(s, g, st, host);
+        }
+        /* fall through: a small input takes the onepass path */
     case KBR_ONEPASS:
     case KBR_ONEPASS_ATOMIC: {
         unsigned g = (unsigned)kbr_onepass_blocks(s->n, sizeof(T), s->sm_count);
         const T *in = static_cast<const T *>(s->d_in);
         T *out = static_cast<T *>(s->d_out);
-        if (v == KBR_ONEPASS) {
+        if (v != KBR_ONEPASS_ATOMIC) {
             k_onepass<T, false><<<g, KBR_ONEPASS_BLOCK, 0, st>>>(
                 in, s->n, static_cast<T *>(s->d_blk), s->d_counter, out);
             KBR_LAUNCH_CHECK("onepass");
