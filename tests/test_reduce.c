@@ -281,3 +281,65 @@ Test(reduce, gpu_variants_refuse_without_gpu)
     cr_assert_neq(last_error[0], 0);
     plug->ops.teardown(state, &h);
 }
+
+/* ---- verify() catches a sum that misses one element -------------------------
+ * tests/reduce.cmake builds the same plugin with KBR_TEST_DROP_LAST, whose
+ * cpu variant leaves out the last element.  On points where that element is
+ * not tiny, verify() must fail it, and the shipped plugin must pass the same
+ * point: so the check sees one missing element, at sizes where the derived
+ * tolerance is below it (every i32 size; f64 up to large n; f32 small n). */
+#define DROP_LAST_PATH KBENCH_FIXTURE_DIR "/reduce/kbench-reduce-drop-last.so"
+
+static const kb_plugin *load_other(const char *path, void **h)
+{
+    *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(*h, "cannot load %s: %s", path, dlerror());
+    kb_entry_fn entry = (kb_entry_fn)dlsym(*h, KB_ENTRY_SYMBOL);
+    cr_assert_not_null(entry);
+    const kb_plugin *p = entry(0);
+    cr_assert_not_null(p);
+    return p;
+}
+
+/* The first seed from 1 whose last element is at least 0.25 in magnitude
+   (floats) or not zero (i32), so the dropped element cannot be negligible. */
+static uint64_t seed_with_visible_last(uint64_t n, int dtype)
+{
+    for (uint64_t seed = 1;; seed++) {
+        if (dtype == I32) {
+            if ((int)(kb_rand_u64(seed, 0, n - 1) % 201) - 100 != 0)
+                return seed;
+        } else if (fabs(kb_rand_uniform(seed, 0, n - 1, -1.0, 1.0)) >= 0.25) {
+            return seed;
+        }
+    }
+}
+
+Test(reduce, dropped_element_is_caught)
+{
+    void *hd = NULL;
+    const kb_plugin *dropping = load_other(DROP_LAST_PATH, &hd);
+    const kb_plugin *shipped = plug;
+    static const struct {
+        int dtype;
+        uint64_t n;
+    } cases[] = {{F32, 31}, {F32, 1000}, {F64, 1000}, {F64, (1u << 20) + 1},
+                 {I32, 2}, {I32, 1000}, {I32, (1u << 20) + 1}};
+    int v = variant_index("cpu");
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        uint64_t seed = seed_with_visible_last(cases[k].n, cases[k].dtype);
+        plug = shipped;
+        kb_check good = run_point(cases[k].n, cases[k].dtype, v, 1, seed);
+        plug = dropping;
+        kb_check bad = run_point(cases[k].n, cases[k].dtype, v, 1, seed);
+        plug = shipped;
+        cr_assert_eq(good.passed, 1, "dtype %d n=%llu: the shipped cpu variant failed",
+                     cases[k].dtype, (unsigned long long)cases[k].n);
+        cr_assert_eq(bad.passed, 0,
+                     "dtype %d n=%llu: a sum missing its last element passed (error %g, "
+                     "tolerance %g)",
+                     cases[k].dtype, (unsigned long long)cases[k].n, bad.error, bad.tolerance);
+        cr_assert_gt(bad.error, bad.tolerance);
+    }
+    dlclose(hd);
+}
