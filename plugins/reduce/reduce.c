@@ -88,7 +88,8 @@ static const kb_variant variants[KBR_N_VARIANTS] = {
                             "depend on the blocks' order (not deterministic)"},
     [KBR_ONEPASS_BULK] = {"onepass-bulk", KB_BACKEND_CUDA,
                           "onepass whose blocks stream through a ring of shared-memory stages "
-                          "filled by the bulk copy engine (from 16 MiB; onepass below)"},
+                          "filled by the bulk copy engine, the last chunks handed out from a "
+                          "counter (from 16 MiB; onepass below)"},
     [KBR_CUB] = {"cub", KB_BACKEND_CUDA,
                  "the library: cub::DeviceReduce::Sum, temporary storage allocated in setup"},
     [KBR_THRUST] = {"thrust", KB_BACKEND_CUDA,
@@ -662,21 +663,33 @@ static double kbr_depth(const kbr_state *s, uint32_t v, kb_host *host)
         uint64_t g = kbr_bulk_blocks(n, s->esize, s->sm_count);
         uint64_t vpt = KBR_BULK_STAGE_BYTES / 16 / KBR_ONEPASS_BLOCK; /* vectors per thread per stage */
         uint64_t cv = KBR_BULK_STAGE_BYTES / 16; /* vectors per chunk */
-        uint64_t rounds = (n / w) / cv / g;      /* whole chunks per block */
-        /* The vectors left after the whole rounds (fewer than g + 1 chunks),
-           at grid stride, summed serially in one more accumulator. */
-        uint64_t rest = kbr_ceil_div((g + 1) * cv, g * KBR_ONEPASS_BLOCK);
-        uint64_t serial = rounds;
+        uint64_t chunks = (n / w) / cv;          /* whole chunks */
+        uint64_t rounds = chunks / g;            /* whole rounds of chunks */
+        uint64_t dyn = kbr_bulk_dyn_rounds(n, s->esize, s->sm_count);
+        uint64_t stat = rounds - dyn;            /* fixed chunks per block */
+        /* The dynamic chunks, each summed into its own slot. */
+        uint64_t slots = dyn ? chunks - stat * g : 0;
+        /* The vectors after the scheduled chunks, at grid stride, summed
+           serially in one more accumulator: less than one chunk with a
+           dynamic part, fewer than g + 1 chunks without. */
+        uint64_t rest = kbr_ceil_div((dyn ? 1 : g + 1) * cv, g * KBR_ONEPASS_BLOCK);
+        uint64_t serial = stat + (uint64_t)ilog2_ceil(vpt);
         if (rest > serial)
             serial = rest;
-        /* Per thread: log2(w) inside a vector, the serial additions of one of
-           its vpt stage accumulators (or of the leftover accumulator), log2(vpt)
-           joining the stage accumulators, one to join the leftover, two for
-           the scalar head and tail; the block tree; the fixed-order finish as
-           in onepass. */
-        return (double)ilog2_ceil(w) + (double)serial + ilog2_ceil(vpt) + 1 + 2 +
-               ilog2_ceil(KBR_ONEPASS_BLOCK) + (double)kbr_ceil_div(g, KBR_ONEPASS_BLOCK) +
-               ilog2_ceil(KBR_ONEPASS_BLOCK);
+        /* A block partial: log2(w) inside a vector, then the serial additions
+           of one of its vpt fixed-chunk accumulators plus log2(vpt) joining
+           them (or the leftover accumulator's), one to join the leftover, two
+           for the scalar head and tail, the block tree. */
+        double part = (double)ilog2_ceil(w) + (double)serial + 1 + 2 + ilog2_ceil(KBR_ONEPASS_BLOCK);
+        /* A dynamic chunk's slot: log2(w), log2(vpt) over a thread's vectors,
+           log2(32) in the warp, the 8 warp sums added serially. */
+        double slot = (double)ilog2_ceil(w) + ilog2_ceil(vpt) + 5 + KBR_ONEPASS_BLOCK / 32;
+        /* The finish: a thread adds its partials serially, its slots
+           serially, one joins them, then the block tree. */
+        double fin = 1 + ilog2_ceil(KBR_ONEPASS_BLOCK);
+        double dp = part + (double)kbr_ceil_div(g, KBR_ONEPASS_BLOCK) + fin;
+        double ds = slot + (double)kbr_ceil_div(slots, KBR_ONEPASS_BLOCK) + fin;
+        return dp > ds ? dp : ds;
     }
     case KBR_CUB:
     case KBR_THRUST: {

@@ -72,6 +72,14 @@ enum kbr_param { KBR_P_N = 0, KBR_P_DTYPE, KBR_P_BLOCK, KBR_P_ITEMS, KBR_N_PARAM
 #define KBR_BULK_BLOCKS_PER_SM 2u
 #define KBR_BULK_MIN_BYTES (1ull << 24)
 
+/* onepass-bulk's schedule: after all but KBR_BULK_DYN_ROUNDS whole rounds of
+   fixed chunks, a block takes the remaining chunks one at a time from a global
+   counter (so that blocks on faster paths take more and all finish together);
+   each such chunk's sum goes to its own slot after the block partials in
+   s->d_blk (KBR_ONEPASS_MAX_BLOCKS * 8 bytes, allocated in setup), which
+   bounds the dynamic rounds (13 with 264 blocks in f64). */
+#define KBR_BULK_DYN_ROUNDS 13u
+
 /* Device memory reserved for the libraries' temporary storage in plan();
    setup() logs a warning if the library asks for more. */
 #define KBR_LIB_TEMP_ALLOWANCE (1u << 20)
@@ -186,6 +194,26 @@ static inline uint64_t kbr_bulk_blocks(uint64_t n, size_t esize, int sm_count)
     if (chunks > cap)
         chunks = cap;
     return chunks ? chunks : 1;
+}
+
+/* onepass-bulk: the most dynamic rounds the slots hold with g blocks (fewer
+   than (rounds + 1) * g slots are used, after the g block partials). */
+static inline uint64_t kbr_bulk_dyn_cap(uint64_t g, size_t esize)
+{
+    uint64_t slots = (uint64_t)KBR_ONEPASS_MAX_BLOCKS * 8 / esize;
+    return slots >= 2 * g ? (slots - g) / g - 1 : 0;
+}
+
+/* onepass-bulk: the dynamic rounds of n elements (at most the whole rounds
+   there are, and what the slots hold). */
+static inline uint64_t kbr_bulk_dyn_rounds(uint64_t n, size_t esize, int sm_count)
+{
+    uint64_t g = kbr_bulk_blocks(n, esize, sm_count);
+    uint64_t rounds = n / (KBR_BULK_STAGE_BYTES / esize) / g;
+    uint64_t d = KBR_BULK_DYN_ROUNDS, cap = kbr_bulk_dyn_cap(g, esize);
+    if (d > cap)
+        d = cap;
+    return d < rounds ? d : rounds;
 }
 
 /* ---- the CUDA side (reduce_kernels.cu, reduce_lib.cu) -------------------- */

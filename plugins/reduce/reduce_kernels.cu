@@ -388,7 +388,8 @@ template <class T, unsigned U> __device__ T onepass_thread_sum(const T *in, uint
    partials (at most KBR_ONEPASS_MAX_BLOCKS / KBR_ONEPASS_BLOCK) at once
    through L2 (ld.cg skips any stale L1 line) and only then adds them, in index
    order, so the loads overlap instead of waiting one L2 round trip each. */
-template <class T> __device__ void finish_fixed(T v, T *blk, unsigned *counter, T *out, T *sm)
+template <class T, bool SLOTS = false>
+__device__ void finish_fixed(T v, T *blk, unsigned *counter, T *out, T *sm, unsigned nslots = 0)
 {
     __shared__ bool last;
     if (threadIdx.x == 0) {
@@ -406,6 +407,17 @@ template <class T> __device__ void finish_fixed(T v, T *blk, unsigned *counter, 
     /* Groups of G loads: one group covers G * 256 partials (every grid of
        the launchers up to 2048 blocks) and keeps the register count low. */
     const unsigned P = KBR_ONEPASS_MAX_BLOCKS / KBR_ONEPASS_BLOCK, G = 8;
+    /* onepass-bulk's per-chunk slots (after the g block partials): the first
+       GS * 256 of them (all, with the launcher's cap) are loaded before the
+       partials, so that both sets of loads share one round trip. */
+    const unsigned GS = SLOTS ? 16 : 1;
+    const T *slot = blk + gridDim.x;
+    T y[GS];
+#pragma unroll
+    for (unsigned k = 0; k < GS; k++) {
+        unsigned i = threadIdx.x + k * KBR_ONEPASS_BLOCK;
+        y[k] = SLOTS && i < nslots ? __ldcg(slot + i) : T(0);
+    }
     T w = T(0);
 #pragma unroll
     for (unsigned k0 = 0; k0 < P; k0 += G) {
@@ -421,10 +433,29 @@ template <class T> __device__ void finish_fixed(T v, T *blk, unsigned *counter, 
         for (unsigned k = 0; k < G; k++)
             w += x[k];
     }
+    /* Thread t adds slots t, t + 256, ... in index order. */
+    T z = T(0);
+#pragma unroll
+    for (unsigned k = 0; k < GS; k++)
+        z += y[k];
+    for (unsigned i0 = threadIdx.x + GS * KBR_ONEPASS_BLOCK; SLOTS && i0 < nslots;
+         i0 += G * KBR_ONEPASS_BLOCK) {
+        T x[G];
+#pragma unroll
+        for (unsigned k = 0; k < G; k++) {
+            unsigned i = i0 + k * KBR_ONEPASS_BLOCK;
+            x[k] = i < nslots ? __ldcg(slot + i) : T(0);
+        }
+#pragma unroll
+        for (unsigned k = 0; k < G; k++)
+            z += x[k];
+    }
+    w += z;
     w = block_sum(w, sm);
     if (threadIdx.x == 0) {
         *out = w;
-        *counter = 0; /* ready for the next launch on the stream */
+        counter[0] = 0; /* ready for the next launch on the stream */
+        counter[1] = 0; /* onepass-bulk's chunk claims */
     }
 }
 
@@ -462,9 +493,13 @@ __global__ void __launch_bounds__(KBR_ONEPASS_BLOCK, MINB)
  * no longer bounded by registers (onepass holds 4 vectors per thread, 128 KiB
  * per SM), and the loads cost one instruction per 16 KiB instead of 1024.
  * Chunk c of the input goes to block c mod grid, so at any moment the grid
- * reads one window of memory, as onepass does.  The vectors after the last
- * whole round of chunks, and the scalar head and tail, are read directly at
- * grid stride.  Shape (reduce.h): 16 KiB stages, 4 deep, 2 blocks per SM,
+ * reads one window of memory, as onepass does; the last KBR_BULK_DYN_ROUNDS
+ * rounds (and the whole chunks after them) are handed out one at a time from
+ * a global counter, so that blocks on faster paths take more and all finish
+ * together.  Such a chunk's sum is a fixed tree over its contents, stored in
+ * its own slot, and the finish adds the slots in chunk order: the result
+ * stays deterministic.  The vectors after the last whole chunk, and the
+ * scalar head and tail, are read directly at grid stride.  Shape (reduce.h): 16 KiB stages, 4 deep, 2 blocks per SM,
  * so 128 KiB in flight per SM; screened on the H200 against 32 KiB x 3 x 2,
  * 32 KiB x 4 x 1, 32 KiB x 6 x 1, 16 KiB x 6 x 2, 16 KiB x 8 x 1 and 8 KiB x 8 x 2:
  * all within about 0.5% of each other at 1 GiB.  Under 16 MiB the onepass
@@ -508,17 +543,25 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity)
     } while (!done);
 }
 
+/* The chunk schedule (see the comment above the kernel): `stat` whole rounds
+   of chunks per block, fixed (chunk b + k g), then the chunks from `first` to
+   `end` handed out one at a time from a global counter. */
+#define KBR_NO_CHUNK (~0ull)
+
 template <class T, unsigned SB, unsigned STAGES>
 __global__ void __launch_bounds__(KBR_ONEPASS_BLOCK)
-    k_onepass_bulk(const T *in, uint64_t n, T *blk, unsigned *counter, T *out)
+    k_onepass_bulk(const T *in, uint64_t n, T *blk, unsigned *counter, T *out, unsigned dyn)
 {
     typedef typename vec16<T>::type V;
     const unsigned W = 16 / sizeof(T);
     const unsigned CV = SB / 16;                   /* vectors per chunk */
     const unsigned VPT = CV / KBR_ONEPASS_BLOCK;   /* per thread per chunk */
+    const unsigned NW = KBR_ONEPASS_BLOCK / 32;
     extern __shared__ __align__(128) unsigned char kbr_ring[];
     __shared__ __align__(8) uint64_t full[STAGES];
-    __shared__ T sm[KBR_ONEPASS_BLOCK / 32];
+    __shared__ uint64_t idx[STAGES];    /* the chunk in each stage, or KBR_NO_CHUNK */
+    __shared__ T wsum[STAGES][NW];      /* a dynamic chunk's warp sums */
+    __shared__ T sm[NW];
     V *ring = reinterpret_cast<V *>(kbr_ring);
     const unsigned t = threadIdx.x;
 
@@ -529,30 +572,61 @@ __global__ void __launch_bounds__(KBR_ONEPASS_BLOCK)
     const V *vin = reinterpret_cast<const V *>(in + head);
     uint64_t nv = (n - head) / W;
     uint64_t tail_start = head + nv * W;
-    /* Every block takes the same number of whole chunks (`rounds`): a block
-       with one chunk more than the others would finish a chunk's time (about
-       1 us) after them.  The vectors after the last whole round (fewer than
-       g + 1 chunks) are spread over every thread of the grid and loaded
-       first, while the ring fills. */
     const unsigned g = gridDim.x, b = blockIdx.x;
     uint64_t rounds = nv / CV / g;
-    uint64_t mine = rounds;
+    if (dyn > rounds)
+        dyn = (unsigned)rounds;
+    const uint64_t stat = rounds - dyn;          /* fixed rounds per block */
+    const uint64_t first = stat * g;             /* the first dynamic chunk */
+    const uint64_t end = dyn ? nv / CV : first;  /* after the last dynamic chunk */
     uint64_t gt = (uint64_t)b * KBR_ONEPASS_BLOCK + t;
     uint64_t gs = (uint64_t)g * KBR_ONEPASS_BLOCK;
+
+    /* Thread 0's producer state: the next fixed round, and a claim taken one
+       refill ahead so that the atomic's round trip overlaps the stage's wait. */
+    uint64_t item = 0;
+    unsigned pend = 0;
+    bool done = false;
+    auto next_chunk = [&]() -> uint64_t {
+        if (item < stat) {
+            uint64_t c = b + item * g;
+            if (++item == stat && end > first)
+                pend = atomicAdd(counter + 1, 1u);
+            return c;
+        }
+        if (done || end == first)
+            return KBR_NO_CHUNK;
+        unsigned c = pend;
+        if (first + c >= end) {
+            done = true;
+            return KBR_NO_CHUNK;
+        }
+        pend = atomicAdd(counter + 1, 1u);
+        return first + c;
+    };
+    auto refill = [&](unsigned s) {
+        uint64_t c = next_chunk();
+        idx[s] = c;
+        if (c != KBR_NO_CHUNK)
+            bulk_load(ring + s * CV, vin + c * CV, SB, &full[s]);
+    };
 
     if (t == 0) {
         for (unsigned s = 0; s < STAGES; s++)
             mbar_init(&full[s], 1);
         /* The initialised barriers must be visible to the copy engine. */
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        for (unsigned s = 0; s < STAGES && s < mine; s++)
-            bulk_load(ring + s * CV, vin + (b + (uint64_t)s * g) * CV, SB, &full[s]);
+        if (stat == 0 && end > first)
+            pend = atomicAdd(counter + 1, 1u);
+        for (unsigned s = 0; s < STAGES; s++)
+            refill(s);
     }
 
-    /* The leftover vectors, VPT + 1 loads in flight at a time (at most two
-       groups: fewer than (g + 1) CV vectors over g * 256 threads). */
+    /* The vectors after the last whole chunk the schedule covers (with a
+       dynamic part: less than one chunk; without: fewer than g + 1 chunks),
+       VPT + 1 loads in flight at a time, while the ring fills. */
     T r = T(0);
-    for (uint64_t i0 = rounds * g * CV + gt; i0 < nv; i0 += (VPT + 1) * gs) {
+    for (uint64_t i0 = end * CV + gt; i0 < nv; i0 += (VPT + 1) * gs) {
         V y[VPT + 1];
 #pragma unroll
         for (unsigned j = 0; j <= VPT; j++) {
@@ -569,21 +643,51 @@ __global__ void __launch_bounds__(KBR_ONEPASS_BLOCK)
 #pragma unroll
     for (unsigned j = 0; j < VPT; j++)
         acc[j] = T(0);
-    for (uint64_t k = 0; k < mine; k++) {
+    for (uint64_t k = 0;; k++) {
         unsigned s = (unsigned)(k % STAGES);
+        uint64_t c = idx[s];
+        if (c == KBR_NO_CHUNK)
+            break;
         mbar_wait(&full[s], (unsigned)((k / STAGES) & 1));
         const V *st = ring + s * CV;
         V x[VPT];
 #pragma unroll
         for (unsigned j = 0; j < VPT; j++)
             x[j] = st[t + j * KBR_ONEPASS_BLOCK];
+        if (c < first) {
 #pragma unroll
-        for (unsigned j = 0; j < VPT; j++)
-            acc[j] += vec16<T>::sum(x[j]);
-        /* Every thread has read stage s before it is overwritten. */
+            for (unsigned j = 0; j < VPT; j++)
+                acc[j] += vec16<T>::sum(x[j]);
+        } else {
+            /* A dynamic chunk's sum depends only on its contents (a fixed
+               tree over threads and warps), never on the block that took it:
+               it goes to its own slot, after the g block partials. */
+            T y[VPT];
+#pragma unroll
+            for (unsigned j = 0; j < VPT; j++)
+                y[j] = vec16<T>::sum(x[j]);
+#pragma unroll
+            for (unsigned h = VPT / 2; h > 0; h /= 2)
+#pragma unroll
+                for (unsigned j = 0; j < h; j++)
+                    y[j] += y[j + h];
+            T ws = warp_sum(y[0]);
+            if ((t & 31) == 0)
+                wsum[s][t / 32] = ws;
+        }
+        /* Every thread has read stage s (and written its warp sums) before it
+           is overwritten. */
         __syncthreads();
-        if (t == 0 && k + STAGES < mine)
-            bulk_load(ring + s * CV, vin + (b + (k + STAGES) * g) * CV, SB, &full[s]);
+        if (t == 0) {
+            if (c >= first) {
+                T cs = T(0);
+#pragma unroll
+                for (unsigned w = 0; w < NW; w++)
+                    cs += wsum[s][w];
+                blk[g + (c - first)] = cs;
+            }
+            refill(s);
+        }
     }
     /* Fixed order: a pairwise tree over the stage accumulators. */
 #pragma unroll
@@ -601,7 +705,7 @@ __global__ void __launch_bounds__(KBR_ONEPASS_BLOCK)
 
     v = block_sum(v, sm);
     __syncthreads(); /* sm is reused by the finish */
-    finish_fixed(v, blk, counter, out, sm);
+    finish_fixed<T, true>(v, blk, counter, out, sm, (unsigned)(end - first));
 }
 
 /* Launches onepass-bulk with the ring's shape; the first launch of each shape
@@ -620,9 +724,10 @@ int launch_bulk(kbr_state *s, unsigned g, cudaStream_t st, kb_host *host)
                               cudaGetErrorString(e));
         raised = true;
     }
+    unsigned dyn = (unsigned)kbr_bulk_dyn_rounds(s->n, sizeof(T), s->sm_count);
     k_onepass_bulk<T, SB, STAGES><<<g, KBR_ONEPASS_BLOCK, shm, st>>>(
         static_cast<const T *>(s->d_in), s->n, static_cast<T *>(s->d_blk), s->d_counter,
-        static_cast<T *>(s->d_out));
+        static_cast<T *>(s->d_out), dyn);
     KBR_LAUNCH_CHECK("onepass-bulk");
     return KB_OK;
 }
