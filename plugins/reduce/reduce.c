@@ -644,11 +644,12 @@ static double kbr_depth(const kbr_state *s, uint32_t v, kb_host *host)
         uint64_t g = kbr_onepass_blocks(n, s->esize, s->sm_count);
         uint64_t per_thread = kbr_ceil_div(n / w, g * KBR_ONEPASS_BLOCK);
         /* Per thread: its vectors, split over UNROLL accumulators (each at most
-           per_thread serial additions), log2(w) inside a vector, log2(UNROLL)
-           to join the accumulators, two for the scalar head and tail; then the
-           block tree; then the finish: serial over the partials a thread owns
-           plus a block tree (or, with atomics, up to g serial additions). */
-        double d = (double)per_thread + ilog2_ceil(w) + ilog2_ceil(KBR_ONEPASS_UNROLL) + 2 +
+           per_thread serial additions), log2(w) inside a vector, UNROLL - 1
+           to join the accumulators (the kernel adds them one after another),
+           two for the scalar head and tail; then the block tree; then the
+           finish: serial over the partials a thread owns plus a block tree
+           (or, with atomics, up to g serial additions). */
+        double d = (double)per_thread + ilog2_ceil(w) + (KBR_ONEPASS_UNROLL - 1) + 2 +
                    ilog2_ceil(KBR_ONEPASS_BLOCK);
         if (v == KBR_ONEPASS)
             d += (double)kbr_ceil_div(g, KBR_ONEPASS_BLOCK) + ilog2_ceil(KBR_ONEPASS_BLOCK);
