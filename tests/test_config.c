@@ -393,6 +393,14 @@ Test(config, no_plugins_at_all)
                 "no plugins were found at all");
 }
 
+/* [Global] is not the defaults section; it must not become an experiment
+   without a word. */
+Test(config, global_section_case)
+{
+    build_fails("[a]\nplugin = reduce\n\n[Global]\nruns = 3\n", 4, "[Global]",
+                "the defaults section is [global]");
+}
+
 Test(config, variant_errors)
 {
     build_fails("[a]\nplugin = reduce\nvariants = cpu, fsat\n", 3,

@@ -598,6 +598,19 @@ int kbc_plan_build(const kbc_ini *ini, kbc_registry *reg, uint64_t device_mem, k
     plan->path = kbc_xstrdup(ini->path);
     ctx c = {ini, reg, d, kbc_ini_section(ini, "global")};
 
+    /* [Global] or [GLOBAL] would silently become an experiment without a
+       plugin; say what was meant instead. */
+    for (size_t i = 0; i < ini->n; i++) {
+        const kbc_section *s = &ini->sections[i];
+        if (strcasecmp(s->name, "global") == 0 && strcmp(s->name, "global") != 0) {
+            kbc_diag_set(d,
+                         "%s:%d: section [%s]: section names are case-sensitive; the defaults "
+                         "section is [global].",
+                         ini->path, s->line, s->name);
+            goto fail;
+        }
+    }
+
     if (add_plugin_paths(&c) != 0)
         goto fail;
 
