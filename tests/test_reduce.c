@@ -18,7 +18,7 @@
 
 #define PLUGIN_PATH KBENCH_BINARY_DIR "/plugins/kbench-reduce.so"
 
-enum { P_N, P_DTYPE, P_BLOCK, P_ITEMS, N_PARAMS };
+enum { P_N, P_DTYPE, P_BLOCK, P_ITEMS, P_BULK_MIN, N_PARAMS };
 enum { F32, F64, I32 };
 
 static void *handle;
@@ -89,6 +89,7 @@ static void params_of(kb_value *p, uint64_t n, int dtype)
     p[P_DTYPE].i = dtype;
     p[P_BLOCK].i = 256;
     p[P_ITEMS].i = 8;
+    p[P_BULK_MIN].u = 512u << 20;
 }
 
 Test(reduce, descriptor)
@@ -100,6 +101,7 @@ Test(reduce, descriptor)
     cr_assert_str_eq(plug->params[P_DTYPE].name, "dtype");
     cr_assert_str_eq(plug->params[P_BLOCK].name, "block");
     cr_assert_str_eq(plug->params[P_ITEMS].name, "items");
+    cr_assert_str_eq(plug->params[P_BULK_MIN].name, "bulk_min");
     static const char *const order[] = {"cpu", "cpu-parallel", "interleaved",
                                         "interleaved-strided", "sequential", "first-add",
                                         "unroll-warp", "unroll-complete", "multi-element",

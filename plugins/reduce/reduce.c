@@ -48,6 +48,9 @@ static const kb_param params[KBR_N_PARAMS] = {
                      "also the CPU variants' chunk"},
     [KBR_P_ITEMS] = {"items", KB_PARAM_INT, "8", 1, 64, NULL,
                      "elements per thread for multi-element and shuffle"},
+    [KBR_P_BULK_MIN] = {"bulk_min", KB_PARAM_SIZE, "512M", 0, 4611686018427387904.0, NULL,
+                        "onepass-bulk: input bytes from which the copy engine streams (below, "
+                        "the onepass kernel runs)"},
 };
 
 static const kb_variant variants[KBR_N_VARIANTS] = {
@@ -345,6 +348,7 @@ static int kbr_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **st
     s->esize = dtype_size(s->dtype);
     s->block = (uint32_t)p[KBR_P_BLOCK].i;
     s->items = (uint32_t)p[KBR_P_ITEMS].i;
+    s->bulk_min = p[KBR_P_BULK_MIN].u;
     s->gpu = host->stream != NULL;
     s->sm_count = host->sm_count > 0 ? host->sm_count : (int)KBR_DEFAULT_SMS;
     s->variants = vmask;
@@ -658,7 +662,7 @@ static double kbr_depth(const kbr_state *s, uint32_t v, kb_host *host)
         return d;
     }
     case KBR_ONEPASS_BULK: {
-        if (!kbr_bulk_path(n, s->esize))
+        if (!kbr_bulk_path(n, s->esize, s->bulk_min))
             return kbr_depth(s, KBR_ONEPASS, host);
         uint64_t w = 16 / s->esize;
         uint64_t g = kbr_bulk_blocks(n, s->esize, s->sm_count);

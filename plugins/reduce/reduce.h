@@ -42,7 +42,7 @@ enum kbr_variant {
 enum kbr_dtype { KBR_F32 = 0, KBR_F64 = 1, KBR_I32 = 2 };
 
 /* Parameters, in declaration order (params[] is indexed with these). */
-enum kbr_param { KBR_P_N = 0, KBR_P_DTYPE, KBR_P_BLOCK, KBR_P_ITEMS, KBR_N_PARAMS };
+enum kbr_param { KBR_P_N = 0, KBR_P_DTYPE, KBR_P_BLOCK, KBR_P_ITEMS, KBR_P_BULK_MIN, KBR_N_PARAMS };
 
 /* The multipass variant's fixed shape (the tutorial's): 1024 threads, two
    loads per thread. */
@@ -64,13 +64,14 @@ enum kbr_param { KBR_P_N = 0, KBR_P_DTYPE, KBR_P_BLOCK, KBR_P_ITEMS, KBR_N_PARAM
 
 /* onepass-bulk: the copy engine fills a ring of KBR_BULK_STAGES shared-memory
    stages of KBR_BULK_STAGE_BYTES each, KBR_BULK_BLOCKS_PER_SM blocks of
-   KBR_ONEPASS_BLOCK threads per multiprocessor.  Inputs under
-   KBR_BULK_MIN_BYTES take the onepass path instead (same finish).  Why these
-   values: see reduce_kernels.cu. */
+   KBR_ONEPASS_BLOCK threads per multiprocessor.  Inputs under the `bulk_min`
+   parameter's bytes (default 512 MiB: on the H200 the copy engine overtakes
+   the onepass kernel's 16-byte loads between 256 MiB and 512 MiB, see
+   README.md) take the onepass path instead (same finish).  Why these values:
+   see reduce_kernels.cu. */
 #define KBR_BULK_STAGE_BYTES 16384u
 #define KBR_BULK_STAGES 4u
 #define KBR_BULK_BLOCKS_PER_SM 2u
-#define KBR_BULK_MIN_BYTES (1ull << 24)
 
 /* onepass-bulk's schedule: after all but KBR_BULK_DYN_ROUNDS whole rounds of
    fixed chunks, a block takes the remaining chunks one at a time from a global
@@ -94,6 +95,7 @@ typedef struct kbr_state {
     size_t esize;   /* bytes per element */
     uint32_t block; /* the `block` parameter */
     uint32_t items; /* the `items` parameter */
+    uint64_t bulk_min; /* the `bulk_min` parameter: bytes */
     int sm_count;   /* host->sm_count, or KBR_DEFAULT_SMS without a GPU */
     int gpu;        /* host->stream != NULL */
     uint64_t variants;
@@ -179,9 +181,9 @@ static inline uint64_t kbr_onepass_blocks(uint64_t n, size_t esize, int sm_count
 /* onepass-bulk: whether n elements of esize bytes take the copy-engine path
    (else the onepass kernel runs), and its blocks: one per whole stage of
    input, at most KBR_BULK_BLOCKS_PER_SM per multiprocessor. */
-static inline int kbr_bulk_path(uint64_t n, size_t esize)
+static inline int kbr_bulk_path(uint64_t n, size_t esize, uint64_t bulk_min)
 {
-    return n >= KBR_BULK_MIN_BYTES / esize;
+    return n >= bulk_min / esize;
 }
 
 static inline uint64_t kbr_bulk_blocks(uint64_t n, size_t esize, int sm_count)

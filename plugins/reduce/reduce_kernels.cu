@@ -784,7 +784,7 @@ template <class T> int run_typed(kbr_state *s, int v, kb_host *host)
         });
     }
     case KBR_ONEPASS_BULK:
-        if (kbr_bulk_path(s->n, sizeof(T))) {
+        if (kbr_bulk_path(s->n, sizeof(T), s->bulk_min)) {
             unsigned g = (unsigned)kbr_bulk_blocks(s->n, sizeof(T), s->sm_count);
             return launch_bulk<T, KBR_BULK_STAGE_BYTES, KBR_BULK_STAGES>(s, g, st, host);
         }
