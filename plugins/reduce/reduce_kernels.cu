@@ -502,9 +502,9 @@ __global__ void __launch_bounds__(KBR_ONEPASS_BLOCK, MINB)
  * scalar head and tail, are read directly at grid stride.  Shape (reduce.h): 16 KiB stages, 4 deep, 2 blocks per SM,
  * so 128 KiB in flight per SM; screened on the H200 against 32 KiB x 3 x 2,
  * 32 KiB x 4 x 1, 32 KiB x 6 x 1, 16 KiB x 6 x 2, 16 KiB x 8 x 1 and 8 KiB x 8 x 2:
- * all within about 0.5% of each other at 1 GiB.  Under 16 MiB the onepass
- * kernel is as fast or faster (the ring's set-up is not paid back), so the
- * variant runs it there.
+ * all within about 0.5% of each other at 1 GiB.  Under `bulk_min` bytes
+ * (512 MiB by default) the onepass kernel runs instead: on the H200 it was as
+ * fast or faster up to 256 MiB (the ring's set-up is not paid back there).
  * ------------------------------------------------------------------------ */
 
 __device__ __forceinline__ uint32_t smem_u32(const void *p)
