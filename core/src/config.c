@@ -527,23 +527,6 @@ static void point_text(const kbc_experiment *x, const kb_value *values, char *bu
     }
 }
 
-static char *human_bytes(uint64_t b, char *buf, size_t n)
-{
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (b < 1024) {
-        snprintf(buf, n, "%llu B", (unsigned long long)b);
-        return buf;
-    }
-    double v = (double)b / 1024;
-    size_t u = 0;
-    while (v >= 1024 && u + 1 < sizeof units / sizeof *units) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(buf, n, "%.1f %s", v, units[u]);
-    return buf;
-}
-
 static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_mem)
 {
     const kb_plugin *d = x->plugin->desc;
@@ -576,8 +559,8 @@ static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_m
         } else {
             snprintf(what, sizeof what,
                      "it needs %s of device memory and the device has %s.",
-                     human_bytes(work.device_bytes, need, sizeof need),
-                     human_bytes(device_mem, have, sizeof have));
+                     kbc_human_bytes(work.device_bytes, need, sizeof need),
+                     kbc_human_bytes(device_mem, have, sizeof have));
         }
         kbc_diag_set(c->d, "%s:%d: experiment [%s] point %s: %s", c->ini->path, x->line,
                      x->name, pt, what);
@@ -774,9 +757,9 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
                 continue;
             }
             char r[32], wr[32], dv[32];
-            fprintf(out, "  | %-10s  %-10s  %s\n", human_bytes(work.bytes_read, r, sizeof r),
-                    human_bytes(work.bytes_written, wr, sizeof wr),
-                    human_bytes(work.device_bytes, dv, sizeof dv));
+            fprintf(out, "  | %-10s  %-10s  %s\n", kbc_human_bytes(work.bytes_read, r, sizeof r),
+                    kbc_human_bytes(work.bytes_written, wr, sizeof wr),
+                    kbc_human_bytes(work.device_bytes, dv, sizeof dv));
         }
         free(values);
         free(w);

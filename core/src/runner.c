@@ -331,18 +331,6 @@ static void derive(const kbc_experiment *e, kbc_row *rows, size_t n, double copy
     }
 }
 
-static void human_bytes(uint64_t b, char *buf, size_t n)
-{
-    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double x = (double)b;
-    int u = 0;
-    while (x >= 1024.0 && u < 4) {
-        x /= 1024.0;
-        u++;
-    }
-    snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", x, unit[u]);
-}
-
 /* One point of one experiment, start to end; the rows go to the sinks. */
 static void run_point(const kbc_experiment *e, uint64_t p, kb_host *host, kbc_hostctx *hc,
                       kbc_gpuctx *g, kbc_sink *sinks, int *sink_ok, size_t n_sinks,
@@ -394,8 +382,8 @@ static void run_point(const kbc_experiment *e, uint64_t p, kb_host *host, kbc_ho
         }
         if (free_mem > 0 && work.device_bytes > free_mem) {
             char need[32], have[32];
-            human_bytes(work.device_bytes, need, sizeof need);
-            human_bytes(free_mem, have, sizeof have);
+            kbc_human_bytes(work.device_bytes, need, sizeof need);
+            kbc_human_bytes(free_mem, have, sizeof have);
             snprintf(row->reason, sizeof row->reason,
                      "the point needs %s of device memory and only %s is free", need, have);
             continue;

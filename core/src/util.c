@@ -127,6 +127,23 @@ char *kbc_trim_dup(const char *s)
     return kbc_xstrndup(s, n);
 }
 
+char *kbc_human_bytes(uint64_t b, char *buf, size_t n)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (b < 1024) {
+        snprintf(buf, n, "%llu B", (unsigned long long)b);
+        return buf;
+    }
+    double v = (double)b / 1024;
+    size_t u = 0;
+    while (v >= 1024 && u + 1 < sizeof units / sizeof *units) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, n, "%.1f %s", v, units[u]);
+    return buf;
+}
+
 double kbc_now(void)
 {
     struct timespec ts;

@@ -36,6 +36,9 @@ const char *kbc_closest(const char *word, const char *const *candidates, size_t 
 /* Copies s into a buffer trimmed of leading and trailing white space. */
 char *kbc_trim_dup(const char *s);
 
+/* b bytes as "512 B", "1.5 KiB", "4.0 GiB" ...  Returns buf. */
+char *kbc_human_bytes(uint64_t b, char *buf, size_t n);
+
 /* Monotonic clock in seconds. */
 double kbc_now(void);
 
