@@ -17,10 +17,10 @@
 /* ---- Hand-made plugins ------------------------------------------------ */
 
 enum { P_N, P_DTYPE, P_SCALE, P_ITERS, P_CHECK };
-static const char *const dtypes[] = {"f32", "f64", "i32", NULL};
+static const char *const dtypes[] = {"f32", "f64", "i32"};
 static const kb_param red_params[] = {
     {.name = "n", .type = KB_PARAM_SIZE, .def = "1K", .min = 1, .max = 1099511627776.0},
-    {.name = "dtype", .type = KB_PARAM_ENUM, .def = "f32", .choices = dtypes},
+    {.name = "dtype", .type = KB_PARAM_ENUM, .def = "f32", KB_CHOICES(dtypes)},
     {.name = "scale", .type = KB_PARAM_FLOAT, .def = "1.5", .min = 0, .max = 100},
     {.name = "iters", .type = KB_PARAM_INT, .def = "1", .min = 1, .max = 1000},
     {.name = "check", .type = KB_PARAM_BOOL, .def = "true"},
@@ -34,7 +34,7 @@ static const kb_variant red_variants[] = {
 
 static int calls; /* plan() calls, to see that every point was planned */
 
-static int red_plan(const kb_value *v, kb_plan *out, kb_host *h)
+static int red_plan(const kb_value *v, kb_work *out, kb_host *h)
 {
     calls++;
     uint64_t elem = v[P_DTYPE].i == 1 ? 8 : 4;
@@ -53,14 +53,13 @@ static int stub(void)
 }
 
 #define STUB_OPS(planfn)                                                                       \
-    {                                                                                          \
-        .plan = planfn, .setup = (void *)stub, .prepare = (void *)stub, .run = (void *)stub,   \
-        .verify = (void *)stub, .teardown = (void *)stub                                       \
-    }
+    (&(const kb_ops){KB_OPS_HEADER, .plan = planfn, .setup = (void *)stub,                   \
+                     .prepare = (void *)stub, .run = (void *)stub, .verify = (void *)stub,     \
+                     .teardown = (void *)stub})
 
 static const kb_plugin reduce_desc = {
-    KB_PLUGIN_HEADER, .name = "reduce", .summary = "sum", .params = red_params,
-    .n_params = 5, .variants = red_variants, .n_variants = 4, .ops = STUB_OPS(red_plan)};
+    KB_PLUGIN_HEADER, .name = "reduce", .summary = "sum", KB_PARAMS(red_params),
+    KB_VARIANTS(red_variants), .ops = STUB_OPS(red_plan)};
 
 static const kb_param scan_params[] = {
     {.name = "n", .type = KB_PARAM_SIZE, .def = "4K", .min = 1, .max = 0},
@@ -68,35 +67,35 @@ static const kb_param scan_params[] = {
 };
 static const kb_variant scan_variants[] = {{"serial", KB_BACKEND_CPU, "a loop"}};
 
-static int scan_plan(const kb_value *v, kb_plan *out, kb_host *h)
+static int scan_plan(const kb_value *v, kb_work *out, kb_host *h)
 {
     calls++;
     out->bytes_read = out->bytes_written = v[0].u * 4;
     return KB_OK;
 }
 
-static int silent_fail(const kb_value *v, kb_plan *out, kb_host *h)
+static int silent_fail(const kb_value *v, kb_work *out, kb_host *h)
 {
     return KB_EFAIL;
 }
 
 static const kb_plugin scan_desc = {
-    KB_PLUGIN_HEADER, .name = "scan", .summary = "prefix sums", .params = scan_params,
-    .n_params = 2, .variants = scan_variants, .n_variants = 1, .ops = STUB_OPS(scan_plan)};
+    KB_PLUGIN_HEADER, .name = "scan", .summary = "prefix sums", KB_PARAMS(scan_params),
+    KB_VARIANTS(scan_variants), .ops = STUB_OPS(scan_plan)};
 
 /* A plugin whose parameter has no default, and one with a broken default. */
 static const kb_param needy_params[] = {{.name = "n", .type = KB_PARAM_SIZE, .min = 1, .max = 0}};
 static const kb_plugin needy_desc = {
-    KB_PLUGIN_HEADER, .name = "needy", .summary = "x", .params = needy_params, .n_params = 1,
-    .variants = scan_variants, .n_variants = 1, .ops = STUB_OPS(scan_plan)};
+    KB_PLUGIN_HEADER, .name = "needy", .summary = "x", KB_PARAMS(needy_params),
+    KB_VARIANTS(scan_variants), .ops = STUB_OPS(scan_plan)};
 static const kb_param broken_params[] = {
     {.name = "n", .type = KB_PARAM_SIZE, .def = "12Q", .min = 1, .max = 0}};
 static const kb_plugin broken_desc = {
-    KB_PLUGIN_HEADER, .name = "broken", .summary = "x", .params = broken_params, .n_params = 1,
-    .variants = scan_variants, .n_variants = 1, .ops = STUB_OPS(scan_plan)};
+    KB_PLUGIN_HEADER, .name = "broken", .summary = "x", KB_PARAMS(broken_params),
+    KB_VARIANTS(scan_variants), .ops = STUB_OPS(scan_plan)};
 static const kb_plugin mute_desc = {
-    KB_PLUGIN_HEADER, .name = "mute", .summary = "x", .params = scan_params, .n_params = 2,
-    .variants = scan_variants, .n_variants = 1, .ops = STUB_OPS(silent_fail)};
+    KB_PLUGIN_HEADER, .name = "mute", .summary = "x", KB_PARAMS(scan_params),
+    KB_VARIANTS(scan_variants), .ops = STUB_OPS(silent_fail)};
 
 /* ---- Fixture ----------------------------------------------------------- */
 
@@ -108,6 +107,7 @@ static kbc_diag d;
 static void add(const kb_plugin *desc, const char *path)
 {
     reg.items = realloc(reg.items, (reg.n + 1) * sizeof *reg.items);
+    memset(&reg.items[reg.n], 0, sizeof reg.items[reg.n]);
     reg.items[reg.n].desc = desc;
     reg.items[reg.n].path = strdup(path);
     reg.items[reg.n].dl = NULL;

@@ -94,7 +94,7 @@ Test(loader, each_refusal_names_file_and_problem)
     s = refusal_with(&r, FIX "/kbench-abi99.so");
     cr_assert_not_null(s, "the ABI 99 plugin was not refused");
     cr_assert_not_null(strstr(s, "plugin ABI 99.3"), "%s", s);
-    cr_assert_not_null(strstr(s, "this kbench speaks ABI 1.x"), "%s", s);
+    cr_assert_not_null(strstr(s, "this kbench speaks ABI 2.x"), "%s", s);
     cr_assert_not_null(strstr(s, "rebuild the plugin"), "%s", s);
 
     s = refusal_with(&r, FIX "/kbench-noentry.so");
@@ -416,21 +416,21 @@ Test(loader, loaded_plugin_runs)
     kb_host h = {.size = sizeof h, .seed = 7, .device = -1, .cpu_threads = 1,
                  .log = host_log, .fail = host_fail};
     kb_value v[5] = {{.u = 1000}, {.f = 2.0}, {.i = 0}, {.i = 1}, {.i = 1}};
-    kb_plan plan = {0};
-    cr_assert_eq(p->ops.plan(v, &plan, &h), KB_OK);
+    kb_work plan = {0};
+    cr_assert_eq(p->ops->plan(v, &plan, &h), KB_OK);
     cr_assert_eq(plan.items, 1000);
     void *st = NULL;
-    cr_assert_eq(p->ops.setup(v, 3, &h, &st), KB_OK);
+    cr_assert_eq(p->ops->setup(v, 3, &h, &st), KB_OK);
     for (uint32_t var = 0; var < p->n_variants; var++) {
         kb_check c = {0};
-        cr_assert_eq(p->ops.prepare(st, var, &h), KB_OK);
-        cr_assert_eq(p->ops.verify(st, var, &c, &h), KB_OK);
+        cr_assert_eq(p->ops->prepare(st, var, &h), KB_OK);
+        cr_assert_eq(p->ops->verify(st, var, &c, &h), KB_OK);
         cr_assert_eq(c.passed, 0, "a poisoned output must fail verification");
-        cr_assert_eq(p->ops.run(st, var, &h), KB_OK);
-        cr_assert_eq(p->ops.verify(st, var, &c, &h), KB_OK);
+        cr_assert_eq(p->ops->run(st, var, &h), KB_OK);
+        cr_assert_eq(p->ops->verify(st, var, &c, &h), KB_OK);
         cr_assert_eq(c.passed, 1, "variant %u: error %g > %g", var, c.error, c.tolerance);
     }
-    p->ops.teardown(st, &h);
+    p->ops->teardown(st, &h);
     kbc_registry_free(&r);
 }
 
@@ -438,17 +438,17 @@ Test(loader, loaded_plugin_runs)
  * Descriptor checks, on descriptors built here so that each rule is tested
  * on its own.
  * ---------------------------------------------------------------------- */
-static int op_plan(const kb_value *p, kb_plan *o, kb_host *h) { return 0; }
+static int op_plan(const kb_value *p, kb_work *o, kb_host *h) { return 0; }
 static int op_setup(const kb_value *p, uint64_t v, kb_host *h, void **s) { return 0; }
 static int op_var(void *s, uint32_t v, kb_host *h) { return 0; }
 static int op_verify(void *s, uint32_t v, kb_check *c, kb_host *h) { return 0; }
 static void op_teardown(void *s, kb_host *h) {}
 
-static const char *const choices[] = {"x", "y", NULL};
-static const char *const no_choices[] = {NULL};
+static const char *const choices[] = {"x", "y"};
 
 typedef struct fixture {
     kb_plugin d;
+    kb_ops o;
     kb_variant v[KB_MAX_VARIANTS + 1];
     kb_param p[3];
 } fixture;
@@ -462,12 +462,13 @@ static void fixture_init(fixture *f)
         f->v[i] = (kb_variant){.name = names[i], .backend = KB_BACKEND_CPU};
     }
     f->p[0] = (kb_param){.name = "n", .type = KB_PARAM_SIZE, .def = "1K", .min = 1, .max = 0};
-    f->p[1] = (kb_param){.name = "kind", .type = KB_PARAM_ENUM, .def = "y", .choices = choices};
+    f->p[1] = (kb_param){.name = "kind", .type = KB_PARAM_ENUM, .def = "y", KB_CHOICES(choices)};
     f->p[2] = (kb_param){.name = "on", .type = KB_PARAM_BOOL, .def = "true"};
+    f->o = (kb_ops){KB_OPS_HEADER, .plan = op_plan, .setup = op_setup, .prepare = op_var,
+                    .run = op_var, .verify = op_verify, .teardown = op_teardown};
     f->d = (kb_plugin){KB_PLUGIN_HEADER, .name = "ok-name_2", .params = f->p, .n_params = 3,
-                       .variants = f->v, .n_variants = 2,
-                       .ops = {.plan = op_plan, .setup = op_setup, .prepare = op_var,
-                               .run = op_var, .verify = op_verify, .teardown = op_teardown}};
+                       .param_size = sizeof(kb_param), .variants = f->v, .n_variants = 2,
+                       .variant_size = sizeof(kb_variant), .ops = &f->o};
 }
 
 /* Checks that the descriptor is refused with a clause containing want. */
@@ -495,8 +496,8 @@ Test(descriptor, header_rules)
 {
     fixture f;
     fixture_init(&f);
-    f.d.abi_major = 2;
-    expect_refused(&f, "plugin ABI 2.0, but this kbench speaks ABI 1.x", "abi 2");
+    f.d.abi_major = 3;
+    expect_refused(&f, "plugin ABI 3.0, but this kbench speaks ABI 2.x", "abi 3");
     fixture_init(&f);
     f.d.size = offsetof(kb_plugin, ops);
     expect_refused(&f, "smaller than", "short descriptor");
@@ -518,12 +519,12 @@ Test(descriptor, every_required_op)
         fixture f;
         fixture_init(&f);
         switch (i) {
-        case 0: f.d.ops.plan = NULL; break;
-        case 1: f.d.ops.setup = NULL; break;
-        case 2: f.d.ops.prepare = NULL; break;
-        case 3: f.d.ops.run = NULL; break;
-        case 4: f.d.ops.verify = NULL; break;
-        case 5: f.d.ops.teardown = NULL; break;
+        case 0: f.o.plan = NULL; break;
+        case 1: f.o.setup = NULL; break;
+        case 2: f.o.prepare = NULL; break;
+        case 3: f.o.run = NULL; break;
+        case 4: f.o.verify = NULL; break;
+        case 5: f.o.teardown = NULL; break;
         }
         char want[64];
         snprintf(want, sizeof want, "no %s() operation", names[i]);
@@ -532,8 +533,8 @@ Test(descriptor, every_required_op)
     /* upload and download are optional. */
     fixture f;
     fixture_init(&f);
-    f.d.ops.upload = NULL;
-    f.d.ops.download = NULL;
+    f.o.upload = NULL;
+    f.o.download = NULL;
     char why[512];
     cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why));
 }
@@ -579,7 +580,8 @@ Test(descriptor, param_rules)
     fixture_init(&f);
     f.p[1].choices = NULL;
     expect_refused(&f, "enum parameter 'kind' has no choices", "NULL choices");
-    f.p[1].choices = no_choices;
+    f.p[1].choices = choices;
+    f.p[1].n_choices = 0;
     expect_refused(&f, "enum parameter 'kind' has no choices", "empty choices");
     fixture_init(&f);
     f.p[1].def = "z";

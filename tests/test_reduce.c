@@ -124,9 +124,9 @@ Test(reduce, plan_numbers)
         kb_value p[N_PARAMS];
         params_of(p, cases[c].n, cases[c].dtype);
         kb_host h = make_host(1);
-        kb_plan pl;
+        kb_work pl;
         memset(&pl, 0, sizeof pl);
-        cr_assert_eq(plug->ops.plan(p, &pl, &h), KB_OK, "plan failed: %s", last_error);
+        cr_assert_eq(plug->ops->plan(p, &pl, &h), KB_OK, "plan failed: %s", last_error);
         uint64_t in = cases[c].n * cases[c].es;
         cr_assert_eq(pl.bytes_read, in);
         cr_assert_eq(pl.bytes_written, cases[c].es);
@@ -144,13 +144,13 @@ Test(reduce, plan_overflow_is_an_error)
     kb_value p[N_PARAMS];
     params_of(p, 1ull << 62, F64);
     kb_host h = make_host(1);
-    kb_plan pl;
-    cr_assert_eq(plug->ops.plan(p, &pl, &h), KB_EINVAL);
+    kb_work pl;
+    cr_assert_eq(plug->ops->plan(p, &pl, &h), KB_EINVAL);
     cr_assert_eq(fail_calls, 1);
     cr_assert_not_null(strstr(last_error, "overflow"), "message: %s", last_error);
     /* The same n in a 4-byte type still fits in 64 bits. */
     params_of(p, 1ull << 61, F32);
-    cr_assert_eq(plug->ops.plan(p, &pl, &h), KB_OK, "plan failed: %s", last_error);
+    cr_assert_eq(plug->ops->plan(p, &pl, &h), KB_OK, "plan failed: %s", last_error);
     cr_assert_eq(pl.bytes_read, 1ull << 63);
 }
 
@@ -160,13 +160,13 @@ Test(reduce, plan_rejects_block_not_power_of_two)
     params_of(p, 1000, F32);
     p[P_BLOCK].i = 96;
     kb_host h = make_host(1);
-    kb_plan pl;
-    cr_assert_eq(plug->ops.plan(p, &pl, &h), KB_EINVAL);
+    kb_work pl;
+    cr_assert_eq(plug->ops->plan(p, &pl, &h), KB_EINVAL);
     cr_assert_not_null(strstr(last_error, "power of two"), "message: %s", last_error);
     void *state = NULL;
-    cr_assert_eq(plug->ops.setup(p, 1, &h, &state), KB_EINVAL);
+    cr_assert_eq(plug->ops->setup(p, 1, &h, &state), KB_EINVAL);
     if (state)
-        plug->ops.teardown(state, &h);
+        plug->ops->teardown(state, &h);
 }
 
 /* One checked run of variant v on a fresh point; returns the check. */
@@ -176,16 +176,16 @@ static kb_check run_point(uint64_t n, int dtype, int v, int do_run, uint64_t see
     params_of(p, n, dtype);
     kb_host h = make_host(seed);
     void *state = NULL;
-    int rc = plug->ops.setup(p, KB_VARIANT_BIT(v), &h, &state);
+    int rc = plug->ops->setup(p, KB_VARIANT_BIT(v), &h, &state);
     cr_assert_eq(rc, KB_OK, "setup n=%llu: %s", (unsigned long long)n, last_error);
-    cr_assert_eq(plug->ops.prepare(state, (uint32_t)v, &h), KB_OK, "prepare: %s", last_error);
+    cr_assert_eq(plug->ops->prepare(state, (uint32_t)v, &h), KB_OK, "prepare: %s", last_error);
     if (do_run)
-        cr_assert_eq(plug->ops.run(state, (uint32_t)v, &h), KB_OK, "run: %s", last_error);
+        cr_assert_eq(plug->ops->run(state, (uint32_t)v, &h), KB_OK, "run: %s", last_error);
     kb_check c;
     memset(&c, 0, sizeof c);
     c.passed = -1;
-    cr_assert_eq(plug->ops.verify(state, (uint32_t)v, &c, &h), KB_OK, "verify: %s", last_error);
-    plug->ops.teardown(state, &h);
+    cr_assert_eq(plug->ops->verify(state, (uint32_t)v, &c, &h), KB_OK, "verify: %s", last_error);
+    plug->ops->teardown(state, &h);
     return c;
 }
 
@@ -274,14 +274,14 @@ Test(reduce, gpu_variants_refuse_without_gpu)
     kb_host h = make_host(1);
     void *state = NULL;
     int cpu = variant_index("cpu");
-    cr_assert_eq(plug->ops.setup(p, KB_VARIANT_BIT(cpu), &h, &state), KB_OK, "%s", last_error);
+    cr_assert_eq(plug->ops->setup(p, KB_VARIANT_BIT(cpu), &h, &state), KB_OK, "%s", last_error);
     int mp = variant_index("multipass");
-    cr_assert_eq(plug->ops.prepare(state, (uint32_t)mp, &h), KB_EUNSUPPORTED);
+    cr_assert_eq(plug->ops->prepare(state, (uint32_t)mp, &h), KB_EUNSUPPORTED);
     cr_assert_not_null(strstr(last_error, "f64"), "message: %s", last_error);
     last_error[0] = 0;
-    cr_assert_eq(plug->ops.run(state, (uint32_t)variant_index("onepass"), &h), KB_EUNSUPPORTED);
+    cr_assert_eq(plug->ops->run(state, (uint32_t)variant_index("onepass"), &h), KB_EUNSUPPORTED);
     cr_assert_neq(last_error[0], 0);
-    plug->ops.teardown(state, &h);
+    plug->ops->teardown(state, &h);
 }
 
 /* ---- verify() catches a sum that misses one element -------------------------

@@ -19,10 +19,10 @@
 
 /* ---- a fake plan: two experiments of two made-up families ------------- */
 
-static const char *const dtype_choices[] = {"f32", "f64", NULL};
+static const char *const dtype_choices[] = {"f32", "f64"};
 static const kb_param red_params[] = {
     {.name = "n", .type = KB_PARAM_SIZE, .def = "1M", .min = 1, .max = 0},
-    {.name = "dtype", .type = KB_PARAM_ENUM, .def = "f32", .choices = dtype_choices},
+    {.name = "dtype", .type = KB_PARAM_ENUM, .def = "f32", KB_CHOICES(dtype_choices)},
     {.name = "alpha", .type = KB_PARAM_FLOAT, .def = "0.5", .min = 1, .max = 0},
     {.name = "fast", .type = KB_PARAM_BOOL, .def = "true"},
 };
@@ -127,7 +127,7 @@ static void fill_pass(kbc_row *r, const kbc_experiment *e, uint64_t point, const
     r->values = v;
     r->variant = variant;
     r->outcome = KBC_PASS;
-    r->work = (kb_plan){.bytes_read = 4u << 20, .bytes_written = 4, .flops = 1 << 20,
+    r->work = (kb_work){.bytes_read = 4u << 20, .bytes_written = 4, .flops = 1 << 20,
                         .items = 1 << 20};
     r->check = (kb_check){.passed = 1, .error = 2.1e-7, .tolerance = 4.3e-5, .measure = "rel"};
     r->time = (kbc_stats){.n = 20, .median = median, .min = median * 0.9, .max = median * 1.3,

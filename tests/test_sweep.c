@@ -10,7 +10,7 @@
 #define assert_has(msg, sub) \
     cr_assert(strstr((msg), (sub)) != NULL, "expected \"%s\" in: %s", (sub), (msg))
 
-static const char *const dtypes[] = {"f32", "f64", "i32", NULL};
+static const char *const dtypes[] = {"f32", "f64", "i32"};
 static const kb_param p_size = {.name = "n", .type = KB_PARAM_SIZE, .def = "1K", .min = 1,
                                 .max = 0};
 static const kb_param p_small = {.name = "block", .type = KB_PARAM_SIZE, .def = "256", .min = 32,
@@ -22,7 +22,7 @@ static const kb_param p_iters = {.name = "iters", .type = KB_PARAM_INT, .def = "
 static const kb_param p_float = {.name = "scale", .type = KB_PARAM_FLOAT, .def = "1", .min = 1,
                                  .max = 0};
 static const kb_param p_enum = {.name = "dtype", .type = KB_PARAM_ENUM, .def = "f32",
-                                .choices = dtypes};
+                                KB_CHOICES(dtypes)};
 static const kb_param p_bool = {.name = "check", .type = KB_PARAM_BOOL, .def = "true"};
 
 static uint64_t size_of(const char *text)

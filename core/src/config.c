@@ -530,7 +530,7 @@ static void point_text(const kbc_experiment *x, const kb_value *values, char *bu
 static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_mem)
 {
     const kb_plugin *d = x->plugin->desc;
-    if (!d->ops.plan) {
+    if (!d->ops->plan) {
         kbc_diag_set(c->d, "%s:%d: experiment [%s]: plugin '%s' has no plan() function.",
                      c->ini->path, x->line, x->name, d->name);
         return -1;
@@ -541,11 +541,11 @@ static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_m
     int rc = 0;
     for (uint64_t p = 0; p < x->n_points && rc == 0; p++) {
         kbc_experiment_point(x, p, values);
-        kb_plan work;
+        kb_work work;
         memset(&work, 0, sizeof work);
         ph.said = 0;
         ph.msg[0] = '\0';
-        int st = d->ops.plan(values, &work, &ph.h);
+        int st = d->ops->plan(values, &work, &ph.h);
         if (st == KB_OK && !(device_mem > 0 && work.device_bytes > device_mem))
             continue;
         char pt[600], what[700], need[32], have[32];
@@ -748,10 +748,10 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
             for (uint32_t j = 0; j < d->n_params; j++)
                 fprintf(out, "  %-*s", w[j],
                         kbc_value_format(&d->params[j], values[j], buf, sizeof buf));
-            kb_plan work;
+            kb_work work;
             memset(&work, 0, sizeof work);
             ph.msg[0] = '\0';
-            int st = d->ops.plan ? d->ops.plan(values, &work, &ph.h) : KB_EFAIL;
+            int st = d->ops->plan ? d->ops->plan(values, &work, &ph.h) : KB_EFAIL;
             if (st != KB_OK) {
                 fprintf(out, "  | plan failed: %s\n", ph.msg[0] ? ph.msg : "(no reason given)");
                 continue;

@@ -93,14 +93,14 @@ static char *allowed_cell(const kb_param *p)
 {
     if (p->type == KB_PARAM_ENUM) {
         size_t len = 1;
-        for (const char *const *c = p->choices; *c; c++)
-            len += strlen(*c) + 1;
+        for (uint32_t k = 0; k < p->n_choices; k++)
+            len += strlen(p->choices[k]) + 1;
         char *s = kbc_xmalloc(len);
         s[0] = '\0';
-        for (const char *const *c = p->choices; *c; c++) {
-            if (c != p->choices)
+        for (uint32_t k = 0; k < p->n_choices; k++) {
+            if (k)
                 strcat(s, "|");
-            strcat(s, *c);
+            strcat(s, p->choices[k]);
         }
         return s;
     }

@@ -48,8 +48,10 @@ void kbc_registry_init(kbc_registry *r)
 
 void kbc_registry_free(kbc_registry *r)
 {
-    for (size_t i = 0; i < r->n; i++)
+    for (size_t i = 0; i < r->n; i++) {
         free(r->items[i].path);
+        free(r->items[i].copy);
+    }
     free(r->items);
     /* Descriptors point into the plugins' memory, so the handles are closed
        only now, after nothing can read a descriptor any more. */
@@ -88,13 +90,16 @@ static void add_handle(kbc_registry *r, void *h)
     r->handles[r->n_handles++] = h;
 }
 
-static void add_item(kbc_registry *r, const kb_plugin *desc, const char *path, void *dl)
+static void add_item(kbc_registry *r, const kb_plugin *raw, const kb_plugin *desc, void *copy,
+                     const char *path, void *dl)
 {
     if (r->n == r->cap) {
         r->cap = r->cap ? 2 * r->cap : 8;
         r->items = kbc_xrealloc(r->items, r->cap * sizeof *r->items);
     }
     r->items[r->n].desc = desc;
+    r->items[r->n].raw = raw;
+    r->items[r->n].copy = copy;
     r->items[r->n].path = kbc_xstrdup(path);
     r->items[r->n].dl = dl;
     r->n++;
@@ -161,21 +166,141 @@ static const char *why_set(char *why, size_t n, const char *fmt, ...)
     return why;
 }
 
-const char *kbc_descriptor_check(const kb_plugin *d, char *why, size_t n)
+/* Whether a structure of `size` bytes holds the member that ends at `end`
+   (offsetof + sizeof): the LV2 rule, a field past the plugin's size is
+   never read. */
+#define KBC_HAS(size, type, member) ((size) >= offsetof(type, member) + sizeof(((type *)0)->member))
+
+/* The host's copy of one descriptor, in one block. */
+typedef struct kbc_desc_copy {
+    kb_plugin desc;
+    kb_ops ops;
+    kb_variant variants[KB_MAX_VARIANTS];
+    kb_param params[]; /* n_params */
+} kbc_desc_copy;
+
+/* Copies the leading min(have, want) bytes of one structure and leaves the
+   rest zero: zero is every optional field's default. */
+static void copy_prefix(void *dst, size_t want, const void *src, size_t have)
 {
+    memset(dst, 0, want);
+    memcpy(dst, src, have < want ? have : want);
+}
+
+static const char *check_copy(const kb_plugin *d, char *why, size_t n);
+
+void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why, size_t n)
+{
+    *out = NULL;
     /* abi_major, abi_minor and size are the only fields every version of
        the ABI shares, so they are checked before anything else is read. */
-    if (d->abi_major != KB_ABI_MAJOR)
-        return why_set(why, n,
-                       "plugin ABI %u.%u, but this kbench speaks ABI %d.x; rebuild the plugin "
-                       "against this kbench's kbench/plugin.h",
-                       (unsigned)d->abi_major, (unsigned)d->abi_minor, KB_ABI_MAJOR);
-    if (d->size < sizeof(kb_plugin))
-        return why_set(why, n,
-                       "its descriptor is %u bytes, smaller than the %zu bytes of ABI %d.%d "
-                       "that this kbench needs; rebuild the plugin against this kbench's "
-                       "kbench/plugin.h",
-                       (unsigned)d->size, sizeof(kb_plugin), KB_ABI_MAJOR, KB_ABI_MINOR);
+    if (raw->abi_major != KB_ABI_MAJOR) {
+        why_set(why, n,
+                "plugin ABI %u.%u, but this kbench speaks ABI %d.x; rebuild the plugin "
+                "against this kbench's kbench/plugin.h",
+                (unsigned)raw->abi_major, (unsigned)raw->abi_minor, KB_ABI_MAJOR);
+        return NULL;
+    }
+    /* Everything up to ops is in every ABI 2 descriptor. */
+    if (!KBC_HAS(raw->size, kb_plugin, ops)) {
+        why_set(why, n,
+                "its descriptor is %u bytes, smaller than the %zu bytes every ABI %d "
+                "descriptor has; it was not built from kbench/plugin.h",
+                (unsigned)raw->size, offsetof(kb_plugin, ops) + sizeof raw->ops, KB_ABI_MAJOR);
+        return NULL;
+    }
+    const char *name = raw->name && *raw->name ? raw->name : "(unnamed)";
+    if (raw->n_params > KB_MAX_PARAMS) {
+        why_set(why, n, "plugin '%s' declares %u parameters; at most %d are allowed", name,
+                (unsigned)raw->n_params, KB_MAX_PARAMS);
+        return NULL;
+    }
+    if (raw->n_variants > KB_MAX_VARIANTS || raw->n_variants == 0) {
+        why_set(why, n, "plugin '%s' declares %u variants; it must declare 1 to %d", name,
+                (unsigned)raw->n_variants, KB_MAX_VARIANTS);
+        return NULL;
+    }
+    if (!raw->variants) {
+        why_set(why, n, "plugin '%s' declares %u variants but its variant table is NULL", name,
+                (unsigned)raw->n_variants);
+        return NULL;
+    }
+    if (raw->n_params > 0 && !raw->params) {
+        why_set(why, n, "plugin '%s' declares %u parameters but its parameter table is NULL",
+                name, (unsigned)raw->n_params);
+        return NULL;
+    }
+    if (!KBC_HAS(raw->variant_size, kb_variant, summary)) {
+        why_set(why, n,
+                "plugin '%s': its variant_size %u is smaller than the %zu bytes every ABI %d "
+                "variant has (use KB_VARIANTS(array))",
+                name, (unsigned)raw->variant_size,
+                offsetof(kb_variant, summary) + sizeof(const char *), KB_ABI_MAJOR);
+        return NULL;
+    }
+    if (raw->n_params > 0 && !KBC_HAS(raw->param_size, kb_param, n_choices)) {
+        why_set(why, n,
+                "plugin '%s': its param_size %u is smaller than the %zu bytes every ABI %d "
+                "parameter has (use KB_PARAMS(array))",
+                name, (unsigned)raw->param_size,
+                offsetof(kb_param, n_choices) + sizeof(uint32_t), KB_ABI_MAJOR);
+        return NULL;
+    }
+    if (!raw->ops) {
+        why_set(why, n, "plugin '%s' has no operations table (ops is NULL)", name);
+        return NULL;
+    }
+    if (!KBC_HAS(raw->ops->size, kb_ops, teardown)) {
+        why_set(why, n,
+                "plugin '%s': its ops table declares %u bytes, fewer than the %zu bytes every "
+                "ABI %d ops table has (start it with KB_OPS_HEADER)",
+                name, (unsigned)raw->ops->size, offsetof(kb_ops, teardown) + sizeof(void *),
+                KB_ABI_MAJOR);
+        return NULL;
+    }
+
+    kbc_desc_copy *c = kbc_xcalloc(1, sizeof *c + raw->n_params * sizeof(kb_param));
+    copy_prefix(&c->desc, sizeof c->desc, raw, raw->size);
+    copy_prefix(&c->ops, sizeof c->ops, raw->ops, raw->ops->size);
+    c->ops.size = sizeof c->ops;
+    const char *vbase = (const char *)raw->variants;
+    for (uint32_t v = 0; v < raw->n_variants; v++)
+        copy_prefix(&c->variants[v], sizeof c->variants[v], vbase + (size_t)v * raw->variant_size,
+                    raw->variant_size);
+    const char *pbase = (const char *)raw->params;
+    for (uint32_t p = 0; p < raw->n_params; p++) {
+        copy_prefix(&c->params[p], sizeof c->params[p], pbase + (size_t)p * raw->param_size,
+                    raw->param_size);
+        if (!c->params[p].help)
+            c->params[p].help = "";
+    }
+    c->desc.size = sizeof c->desc;
+    c->desc.ops = &c->ops;
+    c->desc.variants = c->variants;
+    c->desc.variant_size = sizeof(kb_variant);
+    c->desc.params = raw->n_params ? c->params : NULL;
+    c->desc.param_size = sizeof(kb_param);
+    if (check_copy(&c->desc, why, n)) {
+        free(c);
+        return NULL;
+    }
+    *out = &c->desc;
+    return c;
+}
+
+const char *kbc_descriptor_check(const kb_plugin *raw, char *why, size_t n)
+{
+    const kb_plugin *d;
+    void *c = kbc_descriptor_read(raw, &d, why, n);
+    if (!c)
+        return why;
+    free(c);
+    return NULL;
+}
+
+/* The checks on the host's copy: every field is there (or defaulted). */
+static const char *check_copy(const kb_plugin *d, char *why, size_t n)
+{
     if (!d->name || !*d->name)
         return why_set(why, n, "its descriptor has no name");
     if (!plugin_name_ok(d->name))
@@ -183,23 +308,17 @@ const char *kbc_descriptor_check(const kb_plugin *d, char *why, size_t n)
                        "its name '%s' may only hold lower-case letters, digits, '_' and '-'",
                        d->name);
 
-    const char *missing = !d->ops.plan       ? "plan"
-                          : !d->ops.setup    ? "setup"
-                          : !d->ops.prepare  ? "prepare"
-                          : !d->ops.run      ? "run"
-                          : !d->ops.verify   ? "verify"
-                          : !d->ops.teardown ? "teardown"
-                                             : NULL;
+    const char *missing = !d->ops->plan       ? "plan"
+                          : !d->ops->setup    ? "setup"
+                          : !d->ops->prepare  ? "prepare"
+                          : !d->ops->run      ? "run"
+                          : !d->ops->verify   ? "verify"
+                          : !d->ops->teardown ? "teardown"
+                                              : NULL;
     if (missing)
         return why_set(why, n, "plugin '%s' has no %s() operation, which is required", d->name,
                        missing);
 
-    if (d->n_variants == 0 || d->n_variants > KB_MAX_VARIANTS)
-        return why_set(why, n, "plugin '%s' declares %u variants; it must declare 1 to %d",
-                       d->name, (unsigned)d->n_variants, KB_MAX_VARIANTS);
-    if (!d->variants)
-        return why_set(why, n, "plugin '%s' declares %u variants but its variant table is NULL",
-                       d->name, (unsigned)d->n_variants);
     for (uint32_t v = 0; v < d->n_variants; v++) {
         const kb_variant *var = &d->variants[v];
         if (!var->name)
@@ -212,15 +331,21 @@ const char *kbc_descriptor_check(const kb_plugin *d, char *why, size_t n)
         if (var->backend != KB_BACKEND_CPU && var->backend != KB_BACKEND_CUDA)
             return why_set(why, n, "plugin '%s': variant '%s' has unknown backend %d", d->name,
                            var->name, (int)var->backend);
+        if (var->flags & ~(uint32_t)(KB_VARIANT_SYNCS | KB_VARIANT_NONDETERM |
+                                     KB_VARIANT_LIBRARY))
+            return why_set(why, n, "plugin '%s': variant '%s' has unknown flags 0x%x", d->name,
+                           var->name, (unsigned)var->flags);
+        if (d->n_params < 64 && (var->uses >> d->n_params) != 0)
+            return why_set(why, n,
+                           "plugin '%s': variant '%s' uses parameter bits beyond its %u "
+                           "parameters",
+                           d->name, var->name, (unsigned)d->n_params);
         for (uint32_t w = 0; w < v; w++)
             if (strcmp(d->variants[w].name, var->name) == 0)
                 return why_set(why, n, "plugin '%s' declares variant '%s' twice", d->name,
                                var->name);
     }
 
-    if (d->n_params > 0 && !d->params)
-        return why_set(why, n, "plugin '%s' declares %u parameters but its parameter table is NULL",
-                       d->name, (unsigned)d->n_params);
     for (uint32_t p = 0; p < d->n_params; p++) {
         const kb_param *par = &d->params[p];
         if (!par->name)
@@ -239,16 +364,22 @@ const char *kbc_descriptor_check(const kb_plugin *d, char *why, size_t n)
         if ((unsigned)par->type > KB_PARAM_BOOL)
             return why_set(why, n, "plugin '%s': parameter '%s' has unknown type %d", d->name,
                            par->name, (int)par->type);
-        if (par->type == KB_PARAM_ENUM && (!par->choices || !par->choices[0]))
+        if (par->type == KB_PARAM_ENUM && (!par->choices || par->n_choices == 0))
             return why_set(why, n, "plugin '%s': enum parameter '%s' has no choices", d->name,
                            par->name);
+        for (uint32_t k = 0; par->type == KB_PARAM_ENUM && k < par->n_choices; k++)
+            if (!par->choices[k] || !variant_name_ok(par->choices[k]))
+                return why_set(why, n,
+                               "plugin '%s': choice #%u of enum parameter '%s' is NULL, empty "
+                               "or holds a comma, white space, ';' or '#'",
+                               d->name, (unsigned)k, par->name);
         if (!par->def)
             return why_set(why, n, "plugin '%s': parameter '%s' has no default", d->name,
                            par->name);
         if (par->type == KB_PARAM_ENUM) {
             int found = 0;
-            for (const char *const *c = par->choices; *c; c++)
-                if (strcmp(*c, par->def) == 0)
+            for (uint32_t k = 0; k < par->n_choices; k++)
+                if (strcmp(par->choices[k], par->def) == 0)
                     found = 1;
             if (!found)
                 return why_set(why, n,
@@ -319,11 +450,13 @@ static void load_file(kbc_registry *r, const char *path)
     size_t accepted = 0;
     uint32_t index = 0;
     for (; index < KBC_MAX_PER_FILE; index++) {
-        const kb_plugin *d = entry(index);
-        if (!d)
+        const kb_plugin *raw = entry(index);
+        if (!raw)
             break;
         char why[512];
-        if (kbc_descriptor_check(d, why, sizeof why)) {
+        const kb_plugin *d = NULL;
+        void *copy = kbc_descriptor_read(raw, &d, why, sizeof why);
+        if (!copy) {
             if (index == 0)
                 refuse(r, "%s: %s", path, why);
             else
@@ -334,9 +467,10 @@ static void load_file(kbc_registry *r, const char *path)
         if (prev) {
             refuse(r, "%s: plugin '%s' is already provided by %s; the first one found is used",
                    path, d->name, prev->path);
+            free(copy);
             continue;
         }
-        add_item(r, d, path, dl);
+        add_item(r, raw, d, copy, path, dl);
         accepted++;
     }
     if (index == 0)

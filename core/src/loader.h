@@ -18,10 +18,17 @@
 
 #include "util.h"
 
+/* A loaded plugin.  desc is the host's own copy of the plugin's descriptor,
+   laid out as this kbench's header says, with every field the plugin's
+   ABI minor did not have set to its documented default: the rest of the
+   core reads it without caring which minor built the plugin.  Strings and
+   functions still point into the plugin, which stays loaded. */
 typedef struct kbc_plugin {
     const kb_plugin *desc;
-    char *path;  /* the file it came from */
-    void *dl;    /* dlopen handle (shared by the descriptors of one file) */
+    const kb_plugin *raw; /* the plugin's own descriptor, as it declared it */
+    void *copy;           /* owns desc, its ops and its arrays */
+    char *path;           /* the file it came from */
+    void *dl;             /* dlopen handle (shared by the descriptors of one file) */
 } kbc_plugin;
 
 typedef struct kbc_registry {
@@ -47,9 +54,13 @@ int kbc_registry_add_path(kbc_registry *r, const char *path, kbc_diag *d);
 /* The plugin called name, or NULL. */
 const kbc_plugin *kbc_registry_find(const kbc_registry *r, const char *name);
 
-/* Checks a descriptor; returns NULL when good, else a static-lifetime-free
-   clause written into why ("its ABI is 2.0 and this kbench speaks 1.x"). */
-const char *kbc_descriptor_check(const kb_plugin *d, char *why, size_t n);
+/* Reads a plugin's descriptor into the host's layout (see kbc_plugin) and
+   checks it.  Returns the copy (free with free()), or NULL with why set to
+   one clause ("plugin ABI 3.0, but this kbench speaks ABI 2.x; ...").
+   Reads no field past the sizes the plugin declares. */
+void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **desc, char *why, size_t n);
+/* The same check without keeping the copy: NULL when good, else why. */
+const char *kbc_descriptor_check(const kb_plugin *raw, char *why, size_t n);
 
 /* Prints refusals, one per line, "kbench: warning: ..." */
 void kbc_registry_print_refused(const kbc_registry *r, FILE *out);

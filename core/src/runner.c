@@ -114,7 +114,7 @@ static void row_from_status(kbc_row *row, const kbc_hostctx *hc, const char *cal
 }
 
 static void row_init(kbc_row *row, const kbc_experiment *e, uint64_t p, const kb_value *values,
-                     uint32_t v, const kb_plan *work)
+                     uint32_t v, const kb_work *work)
 {
     memset(row, 0, sizeof *row);
     row->exp = e;
@@ -178,7 +178,7 @@ static int one_run(const kb_ops *ops, void *state, uint32_t v, kb_host *host, kb
 static void run_variant(const kbc_experiment *e, void *state, uint32_t v, kb_host *host,
                         kbc_hostctx *hc, kbc_gpuctx *g, kbc_row *row)
 {
-    const kb_ops *ops = &e->plugin->desc->ops;
+    const kb_ops *ops = e->plugin->desc->ops;
     const kb_variant *var = &e->plugin->desc->variants[v];
     const int cuda = var->backend == KB_BACKEND_CUDA;
     const kbc_measure *ms = &e->measure;
@@ -199,19 +199,36 @@ static void run_variant(const kbc_experiment *e, void *state, uint32_t v, kb_hos
         goto cuda_failed;
     hc->fail_msg[0] = '\0';
     call = "verify";
-    row->check.passed = 0;
+    memset(&row->check, 0, sizeof row->check);
     if ((r = ops->verify(state, v, &row->check, host)) != KB_OK)
         goto plugin_failed;
-    if (!row->check.passed) {
-        /* A wrong answer is still timed: a fast wrong kernel is worth
-           seeing next to its error. */
-        row->outcome = KBC_FAIL;
-        snprintf(row->reason, sizeof row->reason,
-                 "verification failed: %s error %g is above the tolerance %g",
-                 row->check.measure ? row->check.measure : "the", row->check.error,
-                 row->check.tolerance);
-    } else {
-        row->outcome = KBC_PASS;
+    /* The host decides from the numbers; the plugin's own verdict is only
+       checked against them, so that a verify that cannot fail (or one that
+       fails what it measured as good) is caught rather than believed. */
+    {
+        const kb_check *c = &row->check;
+        const char *m = c->measure ? c->measure : "the";
+        int pass = !isnan(c->error) && !isnan(c->tolerance) && c->error <= c->tolerance;
+        if (!c->passed != !pass) {
+            row->outcome = KBC_ERROR;
+            snprintf(row->reason, sizeof row->reason,
+                     "verify() contradicts itself: it says %s, but its %s error %g is %s the "
+                     "tolerance %g",
+                     c->passed ? "passed" : "failed", m, c->error,
+                     pass ? "within" : "not within", c->tolerance);
+            kbc_stats_compute(NULL, 0, &row->time);
+            return;
+        }
+        if (!pass) {
+            /* A wrong answer is still timed: a fast wrong kernel is worth
+               seeing next to its error. */
+            row->outcome = KBC_FAIL;
+            snprintf(row->reason, sizeof row->reason,
+                     "verification failed: %s error %g is not within the tolerance %g", m,
+                     c->error, c->tolerance);
+        } else {
+            row->outcome = KBC_PASS;
+        }
     }
 
     stage = "the warm-up runs";
@@ -343,10 +360,10 @@ static void run_point(const kbc_experiment *e, uint64_t p, kb_host *host, kbc_ho
     size_t n = e->n_variants;
     uint64_t mask = 0;
 
-    kb_plan work;
+    kb_work work;
     memset(&work, 0, sizeof work);
     hc->fail_msg[0] = '\0';
-    int r = d->ops.plan(values, &work, host);
+    int r = d->ops->plan(values, &work, host);
     for (size_t i = 0; i < n; i++)
         row_init(&rows[i], e, p, values, e->variants[i], &work);
 
@@ -395,7 +412,7 @@ static void run_point(const kbc_experiment *e, uint64_t p, kb_host *host, kbc_ho
 
     void *state = NULL;
     hc->fail_msg[0] = '\0';
-    r = d->ops.setup(values, mask, host, &state);
+    r = d->ops->setup(values, mask, host, &state);
     if (r != KB_OK) {
         for (size_t i = 0; i < n; i++)
             if (mask & KB_VARIANT_BIT(rows[i].variant))
@@ -443,7 +460,7 @@ static void run_point(const kbc_experiment *e, uint64_t p, kb_host *host, kbc_ho
     /* Teardown also after a failed setup: the contract lets setup hand
        back a half-built state, and leaking it would starve later points. */
     if (state)
-        d->ops.teardown(state, host);
+        d->ops->teardown(state, host);
 
 report:
     derive(e, rows, n, copy_gbps);

@@ -23,7 +23,7 @@ typedef struct kbc_row {
     uint32_t variant;        /* index into exp->plugin->desc->variants */
     kbc_outcome outcome;
     char reason[512];        /* for ERROR and SKIPPED, one sentence    */
-    kb_plan work;
+    kb_work work;
     kb_check check;
     kbc_stats time;          /* seconds                                */
     double gbps;             /* (bytes_read + bytes_written) / median, 1e9 */

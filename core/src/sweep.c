@@ -229,7 +229,7 @@ static int parse_bool(const char *s, int64_t *out, char *why, size_t n)
 static int parse_enum(const kb_param *p, const char *s, int64_t *out, char *why, size_t n)
 {
     if (p->choices) {
-        for (size_t i = 0; p->choices[i]; i++) {
+        for (size_t i = 0; i < p->n_choices; i++) {
             if (strcmp(s, p->choices[i]) == 0) {
                 *out = (int64_t)i;
                 return 0;
@@ -238,7 +238,7 @@ static int parse_enum(const kb_param *p, const char *s, int64_t *out, char *why,
     }
     char list[512] = "";
     size_t used = 0;
-    for (size_t i = 0; p->choices && p->choices[i] && used < sizeof list; i++)
+    for (size_t i = 0; p->choices && i < p->n_choices && used < sizeof list; i++)
         used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
                                  p->choices[i]);
     say(why, n, "'%s' is not one of the allowed values (%s)", s, list);
@@ -617,9 +617,8 @@ char *kbc_value_format(const kb_param *p, kb_value v, char *buf, size_t n)
         /* Guard the index: a value can come from a caller, not only from
            the parser. */
         const char *name = NULL;
-        for (int64_t i = 0; p->choices && p->choices[i]; i++)
-            if (i == v.i)
-                name = p->choices[i];
+        if (p->choices && v.i >= 0 && (uint64_t)v.i < p->n_choices)
+            name = p->choices[v.i];
         snprintf(buf, n, "%s", name ? name : "?");
         break;
     }

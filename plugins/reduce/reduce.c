@@ -36,71 +36,78 @@
 
 /* ---- the descriptor ------------------------------------------------------ */
 
-static const char *const dtype_choices[] = {"f32", "f64", "i32", NULL};
+static const char *const dtype_choices[] = {"f32", "f64", "i32"};
 
 static const kb_param params[KBR_N_PARAMS] = {
-    [KBR_P_N] = {"n", KB_PARAM_SIZE, "2^24", 1, 4611686018427387904.0 /* 2^62 */, NULL,
-                 "number of elements to sum"},
-    [KBR_P_DTYPE] = {"dtype", KB_PARAM_ENUM, "f32", 0, -1, dtype_choices,
-                     "element type: f32, f64, or i32 (summed modulo 2^32)"},
-    [KBR_P_BLOCK] = {"block", KB_PARAM_INT, "256", 32, 1024, NULL,
-                     "threads per block (a power of two) for the classic variants; "
-                     "also the CPU variants' chunk"},
-    [KBR_P_ITEMS] = {"items", KB_PARAM_INT, "8", 1, 64, NULL,
-                     "elements per thread for multi-element and shuffle"},
-    [KBR_P_BULK_MIN] = {"bulk_min", KB_PARAM_SIZE, "512M", 0, 4611686018427387904.0, NULL,
-                        "onepass-bulk: input bytes from which the copy engine streams (below, "
-                        "the onepass kernel runs)"},
+    [KBR_P_N] = {.name = "n", .type = KB_PARAM_SIZE, .def = "2^24", .min = 1,
+                 .max = 4611686018427387904.0 /* 2^62 */, .help = "number of elements to sum"},
+    [KBR_P_DTYPE] = {.name = "dtype", .type = KB_PARAM_ENUM, .def = "f32", KB_CHOICES(dtype_choices),
+                     .help = "element type: f32, f64, or i32 (summed modulo 2^32)"},
+    [KBR_P_BLOCK] = {.name = "block", .type = KB_PARAM_INT, .def = "256", .min = 32, .max = 1024,
+                     .help = "threads per block (a power of two) for the classic variants; "
+                             "also the CPU variants' chunk"},
+    [KBR_P_ITEMS] = {.name = "items", .type = KB_PARAM_INT, .def = "8", .min = 1, .max = 64,
+                     .help = "elements per thread for multi-element and shuffle"},
+    [KBR_P_BULK_MIN] = {.name = "bulk_min", .type = KB_PARAM_SIZE, .def = "512M", .min = 0,
+                        .max = 4611686018427387904.0,
+                        .help = "onepass-bulk: input bytes from which the copy engine streams "
+                                "(below, the onepass kernel runs)"},
 };
 
+/* The parameters each variant's code reads (n and dtype always). */
+#define U_BASE (KB_USES(KBR_P_N) | KB_USES(KBR_P_DTYPE))
+#define U_BLOCK (U_BASE | KB_USES(KBR_P_BLOCK))
+#define U_ITEMS (U_BLOCK | KB_USES(KBR_P_ITEMS))
+#define U_BULK (U_BASE | KB_USES(KBR_P_BULK_MIN))
+
 static const kb_variant variants[KBR_N_VARIANTS] = {
-    [KBR_CPU] = {"cpu", KB_BACKEND_CPU,
-                 "serial loop summing chunks of `block` elements in the element type, then "
+    [KBR_CPU] = {.name = "cpu", .backend = KB_BACKEND_CPU, .uses = U_BLOCK,
+        .summary = "serial loop summing chunks of `block` elements in the element type, then "
                  "the chunk sums (the classic CPU baseline)"},
-    [KBR_CPU_PARALLEL] = {"cpu-parallel", KB_BACKEND_CPU,
-                          "the same chunked sum split over cpu_threads threads, eight "
+    [KBR_CPU_PARALLEL] = {.name = "cpu-parallel", .backend = KB_BACKEND_CPU, .uses = U_BLOCK,
+        .summary = "the same chunked sum split over cpu_threads threads, eight "
                           "independent accumulators per chunk (the honest CPU baseline)"},
-    [KBR_INTERLEAVED] = {"interleaved", KB_BACKEND_CUDA,
-                         "one element per thread into shared memory, interleaved addressing "
+    [KBR_INTERLEAVED] = {.name = "interleaved", .backend = KB_BACKEND_CUDA, .uses = U_BLOCK,
+        .summary = "one element per thread into shared memory, interleaved addressing "
                          "with the divergent tid % (2s) test, relaunched on the partial sums"},
-    [KBR_INTERLEAVED_STRIDED] = {"interleaved-strided", KB_BACKEND_CUDA,
-                                 "strided index 2*s*tid: no divergent branch, but shared-memory "
+    [KBR_INTERLEAVED_STRIDED] = {.name = "interleaved-strided", .backend = KB_BACKEND_CUDA, .uses = U_BLOCK,
+        .summary = "strided index 2*s*tid: no divergent branch, but shared-memory "
                                  "bank conflicts instead"},
-    [KBR_SEQUENTIAL] = {"sequential", KB_BACKEND_CUDA,
-                        "sequential addressing (tid < s, s halving): no bank conflicts"},
-    [KBR_FIRST_ADD] = {"first-add", KB_BACKEND_CUDA,
-                       "two elements per thread, added during the load: half the blocks"},
-    [KBR_UNROLL_WARP] = {"unroll-warp", KB_BACKEND_CUDA,
-                         "last warp unrolled with __syncwarp instead of __syncthreads"},
-    [KBR_UNROLL_COMPLETE] = {"unroll-complete", KB_BACKEND_CUDA,
-                             "the whole tree unrolled for the block size (a template per size)"},
-    [KBR_MULTI_ELEMENT] = {"multi-element", KB_BACKEND_CUDA,
-                           "grid-stride loop, `items` elements per thread, a grid capped at a "
+    [KBR_SEQUENTIAL] = {.name = "sequential", .backend = KB_BACKEND_CUDA, .uses = U_BLOCK,
+        .summary = "sequential addressing (tid < s, s halving): no bank conflicts"},
+    [KBR_FIRST_ADD] = {.name = "first-add", .backend = KB_BACKEND_CUDA, .uses = U_BLOCK,
+        .summary = "two elements per thread, added during the load: half the blocks"},
+    [KBR_UNROLL_WARP] = {.name = "unroll-warp", .backend = KB_BACKEND_CUDA, .uses = U_BLOCK,
+        .summary = "last warp unrolled with __syncwarp instead of __syncthreads"},
+    [KBR_UNROLL_COMPLETE] = {.name = "unroll-complete", .backend = KB_BACKEND_CUDA, .uses = U_BLOCK,
+        .summary = "the whole tree unrolled for the block size (a template per size)"},
+    [KBR_MULTI_ELEMENT] = {.name = "multi-element", .backend = KB_BACKEND_CUDA, .uses = U_ITEMS,
+        .summary = "grid-stride loop, `items` elements per thread, a grid capped at a "
                            "few blocks per SM: two launches in all"},
-    [KBR_SHUFFLE] = {"shuffle", KB_BACKEND_CUDA,
-                     "coalesced loads at block stride, `items` per thread, warp shuffles, one "
+    [KBR_SHUFFLE] = {.name = "shuffle", .backend = KB_BACKEND_CUDA, .uses = U_ITEMS,
+        .summary = "coalesced loads at block stride, `items` per thread, warp shuffles, one "
                      "value per warp in shared memory and a second shuffle round"},
-    [KBR_MULTIPASS] = {"multipass", KB_BACKEND_CUDA,
-                       "f64 only: block 1024, two loads per thread, sequential addressing, "
+    [KBR_MULTIPASS] = {.name = "multipass", .backend = KB_BACKEND_CUDA, .uses = U_BASE,
+        .summary = "f64 only: block 1024, two loads per thread, sequential addressing, "
                        "relaunched on its own partial sums until one block is left"},
-    [KBR_ONEPASS] = {"onepass", KB_BACKEND_CUDA,
-                     "one launch: 16-byte loads, several in flight per thread, a grid sized from "
+    [KBR_ONEPASS] = {.name = "onepass", .backend = KB_BACKEND_CUDA, .uses = U_BASE,
+        .summary = "one launch: 16-byte loads, several in flight per thread, a grid sized from "
                      "the SM count, shuffles, last block done sums the partials in fixed order"},
-    [KBR_ONEPASS_ATOMIC] = {"onepass-atomic", KB_BACKEND_CUDA,
-                            "onepass finishing with one atomicAdd per block: float results "
+    [KBR_ONEPASS_ATOMIC] = {.name = "onepass-atomic", .backend = KB_BACKEND_CUDA, .uses = U_BASE, .flags = KB_VARIANT_NONDETERM,
+        .summary = "onepass finishing with one atomicAdd per block: float results "
                             "depend on the blocks' order (not deterministic)"},
-    [KBR_ONEPASS_BULK] = {"onepass-bulk", KB_BACKEND_CUDA,
-                          "onepass whose blocks stream through a ring of shared-memory stages "
+    [KBR_ONEPASS_BULK] = {.name = "onepass-bulk", .backend = KB_BACKEND_CUDA, .uses = U_BULK,
+        .summary = "onepass whose blocks stream through a ring of shared-memory stages "
                           "filled by the bulk copy engine, the last chunks handed out from a "
                           "counter (from 16 MiB; onepass below)"},
-    [KBR_CUB] = {"cub", KB_BACKEND_CUDA,
-                 "the library: cub::DeviceReduce::Sum, temporary storage allocated in setup"},
-    [KBR_THRUST] = {"thrust", KB_BACKEND_CUDA,
-                    "the library: thrust::reduce on the stream with a preallocated pool; it "
+    [KBR_CUB] = {.name = "cub", .backend = KB_BACKEND_CUDA, .uses = U_BASE, .flags = KB_VARIANT_LIBRARY,
+        .summary = "the library: cub::DeviceReduce::Sum, temporary storage allocated in setup"},
+    [KBR_THRUST] = {.name = "thrust", .backend = KB_BACKEND_CUDA, .uses = U_BASE, .flags = KB_VARIANT_LIBRARY | KB_VARIANT_SYNCS,
+        .summary = "the library: thrust::reduce on the stream with a preallocated pool; it "
                     "returns the sum to the host, so run() waits for the stream"},
 };
 
-static int kbr_plan(const kb_value *p, kb_plan *out, kb_host *host);
+static int kbr_plan(const kb_value *p, kb_work *out, kb_host *host);
 static int kbr_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **state);
 static int kbr_prepare(void *state, uint32_t v, kb_host *host);
 static int kbr_upload(void *state, uint32_t v, kb_host *host);
@@ -109,18 +116,21 @@ static int kbr_download(void *state, uint32_t v, kb_host *host);
 static int kbr_verify(void *state, uint32_t v, kb_check *out, kb_host *host);
 static void kbr_teardown(void *state, kb_host *host);
 
+static const kb_ops ops = {
+    KB_OPS_HEADER,          .plan = kbr_plan,     .setup = kbr_setup,
+    .prepare = kbr_prepare, .upload = kbr_upload, .run = kbr_run,
+    .download = kbr_download, .verify = kbr_verify, .teardown = kbr_teardown,
+};
+
 static const kb_plugin descriptor = {
     KB_PLUGIN_HEADER,
     .name = "reduce",
     .summary = "sum of n numbers (f32, f64, i32): the classic GPU reduction path, a one-pass "
                "kernel, CUB and Thrust",
-    .params = params,
-    .n_params = KBR_N_PARAMS,
-    .variants = variants,
-    .n_variants = KBR_N_VARIANTS,
+    KB_PARAMS(params),
+    KB_VARIANTS(variants),
     .item_name = "elements",
-    .ops = {kbr_plan, kbr_setup, kbr_prepare, kbr_upload, kbr_run, kbr_download, kbr_verify,
-            kbr_teardown},
+    .ops = &ops,
 };
 
 KB_EXPORT const kb_plugin *kbench_plugin(uint32_t index)
@@ -194,7 +204,7 @@ static int kbr_sizes_of(const kb_value *p, kbr_sizes *z, kb_host *host)
 
 /* ---- plan ----------------------------------------------------------------- */
 
-static int kbr_plan(const kb_value *p, kb_plan *out, kb_host *host)
+static int kbr_plan(const kb_value *p, kb_work *out, kb_host *host)
 {
     kbr_sizes z = {0};
     int rc = kbr_sizes_of(p, &z, host);

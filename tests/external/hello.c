@@ -28,7 +28,7 @@ typedef struct hello {
     uint32_t *x, *y;
 } hello;
 
-static int hello_plan(const kb_value *p, kb_plan *out, kb_host *h)
+static int hello_plan(const kb_value *p, kb_work *out, kb_host *h)
 {
     uint64_t n = p[P_N].u;
     out->bytes_read = 4 * n;
@@ -95,17 +95,19 @@ static void hello_teardown(void *sp, kb_host *h)
     free(s);
 }
 
+static const kb_ops hello_ops = {KB_OPS_HEADER,          .plan = hello_plan,
+                                 .setup = hello_setup,   .prepare = hello_prepare,
+                                 .run = hello_run,       .verify = hello_verify,
+                                 .teardown = hello_teardown};
+
 static const kb_plugin desc = {
     KB_PLUGIN_HEADER,
     .name = "hello",
     .summary = "y = 3x + 1 over 32-bit integers, built outside the kbench tree",
-    .params = params,
-    .n_params = P_COUNT,
-    .variants = variants,
-    .n_variants = 2,
+    KB_PARAMS(params),
+    KB_VARIANTS(variants),
     .item_name = "elements",
-    .ops = {.plan = hello_plan, .setup = hello_setup, .prepare = hello_prepare,
-            .run = hello_run, .verify = hello_verify, .teardown = hello_teardown},
+    .ops = &hello_ops,
 };
 
 KB_EXPORT const kb_plugin *kbench_plugin(uint32_t index)

@@ -10,15 +10,14 @@
  *
  * Everything the plugin needs from the host (the CUDA stream, the seed for
  * its inputs, a logger, an error channel) arrives in a struct kb_host.  A
- * plugin never links against the kbench executable.
+ * plugin never links against the kbench executable.  The optional kit
+ * (kbench/kit.h) carries the plumbing every family needs.
  *
- * Reading order: versions, parameters, variants, work, host services, the
- * lifecycle (struct kb_ops), the descriptor, then small inline helpers.
+ * Reading order: versions and compatibility, parameters, variants, work and
+ * check, host services, the lifecycle (struct kb_ops), the descriptor, then
+ * small inline helpers.
  *
- * Compatibility: the host refuses a plugin whose abi_major differs from its
- * own.  Minor versions only add fields at the end of structures, and every
- * structure that can grow carries its size, so a newer host reads an older
- * plugin.
+ * The words MUST, MUST NOT, SHOULD and MAY are meant as in RFC 2119.
  */
 #ifndef KBENCH_PLUGIN_H
 #define KBENCH_PLUGIN_H
@@ -30,26 +29,41 @@
 extern "C" {
 #endif
 
-#define KB_ABI_MAJOR 1
+/* ------------------------------------------------------------------------
+ * Versions and compatibility.
+ *
+ * The host refuses a plugin whose abi_major differs from its own.  Within
+ * one major version:
+ *
+ *   - A minor version only ever adds fields at the END of a growable
+ *     structure.  Growable are: kb_plugin, kb_ops, kb_param, kb_variant
+ *     (each array's stride is the plugin's param_size / variant_size),
+ *     kb_host, kb_work and kb_check.  Nothing is removed, moved or retyped.
+ *   - Frozen (never change within a major): kb_value, the enums' existing
+ *     values, the meaning of every existing field and flag.
+ *   - A newer host reads an older plugin: it reads a field only where the
+ *     plugin's size (kb_plugin.size, kb_ops.size, param_size, variant_size)
+ *     says it is there, and uses the documented default otherwise.
+ *   - An older host reads a newer plugin: it ignores the fields past its own
+ *     structures.
+ *   - Out-parameters (kb_work, kb_check) are zeroed by the host to its own
+ *     size before each call.  A plugin MUST NOT write a field added in minor
+ *     m unless host->abi_minor >= m.
+ * ---------------------------------------------------------------------- */
+#define KB_ABI_MAJOR 2
 #define KB_ABI_MINOR 0
 
 /* Marks the entry symbol as the one thing a plugin exports. */
 #if defined(__GNUC__)
 #define KB_EXPORT __attribute__((visibility("default")))
-#else
-#define KB_EXPORT
-#endif
-
-#if defined(__GNUC__)
 #define KB_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
+#define KB_EXPORT
 #define KB_PRINTF(f, a)
 #endif
 
-/* ------------------------------------------------------------------------
- * Return codes.  Every kb_ops function that can fail returns one of these;
- * on failure it first writes one sentence through kb_host.fail().
- * ---------------------------------------------------------------------- */
+/* Every kb_ops function that can fail returns one of these; on failure it
+ * first writes one sentence through kb_host.fail(). */
 enum kb_status {
     KB_OK = 0,
     KB_EINVAL = 1,       /* the parameters make no sense together        */
@@ -65,8 +79,10 @@ enum kb_status {
  * The host parses every value (INI file or default) according to its type,
  * checks it against [min, max] or the allowed choices, expands sweeps, and
  * hands the plugin one kb_value per declared parameter, in declaration
- * order.  So the plugin indexes values with its own enum.
+ * order, so the plugin indexes values with its own enum.
  * ---------------------------------------------------------------------- */
+#define KB_MAX_PARAMS 64 /* variants name the parameters they use in a mask */
+
 typedef enum kb_param_type {
     KB_PARAM_INT = 0,   /* signed 64-bit integer, value.i                  */
     KB_PARAM_SIZE = 1,  /* unsigned 64-bit count, value.u; accepts K, M, G
@@ -82,58 +98,90 @@ typedef union kb_value {
     double f;
 } kb_value;
 
+/* Growable; the array's stride is kb_plugin.param_size. */
 typedef struct kb_param {
     const char *name;           /* INI key: lower case, digits, '_'        */
     kb_param_type type;
     const char *def;            /* default, written as in an INI file      */
     double min, max;            /* inclusive range for INT, SIZE, FLOAT;
-                                   min > max means unbounded               */
-    const char *const *choices; /* ENUM: NULL-terminated allowed values    */
-    const char *help;           /* one line for `kbench describe`          */
+                                   min > max means unbounded.  Integer
+                                   values are compared with them exactly.  */
+    const char *const *choices; /* ENUM: n_choices allowed values (no NULL
+                                   terminator is needed or read)           */
+    uint32_t n_choices;
+    const char *help;           /* one line for `kbench describe`; optional:
+                                   NULL or absent (param_size) is ""       */
 } kb_param;
+
+/* Fills .choices and .n_choices from an array: KB_CHOICES(dtype_names). */
+#define KB_CHOICES(arr) .choices = (arr), .n_choices = (uint32_t)(sizeof(arr) / sizeof((arr)[0]))
 
 /* ------------------------------------------------------------------------
  * Variants: the kernels (or CPU codes) a plugin can run on one point.
  * All variants of a point see the same inputs.
  * ---------------------------------------------------------------------- */
+#define KB_MAX_VARIANTS 64 /* variants are selected with a 64-bit mask */
+
 typedef enum kb_backend {
     KB_BACKEND_CPU = 0,  /* timed with a monotonic clock around run()     */
     KB_BACKEND_CUDA = 1  /* timed with CUDA events on kb_host.stream      */
 } kb_backend;
 
+/* Variant flags: facts the host shows and acts on, never prose. */
+#define KB_VARIANT_SYNCS 0x1u    /* run() waits for the stream (a library call that
+                                    returns to the host); timing then includes
+                                    that wait                                  */
+#define KB_VARIANT_NONDETERM 0x2u /* results may differ bit for bit between runs
+                                    (atomics, races in order)                  */
+#define KB_VARIANT_LIBRARY 0x4u  /* a vendor library's implementation: what
+                                    `reference` is meant to name               */
+
+/* Bit for parameter p in kb_variant.uses. */
+#define KB_USES(p) (1ULL << (p))
+
+/* Growable; the array's stride is kb_plugin.variant_size. */
 typedef struct kb_variant {
     const char *name;    /* as written in `variants = ...`                 */
     kb_backend backend;
     const char *summary; /* one line: what it changes from the one before */
+    /* Optional from here on (variant_size may end before them). */
+    uint32_t flags;      /* KB_VARIANT_*; default 0                        */
+    uint64_t uses;       /* KB_USES(p) for every parameter p whose value
+                            can change what this variant runs or computes.
+                            0 (the default) means every parameter.  The
+                            host runs each distinct combination of the used
+                            parameters once per sweep.                    */
 } kb_variant;
 
 /* ------------------------------------------------------------------------
- * The work of one point, filled in by kb_ops.plan() without allocating
- * anything.  The host derives GB/s from the bytes, GFLOP/s from the flops
- * and items/s from items, and checks device_bytes against free memory.
+ * The work of one point, filled in by kb_ops.plan().  The host derives GB/s
+ * from the bytes, GFLOP/s from the flops and items/s from items, checks
+ * host_bytes and device_bytes against free memory before setup, and picks
+ * the bandwidth ceiling that matches the read/write mix.
  * ---------------------------------------------------------------------- */
-typedef struct kb_plan {
+typedef struct kb_work {
     uint64_t bytes_read;    /* fewest bytes one run must read              */
     uint64_t bytes_written; /* fewest bytes one run must write             */
     double flops;           /* floating-point operations of one run        */
     uint64_t items;         /* elements, keys, ... one run processes       */
     uint64_t host_bytes;    /* host memory setup() will take               */
     uint64_t device_bytes;  /* device memory setup() will take             */
-} kb_plan;
+} kb_work;
 
-/* ------------------------------------------------------------------------
- * The outcome of kb_ops.verify().
- * ---------------------------------------------------------------------- */
+/* The outcome of kb_ops.verify().  The host decides pass or fail itself:
+ * error <= tolerance, and neither is NaN.  A plugin whose `passed`
+ * contradicts its own numbers is reported as a plugin error. */
 typedef struct kb_check {
-    int passed;          /* 1 when error <= tolerance (and nothing is NaN) */
-    double error;        /* the measure below, for the report              */
-    double tolerance;    /* what error was compared against                */
+    int passed;          /* the plugin's view: error <= tolerance          */
+    double error;        /* the measure below                              */
+    double tolerance;    /* what error was compared against, derived and
+                            documented by the family                       */
     const char *measure; /* static string: "abs", "rel", "mismatches", ... */
 } kb_check;
 
 /* ------------------------------------------------------------------------
  * Host services.  The host owns this structure; a plugin reads it and
- * calls its functions, never frees or keeps pointers into it past
+ * calls its functions, and MUST NOT free it or keep pointers into it past
  * teardown().
  * ---------------------------------------------------------------------- */
 typedef enum kb_log_level { KB_LOG_DEBUG = 0, KB_LOG_INFO = 1, KB_LOG_WARN = 2 } kb_log_level;
@@ -141,7 +189,9 @@ typedef enum kb_log_level { KB_LOG_DEBUG = 0, KB_LOG_INFO = 1, KB_LOG_WARN = 2 }
 typedef struct kb_host kb_host;
 struct kb_host {
     uint32_t size;        /* sizeof(struct kb_host) as the host built it   */
-    uint64_t seed;        /* inputs are a function of (seed, point)        */
+    uint32_t abi_minor;   /* the host's KB_ABI_MINOR (see Compatibility)   */
+    uint64_t seed;        /* inputs are a function of the seed alone: the
+                             same for every point and variant              */
     void *stream;         /* cudaStream_t to launch on; NULL without a GPU */
     int device;           /* CUDA device ordinal; -1 without a GPU         */
     int sm_count;         /* multiprocessors of that device; 0 without     */
@@ -160,8 +210,8 @@ struct kb_host {
 /* ------------------------------------------------------------------------
  * The lifecycle.  For each point of an experiment the host calls:
  *
- *   plan                          once; pure (no allocation, no CUDA), also
- *                                 in a dry run and without a GPU
+ *   plan                          pure; also in a dry run, without a GPU,
+ *                                 and by `kbench check`
  *   setup                         once; allocates and fills the inputs
  *   for each selected variant:
  *     prepare                     poison the variant's outputs
@@ -172,45 +222,70 @@ struct kb_host {
  *                                 upload + run + download
  *   teardown                      once; frees everything
  *
- * Who owns what: the state made by setup() belongs to the plugin until
- * teardown().  Parameter values are the host's and live until teardown().
+ * Threads: plan() MUST be pure (a function of its parameters alone: no
+ * allocation that outlives it, no CUDA, no global state) and MAY be called
+ * from any thread at any time.  Separate states MAY live on separate threads
+ * and devices at once; one state is used by one thread at a time, so the
+ * calls on one state need no locking.  A plugin MUST NOT keep mutable
+ * global state.
+ *
+ * Ownership: the state made by setup() belongs to the plugin until
+ * teardown().  Parameter values and the kb_host are the host's and live
+ * until teardown().
+ *
+ * plan(params, &work, host)
+ *   MUST fill work, and MUST fail with KB_EINVAL and a sentence when the
+ *   parameters make no sense together (overflow, a size the variants cannot
+ *   take).  host->stream MAY be NULL here even on a GPU machine.
  *
  * setup(params, variants, host, &state)
- *   May allocate host and device memory, create library handles, generate
- *   inputs from host->seed (never zeros; see kb_rand_* below) and compute or
- *   prepare the reference.  Host memory should stay at inputs + reference +
- *   one output copy.  `variants` has bit v set for each variant that will
- *   run; without a GPU (host->stream == NULL) only CPU variants are set and
- *   setup must not touch CUDA.  Uploads the inputs to the device once.
+ *   MAY allocate host and device memory, create library handles, generate
+ *   inputs from host->seed (never zeros; see kb_rand_* below and the kit)
+ *   and compute or prepare the reference.  Host memory SHOULD stay at
+ *   inputs + reference + one output copy.  `variants` has bit v set for each
+ *   variant that will run; without a GPU (host->stream == NULL) only CPU
+ *   variants are set and setup MUST NOT touch CUDA.  Uploads the inputs to
+ *   the device once.  On failure it MAY hand back a partly built state.
  *
  * prepare(state, v, host)
- *   Fills variant v's outputs (device and host copy) with a poison value
- *   (NaN for floats, 0xff bytes for integers) so that an unwritten output
- *   fails verification.  May synchronise.
+ *   MUST fill variant v's outputs (device and host copy) with a poison
+ *   value (NaN for floats, 0xff bytes for integers) so that an unwritten
+ *   output fails verification.  MAY synchronise.
  *
  * upload(state, v, host)      optional (NULL): host->device input copies,
- *                             enqueued on host->stream.
- * run(state, v, host)         the work that is timed.  CUDA variants only
- *                             enqueue on host->stream; run() may not
- *                             allocate, synchronise, print or read the
- *                             inputs from the host.  It must not modify the
- *                             inputs: the host runs it many times.  CPU
- *                             variants compute into the host output copy.
+ *                             enqueued on host->stream.  Called for every
+ *                             variant, CPU ones too (with stream NULL
+ *                             without a GPU): the plugin decides what a
+ *                             variant copies, usually nothing for CPU ones.
+ * run(state, v, host)         the work that is timed.  A CUDA variant
+ *                             enqueues on host->stream and MUST NOT
+ *                             allocate, print, read inputs from the host or
+ *                             synchronise (unless it declares
+ *                             KB_VARIANT_SYNCS).  run() MUST NOT modify the
+ *                             inputs: the host runs it many times.  A CPU
+ *                             variant computes into the host output copy.
  * download(state, v, host)    optional (NULL): device->host output copies,
- *                             enqueued on host->stream.
+ *                             enqueued on host->stream.  Called for every
+ *                             variant, like upload().
  *
  * verify(state, v, &check, host)
- *   Called after download() and a stream synchronisation.  Compares the host
- *   output copy with a reference in higher precision and fills check.  A
- *   wrong answer is not an error: return KB_OK with check.passed = 0.
+ *   Called after download() and a stream synchronisation.  Compares the
+ *   host output copy with a reference in higher precision and fills check.
+ *   A wrong answer is not an error: return KB_OK with error > tolerance.
  *
  * teardown(state, host)
- *   Frees everything setup() made; called even when a variant failed.
- *   Must accept a partly built state (setup may fail half way and still
- *   hand back a state to tear down).
+ *   MUST free everything setup() made; called even when a variant or setup
+ *   failed, and MUST accept a partly built state.
+ *
+ * extension(name)
+ *   Optional (NULL): returns a pointer to the plugin's data for an
+ *   extension the host asks for by name (for what no version foresaw), or
+ *   NULL when the plugin has none of that name.
  * ---------------------------------------------------------------------- */
+/* Growable: the host reads a field only where ops->size says it exists. */
 typedef struct kb_ops {
-    int (*plan)(const kb_value *params, kb_plan *out, kb_host *host);
+    uint32_t size; /* sizeof(struct kb_ops): use KB_OPS_HEADER */
+    int (*plan)(const kb_value *params, kb_work *out, kb_host *host);
     int (*setup)(const kb_value *params, uint64_t variants, kb_host *host, void **state);
     int (*prepare)(void *state, uint32_t variant, kb_host *host);
     int (*upload)(void *state, uint32_t variant, kb_host *host);
@@ -218,33 +293,48 @@ typedef struct kb_ops {
     int (*download)(void *state, uint32_t variant, kb_host *host);
     int (*verify)(void *state, uint32_t variant, kb_check *out, kb_host *host);
     void (*teardown)(void *state, kb_host *host);
+    const void *(*extension)(const char *name);
 } kb_ops;
+
+#define KB_OPS_HEADER .size = sizeof(kb_ops)
 
 /* ------------------------------------------------------------------------
  * The descriptor.  abi_major, abi_minor and size come first and stay first
- * in every version, so that any host can read them.
+ * in every version, so that any host can read them.  Write it with
+ * designated initialisers:
+ *
+ *   static const kb_ops ops = { KB_OPS_HEADER, .plan = my_plan, ... };
+ *   static const kb_plugin desc = {
+ *       KB_PLUGIN_HEADER, .name = "reduce", .summary = "...",
+ *       KB_PARAMS(params), KB_VARIANTS(variants), .ops = &ops };
  * ---------------------------------------------------------------------- */
-#define KB_MAX_VARIANTS 64 /* variants are selected with a 64-bit mask */
-
 typedef struct kb_plugin {
     uint32_t abi_major;        /* KB_ABI_MAJOR                             */
     uint32_t abi_minor;        /* KB_ABI_MINOR                             */
     uint32_t size;             /* sizeof(struct kb_plugin)                 */
     const char *name;          /* family name, as in `plugin = ...`        */
     const char *summary;       /* one line for `kbench list`               */
-    const kb_param *params;
-    uint32_t n_params;
-    const kb_variant *variants;
+    const kb_param *params;    /* n_params entries, param_size bytes apart */
+    uint32_t n_params;         /* 0 .. KB_MAX_PARAMS                       */
+    uint32_t param_size;       /* sizeof(kb_param) as the plugin built it  */
+    const kb_variant *variants;/* n_variants entries, variant_size apart   */
     uint32_t n_variants;       /* 1 .. KB_MAX_VARIANTS                     */
-    const char *item_name;     /* "elements", "keys"... for items/s; or NULL */
-    kb_ops ops;                /* plan, setup, prepare, run, verify and
+    uint32_t variant_size;     /* sizeof(kb_variant) as the plugin built it */
+    const kb_ops *ops;         /* plan, setup, prepare, run, verify and
                                   teardown are required                    */
+    /* Optional from here on: a descriptor whose size ends before a field
+       gets the default written beside it. */
+    const char *item_name;     /* "elements", "keys"... for items/s; NULL  */
 } kb_plugin;
 
-/* Fills the version fields; use as the first line of a descriptor:
- *   static const kb_plugin desc = { KB_PLUGIN_HEADER, .name = "reduce", ... }; */
 #define KB_PLUGIN_HEADER                                                        \
     .abi_major = KB_ABI_MAJOR, .abi_minor = KB_ABI_MINOR, .size = sizeof(kb_plugin)
+#define KB_PARAMS(arr)                                                          \
+    .params = (arr), .n_params = (uint32_t)(sizeof(arr) / sizeof((arr)[0])),    \
+    .param_size = sizeof((arr)[0])
+#define KB_VARIANTS(arr)                                                        \
+    .variants = (arr), .n_variants = (uint32_t)(sizeof(arr) / sizeof((arr)[0])), \
+    .variant_size = sizeof((arr)[0])
 
 /* The entry symbol: returns descriptor number `index`, NULL past the last. */
 #define KB_ENTRY_SYMBOL "kbench_plugin"

@@ -1,0 +1,141 @@
+/*
+ * kbench/kit.h -- the plugin kit: the plumbing every family needs, so that
+ * a family's source is its kernels.
+ *
+ * Link the static library kbench::kit (in the tree: kbench_kit); it is
+ * position independent, calls only the CUDA runtime's C API and the host's
+ * services, and keeps no global state.  Everything here is optional: a
+ * plugin that includes only kbench/plugin.h is a complete plugin.
+ *
+ * Reading order: CUDA checks, buffers, the CPU parallel-for, inputs,
+ * tolerances.
+ */
+#ifndef KBENCH_KIT_H
+#define KBENCH_KIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kbench/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * CUDA checks.  `err` is a cudaError_t passed as an int so that this header
+ * needs no CUDA header.  On failure the call's text, file, line and the
+ * runtime's error string go through host->fail() and KB_ECUDA is returned:
+ *
+ *   KBK_CUDA(host, cudaMemsetAsync(p, 0xff, bytes, stream));
+ *   my_kernel<<<g, b, 0, stream>>>(...);
+ *   KBK_CUDA_LAUNCH(host, "my_kernel");
+ * ---------------------------------------------------------------------- */
+int kbk_cuda_check(kb_host *host, int err, const char *what, const char *file, int line);
+/* The last launch's error (cudaGetLastError), named `what`. */
+int kbk_cuda_launch_check(kb_host *host, const char *what, const char *file, int line);
+
+#define KBK_CUDA(host, call)                                                             \
+    do {                                                                                 \
+        int kbk_rc_ = kbk_cuda_check((host), (int)(call), #call, __FILE__, __LINE__);    \
+        if (kbk_rc_ != KB_OK)                                                            \
+            return kbk_rc_;                                                              \
+    } while (0)
+#define KBK_CUDA_LAUNCH(host, name)                                                      \
+    do {                                                                                 \
+        int kbk_rc_ = kbk_cuda_launch_check((host), (name), __FILE__, __LINE__);         \
+        if (kbk_rc_ != KB_OK)                                                            \
+            return kbk_rc_;                                                              \
+    } while (0)
+
+/* ------------------------------------------------------------------------
+ * Buffers: one array with a host copy and, where a GPU is in use, a device
+ * copy.  The host copy is pinned when there is a device copy (fast,
+ * asynchronous copies), plain otherwise.  Copies and poison are enqueued on
+ * host->stream.  A zeroed kbk_buf is empty; kbk_buf_free accepts it.
+ * ---------------------------------------------------------------------- */
+typedef struct kbk_buf {
+    void *host;   /* host copy, or NULL                */
+    void *dev;    /* device copy, or NULL               */
+    size_t bytes; /* size of each copy                  */
+    int pinned;   /* host copy is page-locked           */
+} kbk_buf;
+
+enum kbk_where {
+    KBK_HOST = 1,   /* a host copy                                         */
+    KBK_DEVICE = 2, /* a device copy; ignored without a GPU (no stream)    */
+    KBK_BOTH = 3
+};
+
+/* Allocates the copies `where` asks for; on failure says how many bytes of
+   which memory could not be had and returns KB_ENOMEM (or KB_ECUDA). */
+int kbk_buf_alloc(kb_host *host, kbk_buf *b, size_t bytes, int where);
+void kbk_buf_free(kb_host *host, kbk_buf *b);
+/* Fills every byte of both copies with `byte` (0xff: NaN for floats, -1 or
+   all ones for integers), the device copy on the stream. */
+int kbk_buf_poison(kb_host *host, kbk_buf *b, unsigned char byte);
+/* Host -> device and device -> host, enqueued on host->stream. */
+int kbk_buf_upload(kb_host *host, kbk_buf *b);
+int kbk_buf_download(kb_host *host, kbk_buf *b);
+
+/* ------------------------------------------------------------------------
+ * CPU parallel-for: fn(ctx, begin, end, worker) over [0, n) in at most
+ * host->cpu_threads contiguous chunks (worker 0 .. threads-1), on the
+ * calling thread when one suffices.  Chunk boundaries depend only on n and
+ * the thread count, so a result summed per chunk is deterministic.
+ * Returns KB_OK, or the first non-KB_OK value fn returned.
+ * ---------------------------------------------------------------------- */
+typedef int (*kbk_range_fn)(void *ctx, uint64_t begin, uint64_t end, int worker);
+int kbk_parallel_for(kb_host *host, uint64_t n, kbk_range_fn fn, void *ctx);
+
+/* ------------------------------------------------------------------------
+ * Inputs on the counter-based generator of plugin.h (element i depends on
+ * (seed, stream, i) only), filled in parallel.
+ *
+ * Uniform: values uniform in [lo, hi), never exactly zero.
+ * Exact: small non-zero integers in [-k, k] (k >= 1), so that any sum of
+ * them is computed exactly by float arithmetic while every partial sum
+ * stays below 2^24 in magnitude (f32) or 2^53 (f64): a verify can then
+ * demand equality and a dropped, doubled or perturbed element fails.
+ * kbk_exact_bound() says the largest k for which that holds at n elements
+ * (0 when none does, as for f32 at n > 2^24).
+ * ---------------------------------------------------------------------- */
+int kbk_fill_uniform_f32(kb_host *host, float *dst, uint64_t n, uint32_t stream, double lo,
+                         double hi);
+int kbk_fill_uniform_f64(kb_host *host, double *dst, uint64_t n, uint32_t stream, double lo,
+                         double hi);
+int kbk_fill_uniform_i32(kb_host *host, int32_t *dst, uint64_t n, uint32_t stream, int32_t lo,
+                         int32_t hi);
+int kbk_fill_exact_f32(kb_host *host, float *dst, uint64_t n, uint32_t stream, int32_t k);
+int kbk_fill_exact_f64(kb_host *host, double *dst, uint64_t n, uint32_t stream, int32_t k);
+/* Largest k such that n values in [-k, k] sum exactly in any order with a
+   significand of `mantissa_bits` bits (24 for f32, 53 for f64). */
+int32_t kbk_exact_bound(uint64_t n, int mantissa_bits);
+
+/* ------------------------------------------------------------------------
+ * Tolerances and comparisons.  Every tolerance is a derived bound, never a
+ * figure tuned until a test passes.
+ * ---------------------------------------------------------------------- */
+/* Unit roundoff of a type with `mantissa_bits` bits (2^-24 for f32). */
+double kbk_unit_roundoff(int mantissa_bits);
+/* Worst-case error bound of a sum computed as a tree of `depth` levels of
+   additions (serial chains count one level per addition): gamma(depth) *
+   sum_abs, with gamma(d) = d*u / (1 - d*u). */
+double kbk_sum_bound(int depth, double sum_abs, int mantissa_bits);
+/* Fills check for a scalar result: abs error against tolerance. */
+void kbk_check_abs(kb_check *check, double got, double want, double tolerance);
+/* Fills check for an array compared element by element with an abs + rel
+   tolerance (|got - want| <= atol + rtol*|want|): error is the number of
+   elements out of tolerance (NaN counts), tolerance 0; measure
+   "mismatches".  *first_bad gets the first such index (or n). */
+void kbk_check_f32(kb_check *check, const float *got, const double *want, uint64_t n,
+                   double atol, double rtol, uint64_t *first_bad);
+/* Exact comparison of integer or bit-exact arrays: mismatching elements. */
+void kbk_check_exact(kb_check *check, const void *got, const void *want, uint64_t n,
+                     size_t elem_bytes, uint64_t *first_bad);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KBENCH_KIT_H */
