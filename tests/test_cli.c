@@ -28,8 +28,22 @@ static void make_tmp(void)
     cr_assert_not_null(mkdtemp(tmp));
 }
 
+/* The texts a test collected (stdout, stderr); freed with the folder, so
+   that a sanitized build reports no leaks and tests stay short. */
+static char *collected[64];
+static size_t n_collected;
+
+static char *keep(char *s)
+{
+    cr_assert_lt(n_collected, sizeof collected / sizeof *collected, "too many outputs kept");
+    collected[n_collected++] = s;
+    return s;
+}
+
 static void remove_tmp(void)
 {
+    while (n_collected > 0)
+        free(collected[--n_collected]);
     char *cmd = NULL;
     cr_assert_gt(asprintf(&cmd, "rm -rf '%s'", tmp), 0);
     cr_assert_eq(system(cmd), 0);
@@ -71,9 +85,9 @@ static result kb(const char *args)
     result r = {.code = WEXITSTATUS(st)};
     char path[512];
     snprintf(path, sizeof path, "%s/out.txt", tmp);
-    r.out = slurp(path);
+    r.out = keep(slurp(path));
     snprintf(path, sizeof path, "%s/err.txt", tmp);
-    r.err = slurp(path);
+    r.err = keep(slurp(path));
     return r;
 }
 
@@ -148,19 +162,177 @@ Test(cli, unknown_option_suggests_the_near_one)
     cr_assert_not_null(strstr(r.err, "did you mean '--dry-run'"), "%s", r.err);
 }
 
-Test(cli, usage_mistakes_exit_two)
+Test(cli, no_command_exits_two)
 {
     cr_assert_eq(kb("").code, 2);
+}
+
+Test(cli, run_without_a_file_exits_two)
+{
     cr_assert_eq(kb("run").code, 2);
+}
+
+Test(cli, run_with_two_files_exits_two)
+{
     cr_assert_eq(kb("run a.ini b.ini").code, 2);
+}
+
+Test(cli, list_with_an_argument_exits_two)
+{
     cr_assert_eq(kb("list extra").code, 2);
+}
+
+Test(cli, describe_without_a_plugin_exits_two)
+{
     cr_assert_eq(kb("describe").code, 2);
+}
+
+Test(cli, a_run_option_on_another_command_exits_two)
+{
     result r = kb("list -o out");
     cr_assert_eq(r.code, 2);
     cr_assert_not_null(strstr(r.err, "only to kbench run"), "%s", r.err);
-    r = kb("run x.ini -o");
+}
+
+Test(cli, an_output_option_without_its_folder_exits_two)
+{
+    result r = kb("run x.ini -o");
     cr_assert_eq(r.code, 2);
     cr_assert_not_null(strstr(r.err, "needs a folder"), "%s", r.err);
+}
+
+/* An empty folder name once overflowed a heap buffer while the folder was
+   made; it is refused when the command line is read. */
+Test(cli, an_empty_output_folder_is_refused)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -o '' --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "option -o was given an empty folder name"), "%s", r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+}
+
+Test(cli, an_empty_output_folder_after_equals_is_refused)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini --output= --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "option --output was given an empty folder name"), "%s",
+                       r.err);
+}
+
+Test(cli, an_output_folder_given_twice_is_refused)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -o a -o b --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "option -o is given twice ('a' and 'b')"), "%s", r.err);
+}
+
+Test(cli, an_option_looking_output_folder_is_refused)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -o -q --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "'-q' looks like an option"), "%s", r.err);
+}
+
+Test(cli, help_lists_every_option)
+{
+    result r = kb("--help");
+    const char *names[] = {"--plugin-path P", "-n, --dry-run", "-o, --output DIR",
+                           "-q, --quiet", "-h, --help", "-V, --version"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        cr_assert_not_null(strstr(r.out, names[i]), "no '%s' in: %s", names[i], r.out);
+}
+
+Test(cli, short_and_long_options_mean_the_same)
+{
+    write_file("p.ini", failing_ini);
+    result a = kb("run -n p.ini --plugin-path " TOY_DIR);
+    result b = kb("run --dry-run p.ini --plugin-path=" TOY_DIR);
+    cr_assert_eq(a.code, 0, "%s", a.err);
+    cr_assert_eq(b.code, 0, "%s", b.err);
+    cr_assert_str_eq(a.out, b.out);
+}
+
+/* Runs `kbench ARGS` with stdout on /dev/full; returns the exit code and
+   stderr. */
+static result kb_full(const char *args)
+{
+    char *cmd = NULL;
+    cr_assert_gt(asprintf(&cmd, "cd '%s' && KBENCH_PLUGIN_PATH= '%s' %s >/dev/full 2>err.txt",
+                          tmp, KBENCH, args),
+                 0);
+    int st = system(cmd);
+    free(cmd);
+    cr_assert(WIFEXITED(st), "kbench did not exit normally (status %d)", st);
+    result r = {.code = WEXITSTATUS(st), .out = keep(strdup(""))};
+    char path[512];
+    snprintf(path, sizeof path, "%s/err.txt", tmp);
+    r.err = keep(slurp(path));
+    return r;
+}
+
+static void fails_on_a_full_device(const char *args)
+{
+    result r = kb_full(args);
+    cr_assert_eq(r.code, 3, "exit %d, stderr: %s", r.code, r.err);
+    cr_assert_not_null(strstr(r.err, "kbench: cannot write to standard output"), "%s", r.err);
+}
+
+Test(cli, list_to_a_full_device_exits_three)
+{
+    fails_on_a_full_device("list --plugin-path " TOY_DIR);
+}
+
+Test(cli, describe_to_a_full_device_exits_three)
+{
+    fails_on_a_full_device("describe toy --plugin-path " TOY_DIR);
+}
+
+Test(cli, run_to_a_full_device_exits_three)
+{
+    write_file("p.ini", passing_ini);
+    fails_on_a_full_device("run p.ini -q --plugin-path " TOY_DIR);
+}
+
+Test(cli, dry_run_to_a_full_device_exits_three)
+{
+    write_file("p.ini", passing_ini);
+    fails_on_a_full_device("run --dry-run p.ini --plugin-path " TOY_DIR);
+}
+
+Test(cli, help_to_a_full_device_exits_three)
+{
+    fails_on_a_full_device("--help");
+}
+
+Test(cli, a_file_that_is_not_text_is_refused_at_once)
+{
+    result r = kb("run --dry-run /dev/zero");
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "/dev/zero:1: column 1: a NUL byte"), "%s", r.err);
+}
+
+Test(cli, a_plugin_path_folder_without_plugins_is_named)
+{
+    write_file("p.ini", "[global]\nplugin_path = .\n[x]\nplugin = toy\nn = 1K\n");
+    result r = kb("run --dry-run p.ini --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "kbench: warning: p.ini:2: key 'plugin_path' in [global]: "
+                                     "the folder '.' holds no plugin"),
+                       "%s", r.err);
+}
+
+Test(cli, a_command_line_plugin_folder_without_plugins_is_named)
+{
+    result r = kb("list --plugin-path . --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "kbench: warning: --plugin-path: the folder '.' holds no "
+                                     "plugin"),
+                       "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "toy"), "%s", r.out);
 }
 
 Test(cli, missing_file_is_named)

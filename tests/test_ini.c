@@ -1,6 +1,7 @@
 /* The INI reader: layout, line numbers, long lines and every refusal. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,21 +124,195 @@ Test(ini, from_a_file)
     assert_has(d.msg, "cannot be opened");
 }
 
-Test(ini, errors)
+/* One refusal per case: the text, the line named, and two pieces of the
+   sentence (the second may be empty).  The strings are held in the struct:
+   Criterion copies parameters into a new process, where pointers to the
+   parent's data would not be valid. */
+typedef struct refusal {
+    char text[64];
+    int line;
+    char piece[64], piece2[32];
+} refusal;
+
+ParameterizedTestParameters(ini, refusals)
 {
-    load_fails("\nx = 1\n[a]\n", 2, "key 'x' comes before any section", NULL);
-    load_fails("[a]\nx=1\n[b]\n[a]\n", 4, "section [a] appears twice", "lines 1 and 4");
-    load_fails("[a]\nx = 1\ny = 2\n\nx = 3\n", 5, "key 'x' in [a] is set twice", "lines 2 and 5");
-    load_fails("[a]\nx = 1\njust words\n", 3, "'just words' is not a 'key = value' line", NULL);
-    load_fails("[a]\nx: 1\n", 2, "'x: 1' is not a 'key = value' line", NULL);
-    load_fails("[a]\na:b = 1\n", 2, "'a:b' is not a valid key", NULL);
-    load_fails("[a]\ntwo words = 1\n", 2, "'two words' is not a valid key", NULL);
-    load_fails("[a]\n = 1\n", 2, "no key before '='", NULL);
-    load_fails("[a]\n[b\nx = 1\n", 2, "'[b' has no closing ']'", NULL);
-    load_fails("[a] extra\n", 1, "unexpected text 'extra' after the section header", NULL);
-    load_fails("[a]\n[ ]\n", 2, "has no name", NULL);
-    load_fails("[a]\n[x;y]\n", 2, "contains ';'", NULL);
-    load_fails("[a]\nx = 1\x01\n", 2, "control character (byte 0x01", NULL);
+    static refusal cases[] = {
+        {"\nx = 1\n[a]\n", 2, "key 'x' comes before any section", ""},
+        {"[a]\nx=1\n[b]\n[a]\n", 4, "section [a] appears twice", "lines 1 and 4"},
+        {"[a]\nx = 1\ny = 2\n\nx = 3\n", 5, "key 'x' in [a] is set twice", "lines 2 and 5"},
+        {"[a]\nx = 1\njust words\n", 3, "'just words' is not a 'key = value' line", ""},
+        {"[a]\nx: 1\n", 2, "'x: 1' is not a 'key = value' line", ""},
+        {"[a]\na:b = 1\n", 2, "'a:b' is not a valid key", ""},
+        {"[a]\ntwo words = 1\n", 2, "'two words' is not a valid key", ""},
+        {"[a]\n = 1\n", 2, "no key before '='", ""},
+        {"[a]\n[b\nx = 1\n", 2, "'[b' has no closing ']'", ""},
+        {"[a] extra\n", 1, "unexpected text 'extra' after the section header", ""},
+        {"[a]\n[ ]\n", 2, "has no name", ""},
+        {"[a]\n[x;y]\n", 2, "contains ';'", ""},
+        {"[a]\nx = 1\x01\n", 2, "control character (byte 0x01", ""},
+        /* Invisible characters, with the column counted in characters. */
+        {"[a]\nx = 1\n  n = 4\xC2\xA0\n", 3, "column 8: an invisible U+00A0 (no-break space)",
+         ""},
+        {"[a]\nn\xE2\x80\x8B = 4\n", 2, "column 2: an invisible U+200B (zero-width space)", ""},
+        {"[a]\nn = \xEF\xBB\xBF" "4\n", 2, "column 5: an invisible U+FEFF (byte order mark)",
+         ""},
+        {"\xEF\xBB\xBF[a]\n\xEF\xBB\xBFn = 4\n", 2, "column 1: an invisible U+FEFF", ""},
+        {"[a\xC2\xA0]\n", 1, "column 3: an invisible U+00A0", ""},
+        {"[a]\nk = \xC3\xA9\xC2\xA0\n", 2, "column 6: an invisible U+00A0", ""},
+    };
+    return cr_make_param_array(refusal, cases, sizeof cases / sizeof *cases);
+}
+
+ParameterizedTest(refusal *c, ini, refusals)
+{
+    load_fails(c->text, c->line, c->piece, c->piece2[0] ? c->piece2 : NULL);
+}
+
+Test(ini, invisible_characters_in_comment_lines_are_left_alone)
+{
+    load_ok("[a]\n; a\xC2\xA0note\n  # \xE2\x80\x8B\nn = 4\n");
+    expect("a", "n", "4", 4);
+}
+
+Test(ini, other_utf8_in_values_is_kept)
+{
+    load_ok("[a]\ndescription = caf\xC3\xA9 \xE2\x86\x92 5\n");
+    expect("a", "description", "caf\xC3\xA9 \xE2\x86\x92 5", 2);
+}
+
+/* Writes n bytes of text to a new temporary file; returns its path. */
+static char *temp_file(const char *text, size_t n)
+{
+    char *path = strdup("/tmp/kbench-test-ini-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, text, n), (ssize_t)n);
+    close(fd);
+    return path;
+}
+
+Test(ini, a_nul_byte_is_refused_with_its_line_and_column)
+{
+    static const char text[] = "[a]\nx = 1\nab\0cd\n";
+    char *path = temp_file(text, sizeof text - 1);
+    cr_assert_eq(kbc_ini_load(path, &ini, &d), -1, "a NUL byte was accepted");
+    char *head = NULL;
+    cr_assert_gt(asprintf(&head, "%s:3: column 3: a NUL byte", path), 0);
+    cr_assert_eq(strncmp(d.msg, head, strlen(head)), 0, "%s", d.msg);
+    assert_has(d.msg, "not a text file");
+    unlink(path);
+    free(head);
+    free(path);
+}
+
+Test(ini, an_endless_file_of_zeros_is_refused_at_once)
+{
+    /* Before the check, this read /dev/zero until memory ran out. */
+    cr_assert_eq(kbc_ini_load("/dev/zero", &ini, &d), -1);
+    assert_has(d.msg, "/dev/zero:1: column 1: a NUL byte");
+}
+
+Test(ini, a_line_over_the_limit_is_refused)
+{
+    size_t n = KBC_INI_MAX_LINE + 10;
+    char *text = malloc(n + 16);
+    strcpy(text, "[a]\nx = ");
+    memset(text + 8, 'v', n);
+    strcpy(text + 8 + n, "\n");
+    load_fails(text, 2, "the line is longer than 1048576 bytes", NULL);
+    free(text);
+}
+
+Test(ini, a_line_just_under_the_limit_loads)
+{
+    size_t n = KBC_INI_MAX_LINE - 8;
+    char *text = malloc(n + 32);
+    strcpy(text, "[a]\nx = ");
+    memset(text + 8, 'v', n);
+    strcpy(text + 8 + n, "\n");
+    load_ok(text);
+    cr_assert_eq(strlen(entry("a", "x")->value), n);
+    free(text);
+}
+
+/* 100,000 sections, or 100,000 keys in one section: loading must stay
+   linear (it took 28 and 20 seconds when the checks were quadratic).  No
+   timing is asserted; the suite's timeout catches a regression. */
+Test(ini, a_hundred_thousand_sections_load)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    for (int i = 0; i < 100000; i++)
+        fprintf(f, "[s%d]\nplugin = reduce\n", i);
+    fclose(f);
+    char *path = temp_file(buf, len);
+    cr_assert_eq(kbc_ini_load(path, &ini, &d), 0, "%s", d.msg);
+    cr_assert_eq(ini.n, 100000);
+    cr_assert_eq(kbc_ini_section(&ini, "s99999"), &ini.sections[99999]);
+    cr_assert_eq(kbc_ini_section(&ini, "s0"), &ini.sections[0]);
+    cr_assert_null(kbc_ini_section(&ini, "s100000"));
+    unlink(path);
+    free(path);
+    free(buf);
+}
+
+Test(ini, a_hundred_thousand_keys_in_one_section_load)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    fputs("[a]\n", f);
+    for (int i = 0; i < 100000; i++)
+        fprintf(f, "k%d = %d\n", i, i);
+    fclose(f);
+    char *path = temp_file(buf, len);
+    cr_assert_eq(kbc_ini_load(path, &ini, &d), 0, "%s", d.msg);
+    cr_assert_eq(ini.sections[0].n, 100000);
+    expect("a", "k0", "0", 2);
+    expect("a", "k99999", "99999", 100001);
+    cr_assert_null(kbc_section_get(&ini.sections[0], "k100000"));
+    unlink(path);
+    free(path);
+    free(buf);
+}
+
+Test(ini, a_duplicate_among_many_sections_is_still_found)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    for (int i = 0; i < 5000; i++)
+        fprintf(f, "[s%d]\n", i);
+    fputs("[s1234]\n", f);
+    fclose(f);
+    load_fails(buf, 5001, "section [s1234] appears twice", "lines 1235 and 5001");
+    free(buf);
+}
+
+Test(ini, a_duplicate_among_many_keys_is_still_found)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    fputs("[a]\n", f);
+    for (int i = 0; i < 5000; i++)
+        fprintf(f, "k%d = 1\n", i);
+    fputs("k4321 = 2\n", f);
+    fclose(f);
+    load_fails(buf, 5002, "key 'k4321' in [a] is set twice", "lines 4323 and 5002");
+    free(buf);
+}
+
+Test(ini, lookups_scan_a_structure_built_by_hand)
+{
+    /* A zeroed index is valid: the lookups fall back to a scan. */
+    kbc_entry e = {.key = "x", .value = "1", .line = 2};
+    kbc_section s = {.name = "a", .line = 1, .entries = &e, .n = 1, .cap = 1};
+    kbc_ini hand = {.path = "hand.ini", .sections = &s, .n = 1, .cap = 1};
+    cr_assert_eq(kbc_ini_section(&hand, "a"), &s);
+    cr_assert_eq(kbc_section_get(&s, "x"), &e);
+    cr_assert_null(kbc_section_get(&s, "y"));
 }
 
 /* A value of n characters: "v0123456789v0123..." with a recognisable end. */

@@ -1,11 +1,13 @@
 /* Values of every declared type, sweeps of them, and the core keys. */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "sweep.h"
+#include "value.h"
 
 #define assert_has(msg, sub) \
     cr_assert(strstr((msg), (sub)) != NULL, "expected \"%s\" in: %s", (sub), (msg))
@@ -24,6 +26,11 @@ static const kb_param p_float = {.name = "scale", .type = KB_PARAM_FLOAT, .def =
 static const kb_param p_enum = {.name = "dtype", .type = KB_PARAM_ENUM, .def = "f32",
                                 KB_CHOICES(dtypes)};
 static const kb_param p_bool = {.name = "check", .type = KB_PARAM_BOOL, .def = "true"};
+/* Limits where a double cannot hold every integer near them. */
+static const kb_param p_big = {.name = "bulk_min", .type = KB_PARAM_SIZE, .def = "1", .min = 0,
+                               .max = 4611686018427387904.0};
+static const kb_param p_int53 = {.name = "offset", .type = KB_PARAM_INT, .def = "0",
+                                 .min = -9007199254740992.0, .max = 9007199254740992.0};
 
 static uint64_t size_of(const char *text)
 {
@@ -190,6 +197,85 @@ Test(value, core_keys)
     cr_assert_eq(v.i, 20);
 }
 
+/* The reason a value of p is refused; the test fails when it is accepted. */
+static const char *refused(const kb_param *p, const char *text)
+{
+    static char why[256];
+    kb_value v;
+    why[0] = '\0';
+    cr_assert_eq(kbc_value_parse(p, text, &v, why, sizeof why), -1, "'%s' was accepted", text);
+    return why;
+}
+
+Test(value, a_size_one_above_a_maximum_of_2_to_the_62_is_refused)
+{
+    cr_assert_str_eq(refused(&p_big, "4611686018427387905"),
+                     "4611686018427387905 is above the maximum 2^62");
+}
+
+Test(value, a_size_equal_to_a_maximum_of_2_to_the_62_is_accepted)
+{
+    kb_value v;
+    char why[256] = "";
+    cr_assert_eq(kbc_value_parse(&p_big, "2^62", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.u, 1ULL << 62);
+}
+
+Test(value, an_int_one_above_a_maximum_of_2_to_the_53_is_refused)
+{
+    cr_assert_str_eq(refused(&p_int53, "9007199254740993"),
+                     "9007199254740993 is above the maximum 2^53");
+}
+
+Test(value, an_int_one_below_a_minimum_of_minus_2_to_the_53_is_refused)
+{
+    cr_assert_str_eq(refused(&p_int53, "-9007199254740993"),
+                     "-9007199254740993 is below the minimum -9007199254740992");
+}
+
+Test(value, a_seed_of_zero_is_refused)
+{
+    cr_assert_str_eq(refused(&kbc_key_seed, "0"), "0 is below the minimum 1");
+}
+
+Test(value, the_largest_seed_is_accepted)
+{
+    kb_value v;
+    char why[256] = "";
+    cr_assert_eq(kbc_value_parse(&kbc_key_seed, "18446744073709551615", &v, why, sizeof why), 0,
+                 "%s", why);
+    cr_assert_eq(v.u, UINT64_MAX);
+}
+
+Test(value, an_empty_value_says_empty)
+{
+    cr_assert_str_eq(refused(&p_int, "  "), "the value is empty");
+}
+
+Test(value, limits_print_as_written)
+{
+    char buf[64];
+    cr_assert_str_eq(kbc_bound_format(&p_size, 4611686018427387904.0, buf, sizeof buf), "2^62");
+    cr_assert_str_eq(kbc_bound_format(&p_size, 1024, buf, sizeof buf), "1024");
+    cr_assert_str_eq(kbc_bound_format(&p_size, 1e15, buf, sizeof buf), "1000000000000000");
+    cr_assert_str_eq(kbc_bound_format(&p_float, 0.5, buf, sizeof buf), "0.5");
+    cr_assert_str_eq(kbc_bound_format(&p_float, 1e300, buf, sizeof buf), "1e+300");
+}
+
+Test(value, integers_compare_with_double_limits_exactly)
+{
+    cr_assert_eq(kbc_cmp_u64_double(1ULL << 62, 4611686018427387904.0), 0);
+    cr_assert_eq(kbc_cmp_u64_double((1ULL << 62) + 1, 4611686018427387904.0), 1);
+    cr_assert_eq(kbc_cmp_u64_double(UINT64_MAX, 18446744073709551616.0), -1);
+    cr_assert_eq(kbc_cmp_u64_double(0, -1.0), 1);
+    cr_assert_eq(kbc_cmp_u64_double(2, 2.5), -1);
+    cr_assert_eq(kbc_cmp_u64_double(3, 2.5), 1);
+    cr_assert_eq(kbc_cmp_i64_double(INT64_MIN, -9223372036854775808.0), 0);
+    cr_assert_eq(kbc_cmp_i64_double(INT64_MAX, 9223372036854775808.0), -1);
+    cr_assert_eq(kbc_cmp_i64_double(-3, -2.5), -1);
+    cr_assert_eq(kbc_cmp_i64_double(-2, -2.5), 1);
+}
+
 /* Parses a sweep that must succeed and compares with the expected values. */
 static void sweep_u(const kb_param *p, const char *text, const uint64_t *expect, size_t n)
 {
@@ -288,34 +374,104 @@ Test(sweep, ints_floats_enums)
     free(v);
 }
 
-Test(sweep, errors)
+/* One refused sweep per case.  The strings are held in the struct:
+   Criterion copies parameters into a new process. */
+typedef struct bad_sweep {
+    int param; /* index into params below */
+    char text[48];
+    size_t max;
+    char expect[48];
+} bad_sweep;
+
+static const kb_param *const params[] = {&p_size, &p_int, &p_float, &p_enum, &p_bool, &p_small};
+enum { SIZE, INT, FLOAT, ENUM, BOOL, SMALL };
+
+ParameterizedTestParameters(sweep, refusals)
 {
-    sweep_fails(&p_size, "1K,,2K", 100, "has an empty element");
-    sweep_fails(&p_size, "1K, 2K,", 100, "has an empty element");
-    sweep_fails(&p_size, ",1K", 100, "has an empty element");
-    sweep_fails(&p_size, "", 100, "empty");
-    sweep_fails(&p_size, "1..8:x1", 100, "does not advance");
-    sweep_fails(&p_size, "1..8:+0", 100, "does not advance");
-    sweep_fails(&p_int, "1..8:+-1", 100, "does not advance");
-    sweep_fails(&p_float, "1..8:x0.5", 100, "does not advance");
-    sweep_fails(&p_size, "1..8:x1.5", 100, "whole number");
-    sweep_fails(&p_size, "8..1", 100, "'8..1' runs downwards");
-    sweep_fails(&p_size, "0..8:x2", 100, "must start above 0");
-    sweep_fails(&p_int, "-4..8", 100, "must start above 0");
-    sweep_fails(&p_size, "1..8:y2", 100, "'y2' in '1..8:y2' is not a step");
-    sweep_fails(&p_size, "..8", 100, "needs a start and an end");
-    sweep_fails(&p_size, "1..2^64", 100, "'2^64' does not fit in 64 bits");
-    sweep_fails(&p_size, "1K, 12Q", 100, "'12Q' is not a size");
-    sweep_fails(&p_enum, "f32..i32", 100, "lists only");
-    sweep_fails(&p_bool, "false..true", 100, "lists only");
-    sweep_fails(&p_enum, "f32, f16", 100, "'f16' is not one of the allowed values");
-    sweep_fails(&p_size, "1..100:+1", 50, "has more than 50 values");
-    sweep_fails(&p_size, "1, 2, 3", 2, "has more than 2 values");
-    sweep_fails(&p_size, "1..2^60:+1", 1000, "has more than 1000 values");
-    sweep_fails(&p_float, "0..1e9:+1e-9", 1000, "has more than 1000 values");
-    /* Every value of a range is checked against the parameter's limits. */
-    sweep_fails(&p_small, "512..4K", 100, "2048 is above the maximum 1024");
-    sweep_fails(&p_small, "16..64", 100, "16 is below the minimum 32");
+    static bad_sweep cases[] = {
+        {SIZE, "1K,,2K", 100, "has an empty element"},
+        {SIZE, "1K, 2K,", 100, "has an empty element"},
+        {SIZE, ",1K", 100, "has an empty element"},
+        {SIZE, "", 100, "empty"},
+        {SIZE, "1..8:x1", 100, "does not advance"},
+        {SIZE, "1..8:+0", 100, "does not advance"},
+        {INT, "1..8:+-1", 100, "does not advance"},
+        {FLOAT, "1..8:x0.5", 100, "does not advance"},
+        {SIZE, "1..8:x1.5", 100, "whole number"},
+        {SIZE, "8..1", 100, "'8..1' runs downwards"},
+        {SIZE, "0..8:x2", 100, "must start above 0"},
+        {INT, "-4..8", 100, "must start above 0"},
+        {SIZE, "1..8:y2", 100, "'y2' in '1..8:y2' is not a step"},
+        {SIZE, "..8", 100, "needs a start and an end"},
+        {SIZE, "1..2^64", 100, "'2^64' does not fit in 64 bits"},
+        {SIZE, "1K, 12Q", 100, "'12Q' is not a size"},
+        {ENUM, "f32..i32", 100, "lists only"},
+        {BOOL, "false..true", 100, "lists only"},
+        {ENUM, "f32, f16", 100, "'f16' is not one of the allowed values"},
+        {SIZE, "1..100:+1", 50, "has more than 50 values"},
+        {SIZE, "1, 2, 3", 2, "has more than 2 values"},
+        {SIZE, "1..2^60:+1", 1000, "has more than 1000 values"},
+        {FLOAT, "0..1e9:+1e-9", 1000, "has more than 1000 values"},
+        /* Every value of a range is checked against the parameter's limits. */
+        {SMALL, "512..4K", 100, "2048 is above the maximum 1024"},
+        {SMALL, "16..64", 100, "16 is below the minimum 32"},
+        /* An empty step once read past the end of the value. */
+        {SIZE, "1..64:", 100, "'1..64:' has a ':' with no step after it"},
+        {INT, "1..64 :  ", 100, "has a ':' with no step after it"},
+        {SIZE, "1..8:x18446744073709551616", 100, "whole number"},
+    };
+    return cr_make_param_array(bad_sweep, cases, sizeof cases / sizeof *cases);
+}
+
+ParameterizedTest(bad_sweep *c, sweep, refusals)
+{
+    sweep_fails(params[c->param], c->text, c->max, c->expect);
+}
+
+/* A factor of 2^64 - 1 once went through a double, came back as 0 or -1
+   and divided by it: SIGFPE. */
+Test(sweep, a_factor_of_2_to_the_64_minus_1_on_an_int_makes_only_the_start)
+{
+    kb_value *v = NULL;
+    size_t n = 0;
+    char why[256] = "";
+    cr_assert_eq(kbc_sweep_parse(&p_iters, "1..2:x18446744073709551615", 100, &v, &n, why,
+                                 sizeof why),
+                 0, "%s", why);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(v[0].i, 1);
+    free(v);
+}
+
+Test(sweep, a_factor_near_2_to_the_64_on_a_size_makes_only_the_start)
+{
+    sweep_u(&p_small, "32..64:x18446744073709550592", (uint64_t[]){32}, 1);
+}
+
+Test(sweep, a_factor_above_2_to_the_53_is_kept_exact)
+{
+    /* As a double, 2^60 + 1 rounds to 2^60. */
+    sweep_u(&p_size, "1..2^61:x1152921504606846977", (uint64_t[]){1, 1152921504606846977ULL},
+            2);
+}
+
+Test(sweep, an_int_factor_above_int64_max_makes_only_the_start)
+{
+    kb_value *v = NULL;
+    size_t n = 0;
+    char why[256] = "";
+    cr_assert_eq(kbc_sweep_parse(&p_int, "3..9223372036854775807:x9223372036854775808", 100, &v,
+                                 &n, why, sizeof why),
+                 0, "%s", why);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(v[0].i, 3);
+    free(v);
+}
+
+Test(sweep, values_a_step_above_a_limit_of_2_to_the_62_are_refused)
+{
+    sweep_fails(&p_big, "2^62..4611686018427387905:+1", 100,
+                "4611686018427387905 is above the maximum 2^62");
 }
 
 Test(sweep, range_checks_the_values_made)

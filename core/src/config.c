@@ -137,7 +137,14 @@ static int add_plugin_paths(const ctx *c)
             char *full = t[0] == '/' ? kbc_xstrdup(t) : kbc_xasprintf("%s%s", dir, t);
             kbc_diag why;
             why.msg[0] = '\0';
-            if (kbc_registry_add_path(c->reg, full, &why) != 0)
+            if (kbc_folder_without_plugins(full))
+                /* A warning, not an error: an empty plugin folder is a
+                   normal state of a checkout before plugins are built. */
+                fprintf(stderr,
+                        "kbench: warning: %s:%d: key 'plugin_path' in [%s]: the folder '%s' "
+                        "holds no plugin (no .so file), so it adds nothing.\n",
+                        c->ini->path, f.e->line, f.s->name, full);
+            else if (kbc_registry_add_path(c->reg, full, &why) != 0)
                 rc = key_error(c, f, NULL, "%s", why.msg[0] ? why.msg : "the path cannot be used");
             free(full);
         }
@@ -162,6 +169,8 @@ static int resolve_plugin(const ctx *c, const kbc_section *sec, const kbc_plugin
                      c->ini->path, sec->line, sec->name);
         return -1;
     }
+    if (!*f.e->value)
+        return key_error(c, f, sec, "the value is empty; write plugin = NAME");
     const kbc_plugin *pl = kbc_registry_find(c->reg, f.e->value);
     if (pl) {
         *out = pl;
@@ -273,6 +282,8 @@ static int parse_variants(const ctx *c, const kbc_section *sec, kbc_experiment *
             x->variants[x->n_variants++] = i;
         return 0;
     }
+    if (!*f.e->value)
+        return key_error(c, f, sec, "the value is empty; write all or a list of variants");
     char *list = kbc_xstrdup(f.e->value);
     int rc = 0;
     char *start = list;
@@ -313,6 +324,8 @@ static int pick_variant(const ctx *c, const kbc_section *sec, kbc_experiment *x,
     found f = lookup(c, sec, key);
     if (!f.e)
         return 0;
+    if (!*f.e->value)
+        return key_error(c, f, sec, "the value is empty; name one of the selected variants");
     int v = variant_index(d, f.e->value);
     if (v < 0)
         return unknown_variant(c, f, sec, d, f.e->value);

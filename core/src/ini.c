@@ -14,13 +14,20 @@
  *   - checks that each line is a comment, a header or `key = value`, with
  *     the reasons inih would not give;
  *   - hands a line too long for inih's buffer over as `key = <marker><n>`,
- *     with the real value parked in a side table that the handler reads.
+ *     with the real value parked in a side table that the handler reads;
+ *   - refuses what is not text (a NUL byte, a line over KBC_INI_MAX_LINE)
+ *     as soon as it sees it, and names invisible characters that would
+ *     otherwise make a key or value differ from what the user sees.
+ * Sections and keys are found through open-addressing hash indexes (linear
+ * probing, kept at most half full), so that the duplicate checks and the
+ * lookups cost the same for the ten-thousandth name as for the first.
  */
 #include "ini.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +72,90 @@ typedef struct reader {
     int failed; /* set with d; the reader then reports end of input */
 } reader;
 
+/* ------------------------------------------------------------------------
+ * Hash indexes of names
+ * ---------------------------------------------------------------------- */
+
+/* FNV-1a: names are short, and it needs no state. */
+static size_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return (size_t)h;
+}
+
+typedef const char *(*name_at_fn)(const void *arr, size_t i);
+
+static const char *section_name_at(const void *arr, size_t i)
+{
+    return ((const kbc_section *)arr)[i].name;
+}
+
+static const char *entry_key_at(const void *arr, size_t i)
+{
+    return ((const kbc_entry *)arr)[i].key;
+}
+
+/* The position of name in arr[0..n), or -1.  An index that was never
+   built (a structure filled by hand) is searched by a scan instead. */
+static long index_find(const kbc_index *x, const void *arr, size_t n, name_at_fn name_at,
+                       const char *name)
+{
+    if (!x->cap) {
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(name_at(arr, i), name) == 0)
+                return (long)i;
+        return -1;
+    }
+    for (size_t h = hash_name(name) & (x->cap - 1);; h = (h + 1) & (x->cap - 1)) {
+        size_t v = x->slots[h];
+        if (!v)
+            return -1;
+        if (strcmp(name_at(arr, v - 1), name) == 0)
+            return (long)(v - 1);
+    }
+}
+
+static void index_put(kbc_index *x, size_t pos, const char *name)
+{
+    size_t h = hash_name(name) & (x->cap - 1);
+    while (x->slots[h])
+        h = (h + 1) & (x->cap - 1);
+    x->slots[h] = pos + 1;
+}
+
+/* Records arr[n - 1], just appended, in x; doubles x when it would become
+   more than half full, which keeps probes short. */
+static void index_add(kbc_index *x, const void *arr, size_t n, name_at_fn name_at)
+{
+    if (2 * n > x->cap) {
+        size_t cap = x->cap ? x->cap : 16;
+        while (2 * n > cap)
+            cap *= 2;
+        free(x->slots);
+        x->slots = kbc_xcalloc(cap, sizeof *x->slots);
+        x->cap = cap;
+        for (size_t i = 0; i < n; i++)
+            index_put(x, i, name_at(arr, i));
+        return;
+    }
+    index_put(x, n - 1, name_at(arr, n - 1));
+}
+
+static void index_free(kbc_index *x)
+{
+    free(x->slots);
+    x->slots = NULL;
+    x->cap = 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The reader
+ * ---------------------------------------------------------------------- */
+
 static void fail_at(reader *r, const char *fmt, ...) KB_PRINTF(2, 3);
 
 static void fail_at(reader *r, const char *fmt, ...)
@@ -80,8 +171,11 @@ static void fail_at(reader *r, const char *fmt, ...)
     r->failed = 1;
 }
 
-/* Reads one physical line of any length into r->buf, without its '\n'.
-   Returns the number of bytes, or -1 at the end of input. */
+/* Reads one physical line into r->buf, without its '\n'.  Returns the
+   number of bytes, or -1 at the end of input or on a failure (r->failed).
+   A NUL byte or a line longer than KBC_INI_MAX_LINE stops the reading at
+   once: such a file is not text, and /dev/zero would otherwise be read
+   until memory runs out. */
 static long read_line(reader *r)
 {
     size_t n = 0;
@@ -103,6 +197,18 @@ static long read_line(reader *r)
         any = 1;
         if (c == '\n')
             break;
+        if (c == '\0' || n >= KBC_INI_MAX_LINE) {
+            r->line++;
+            if (c == '\0')
+                fail_at(r, "column %zu: a NUL byte; this is not a text file, and an INI file "
+                           "must be one.",
+                        n + 1);
+            else
+                fail_at(r, "the line is longer than %d bytes; this does not look like an INI "
+                           "file.",
+                        KBC_INI_MAX_LINE);
+            return -1;
+        }
         if (n + 2 > r->cap) {
             r->cap = r->cap ? r->cap * 2 : 256;
             r->buf = kbc_xrealloc(r->buf, r->cap);
@@ -152,12 +258,11 @@ static void cut_inline_comment(char *v)
 static void add_section(reader *r, const char *name)
 {
     kbc_ini *ini = r->ini;
-    for (size_t i = 0; i < ini->n; i++) {
-        if (strcmp(ini->sections[i].name, name) == 0) {
-            fail_at(r, "section [%s] appears twice (lines %d and %d); merge the two.", name,
-                    ini->sections[i].line, r->line);
-            return;
-        }
+    long prev = index_find(&ini->names, ini->sections, ini->n, section_name_at, name);
+    if (prev >= 0) {
+        fail_at(r, "section [%s] appears twice (lines %d and %d); merge the two.", name,
+                ini->sections[prev].line, r->line);
+        return;
     }
     if (ini->n == ini->cap) {
         ini->cap = ini->cap ? ini->cap * 2 : 8;
@@ -168,6 +273,7 @@ static void add_section(reader *r, const char *name)
     s->name = kbc_xstrdup(name);
     s->line = r->line;
     r->cur = (long)ini->n++;
+    index_add(&ini->names, ini->sections, ini->n, section_name_at);
 }
 
 /* Handles a line that starts with '['.  s is trimmed on both sides. */
@@ -277,6 +383,53 @@ out:
     return r->failed ? NULL : out;
 }
 
+/* Characters that show as a blank or as nothing at all, so that a key or
+   value holding one looks right and is not: pasted from a web page or a
+   word processor, usually. */
+static const struct invisible {
+    const char *bytes; /* UTF-8 */
+    const char *code, *name;
+} invisibles[] = {
+    {"\xC2\xA0", "U+00A0", "no-break space"},
+    {"\xE2\x80\x8B", "U+200B", "zero-width space"},
+    {"\xE2\x80\x8C", "U+200C", "zero-width non-joiner"},
+    {"\xE2\x80\x8D", "U+200D", "zero-width joiner"},
+    {"\xE2\x80\xAF", "U+202F", "narrow no-break space"},
+    {"\xE2\x81\xA0", "U+2060", "word joiner"},
+    {"\xEF\xBB\xBF", "U+FEFF", "byte order mark"},
+};
+
+/* Refuses an invisible character in a line that is not a comment, naming
+   its column in characters (a UTF-8 sequence counts as one).  Returns 0,
+   or -1 after fail_at. */
+static int check_invisible(reader *r, const char *s, long n)
+{
+    const char *first = s;
+    while (isspace((unsigned char)*first))
+        first++;
+    if (*first == ';' || *first == '#')
+        return 0;
+    long column = 0;
+    for (long i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c & 0xC0) != 0x80)
+            column++;
+        if (c < 0x80)
+            continue;
+        for (size_t k = 0; k < sizeof invisibles / sizeof *invisibles; k++) {
+            const struct invisible *v = &invisibles[k];
+            size_t len = strlen(v->bytes);
+            if ((size_t)(n - i) >= len && memcmp(s + i, v->bytes, len) == 0) {
+                fail_at(r, "column %ld: an invisible %s (%s) is in the line; replace it with a "
+                           "plain space or delete it.",
+                        column, v->code, v->name);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 /* The ini_reader: hands inih one physical line, checked and rewritten. */
 static char *feed(char *out, int num, void *stream)
 {
@@ -304,6 +457,8 @@ static char *feed(char *out, int num, void *stream)
             return NULL;
         }
     }
+    if (check_invisible(r, s, n) != 0)
+        return NULL;
     while (isspace((unsigned char)*s))
         s++;
     n = (long)strlen(s);
@@ -334,17 +489,24 @@ static int handler(void *user, const char *section, const char *name, const char
                 section, s->name);
         return 0;
     }
-    const char *v = value;
-    if (v[0] == KBC_INI_MARKER) {
-        size_t idx = strtoul(v + 1, NULL, 10);
-        v = idx < r->n_parked ? r->parked[idx] : "";
+    long prev = index_find(&s->keys, s->entries, s->n, entry_key_at, name);
+    if (prev >= 0) {
+        fail_at(r, "key '%s' in [%s] is set twice (lines %d and %d); keep one.", name, s->name,
+                s->entries[prev].line, r->line);
+        return 0;
     }
-    for (size_t i = 0; i < s->n; i++) {
-        if (strcmp(s->entries[i].key, name) == 0) {
-            fail_at(r, "key '%s' in [%s] is set twice (lines %d and %d); keep one.", name,
-                    s->name, s->entries[i].line, r->line);
-            return 0;
+    /* A parked value is already trimmed and cut; the entry takes it over. */
+    char *v = NULL;
+    if (value[0] == KBC_INI_MARKER) {
+        size_t idx = strtoul(value + 1, NULL, 10);
+        if (idx < r->n_parked && r->parked[idx]) {
+            v = r->parked[idx];
+            r->parked[idx] = NULL;
+        } else {
+            v = kbc_xstrdup("");
         }
+    } else {
+        v = kbc_trim_dup(value);
     }
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 8;
@@ -352,8 +514,9 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     kbc_entry *e = &s->entries[s->n++];
     e->key = kbc_xstrdup(name);
-    e->value = kbc_trim_dup(v);
+    e->value = v;
     e->line = r->line;
+    index_add(&s->keys, s->entries, s->n, entry_key_at);
     return 1;
 }
 
@@ -420,24 +583,22 @@ void kbc_ini_free(kbc_ini *ini)
         }
         free(s->entries);
         free(s->name);
+        index_free(&s->keys);
     }
     free(ini->sections);
+    index_free(&ini->names);
     free(ini->path);
     memset(ini, 0, sizeof *ini);
 }
 
 const kbc_section *kbc_ini_section(const kbc_ini *ini, const char *name)
 {
-    for (size_t i = 0; i < ini->n; i++)
-        if (strcmp(ini->sections[i].name, name) == 0)
-            return &ini->sections[i];
-    return NULL;
+    long i = index_find(&ini->names, ini->sections, ini->n, section_name_at, name);
+    return i < 0 ? NULL : &ini->sections[i];
 }
 
 const kbc_entry *kbc_section_get(const kbc_section *s, const char *key)
 {
-    for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->entries[i].key, key) == 0)
-            return &s->entries[i];
-    return NULL;
+    long i = index_find(&s->keys, s->entries, s->n, entry_key_at, key);
+    return i < 0 ? NULL : &s->entries[i];
 }

@@ -9,7 +9,8 @@
  * never taken as a continuation), and lets a line of any length through:
  * a long value is parked in a side table and fetched back by the handler.
  * A section name longer than inih keeps, or a key too long to fit, gets a
- * clear error.
+ * clear error.  Sections and keys are found through hash indexes, so that a
+ * file of any size loads in time proportional to its length.
  */
 #ifndef KBENCH_INI_H
 #define KBENCH_INI_H
@@ -17,6 +18,13 @@
 #include <stddef.h>
 
 #include "util.h"
+
+/* A hash index of names: slot values are position + 1, 0 is empty.  A
+   zeroed index is valid and empty (lookups then scan the array). */
+typedef struct kbc_index {
+    size_t *slots;
+    size_t cap; /* a power of two, or 0 */
+} kbc_index;
 
 typedef struct kbc_entry {
     char *key;   /* trimmed, as written                         */
@@ -29,17 +37,26 @@ typedef struct kbc_section {
     int line;
     kbc_entry *entries;
     size_t n, cap;
+    kbc_index keys; /* entries by key */
 } kbc_section;
 
 typedef struct kbc_ini {
     char *path; /* as given; used in every diagnostic */
     kbc_section *sections;
     size_t n, cap;
+    kbc_index names; /* sections by name */
 } kbc_ini;
+
+/* The longest physical line read, so that a file that is not text (a
+   device, a binary) is refused at once instead of being read into memory. */
+#define KBC_INI_MAX_LINE (1024 * 1024)
 
 /* Reads the file at path.  Returns 0, or -1 with d set to one sentence
    "PATH:LINE: ...".  Duplicate sections and a key set twice in one section
-   are errors; so is a key before the first section. */
+   are errors; so is a key before the first section, a NUL byte, a line
+   longer than KBC_INI_MAX_LINE, and an invisible character (a no-break
+   space, a zero-width space, a byte order mark after the file's start)
+   outside a comment line. */
 int kbc_ini_load(const char *path, kbc_ini *ini, kbc_diag *d);
 
 /* The same for text in memory; name stands in for the path in diagnostics. */

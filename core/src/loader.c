@@ -528,7 +528,8 @@ static int load_folder(kbc_registry *r, const char *folder, kbc_diag *d)
         names[n++] = full;
     }
     closedir(dir);
-    qsort(names, n, sizeof *names, cmp_names);
+    if (n > 0)
+        qsort(names, n, sizeof *names, cmp_names);
     for (size_t i = 0; i < n; i++) {
         load_file(r, names[i]);
         free(names[i]);

@@ -25,7 +25,9 @@
 #include "runner.h"
 #include "util.h"
 
-static const char usage_text[] =
+/* The usage text before the options, and after them; the options part
+   is made from the option table, so that a new option is one row. */
+static const char usage_head[] =
     "usage: kbench list\n"
     "       kbench describe PLUGIN\n"
     "       kbench run FILE [--dry-run] [-o DIR] [-q]\n"
@@ -37,15 +39,9 @@ static const char usage_text[] =
     "  run FILE          run the experiments of an INI file and print a table\n"
     "  help              this text\n"
     "\n"
-    "Options:\n"
-    "  --plugin-path P   also load plugins from folder or file P (repeatable;\n"
-    "                    before or after the command)\n"
-    "  --dry-run, -n     run: print the expanded plan, run nothing, touch no GPU\n"
-    "  -o, --output DIR  run: also write DIR/results.csv and DIR/results.json\n"
-    "                    (DIR is created when missing)\n"
-    "  -q, --quiet       run: no progress line, only warnings on stderr\n"
-    "  -h, --help        this text\n"
-    "  -V, --version     the version and git revision\n"
+    "Options:\n";
+
+static const char usage_tail[] =
     "\n"
     "Exit codes: 0 everything that could run passed (skipped variants do not\n"
     "fail a run); 1 a verification failed or a variant erred; 2 a usage,\n"
@@ -55,8 +51,6 @@ static const char usage_text[] =
     "$KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
 
 static const char *const commands[] = {"list", "describe", "run", "help"};
-static const char *const options[] = {"--plugin-path", "--dry-run", "--output", "--quiet",
-                                      "--help", "--version", "-o", "-q", "-n", "-h", "-V"};
 
 /* Prints "kbench: <sentence>" and, for usage errors, where help is. */
 static void say(int with_help, const char *fmt, ...) KB_PRINTF(2, 3);
@@ -90,8 +84,106 @@ typedef struct cli {
     int n_plugin_paths;
     const char *out_dir;
     int dry_run, quiet, help, version;
-    const char *run_only; /* the first run-only option seen, for errors */
+    char run_only[64]; /* the first run-only option seen, as typed, for errors */
 } cli;
+
+/* One command-line option.  A row names the option, says whether it takes
+   a value (arg names it in --help and in errors) and whether it belongs to
+   run alone, and handles it. */
+typedef struct option_row {
+    const char *name; /* "--output" */
+    char short_name;  /* 'o', or 0 */
+    const char *arg;  /* "DIR" when the option takes a value, else NULL */
+    int repeatable;   /* a value option that may be given more than once */
+    int run_only;
+    const char *help; /* lines separated by '\n' */
+    void (*handle)(cli *c, const char *value);
+} option_row;
+
+static void opt_plugin_path(cli *c, const char *v)
+{
+    c->plugin_paths[c->n_plugin_paths++] = v;
+}
+static void opt_dry_run(cli *c, const char *v)
+{
+    c->dry_run = 1;
+}
+static void opt_output(cli *c, const char *v)
+{
+    c->out_dir = v;
+}
+static void opt_quiet(cli *c, const char *v)
+{
+    c->quiet = 1;
+}
+static void opt_help(cli *c, const char *v)
+{
+    c->help = 1;
+}
+static void opt_version(cli *c, const char *v)
+{
+    c->version = 1;
+}
+
+static const option_row option_table[] = {
+    {"--plugin-path", 0, "P", 1, 0,
+     "also load plugins from folder or file P (repeatable;\nbefore or after the command)",
+     opt_plugin_path},
+    {"--dry-run", 'n', NULL, 0, 1, "run: print the expanded plan, run nothing, touch no GPU",
+     opt_dry_run},
+    {"--output", 'o', "DIR", 0, 1,
+     "run: also write DIR/results.csv and DIR/results.json\n(DIR is created when missing)",
+     opt_output},
+    {"--quiet", 'q', NULL, 0, 1, "run: no progress line, only warnings on stderr", opt_quiet},
+    {"--help", 'h', NULL, 0, 0, "this text", opt_help},
+    {"--version", 'V', NULL, 0, 0, "the version and git revision", opt_version},
+};
+#define N_OPTIONS (sizeof option_table / sizeof *option_table)
+
+/* "-o, --output DIR" */
+static void option_left(const option_row *o, char *buf, size_t n)
+{
+    char shrt[8] = "    ";
+    if (o->short_name)
+        snprintf(shrt, sizeof shrt, "-%c, ", o->short_name);
+    snprintf(buf, n, "%s%s%s%s", shrt, o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+}
+
+/* The usage text, with one entry per row of the option table. */
+static void print_usage(FILE *out)
+{
+    fputs(usage_head, out);
+    char left[64];
+    int width = 0;
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        option_left(&option_table[i], left, sizeof left);
+        if ((int)strlen(left) > width)
+            width = (int)strlen(left);
+    }
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const option_row *o = &option_table[i];
+        option_left(o, left, sizeof left);
+        const char *h = o->help;
+        for (int first = 1; *h; first = 0) {
+            size_t len = strcspn(h, "\n");
+            fprintf(out, "  %-*s  %.*s\n", width, first ? left : "", (int)len, h);
+            h += len + (h[len] == '\n');
+        }
+    }
+    fputs(usage_tail, out);
+}
+
+/* The row for name as typed ("-o" or "--output"), or NULL. */
+static const option_row *find_option(const char *name)
+{
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const option_row *o = &option_table[i];
+        if (strcmp(name, o->name) == 0 ||
+            (o->short_name && name[0] == '-' && name[1] == o->short_name && !name[2]))
+            return o;
+    }
+    return NULL;
+}
 
 /* Returns 0, or an exit code after printing why. */
 static int parse(int argc, char **argv, cli *c)
@@ -99,6 +191,9 @@ static int parse(int argc, char **argv, cli *c)
     memset(c, 0, sizeof *c);
     c->args = kbc_xcalloc((size_t)argc + 1, sizeof *c->args);
     c->plugin_paths = kbc_xcalloc((size_t)argc + 1, sizeof *c->plugin_paths);
+    /* The value options seen, so that one given twice is refused instead
+       of the last one silently winning. */
+    const char *seen[N_OPTIONS] = {0};
     int only_positional = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -124,43 +219,62 @@ static int parse(int argc, char **argv, cli *c)
         } else {
             snprintf(name, sizeof name, "%s", a);
         }
-        int takes_value = strcmp(name, "--plugin-path") == 0 || strcmp(name, "-o") == 0 ||
-                          strcmp(name, "--output") == 0;
-        if (takes_value && !value) {
-            if (i + 1 >= argc) {
-                say(1, "option %s needs a %s after it", name,
-                    strcmp(name, "--plugin-path") == 0 ? "path" : "folder");
-                return KBC_EXIT_USAGE;
+        const option_row *o = find_option(name);
+        if (!o) {
+            const char *names[2 * N_OPTIONS];
+            char shorts[N_OPTIONS][3];
+            size_t m = 0;
+            for (size_t k = 0; k < N_OPTIONS; k++) {
+                names[m++] = option_table[k].name;
+                if (option_table[k].short_name) {
+                    snprintf(shorts[k], sizeof shorts[k], "-%c", option_table[k].short_name);
+                    names[m++] = shorts[k];
+                }
             }
-            value = argv[++i];
-        }
-        if (!takes_value && value) {
-            say(1, "option %s takes no value", name);
-            return KBC_EXIT_USAGE;
-        }
-        if (strcmp(name, "--plugin-path") == 0) {
-            c->plugin_paths[c->n_plugin_paths++] = value;
-        } else if (strcmp(name, "-o") == 0 || strcmp(name, "--output") == 0) {
-            c->out_dir = value;
-            c->run_only = c->run_only ? c->run_only : name[1] == '-' ? "--output" : "-o";
-        } else if (strcmp(name, "--dry-run") == 0 || strcmp(name, "-n") == 0) {
-            c->dry_run = 1;
-            c->run_only = c->run_only ? c->run_only : a;
-        } else if (strcmp(name, "-q") == 0 || strcmp(name, "--quiet") == 0) {
-            c->quiet = 1;
-            c->run_only = c->run_only ? c->run_only : a;
-        } else if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
-            c->help = 1;
-        } else if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
-            c->version = 1;
-        } else {
-            const char *near = kbc_closest(name, options, sizeof options / sizeof *options);
+            const char *near = kbc_closest(name, names, m);
             if (near)
                 say(1, "unknown option '%s' (did you mean '%s'?)", name, near);
             else
                 say(1, "unknown option '%s'", name);
             return KBC_EXIT_USAGE;
         }
+        if (!o->arg && value) {
+            say(1, "option %s takes no value", name);
+            return KBC_EXIT_USAGE;
+        }
+        if (o->arg && !value) {
+            if (i + 1 >= argc) {
+                say(1, "option %s needs a %s after it",
+                    name, strcmp(o->arg, "DIR") == 0 ? "folder" : "path");
+                return KBC_EXIT_USAGE;
+            }
+            value = argv[++i];
+            /* "-o -q" is far more likely a forgotten value than a folder
+               called -q; such a name can still be given as ./-q or -o=... */
+            if (value[0] == '-' && value[1] != '\0') {
+                say(1, "option %s needs a %s after it, and '%s' looks like an option (write "
+                       "./%s for a folder of that name)",
+                    name, strcmp(o->arg, "DIR") == 0 ? "folder" : "path", value, value);
+                return KBC_EXIT_USAGE;
+            }
+        }
+        if (o->arg && !*value) {
+            say(1, "option %s was given an empty %s name", name,
+                strcmp(o->arg, "DIR") == 0 ? "folder" : "path");
+            return KBC_EXIT_USAGE;
+        }
+        size_t row = (size_t)(o - option_table);
+        if (o->arg && !o->repeatable) {
+            if (seen[row]) {
+                say(1, "option %s is given twice ('%s' and '%s')", name,
+                    seen[row], value);
+                return KBC_EXIT_USAGE;
+            }
+            seen[row] = value;
+        }
+        if (o->run_only && !c->run_only[0])
+            snprintf(c->run_only, sizeof c->run_only, "%s", name);
+        o->handle(c, value);
     }
     return 0;
 }
@@ -173,6 +287,13 @@ static int load_plugins(const cli *c, kbc_registry *reg)
     kbc_registry_add_defaults(reg);
     for (int i = 0; i < c->n_plugin_paths; i++) {
         kbc_diag d = {{0}};
+        if (kbc_folder_without_plugins(c->plugin_paths[i])) {
+            fprintf(stderr,
+                    "kbench: warning: --plugin-path: the folder '%s' holds no plugin (no .so "
+                    "file), so it adds nothing.\n",
+                    c->plugin_paths[i]);
+            continue;
+        }
         if (kbc_registry_add_path(reg, c->plugin_paths[i], &d) != 0) {
             say(0, "--plugin-path: %s", d.msg);
             return KBC_EXIT_USAGE;
@@ -185,6 +306,12 @@ static int load_plugins(const cli *c, kbc_registry *reg)
    errno set by the step that failed. */
 static int make_dirs(const char *dir)
 {
+    if (!*dir) {
+        /* The option parser refuses an empty name; the walk below would
+           otherwise start past the end of the string. */
+        errno = ENOENT;
+        return -1;
+    }
     char *p = kbc_xstrdup(dir);
     size_t n = strlen(p);
     while (n > 1 && p[n - 1] == '/')
@@ -338,6 +465,30 @@ static int check_args(const cli *c, int want, const char *what)
     return 0;
 }
 
+/* Flushes and closes stdout.  A write that failed earlier (the error flag
+   stays set even when a later flush empties the buffer) or now means the
+   output is incomplete: say so, and exit 3.  Returns the exit code. */
+static int finish_stdout(int code)
+{
+    errno = 0;
+    int failed = fflush(stdout) != 0;
+    int err = failed ? errno : 0;
+    failed |= ferror(stdout) != 0;
+    if (fclose(stdout) != 0) {
+        if (!err)
+            err = errno;
+        failed = 1;
+    }
+    if (!failed)
+        return code;
+    if (err)
+        say(0, "cannot write to standard output (%s), so what it shows is incomplete",
+            strerror(err));
+    else
+        say(0, "cannot write to standard output, so what it shows is incomplete");
+    return KBC_EXIT_SYSTEM;
+}
+
 int main(int argc, char **argv)
 {
     cli c;
@@ -345,7 +496,7 @@ int main(int argc, char **argv)
     if (code)
         goto out;
     if (c.help || (c.command && strcmp(c.command, "help") == 0)) {
-        fputs(usage_text, stdout);
+        print_usage(stdout);
         goto out;
     }
     if (c.version) {
@@ -370,7 +521,7 @@ int main(int argc, char **argv)
         code = KBC_EXIT_USAGE;
         goto out;
     }
-    if (strcmp(c.command, "run") != 0 && c.run_only) {
+    if (strcmp(c.command, "run") != 0 && c.run_only[0]) {
         say(1, "option %s applies only to kbench run", c.run_only);
         code = KBC_EXIT_USAGE;
         goto out;
@@ -399,11 +550,7 @@ int main(int argc, char **argv)
         }
     }
 out:
-    if (fflush(stdout) != 0 && code == KBC_EXIT_OK) {
-        say(0, "cannot write to standard output: %s", strerror(errno));
-        code = KBC_EXIT_SYSTEM;
-    }
     free(c.args);
     free(c.plugin_paths);
-    return code;
+    return finish_stdout(code);
 }

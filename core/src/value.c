@@ -1,0 +1,412 @@
+/*
+ * value.c -- see value.h.
+ *
+ * Decisions (documented for users in docs/ini-format.md):
+ *   - SIZE: decimal digits, optionally followed by K, M, G or T in either
+ *     case, optionally followed by "i" or "iB" (4K = 4k = 4KiB = 4096: the
+ *     multiples are binary).  "KB" is refused because it reads as 1000.
+ *     Or 2^k with 0 <= k <= 63.  No sign, no fraction.
+ *   - INT: an optional sign and decimal digits.
+ *   - FLOAT: a decimal number (strtod), finite; no hex, inf or nan.
+ *   - Limits: an integer is within [min, max] by exact comparison with
+ *     the double limits; a limit prints as 2^k when it is a large power
+ *     of two, as `kbench describe` shows it.
+ */
+#define _GNU_SOURCE
+#include "value.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static const char *const bool_true[] = {"true", "yes", "on", "1"};
+static const char *const bool_false[] = {"false", "no", "off", "0"};
+
+const kb_param kbc_key_warmup = {
+    .name = "warmup", .type = KB_PARAM_INT, .def = "3", .min = 0, .max = 1e6,
+    .help = "untimed runs of each variant before the timed ones"};
+const kb_param kbc_key_runs = {
+    .name = "runs", .type = KB_PARAM_INT, .def = "20", .min = 1, .max = 1e7,
+    .help = "timed runs of each variant per point"};
+const kb_param kbc_key_budget = {
+    .name = "budget", .type = KB_PARAM_FLOAT, .def = "10", .min = 1e-6, .max = 1e6,
+    .help = "seconds of timed runs per variant before stopping early (a trailing s or ms is "
+            "allowed)"};
+/* The seed's maximum is 2^64, above every size, so that the range check
+   (skipped when min > max) still refuses 0. */
+const kb_param kbc_key_seed = {
+    .name = "seed", .type = KB_PARAM_SIZE, .def = "1", .min = 1, .max = 18446744073709551616.0,
+    .help = "seed of the generated inputs"};
+const kb_param kbc_key_include_copies = {
+    .name = "include_copies", .type = KB_PARAM_BOOL, .def = "false", .min = 1, .max = 0,
+    .help = "time host-device copies together with the kernel"};
+/* "auto" is resolved when the value is parsed, to the CPUs online then:
+   a descriptor is constant data and cannot hold the count itself. */
+const kb_param kbc_key_cpu_threads = {
+    .name = "cpu_threads", .type = KB_PARAM_INT, .def = "auto", .min = 1, .max = 4096,
+    .help = "threads of the parallel CPU variants (auto: every online CPU)"};
+
+static void say(char *why, size_t n, const char *fmt, ...) KB_PRINTF(3, 4);
+
+static void say(char *why, size_t n, const char *fmt, ...)
+{
+    if (!why || !n)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, n, fmt, ap);
+    va_end(ap);
+}
+
+char *kbc_bound_format(const kb_param *p, double x, char *buf, size_t n)
+{
+    if (x == floor(x) && fabs(x) < 18446744073709551616.0) {
+        int e;
+        if ((p->type == KB_PARAM_SIZE || p->type == KB_PARAM_INT) && x >= 65536.0 &&
+            frexp(x, &e) == 0.5)
+            snprintf(buf, n, "2^%d", e - 1);
+        else
+            snprintf(buf, n, "%.0f", x);
+    } else {
+        snprintf(buf, n, "%g", x);
+    }
+    return buf;
+}
+
+int kbc_cmp_u64_double(uint64_t v, double d)
+{
+    if (isnan(d))
+        return 0;
+    if (d < 0)
+        return 1;
+    if (d >= 18446744073709551616.0)
+        return -1;
+    /* floor(d) is now in [0, 2^64) and a whole number, so the conversion
+       is exact; a fraction left over puts d just above that integer. */
+    double fl = floor(d);
+    uint64_t di = (uint64_t)fl;
+    if (v != di)
+        return v < di ? -1 : 1;
+    return fl < d ? -1 : 0;
+}
+
+int kbc_cmp_i64_double(int64_t v, double d)
+{
+    if (isnan(d))
+        return 0;
+    if (d >= 9223372036854775808.0)
+        return -1;
+    if (d < -9223372036854775808.0)
+        return 1;
+    double fl = floor(d);
+    int64_t di = (int64_t)fl;
+    if (v != di)
+        return v < di ? -1 : 1;
+    return fl < d ? -1 : 0;
+}
+
+int kbc_parse_digits(const char *s, const char **end, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *p = s;
+    *end = p;
+    while (isdigit((unsigned char)*p)) {
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -2;
+        v = v * 10 + d;
+        p++;
+    }
+    *end = p;
+    if (p == s)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int kbc_parse_size(const char *s, uint64_t *out, char *why, size_t n)
+{
+    const char *p;
+    uint64_t v;
+    if (s[0] == '-') {
+        say(why, n, "'%s' is negative, and a size cannot be", s);
+        return -1;
+    }
+    if (s[0] == '2' && s[1] == '^') {
+        uint64_t k;
+        int rc = kbc_parse_digits(s + 2, &p, &k);
+        if (rc == -1 || *p) {
+            say(why, n, "'%s' is not a size (use digits with K, M, G, or 2^k)", s);
+            return -1;
+        }
+        if (rc == -2 || k > 63) {
+            say(why, n, "'%s' does not fit in 64 bits (2^63 is the largest power)", s);
+            return -1;
+        }
+        *out = 1ULL << k;
+        return 0;
+    }
+    int rc = kbc_parse_digits(s, &p, &v);
+    if (rc == -2) {
+        say(why, n, "'%s' does not fit in 64 bits", s);
+        return -1;
+    }
+    if (rc == -1) {
+        say(why, n, "'%s' is not a size (use digits with K, M, G, or 2^k)", s);
+        return -1;
+    }
+    unsigned shift = 0;
+    if (*p) {
+        switch (toupper((unsigned char)*p)) {
+        case 'K': shift = 10; break;
+        case 'M': shift = 20; break;
+        case 'G': shift = 30; break;
+        case 'T': shift = 40; break;
+        default: shift = 99;
+        }
+        if (shift != 99) {
+            p++;
+            if (strcasecmp(p, "i") == 0 || strcasecmp(p, "ib") == 0)
+                p += strlen(p);
+        }
+        if (shift == 99 || *p) {
+            if (shift != 99 && strcasecmp(p, "b") == 0)
+                say(why, n,
+                    "'%s' is ambiguous (KB often means 1000); write %.*s or %.*siB for binary "
+                    "multiples",
+                    s, (int)(p - s), s, (int)(p - s), s);
+            else
+                say(why, n, "'%s' is not a size (use digits with K, M, G, or 2^k)", s);
+            return -1;
+        }
+    }
+    if (shift && v > (UINT64_MAX >> shift)) {
+        say(why, n, "'%s' does not fit in 64 bits", s);
+        return -1;
+    }
+    *out = v << shift;
+    return 0;
+}
+
+int kbc_parse_int(const char *s, int64_t *out, char *why, size_t n)
+{
+    const char *p = s;
+    if (*p == '+' || *p == '-')
+        p++;
+    if (!isdigit((unsigned char)*p)) {
+        say(why, n, "'%s' is not an integer", s);
+        return -1;
+    }
+    for (const char *q = p; *q; q++) {
+        if (!isdigit((unsigned char)*q)) {
+            say(why, n, "'%s' is not an integer", s);
+            return -1;
+        }
+    }
+    errno = 0;
+    long long v = strtoll(s, NULL, 10);
+    if (errno == ERANGE) {
+        say(why, n, "'%s' does not fit in a 64-bit integer", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int kbc_parse_float(const char *s, double *out, char *why, size_t n)
+{
+    /* strtod also reads hex, inf and nan; a measurement parameter is a
+       plain decimal number, so the characters are checked first. */
+    int digits = 0, other = 0;
+    for (const char *q = s; *q; q++) {
+        if (isdigit((unsigned char)*q))
+            digits = 1;
+        else if (!strchr("+-.eE", *q))
+            other = 1;
+    }
+    if (other)
+        digits = 0;
+    char *end = NULL;
+    double v = digits > 0 ? strtod(s, &end) : 0;
+    if (digits <= 0 || !end || *end) {
+        say(why, n, "'%s' is not a number", s);
+        return -1;
+    }
+    if (!isfinite(v)) {
+        say(why, n, "'%s' is not a finite number", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_bool(const char *s, int64_t *out, char *why, size_t n)
+{
+    for (size_t i = 0; i < sizeof bool_true / sizeof *bool_true; i++) {
+        if (strcasecmp(s, bool_true[i]) == 0) {
+            *out = 1;
+            return 0;
+        }
+        if (strcasecmp(s, bool_false[i]) == 0) {
+            *out = 0;
+            return 0;
+        }
+    }
+    say(why, n, "'%s' is not a boolean (use true/false, yes/no, on/off or 1/0)", s);
+    return -1;
+}
+
+static int parse_enum(const kb_param *p, const char *s, int64_t *out, char *why, size_t n)
+{
+    if (p->choices) {
+        for (size_t i = 0; i < p->n_choices; i++) {
+            if (strcmp(s, p->choices[i]) == 0) {
+                *out = (int64_t)i;
+                return 0;
+            }
+        }
+    }
+    char list[512] = "";
+    size_t used = 0;
+    for (size_t i = 0; p->choices && i < p->n_choices && used < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                                 p->choices[i]);
+    say(why, n, "'%s' is not one of the allowed values (%s)", s, list);
+    return -1;
+}
+
+int kbc_value_parse_plain(const kb_param *p, const char *s, kb_value *out, char *why, size_t n)
+{
+    if (!*s) {
+        say(why, n, "the value is empty");
+        return -1;
+    }
+    kb_value v = {0};
+    int rc = -1;
+    switch (p->type) {
+    case KB_PARAM_SIZE: rc = kbc_parse_size(s, &v.u, why, n); break;
+    case KB_PARAM_INT:
+        if (p == &kbc_key_cpu_threads && strcasecmp(s, "auto") == 0) {
+            long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+            v.i = cpus < 1 ? 1 : cpus > 4096 ? 4096 : cpus;
+            rc = 0;
+        } else {
+            rc = kbc_parse_int(s, &v.i, why, n);
+        }
+        break;
+    case KB_PARAM_FLOAT:
+        if (p == &kbc_key_budget) {
+            /* The budget alone takes a unit: "500ms", "2s". */
+            size_t len = strlen(s);
+            char tmp[128];
+            double scale = 1;
+            if (len > 2 && strcasecmp(s + len - 2, "ms") == 0) {
+                len -= 2;
+                scale = 1e-3;
+            } else if (len > 1 && (s[len - 1] == 's' || s[len - 1] == 'S')) {
+                len -= 1;
+            }
+            while (len > 0 && isspace((unsigned char)s[len - 1]))
+                len--;
+            if (len >= sizeof tmp) {
+                say(why, n, "'%s' is not a number", s);
+                return -1;
+            }
+            memcpy(tmp, s, len);
+            tmp[len] = '\0';
+            rc = kbc_parse_float(tmp, &v.f, why, n);
+            if (rc != 0)
+                say(why, n, "'%s' is not a duration (use seconds, e.g. 2, 2s or 500ms)", s);
+            v.f *= scale;
+        } else {
+            rc = kbc_parse_float(s, &v.f, why, n);
+        }
+        break;
+    case KB_PARAM_ENUM: rc = parse_enum(p, s, &v.i, why, n); break;
+    case KB_PARAM_BOOL: rc = parse_bool(s, &v.i, why, n); break;
+    default: say(why, n, "parameter '%s' has an unknown type %d", p->name, (int)p->type);
+    }
+    if (rc == 0)
+        *out = v;
+    return rc;
+}
+
+int kbc_value_check_range(const kb_param *p, kb_value v, char *why, size_t n)
+{
+    if (p->min > p->max)
+        return 0;
+    /* Integers are compared with the limits as integers: (double)v would
+       round 2^62 + 1 down to 2^62 and let it pass a maximum of 2^62. */
+    int below, above;
+    switch (p->type) {
+    case KB_PARAM_SIZE:
+        below = kbc_cmp_u64_double(v.u, p->min) < 0;
+        above = kbc_cmp_u64_double(v.u, p->max) > 0;
+        break;
+    case KB_PARAM_INT:
+        below = kbc_cmp_i64_double(v.i, p->min) < 0;
+        above = kbc_cmp_i64_double(v.i, p->max) > 0;
+        break;
+    case KB_PARAM_FLOAT:
+        below = v.f < p->min;
+        above = v.f > p->max;
+        break;
+    default: return 0;
+    }
+    if (below || above) {
+        char val[64], bound[64];
+        kbc_value_format(p, v, val, sizeof val);
+        kbc_bound_format(p, below ? p->min : p->max, bound, sizeof bound);
+        say(why, n, "%s is %s the %s %s", val, below ? "below" : "above",
+            below ? "minimum" : "maximum", bound);
+        return -1;
+    }
+    return 0;
+}
+
+int kbc_value_parse(const kb_param *p, const char *text, kb_value *out, char *why, size_t whyn)
+{
+    if (!text) {
+        say(why, whyn, "there is no value");
+        return -1;
+    }
+    char *s = kbc_trim_dup(text);
+    kb_value v;
+    int rc = kbc_value_parse_plain(p, s, &v, why, whyn);
+    if (rc == 0)
+        rc = kbc_value_check_range(p, v, why, whyn);
+    if (rc == 0)
+        *out = v;
+    free(s);
+    return rc;
+}
+
+
+char *kbc_value_format(const kb_param *p, kb_value v, char *buf, size_t n)
+{
+    switch (p->type) {
+    case KB_PARAM_SIZE: snprintf(buf, n, "%" PRIu64, v.u); break;
+    case KB_PARAM_INT: snprintf(buf, n, "%" PRId64, v.i); break;
+    case KB_PARAM_FLOAT: snprintf(buf, n, "%g", v.f); break;
+    case KB_PARAM_ENUM: {
+        /* Guard the index: a value can come from a caller, not only from
+           the parser. */
+        const char *name = NULL;
+        if (p->choices && v.i >= 0 && (uint64_t)v.i < p->n_choices)
+            name = p->choices[v.i];
+        snprintf(buf, n, "%s", name ? name : "?");
+        break;
+    }
+    case KB_PARAM_BOOL: snprintf(buf, n, "%s", v.i ? "true" : "false"); break;
+    default: snprintf(buf, n, "?");
+    }
+    return buf;
+}

@@ -1,0 +1,40 @@
+# The libFuzzer harness of the INI and value layers, and a test that fuzzes
+# for a bounded time.  libFuzzer comes with clang only; the harness is built
+# with clang through a custom command, so the rest of the build keeps its
+# own compiler (and the default build never needs clang).
+if(CMAKE_C_COMPILER_ID MATCHES "Clang")
+  set(KBENCH_FUZZ_CC ${CMAKE_C_COMPILER})
+else()
+  find_program(KBENCH_FUZZ_CC NAMES clang clang-19 clang-18 clang-17 clang-16 clang-15 clang-14)
+endif()
+if(NOT KBENCH_FUZZ_CC)
+  message(FATAL_ERROR
+    "KBENCH_FUZZ=ON needs clang, which has libFuzzer, and no clang was found: install it "
+    "(apt-get install clang) or configure without -DKBENCH_FUZZ=ON.")
+endif()
+message(STATUS "kbench: fuzzing harness built with ${KBENCH_FUZZ_CC}")
+
+set(KBENCH_FUZZ_SECONDS 20 CACHE STRING "Seconds the fuzz_ini test fuzzes")
+set(fuzz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz/fuzz_ini)
+set(fuzz_sources
+  ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_ini.c
+  ${PROJECT_SOURCE_DIR}/core/src/ini.c
+  ${PROJECT_SOURCE_DIR}/core/src/value.c
+  ${PROJECT_SOURCE_DIR}/core/src/sweep.c
+  ${PROJECT_SOURCE_DIR}/core/src/util.c)
+add_custom_command(OUTPUT ${fuzz_bin}
+  COMMAND ${KBENCH_FUZZ_CC} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined
+          -fno-sanitize-recover=undefined
+          -I${PROJECT_SOURCE_DIR}/core/src -I${PROJECT_SOURCE_DIR}/core/include
+          ${fuzz_sources} ${INIH_LINK_LIBRARIES} -lm -o ${fuzz_bin}
+  DEPENDS ${fuzz_sources}
+  COMMENT "Building the fuzzing harness fuzz_ini with ${KBENCH_FUZZ_CC}")
+add_custom_target(fuzz_ini ALL DEPENDS ${fuzz_bin})
+
+# New inputs go to a folder of the build, never into the source tree.
+file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found)
+add_test(NAME fuzz_ini
+  COMMAND ${fuzz_bin} -max_total_time=${KBENCH_FUZZ_SECONDS} -timeout=10 -max_len=4096
+          -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz/
+          ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus)
+set_tests_properties(fuzz_ini PROPERTIES TIMEOUT 120)
