@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "config.h"
 #include "version.h"
 #include "gpu.h"
@@ -29,12 +30,14 @@ static const char usage_text[] =
     "usage: kbench list\n"
     "       kbench describe PLUGIN\n"
     "       kbench run FILE [--dry-run] [-o DIR] [-q]\n"
+    "       kbench check PLUGIN [--variants a,b,...]\n"
     "       kbench help | --help | --version\n"
     "\n"
     "Commands:\n"
     "  list              the plugins found, their variants and backends\n"
     "  describe PLUGIN   one plugin's parameters: types, defaults, ranges, help\n"
     "  run FILE          run the experiments of an INI file and print a table\n"
+    "  check PLUGIN      conformance check of a plugin against the plugin rules\n"
     "  help              this text\n"
     "\n"
     "Options:\n"
@@ -44,6 +47,7 @@ static const char usage_text[] =
     "  -o, --output DIR  run: also write DIR/results.csv and DIR/results.json\n"
     "                    (DIR is created when missing)\n"
     "  -q, --quiet       run: no progress line, only warnings on stderr\n"
+    "  --variants LIST   check: only these variants (comma-separated)\n"
     "  -h, --help        this text\n"
     "  -V, --version     the version and git revision\n"
     "\n"
@@ -54,9 +58,10 @@ static const char usage_text[] =
     "folder (for a build) or PREFIX/lib/kbench/plugins (when installed), then\n"
     "$KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
 
-static const char *const commands[] = {"list", "describe", "run", "help"};
+static const char *const commands[] = {"list", "describe", "run", "check", "help"};
 static const char *const options[] = {"--plugin-path", "--dry-run", "--output", "--quiet",
-                                      "--help", "--version", "-o", "-q", "-n", "-h", "-V"};
+                                      "--help", "--version", "-o", "-q", "-n", "-h", "-V",
+                                      "--variants"};
 
 /* Prints "kbench: <sentence>" and, for usage errors, where help is. */
 static void say(int with_help, const char *fmt, ...) KB_PRINTF(2, 3);
@@ -91,6 +96,7 @@ typedef struct cli {
     const char *out_dir;
     int dry_run, quiet, help, version;
     const char *run_only; /* the first run-only option seen, for errors */
+    const char *variants; /* check: --variants */
 } cli;
 
 /* Returns 0, or an exit code after printing why. */
@@ -125,7 +131,7 @@ static int parse(int argc, char **argv, cli *c)
             snprintf(name, sizeof name, "%s", a);
         }
         int takes_value = strcmp(name, "--plugin-path") == 0 || strcmp(name, "-o") == 0 ||
-                          strcmp(name, "--output") == 0;
+                          strcmp(name, "--output") == 0 || strcmp(name, "--variants") == 0;
         if (takes_value && !value) {
             if (i + 1 >= argc) {
                 say(1, "option %s needs a %s after it", name,
@@ -149,6 +155,8 @@ static int parse(int argc, char **argv, cli *c)
         } else if (strcmp(name, "-q") == 0 || strcmp(name, "--quiet") == 0) {
             c->quiet = 1;
             c->run_only = c->run_only ? c->run_only : a;
+        } else if (strcmp(name, "--variants") == 0) {
+            c->variants = value;
         } else if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
             c->help = 1;
         } else if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
@@ -376,7 +384,22 @@ int main(int argc, char **argv)
         goto out;
     }
 
-    if (strcmp(c.command, "run") == 0) {
+    if (strcmp(c.command, "check") != 0 && c.variants) {
+        say(1, "option --variants applies only to kbench check");
+        code = KBC_EXIT_USAGE;
+        goto out;
+    }
+
+    if (strcmp(c.command, "check") == 0) {
+        if ((code = check_args(&c, 1, "one plugin name")) == 0) {
+            kbc_registry reg;
+            if ((code = load_plugins(&c, &reg)) == 0) {
+                kbc_registry_print_refused(&reg, stderr);
+                code = kbc_cmd_check(&reg, c.args[0], c.variants, stdout, stderr);
+            }
+            kbc_registry_free(&reg);
+        }
+    } else if (strcmp(c.command, "run") == 0) {
         if ((code = check_args(&c, 1, "one INI file")) == 0)
             code = cmd_run(&c, argc, argv);
     } else if (strcmp(c.command, "list") == 0) {
