@@ -59,6 +59,14 @@ static size_t heap_in_use(void)
    by less.  A drop of one page or more is a leak; smaller drops are not
    counted (so a small leak that fits a page already held is not seen). */
 #define CK_DEVICE_SLACK (2ULL << 20)
+/* Free device memory is the whole device's, so another process can lower
+   it: a drop is counted only when each of this many repetitions shows it. */
+#define CK_REPEATS 3
+
+static uint64_t drop_of(uint64_t before, uint64_t after)
+{
+    return before > after ? before - after : 0;
+}
 
 /* What the host services need; reached through kb_host.host_private. */
 typedef struct ck_hostctx {
@@ -435,7 +443,19 @@ static void check_plan(ck *c)
                          where(c, i, at, sizeof at));
         }
     }
-    uint64_t free1 = c->gpu ? kbc_gpu_free_memory() : 0;
+    uint64_t drop = c->gpu ? drop_of(free0, kbc_gpu_free_memory()) : 0;
+    /* Free memory is the whole device's: another process can move it.  A
+       drop counts only when every one of CK_REPEATS passes shows it. */
+    for (int rep = 1; rep < CK_REPEATS && drop >= CK_DEVICE_SLACK; rep++) {
+        uint64_t f0 = kbc_gpu_free_memory();
+        for (size_t i = 0; i < c->n_pts; i++) {
+            kb_work w;
+            memset(&w, 0, sizeof w);
+            ops->plan(&c->pts[i * c->np], &w, &c->host);
+        }
+        uint64_t d2 = drop_of(f0, kbc_gpu_free_memory());
+        drop = d2 < drop ? d2 : drop;
+    }
 
     if (c->plan_rc[0] != KB_OK)
         ck_fail(c, "defaults", "plan() refuses the plugin's own defaults: %s",
@@ -457,12 +477,12 @@ static void check_plan(ck *c)
 
     if (!c->gpu)
         ck_skip(c, "plan-device", "%s", c->no_gpu);
-    else if (free0 > free1 && free0 - free1 >= CK_DEVICE_SLACK) {
+    else if (drop >= CK_DEVICE_SLACK) {
         char b[32];
         ck_fail(c, "plan-device",
-                "free device memory fell by %s over the plan() calls, so plan() allocated "
-                "device memory",
-                kbc_human_bytes(free0 - free1, b, sizeof b));
+                "free device memory fell by at least %s over each of %d passes of plan() "
+                "calls, so plan() keeps device memory",
+                kbc_human_bytes(drop, b, sizeof b), CK_REPEATS);
     } else
         ck_ok(c, "plan-device", "free device memory unchanged within %llu MiB",
               (unsigned long long)(CK_DEVICE_SLACK >> 20));
@@ -634,6 +654,23 @@ static void run_all(ck *c, void *state, uint64_t mask)
     }
 }
 
+/* setup, one run of every variant, teardown: how far free device memory
+   fell over it. */
+static uint64_t measured_cycle(ck *c, const kb_value *vals, uint64_t mask)
+{
+    char why[400];
+    void *state = NULL;
+    kbc_gpu_sync(c->stream, why, sizeof why);
+    uint64_t before = kbc_gpu_free_memory();
+    if (c->d->ops->setup(vals, mask, &c->host, &state) == KB_OK)
+        run_all(c, state, mask);
+    if (state)
+        c->d->ops->teardown(state, &c->host);
+    kbc_gpu_sync(c->stream, why, sizeof why);
+    kbc_gpu_last_error(why, sizeof why);
+    return drop_of(before, kbc_gpu_free_memory());
+}
+
 static void check_lifecycle(ck *c)
 {
     const kb_plugin *d = c->d;
@@ -717,24 +754,18 @@ static void check_lifecycle(ck *c)
         /* A third cycle, now that lazily loaded kernels and library state
            exist, measured for device memory. */
         if (c->gpu) {
-            kbc_gpu_sync(c->stream, why, sizeof why);
-            uint64_t before = kbc_gpu_free_memory();
-            state = NULL;
-            r = ops->setup(vals, mask, &c->host, &state);
-            if (r == KB_OK)
-                run_all(c, state, mask);
-            if (state)
-                ops->teardown(state, &c->host);
-            kbc_gpu_sync(c->stream, why, sizeof why);
-            kbc_gpu_last_error(why, sizeof why);
-            uint64_t after = kbc_gpu_free_memory();
+            uint64_t drop = UINT64_MAX;
+            for (int rep = 0; rep < CK_REPEATS && drop >= CK_DEVICE_SLACK; rep++) {
+                uint64_t d2 = measured_cycle(c, vals, mask);
+                drop = d2 < drop ? d2 : drop;
+            }
             leak_judged++;
-            if (before > after && before - after >= CK_DEVICE_SLACK && !leak_fail[0]) {
+            if (drop >= CK_DEVICE_SLACK && !leak_fail[0]) {
                 char b[32];
                 snprintf(leak_fail, sizeof leak_fail,
-                         "%s, free device memory is %s lower after setup, runs and teardown "
-                         "than before",
-                         at, kbc_human_bytes(before - after, b, sizeof b));
+                         "%s, free device memory was at least %s lower after setup, runs and "
+                         "teardown than before, in each of %d cycles",
+                         at, kbc_human_bytes(drop, b, sizeof b), CK_REPEATS);
             }
         }
     }
