@@ -803,8 +803,8 @@ static void check_lifecycle(ck *c)
             const ck_result *res = &cv[v].r[k];
             snprintf(name, sizeof name, "%s %s", r_names[k], vn);
             if (res->failed)
-                ck_fail(c, name, "%s (failed at %u of %u points)", res->first, res->failed,
-                        res->judged);
+                ck_fail(c, name, "%s (failed at %u of %u %s)", res->first, res->failed,
+                        res->judged, k == R_CONSISTENT ? "verify calls" : "points");
             else if (res->judged)
                 ck_ok(c, name, k == R_CONSISTENT ? "%u verify calls" : "%u points",
                       res->judged);
