@@ -15,7 +15,8 @@
  *
  * plan() runs twice on every point.  The lifecycle runs on the points plan()
  * accepts whose host_bytes and device_bytes are at most CK_SMALL_BYTES (or,
- * when there is none, on the smallest one), at most CK_MAX_LIFE of them.
+ * when there is none, on the smallest one if it needs at most
+ * CK_LARGEST_BYTES of each), at most CK_MAX_LIFE of them.
  *
  * A plugin that crashes ends the check with the crash: the checks run in
  * this process, because a CUDA context does not survive fork().
@@ -53,6 +54,7 @@ static size_t heap_in_use(void)
 #define CK_MAX_POINTS 4096
 #define CK_MAX_LIFE 96
 #define CK_SMALL_BYTES (32ULL << 20)
+#define CK_LARGEST_BYTES (1ULL << 30) /* the fallback point's limit */
 /* The CUDA driver hands out device memory in pages of 2 MiB: an allocation
    that outlives its caller and needs a page of its own lowers the free
    memory by at least this much, while the driver's own bookkeeping moves it
@@ -700,7 +702,9 @@ static void check_lifecycle(ck *c)
                 c->work[smallest].host_bytes + c->work[smallest].device_bytes)
             smallest = i;
     }
-    if (!n_life && smallest != (size_t)-1)
+    if (!n_life && smallest != (size_t)-1 &&
+        c->work[smallest].host_bytes <= CK_LARGEST_BYTES &&
+        c->work[smallest].device_bytes <= CK_LARGEST_BYTES)
         life[n_life++] = smallest;
 
     for (size_t k = 0; k < n_life && mask; k++) {
@@ -772,6 +776,9 @@ static void check_lifecycle(ck *c)
 
     if (!mask)
         ck_skip(c, "setup-teardown", "no selected variant can run here (%s)", c->no_gpu);
+    else if (!n_life)
+        ck_skip(c, "setup-teardown", "plan() accepted no point that needs at most %llu GiB",
+                (unsigned long long)(CK_LARGEST_BYTES >> 30));
     else if (st_fail[0])
         ck_fail(c, "setup-teardown", "%s", st_fail);
     else if (!st_judged)
