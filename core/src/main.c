@@ -135,7 +135,9 @@ static int parse(int argc, char **argv, cli *c)
         if (takes_value && !value) {
             if (i + 1 >= argc) {
                 say(1, "option %s needs a %s after it", name,
-                    strcmp(name, "--plugin-path") == 0 ? "path" : "folder");
+                    strcmp(name, "--plugin-path") == 0 ? "path"
+                    : strcmp(name, "--variants") == 0 ? "list of variants"
+                                                      : "folder");
                 return KBC_EXIT_USAGE;
             }
             value = argv[++i];
