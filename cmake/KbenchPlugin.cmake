@@ -50,5 +50,7 @@ function(kbench_add_plugin name)
   target_link_options(${name} PRIVATE "LINKER:--no-undefined")
   if(DEFINED KBENCH_PLUGIN_INSTALL_DIR AND NOT KP_NO_INSTALL)
     install(TARGETS ${name} LIBRARY DESTINATION ${KBENCH_PLUGIN_INSTALL_DIR})
+    # The tree's plugins, for one `kbench check` test each (tests/check.cmake).
+    set_property(GLOBAL APPEND PROPERTY KBENCH_PLUGIN_TARGETS ${name})
   endif()
 endfunction()

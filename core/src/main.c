@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "config.h"
 #include "version.h"
 #include "gpu.h"
@@ -30,6 +31,7 @@
 static const char usage_head[] =
     "usage: kbench list\n"
     "       kbench describe PLUGIN\n"
+    "       kbench check PLUGIN [--variants a,b,...]\n"
     "       kbench run FILE [--dry-run] [-o DIR] [-q]\n"
     "       kbench help | --help | --version\n"
     "\n"
@@ -37,6 +39,7 @@ static const char usage_head[] =
     "  list              the plugins found, their variants and backends\n"
     "  describe PLUGIN   one plugin's parameters: types, defaults, ranges, help\n"
     "  run FILE          run the experiments of an INI file and print a table\n"
+    "  check PLUGIN      conformance check of a plugin against the plugin rules\n"
     "  help              this text\n"
     "\n"
     "Options:\n";
@@ -50,7 +53,7 @@ static const char usage_tail[] =
     "folder (for a build) or PREFIX/lib/kbench/plugins (when installed), then\n"
     "$KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
 
-static const char *const commands[] = {"list", "describe", "run", "help"};
+static const char *const commands[] = {"list", "describe", "run", "check", "help"};
 
 /* Prints "kbench: <sentence>" and, for usage errors, where help is. */
 static void say(int with_help, const char *fmt, ...) KB_PRINTF(2, 3);
@@ -84,7 +87,9 @@ typedef struct cli {
     int n_plugin_paths;
     const char *out_dir;
     int dry_run, quiet, help, version;
-    char run_only[64]; /* the first run-only option seen, as typed, for errors */
+    char only[64];         /* the first command-specific option seen, as typed */
+    const char *only_cmd;  /* the command it belongs to                       */
+    const char *variants;  /* check: --variants                               */
 } cli;
 
 /* One command-line option.  A row names the option, says whether it takes
@@ -95,7 +100,7 @@ typedef struct option_row {
     char short_name;  /* 'o', or 0 */
     const char *arg;  /* "DIR" when the option takes a value, else NULL */
     int repeatable;   /* a value option that may be given more than once */
-    int run_only;
+    const char *only; /* the one command that takes it, or NULL for any */
     const char *help; /* lines separated by '\n' */
     void (*handle)(cli *c, const char *value);
 } option_row;
@@ -112,6 +117,10 @@ static void opt_output(cli *c, const char *v)
 {
     c->out_dir = v;
 }
+static void opt_variants(cli *c, const char *v)
+{
+    c->variants = v;
+}
 static void opt_quiet(cli *c, const char *v)
 {
     c->quiet = 1;
@@ -126,19 +135,29 @@ static void opt_version(cli *c, const char *v)
 }
 
 static const option_row option_table[] = {
-    {"--plugin-path", 0, "P", 1, 0,
+    {"--plugin-path", 0, "P", 1, NULL,
      "also load plugins from folder or file P (repeatable;\nbefore or after the command)",
      opt_plugin_path},
-    {"--dry-run", 'n', NULL, 0, 1, "run: print the expanded plan, run nothing, touch no GPU",
+    {"--dry-run", 'n', NULL, 0, "run", "run: print the expanded plan, run nothing, touch no GPU",
      opt_dry_run},
-    {"--output", 'o', "DIR", 0, 1,
+    {"--output", 'o', "DIR", 0, "run",
      "run: also write DIR/results.csv and DIR/results.json\n(DIR is created when missing)",
      opt_output},
-    {"--quiet", 'q', NULL, 0, 1, "run: no progress line, only warnings on stderr", opt_quiet},
-    {"--help", 'h', NULL, 0, 0, "this text", opt_help},
-    {"--version", 'V', NULL, 0, 0, "the version and git revision", opt_version},
+    {"--quiet", 'q', NULL, 0, "run", "run: no progress line, only warnings on stderr", opt_quiet},
+    {"--variants", 0, "LIST", 0, "check", "check: only these variants (comma-separated)",
+     opt_variants},
+    {"--help", 'h', NULL, 0, NULL, "this text", opt_help},
+    {"--version", 'V', NULL, 0, NULL, "the version and git revision", opt_version},
 };
 #define N_OPTIONS (sizeof option_table / sizeof *option_table)
+
+/* What an option's value is, in words, for errors. */
+static const char *arg_noun(const option_row *o)
+{
+    return strcmp(o->arg, "DIR") == 0    ? "folder"
+           : strcmp(o->arg, "LIST") == 0 ? "list of variants"
+                                         : "path";
+}
 
 /* "-o, --output DIR" */
 static void option_left(const option_row *o, char *buf, size_t n)
@@ -245,7 +264,7 @@ static int parse(int argc, char **argv, cli *c)
         if (o->arg && !value) {
             if (i + 1 >= argc) {
                 say(1, "option %s needs a %s after it",
-                    name, strcmp(o->arg, "DIR") == 0 ? "folder" : "path");
+                    name, arg_noun(o));
                 return KBC_EXIT_USAGE;
             }
             value = argv[++i];
@@ -254,13 +273,13 @@ static int parse(int argc, char **argv, cli *c)
             if (value[0] == '-' && value[1] != '\0') {
                 say(1, "option %s needs a %s after it, and '%s' looks like an option (write "
                        "./%s for a folder of that name)",
-                    name, strcmp(o->arg, "DIR") == 0 ? "folder" : "path", value, value);
+                    name, arg_noun(o), value, value);
                 return KBC_EXIT_USAGE;
             }
         }
         if (o->arg && !*value) {
             say(1, "option %s was given an empty %s name", name,
-                strcmp(o->arg, "DIR") == 0 ? "folder" : "path");
+                arg_noun(o));
             return KBC_EXIT_USAGE;
         }
         size_t row = (size_t)(o - option_table);
@@ -272,8 +291,10 @@ static int parse(int argc, char **argv, cli *c)
             }
             seen[row] = value;
         }
-        if (o->run_only && !c->run_only[0])
-            snprintf(c->run_only, sizeof c->run_only, "%s", name);
+        if (o->only && !c->only[0]) {
+            snprintf(c->only, sizeof c->only, "%s", name);
+            c->only_cmd = o->only;
+        }
         o->handle(c, value);
     }
     return 0;
@@ -505,7 +526,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if (!c.command) {
-        say(1, "no command given (try list, describe or run)");
+        say(1, "no command given (try list, describe, run or check)");
         code = KBC_EXIT_USAGE;
         goto out;
     }
@@ -521,8 +542,8 @@ int main(int argc, char **argv)
         code = KBC_EXIT_USAGE;
         goto out;
     }
-    if (strcmp(c.command, "run") != 0 && c.run_only[0]) {
-        say(1, "option %s applies only to kbench run", c.run_only);
+    if (c.only[0] && strcmp(c.command, c.only_cmd) != 0) {
+        say(1, "option %s applies only to kbench %s", c.only, c.only_cmd);
         code = KBC_EXIT_USAGE;
         goto out;
     }
@@ -536,6 +557,15 @@ int main(int argc, char **argv)
             if ((code = load_plugins(&c, &reg)) == 0) {
                 kbc_registry_print_refused(&reg, stderr);
                 kbc_cmd_list(&reg, stdout);
+            }
+            kbc_registry_free(&reg);
+        }
+    } else if (strcmp(c.command, "check") == 0) {
+        if ((code = check_args(&c, 1, "one plugin name")) == 0) {
+            kbc_registry reg;
+            if ((code = load_plugins(&c, &reg)) == 0) {
+                kbc_registry_print_refused(&reg, stderr);
+                code = kbc_cmd_check(&reg, c.args[0], c.variants, stdout, stderr);
             }
             kbc_registry_free(&reg);
         }

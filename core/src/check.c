@@ -1,0 +1,962 @@
+/*
+ * check.c -- see check.h.
+ *
+ * The points.  Every parameter gets a few candidate values derived from its
+ * declaration, each put through the same parser as an INI value (so that a
+ * candidate outside [min, max] is dropped):
+ *   SIZE   the default, min, 1, 31, 1000, 2^16+1, max
+ *   INT    the default, min, min+1, max-1, max (unbounded: default +-1, 0, 1)
+ *   FLOAT  the default, min, max and their middle (unbounded: 0, 1, -1)
+ *   ENUM   every choice;  BOOL  false and true
+ * The points are: the defaults; the defaults with one parameter set to each
+ * of its candidates; and the defaults with one SIZE parameter and one other
+ * parameter set to a candidate each (so that small and awkward sizes meet
+ * every type, block size and flag).  Duplicates are dropped.
+ *
+ * plan() runs twice on every point.  The lifecycle runs on the points plan()
+ * accepts whose host_bytes and device_bytes are at most CK_SMALL_BYTES (or,
+ * when there is none, on the smallest one if it needs at most
+ * CK_LARGEST_BYTES of each), at most CK_MAX_LIFE of them.
+ *
+ * A plugin that crashes ends the check with the crash: the checks run in
+ * this process, because a CUDA context does not survive fork().
+ */
+#define _GNU_SOURCE
+#include "check.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "sweep.h"
+#include "util.h"
+
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#include <malloc.h>
+#define CK_HAVE_HEAP_COUNTER 1
+/* Bytes of the heap in use, over all arenas, mmap'ed blocks included. */
+static size_t heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+}
+#else
+#define CK_HAVE_HEAP_COUNTER 0
+static size_t heap_in_use(void)
+{
+    return 0;
+}
+#endif
+
+#define CK_MAX_POINTS 4096
+#define CK_MAX_LIFE 96
+#define CK_SMALL_BYTES (32ULL << 20)
+#define CK_LARGEST_BYTES (1ULL << 30) /* the fallback point's limit */
+/* The CUDA driver hands out device memory in pages of 2 MiB: an allocation
+   that outlives its caller and needs a page of its own lowers the free
+   memory by at least this much, while the driver's own bookkeeping moves it
+   by less.  A drop of one page or more is a leak; smaller drops are not
+   counted (so a small leak that fits a page already held is not seen). */
+#define CK_DEVICE_SLACK (2ULL << 20)
+/* Free device memory is the whole device's, so another process can lower
+   it: a drop is counted only when each of this many repetitions shows it. */
+#define CK_REPEATS 3
+
+static uint64_t drop_of(uint64_t before, uint64_t after)
+{
+    return before > after ? before - after : 0;
+}
+
+/* What the host services need; reached through kb_host.host_private. */
+typedef struct ck_hostctx {
+    const char *plugin;
+    FILE *err;
+    char fail_msg[512];
+} ck_hostctx;
+
+/* The first failure of one check, and how often it was judged. */
+typedef struct ck_result {
+    unsigned judged;  /* points at which the check was made */
+    unsigned failed;  /* points at which it failed          */
+    char first[640];  /* the first failure, one sentence    */
+} ck_result;
+
+enum { R_CAN_FAIL, R_CORRECT, R_POISONS, R_CONSISTENT, R_N };
+static const char *const r_names[R_N] = {"verify-can-fail", "correct-run", "prepare-poisons",
+                                         "verify-consistent"};
+
+typedef struct ck_variant {
+    ck_result r[R_N];
+    unsigned unsupported;
+    char unsup_why[1024];
+} ck_variant;
+
+typedef struct ck {
+    FILE *out, *err;
+    const kbc_plugin *pl;
+    const kb_plugin *d;
+    uint32_t np;           /* parameters (at least 1 for the arrays) */
+    uint64_t selected;     /* variants to check                      */
+    unsigned n_ok, n_fail, n_skip;
+    kb_host host;
+    ck_hostctx hc;
+    kbc_machine m;
+    int gpu;               /* a device and a stream are in use        */
+    char no_gpu[400];
+    void *stream;
+    kb_value *pts;         /* n_pts rows of np values                 */
+    size_t n_pts, cap_pts;
+    int *plan_rc;          /* per point: plan()'s first return        */
+    kb_work *work;         /* per point: plan()'s first work          */
+} ck;
+
+/* ---- output ---------------------------------------------------------------- */
+
+static void line(ck *c, const char *tag, const char *check, const char *fmt, va_list ap)
+{
+    char msg[1200];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n > 0 && (msg[n - 1] == '.' || msg[n - 1] == ' '))
+        msg[--n] = '\0';
+    fprintf(c->out, "%s %s%s%s%s\n", tag, check, tag[0] == 'o' ? (n ? " (" : "") : ": ", msg,
+            tag[0] == 'o' ? (n ? ")" : "") : ".");
+}
+
+static void ck_ok(ck *c, const char *check, const char *fmt, ...) KB_PRINTF(3, 4);
+static void ck_fail(ck *c, const char *check, const char *fmt, ...) KB_PRINTF(3, 4);
+static void ck_skip(ck *c, const char *check, const char *fmt, ...) KB_PRINTF(3, 4);
+
+static void ck_ok(ck *c, const char *check, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    line(c, "ok  ", check, fmt, ap);
+    va_end(ap);
+    c->n_ok++;
+}
+
+static void ck_fail(ck *c, const char *check, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    line(c, "FAIL", check, fmt, ap);
+    va_end(ap);
+    c->n_fail++;
+}
+
+static void ck_skip(ck *c, const char *check, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    line(c, "skip", check, fmt, ap);
+    va_end(ap);
+    c->n_skip++;
+}
+
+/* ---- host services (the runner's, without its progress line) --------------- */
+
+static void host_log(kb_host *h, kb_log_level level, const char *fmt, ...)
+{
+    ck_hostctx *hc = h->host_private;
+    if (level == KB_LOG_DEBUG && !getenv("KBENCH_DEBUG"))
+        return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(buf);
+    while (n > 0 && buf[n - 1] == '\n')
+        buf[--n] = '\0';
+    fprintf(hc->err, "kbench: %s: %s%s\n", hc->plugin, level == KB_LOG_WARN ? "warning: " : "",
+            buf);
+}
+
+static int host_fail(kb_host *h, int code, const char *fmt, ...)
+{
+    ck_hostctx *hc = h->host_private;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(hc->fail_msg, sizeof hc->fail_msg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* "the plugin's sentence", or a note that it gave none. */
+static const char *said(const ck *c, const char *call, int code, char *buf, size_t n)
+{
+    if (c->hc.fail_msg[0])
+        snprintf(buf, n, "%s() returned %d: %s", call, code, c->hc.fail_msg);
+    else
+        snprintf(buf, n, "%s() returned %d without a sentence through fail()", call, code);
+    return buf;
+}
+
+/* ---- points ---------------------------------------------------------------- */
+
+/* Appends the candidate written as text when it parses and is new. */
+static void cand_add(const kb_param *p, const char *text, kb_value *vals, size_t *n, size_t cap)
+{
+    kb_value v;
+    char why[256];
+    if (*n >= cap || kbc_value_parse(p, text, &v, why, sizeof why) != 0)
+        return;
+    for (size_t i = 0; i < *n; i++)
+        if (memcmp(&vals[i], &v, sizeof v) == 0)
+            return;
+    vals[(*n)++] = v;
+}
+
+#define CK_MAX_CANDS 16
+
+/* Candidate values of parameter p (see the file comment); the default is
+   first. */
+static size_t candidates(const kb_param *p, kb_value *vals)
+{
+    size_t n = 0;
+    char t[64];
+    int bounded = !(p->min > p->max);
+    cand_add(p, p->def, vals, &n, CK_MAX_CANDS);
+    switch (p->type) {
+    case KB_PARAM_SIZE: {
+        if (bounded && p->min >= 0 && p->min < 18446744073709551616.0) {
+            snprintf(t, sizeof t, "%.0f", p->min);
+            cand_add(p, t, vals, &n, CK_MAX_CANDS);
+        }
+        static const char *const awkward[] = {"1", "31", "1000", "65537"};
+        for (size_t i = 0; i < 4; i++)
+            cand_add(p, awkward[i], vals, &n, CK_MAX_CANDS);
+        if (bounded && p->max >= 0 && p->max < 18446744073709551616.0) {
+            snprintf(t, sizeof t, "%.0f", p->max);
+            cand_add(p, t, vals, &n, CK_MAX_CANDS);
+        }
+        if (!bounded)
+            cand_add(p, "0", vals, &n, CK_MAX_CANDS);
+        break;
+    }
+    case KB_PARAM_INT:
+        if (bounded) {
+            double e[4] = {p->min, p->min + 1, p->max - 1, p->max};
+            for (int i = 0; i < 4; i++)
+                if (fabs(e[i]) < 9.2e18) {
+                    snprintf(t, sizeof t, "%.0f", e[i]);
+                    cand_add(p, t, vals, &n, CK_MAX_CANDS);
+                }
+        } else {
+            kb_value d;
+            char why[256];
+            if (kbc_value_parse(p, p->def, &d, why, sizeof why) == 0 && d.i > INT64_MIN &&
+                d.i < INT64_MAX) {
+                snprintf(t, sizeof t, "%lld", (long long)(d.i - 1));
+                cand_add(p, t, vals, &n, CK_MAX_CANDS);
+                snprintf(t, sizeof t, "%lld", (long long)(d.i + 1));
+                cand_add(p, t, vals, &n, CK_MAX_CANDS);
+            }
+            cand_add(p, "0", vals, &n, CK_MAX_CANDS);
+            cand_add(p, "1", vals, &n, CK_MAX_CANDS);
+        }
+        break;
+    case KB_PARAM_FLOAT:
+        if (bounded) {
+            double e[3] = {p->min, p->max, p->min / 2 + p->max / 2};
+            for (int i = 0; i < 3; i++) {
+                snprintf(t, sizeof t, "%.17g", e[i]);
+                cand_add(p, t, vals, &n, CK_MAX_CANDS);
+            }
+        } else {
+            cand_add(p, "0", vals, &n, CK_MAX_CANDS);
+            cand_add(p, "1", vals, &n, CK_MAX_CANDS);
+            cand_add(p, "-1", vals, &n, CK_MAX_CANDS);
+        }
+        break;
+    case KB_PARAM_ENUM:
+        for (uint32_t k = 0; k < p->n_choices && n < CK_MAX_CANDS; k++)
+            cand_add(p, p->choices[k], vals, &n, CK_MAX_CANDS);
+        break;
+    case KB_PARAM_BOOL:
+        cand_add(p, "false", vals, &n, CK_MAX_CANDS);
+        cand_add(p, "true", vals, &n, CK_MAX_CANDS);
+        break;
+    }
+    return n;
+}
+
+static void point_add(ck *c, const kb_value *vals)
+{
+    size_t row = c->np * sizeof *vals;
+    if (c->n_pts >= CK_MAX_POINTS)
+        return;
+    for (size_t i = 0; i < c->n_pts; i++)
+        if (memcmp(&c->pts[i * c->np], vals, row) == 0)
+            return;
+    if (c->n_pts == c->cap_pts) {
+        c->cap_pts = c->cap_pts ? 2 * c->cap_pts : 64;
+        c->pts = kbc_xrealloc(c->pts, c->cap_pts * row);
+    }
+    memcpy(&c->pts[c->n_pts * c->np], vals, row);
+    c->n_pts++;
+}
+
+/* Makes the points; returns -1 when a default does not parse (reported). */
+static int make_points(ck *c)
+{
+    const kb_plugin *d = c->d;
+    kb_value *def = kbc_xcalloc(c->np, sizeof *def);
+    kb_value *cur = kbc_xcalloc(c->np, sizeof *cur);
+    kb_value(*cand)[CK_MAX_CANDS] = kbc_xcalloc(c->np, sizeof *cand);
+    size_t *nc = kbc_xcalloc(c->np, sizeof *nc);
+    int rc = 0;
+    for (uint32_t p = 0; p < d->n_params; p++) {
+        char why[256];
+        if (kbc_value_parse(&d->params[p], d->params[p].def, &def[p], why, sizeof why) != 0) {
+            ck_fail(c, "defaults", "the default '%s' of parameter '%s' does not parse: %s",
+                    d->params[p].def, d->params[p].name, why);
+            rc = -1;
+            goto out;
+        }
+        nc[p] = candidates(&d->params[p], cand[p]);
+    }
+    point_add(c, def);
+    for (uint32_t p = 0; p < d->n_params; p++)
+        for (size_t i = 0; i < nc[p]; i++) {
+            memcpy(cur, def, c->np * sizeof *cur);
+            cur[p] = cand[p][i];
+            point_add(c, cur);
+        }
+    for (uint32_t s = 0; s < d->n_params; s++) {
+        if (d->params[s].type != KB_PARAM_SIZE)
+            continue;
+        for (size_t i = 0; i < nc[s]; i++)
+            for (uint32_t q = 0; q < d->n_params; q++) {
+                if (q == s)
+                    continue;
+                for (size_t j = 0; j < nc[q]; j++) {
+                    memcpy(cur, def, c->np * sizeof *cur);
+                    cur[s] = cand[s][i];
+                    cur[q] = cand[q][j];
+                    point_add(c, cur);
+                }
+            }
+    }
+out:
+    free(nc);
+    free(cand);
+    free(cur);
+    free(def);
+    return rc;
+}
+
+/* "at the defaults" or "at n=31, dtype=i32": the parameters that differ
+   from point 0, the defaults. */
+static const char *where(const ck *c, size_t pt, char *buf, size_t n)
+{
+    const kb_value *v = &c->pts[pt * c->np], *def = c->pts;
+    size_t len = 0;
+    buf[0] = '\0';
+    for (uint32_t p = 0; p < c->d->n_params && len + 1 < n; p++) {
+        if (memcmp(&v[p], &def[p], sizeof v[p]) == 0)
+            continue;
+        char val[128];
+        kbc_value_format(&c->d->params[p], v[p], val, sizeof val);
+        int w = snprintf(buf + len, n - len, "%s%s=%s", len ? ", " : "at ", c->d->params[p].name,
+                         val);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+        if (len >= n)
+            len = n - 1;
+    }
+    if (!buf[0])
+        snprintf(buf, n, "at the defaults");
+    return buf;
+}
+
+/* ---- plan ------------------------------------------------------------------ */
+
+static void check_plan(ck *c)
+{
+    const kb_ops *ops = c->d->ops;
+    c->plan_rc = kbc_xcalloc(c->n_pts, sizeof *c->plan_rc);
+    c->work = kbc_xcalloc(c->n_pts, sizeof *c->work);
+    char pure_fail[800] = "", alloc_fail[800] = "", err_fail[800] = "", at[400];
+    char def_msg[512] = "";
+    unsigned refused = 0;
+    uint64_t free0 = c->gpu ? kbc_gpu_free_memory() : 0;
+
+    for (size_t i = 0; i < c->n_pts; i++) {
+        const kb_value *v = &c->pts[i * c->np];
+        kb_work w1, w2;
+        char msg1[512];
+        /* Nothing between the two heap readings may allocate: no output, no
+           formatting, only the plugin's call. */
+        memset(&w1, 0, sizeof w1);
+        c->hc.fail_msg[0] = '\0';
+        size_t h0 = heap_in_use();
+        int r1 = ops->plan(v, &w1, &c->host);
+        size_t h1 = heap_in_use();
+        memcpy(msg1, c->hc.fail_msg, sizeof msg1);
+        memset(&w2, 0, sizeof w2);
+        c->hc.fail_msg[0] = '\0';
+        size_t h2 = heap_in_use();
+        int r2 = ops->plan(v, &w2, &c->host);
+        size_t h3 = heap_in_use();
+        c->plan_rc[i] = r1;
+        c->work[i] = w1;
+        if (i == 0)
+            memcpy(def_msg, msg1, sizeof def_msg);
+
+        if (!pure_fail[0]) {
+            if (r1 != r2)
+                snprintf(pure_fail, sizeof pure_fail,
+                         "%s, plan() returned %d the first time and %d the second",
+                         where(c, i, at, sizeof at), r1, r2);
+            else if (r1 == KB_OK && memcmp(&w1, &w2, sizeof w1) != 0)
+                snprintf(pure_fail, sizeof pure_fail,
+                         "%s, two calls of plan() gave different work (bytes read %llu and "
+                         "%llu, written %llu and %llu, flops %g and %g, items %llu and %llu, "
+                         "host bytes %llu and %llu, device bytes %llu and %llu)",
+                         where(c, i, at, sizeof at), (unsigned long long)w1.bytes_read,
+                         (unsigned long long)w2.bytes_read, (unsigned long long)w1.bytes_written,
+                         (unsigned long long)w2.bytes_written, w1.flops, w2.flops,
+                         (unsigned long long)w1.items, (unsigned long long)w2.items,
+                         (unsigned long long)w1.host_bytes, (unsigned long long)w2.host_bytes,
+                         (unsigned long long)w1.device_bytes,
+                         (unsigned long long)w2.device_bytes);
+        }
+        if (!alloc_fail[0] && (h1 > h0 || h3 > h2))
+            snprintf(alloc_fail, sizeof alloc_fail,
+                     "%s, %llu bytes of heap allocated by plan() were still allocated after it "
+                     "returned",
+                     where(c, i, at, sizeof at),
+                     (unsigned long long)(h1 > h0 ? h1 - h0 : h3 - h2));
+        if (r1 != KB_OK) {
+            refused++;
+            if (!err_fail[0] && r1 != KB_EINVAL)
+                snprintf(err_fail, sizeof err_fail,
+                         "%s, plan() returned %d, but its only failure is KB_EINVAL (%d)%s%s",
+                         where(c, i, at, sizeof at), r1, KB_EINVAL, msg1[0] ? ": " : "", msg1);
+            else if (!err_fail[0] && !msg1[0])
+                snprintf(err_fail, sizeof err_fail,
+                         "%s, plan() returned KB_EINVAL without a sentence through fail()",
+                         where(c, i, at, sizeof at));
+        }
+    }
+    uint64_t drop = c->gpu ? drop_of(free0, kbc_gpu_free_memory()) : 0;
+    /* Free memory is the whole device's: another process can move it.  A
+       drop counts only when every one of CK_REPEATS passes shows it. */
+    for (int rep = 1; rep < CK_REPEATS && drop >= CK_DEVICE_SLACK; rep++) {
+        uint64_t f0 = kbc_gpu_free_memory();
+        for (size_t i = 0; i < c->n_pts; i++) {
+            kb_work w;
+            memset(&w, 0, sizeof w);
+            ops->plan(&c->pts[i * c->np], &w, &c->host);
+        }
+        uint64_t d2 = drop_of(f0, kbc_gpu_free_memory());
+        drop = d2 < drop ? d2 : drop;
+    }
+
+    if (c->plan_rc[0] != KB_OK)
+        ck_fail(c, "defaults", "plan() refuses the plugin's own defaults: %s",
+                def_msg[0] ? def_msg : "(no sentence)");
+    else
+        ck_ok(c, "defaults", "every default parses and plan() accepts them");
+
+    if (pure_fail[0])
+        ck_fail(c, "plan-pure", "%s", pure_fail);
+    else
+        ck_ok(c, "plan-pure", "two calls agree at each of %zu points", c->n_pts);
+
+    if (!CK_HAVE_HEAP_COUNTER)
+        ck_skip(c, "plan-alloc", "this C library has no mallinfo2() to count the heap with");
+    else if (alloc_fail[0])
+        ck_fail(c, "plan-alloc", "%s", alloc_fail);
+    else
+        ck_ok(c, "plan-alloc", "the heap in use is unchanged by each call");
+
+    if (!c->gpu)
+        ck_skip(c, "plan-device", "%s", c->no_gpu);
+    else if (drop >= CK_DEVICE_SLACK) {
+        char b[32];
+        ck_fail(c, "plan-device",
+                "free device memory fell by at least %s over each of %d passes of plan() "
+                "calls, so plan() keeps device memory",
+                kbc_human_bytes(drop, b, sizeof b), CK_REPEATS);
+    } else
+        ck_ok(c, "plan-device", "free device memory unchanged within %llu MiB",
+              (unsigned long long)(CK_DEVICE_SLACK >> 20));
+
+    if (err_fail[0])
+        ck_fail(c, "plan-errors", "%s", err_fail);
+    else
+        ck_ok(c, "plan-errors", "%u of %zu points refused with KB_EINVAL and a sentence",
+              refused, c->n_pts);
+}
+
+/* ---- the lifecycle ----------------------------------------------------------- */
+
+static int is_cuda(const ck *c, uint32_t v)
+{
+    return c->d->variants[v].backend == KB_BACKEND_CUDA;
+}
+
+/* After a CUDA variant's calls: wait for the stream and collect a launch
+   error.  Returns 0, or -1 with why. */
+static int gpu_settle(ck *c, uint32_t v, char *why, size_t n)
+{
+    if (!c->gpu || !is_cuda(c, v))
+        return 0;
+    if (kbc_gpu_sync(c->stream, why, n) != 0 || kbc_gpu_last_error(why, n) != 0)
+        return -1;
+    return 0;
+}
+
+/* One verify of what the output holds now, after prepare (and, when run is
+   set, upload, run, download) -- or download alone without run.  Returns
+   KB_OK and fills chk, KB_EUNSUPPORTED, or another code with why set. */
+static int attempt(ck *c, void *state, uint32_t v, int run, kb_check *chk, char *why, size_t n)
+{
+    const kb_ops *ops = c->d->ops;
+    int r;
+    c->hc.fail_msg[0] = '\0';
+    if ((r = ops->prepare(state, v, &c->host)) != KB_OK) {
+        said(c, "prepare", r, why, n);
+        return r;
+    }
+    if (run && ops->upload && (r = ops->upload(state, v, &c->host)) != KB_OK) {
+        said(c, "upload", r, why, n);
+        return r;
+    }
+    if (run && (r = ops->run(state, v, &c->host)) != KB_OK) {
+        said(c, "run", r, why, n);
+        return r;
+    }
+    if (ops->download && (r = ops->download(state, v, &c->host)) != KB_OK) {
+        said(c, "download", r, why, n);
+        return r;
+    }
+    char cw[400];
+    if (gpu_settle(c, v, cw, sizeof cw) != 0) {
+        snprintf(why, n, "the CUDA runtime reported an error: %s", cw);
+        return KB_ECUDA;
+    }
+    memset(chk, 0, sizeof *chk);
+    c->hc.fail_msg[0] = '\0';
+    if ((r = ops->verify(state, v, chk, &c->host)) != KB_OK) {
+        said(c, "verify", r, why, n);
+        return r;
+    }
+    return KB_OK;
+}
+
+static int host_pass(const kb_check *k)
+{
+    return !isnan(k->error) && !isnan(k->tolerance) && k->error <= k->tolerance;
+}
+
+static void result_fail(ck_result *r, const char *fmt, ...) KB_PRINTF(2, 3);
+
+static void result_fail(ck_result *r, const char *fmt, ...)
+{
+    r->failed++;
+    if (r->first[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->first, sizeof r->first, fmt, ap);
+    va_end(ap);
+}
+
+/* Judges verify-consistent on one verify. */
+static void consistent(ck_variant *cv, const kb_check *k, const char *when, const char *at)
+{
+    int pass = host_pass(k);
+    cv->r[R_CONSISTENT].judged++;
+    if (!k->passed != !pass)
+        result_fail(&cv->r[R_CONSISTENT],
+                    "%s, %s, verify() said %s, but its %s error %g is %s the tolerance %g", at,
+                    when, k->passed ? "passed" : "failed", k->measure ? k->measure : "(unnamed)",
+                    k->error, pass ? "within" : "not within", k->tolerance);
+}
+
+/* The checks of one variant on one set-up state. */
+static void life_variant(ck *c, void *state, uint32_t v, const char *at, ck_variant *cv)
+{
+    kb_check k1, k2, k3;
+    char why[700];
+    int r = attempt(c, state, v, 0, &k1, why, sizeof why);
+    if (r == KB_EUNSUPPORTED) {
+        if (!cv->unsupported++)
+            snprintf(cv->unsup_why, sizeof cv->unsup_why, "%s",
+                     c->hc.fail_msg[0] ? c->hc.fail_msg : why);
+        return;
+    }
+    cv->r[R_CAN_FAIL].judged++;
+    if (r != KB_OK) {
+        result_fail(&cv->r[R_CAN_FAIL], "%s, with no run: %s", at, why);
+        return;
+    }
+    consistent(cv, &k1, "on an output that was never run", at);
+    int pass1 = host_pass(&k1);
+    if (pass1)
+        result_fail(&cv->r[R_CAN_FAIL],
+                    "%s, verify() passed an output that was prepared but never run (%s error "
+                    "%g within tolerance %g): either verify cannot fail or prepare does not "
+                    "poison",
+                    at, k1.measure ? k1.measure : "(unnamed)", k1.error, k1.tolerance);
+
+    cv->r[R_CORRECT].judged++;
+    r = attempt(c, state, v, 1, &k2, why, sizeof why);
+    if (r != KB_OK) {
+        result_fail(&cv->r[R_CORRECT], "%s: %s", at, why);
+        return;
+    }
+    consistent(cv, &k2, "after a run", at);
+    int pass2 = host_pass(&k2);
+    if (!pass2)
+        result_fail(&cv->r[R_CORRECT], "%s, %s error %g is not within the tolerance %g", at,
+                    k2.measure ? k2.measure : "(unnamed)", k2.error, k2.tolerance);
+
+    /* After a correct run, prepare must wipe it: judged only where verify
+       can tell a poisoned output from a correct one. */
+    if (pass1 || !pass2)
+        return;
+    cv->r[R_POISONS].judged++;
+    r = attempt(c, state, v, 0, &k3, why, sizeof why);
+    if (r != KB_OK) {
+        result_fail(&cv->r[R_POISONS], "%s, prepare after a run: %s", at, why);
+        return;
+    }
+    consistent(cv, &k3, "after prepare following a run", at);
+    if (host_pass(&k3))
+        result_fail(&cv->r[R_POISONS],
+                    "%s, after a correct run, prepare() and download() without a run still "
+                    "verify (%s error %g within tolerance %g): prepare does not poison the "
+                    "output",
+                    at, k3.measure ? k3.measure : "(unnamed)", k3.error, k3.tolerance);
+}
+
+/* Runs prepare/upload/run/download of every variant in mask once, ignoring
+   results: the measured cycle of the leak check. */
+static void run_all(ck *c, void *state, uint64_t mask)
+{
+    const kb_ops *ops = c->d->ops;
+    char why[400];
+    for (uint32_t v = 0; v < c->d->n_variants; v++) {
+        if (!(mask & KB_VARIANT_BIT(v)))
+            continue;
+        if (ops->prepare(state, v, &c->host) == KB_OK &&
+            (!ops->upload || ops->upload(state, v, &c->host) == KB_OK) &&
+            ops->run(state, v, &c->host) == KB_OK && ops->download)
+            ops->download(state, v, &c->host);
+        gpu_settle(c, v, why, sizeof why);
+    }
+}
+
+/* setup, one run of every variant, teardown: how far free device memory
+   fell over it. */
+static uint64_t measured_cycle(ck *c, const kb_value *vals, uint64_t mask)
+{
+    char why[400];
+    void *state = NULL;
+    kbc_gpu_sync(c->stream, why, sizeof why);
+    uint64_t before = kbc_gpu_free_memory();
+    if (c->d->ops->setup(vals, mask, &c->host, &state) == KB_OK)
+        run_all(c, state, mask);
+    if (state)
+        c->d->ops->teardown(state, &c->host);
+    kbc_gpu_sync(c->stream, why, sizeof why);
+    kbc_gpu_last_error(why, sizeof why);
+    return drop_of(before, kbc_gpu_free_memory());
+}
+
+static void check_lifecycle(ck *c)
+{
+    const kb_plugin *d = c->d;
+    const kb_ops *ops = d->ops;
+    ck_variant *cv = kbc_xcalloc(d->n_variants, sizeof *cv);
+    char at[400], why[700];
+    char st_fail[2048] = "", leak_fail[2048] = "";
+    unsigned st_judged = 0, st_unsup = 0, leak_judged = 0;
+
+    uint64_t mask = 0;
+    for (uint32_t v = 0; v < d->n_variants; v++)
+        if ((c->selected & KB_VARIANT_BIT(v)) && (!is_cuda(c, v) || c->gpu))
+            mask |= KB_VARIANT_BIT(v);
+
+    /* The small points; when there is none, the smallest. */
+    size_t *life = kbc_xcalloc(c->n_pts, sizeof *life);
+    size_t n_life = 0, smallest = (size_t)-1;
+    for (size_t i = 0; i < c->n_pts; i++) {
+        if (c->plan_rc[i] != KB_OK)
+            continue;
+        const kb_work *w = &c->work[i];
+        if (w->host_bytes <= CK_SMALL_BYTES && w->device_bytes <= CK_SMALL_BYTES &&
+            n_life < CK_MAX_LIFE)
+            life[n_life++] = i;
+        if (smallest == (size_t)-1 ||
+            w->host_bytes + w->device_bytes <
+                c->work[smallest].host_bytes + c->work[smallest].device_bytes)
+            smallest = i;
+    }
+    if (!n_life && smallest != (size_t)-1 &&
+        c->work[smallest].host_bytes <= CK_LARGEST_BYTES &&
+        c->work[smallest].device_bytes <= CK_LARGEST_BYTES)
+        life[n_life++] = smallest;
+
+    for (size_t k = 0; k < n_life && mask; k++) {
+        size_t i = life[k];
+        const kb_value *vals = &c->pts[i * c->np];
+        where(c, i, at, sizeof at);
+
+        /* Teardown straight after setup, nothing run. */
+        void *state = NULL;
+        c->hc.fail_msg[0] = '\0';
+        int r = ops->setup(vals, mask, &c->host, &state);
+        if (r == KB_EUNSUPPORTED) {
+            st_unsup++;
+            if (state)
+                ops->teardown(state, &c->host);
+            continue;
+        }
+        st_judged++;
+        if (r != KB_OK) {
+            if (!st_fail[0])
+                snprintf(st_fail, sizeof st_fail, "%s, %s", at,
+                         said(c, "setup", r, why, sizeof why));
+            if (state)
+                ops->teardown(state, &c->host);
+            continue;
+        }
+        ops->teardown(state, &c->host);
+        if (c->gpu && (kbc_gpu_sync(c->stream, why, sizeof why) != 0 ||
+                       kbc_gpu_last_error(why, sizeof why) != 0) && !st_fail[0])
+            snprintf(st_fail, sizeof st_fail,
+                     "%s, the CUDA runtime reported an error after setup and teardown: %s", at,
+                     why);
+
+        /* The checks of each variant on one fresh state. */
+        state = NULL;
+        c->hc.fail_msg[0] = '\0';
+        r = ops->setup(vals, mask, &c->host, &state);
+        if (r != KB_OK) {
+            if (!st_fail[0])
+                snprintf(st_fail, sizeof st_fail, "%s, the second time: %s", at,
+                         said(c, "setup", r, why, sizeof why));
+            if (state)
+                ops->teardown(state, &c->host);
+            continue;
+        }
+        for (uint32_t v = 0; v < d->n_variants; v++)
+            if (mask & KB_VARIANT_BIT(v))
+                life_variant(c, state, v, at, &cv[v]);
+        ops->teardown(state, &c->host);
+
+        /* A third cycle, now that lazily loaded kernels and library state
+           exist, measured for device memory. */
+        if (c->gpu) {
+            uint64_t drop = UINT64_MAX;
+            for (int rep = 0; rep < CK_REPEATS && drop >= CK_DEVICE_SLACK; rep++) {
+                uint64_t d2 = measured_cycle(c, vals, mask);
+                drop = d2 < drop ? d2 : drop;
+            }
+            leak_judged++;
+            if (drop >= CK_DEVICE_SLACK && !leak_fail[0]) {
+                char b[32];
+                snprintf(leak_fail, sizeof leak_fail,
+                         "%s, free device memory was at least %s lower after setup, runs and "
+                         "teardown than before, in each of %d cycles",
+                         at, kbc_human_bytes(drop, b, sizeof b), CK_REPEATS);
+            }
+        }
+    }
+
+    if (!mask)
+        ck_skip(c, "setup-teardown", "no selected variant can run here (%s)", c->no_gpu);
+    else if (!n_life)
+        ck_skip(c, "setup-teardown", "plan() accepted no point that needs at most %llu GiB",
+                (unsigned long long)(CK_LARGEST_BYTES >> 30));
+    else if (st_fail[0])
+        ck_fail(c, "setup-teardown", "%s", st_fail);
+    else if (!st_judged)
+        ck_skip(c, "setup-teardown", "setup() returned KB_EUNSUPPORTED at all %u points", st_unsup);
+    else
+        ck_ok(c, "setup-teardown", "teardown right after setup at %u points", st_judged);
+
+    if (!c->gpu)
+        ck_skip(c, "device-leak", "%s", c->no_gpu);
+    else if (leak_fail[0])
+        ck_fail(c, "device-leak", "%s", leak_fail);
+    else if (!leak_judged)
+        ck_skip(c, "device-leak", "no point could be set up");
+    else
+        ck_ok(c, "device-leak", "free device memory back within %llu MiB at %u points",
+              (unsigned long long)(CK_DEVICE_SLACK >> 20), leak_judged);
+
+    for (uint32_t v = 0; v < d->n_variants; v++) {
+        if (!(c->selected & KB_VARIANT_BIT(v)))
+            continue;
+        const char *vn = d->variants[v].name;
+        char name[256];
+        if (!(mask & KB_VARIANT_BIT(v))) {
+            snprintf(name, sizeof name, "variant %s", vn);
+            ck_skip(c, name, "it runs on CUDA, and %s", c->no_gpu);
+            continue;
+        }
+        for (int k = 0; k < R_N; k++) {
+            const ck_result *res = &cv[v].r[k];
+            snprintf(name, sizeof name, "%s %s", r_names[k], vn);
+            if (res->failed)
+                ck_fail(c, name, "%s (failed at %u of %u %s)", res->first, res->failed,
+                        res->judged, k == R_CONSISTENT ? "verify calls" : "points");
+            else if (res->judged)
+                ck_ok(c, name, k == R_CONSISTENT ? "%u verify calls" : "%u points",
+                      res->judged);
+            else if (k == R_POISONS && cv[v].r[R_CORRECT].judged)
+                ck_skip(c, name, "no point had both a failing unrun output and a correct run");
+            else if (cv[v].unsupported)
+                ck_skip(c, name, "the variant refused every point checked: %s", cv[v].unsup_why);
+            else
+                ck_skip(c, name, "no point could be set up");
+        }
+    }
+    free(life);
+    free(cv);
+}
+
+/* ---- the command ------------------------------------------------------------ */
+
+/* Sets c->selected from the list; returns 0, or KBC_EXIT_USAGE after saying
+   why on err. */
+static int select_variants(ck *c, const char *csv, FILE *err)
+{
+    const kb_plugin *d = c->d;
+    if (!csv) {
+        c->selected = d->n_variants >= 64 ? ~0ULL : (1ULL << d->n_variants) - 1;
+        return 0;
+    }
+    char *copy = kbc_xstrdup(csv), *save = NULL;
+    const char **names = kbc_xcalloc(d->n_variants, sizeof *names);
+    for (uint32_t v = 0; v < d->n_variants; v++)
+        names[v] = d->variants[v].name;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *t = kbc_trim_dup(tok);
+        uint32_t v = 0;
+        while (v < d->n_variants && strcmp(names[v], t) != 0)
+            v++;
+        if (v == d->n_variants) {
+            const char *near = kbc_closest(t, names, d->n_variants);
+            if (near)
+                fprintf(err, "kbench: plugin '%s' has no variant '%s'; did you mean '%s'?\n",
+                        d->name, t, near);
+            else
+                fprintf(err, "kbench: plugin '%s' has no variant '%s' (kbench describe %s "
+                             "lists them).\n", d->name, t, d->name);
+            free(t);
+            rc = KBC_EXIT_USAGE;
+            break;
+        }
+        c->selected |= KB_VARIANT_BIT(v);
+        free(t);
+    }
+    if (!rc && !c->selected) {
+        fprintf(err, "kbench: --variants names no variant.\n");
+        rc = KBC_EXIT_USAGE;
+    }
+    free(names);
+    free(copy);
+    return rc;
+}
+
+static int unknown_plugin(const kbc_registry *r, const char *name, FILE *err)
+{
+    const char **names = kbc_xcalloc(r->n ? r->n : 1, sizeof *names);
+    for (size_t i = 0; i < r->n; i++)
+        names[i] = r->items[i].desc->name;
+    const char *near = name ? kbc_closest(name, names, r->n) : NULL;
+    if (near)
+        fprintf(err, "kbench: no plugin named '%s'; did you mean '%s'?\n", name ? name : "", near);
+    else
+        fprintf(err, "kbench: no plugin named '%s' (kbench list shows the plugins found).\n",
+                name ? name : "");
+    free(names);
+    return KBC_EXIT_USAGE;
+}
+
+int kbc_cmd_check(kbc_registry *r, const char *plugin, const char *variants_csv, FILE *out,
+                  FILE *err)
+{
+    const kbc_plugin *pl = kbc_registry_find(r, plugin);
+    if (!pl)
+        return unknown_plugin(r, plugin, err);
+
+    ck c;
+    memset(&c, 0, sizeof c);
+    c.out = out;
+    c.err = err;
+    c.pl = pl;
+    c.d = pl->desc;
+    c.np = c.d->n_params ? c.d->n_params : 1;
+    int code = select_variants(&c, variants_csv, err);
+    if (code)
+        return code;
+
+    c.hc.plugin = c.d->name;
+    c.hc.err = err;
+    c.host.size = sizeof c.host;
+    c.host.abi_minor = KB_ABI_MINOR;
+    c.host.seed = 1;
+    c.host.device = -1;
+    c.host.cpu_threads = 1;
+    c.host.log = host_log;
+    c.host.fail = host_fail;
+    c.host.host_private = &c.hc;
+
+    /* The GPU, as the runner finds it. */
+    char why[512], gw[300];
+    kbc_gpu_probe(&c.m);
+    c.host.cpu_threads = c.m.cpu_threads > 0 ? c.m.cpu_threads : 1;
+    if (!c.m.has_gpu) {
+        const char *rs = c.m.no_gpu_reason[0] ? c.m.no_gpu_reason : "no CUDA device";
+        snprintf(c.no_gpu, sizeof c.no_gpu, "%s", rs);
+    } else if (kbc_gpu_stream_create(&c.stream, gw, sizeof gw) != 0) {
+        snprintf(c.no_gpu, sizeof c.no_gpu, "no CUDA device (%s)", gw);
+    } else {
+        c.gpu = 1;
+        c.host.stream = c.stream;
+        c.host.device = c.m.device;
+        c.host.sm_count = c.m.sm_count;
+        c.host.l2_bytes = c.m.l2_bytes;
+    }
+
+    fprintf(out, "kbench check %s (%s)\n", c.d->name, pl->path);
+    /* The loader refused anything malformed; reading the descriptor again
+       here keeps this check true whoever built the registry. */
+    if (kbc_descriptor_check(pl->raw, why, sizeof why))
+        ck_fail(&c, "descriptor", "%s", why);
+    else
+        ck_ok(&c, "descriptor",
+              "ABI %u.%u: sizes, names, required operations, backends, flags, used-parameter "
+              "masks, types, choices and defaults as the loader checks them",
+              (unsigned)pl->raw->abi_major, (unsigned)pl->raw->abi_minor);
+
+    if (make_points(&c) == 0) {
+        check_plan(&c);
+        check_lifecycle(&c);
+    }
+    fprintf(out, "summary: %u ok, %u FAIL, %u skip\n", c.n_ok, c.n_fail, c.n_skip);
+
+    free(c.pts);
+    free(c.plan_rc);
+    free(c.work);
+    kbc_gpu_stream_destroy(c.stream);
+    if (fflush(out) != 0 || ferror(out)) {
+        fprintf(err, "kbench: cannot write the check's output: %s.\n", strerror(errno));
+        return KBC_EXIT_SYSTEM;
+    }
+    return c.n_fail ? KBC_EXIT_FAILED : KBC_EXIT_OK;
+}
