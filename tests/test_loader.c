@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <dirent.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -767,5 +768,318 @@ Test(describe, unknown_name_suggests)
     cr_assert_null(strstr(err.buf, "did you mean"), "%s", err.buf);
     free(out.buf);
     free(err.buf);
+    kbc_registry_free(&r);
+}
+
+/* ------------------------------------------------------------------------
+ * ABI compatibility within major 2, with real plugins (fixtures/loader/abi):
+ * an older minor whose structures end early, a newer minor whose structures
+ * are longer, counted enum choices, and one malformed descriptor per file.
+ * ---------------------------------------------------------------------- */
+#define FIXABI KBENCH_FIXTURE_DIR "/loader/abi"
+
+static void load_abi_folder(kbc_registry *r)
+{
+    kbc_diag d = {{0}};
+    kbc_registry_init(r);
+    cr_assert_eq(kbc_registry_add_path(r, FIXABI, &d), 0, "adding %s failed: %s", FIXABI, d.msg);
+}
+
+/* The host's copy of plugin name, which must have loaded. */
+static const kb_plugin *abi_plugin(const kbc_registry *r, const char *name)
+{
+    const kbc_plugin *p = kbc_registry_find(r, name);
+    const char *why = refusal_with(r, name);
+    cr_assert_not_null(p, "plugin '%s' did not load: %s", name, why ? why : "(no refusal)");
+    return p->desc;
+}
+
+Test(abi, older_minor_loads)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kbc_plugin *p = kbc_registry_find(&r, "older");
+    cr_assert_not_null(p, "refused: %s", refusal_with(&r, "kbench-older.so"));
+    cr_assert_null(refusal_with(&r, "kbench-older.so"));
+    cr_assert_eq(p->desc->abi_minor, 0);
+    cr_assert_eq(p->desc->n_variants, 2);
+    cr_assert_eq(p->desc->n_params, 2);
+    cr_assert_str_eq(p->desc->variants[1].name, "second");
+    cr_assert_str_eq(p->desc->params[1].def, "7");
+    /* The copy is in the host's layout, whatever the plugin declared. */
+    cr_assert_eq(p->desc->size, sizeof(kb_plugin));
+    cr_assert_eq(p->desc->variant_size, sizeof(kb_variant));
+    cr_assert_eq(p->desc->param_size, sizeof(kb_param));
+    cr_assert_eq(p->desc->ops->size, sizeof(kb_ops));
+    cr_assert_lt(p->raw->size, sizeof(kb_plugin));
+    cr_assert_lt(p->raw->variant_size, sizeof(kb_variant));
+    cr_assert_lt(p->raw->param_size, sizeof(kb_param));
+    cr_assert_lt(p->raw->ops->size, sizeof(kb_ops));
+    kbc_registry_free(&r);
+}
+
+Test(abi, older_minor_item_name_defaults_to_null)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "older");
+    cr_assert_null(d->item_name, "item_name read past the descriptor's size: '%s'", d->item_name);
+    kbc_registry_free(&r);
+}
+
+Test(abi, older_minor_variant_flags_and_uses_default_to_zero)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "older");
+    for (uint32_t v = 0; v < d->n_variants; v++) {
+        cr_assert_eq(d->variants[v].flags, 0, "variant %u: flags 0x%x", v, d->variants[v].flags);
+        cr_assert_eq(d->variants[v].uses, 0, "variant %u: uses 0x%llx", v,
+                     (unsigned long long)d->variants[v].uses);
+    }
+    kbc_registry_free(&r);
+}
+
+Test(abi, older_minor_help_defaults_to_empty)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "older");
+    for (uint32_t p = 0; p < d->n_params; p++) {
+        cr_assert_not_null(d->params[p].help);
+        cr_assert_str_eq(d->params[p].help, "", "parameter %u", p);
+    }
+    kbc_registry_free(&r);
+}
+
+Test(abi, older_minor_extension_defaults_to_null)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "older");
+    cr_assert_null(d->ops->extension, "extension read past ops->size");
+    kbc_registry_free(&r);
+}
+
+Test(abi, older_minor_ops_are_callable)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "older");
+    kb_host h = {.size = sizeof h, .seed = 1, .device = -1, .cpu_threads = 1, .log = host_log,
+                 .fail = host_fail};
+    kb_value v[2] = {{.u = 1000}, {.i = 7}};
+    kb_work w = {0};
+    cr_assert_eq(d->ops->plan(v, &w, &h), KB_OK);
+    cr_assert_eq(w.items, 1000);
+    cr_assert_eq(w.bytes_read, 8000);
+    cr_assert_eq(w.host_bytes, 7);
+    void *st = (void *)1;
+    cr_assert_eq(d->ops->setup(v, 3, &h, &st), KB_OK);
+    cr_assert_null(st);
+    cr_assert_eq(d->ops->run(st, 1, &h), KB_OK);
+    kb_check c = {0};
+    cr_assert_eq(d->ops->verify(st, 1, &c, &h), KB_OK);
+    cr_assert_eq(c.passed, 1);
+    d->ops->teardown(st, &h);
+    kbc_registry_free(&r);
+}
+
+Test(abi, newer_minor_loads)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kbc_plugin *p = kbc_registry_find(&r, "newer");
+    cr_assert_not_null(p, "refused: %s", refusal_with(&r, "kbench-newer.so"));
+    cr_assert_eq(p->desc->abi_minor, 99);
+    cr_assert_gt(p->raw->size, sizeof(kb_plugin));
+    cr_assert_gt(p->raw->variant_size, sizeof(kb_variant));
+    cr_assert_gt(p->raw->param_size, sizeof(kb_param));
+    cr_assert_gt(p->raw->ops->size, sizeof(kb_ops));
+    cr_assert_str_eq(p->desc->item_name, "widgets");
+    kbc_registry_free(&r);
+}
+
+Test(abi, newer_minor_variants_follow_its_stride)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "newer");
+    cr_assert_eq(d->n_variants, 3);
+    cr_assert_str_eq(d->variants[1].name, "beta");
+    cr_assert_eq(d->variants[1].backend, KB_BACKEND_CUDA);
+    cr_assert_str_eq(d->variants[1].summary, "the second");
+    cr_assert_eq(d->variants[1].flags, KB_VARIANT_SYNCS | KB_VARIANT_LIBRARY);
+    cr_assert_eq(d->variants[1].uses, KB_USES(0) | KB_USES(2));
+    cr_assert_str_eq(d->variants[2].name, "gamma");
+    cr_assert_str_eq(d->variants[2].summary, "the third");
+    cr_assert_eq(d->variants[2].flags, KB_VARIANT_NONDETERM);
+    cr_assert_eq(d->variants[2].uses, KB_USES(1));
+    kbc_registry_free(&r);
+}
+
+Test(abi, newer_minor_parameters_follow_its_stride)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "newer");
+    cr_assert_eq(d->n_params, 3);
+    cr_assert_str_eq(d->params[1].name, "depth");
+    cr_assert_str_eq(d->params[1].def, "42");
+    cr_assert_eq(d->params[1].max, 100.0);
+    cr_assert_str_eq(d->params[1].help, "levels deep");
+    cr_assert_str_eq(d->params[2].name, "shape");
+    cr_assert_eq(d->params[2].n_choices, 3);
+    cr_assert_str_eq(d->params[2].choices[2], "wide");
+    cr_assert_str_eq(d->params[2].def, "tall");
+    kbc_registry_free(&r);
+}
+
+Test(abi, newer_minor_ops_and_extension)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "newer");
+    kb_host h = {.size = sizeof h, .device = -1, .log = host_log, .fail = host_fail};
+    kb_value v[3] = {{.u = 100}, {.i = 42}, {.i = 1}};
+    kb_work w = {0};
+    cr_assert_eq(d->ops->plan(v, &w, &h), KB_OK);
+    cr_assert_eq(w.items, 142);
+    cr_assert_not_null(d->ops->extension);
+    const char *ext = d->ops->extension("x-data");
+    cr_assert_not_null(ext);
+    cr_assert_str_eq(ext, "newer extension data");
+    cr_assert_null(d->ops->extension("other"));
+    kbc_registry_free(&r);
+}
+
+Test(abi, counted_choices_load_without_terminator)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "counted");
+    cr_assert_eq(d->params[0].n_choices, 3);
+    cr_assert_str_eq(d->params[0].choices[2], "blue");
+    kbc_registry_free(&r);
+}
+
+/* Runs `kbench ARGS` with only the ABI fixtures; stdout and stderr together. */
+static char *run_kbench(const char *args, int *status)
+{
+    char *cmd = NULL;
+    cr_assert_gt(asprintf(&cmd,
+                          "KBENCH_NO_DEFAULT_PLUGINS=1 KBENCH_PLUGIN_PATH= %s/kbench "
+                          "--plugin-path %s %s 2>&1",
+                          KBENCH_BINARY_DIR, FIXABI, args),
+                 0);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, p)) > 0)
+        fwrite(chunk, 1, got, out);
+    fclose(out);
+    *status = pclose(p);
+    free(cmd);
+    return buf;
+}
+
+Test(abi, describe_lists_counted_choices)
+{
+    int status;
+    char *out = run_kbench("describe counted", &status);
+    cr_assert_eq(status, 0, "%s", out);
+    char *l = line_with(out, "colour");
+    cr_assert_not_null(l, "%s", out);
+    cr_assert_not_null(strstr(l, "red|green|blue"), "%s", l);
+    cr_assert_null(strstr(out, "NOT-A-CHOICE"), "%s", out);
+    free(l);
+    free(out);
+}
+
+Test(abi, list_survives_bad_descriptors)
+{
+    int status;
+    char *out = run_kbench("list", &status);
+    cr_assert_eq(status, 0, "%s", out);
+    char *l = line_with(out, "The good plugin beside the ABI fixtures");
+    cr_assert_not_null(l, "%s", out);
+    cr_assert_eq(strncmp(l, "good  ", 6), 0, "%s", l);
+    free(l);
+    cr_assert_not_null(strstr(out, "\nolder  "), "%s", out);
+    cr_assert_not_null(strstr(out, "\nnewer  "), "%s", out);
+    cr_assert_not_null(strstr(out, "kbench: warning: " FIXABI "/kbench-bad-null_choice.so: "),
+                       "%s", out);
+    cr_assert_null(strstr(out, "bad_null_choice  "), "a refused plugin is listed:\n%s", out);
+    free(out);
+}
+
+Test(abi, describe_survives_bad_descriptors)
+{
+    int status;
+    char *out = run_kbench("describe good", &status);
+    cr_assert_eq(status, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "good  The good plugin beside the ABI fixtures\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "kbench: warning: " FIXABI "/kbench-bad-no_choices.so: "),
+                       "%s", out);
+    free(out);
+}
+
+/* One malformed descriptor per file: each is refused with one sentence that
+   names its file and its problem, and no other file is refused. */
+struct bad_case {
+    char file[32];
+    char want[96];
+};
+
+ParameterizedTestParameters(abi, bad_descriptor_refused)
+{
+    static struct bad_case cases[] = {
+        {"bad-no_choices", "plugin 'bad_no_choices': enum parameter 'pick' has no choices"},
+        {"bad-null_choice", "choice #1 of enum parameter 'pick' is NULL"},
+        {"bad-flags", "variant 'odd' has unknown flags 0x80"},
+        {"bad-uses", "variant 'odd' uses parameter bits beyond its 2 parameters"},
+        {"bad-param_size", "its param_size 16 is smaller than"},
+        {"bad-variant_size", "its variant_size 8 is smaller than"},
+        {"bad-ops_size", "its ops table declares 16 bytes"},
+        {"bad-ops_null", "has no operations table (ops is NULL)"},
+        {"bad-n_params", "declares 65 parameters; at most 64 are allowed"},
+    };
+    return cr_make_param_array(struct bad_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct bad_case *c, abi, bad_descriptor_refused)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    char file[PATH_MAX];
+    snprintf(file, sizeof file, "%s/kbench-%s.so: ", FIXABI, c->file);
+    size_t hits = 0;
+    const char *s = NULL;
+    for (size_t i = 0; i < r.n_refused; i++)
+        if (strncmp(r.refused[i], file, strlen(file)) == 0) {
+            hits++;
+            s = r.refused[i];
+        }
+    cr_assert_eq(hits, 1, "%s: %zu refusals", c->file, hits);
+    cr_assert_not_null(strstr(s, c->want), "%s: got \"%s\", want \"%s\"", c->file, s, c->want);
+    cr_assert_null(strchr(s, '\n'), "one sentence: %s", s);
+    /* The good plugins beside it still load. */
+    cr_assert_not_null(kbc_registry_find(&r, "good"));
+    cr_assert_not_null(kbc_registry_find(&r, "older"));
+    kbc_registry_free(&r);
+}
+
+Test(abi, only_the_bad_files_are_refused)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    for (size_t i = 0; i < r.n_refused; i++)
+        cr_assert_not_null(strstr(r.refused[i], FIXABI "/kbench-bad-"), "%s", r.refused[i]);
+    cr_assert_eq(r.n_refused, 9);
+    cr_assert_eq(r.n, 5, "good, counted, flagged, newer, older");
     kbc_registry_free(&r);
 }
