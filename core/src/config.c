@@ -20,25 +20,15 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core_keys.h"
 #include "sweep.h"
 
 /* More points than this is a typing mistake, not an experiment; the cap
    also keeps the product of the axes far from overflowing. */
 #define KBC_MAX_POINTS 10000000ULL
 
-static const char *const core_keys[] = {
-    "plugin", "variants",       "baseline",    "reference",   "warmup",      "runs",
-    "budget", "seed",           "include_copies", "cpu_threads", "plugin_path", "description",
-};
-#define N_CORE_KEYS (sizeof core_keys / sizeof *core_keys)
-
-static int is_core_key(const char *k)
-{
-    for (size_t i = 0; i < N_CORE_KEYS; i++)
-        if (strcmp(k, core_keys[i]) == 0)
-            return 1;
-    return 0;
-}
+/* The core keys are the rows of kbc_core_keys (core_keys.c). */
+#define N_CORE_KEYS kbc_n_core_keys
 
 /* Where a key's value came from: the experiment's own section or [global]. */
 typedef struct found {
@@ -194,7 +184,14 @@ static int check_global_keys(const ctx *c, const kbc_plugin *const *plugins, siz
         return 0;
     for (size_t k = 0; k < c->glob->n; k++) {
         const kbc_entry *e = &c->glob->entries[k];
-        if (is_core_key(e->key))
+        const kbc_core_key *ck = kbc_core_key_find(e->key);
+        if (ck && !(ck->where & KBC_IN_GLOBAL)) {
+            kbc_diag_set(c->d, "%s:%d: key '%s' is read from experiment sections only; move it "
+                               "out of [global].",
+                         c->ini->path, e->line, e->key);
+            return -1;
+        }
+        if (ck)
             continue;
         int declared = 0;
         size_t n_cands = N_CORE_KEYS;
@@ -211,7 +208,7 @@ static int check_global_keys(const ctx *c, const kbc_plugin *const *plugins, siz
         const char **used = kbc_xcalloc(n_exps ? n_exps : 1, sizeof *used);
         size_t m = 0, n_used = 0;
         for (size_t i = 0; i < N_CORE_KEYS; i++)
-            cands[m++] = core_keys[i];
+            cands[m++] = kbc_core_keys[i].name;
         for (size_t x = 0; x < n_exps; x++) {
             const kb_plugin *d = plugins[x]->desc;
             for (uint32_t i = 0; i < d->n_params; i++)
@@ -352,27 +349,19 @@ static int core_value(const ctx *c, const kbc_section *sec, const kb_param *p, k
     return 0;
 }
 
+/* Every measure row of the core-key table, in table order: its value or
+   its default, into its field. */
 static int parse_measure(const ctx *c, const kbc_section *sec, kbc_measure *m)
 {
-    kb_value v;
-    if (core_value(c, sec, &kbc_key_warmup, &v))
-        return -1;
-    m->warmup = (uint32_t)v.i;
-    if (core_value(c, sec, &kbc_key_runs, &v))
-        return -1;
-    m->runs = (uint32_t)v.i;
-    if (core_value(c, sec, &kbc_key_budget, &v))
-        return -1;
-    m->budget_s = v.f;
-    if (core_value(c, sec, &kbc_key_seed, &v))
-        return -1;
-    m->seed = v.u;
-    if (core_value(c, sec, &kbc_key_include_copies, &v))
-        return -1;
-    m->include_copies = (int)v.i;
-    if (core_value(c, sec, &kbc_key_cpu_threads, &v))
-        return -1;
-    m->cpu_threads = (int)v.i;
+    for (size_t i = 0; i < kbc_n_core_keys; i++) {
+        const kbc_core_key *k = &kbc_core_keys[i];
+        if (k->kind != KBC_KIND_MEASURE)
+            continue;
+        kb_value v;
+        if (core_value(c, sec, k->param, &v))
+            return -1;
+        kbc_core_key_store_value(k, v, m);
+    }
     return 0;
 }
 
@@ -382,9 +371,10 @@ static int check_own_keys(const ctx *c, const kbc_section *sec, const kb_plugin 
     for (size_t k = 0; k < sec->n; k++) {
         const kbc_entry *e = &sec->entries[k];
         found f = {e, sec};
-        if (strcmp(e->key, "plugin_path") == 0)
-            return key_error(c, f, sec, "plugin_path is read from [global] only; move it there");
-        if (is_core_key(e->key))
+        const kbc_core_key *ck = kbc_core_key_find(e->key);
+        if (ck && !(ck->where & KBC_IN_EXPERIMENT))
+            return key_error(c, f, sec, "%s is read from [global] only; move it there", ck->name);
+        if (ck)
             continue;
         int known = 0;
         for (uint32_t i = 0; i < d->n_params; i++)
@@ -394,7 +384,7 @@ static int check_own_keys(const ctx *c, const kbc_section *sec, const kb_plugin 
         const char **cands = kbc_xcalloc(N_CORE_KEYS + d->n_params, sizeof *cands);
         size_t m = 0;
         for (size_t i = 0; i < N_CORE_KEYS; i++)
-            cands[m++] = core_keys[i];
+            cands[m++] = kbc_core_keys[i].name;
         for (uint32_t i = 0; i < d->n_params; i++)
             cands[m++] = d->params[i].name;
         char sug[120];

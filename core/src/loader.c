@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include "loader.h"
+#include "core_keys.h"
 #include "sweep.h"
 
 #include <dirent.h>
@@ -34,12 +35,6 @@
    whose entry never returns NULL cannot make the loader spin forever. */
 #define KBC_MAX_PER_FILE 64
 
-/* Keys the core itself reads in an experiment section; a parameter with one
-   of these names could never be set, so such a plugin is refused. */
-static const char *const core_keys[] = {
-    "plugin", "variants", "baseline",    "reference",   "warmup",      "runs",
-    "budget", "seed",     "include_copies", "cpu_threads", "plugin_path", "description",
-};
 
 void kbc_registry_init(kbc_registry *r)
 {
@@ -355,12 +350,12 @@ static const char *check_copy(const kb_plugin *d, char *why, size_t n)
                            "plugin '%s': parameter name '%s' may only hold lower-case letters, "
                            "digits and '_'",
                            d->name, par->name);
-        for (size_t k = 0; k < sizeof core_keys / sizeof core_keys[0]; k++)
-            if (strcmp(par->name, core_keys[k]) == 0)
-                return why_set(why, n,
-                               "plugin '%s': parameter '%s' clashes with the core key of the "
-                               "same name",
-                               d->name, par->name);
+        /* A parameter named like a core key could never be set. */
+        if (kbc_core_key_find(par->name))
+            return why_set(why, n,
+                           "plugin '%s': parameter '%s' clashes with the core key of the same "
+                           "name",
+                           d->name, par->name);
         if ((unsigned)par->type > KB_PARAM_BOOL)
             return why_set(why, n, "plugin '%s': parameter '%s' has unknown type %d", d->name,
                            par->name, (int)par->type);
