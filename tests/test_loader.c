@@ -1104,3 +1104,178 @@ Test(abi, only_the_bad_files_are_refused)
     cr_assert_eq(r.n, 5, "good, counted, flagged, newer, older");
     kbc_registry_free(&r);
 }
+
+/* ------------------------------------------------------------------------
+ * Variant flags and used parameters in `kbench list` and `kbench describe`
+ * (fixtures/loader/abi/flagged.c).
+ * ---------------------------------------------------------------------- */
+
+/* `describe NAME` (or `list` when name is NULL) on the ABI fixtures. */
+static char *abi_output(const char *name)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    capture out, err;
+    cap_open(&out);
+    cap_open(&err);
+    if (name)
+        cr_assert_eq(kbc_cmd_describe(&r, name, out.f, err.f), 0);
+    else
+        kbc_cmd_list(&r, out.f);
+    cap_close(&out);
+    cap_close(&err);
+    cr_assert_str_eq(err.buf, "");
+    free(err.buf);
+    kbc_registry_free(&r);
+    return out.buf;
+}
+
+/* The line of text that starts with "    NAME " (a variant or parameter row). */
+static char *row(const char *text, const char *name)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "\n    %s ", name);
+    const char *at = strstr(text, prefix);
+    cr_assert_not_null(at, "no row for '%s' in:\n%s", name, text);
+    return line_with(at + 1, name);
+}
+
+/* The cells of a row, split on runs of two or more spaces. */
+static int cell_is(const char *line, int index, const char *want)
+{
+    const char *p = line;
+    while (*p == ' ')
+        p++;
+    for (int i = 0; i < index && p; i++) {
+        p = strstr(p, "  ");
+        if (p)
+            while (*p == ' ')
+                p++;
+    }
+    if (!p)
+        return 0;
+    const char *end = strstr(p, "  ");
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    return strlen(want) == len && strncmp(p, want, len) == 0;
+}
+
+Test(describe, variant_flags_as_words)
+{
+    char *out = abi_output("flagged");
+    struct {
+        const char *variant, *flags;
+    } want[] = {{"serial", "-"},
+                {"atomic", "nondeterministic"},
+                {"lib", "syncs,library"},
+                {"everything", "syncs,nondeterministic,library"}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char *l = row(out, want[i].variant);
+        /* Cells: name, backend, flags, summary. */
+        cr_assert(cell_is(l, 2, want[i].flags), "variant %s: want flags '%s' in: %s",
+                  want[i].variant, want[i].flags, l);
+        free(l);
+    }
+    free(out);
+}
+
+Test(describe, list_shows_variant_flags)
+{
+    char *out = abi_output(NULL);
+    char *l = row(out, "lib");
+    cr_assert(cell_is(l, 2, "syncs,library"), "%s", l);
+    cr_assert(cell_is(l, 3, "the library"), "%s", l);
+    free(l);
+    l = row(out, "atomic");
+    cr_assert(cell_is(l, 2, "nondeterministic"), "%s", l);
+    free(l);
+    free(out);
+}
+
+Test(describe, no_flags_column_without_flags)
+{
+    char *out = abi_output("counted");
+    char *l = row(out, "brush");
+    cr_assert(cell_is(l, 2, "by hand"), "a plugin without flags gets no flags column: %s", l);
+    free(l);
+    free(out);
+}
+
+Test(describe, newer_minor_flags_shown)
+{
+    char *out = abi_output("newer");
+    char *l = row(out, "beta");
+    cr_assert(cell_is(l, 2, "syncs,library"), "%s", l);
+    free(l);
+    l = row(out, "gamma");
+    cr_assert(cell_is(l, 2, "nondeterministic"), "%s", l);
+    free(l);
+    free(out);
+}
+
+Test(describe, used_by_header)
+{
+    char *out = abi_output("flagged");
+    char *l = row(out, "name");
+    /* Cells: name, type, default, allowed, used by, help. */
+    cr_assert(cell_is(l, 4, "used by"), "%s", l);
+    cr_assert(cell_is(l, 5, "help"), "%s", l);
+    free(l);
+    free(out);
+}
+
+struct used_by_case {
+    char plugin[16];
+    char param[16];
+    char want[48];
+};
+
+ParameterizedTestParameters(describe, used_by_column)
+{
+    static struct used_by_case cases[] = {
+        {"flagged", "n", "all"},                      /* every variant names it */
+        {"flagged", "tile", "all but atomic,lib"},    /* six of eight: the complement */
+        {"flagged", "lanes", "shfl,shfl2,everything"}, /* a short list */
+        {"flagged", "unroll", "everything"},          /* only uses = 0 */
+        {"newer", "n", "alpha,beta"},                 /* uses = 0 and a mask */
+        {"newer", "depth", "alpha,gamma"},
+        {"older", "depth", "all"},                    /* no uses field: every variant */
+    };
+    return cr_make_param_array(struct used_by_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct used_by_case *c, describe, used_by_column)
+{
+    char *out = abi_output(c->plugin);
+    char *l = row(out, c->param);
+    cr_assert(cell_is(l, 4, c->want), "%s/%s: want used by '%s' in: %s", c->plugin, c->param,
+              c->want, l);
+    free(l);
+    free(out);
+}
+
+/* A long list whose complement is long too reads "K of N variants". */
+Test(describe, used_by_summarised_when_long)
+{
+    fixture f;
+    fixture_init(&f);
+    f.d.n_variants = 40;
+    for (int v = 0; v < 40; v++)
+        f.v[v].uses = v % 2 ? KB_USES(1) : KB_USES(0);
+    char *s = kbc_used_by_text(&f.d, 0);
+    cr_assert_str_eq(s, "20 of 40 variants");
+    free(s);
+    f.v[0].uses = 0; /* uses 0: every parameter */
+    for (int v = 1; v < 40; v++)
+        f.v[v].uses = KB_USES(1);
+    s = kbc_used_by_text(&f.d, 0);
+    cr_assert_str_eq(s, "v0");
+    free(s);
+    s = kbc_used_by_text(&f.d, 2);
+    cr_assert_str_eq(s, "v0");
+    free(s);
+    for (int v = 0; v < 40; v++)
+        f.v[v].uses = KB_USES(1);
+    s = kbc_used_by_text(&f.d, 2);
+    cr_assert_str_eq(s, "none");
+    free(s);
+}
