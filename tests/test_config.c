@@ -606,3 +606,69 @@ Test(core_keys, print_lists_every_key)
     assert_has(buf, "([global] only)");
     free(buf);
 }
+
+/* ---- variants = all, ... ---------------------------------------------- */
+
+Test(config, all_stands_alone_in_variants)
+{
+    build_fails("[a]\nplugin = reduce\nvariants = all, cpu\n", 3,
+                "key 'variants' in [a]: 'all' stands alone: it selects every variant, so write "
+                "either 'variants = all' or a list of variant names without it (the list was "
+                "'all, cpu').",
+                NULL);
+}
+
+Test(config, all_stands_alone_anywhere_in_the_list)
+{
+    build_fails("[global]\nvariants = cpu, ALL\n[a]\nplugin = reduce\n", 2,
+                "key 'variants' in [global] (inherited by [a]): 'all' stands alone", NULL);
+}
+
+Test(config, all_alone_is_every_variant)
+{
+    build_ok("[a]\nplugin = reduce\nvariants = All\n");
+    cr_assert_eq(plan.exps[0].n_variants, 4);
+}
+
+/* ---- host memory at plan time ------------------------------------------ */
+
+/* A CPU plugin whose plan asks for n bytes of host memory. */
+static const kb_param hog_params[] = {
+    {.name = "host", .type = KB_PARAM_SIZE, .def = "1K", .min = 1, .max = 0}};
+static const kb_variant hog_variants[] = {{"cpu", KB_BACKEND_CPU, "a loop"}};
+
+static int hog_plan(const kb_value *v, kb_work *out, kb_host *h)
+{
+    out->bytes_read = 8;
+    out->host_bytes = v[0].u;
+    return KB_OK;
+}
+
+static const kb_plugin hog_desc = {
+    KB_PLUGIN_HEADER, .name = "hog", .summary = "asks for host memory", KB_PARAMS(hog_params),
+    KB_VARIANTS(hog_variants), .ops = STUB_OPS(hog_plan)};
+
+Test(config, host_memory_beyond_the_machine_is_refused)
+{
+    add(&hog_desc, "/fake/hog.so");
+    build_fails("[small]\nplugin = hog\n\n[huge]\nplugin = hog\nhost = 1K, 2^62\n", 4,
+                "experiment [huge] point host=4611686018427387904: it needs 4.0 EiB of host "
+                "memory and this machine has ",
+                NULL);
+}
+
+Test(config, host_memory_within_the_machine_passes)
+{
+    add(&hog_desc, "/fake/hog.so");
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    cr_assert_gt(pages, 0);
+    char text[200];
+    /* Exactly the machine's memory is allowed; one byte more is not. */
+    unsigned long long all = (unsigned long long)pages * (unsigned long long)page;
+    snprintf(text, sizeof text, "[a]\nplugin = hog\nhost = %llu\n", all);
+    build_ok(text);
+    kbc_plan_free(&plan);
+    kbc_ini_free(&ini);
+    snprintf(text, sizeof text, "[a]\nplugin = hog\nhost = %llu\n", all + 1);
+    build_fails(text, 1, "of host memory and this machine has", NULL);
+}

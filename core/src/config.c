@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "core_keys.h"
 #include "sweep.h"
@@ -279,7 +280,14 @@ static int parse_variants(const ctx *c, const kbc_section *sec, kbc_experiment *
             *comma = '\0';
         char *name = kbc_trim_dup(start);
         int v = *name ? variant_index(d, name) : -1;
-        if (!*name) {
+        if (v < 0 && strcasecmp(name, "all") == 0) {
+            /* "all" selects every variant, so it cannot be one of several. */
+            rc = key_error(c, f, sec,
+                           "'all' stands alone: it selects every variant, so write either "
+                           "'variants = all' or a list of variant names without it (the list "
+                           "was '%s')",
+                           f.e->value);
+        } else if (!*name) {
             rc = key_error(c, f, sec,
                            "the list '%s' has an empty element (two commas in a row, or a "
                            "comma at an end)",
@@ -517,8 +525,21 @@ static void point_text(const kbc_experiment *x, const kb_value *values, char *bu
     }
 }
 
+/* The machine's physical memory in bytes, or 0 when it cannot be told. */
+static uint64_t host_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return 0;
+    return (uint64_t)pages * (uint64_t)page;
+}
+
 static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_mem)
 {
+    /* Host memory is checked like device memory, against what the machine
+       has: a point that could never be set up fails the dry run, not the
+       run an hour later. */
+    uint64_t host_mem = host_memory();
     const kb_plugin *d = x->plugin->desc;
     if (!d->ops->plan) {
         kbc_diag_set(c->d, "%s:%d: experiment [%s]: plugin '%s' has no plan() function.",
@@ -536,7 +557,9 @@ static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_m
         ph.said = 0;
         ph.msg[0] = '\0';
         int st = d->ops->plan(values, &work, &ph.h);
-        if (st == KB_OK && !(device_mem > 0 && work.device_bytes > device_mem))
+        int too_big_dev = device_mem > 0 && work.device_bytes > device_mem;
+        int too_big_host = host_mem > 0 && work.host_bytes > host_mem;
+        if (st == KB_OK && !too_big_dev && !too_big_host)
             continue;
         char pt[600], what[700], need[32], have[32];
         point_text(x, values, pt, sizeof pt);
@@ -546,11 +569,16 @@ static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_m
             else
                 snprintf(what, sizeof what, "plan() failed with code %d without saying why.",
                          st);
-        } else {
+        } else if (too_big_dev) {
             snprintf(what, sizeof what,
                      "it needs %s of device memory and the device has %s.",
                      kbc_human_bytes(work.device_bytes, need, sizeof need),
                      kbc_human_bytes(device_mem, have, sizeof have));
+        } else {
+            snprintf(what, sizeof what,
+                     "it needs %s of host memory and this machine has %s.",
+                     kbc_human_bytes(work.host_bytes, need, sizeof need),
+                     kbc_human_bytes(host_mem, have, sizeof have));
         }
         kbc_diag_set(c->d, "%s:%d: experiment [%s] point %s: %s", c->ini->path, x->line,
                      x->name, pt, what);
