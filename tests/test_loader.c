@@ -83,44 +83,47 @@ Test(loader, good_plugins_load_in_name_order)
     cr_assert_eq(r.n, 0);
 }
 
-Test(loader, each_refusal_names_file_and_problem)
+Test(loader, seven_refusals_in_the_fixture_folder)
 {
     kbc_registry r;
     load_fixture_folder(&r);
     cr_assert_eq(r.n_refused, 7, "expected 7 refusals, got %zu", r.n_refused);
+    kbc_registry_free(&r);
+}
 
-    const char *s = refusal_with(&r, FIX "/bogus.so");
-    cr_assert_not_null(s, "bogus.so was not refused");
-    cr_assert_not_null(strstr(s, "cannot be loaded as a shared object"), "%s", s);
+/* Each refused fixture file: its refusal names the file and the problem. */
+struct refusal_case {
+    char file[32];
+    char want[3][240]; /* pieces the sentence holds; "" for none */
+};
 
-    s = refusal_with(&r, FIX "/kbench-abi99.so");
-    cr_assert_not_null(s, "the ABI 99 plugin was not refused");
-    cr_assert_not_null(strstr(s, "plugin ABI 99.3"), "%s", s);
-    cr_assert_not_null(strstr(s, "this kbench speaks ABI 2.x"), "%s", s);
-    cr_assert_not_null(strstr(s, "rebuild the plugin"), "%s", s);
+ParameterizedTestParameters(loader, refusal_names_file_and_problem)
+{
+    static struct refusal_case cases[] = {
+        {"bogus.so", {"cannot be loaded as a shared object"}},
+        {"kbench-abi99.so",
+         {"plugin ABI 99.3", "this kbench speaks ABI 2.x", "rebuild the plugin"}},
+        {"kbench-noentry.so", {"no 'kbench_plugin' symbol"}},
+        {"kbench-malformed.so", {"no run() operation", "'norun'"}},
+        {"kbench-empty.so", {"kbench_plugin(0) returned NULL"}},
+        {"kbench-good_again.so", {"plugin 'good' is already provided by " FIX "/kbench-good.so"}},
+        {"kbench-twin.so", {"descriptor 2", "declares variant 'same' twice"}},
+    };
+    return cr_make_param_array(struct refusal_case, cases, sizeof cases / sizeof cases[0]);
+}
 
-    s = refusal_with(&r, FIX "/kbench-noentry.so");
-    cr_assert_not_null(s, "the plugin without entry symbol was not refused");
-    cr_assert_not_null(strstr(s, "no 'kbench_plugin' symbol"), "%s", s);
-
-    s = refusal_with(&r, FIX "/kbench-malformed.so");
-    cr_assert_not_null(s, "the plugin without run() was not refused");
-    cr_assert_not_null(strstr(s, "no run() operation"), "%s", s);
-    cr_assert_not_null(strstr(s, "'norun'"), "%s", s);
-
-    s = refusal_with(&r, FIX "/kbench-empty.so");
-    cr_assert_not_null(s, "the plugin declaring nothing was not refused");
-    cr_assert_not_null(strstr(s, "kbench_plugin(0) returned NULL"), "%s", s);
-
-    s = refusal_with(&r, FIX "/kbench-good_again.so");
-    cr_assert_not_null(s, "the second plugin called good was not refused");
-    cr_assert_not_null(strstr(s, "plugin 'good' is already provided by " FIX "/kbench-good.so"),
-                       "%s", s);
-
-    s = refusal_with(&r, FIX "/kbench-twin.so");
-    cr_assert_not_null(s, "the third descriptor of twin was not refused");
-    cr_assert_not_null(strstr(s, "descriptor 2"), "%s", s);
-    cr_assert_not_null(strstr(s, "declares variant 'same' twice"), "%s", s);
+ParameterizedTest(struct refusal_case *c, loader, refusal_names_file_and_problem)
+{
+    kbc_registry r;
+    load_fixture_folder(&r);
+    char file[PATH_MAX];
+    snprintf(file, sizeof file, "%s/%s", FIX, c->file);
+    const char *s = refusal_with(&r, file);
+    cr_assert_not_null(s, "%s was not refused", c->file);
+    for (int i = 0; i < 3; i++)
+        if (c->want[i][0])
+            cr_assert_not_null(strstr(s, c->want[i]), "%s: want \"%s\" in: %s", c->file,
+                               c->want[i], s);
     kbc_registry_free(&r);
 }
 
@@ -488,124 +491,104 @@ Test(descriptor, a_good_one_passes)
     fixture_init(&f);
     char why[512] = "";
     cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why), "%s", why);
-    f.d.n_variants = KB_MAX_VARIANTS;
-    f.d.n_params = 0;
-    f.d.params = NULL;
-    cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why), "%s", why);
 }
 
-Test(descriptor, header_rules)
+Test(descriptor, most_variants_and_no_parameters_pass)
 {
     fixture f;
     fixture_init(&f);
-    f.d.abi_major = 3;
-    expect_refused(&f, "plugin ABI 3.0, but this kbench speaks ABI 2.x", "abi 3");
-    fixture_init(&f);
-    f.d.size = offsetof(kb_plugin, ops);
-    expect_refused(&f, "smaller than", "short descriptor");
-    fixture_init(&f);
-    f.d.name = NULL;
-    expect_refused(&f, "no name", "NULL name");
-    f.d.name = "";
-    expect_refused(&f, "no name", "empty name");
-    f.d.name = "Reduce";
-    expect_refused(&f, "'Reduce' may only hold", "upper case name");
-    f.d.name = "re duce";
-    expect_refused(&f, "'re duce' may only hold", "name with a space");
+    f.d.n_variants = KB_MAX_VARIANTS;
+    f.d.n_params = 0;
+    f.d.params = NULL;
+    char why[512] = "";
+    cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why), "%s", why);
 }
 
-Test(descriptor, every_required_op)
+Test(descriptor, upload_and_download_are_optional)
 {
-    static const char *names[] = {"plan", "setup", "prepare", "run", "verify", "teardown"};
-    for (int i = 0; i < 6; i++) {
-        fixture f;
-        fixture_init(&f);
-        switch (i) {
-        case 0: f.o.plan = NULL; break;
-        case 1: f.o.setup = NULL; break;
-        case 2: f.o.prepare = NULL; break;
-        case 3: f.o.run = NULL; break;
-        case 4: f.o.verify = NULL; break;
-        case 5: f.o.teardown = NULL; break;
-        }
-        char want[64];
-        snprintf(want, sizeof want, "no %s() operation", names[i]);
-        expect_refused(&f, want, names[i]);
-    }
-    /* upload and download are optional. */
     fixture f;
     fixture_init(&f);
     f.o.upload = NULL;
     f.o.download = NULL;
-    char why[512];
-    cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why));
+    char why[512] = "";
+    cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why), "%s", why);
 }
 
-Test(descriptor, variant_rules)
+Test(descriptor, flags_and_uses_within_bounds_pass)
 {
     fixture f;
     fixture_init(&f);
-    f.d.n_variants = 0;
-    expect_refused(&f, "declares 0 variants; it must declare 1 to 64", "no variants");
-    f.d.n_variants = KB_MAX_VARIANTS + 1;
-    expect_refused(&f, "declares 65 variants", "too many variants");
-    fixture_init(&f);
-    f.d.variants = NULL;
-    expect_refused(&f, "variant table is NULL", "NULL table");
-    fixture_init(&f);
-    f.v[1].name = NULL;
-    expect_refused(&f, "variant #1 has no name", "NULL variant name");
-    f.v[1].name = "a,b";
-    expect_refused(&f, "variant name 'a,b'", "comma in variant name");
-    fixture_init(&f);
-    f.v[1].backend = (kb_backend)7;
-    expect_refused(&f, "variant 'v1' has unknown backend 7", "bad backend");
-    fixture_init(&f);
-    f.v[1].name = "v0";
-    expect_refused(&f, "declares variant 'v0' twice", "duplicate variant");
+    f.v[0].flags = KB_VARIANT_SYNCS | KB_VARIANT_NONDETERM | KB_VARIANT_LIBRARY;
+    f.v[1].uses = KB_USES(0) | KB_USES(2);
+    char why[512] = "";
+    cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why), "%s", why);
 }
 
-Test(descriptor, param_rules)
-{
-    fixture f;
-    fixture_init(&f);
-    f.d.params = NULL;
-    expect_refused(&f, "parameter table is NULL", "NULL params");
-    fixture_init(&f);
-    f.p[2].name = NULL;
-    expect_refused(&f, "parameter #2 has no name", "NULL param name");
-    f.p[2].name = "Bad-Key";
-    expect_refused(&f, "parameter name 'Bad-Key'", "bad param name");
-    fixture_init(&f);
-    f.p[0].type = (kb_param_type)9;
-    expect_refused(&f, "parameter 'n' has unknown type 9", "bad type");
-    fixture_init(&f);
-    f.p[1].choices = NULL;
-    expect_refused(&f, "enum parameter 'kind' has no choices", "NULL choices");
-    f.p[1].choices = choices;
-    f.p[1].n_choices = 0;
-    expect_refused(&f, "enum parameter 'kind' has no choices", "empty choices");
-    fixture_init(&f);
-    f.p[1].def = "z";
-    expect_refused(&f, "default 'z' of enum parameter 'kind' is not one of its choices",
-                   "enum default");
-    fixture_init(&f);
-    f.p[0].def = "12Q";
-    expect_refused(&f, "the default of parameter 'n' is invalid: '12Q'", "malformed default");
-    fixture_init(&f);
-    f.p[0].min = 4096;
-    f.p[0].max = 8192;
-    expect_refused(&f, "the default of parameter 'n' is invalid", "default out of range");
-    fixture_init(&f);
-    f.p[2].def = "maybe";
-    expect_refused(&f, "the default of parameter 'on' is invalid", "bad bool default");
-    fixture_init(&f);
-    f.p[0].def = NULL;
-    expect_refused(&f, "parameter 'n' has no default", "NULL default");
-    fixture_init(&f);
-    f.p[2].name = "n";
-    expect_refused(&f, "declares parameter 'n' twice", "duplicate param");
-}
+/* One test per rule: the good fixture, one change, refused with `want`. */
+#define REFUSED(test, change, want)                                                            \
+    Test(descriptor, test)                                                                     \
+    {                                                                                          \
+        fixture f;                                                                             \
+        fixture_init(&f);                                                                      \
+        change;                                                                                \
+        expect_refused(&f, want, #test);                                                       \
+    }
+
+/* The header. */
+REFUSED(abi_major_other, f.d.abi_major = 3, "plugin ABI 3.0, but this kbench speaks ABI 2.x")
+REFUSED(size_before_ops, f.d.size = offsetof(kb_plugin, ops), "smaller than")
+REFUSED(name_null, f.d.name = NULL, "no name")
+REFUSED(name_empty, f.d.name = "", "no name")
+REFUSED(name_upper_case, f.d.name = "Reduce", "'Reduce' may only hold")
+REFUSED(name_with_space, f.d.name = "re duce", "'re duce' may only hold")
+
+/* The operations. */
+REFUSED(ops_null, f.d.ops = NULL, "has no operations table (ops is NULL)")
+REFUSED(ops_size_too_small, f.o.size = 16, "its ops table declares 16 bytes, fewer than")
+REFUSED(op_plan_required, f.o.plan = NULL, "no plan() operation")
+REFUSED(op_setup_required, f.o.setup = NULL, "no setup() operation")
+REFUSED(op_prepare_required, f.o.prepare = NULL, "no prepare() operation")
+REFUSED(op_run_required, f.o.run = NULL, "no run() operation")
+REFUSED(op_verify_required, f.o.verify = NULL, "no verify() operation")
+REFUSED(op_teardown_required, f.o.teardown = NULL, "no teardown() operation")
+
+/* The variants. */
+REFUSED(no_variants, f.d.n_variants = 0, "declares 0 variants; it must declare 1 to 64")
+REFUSED(too_many_variants, f.d.n_variants = KB_MAX_VARIANTS + 1, "declares 65 variants")
+REFUSED(variant_table_null, f.d.variants = NULL, "variant table is NULL")
+REFUSED(variant_size_too_small, f.d.variant_size = 8, "its variant_size 8 is smaller than")
+REFUSED(variant_name_null, f.v[1].name = NULL, "variant #1 has no name")
+REFUSED(variant_name_comma, f.v[1].name = "a,b", "variant name 'a,b'")
+REFUSED(variant_backend_unknown, f.v[1].backend = (kb_backend)7,
+        "variant 'v1' has unknown backend 7")
+REFUSED(variant_twice, f.v[1].name = "v0", "declares variant 'v0' twice")
+REFUSED(variant_flags_unknown, f.v[1].flags = 0x10, "variant 'v1' has unknown flags 0x10")
+REFUSED(variant_uses_beyond_params, f.v[1].uses = KB_USES(3),
+        "variant 'v1' uses parameter bits beyond its 3 parameters")
+REFUSED(variant_uses_top_bit, f.v[0].uses = KB_USES(63),
+        "variant 'v0' uses parameter bits beyond its 3 parameters")
+
+/* The parameters. */
+REFUSED(too_many_params, f.d.n_params = KB_MAX_PARAMS + 1,
+        "declares 65 parameters; at most 64 are allowed")
+REFUSED(param_table_null, f.d.params = NULL, "parameter table is NULL")
+REFUSED(param_size_too_small, f.d.param_size = 16, "its param_size 16 is smaller than")
+REFUSED(param_name_null, f.p[2].name = NULL, "parameter #2 has no name")
+REFUSED(param_name_bad, f.p[2].name = "Bad-Key", "parameter name 'Bad-Key'")
+REFUSED(param_type_unknown, f.p[0].type = (kb_param_type)9, "parameter 'n' has unknown type 9")
+REFUSED(enum_choices_null, f.p[1].choices = NULL, "enum parameter 'kind' has no choices")
+REFUSED(enum_choices_zero, f.p[1].n_choices = 0, "enum parameter 'kind' has no choices")
+static const char *const choices_with_null[] = {"x", NULL};
+REFUSED(enum_choice_null, f.p[1].choices = choices_with_null,
+        "choice #1 of enum parameter 'kind' is NULL")
+REFUSED(enum_default_not_a_choice, f.p[1].def = "z",
+        "default 'z' of enum parameter 'kind' is not one of its choices")
+REFUSED(default_malformed, f.p[0].def = "12Q", "the default of parameter 'n' is invalid: '12Q'")
+REFUSED(default_out_of_range, { f.p[0].min = 4096; f.p[0].max = 8192; },
+        "the default of parameter 'n' is invalid")
+REFUSED(default_bool_malformed, f.p[2].def = "maybe", "the default of parameter 'on' is invalid")
+REFUSED(default_null, f.p[0].def = NULL, "parameter 'n' has no default")
+REFUSED(param_twice, f.p[2].name = "n", "declares parameter 'n' twice")
 
 /* Every row of the core-key table is reserved: one test per key. */
 struct core_key_case {
