@@ -542,9 +542,28 @@ REFUSED(name_empty, f.d.name = "", "no name")
 REFUSED(name_upper_case, f.d.name = "Reduce", "'Reduce' may only hold")
 REFUSED(name_with_space, f.d.name = "re duce", "'re duce' may only hold")
 
+REFUSED(size_not_a_sizeof, f.d.size = sizeof(kb_plugin) - 4,
+        "its size is not a multiple of 8, so it is not the size of any version")
+
+/* A value a newer minor may have added is refused with a hint. */
+REFUSED(newer_minor_unknown_flag_hints, { f.d.abi_minor = 5; f.v[1].flags = 0x10; },
+        "unknown flags 0x10 (the plugin was built for ABI 2.5, newer than this kbench's 2.0")
+
+Test(descriptor, current_minor_unknown_flag_has_no_hint)
+{
+    fixture f;
+    fixture_init(&f);
+    f.v[1].flags = 0x10;
+    char why[512] = "";
+    cr_assert_not_null(kbc_descriptor_check(&f.d, why, sizeof why));
+    cr_assert_null(strstr(why, "newer than"), "%s", why);
+}
+
 /* The operations. */
 REFUSED(ops_null, f.d.ops = NULL, "has no operations table (ops is NULL)")
 REFUSED(ops_size_too_small, f.o.size = 16, "its ops table declares 16 bytes, fewer than")
+REFUSED(ops_size_not_a_sizeof, f.o.size = sizeof(kb_ops) + 4,
+        "bytes, not a multiple of 8, so it is not the size of any version of kb_ops")
 REFUSED(op_plan_required, f.o.plan = NULL, "no plan() operation")
 REFUSED(op_setup_required, f.o.setup = NULL, "no setup() operation")
 REFUSED(op_prepare_required, f.o.prepare = NULL, "no prepare() operation")
@@ -557,6 +576,8 @@ REFUSED(no_variants, f.d.n_variants = 0, "declares 0 variants; it must declare 1
 REFUSED(too_many_variants, f.d.n_variants = KB_MAX_VARIANTS + 1, "declares 65 variants")
 REFUSED(variant_table_null, f.d.variants = NULL, "variant table is NULL")
 REFUSED(variant_size_too_small, f.d.variant_size = 8, "its variant_size 8 is smaller than")
+REFUSED(variant_size_not_a_sizeof, f.d.variant_size = sizeof(kb_variant) + 4,
+        "its variant_size is not a multiple of 8")
 REFUSED(variant_name_null, f.v[1].name = NULL, "variant #1 has no name")
 REFUSED(variant_name_comma, f.v[1].name = "a,b", "variant name 'a,b'")
 REFUSED(variant_backend_unknown, f.v[1].backend = (kb_backend)7,
@@ -573,6 +594,8 @@ REFUSED(too_many_params, f.d.n_params = KB_MAX_PARAMS + 1,
         "declares 65 parameters; at most 64 are allowed")
 REFUSED(param_table_null, f.d.params = NULL, "parameter table is NULL")
 REFUSED(param_size_too_small, f.d.param_size = 16, "its param_size 16 is smaller than")
+REFUSED(param_size_not_a_sizeof, f.d.param_size = sizeof(kb_param) - 4,
+        "its param_size is not a multiple of 8")
 REFUSED(param_name_null, f.p[2].name = NULL, "parameter #2 has no name")
 REFUSED(param_name_bad, f.p[2].name = "Bad-Key", "parameter name 'Bad-Key'")
 REFUSED(param_type_unknown, f.p[0].type = (kb_param_type)9, "parameter 'n' has unknown type 9")

@@ -225,6 +225,24 @@ void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why
                 name, (unsigned)raw->n_params);
         return NULL;
     }
+    /* Every declared size is the sizeof of some version of its structure,
+       so a multiple of the structure's alignment: a size that is not would
+       make the copy below end in the middle of a field. */
+    const char *odd = NULL;
+    size_t align = 0;
+    if (raw->size % _Alignof(kb_plugin))
+        odd = "size", align = _Alignof(kb_plugin);
+    else if (raw->variant_size % _Alignof(kb_variant))
+        odd = "variant_size", align = _Alignof(kb_variant);
+    else if (raw->n_params && raw->param_size % _Alignof(kb_param))
+        odd = "param_size", align = _Alignof(kb_param);
+    if (odd) {
+        why_set(why, n,
+                "plugin '%s': its %s is not a multiple of %zu, so it is not the size of any "
+                "version of the structure; it was not built from kbench/plugin.h",
+                name, odd, align);
+        return NULL;
+    }
     if (!KBC_HAS(raw->variant_size, kb_variant, summary)) {
         why_set(why, n,
                 "plugin '%s': its variant_size %u is smaller than the %zu bytes every ABI %d "
@@ -243,6 +261,13 @@ void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why
     }
     if (!raw->ops) {
         why_set(why, n, "plugin '%s' has no operations table (ops is NULL)", name);
+        return NULL;
+    }
+    if (raw->ops->size % _Alignof(kb_ops)) {
+        why_set(why, n,
+                "plugin '%s': its ops table declares %u bytes, not a multiple of %zu, so it is "
+                "not the size of any version of kb_ops (start it with KB_OPS_HEADER)",
+                name, (unsigned)raw->ops->size, _Alignof(kb_ops));
         return NULL;
     }
     if (!KBC_HAS(raw->ops->size, kb_ops, teardown)) {
@@ -276,6 +301,16 @@ void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why
     c->desc.params = raw->n_params ? c->params : NULL;
     c->desc.param_size = sizeof(kb_param);
     if (check_copy(&c->desc, why, n)) {
+        /* A value this kbench does not know (a flag, a type, a backend) may
+           be one a newer minor added: say so rather than only "unknown". */
+        if (raw->abi_minor > KB_ABI_MINOR) {
+            size_t len = strlen(why);
+            snprintf(why + len, n - len,
+                     " (the plugin was built for ABI %u.%u, newer than this kbench's %d.%d; "
+                     "a newer kbench may read it)",
+                     (unsigned)raw->abi_major, (unsigned)raw->abi_minor, KB_ABI_MAJOR,
+                     KB_ABI_MINOR);
+        }
         free(c);
         return NULL;
     }
