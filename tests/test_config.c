@@ -635,7 +635,8 @@ Test(config, all_alone_is_every_variant)
 /* A CPU plugin whose plan asks for n bytes of host memory. */
 static const kb_param hog_params[] = {
     {.name = "host", .type = KB_PARAM_SIZE, .def = "1K", .min = 1, .max = 0}};
-static const kb_variant hog_variants[] = {{"cpu", KB_BACKEND_CPU, "a loop"}};
+static const kb_variant hog_variants[] = {
+    {.name = "cpu", .backend = KB_BACKEND_CPU, .summary = "a loop"}};
 
 static int hog_plan(const kb_value *v, kb_work *out, kb_host *h)
 {
