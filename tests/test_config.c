@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "core_keys.h"
 #include "sweep.h"
 
 #define assert_has(msg, sub) \
@@ -524,6 +525,171 @@ Test(config, plugin_path)
     rmdir(dir);
     free(path);
     free(sub);
+}
+
+/* ---- cache = hot | cold, and the core-key table -------------------------- */
+
+Test(config, cache_defaults_to_hot)
+{
+    build_ok("[a]\nplugin = reduce\n");
+    cr_assert_eq(plan.exps[0].measure.cache_cold, 0);
+}
+
+Test(config, cache_cold_is_accepted)
+{
+    build_ok("[a]\nplugin = reduce\ncache = cold\n");
+    cr_assert_eq(plan.exps[0].measure.cache_cold, 1);
+}
+
+Test(config, cache_hot_is_accepted)
+{
+    build_ok("[global]\ncache = cold\n[a]\nplugin = reduce\ncache = hot\n[b]\nplugin = scan\n");
+    cr_assert_eq(exp_named("a")->measure.cache_cold, 0);
+    cr_assert_eq(exp_named("b")->measure.cache_cold, 1, "[b] inherits cache = cold");
+}
+
+Test(config, cache_bad_value_names_file_line_key)
+{
+    build_fails("[a]\nplugin = reduce\ncache = lukewarm\n", 3,
+                "key 'cache' in [a]: 'lukewarm' is not one of the allowed values (hot, cold).",
+                NULL);
+}
+
+Test(config, cache_takes_one_value)
+{
+    build_fails("[a]\nplugin = reduce\ncache = hot, cold\n", 3,
+                "key 'cache' in [a]: 'hot, cold' is a sweep, but 'cache' takes one value", NULL);
+}
+
+/* Each measure row's declaration carries the row's name, and its default
+   parses; every row can be printed. */
+Test(core_keys, measure_rows_are_consistent)
+{
+    size_t measures = 0;
+    for (size_t i = 0; i < kbc_n_core_keys; i++) {
+        const kbc_core_key *k = &kbc_core_keys[i];
+        cr_assert_not_null(kbc_core_key_default(k), "%s", k->name);
+        cr_assert_neq(kbc_core_key_help(k)[0], '\0', "%s has no help", k->name);
+        cr_assert_eq(kbc_core_key_find(k->name), k);
+        if (k->kind != KBC_KIND_MEASURE)
+            continue;
+        measures++;
+        cr_assert_not_null(k->param, "%s", k->name);
+        cr_assert_str_eq(k->param->name, k->name);
+        cr_assert_neq(k->store, KBC_STORE_NONE, "%s", k->name);
+        kb_value v;
+        char why[256] = "";
+        cr_assert_eq(kbc_value_parse(k->param, k->param->def, &v, why, sizeof why), 0, "%s: %s",
+                     k->name, why);
+    }
+    cr_assert_eq(measures, 7, "warmup, runs, budget, seed, include_copies, cpu_threads, cache");
+    cr_assert_null(kbc_core_key_find("n"));
+}
+
+Test(core_keys, cache_row)
+{
+    const kbc_core_key *k = kbc_core_key_find("cache");
+    cr_assert_not_null(k);
+    cr_assert_eq(k->kind, KBC_KIND_MEASURE);
+    cr_assert_str_eq(kbc_core_key_default(k), "hot");
+    cr_assert_eq(k->where, KBC_IN_ANY);
+    kbc_measure m;
+    memset(&m, 0, sizeof m);
+    kbc_core_key_store_value(k, (kb_value){.i = 1}, &m);
+    cr_assert_eq(m.cache_cold, 1);
+    cr_assert_eq(m.cpu_threads, 0, "only the row's own field is written");
+    cr_assert_eq(m.include_copies, 0);
+}
+
+Test(core_keys, plugin_path_is_global_only)
+{
+    const kbc_core_key *k = kbc_core_key_find("plugin_path");
+    cr_assert_not_null(k);
+    cr_assert_eq(k->where, KBC_IN_GLOBAL);
+}
+
+Test(core_keys, print_lists_every_key)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    kbc_core_keys_print(f);
+    fclose(f);
+    for (size_t i = 0; i < kbc_n_core_keys; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "  %s ", kbc_core_keys[i].name);
+        assert_has(buf, want);
+    }
+    assert_has(buf, "cold flushes the L2 before every timed run, outside the timed region");
+    assert_has(buf, "([global] only)");
+    free(buf);
+}
+
+/* ---- variants = all, ... ---------------------------------------------- */
+
+Test(config, all_stands_alone_in_variants)
+{
+    build_fails("[a]\nplugin = reduce\nvariants = all, cpu\n", 3,
+                "key 'variants' in [a]: 'all' stands alone: it selects every variant, so write "
+                "either 'variants = all' or a list of variant names without it (the list was "
+                "'all, cpu').",
+                NULL);
+}
+
+Test(config, all_stands_alone_anywhere_in_the_list)
+{
+    build_fails("[global]\nvariants = cpu, ALL\n[a]\nplugin = reduce\n", 2,
+                "key 'variants' in [global] (inherited by [a]): 'all' stands alone", NULL);
+}
+
+Test(config, all_alone_is_every_variant)
+{
+    build_ok("[a]\nplugin = reduce\nvariants = All\n");
+    cr_assert_eq(plan.exps[0].n_variants, 4);
+}
+
+/* ---- host memory at plan time ------------------------------------------ */
+
+/* A CPU plugin whose plan asks for n bytes of host memory. */
+static const kb_param hog_params[] = {
+    {.name = "host", .type = KB_PARAM_SIZE, .def = "1K", .min = 1, .max = 0}};
+static const kb_variant hog_variants[] = {
+    {.name = "cpu", .backend = KB_BACKEND_CPU, .summary = "a loop"}};
+
+static int hog_plan(const kb_value *v, kb_work *out, kb_host *h)
+{
+    out->bytes_read = 8;
+    out->host_bytes = v[0].u;
+    return KB_OK;
+}
+
+static const kb_plugin hog_desc = {
+    KB_PLUGIN_HEADER, .name = "hog", .summary = "asks for host memory", KB_PARAMS(hog_params),
+    KB_VARIANTS(hog_variants), .ops = STUB_OPS(hog_plan)};
+
+Test(config, host_memory_beyond_the_machine_is_refused)
+{
+    add(&hog_desc, "/fake/hog.so");
+    build_fails("[small]\nplugin = hog\n\n[huge]\nplugin = hog\nhost = 1K, 2^62\n", 4,
+                "experiment [huge] point host=4611686018427387904: it needs 4.0 EiB of host "
+                "memory and this machine has ",
+                NULL);
+}
+
+Test(config, host_memory_within_the_machine_passes)
+{
+    add(&hog_desc, "/fake/hog.so");
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    cr_assert_gt(pages, 0);
+    char text[200];
+    /* Exactly the machine's memory is allowed; one byte more is not. */
+    unsigned long long all = (unsigned long long)pages * (unsigned long long)page;
+    snprintf(text, sizeof text, "[a]\nplugin = hog\nhost = %llu\n", all);
+    build_ok(text);
+    kbc_plan_free(&plan);
+    kbc_ini_free(&ini);
+    snprintf(text, sizeof text, "[a]\nplugin = hog\nhost = %llu\n", all + 1);
+    build_fails(text, 1, "of host memory and this machine has", NULL);
 }
 
 /* The plan of 100,000 experiments is built in one pass over the file (the

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <dirent.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core_keys.h"
 #include "loader.h"
 
 #define FIX KBENCH_FIXTURE_DIR "/loader"
@@ -81,44 +83,47 @@ Test(loader, good_plugins_load_in_name_order)
     cr_assert_eq(r.n, 0);
 }
 
-Test(loader, each_refusal_names_file_and_problem)
+Test(loader, seven_refusals_in_the_fixture_folder)
 {
     kbc_registry r;
     load_fixture_folder(&r);
     cr_assert_eq(r.n_refused, 7, "expected 7 refusals, got %zu", r.n_refused);
+    kbc_registry_free(&r);
+}
 
-    const char *s = refusal_with(&r, FIX "/bogus.so");
-    cr_assert_not_null(s, "bogus.so was not refused");
-    cr_assert_not_null(strstr(s, "cannot be loaded as a shared object"), "%s", s);
+/* Each refused fixture file: its refusal names the file and the problem. */
+struct refusal_case {
+    char file[32];
+    char want[3][240]; /* pieces the sentence holds; "" for none */
+};
 
-    s = refusal_with(&r, FIX "/kbench-abi99.so");
-    cr_assert_not_null(s, "the ABI 99 plugin was not refused");
-    cr_assert_not_null(strstr(s, "plugin ABI 99.3"), "%s", s);
-    cr_assert_not_null(strstr(s, "this kbench speaks ABI 2.x"), "%s", s);
-    cr_assert_not_null(strstr(s, "rebuild the plugin"), "%s", s);
+ParameterizedTestParameters(loader, refusal_names_file_and_problem)
+{
+    static struct refusal_case cases[] = {
+        {"bogus.so", {"cannot be loaded as a shared object"}},
+        {"kbench-abi99.so",
+         {"plugin ABI 99.3", "this kbench speaks ABI 2.x", "rebuild the plugin"}},
+        {"kbench-noentry.so", {"no 'kbench_plugin' symbol"}},
+        {"kbench-malformed.so", {"no run() operation", "'norun'"}},
+        {"kbench-empty.so", {"kbench_plugin(0) returned NULL"}},
+        {"kbench-good_again.so", {"plugin 'good' is already provided by " FIX "/kbench-good.so"}},
+        {"kbench-twin.so", {"descriptor 2", "declares variant 'same' twice"}},
+    };
+    return cr_make_param_array(struct refusal_case, cases, sizeof cases / sizeof cases[0]);
+}
 
-    s = refusal_with(&r, FIX "/kbench-noentry.so");
-    cr_assert_not_null(s, "the plugin without entry symbol was not refused");
-    cr_assert_not_null(strstr(s, "no 'kbench_plugin' symbol"), "%s", s);
-
-    s = refusal_with(&r, FIX "/kbench-malformed.so");
-    cr_assert_not_null(s, "the plugin without run() was not refused");
-    cr_assert_not_null(strstr(s, "no run() operation"), "%s", s);
-    cr_assert_not_null(strstr(s, "'norun'"), "%s", s);
-
-    s = refusal_with(&r, FIX "/kbench-empty.so");
-    cr_assert_not_null(s, "the plugin declaring nothing was not refused");
-    cr_assert_not_null(strstr(s, "kbench_plugin(0) returned NULL"), "%s", s);
-
-    s = refusal_with(&r, FIX "/kbench-good_again.so");
-    cr_assert_not_null(s, "the second plugin called good was not refused");
-    cr_assert_not_null(strstr(s, "plugin 'good' is already provided by " FIX "/kbench-good.so"),
-                       "%s", s);
-
-    s = refusal_with(&r, FIX "/kbench-twin.so");
-    cr_assert_not_null(s, "the third descriptor of twin was not refused");
-    cr_assert_not_null(strstr(s, "descriptor 2"), "%s", s);
-    cr_assert_not_null(strstr(s, "declares variant 'same' twice"), "%s", s);
+ParameterizedTest(struct refusal_case *c, loader, refusal_names_file_and_problem)
+{
+    kbc_registry r;
+    load_fixture_folder(&r);
+    char file[PATH_MAX];
+    snprintf(file, sizeof file, "%s/%s", FIX, c->file);
+    const char *s = refusal_with(&r, file);
+    cr_assert_not_null(s, "%s was not refused", c->file);
+    for (int i = 0; i < 3; i++)
+        if (c->want[i][0])
+            cr_assert_not_null(strstr(s, c->want[i]), "%s: want \"%s\" in: %s", c->file,
+                               c->want[i], s);
     kbc_registry_free(&r);
 }
 
@@ -486,138 +491,161 @@ Test(descriptor, a_good_one_passes)
     fixture_init(&f);
     char why[512] = "";
     cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why), "%s", why);
-    f.d.n_variants = KB_MAX_VARIANTS;
-    f.d.n_params = 0;
-    f.d.params = NULL;
-    cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why), "%s", why);
 }
 
-Test(descriptor, header_rules)
+Test(descriptor, most_variants_and_no_parameters_pass)
 {
     fixture f;
     fixture_init(&f);
-    f.d.abi_major = 3;
-    expect_refused(&f, "plugin ABI 3.0, but this kbench speaks ABI 2.x", "abi 3");
-    fixture_init(&f);
-    f.d.size = offsetof(kb_plugin, ops);
-    expect_refused(&f, "smaller than", "short descriptor");
-    fixture_init(&f);
-    f.d.name = NULL;
-    expect_refused(&f, "no name", "NULL name");
-    f.d.name = "";
-    expect_refused(&f, "no name", "empty name");
-    f.d.name = "Reduce";
-    expect_refused(&f, "'Reduce' may only hold", "upper case name");
-    f.d.name = "re duce";
-    expect_refused(&f, "'re duce' may only hold", "name with a space");
+    f.d.n_variants = KB_MAX_VARIANTS;
+    f.d.n_params = 0;
+    f.d.params = NULL;
+    char why[512] = "";
+    cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why), "%s", why);
 }
 
-Test(descriptor, every_required_op)
+Test(descriptor, upload_and_download_are_optional)
 {
-    static const char *names[] = {"plan", "setup", "prepare", "run", "verify", "teardown"};
-    for (int i = 0; i < 6; i++) {
-        fixture f;
-        fixture_init(&f);
-        switch (i) {
-        case 0: f.o.plan = NULL; break;
-        case 1: f.o.setup = NULL; break;
-        case 2: f.o.prepare = NULL; break;
-        case 3: f.o.run = NULL; break;
-        case 4: f.o.verify = NULL; break;
-        case 5: f.o.teardown = NULL; break;
-        }
-        char want[64];
-        snprintf(want, sizeof want, "no %s() operation", names[i]);
-        expect_refused(&f, want, names[i]);
-    }
-    /* upload and download are optional. */
     fixture f;
     fixture_init(&f);
     f.o.upload = NULL;
     f.o.download = NULL;
-    char why[512];
-    cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why));
+    char why[512] = "";
+    cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why), "%s", why);
 }
 
-Test(descriptor, variant_rules)
+Test(descriptor, flags_and_uses_within_bounds_pass)
 {
     fixture f;
     fixture_init(&f);
-    f.d.n_variants = 0;
-    expect_refused(&f, "declares 0 variants; it must declare 1 to 64", "no variants");
-    f.d.n_variants = KB_MAX_VARIANTS + 1;
-    expect_refused(&f, "declares 65 variants", "too many variants");
-    fixture_init(&f);
-    f.d.variants = NULL;
-    expect_refused(&f, "variant table is NULL", "NULL table");
-    fixture_init(&f);
-    f.v[1].name = NULL;
-    expect_refused(&f, "variant #1 has no name", "NULL variant name");
-    f.v[1].name = "a,b";
-    expect_refused(&f, "variant name 'a,b'", "comma in variant name");
-    fixture_init(&f);
-    f.v[1].backend = (kb_backend)7;
-    expect_refused(&f, "variant 'v1' has unknown backend 7", "bad backend");
-    fixture_init(&f);
-    f.v[1].name = "v0";
-    expect_refused(&f, "declares variant 'v0' twice", "duplicate variant");
+    f.v[0].flags = KB_VARIANT_SYNCS | KB_VARIANT_NONDETERM | KB_VARIANT_LIBRARY;
+    f.v[1].uses = KB_USES(0) | KB_USES(2);
+    char why[512] = "";
+    cr_assert_null(kbc_descriptor_check(&f.d, why, sizeof why), "%s", why);
 }
 
-Test(descriptor, param_rules)
+/* One test per rule: the good fixture, one change, refused with `want`. */
+#define REFUSED(test, change, want)                                                            \
+    Test(descriptor, test)                                                                     \
+    {                                                                                          \
+        fixture f;                                                                             \
+        fixture_init(&f);                                                                      \
+        change;                                                                                \
+        expect_refused(&f, want, #test);                                                       \
+    }
+
+/* The header. */
+REFUSED(abi_major_other, f.d.abi_major = 3, "plugin ABI 3.0, but this kbench speaks ABI 2.x")
+REFUSED(size_before_ops, f.d.size = offsetof(kb_plugin, ops), "smaller than")
+REFUSED(name_null, f.d.name = NULL, "no name")
+REFUSED(name_empty, f.d.name = "", "no name")
+REFUSED(name_upper_case, f.d.name = "Reduce", "'Reduce' may only hold")
+REFUSED(name_with_space, f.d.name = "re duce", "'re duce' may only hold")
+
+REFUSED(size_not_a_sizeof, f.d.size = sizeof(kb_plugin) - 4,
+        "its size is not a multiple of 8, so it is not the size of any version")
+
+/* A value a newer minor may have added is refused with a hint. */
+REFUSED(newer_minor_unknown_flag_hints, { f.d.abi_minor = 5; f.v[1].flags = 0x10; },
+        "unknown flags 0x10 (the plugin was built for ABI 2.5, newer than this kbench's 2.0")
+
+Test(descriptor, current_minor_unknown_flag_has_no_hint)
 {
     fixture f;
     fixture_init(&f);
-    f.d.params = NULL;
-    expect_refused(&f, "parameter table is NULL", "NULL params");
-    fixture_init(&f);
-    f.p[2].name = NULL;
-    expect_refused(&f, "parameter #2 has no name", "NULL param name");
-    f.p[2].name = "Bad-Key";
-    expect_refused(&f, "parameter name 'Bad-Key'", "bad param name");
-    fixture_init(&f);
-    f.p[0].type = (kb_param_type)9;
-    expect_refused(&f, "parameter 'n' has unknown type 9", "bad type");
-    fixture_init(&f);
-    f.p[1].choices = NULL;
-    expect_refused(&f, "enum parameter 'kind' has no choices", "NULL choices");
-    f.p[1].choices = choices;
-    f.p[1].n_choices = 0;
-    expect_refused(&f, "enum parameter 'kind' has no choices", "empty choices");
-    fixture_init(&f);
-    f.p[1].def = "z";
-    expect_refused(&f, "default 'z' of enum parameter 'kind' is not one of its choices",
-                   "enum default");
-    fixture_init(&f);
-    f.p[0].def = "12Q";
-    expect_refused(&f, "the default of parameter 'n' is invalid: '12Q'", "malformed default");
-    fixture_init(&f);
-    f.p[0].min = 4096;
-    f.p[0].max = 8192;
-    expect_refused(&f, "the default of parameter 'n' is invalid", "default out of range");
-    fixture_init(&f);
-    f.p[2].def = "maybe";
-    expect_refused(&f, "the default of parameter 'on' is invalid", "bad bool default");
-    fixture_init(&f);
-    f.p[0].def = NULL;
-    expect_refused(&f, "parameter 'n' has no default", "NULL default");
-    fixture_init(&f);
-    f.p[2].name = "n";
-    expect_refused(&f, "declares parameter 'n' twice", "duplicate param");
+    f.v[1].flags = 0x10;
+    char why[512] = "";
+    cr_assert_not_null(kbc_descriptor_check(&f.d, why, sizeof why));
+    cr_assert_null(strstr(why, "newer than"), "%s", why);
 }
 
-Test(descriptor, core_keys_are_reserved)
+/* The operations. */
+REFUSED(ops_null, f.d.ops = NULL, "has no operations table (ops is NULL)")
+REFUSED(ops_size_too_small, f.o.size = 16, "its ops table declares 16 bytes, fewer than")
+REFUSED(ops_size_not_a_sizeof, f.o.size = sizeof(kb_ops) + 4,
+        "bytes, not a multiple of 8, so it is not the size of any version of kb_ops")
+REFUSED(op_plan_required, f.o.plan = NULL, "no plan() operation")
+REFUSED(op_setup_required, f.o.setup = NULL, "no setup() operation")
+REFUSED(op_prepare_required, f.o.prepare = NULL, "no prepare() operation")
+REFUSED(op_run_required, f.o.run = NULL, "no run() operation")
+REFUSED(op_verify_required, f.o.verify = NULL, "no verify() operation")
+REFUSED(op_teardown_required, f.o.teardown = NULL, "no teardown() operation")
+
+/* The variants. */
+REFUSED(no_variants, f.d.n_variants = 0, "declares 0 variants; it must declare 1 to 64")
+REFUSED(too_many_variants, f.d.n_variants = KB_MAX_VARIANTS + 1, "declares 65 variants")
+REFUSED(variant_table_null, f.d.variants = NULL, "variant table is NULL")
+REFUSED(variant_size_too_small, f.d.variant_size = 8, "its variant_size 8 is smaller than")
+REFUSED(variant_size_not_a_sizeof, f.d.variant_size = sizeof(kb_variant) + 4,
+        "its variant_size is not a multiple of 8")
+REFUSED(variant_name_null, f.v[1].name = NULL, "variant #1 has no name")
+REFUSED(variant_name_comma, f.v[1].name = "a,b", "variant name 'a,b'")
+REFUSED(variant_backend_unknown, f.v[1].backend = (kb_backend)7,
+        "variant 'v1' has unknown backend 7")
+REFUSED(variant_twice, f.v[1].name = "v0", "declares variant 'v0' twice")
+REFUSED(variant_flags_unknown, f.v[1].flags = 0x10, "variant 'v1' has unknown flags 0x10")
+REFUSED(variant_uses_beyond_params, f.v[1].uses = KB_USES(3),
+        "variant 'v1' uses parameter bits beyond its 3 parameters")
+REFUSED(variant_uses_top_bit, f.v[0].uses = KB_USES(63),
+        "variant 'v0' uses parameter bits beyond its 3 parameters")
+
+/* The parameters. */
+REFUSED(too_many_params, f.d.n_params = KB_MAX_PARAMS + 1,
+        "declares 65 parameters; at most 64 are allowed")
+REFUSED(param_table_null, f.d.params = NULL, "parameter table is NULL")
+REFUSED(param_size_too_small, f.d.param_size = 16, "its param_size 16 is smaller than")
+REFUSED(param_size_not_a_sizeof, f.d.param_size = sizeof(kb_param) - 4,
+        "its param_size is not a multiple of 8")
+REFUSED(param_name_null, f.p[2].name = NULL, "parameter #2 has no name")
+REFUSED(param_name_bad, f.p[2].name = "Bad-Key", "parameter name 'Bad-Key'")
+REFUSED(param_type_unknown, f.p[0].type = (kb_param_type)9, "parameter 'n' has unknown type 9")
+REFUSED(enum_choices_null, f.p[1].choices = NULL, "enum parameter 'kind' has no choices")
+REFUSED(enum_choices_zero, f.p[1].n_choices = 0, "enum parameter 'kind' has no choices")
+static const char *const choices_with_null[] = {"x", NULL};
+REFUSED(enum_choice_null, f.p[1].choices = choices_with_null,
+        "choice #1 of enum parameter 'kind' is NULL")
+REFUSED(enum_default_not_a_choice, f.p[1].def = "z",
+        "default 'z' of enum parameter 'kind' is not one of its choices")
+REFUSED(default_malformed, f.p[0].def = "12Q", "the default of parameter 'n' is invalid: '12Q'")
+REFUSED(default_out_of_range, { f.p[0].min = 4096; f.p[0].max = 8192; },
+        "the default of parameter 'n' is invalid")
+REFUSED(default_bool_malformed, f.p[2].def = "maybe", "the default of parameter 'on' is invalid")
+REFUSED(default_null, f.p[0].def = NULL, "parameter 'n' has no default")
+REFUSED(param_twice, f.p[2].name = "n", "declares parameter 'n' twice")
+
+/* Every row of the core-key table is reserved: one test per key. */
+struct core_key_case {
+    char name[32];
+};
+
+ParameterizedTestParameters(descriptor, core_key_is_reserved)
+{
+    static struct core_key_case cases[KB_MAX_PARAMS];
+    size_t n = 0;
+    for (size_t i = 0; i < kbc_n_core_keys && n < KB_MAX_PARAMS; i++)
+        snprintf(cases[n++].name, sizeof cases[0].name, "%s", kbc_core_keys[i].name);
+    return cr_make_param_array(struct core_key_case, cases, n);
+}
+
+ParameterizedTest(struct core_key_case *k, descriptor, core_key_is_reserved)
+{
+    fixture f;
+    fixture_init(&f);
+    f.p[0].name = k->name;
+    char want[128];
+    snprintf(want, sizeof want, "parameter '%s' clashes with the core key", k->name);
+    expect_refused(&f, want, k->name);
+}
+
+/* The table holds the keys documented in docs/ini-format.md, cache too. */
+Test(descriptor, core_keys_include_the_documented_ones)
 {
     static const char *keys[] = {"plugin", "variants", "baseline", "reference",
                                  "warmup", "runs", "budget", "seed", "include_copies",
-                                 "cpu_threads", "plugin_path", "description"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        fixture f;
-        fixture_init(&f);
-        f.p[0].name = keys[i];
-        char want[128];
-        snprintf(want, sizeof want, "parameter '%s' clashes with the core key", keys[i]);
-        expect_refused(&f, want, keys[i]);
-    }
+                                 "cpu_threads", "cache", "plugin_path", "description"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        cr_assert_not_null(kbc_core_key_find(keys[i]), "%s is not a core key", keys[i]);
+    cr_assert_eq(kbc_n_core_keys, sizeof keys / sizeof keys[0]);
 }
 
 /* ------------------------------------------------------------------------
@@ -768,4 +796,492 @@ Test(describe, unknown_name_suggests)
     free(out.buf);
     free(err.buf);
     kbc_registry_free(&r);
+}
+
+/* ------------------------------------------------------------------------
+ * ABI compatibility within major 2, with real plugins (fixtures/loader/abi):
+ * an older minor whose structures end early, a newer minor whose structures
+ * are longer, counted enum choices, and one malformed descriptor per file.
+ * ---------------------------------------------------------------------- */
+#define FIXABI KBENCH_FIXTURE_DIR "/loader/abi"
+
+static void load_abi_folder(kbc_registry *r)
+{
+    kbc_diag d = {{0}};
+    kbc_registry_init(r);
+    cr_assert_eq(kbc_registry_add_path(r, FIXABI, &d), 0, "adding %s failed: %s", FIXABI, d.msg);
+}
+
+/* The host's copy of plugin name, which must have loaded. */
+static const kb_plugin *abi_plugin(const kbc_registry *r, const char *name)
+{
+    const kbc_plugin *p = kbc_registry_find(r, name);
+    const char *why = refusal_with(r, name);
+    cr_assert_not_null(p, "plugin '%s' did not load: %s", name, why ? why : "(no refusal)");
+    return p->desc;
+}
+
+Test(abi, older_minor_loads)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kbc_plugin *p = kbc_registry_find(&r, "older");
+    cr_assert_not_null(p, "refused: %s", refusal_with(&r, "kbench-older.so"));
+    cr_assert_null(refusal_with(&r, "kbench-older.so"));
+    cr_assert_eq(p->desc->abi_minor, 0);
+    cr_assert_eq(p->desc->n_variants, 2);
+    cr_assert_eq(p->desc->n_params, 2);
+    cr_assert_str_eq(p->desc->variants[1].name, "second");
+    cr_assert_str_eq(p->desc->params[1].def, "7");
+    /* The copy is in the host's layout, whatever the plugin declared. */
+    cr_assert_eq(p->desc->size, sizeof(kb_plugin));
+    cr_assert_eq(p->desc->variant_size, sizeof(kb_variant));
+    cr_assert_eq(p->desc->param_size, sizeof(kb_param));
+    cr_assert_eq(p->desc->ops->size, sizeof(kb_ops));
+    cr_assert_lt(p->raw->size, sizeof(kb_plugin));
+    cr_assert_lt(p->raw->variant_size, sizeof(kb_variant));
+    cr_assert_lt(p->raw->param_size, sizeof(kb_param));
+    cr_assert_lt(p->raw->ops->size, sizeof(kb_ops));
+    kbc_registry_free(&r);
+}
+
+Test(abi, older_minor_item_name_defaults_to_null)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "older");
+    cr_assert_null(d->item_name, "item_name read past the descriptor's size: '%s'", d->item_name);
+    kbc_registry_free(&r);
+}
+
+Test(abi, older_minor_variant_flags_and_uses_default_to_zero)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "older");
+    for (uint32_t v = 0; v < d->n_variants; v++) {
+        cr_assert_eq(d->variants[v].flags, 0, "variant %u: flags 0x%x", v, d->variants[v].flags);
+        cr_assert_eq(d->variants[v].uses, 0, "variant %u: uses 0x%llx", v,
+                     (unsigned long long)d->variants[v].uses);
+    }
+    kbc_registry_free(&r);
+}
+
+Test(abi, older_minor_help_defaults_to_empty)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "older");
+    for (uint32_t p = 0; p < d->n_params; p++) {
+        cr_assert_not_null(d->params[p].help);
+        cr_assert_str_eq(d->params[p].help, "", "parameter %u", p);
+    }
+    kbc_registry_free(&r);
+}
+
+Test(abi, older_minor_extension_defaults_to_null)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "older");
+    cr_assert_null(d->ops->extension, "extension read past ops->size");
+    kbc_registry_free(&r);
+}
+
+Test(abi, older_minor_ops_are_callable)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "older");
+    kb_host h = {.size = sizeof h, .seed = 1, .device = -1, .cpu_threads = 1, .log = host_log,
+                 .fail = host_fail};
+    kb_value v[2] = {{.u = 1000}, {.i = 7}};
+    kb_work w = {0};
+    cr_assert_eq(d->ops->plan(v, &w, &h), KB_OK);
+    cr_assert_eq(w.items, 1000);
+    cr_assert_eq(w.bytes_read, 8000);
+    cr_assert_eq(w.host_bytes, 7);
+    void *st = (void *)1;
+    cr_assert_eq(d->ops->setup(v, 3, &h, &st), KB_OK);
+    cr_assert_null(st);
+    cr_assert_eq(d->ops->run(st, 1, &h), KB_OK);
+    kb_check c = {0};
+    cr_assert_eq(d->ops->verify(st, 1, &c, &h), KB_OK);
+    cr_assert_eq(c.passed, 1);
+    d->ops->teardown(st, &h);
+    kbc_registry_free(&r);
+}
+
+Test(abi, newer_minor_loads)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kbc_plugin *p = kbc_registry_find(&r, "newer");
+    cr_assert_not_null(p, "refused: %s", refusal_with(&r, "kbench-newer.so"));
+    cr_assert_eq(p->desc->abi_minor, 99);
+    cr_assert_gt(p->raw->size, sizeof(kb_plugin));
+    cr_assert_gt(p->raw->variant_size, sizeof(kb_variant));
+    cr_assert_gt(p->raw->param_size, sizeof(kb_param));
+    cr_assert_gt(p->raw->ops->size, sizeof(kb_ops));
+    cr_assert_str_eq(p->desc->item_name, "widgets");
+    kbc_registry_free(&r);
+}
+
+Test(abi, newer_minor_variants_follow_its_stride)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "newer");
+    cr_assert_eq(d->n_variants, 3);
+    cr_assert_str_eq(d->variants[1].name, "beta");
+    cr_assert_eq(d->variants[1].backend, KB_BACKEND_CUDA);
+    cr_assert_str_eq(d->variants[1].summary, "the second");
+    cr_assert_eq(d->variants[1].flags, KB_VARIANT_SYNCS | KB_VARIANT_LIBRARY);
+    cr_assert_eq(d->variants[1].uses, KB_USES(0) | KB_USES(2));
+    cr_assert_str_eq(d->variants[2].name, "gamma");
+    cr_assert_str_eq(d->variants[2].summary, "the third");
+    cr_assert_eq(d->variants[2].flags, KB_VARIANT_NONDETERM);
+    cr_assert_eq(d->variants[2].uses, KB_USES(1));
+    kbc_registry_free(&r);
+}
+
+Test(abi, newer_minor_parameters_follow_its_stride)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "newer");
+    cr_assert_eq(d->n_params, 3);
+    cr_assert_str_eq(d->params[1].name, "depth");
+    cr_assert_str_eq(d->params[1].def, "42");
+    cr_assert_eq(d->params[1].max, 100.0);
+    cr_assert_str_eq(d->params[1].help, "levels deep");
+    cr_assert_str_eq(d->params[2].name, "shape");
+    cr_assert_eq(d->params[2].n_choices, 3);
+    cr_assert_str_eq(d->params[2].choices[2], "wide");
+    cr_assert_str_eq(d->params[2].def, "tall");
+    kbc_registry_free(&r);
+}
+
+Test(abi, newer_minor_ops_and_extension)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "newer");
+    kb_host h = {.size = sizeof h, .device = -1, .log = host_log, .fail = host_fail};
+    kb_value v[3] = {{.u = 100}, {.i = 42}, {.i = 1}};
+    kb_work w = {0};
+    cr_assert_eq(d->ops->plan(v, &w, &h), KB_OK);
+    cr_assert_eq(w.items, 142);
+    cr_assert_not_null(d->ops->extension);
+    const char *ext = d->ops->extension("x-data");
+    cr_assert_not_null(ext);
+    cr_assert_str_eq(ext, "newer extension data");
+    cr_assert_null(d->ops->extension("other"));
+    kbc_registry_free(&r);
+}
+
+Test(abi, counted_choices_load_without_terminator)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "counted");
+    cr_assert_eq(d->params[0].n_choices, 3);
+    cr_assert_str_eq(d->params[0].choices[2], "blue");
+    kbc_registry_free(&r);
+}
+
+/* Runs `kbench ARGS` with only the ABI fixtures; stdout and stderr together. */
+static char *run_kbench(const char *args, int *status)
+{
+    char *cmd = NULL;
+    cr_assert_gt(asprintf(&cmd,
+                          "KBENCH_NO_DEFAULT_PLUGINS=1 KBENCH_PLUGIN_PATH= %s/kbench "
+                          "--plugin-path %s %s 2>&1",
+                          KBENCH_BINARY_DIR, FIXABI, args),
+                 0);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, p)) > 0)
+        fwrite(chunk, 1, got, out);
+    fclose(out);
+    *status = pclose(p);
+    free(cmd);
+    return buf;
+}
+
+Test(abi, describe_lists_counted_choices)
+{
+    int status;
+    char *out = run_kbench("describe counted", &status);
+    cr_assert_eq(status, 0, "%s", out);
+    char *l = line_with(out, "colour");
+    cr_assert_not_null(l, "%s", out);
+    cr_assert_not_null(strstr(l, "red|green|blue"), "%s", l);
+    cr_assert_null(strstr(out, "NOT-A-CHOICE"), "%s", out);
+    free(l);
+    free(out);
+}
+
+Test(abi, list_survives_bad_descriptors)
+{
+    int status;
+    char *out = run_kbench("list", &status);
+    cr_assert_eq(status, 0, "%s", out);
+    char *l = line_with(out, "The good plugin beside the ABI fixtures");
+    cr_assert_not_null(l, "%s", out);
+    cr_assert_eq(strncmp(l, "good  ", 6), 0, "%s", l);
+    free(l);
+    cr_assert_not_null(strstr(out, "\nolder  "), "%s", out);
+    cr_assert_not_null(strstr(out, "\nnewer  "), "%s", out);
+    cr_assert_not_null(strstr(out, "kbench: warning: " FIXABI "/kbench-bad-null_choice.so: "),
+                       "%s", out);
+    cr_assert_null(strstr(out, "bad_null_choice  "), "a refused plugin is listed:\n%s", out);
+    free(out);
+}
+
+Test(abi, describe_survives_bad_descriptors)
+{
+    int status;
+    char *out = run_kbench("describe good", &status);
+    cr_assert_eq(status, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "good  The good plugin beside the ABI fixtures\n"), "%s", out);
+    cr_assert_not_null(strstr(out, "kbench: warning: " FIXABI "/kbench-bad-no_choices.so: "),
+                       "%s", out);
+    free(out);
+}
+
+/* One malformed descriptor per file: each is refused with one sentence that
+   names its file and its problem, and no other file is refused. */
+struct bad_case {
+    char file[32];
+    char want[96];
+};
+
+ParameterizedTestParameters(abi, bad_descriptor_refused)
+{
+    static struct bad_case cases[] = {
+        {"bad-no_choices", "plugin 'bad_no_choices': enum parameter 'pick' has no choices"},
+        {"bad-null_choice", "choice #1 of enum parameter 'pick' is NULL"},
+        {"bad-flags", "variant 'odd' has unknown flags 0x80"},
+        {"bad-uses", "variant 'odd' uses parameter bits beyond its 2 parameters"},
+        {"bad-param_size", "its param_size 16 is smaller than"},
+        {"bad-variant_size", "its variant_size 8 is smaller than"},
+        {"bad-ops_size", "its ops table declares 16 bytes"},
+        {"bad-ops_null", "has no operations table (ops is NULL)"},
+        {"bad-n_params", "declares 65 parameters; at most 64 are allowed"},
+    };
+    return cr_make_param_array(struct bad_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct bad_case *c, abi, bad_descriptor_refused)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    char file[PATH_MAX];
+    snprintf(file, sizeof file, "%s/kbench-%s.so: ", FIXABI, c->file);
+    size_t hits = 0;
+    const char *s = NULL;
+    for (size_t i = 0; i < r.n_refused; i++)
+        if (strncmp(r.refused[i], file, strlen(file)) == 0) {
+            hits++;
+            s = r.refused[i];
+        }
+    cr_assert_eq(hits, 1, "%s: %zu refusals", c->file, hits);
+    cr_assert_not_null(strstr(s, c->want), "%s: got \"%s\", want \"%s\"", c->file, s, c->want);
+    cr_assert_null(strchr(s, '\n'), "one sentence: %s", s);
+    /* The good plugins beside it still load. */
+    cr_assert_not_null(kbc_registry_find(&r, "good"));
+    cr_assert_not_null(kbc_registry_find(&r, "older"));
+    kbc_registry_free(&r);
+}
+
+Test(abi, only_the_bad_files_are_refused)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    for (size_t i = 0; i < r.n_refused; i++)
+        cr_assert_not_null(strstr(r.refused[i], FIXABI "/kbench-bad-"), "%s", r.refused[i]);
+    cr_assert_eq(r.n_refused, 9);
+    cr_assert_eq(r.n, 5, "good, counted, flagged, newer, older");
+    kbc_registry_free(&r);
+}
+
+/* ------------------------------------------------------------------------
+ * Variant flags and used parameters in `kbench list` and `kbench describe`
+ * (fixtures/loader/abi/flagged.c).
+ * ---------------------------------------------------------------------- */
+
+/* `describe NAME` (or `list` when name is NULL) on the ABI fixtures. */
+static char *abi_output(const char *name)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    capture out, err;
+    cap_open(&out);
+    cap_open(&err);
+    if (name)
+        cr_assert_eq(kbc_cmd_describe(&r, name, out.f, err.f), 0);
+    else
+        kbc_cmd_list(&r, out.f);
+    cap_close(&out);
+    cap_close(&err);
+    cr_assert_str_eq(err.buf, "");
+    free(err.buf);
+    kbc_registry_free(&r);
+    return out.buf;
+}
+
+/* The line of text that starts with "    NAME " (a variant or parameter row). */
+static char *row(const char *text, const char *name)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "\n    %s ", name);
+    const char *at = strstr(text, prefix);
+    cr_assert_not_null(at, "no row for '%s' in:\n%s", name, text);
+    return line_with(at + 1, name);
+}
+
+/* The cells of a row, split on runs of two or more spaces. */
+static int cell_is(const char *line, int index, const char *want)
+{
+    const char *p = line;
+    while (*p == ' ')
+        p++;
+    for (int i = 0; i < index && p; i++) {
+        p = strstr(p, "  ");
+        if (p)
+            while (*p == ' ')
+                p++;
+    }
+    if (!p)
+        return 0;
+    const char *end = strstr(p, "  ");
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    return strlen(want) == len && strncmp(p, want, len) == 0;
+}
+
+Test(describe, variant_flags_as_words)
+{
+    char *out = abi_output("flagged");
+    struct {
+        const char *variant, *flags;
+    } want[] = {{"serial", "-"},
+                {"atomic", "nondeterministic"},
+                {"lib", "syncs,library"},
+                {"everything", "syncs,nondeterministic,library"}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char *l = row(out, want[i].variant);
+        /* Cells: name, backend, flags, summary. */
+        cr_assert(cell_is(l, 2, want[i].flags), "variant %s: want flags '%s' in: %s",
+                  want[i].variant, want[i].flags, l);
+        free(l);
+    }
+    free(out);
+}
+
+Test(describe, list_shows_variant_flags)
+{
+    char *out = abi_output(NULL);
+    char *l = row(out, "lib");
+    cr_assert(cell_is(l, 2, "syncs,library"), "%s", l);
+    cr_assert(cell_is(l, 3, "the library"), "%s", l);
+    free(l);
+    l = row(out, "atomic");
+    cr_assert(cell_is(l, 2, "nondeterministic"), "%s", l);
+    free(l);
+    free(out);
+}
+
+Test(describe, no_flags_column_without_flags)
+{
+    char *out = abi_output("counted");
+    char *l = row(out, "brush");
+    cr_assert(cell_is(l, 2, "by hand"), "a plugin without flags gets no flags column: %s", l);
+    free(l);
+    free(out);
+}
+
+Test(describe, newer_minor_flags_shown)
+{
+    char *out = abi_output("newer");
+    char *l = row(out, "beta");
+    cr_assert(cell_is(l, 2, "syncs,library"), "%s", l);
+    free(l);
+    l = row(out, "gamma");
+    cr_assert(cell_is(l, 2, "nondeterministic"), "%s", l);
+    free(l);
+    free(out);
+}
+
+Test(describe, used_by_header)
+{
+    char *out = abi_output("flagged");
+    char *l = row(out, "name");
+    /* Cells: name, type, default, allowed, used by, help. */
+    cr_assert(cell_is(l, 4, "used by"), "%s", l);
+    cr_assert(cell_is(l, 5, "help"), "%s", l);
+    free(l);
+    free(out);
+}
+
+struct used_by_case {
+    char plugin[16];
+    char param[16];
+    char want[48];
+};
+
+ParameterizedTestParameters(describe, used_by_column)
+{
+    static struct used_by_case cases[] = {
+        {"flagged", "n", "all"},                      /* every variant names it */
+        {"flagged", "tile", "all but atomic,lib"},    /* six of eight: the complement */
+        {"flagged", "lanes", "shfl,shfl2,everything"}, /* a short list */
+        {"flagged", "unroll", "everything"},          /* only uses = 0 */
+        {"newer", "n", "alpha,beta"},                 /* uses = 0 and a mask */
+        {"newer", "depth", "alpha,gamma"},
+        {"older", "depth", "all"},                    /* no uses field: every variant */
+    };
+    return cr_make_param_array(struct used_by_case, cases, sizeof cases / sizeof cases[0]);
+}
+
+ParameterizedTest(struct used_by_case *c, describe, used_by_column)
+{
+    char *out = abi_output(c->plugin);
+    char *l = row(out, c->param);
+    cr_assert(cell_is(l, 4, c->want), "%s/%s: want used by '%s' in: %s", c->plugin, c->param,
+              c->want, l);
+    free(l);
+    free(out);
+}
+
+/* A long list whose complement is long too reads "K of N variants". */
+Test(describe, used_by_summarised_when_long)
+{
+    fixture f;
+    fixture_init(&f);
+    f.d.n_variants = 40;
+    for (int v = 0; v < 40; v++)
+        f.v[v].uses = v % 2 ? KB_USES(1) : KB_USES(0);
+    char *s = kbc_used_by_text(&f.d, 0);
+    cr_assert_str_eq(s, "20 of 40 variants");
+    free(s);
+    f.v[0].uses = 0; /* uses 0: every parameter */
+    for (int v = 1; v < 40; v++)
+        f.v[v].uses = KB_USES(1);
+    s = kbc_used_by_text(&f.d, 0);
+    cr_assert_str_eq(s, "v0");
+    free(s);
+    s = kbc_used_by_text(&f.d, 2);
+    cr_assert_str_eq(s, "v0");
+    free(s);
+    for (int v = 0; v < 40; v++)
+        f.v[v].uses = KB_USES(1);
+    s = kbc_used_by_text(&f.d, 2);
+    cr_assert_str_eq(s, "none");
+    free(s);
 }

@@ -19,26 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
+#include "core_keys.h"
 #include "sweep.h"
 
 /* More points than this is a typing mistake, not an experiment; the cap
    also keeps the product of the axes far from overflowing. */
 #define KBC_MAX_POINTS 10000000ULL
 
-static const char *const core_keys[] = {
-    "plugin", "variants",       "baseline",    "reference",   "warmup",      "runs",
-    "budget", "seed",           "include_copies", "cpu_threads", "plugin_path", "description",
-};
-#define N_CORE_KEYS (sizeof core_keys / sizeof *core_keys)
-
-static int is_core_key(const char *k)
-{
-    for (size_t i = 0; i < N_CORE_KEYS; i++)
-        if (strcmp(k, core_keys[i]) == 0)
-            return 1;
-    return 0;
-}
+/* The core keys are the rows of kbc_core_keys (core_keys.c). */
+#define N_CORE_KEYS kbc_n_core_keys
 
 /* Where a key's value came from: the experiment's own section or [global]. */
 typedef struct found {
@@ -203,7 +194,14 @@ static int check_global_keys(const ctx *c, const kbc_plugin *const *plugins, siz
         return 0;
     for (size_t k = 0; k < c->glob->n; k++) {
         const kbc_entry *e = &c->glob->entries[k];
-        if (is_core_key(e->key))
+        const kbc_core_key *ck = kbc_core_key_find(e->key);
+        if (ck && !(ck->where & KBC_IN_GLOBAL)) {
+            kbc_diag_set(c->d, "%s:%d: key '%s' is read from experiment sections only; move it "
+                               "out of [global].",
+                         c->ini->path, e->line, e->key);
+            return -1;
+        }
+        if (ck)
             continue;
         int declared = 0;
         size_t n_cands = N_CORE_KEYS;
@@ -220,7 +218,7 @@ static int check_global_keys(const ctx *c, const kbc_plugin *const *plugins, siz
         const char **used = kbc_xcalloc(n_exps ? n_exps : 1, sizeof *used);
         size_t m = 0, n_used = 0;
         for (size_t i = 0; i < N_CORE_KEYS; i++)
-            cands[m++] = core_keys[i];
+            cands[m++] = kbc_core_keys[i].name;
         for (size_t x = 0; x < n_exps; x++) {
             const kb_plugin *d = plugins[x]->desc;
             for (uint32_t i = 0; i < d->n_params; i++)
@@ -293,7 +291,14 @@ static int parse_variants(const ctx *c, const kbc_section *sec, kbc_experiment *
             *comma = '\0';
         char *name = kbc_trim_dup(start);
         int v = *name ? variant_index(d, name) : -1;
-        if (!*name) {
+        if (v < 0 && strcasecmp(name, "all") == 0) {
+            /* "all" selects every variant, so it cannot be one of several. */
+            rc = key_error(c, f, sec,
+                           "'all' stands alone: it selects every variant, so write either "
+                           "'variants = all' or a list of variant names without it (the list "
+                           "was '%s')",
+                           f.e->value);
+        } else if (!*name) {
             rc = key_error(c, f, sec,
                            "the list '%s' has an empty element (two commas in a row, or a "
                            "comma at an end)",
@@ -365,27 +370,19 @@ static int core_value(const ctx *c, const kbc_section *sec, const kb_param *p, k
     return 0;
 }
 
+/* Every measure row of the core-key table, in table order: its value or
+   its default, into its field. */
 static int parse_measure(const ctx *c, const kbc_section *sec, kbc_measure *m)
 {
-    kb_value v;
-    if (core_value(c, sec, &kbc_key_warmup, &v))
-        return -1;
-    m->warmup = (uint32_t)v.i;
-    if (core_value(c, sec, &kbc_key_runs, &v))
-        return -1;
-    m->runs = (uint32_t)v.i;
-    if (core_value(c, sec, &kbc_key_budget, &v))
-        return -1;
-    m->budget_s = v.f;
-    if (core_value(c, sec, &kbc_key_seed, &v))
-        return -1;
-    m->seed = v.u;
-    if (core_value(c, sec, &kbc_key_include_copies, &v))
-        return -1;
-    m->include_copies = (int)v.i;
-    if (core_value(c, sec, &kbc_key_cpu_threads, &v))
-        return -1;
-    m->cpu_threads = (int)v.i;
+    for (size_t i = 0; i < kbc_n_core_keys; i++) {
+        const kbc_core_key *k = &kbc_core_keys[i];
+        if (k->kind != KBC_KIND_MEASURE)
+            continue;
+        kb_value v;
+        if (core_value(c, sec, k->param, &v))
+            return -1;
+        kbc_core_key_store_value(k, v, m);
+    }
     return 0;
 }
 
@@ -395,9 +392,10 @@ static int check_own_keys(const ctx *c, const kbc_section *sec, const kb_plugin 
     for (size_t k = 0; k < sec->n; k++) {
         const kbc_entry *e = &sec->entries[k];
         found f = {e, sec};
-        if (strcmp(e->key, "plugin_path") == 0)
-            return key_error(c, f, sec, "plugin_path is read from [global] only; move it there");
-        if (is_core_key(e->key))
+        const kbc_core_key *ck = kbc_core_key_find(e->key);
+        if (ck && !(ck->where & KBC_IN_EXPERIMENT))
+            return key_error(c, f, sec, "%s is read from [global] only; move it there", ck->name);
+        if (ck)
             continue;
         int known = 0;
         for (uint32_t i = 0; i < d->n_params; i++)
@@ -407,7 +405,7 @@ static int check_own_keys(const ctx *c, const kbc_section *sec, const kb_plugin 
         const char **cands = kbc_xcalloc(N_CORE_KEYS + d->n_params, sizeof *cands);
         size_t m = 0;
         for (size_t i = 0; i < N_CORE_KEYS; i++)
-            cands[m++] = core_keys[i];
+            cands[m++] = kbc_core_keys[i].name;
         for (uint32_t i = 0; i < d->n_params; i++)
             cands[m++] = d->params[i].name;
         char sug[120];
@@ -540,8 +538,21 @@ static void point_text(const kbc_experiment *x, const kb_value *values, char *bu
     }
 }
 
+/* The machine's physical memory in bytes, or 0 when it cannot be told. */
+static uint64_t host_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return 0;
+    return (uint64_t)pages * (uint64_t)page;
+}
+
 static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_mem)
 {
+    /* Host memory is checked like device memory, against what the machine
+       has: a point that could never be set up fails the dry run, not the
+       run an hour later. */
+    uint64_t host_mem = host_memory();
     const kb_plugin *d = x->plugin->desc;
     if (!d->ops->plan) {
         kbc_diag_set(c->d, "%s:%d: experiment [%s]: plugin '%s' has no plan() function.",
@@ -559,7 +570,9 @@ static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_m
         ph.said = 0;
         ph.msg[0] = '\0';
         int st = d->ops->plan(values, &work, &ph.h);
-        if (st == KB_OK && !(device_mem > 0 && work.device_bytes > device_mem))
+        int too_big_dev = device_mem > 0 && work.device_bytes > device_mem;
+        int too_big_host = host_mem > 0 && work.host_bytes > host_mem;
+        if (st == KB_OK && !too_big_dev && !too_big_host)
             continue;
         char pt[600], what[700], need[32], have[32];
         point_text(x, values, pt, sizeof pt);
@@ -569,11 +582,16 @@ static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_m
             else
                 snprintf(what, sizeof what, "plan() failed with code %d without saying why.",
                          st);
-        } else {
+        } else if (too_big_dev) {
             snprintf(what, sizeof what,
                      "it needs %s of device memory and the device has %s.",
                      kbc_human_bytes(work.device_bytes, need, sizeof need),
                      kbc_human_bytes(device_mem, have, sizeof have));
+        } else {
+            snprintf(what, sizeof what,
+                     "it needs %s of host memory and this machine has %s.",
+                     kbc_human_bytes(work.host_bytes, need, sizeof need),
+                     kbc_human_bytes(host_mem, have, sizeof have));
         }
         kbc_diag_set(c->d, "%s:%d: experiment [%s] point %s: %s", c->ini->path, x->line,
                      x->name, pt, what);

@@ -14,9 +14,12 @@
  *   seed            input seed (default 1)
  *   include_copies  time host<->device copies with the kernel (default false)
  *   cpu_threads     threads for parallel CPU variants (default: all cores)
+ *   cache           hot (default) or cold: flush the L2 before every timed
+ *                   run, outside the timed region
  *   plugin_path     extra plugin folders or files (global only)
  *   description     free text, carried into the reports
- * Any other key must be a parameter the plugin declares; its value may be a
+ * The keys, their defaults and how they are parsed are one table, in
+ * core_keys.c.  Any other key must be a parameter the plugin declares; its value may be a
  * sweep (sweep.h).  Swept parameters expand to their cross product.
  */
 #ifndef KBENCH_CONFIG_H
@@ -35,6 +38,7 @@ typedef struct kbc_measure {
     int include_copies;
     uint64_t seed;
     int cpu_threads;
+    int cache_cold; /* cache = cold: flush the L2 before every timed run */
 } kbc_measure;
 
 typedef struct kbc_axis {

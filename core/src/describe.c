@@ -4,6 +4,12 @@
  * Both print only what the loader has already checked, so every field read
  * here is known to be present (names, variants, parameter defaults).  The
  * summaries and help lines are optional and print as "-" when missing.
+ *
+ * A variant's flags print as words ("syncs", "nondeterministic",
+ * "library") in a column that appears only when some variant has a flag,
+ * so plugins without flags print as before.  `describe` adds, per
+ * parameter, the variants that read it ("used by"): "all", a list, or the
+ * shorter of "all but ..." and "K of N variants" when the list is long.
  */
 #define _GNU_SOURCE
 #include "loader.h"
@@ -44,12 +50,92 @@ static int variant_width(const kb_plugin *d)
     return (int)w;
 }
 
+/* The flags as words joined by ',', or "-" when there are none. */
+static const char *flags_text(uint32_t flags, char *buf, size_t n)
+{
+    static const struct {
+        uint32_t bit;
+        const char *word;
+    } words[] = {{KB_VARIANT_SYNCS, "syncs"},
+                 {KB_VARIANT_NONDETERM, "nondeterministic"},
+                 {KB_VARIANT_LIBRARY, "library"}};
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof words / sizeof words[0] && used < n; i++)
+        if (flags & words[i].bit)
+            used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? "," : "",
+                                     words[i].word);
+    return used ? buf : "-";
+}
+
 static void print_variants(const kb_plugin *d, FILE *out)
 {
     int w = variant_width(d);
+    int wf = 0; /* the flags column, only when some variant has flags */
+    char buf[64];
     for (uint32_t v = 0; v < d->n_variants; v++)
-        fprintf(out, "    %-*s  %-4s  %s\n", w, d->variants[v].name,
-                backend_name(d->variants[v].backend), or_dash(d->variants[v].summary));
+        if (d->variants[v].flags) {
+            int len = (int)strlen(flags_text(d->variants[v].flags, buf, sizeof buf));
+            wf = len > wf ? len : wf;
+        }
+    for (uint32_t v = 0; v < d->n_variants; v++) {
+        const kb_variant *var = &d->variants[v];
+        if (wf)
+            fprintf(out, "    %-*s  %-4s  %-*s  %s\n", w, var->name, backend_name(var->backend),
+                    wf, flags_text(var->flags, buf, sizeof buf), or_dash(var->summary));
+        else
+            fprintf(out, "    %-*s  %-4s  %s\n", w, var->name, backend_name(var->backend),
+                    or_dash(var->summary));
+    }
+}
+
+/* Whether variant v reads parameter p (uses 0 means every parameter). */
+static int variant_uses(const kb_variant *v, uint32_t p)
+{
+    return v->uses == 0 || (p < 64 && (v->uses >> p) & 1u);
+}
+
+/* The names of the variants whose use of p is `want`, joined by ','. */
+static char *names_where(const kb_plugin *d, uint32_t p, int want, uint32_t *count)
+{
+    size_t len = 1;
+    *count = 0;
+    for (uint32_t v = 0; v < d->n_variants; v++)
+        if (variant_uses(&d->variants[v], p) == want)
+            len += strlen(d->variants[v].name) + 1;
+    char *s = kbc_xmalloc(len);
+    s[0] = '\0';
+    for (uint32_t v = 0; v < d->n_variants; v++)
+        if (variant_uses(&d->variants[v], p) == want) {
+            if ((*count)++)
+                strcat(s, ",");
+            strcat(s, d->variants[v].name);
+        }
+    return s;
+}
+
+/* A list longer than this is summarised. */
+#define KBC_USED_BY_WIDTH 32
+
+char *kbc_used_by_text(const kb_plugin *d, uint32_t p)
+{
+    uint32_t k, rest;
+    char *with = names_where(d, p, 1, &k);
+    char *without = names_where(d, p, 0, &rest);
+    char *s;
+    if (k == d->n_variants)
+        s = kbc_xstrdup("all");
+    else if (k == 0)
+        s = kbc_xstrdup("none");
+    else if (strlen(with) <= KBC_USED_BY_WIDTH)
+        s = kbc_xstrdup(with);
+    else if (strlen(without) + 8 <= KBC_USED_BY_WIDTH)
+        s = kbc_xasprintf("all but %s", without);
+    else
+        s = kbc_xasprintf("%u of %u variants", (unsigned)k, (unsigned)d->n_variants);
+    free(with);
+    free(without);
+    return s;
 }
 
 void kbc_cmd_list(const kbc_registry *r, FILE *out)
@@ -158,10 +244,14 @@ int kbc_cmd_describe(const kbc_registry *r, const char *name, FILE *out, FILE *e
     }
     /* Two passes: measure every column, then print aligned. */
     char **allowed = kbc_xcalloc(d->n_params, sizeof *allowed);
-    int wn = 4, wt = 4, wd = 7, wa = 7;
+    char **used = kbc_xcalloc(d->n_params, sizeof *used);
+    int wn = 4, wt = 4, wd = 7, wa = 7, wu = 7;
     for (uint32_t i = 0; i < d->n_params; i++) {
         const kb_param *p = &d->params[i];
         allowed[i] = allowed_cell(p);
+        used[i] = kbc_used_by_text(d, i);
+        if ((int)strlen(used[i]) > wu)
+            wu = (int)strlen(used[i]);
         if ((int)strlen(p->name) > wn)
             wn = (int)strlen(p->name);
         if ((int)strlen(type_name(p->type)) > wt)
@@ -172,14 +262,16 @@ int kbc_cmd_describe(const kbc_registry *r, const char *name, FILE *out, FILE *e
             wa = (int)strlen(allowed[i]);
     }
     fprintf(out, "  parameters:\n");
-    fprintf(out, "    %-*s  %-*s  %-*s  %-*s  %s\n", wn, "name", wt, "type", wd, "default", wa,
-            "allowed", "help");
+    fprintf(out, "    %-*s  %-*s  %-*s  %-*s  %-*s  %s\n", wn, "name", wt, "type", wd, "default",
+            wa, "allowed", wu, "used by", "help");
     for (uint32_t i = 0; i < d->n_params; i++) {
         const kb_param *p = &d->params[i];
-        fprintf(out, "    %-*s  %-*s  %-*s  %-*s  %s\n", wn, p->name, wt, type_name(p->type), wd,
-                p->def, wa, allowed[i], or_dash(p->help));
+        fprintf(out, "    %-*s  %-*s  %-*s  %-*s  %-*s  %s\n", wn, p->name, wt,
+                type_name(p->type), wd, p->def, wa, allowed[i], wu, used[i], or_dash(p->help));
         free(allowed[i]);
+        free(used[i]);
     }
     free(allowed);
+    free(used);
     return KBC_EXIT_OK;
 }

@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include "loader.h"
+#include "core_keys.h"
 #include "sweep.h"
 
 #include <dirent.h>
@@ -34,12 +35,6 @@
    whose entry never returns NULL cannot make the loader spin forever. */
 #define KBC_MAX_PER_FILE 64
 
-/* Keys the core itself reads in an experiment section; a parameter with one
-   of these names could never be set, so such a plugin is refused. */
-static const char *const core_keys[] = {
-    "plugin", "variants", "baseline",    "reference",   "warmup",      "runs",
-    "budget", "seed",     "include_copies", "cpu_threads", "plugin_path", "description",
-};
 
 void kbc_registry_init(kbc_registry *r)
 {
@@ -230,6 +225,24 @@ void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why
                 name, (unsigned)raw->n_params);
         return NULL;
     }
+    /* Every declared size is the sizeof of some version of its structure,
+       so a multiple of the structure's alignment: a size that is not would
+       make the copy below end in the middle of a field. */
+    const char *odd = NULL;
+    size_t align = 0;
+    if (raw->size % _Alignof(kb_plugin))
+        odd = "size", align = _Alignof(kb_plugin);
+    else if (raw->variant_size % _Alignof(kb_variant))
+        odd = "variant_size", align = _Alignof(kb_variant);
+    else if (raw->n_params && raw->param_size % _Alignof(kb_param))
+        odd = "param_size", align = _Alignof(kb_param);
+    if (odd) {
+        why_set(why, n,
+                "plugin '%s': its %s is not a multiple of %zu, so it is not the size of any "
+                "version of the structure; it was not built from kbench/plugin.h",
+                name, odd, align);
+        return NULL;
+    }
     if (!KBC_HAS(raw->variant_size, kb_variant, summary)) {
         why_set(why, n,
                 "plugin '%s': its variant_size %u is smaller than the %zu bytes every ABI %d "
@@ -248,6 +261,13 @@ void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why
     }
     if (!raw->ops) {
         why_set(why, n, "plugin '%s' has no operations table (ops is NULL)", name);
+        return NULL;
+    }
+    if (raw->ops->size % _Alignof(kb_ops)) {
+        why_set(why, n,
+                "plugin '%s': its ops table declares %u bytes, not a multiple of %zu, so it is "
+                "not the size of any version of kb_ops (start it with KB_OPS_HEADER)",
+                name, (unsigned)raw->ops->size, _Alignof(kb_ops));
         return NULL;
     }
     if (!KBC_HAS(raw->ops->size, kb_ops, teardown)) {
@@ -281,6 +301,16 @@ void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why
     c->desc.params = raw->n_params ? c->params : NULL;
     c->desc.param_size = sizeof(kb_param);
     if (check_copy(&c->desc, why, n)) {
+        /* A value this kbench does not know (a flag, a type, a backend) may
+           be one a newer minor added: say so rather than only "unknown". */
+        if (raw->abi_minor > KB_ABI_MINOR) {
+            size_t len = strlen(why);
+            snprintf(why + len, n - len,
+                     " (the plugin was built for ABI %u.%u, newer than this kbench's %d.%d; "
+                     "a newer kbench may read it)",
+                     (unsigned)raw->abi_major, (unsigned)raw->abi_minor, KB_ABI_MAJOR,
+                     KB_ABI_MINOR);
+        }
         free(c);
         return NULL;
     }
@@ -355,12 +385,12 @@ static const char *check_copy(const kb_plugin *d, char *why, size_t n)
                            "plugin '%s': parameter name '%s' may only hold lower-case letters, "
                            "digits and '_'",
                            d->name, par->name);
-        for (size_t k = 0; k < sizeof core_keys / sizeof core_keys[0]; k++)
-            if (strcmp(par->name, core_keys[k]) == 0)
-                return why_set(why, n,
-                               "plugin '%s': parameter '%s' clashes with the core key of the "
-                               "same name",
-                               d->name, par->name);
+        /* A parameter named like a core key could never be set. */
+        if (kbc_core_key_find(par->name))
+            return why_set(why, n,
+                           "plugin '%s': parameter '%s' clashes with the core key of the same "
+                           "name",
+                           d->name, par->name);
         if ((unsigned)par->type > KB_PARAM_BOOL)
             return why_set(why, n, "plugin '%s': parameter '%s' has unknown type %d", d->name,
                            par->name, (int)par->type);

@@ -69,4 +69,9 @@ void kbc_registry_print_refused(const kbc_registry *r, FILE *out);
 void kbc_cmd_list(const kbc_registry *r, FILE *out);
 int kbc_cmd_describe(const kbc_registry *r, const char *name, FILE *out, FILE *err);
 
+/* The "used by" cell of parameter p in `kbench describe`: "all", "none", the
+   variants that read it joined by ',', or (when that list is long) "all but
+   ..." or "K of N variants".  Returns a malloc'ed string. */
+char *kbc_used_by_text(const kb_plugin *d, uint32_t p);
+
 #endif

@@ -81,7 +81,7 @@ grep -q "file: $build/" "$tmp/list.out" &&
 
 "$kb" describe hello --plugin-path "$ext" >"$tmp/describe.out" 2>&1 ||
     { cat "$tmp/describe.out"; fail "kbench describe hello failed"; }
-grep -q 'n  *size  *4K  *\[1, 2^26\]  *number of elements' "$tmp/describe.out" ||
+grep -q 'n  *size  *4K  *\[1, 2^26\]  *all  *number of elements' "$tmp/describe.out" ||
     { cat "$tmp/describe.out"; fail "kbench describe hello does not show parameter n"; }
 
 cd "$tmp" || exit 1

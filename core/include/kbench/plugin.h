@@ -45,7 +45,13 @@ extern "C" {
  *     plugin's size (kb_plugin.size, kb_ops.size, param_size, variant_size)
  *     says it is there, and uses the documented default otherwise.
  *   - An older host reads a newer plugin: it ignores the fields past its own
- *     structures.
+ *     structures.  A value a newer minor adds to an existing field (an enum
+ *     value, a flag bit) cannot be ignored safely, so an older host refuses
+ *     such a plugin, saying which minor it was built for.
+ *   - A field a minor adds starts at or past the previous minor's sizeof,
+ *     never in its tail padding, so that a declared size tells exactly which
+ *     fields exist.  A declared size is therefore always a multiple of the
+ *     structure's alignment; the host refuses one that is not.
  *   - Out-parameters (kb_work, kb_check) are zeroed by the host to its own
  *     size before each call.  A plugin MUST NOT write a field added in minor
  *     m unless host->abi_minor >= m.
