@@ -440,6 +440,20 @@ Test(kit_check, exact_flags_a_swapped_pair)
     cr_assert_eq(first, 41);
 }
 
+Test(kit_check, exact_flags_one_perturbed_element)
+{
+    int32_t a[NA], b[NA];
+    for (int i = 0; i < NA; i++)
+        a[i] = b[i] = i * 3 - 7;
+    a[NA - 1] += 1;
+    kb_check c = {0};
+    uint64_t first = 0;
+    kbk_check_exact(&c, a, b, NA, sizeof a[0], &first);
+    cr_assert_eq(c.passed, 0);
+    cr_assert_eq(c.error, 1.0);
+    cr_assert_eq(first, NA - 1);
+}
+
 Test(kit_check, exact_flags_nan)
 {
     float a[NA], b[NA];
