@@ -24,8 +24,9 @@ extern "C" {
 
 /* ------------------------------------------------------------------------
  * CUDA checks.  `err` is a cudaError_t passed as an int so that this header
- * needs no CUDA header.  On failure the call's text, file, line and the
- * runtime's error string go through host->fail() and KB_ECUDA is returned:
+ * needs no CUDA header.  On failure the call's text, file (its last path
+ * component), line and the runtime's error string go through host->fail()
+ * and the macros return KB_ECUDA from the calling function:
  *
  *   KBK_CUDA(host, cudaMemsetAsync(p, 0xff, bytes, stream));
  *   my_kernel<<<g, b, 0, stream>>>(...);
@@ -67,38 +68,47 @@ enum kbk_where {
     KBK_BOTH = 3
 };
 
-/* Allocates the copies `where` asks for; on failure says how many bytes of
-   which memory could not be had and returns KB_ENOMEM (or KB_ECUDA). */
+/* Allocates the copies `where` asks for into b (overwritten: free a used
+   one first; 0 bytes allocates nothing).  Without a GPU KBK_DEVICE is
+   ignored and no CUDA function is called.  On failure frees what it got,
+   says how many bytes of which memory could not be had and returns
+   KB_ENOMEM (or KB_ECUDA). */
 int kbk_buf_alloc(kb_host *host, kbk_buf *b, size_t bytes, int where);
 void kbk_buf_free(kb_host *host, kbk_buf *b);
 /* Fills every byte of both copies with `byte` (0xff: NaN for floats, -1 or
-   all ones for integers), the device copy on the stream. */
+   all ones for integers), the device copy on the stream, the host copy now
+   (in parallel when large). */
 int kbk_buf_poison(kb_host *host, kbk_buf *b, unsigned char byte);
-/* Host -> device and device -> host, enqueued on host->stream. */
+/* Host -> device and device -> host, enqueued on host->stream; nothing
+   to do (KB_OK) unless both copies exist. */
 int kbk_buf_upload(kb_host *host, kbk_buf *b);
 int kbk_buf_download(kb_host *host, kbk_buf *b);
 
 /* ------------------------------------------------------------------------
  * CPU parallel-for: fn(ctx, begin, end, worker) over [0, n) in at most
- * host->cpu_threads contiguous chunks (worker 0 .. threads-1), on the
- * calling thread when one suffices.  Chunk boundaries depend only on n and
- * the thread count, so a result summed per chunk is deterministic.
- * Returns KB_OK, or the first non-KB_OK value fn returned.
+ * host->cpu_threads contiguous chunks (worker 0 .. threads-1, worker 0 on
+ * the calling thread; all of it there when one thread suffices).  The
+ * chunks' sizes differ by at most one and depend only on n and the thread
+ * count, so a result summed per chunk is deterministic.  n = 0 calls
+ * nothing.  Returns KB_OK, or the non-KB_OK value of the lowest worker
+ * that returned one.
  * ---------------------------------------------------------------------- */
 typedef int (*kbk_range_fn)(void *ctx, uint64_t begin, uint64_t end, int worker);
 int kbk_parallel_for(kb_host *host, uint64_t n, kbk_range_fn fn, void *ctx);
 
 /* ------------------------------------------------------------------------
  * Inputs on the counter-based generator of plugin.h (element i depends on
- * (seed, stream, i) only), filled in parallel.
+ * (seed, stream, i) only, whatever the thread count), filled in parallel.
+ * A range that holds no non-zero value, or k < 1, fails with KB_EINVAL.
  *
  * Uniform: values uniform in [lo, hi), never exactly zero.
- * Exact: small non-zero integers in [-k, k] (k >= 1), so that any sum of
- * them is computed exactly by float arithmetic while every partial sum
- * stays below 2^24 in magnitude (f32) or 2^53 (f64): a verify can then
- * demand equality and a dropped, doubled or perturbed element fails.
- * kbk_exact_bound() says the largest k for which that holds at n elements
- * (0 when none does, as for f32 at n > 2^24).
+ * Exact: non-zero integers in [-k, k].  With k <= kbk_exact_bound(n, bits)
+ * every partial sum of n of them is an integer of magnitude at most
+ * 2^bits, which the type holds exactly: any order of additions gives the
+ * exact sum, a verify can demand equality, and a dropped, doubled or
+ * perturbed element fails.  For f32 (24 bits) beyond n = 2^24 no k >= 1
+ * exists: kbk_exact_bound returns 0 and the caller must fall back (f64
+ * inputs, or uniform ones with a derived tolerance).
  * ---------------------------------------------------------------------- */
 int kbk_fill_uniform_f32(kb_host *host, float *dst, uint64_t n, uint32_t stream, double lo,
                          double hi);
@@ -108,8 +118,9 @@ int kbk_fill_uniform_i32(kb_host *host, int32_t *dst, uint64_t n, uint32_t strea
                          int32_t hi);
 int kbk_fill_exact_f32(kb_host *host, float *dst, uint64_t n, uint32_t stream, int32_t k);
 int kbk_fill_exact_f64(kb_host *host, double *dst, uint64_t n, uint32_t stream, int32_t k);
-/* Largest k such that n values in [-k, k] sum exactly in any order with a
-   significand of `mantissa_bits` bits (24 for f32, 53 for f64). */
+/* The largest k with n*k <= 2^mantissa_bits (24 for f32, 53 for f64),
+   capped at INT32_MAX; 0 when there is none or mantissa_bits is outside
+   1 .. 63.  n = 0 counts as 1. */
 int32_t kbk_exact_bound(uint64_t n, int mantissa_bits);
 
 /* ------------------------------------------------------------------------
@@ -120,7 +131,7 @@ int32_t kbk_exact_bound(uint64_t n, int mantissa_bits);
 double kbk_unit_roundoff(int mantissa_bits);
 /* Worst-case error bound of a sum computed as a tree of `depth` levels of
    additions (serial chains count one level per addition): gamma(depth) *
-   sum_abs, with gamma(d) = d*u / (1 - d*u). */
+   sum_abs, with gamma(d) = d*u / (1 - d*u); infinite when d*u >= 1. */
 double kbk_sum_bound(int depth, double sum_abs, int mantissa_bits);
 /* Fills check for a scalar result: abs error against tolerance. */
 void kbk_check_abs(kb_check *check, double got, double want, double tolerance);
@@ -130,7 +141,9 @@ void kbk_check_abs(kb_check *check, double got, double want, double tolerance);
    "mismatches".  *first_bad gets the first such index (or n). */
 void kbk_check_f32(kb_check *check, const float *got, const double *want, uint64_t n,
                    double atol, double rtol, uint64_t *first_bad);
-/* Exact comparison of integer or bit-exact arrays: mismatching elements. */
+/* Bit-exact comparison of arrays of elem_bytes-sized elements: error is the
+   number of differing elements, tolerance 0, measure "mismatches".  A NaN
+   matches only the same NaN bits. */
 void kbk_check_exact(kb_check *check, const void *got, const void *want, uint64_t n,
                      size_t elem_bytes, uint64_t *first_bad);
 
