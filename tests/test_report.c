@@ -14,7 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "point.h"
 #include "report.h"
+#include "results_read.h"
+#include "runner.h"
 #include "version.h"
 
 /* ---- a fake plan: two experiments of two made-up families ------------- */
@@ -64,6 +67,7 @@ static kbc_experiment exps[2];
 static kbc_plan plan;
 static kbc_machine machine;
 static kbc_run_info info;
+static kbc_exp_info *infos;
 
 /* Point values, as the runner would hand them over. */
 static kb_value red_point0[4], red_point1[4], scan_point0[2];
@@ -106,8 +110,11 @@ static void setup_plan(void)
     snprintf(machine.host, sizeof machine.host, "testhost");
     machine.cpu_threads = 2;
     machine.runtime_version = 13000;
-    info = (kbc_run_info){.plan = &plan, .machine = &machine, .copy_gbps = 0,
-                          .command_line = "kbench run conf/test.ini"};
+    /* The header the runner would hand over: copies, like the records. */
+    infos = kbc_exp_infos(&plan);
+    info = (kbc_run_info){.config_file = plan.path, .machine = &machine,
+                          .command_line = "kbench run conf/test.ini", .exps = infos,
+                          .n_exps = plan.n};
 
     red_point0[0] = red_n[0];
     red_point1[0] = red_n[1];
@@ -118,47 +125,36 @@ static void setup_plan(void)
     scan_point0[1] = scan_block[0];
 }
 
-static void fill_pass(kbc_row *r, const kbc_experiment *e, uint64_t point, const kb_value *v,
+static void fill_pass(kbc_record *r, const kbc_experiment *e, uint64_t point, const kb_value *v,
                       uint32_t variant, double median)
 {
-    memset(r, 0, sizeof *r);
-    r->exp = e;
-    r->point = point;
-    r->values = v;
-    r->variant = variant;
+    kbc_record_identify(r, e, point, v, variant);
     r->outcome = KBC_PASS;
     r->work = (kb_work){.bytes_read = 4u << 20, .bytes_written = 4, .flops = 1 << 20,
                         .items = 1 << 20};
-    r->check = (kb_check){.passed = 1, .error = 2.1e-7, .tolerance = 4.3e-5, .measure = "rel"};
+    r->check = (kbc_rec_check){.passed = 1, .error = 2.1e-7, .tolerance = 4.3e-5,
+                               .measure = "rel"};
     r->time = (kbc_stats){.n = 20, .median = median, .min = median * 0.9, .max = median * 1.3,
                           .mean = median * 1.05, .stddev = median * 0.01};
     r->gbps = (double)(r->work.bytes_read + r->work.bytes_written) / median / 1e9;
     r->gflops = r->work.flops / median / 1e9;
     r->items_per_s = (double)r->work.items / median;
-    r->pct_copy = NAN;
     r->speedup_baseline = NAN;
     r->speedup_cpu = NAN;
     r->speedup_reference = NAN;
 }
 
-static void fill_skipped(kbc_row *r, const kbc_experiment *e, uint64_t point, const kb_value *v,
-                         uint32_t variant, const char *reason)
+static void fill_skipped(kbc_record *r, const kbc_experiment *e, uint64_t point,
+                         const kb_value *v, uint32_t variant, const char *reason)
 {
-    memset(r, 0, sizeof *r);
-    r->exp = e;
-    r->point = point;
-    r->values = v;
-    r->variant = variant;
+    kbc_record_identify(r, e, point, v, variant);
     r->outcome = KBC_SKIPPED;
     snprintf(r->reason, sizeof r->reason, "%s", reason);
-    r->time = (kbc_stats){0, NAN, NAN, NAN, NAN, NAN};
-    r->gbps = r->gflops = r->items_per_s = r->pct_copy = NAN;
-    r->speedup_baseline = r->speedup_cpu = r->speedup_reference = NAN;
 }
 
 /* Point 0 of reduce: the baseline passes, cuda_naive is skipped with a
    reason full of commas and quotes, cuda_lib fails its check. */
-static kbc_row p0[3], p1[3], s0[1];
+static kbc_record p0[3], p1[3], s0[1];
 
 static void setup_rows(void)
 {
@@ -170,17 +166,17 @@ static void setup_rows(void)
     p0[2].outcome = KBC_FAIL;
     p0[2].check.passed = 0;
     p0[2].check.error = 0.5;
-    p0[2].pct_copy = 41.0;
+    p0[2].pct_ceiling = 41.0;
     p0[2].speedup_baseline = 123.456e-6 / 1.5e-3;
 
     fill_pass(&p1[0], &exps[0], 1, red_point1, 0, 2.5);
     p1[0].speedup_baseline = 1.0;
     fill_pass(&p1[1], &exps[0], 1, red_point1, 1, 0.01);
     p1[1].speedup_baseline = 250.0;
-    p1[1].pct_copy = 88.0;
+    p1[1].pct_ceiling = 88.0;
     fill_pass(&p1[2], &exps[0], 1, red_point1, 2, 0.005);
     p1[2].speedup_baseline = 500.0;
-    p1[2].pct_copy = 95.0;
+    p1[2].pct_ceiling = 95.0;
 
     fill_pass(&s0[0], &exps[1], 0, scan_point0, 0, 4e-6);
     s0[0].work.flops = 0;
@@ -200,6 +196,8 @@ static void setup_all(void)
 
 static void teardown_all(void)
 {
+    kbc_exp_infos_free(infos, plan.n);
+    infos = NULL;
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
@@ -323,12 +321,12 @@ Test(report, table_groups_rows_under_point_headings)
     char *th = line_with(h0, "variant");
     cr_assert_not_null(strstr(th, "vs ref"), "%s", th);
     cr_assert_not_null(strstr(th, "GFLOP/s"), "%s", th);
-    cr_assert_not_null(strstr(th, "%copy"), "%s", th);
+    cr_assert_not_null(strstr(th, "%peak"), "%s", th);
     free(th);
     th = line_with(h2, "variant");
     cr_assert_null(strstr(th, "vs ref"), "%s", th);
     cr_assert_null(strstr(th, "GFLOP/s"), "%s", th);
-    cr_assert_null(strstr(th, "%copy"), "%s", th);
+    cr_assert_null(strstr(th, "%peak"), "%s", th);
     free(th);
 
     /* Columns line up: the status column starts at the same offset on the
@@ -360,14 +358,15 @@ Test(report, table_machine_line_with_gpu)
     machine.cc_major = 9;
     machine.sm_count = 132;
     machine.driver_version = 13000;
-    info.copy_gbps = 2912.34;
+    info.ceilings = (kbc_ceilings){.read_gbps = 3100.04, .write_gbps = 2950.5,
+                                   .copy_gbps = 2912.34};
     kbc_sink s;
     cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     s.destroy(s.ctx);
     fclose(out);
     cr_assert_not_null(strstr(buf, "Test GPU 80GB (cc 9.0, 132 SMs), driver 13.0, runtime 13.0, "
-                                   "copy 2912.3 GB/s"),
+                                   "ceilings read 3100.0, write 2950.5, copy 2912.3 GB/s"),
                        "%s", buf);
     cr_assert_null(strstr(buf, "no GPU"));
     free(buf);
@@ -477,7 +476,7 @@ Test(report, csv_header_quoting_and_nan)
     free(text);
 
     /* A verified row whose plugin named no measure keeps its numbers. */
-    p1[1].check.measure = NULL;
+    snprintf(p1[1].check.measure, sizeof p1[1].check.measure, "unnamed");
     cr_assert_eq(s.point(s.ctx, p1, 3), 0);
     cr_assert_eq(s.point(s.ctx, s0, 1), 0);
     cr_assert_eq(s.end(s.ctx, 1), 0);
@@ -488,11 +487,13 @@ Test(report, csv_header_quoting_and_nan)
     cr_assert_eq(t.n, 8);
 
     const char *expect[] = {"experiment", "plugin", "point", "n", "dtype", "alpha", "fast",
-                            "block", "variant", "backend", "status", "reason", "runs",
-                            "median_s", "min_s", "max_s", "mean_s", "stddev_s", "bytes_read",
-                            "bytes_written", "flops", "items", "gbps", "gflops", "items_per_s",
-                            "pct_copy", "speedup_baseline", "speedup_cpu", "speedup_reference",
-                            "check_measure", "check_error", "check_tolerance"};
+                            "block", "variant", "backend", "flags", "device", "cache", "status",
+                            "reason", "runs", "median_s", "min_s", "max_s", "mean_s",
+                            "stddev_s", "bytes_read", "bytes_written", "flops", "items", "gbps",
+                            "gflops", "items_per_s", "ceiling", "ceiling_gbps", "pct_ceiling",
+                            "speedup_baseline", "speedup_cpu", "speedup_reference",
+                            "check_measure", "check_error", "check_tolerance", "points",
+                            "ignores", "key"};
     size_t ncol = sizeof expect / sizeof expect[0];
     cr_assert_eq(t.nf[0], ncol, "header has %zu columns", t.nf[0]);
     for (size_t i = 0; i < ncol; i++)
@@ -669,7 +670,7 @@ Test(report, json_document_rewritten_per_point)
     cr_assert_float_eq(json_real_value(json_object_get(sp, "baseline")), 1.0, 1e-15);
     /* NaN becomes null. */
     cr_assert(json_is_null(json_object_get(sp, "reference")));
-    cr_assert(json_is_null(json_object_get(r0, "pct_copy")));
+    cr_assert(json_is_null(json_object_get(r0, "pct_ceiling")));
     json_t *chk = json_object_get(r0, "check");
     cr_assert(json_is_true(json_object_get(chk, "passed")));
     cr_assert_str_eq(json_string_value(json_object_get(chk, "measure")), "rel");

@@ -35,6 +35,7 @@ typedef struct kbc_measure {
     int include_copies;
     uint64_t seed;
     int cpu_threads;
+    int cache_cold; /* cache = cold: flush the L2 before every run (default 0) */
 } kbc_measure;
 
 typedef struct kbc_axis {
