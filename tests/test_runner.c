@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "point.h"
 #include "runner.h"
 #include "toy.h"
 
@@ -36,8 +37,17 @@ static void load_toy(void)
     reset();
 }
 
+/* What a test built or captured, freed when it ends so that
+   LeakSanitizer sees only the runner's own leaks. */
+static struct kbc_experiment *built[8];
+static size_t n_built;
+static void *captured[8]; /* the captures' row arrays (captures live on stacks) */
+static size_t n_captured;
+static void free_built_and_captured(void);
+
 static void unload_toy(void)
 {
+    free_built_and_captured();
     if (toy_dl)
         dlclose(toy_dl);
 }
@@ -57,16 +67,19 @@ typedef struct spec {
     size_t n_n;
     uint64_t limit;
     int64_t slow_repeat, sleep_us;
+    int64_t slow_sweep[4]; /* when n_slow > 1: slow_repeat's values */
+    size_t n_slow;
     int fail_setup;
+    int cache_cold;
 } spec;
 
 static spec default_spec(void)
 {
     spec s;
     memset(&s, 0, sizeof s);
-    for (int v = 0; v < TOY_NVARIANTS; v++)
+    for (int v = 0; v < TOY_NBASIC; v++)
         s.variants[v] = v;
-    s.variants[TOY_NVARIANTS] = -1;
+    s.variants[TOY_NBASIC] = -1;
     s.baseline = TOY_GOOD;
     s.reference = -1;
     s.warmup = 2;
@@ -104,6 +117,8 @@ static void build(kbc_experiment *e, const spec *s)
     e->measure.seed = s->seed;
     e->measure.cpu_threads = 1;
     e->axes = calloc(TOY_NPARAMS, sizeof *e->axes);
+    if (n_built < sizeof built / sizeof built[0])
+        built[n_built++] = e;
     kbc_axis *n = &e->axes[TOY_N];
     n->param = &d->params[TOY_N];
     n->values = calloc(s->n_n, sizeof(kb_value));
@@ -113,10 +128,18 @@ static void build(kbc_experiment *e, const spec *s)
     e->axes[TOY_LIMIT] = one_value_axis(&d->params[TOY_LIMIT], (kb_value){.u = s->limit});
     e->axes[TOY_SLOW_REPEAT] =
         one_value_axis(&d->params[TOY_SLOW_REPEAT], (kb_value){.i = s->slow_repeat});
+    if (s->n_slow > 1) {
+        kbc_axis *a = &e->axes[TOY_SLOW_REPEAT];
+        a->values = realloc(a->values, s->n_slow * sizeof(kb_value));
+        a->n = s->n_slow;
+        for (size_t i = 0; i < s->n_slow; i++)
+            a->values[i].i = s->slow_sweep[i];
+    }
     e->axes[TOY_SLEEP_US] = one_value_axis(&d->params[TOY_SLEEP_US], (kb_value){.i = s->sleep_us});
     e->axes[TOY_FAIL_SETUP] =
         one_value_axis(&d->params[TOY_FAIL_SETUP], (kb_value){.i = s->fail_setup});
-    e->n_points = s->n_n;
+    e->measure.cache_cold = s->cache_cold;
+    e->n_points = s->n_n * (s->n_slow > 1 ? s->n_slow : 1);
 }
 
 /* ---- a sink that keeps copies of every row -------------------------- */
@@ -128,11 +151,14 @@ typedef struct capture {
     size_t n, cap;
     size_t points;
     int fail_at_point; /* point() returns -1 from this call on (1-based), 0: never */
+    int slot;          /* in captured[], for freeing the rows at the end  */
 } capture;
 
 static int cap_begin(void *ctx, const kbc_run_info *info)
 {
     capture *c = ctx;
+    if (c->begins == 0 && n_captured < sizeof captured / sizeof captured[0])
+        c->slot = (int)n_captured++;
     c->begins++;
     c->copy_gbps = info->ceilings.copy_gbps;
     return 0;
@@ -147,6 +173,7 @@ static int cap_point(void *ctx, const kbc_record *rows, size_t n)
     if (c->n + n > c->cap) {
         c->cap = (c->n + n) * 2;
         c->rows = realloc(c->rows, c->cap * sizeof *c->rows);
+        captured[c->slot] = c->rows;
     }
     /* Records are copies: nothing in them points into the runner. */
     for (size_t i = 0; i < n; i++)
@@ -160,6 +187,22 @@ static int cap_end(void *ctx, int code)
     c->ends++;
     c->end_code = code;
     return 0;
+}
+
+static void free_built_and_captured(void)
+{
+    for (size_t i = 0; i < n_built; i++) {
+        for (size_t k = 0; k < TOY_NPARAMS; k++)
+            free(built[i]->axes[k].values);
+        free(built[i]->axes);
+        built[i]->axes = NULL;
+    }
+    n_built = 0;
+    for (size_t i = 0; i < n_captured; i++) {
+        free(captured[i]);
+        captured[i] = NULL;
+    }
+    n_captured = 0;
 }
 
 static kbc_machine no_gpu_machine(void)
@@ -232,7 +275,7 @@ Test(runner, each_variant_gets_its_outcome)
     cr_assert_eq(c.ends, 1);
     cr_assert_eq(c.end_code, KBC_EXIT_FAILED);
     cr_assert_eq(c.points, 2);
-    cr_assert_eq(c.n, 2 * TOY_NVARIANTS);
+    cr_assert_eq(c.n, 2 * TOY_NBASIC);
     cr_assert_eq(c.copy_gbps, 0.0);
 
     for (uint64_t p = 0; p < 2; p++) {
@@ -270,7 +313,7 @@ Test(runner, each_variant_gets_its_outcome)
         if (ev[i].what == 'S') {
             setups++;
             cr_assert_eq(ev[i].mask & KB_VARIANT_BIT(TOY_GPU), 0);
-            cr_assert_eq(ev[i].mask, (KB_VARIANT_BIT(TOY_NVARIANTS) - 1) & ~KB_VARIANT_BIT(TOY_GPU));
+            cr_assert_eq(ev[i].mask, (KB_VARIANT_BIT(TOY_NBASIC) - 1) & ~KB_VARIANT_BIT(TOY_GPU));
         }
     }
     cr_assert_eq(setups, 2);
@@ -406,7 +449,7 @@ Test(runner, a_failed_setup_errs_every_runnable_variant_and_still_tears_down)
     capture c = {0};
     cr_assert_eq(run_spec(&s, &c), KBC_EXIT_FAILED);
     for (uint64_t p = 0; p < 2; p++)
-        for (int v = 0; v < TOY_NVARIANTS; v++) {
+        for (int v = 0; v < TOY_NBASIC; v++) {
             const kbc_record *r = find_row(&c, p, v);
             if (v == TOY_GPU) {
                 cr_assert_eq(r->outcome, KBC_SKIPPED);
@@ -638,4 +681,175 @@ Test(runner, cuda_errors_passing_and_sticky)
         cr_assert_not_null(strstr(r->reason, "the CUDA context was lost"), "%s", r->reason);
     }
     cr_assert_eq(find_row(&c, 1, CPU)->outcome, KBC_PASS);
+}
+
+/* ---- distinct configurations (kb_variant.uses) ------------------------ */
+
+/* n = {100, 200} x slow_repeat = {1, 2, 3}: six points.  good uses every
+   parameter and runs at all six; nonly uses only n and runs once per n. */
+static spec uses_spec(void)
+{
+    spec s = default_spec();
+    s.variants[0] = TOY_GOOD;
+    s.variants[1] = TOY_NONLY;
+    s.variants[2] = -1;
+    s.n[0] = 100;
+    s.n[1] = 200;
+    s.n_n = 2;
+    s.slow_sweep[0] = 1;
+    s.slow_sweep[1] = 2;
+    s.slow_sweep[2] = 3;
+    s.n_slow = 3;
+    return s;
+}
+
+Test(runner, a_variant_runs_once_per_distinct_configuration)
+{
+    spec s = uses_spec();
+    capture c = {0};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
+    /* One checked run (verify) and warm-up + timed runs per configuration. */
+    cr_assert_eq(count_events('V', TOY_NONLY), 2);
+    cr_assert_eq(count_events('R', TOY_NONLY), 2 * (1 + s.warmup + s.runs));
+    cr_assert_eq(count_events('V', TOY_GOOD), 6);
+}
+
+Test(runner, a_deduplicated_row_is_reported_once_and_says_how_many_points)
+{
+    spec s = uses_spec();
+    capture c = {0};
+    run_spec(&s, &c);
+    cr_assert_eq(c.n, 6 + 2, "six rows of good, two of nonly");
+    size_t nonly = 0;
+    for (size_t i = 0; i < c.n; i++) {
+        const kbc_record *r = &c.rows[i];
+        if (r->variant_index == TOY_GOOD) {
+            cr_assert_eq(r->points, 1);
+            cr_assert_str_eq(r->ignores, "");
+            continue;
+        }
+        nonly++;
+        /* The first point of each n: slow_repeat at its first value. */
+        cr_assert_eq(r->point % 3, 0, "nonly ran at point %llu", (unsigned long long)r->point);
+        cr_assert_eq(r->params[TOY_SLOW_REPEAT].value.i, 1);
+        cr_assert_eq(r->points, 3);
+        cr_assert_str_eq(r->ignores, "slow_repeat");
+        cr_assert_eq(r->outcome, KBC_PASS);
+    }
+    cr_assert_eq(nonly, 2);
+}
+
+Test(runner, a_point_with_nothing_left_to_run_reaches_no_sink)
+{
+    spec s = uses_spec();
+    s.variants[0] = TOY_NONLY;
+    s.variants[1] = -1;
+    capture c = {0};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
+    cr_assert_eq(c.points, 2);
+    cr_assert_eq(c.n, 2);
+    /* Nor is anything set up for it. */
+    cr_assert_eq(count_events('S', -1), 2);
+}
+
+/* ---- the host judges verify() ------------------------------------------ */
+
+static const kbc_record *run_one_variant(int v, capture *c)
+{
+    spec s = default_spec();
+    s.variants[0] = v;
+    s.variants[1] = -1;
+    s.baseline = v;
+    run_spec(&s, c);
+    return find_row(c, 0, v);
+}
+
+Test(runner, a_verify_that_claims_a_pass_above_its_tolerance_is_an_error)
+{
+    capture c = {0};
+    const kbc_record *r = run_one_variant(TOY_LIAR, &c);
+    cr_assert_eq(r->outcome, KBC_ERROR);
+    cr_assert_not_null(strstr(r->reason, "verify() contradicts itself: it says passed"), "%s",
+                       r->reason);
+    cr_assert_eq(r->check.passed, 0, "the record keeps the host's verdict");
+    cr_assert_eq(r->time.n, 0, "a plugin error is not timed");
+}
+
+Test(runner, a_verify_that_claims_a_failure_within_its_tolerance_is_an_error)
+{
+    capture c = {0};
+    const kbc_record *r = run_one_variant(TOY_STRICT, &c);
+    cr_assert_eq(r->outcome, KBC_ERROR);
+    cr_assert_not_null(strstr(r->reason, "it says failed"), "%s", r->reason);
+    cr_assert_not_null(strstr(r->reason, "is within the tolerance"), "%s", r->reason);
+}
+
+Test(runner, a_nan_error_fails_verification)
+{
+    capture c = {0};
+    const kbc_record *r = run_one_variant(TOY_NANERR, &c);
+    cr_assert_eq(r->outcome, KBC_FAIL);
+    cr_assert(isnan(r->check.error));
+    cr_assert_eq(r->check.passed, 0);
+    cr_assert_not_null(strstr(r->reason, "verification failed"), "%s", r->reason);
+}
+
+/* ---- records are self-contained ------------------------------------- */
+
+Test(runner, a_record_names_what_ran_and_has_a_stable_key)
+{
+    spec s = uses_spec();
+    capture c = {0};
+    run_spec(&s, &c);
+    const kbc_record *r = find_row(&c, 4, TOY_GOOD);
+    cr_assert_str_eq(r->experiment, "toyexp");
+    cr_assert_str_eq(r->plugin, "toy");
+    cr_assert_str_eq(r->variant, "good");
+    cr_assert_str_eq(r->device, "cpu");
+    cr_assert_eq(r->n_points, 6);
+    cr_assert_str_eq(r->params[TOY_N].text, "200");
+    cr_assert_eq(r->params[TOY_N].swept, 1);
+    cr_assert_eq(r->params[TOY_LIMIT].swept, 0);
+    char key[256];
+    kbc_record_key(r, key, sizeof key);
+    cr_assert_str_eq(key, "toy/toyexp/n=200,limit=4096,slow_repeat=2,sleep_us=0,"
+                          "fail_setup=false/good");
+    cr_assert_eq(kbc_record_key(r, NULL, 0), strlen(key));
+}
+
+/* ---- cold cache ------------------------------------------------------- */
+
+Test(runner, cache_cold_marks_cuda_rows_and_not_cpu_ones)
+{
+    spec s = default_spec();
+    s.variants[0] = TOY_GOOD;
+    s.variants[1] = TOY_GPU;
+    s.variants[2] = -1;
+    s.cache_cold = 1;
+    capture c = {0};
+    run_spec(&s, &c);
+    cr_assert_eq(find_row(&c, 0, TOY_GPU)->cache_cold, 1);
+    cr_assert_eq(find_row(&c, 0, TOY_GOOD)->cache_cold, 0,
+                 "the L2 flush is a device's; CPU rows run hot");
+}
+
+/* ---- the ceiling that matches the traffic ----------------------------- */
+
+Test(runner, ceiling_for_read_only_write_only_and_mixed)
+{
+    kbc_ceilings k = {.read_gbps = 3000, .write_gbps = 2000, .copy_gbps = 2500};
+    const char *kind;
+    cr_assert_eq(kbc_ceiling_for(&k, 100, 0, &kind), 3000);
+    cr_assert_str_eq(kind, "read");
+    cr_assert_eq(kbc_ceiling_for(&k, 0, 100, &kind), 2000);
+    cr_assert_str_eq(kind, "write");
+    /* Equal bytes: 2 / (1/3000 + 1/2000) = 2400. */
+    cr_assert_float_eq(kbc_ceiling_for(&k, 100, 100, &kind), 2400.0, 1e-9);
+    cr_assert_str_eq(kind, "mixed");
+    /* Mostly reads lean to the read ceiling. */
+    cr_assert_gt(kbc_ceiling_for(&k, 900, 100, &kind), 2800.0);
+    k.read_gbps = 0;
+    cr_assert_eq(kbc_ceiling_for(&k, 100, 100, &kind), 2500, "the copy ceiling stands in");
+    cr_assert_eq(kbc_ceiling_for(&k, 0, 0, &kind), 0);
+    cr_assert_str_eq(kind, "");
 }
