@@ -29,9 +29,9 @@ typedef struct kbc_device {
 } kbc_device;
 
 /* Opens machine m's device: stream, events, and when `ceilings` is set the
-   three bandwidth ceilings.  Without a GPU (or when the stream cannot be
-   made) the device is left unusable with why_not set, and 0 is still
-   returned: a missing GPU skips rows, it does not stop a run. */
+   three bandwidth ceilings.  Without a GPU (m NULL or without one, or when
+   the stream cannot be made) the device is left unusable with why_not set:
+   a missing GPU skips rows, it does not stop a run. */
 void kbc_device_open(kbc_device *d, const kbc_machine *m, int ceilings);
 void kbc_device_close(kbc_device *d);
 
