@@ -864,3 +864,64 @@ Test(runner, ceiling_for_read_only_write_only_and_mixed)
     cr_assert_eq(kbc_ceiling_for(&k, 0, 0, &kind), 0);
     cr_assert_str_eq(kind, "");
 }
+
+/* ---- on a GPU only: ceilings and the L2 flush --------------------------- */
+
+Test(runner, a_device_measures_three_ceilings)
+{
+    kbc_machine m;
+    kbc_gpu_probe(&m);
+    if (!m.has_gpu)
+        cr_skip_test("needs a GPU: %s", m.no_gpu_reason);
+    kbc_device d;
+    kbc_device_open(&d, &m, 1);
+    cr_assert_eq(d.usable, 1, "%s", d.why_not);
+    cr_assert_gt(d.ceilings.read_gbps, 0.0);
+    cr_assert_gt(d.ceilings.write_gbps, 0.0);
+    cr_assert_gt(d.ceilings.copy_gbps, 0.0);
+    kbc_device_close(&d);
+}
+
+Test(runner, the_l2_flush_buffer_is_twice_the_l2_and_writes_cleanly)
+{
+    kbc_machine m;
+    kbc_gpu_probe(&m);
+    if (!m.has_gpu)
+        cr_skip_test("needs a GPU: %s", m.no_gpu_reason);
+    kbc_device d;
+    kbc_device_open(&d, &m, 0);
+    cr_assert_eq(d.usable, 1, "%s", d.why_not);
+    cr_assert_eq(kbc_device_flush_prepare(&d), 0, "%s", d.flush_why);
+    if (m.l2_bytes > 0)
+        cr_assert_eq(d.flush_bytes, 2 * m.l2_bytes);
+    char why[400];
+    cr_assert_eq(kbc_device_flush(&d, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(kbc_device_settle(&d, why, sizeof why), 0, "%s", why);
+    kbc_device_close(&d);
+}
+
+Test(runner, a_cold_cache_cuda_row_runs_and_says_cold)
+{
+    kbc_machine m;
+    kbc_gpu_probe(&m);
+    if (!m.has_gpu)
+        cr_skip_test("needs a GPU: %s", m.no_gpu_reason);
+    spec s = default_spec();
+    s.variants[0] = TOY_GPU;
+    s.variants[1] = -1;
+    s.baseline = TOY_GPU;
+    s.cache_cold = 1;
+    static kbc_experiment e;
+    build(&e, &s);
+    kbc_plan plan = {.path = "test.ini", .exps = &e, .n = 1, .n_points = 1};
+    capture c = {0};
+    kbc_sink sink = {.ctx = &c, .begin = cap_begin, .point = cap_point, .end = cap_end};
+    kbc_run_set_quiet(1);
+    cr_assert_eq(kbc_run_plan(&plan, &m, &sink, 1, "x"), KBC_EXIT_OK);
+    const kbc_record *r = find_row(&c, 0, TOY_GPU);
+    cr_assert_eq(r->outcome, KBC_PASS, "%s", r->reason);
+    cr_assert_eq(r->cache_cold, 1);
+    cr_assert_str_eq(r->device, m.name);
+    cr_assert_eq(r->time.n, s.runs);
+    cr_assert_eq(count_events('X', TOY_GPU), 0);
+}
