@@ -925,3 +925,27 @@ Test(runner, a_cold_cache_cuda_row_runs_and_says_cold)
     cr_assert_eq(r->time.n, s.runs);
     cr_assert_eq(count_events('X', TOY_GPU), 0);
 }
+
+/* ---- speed-ups against a baseline that ran at an earlier point -------- */
+
+Test(runner, the_representative_point_zeroes_the_unused_axes)
+{
+    spec s = uses_spec();
+    static kbc_experiment e;
+    build(&e, &s);
+    /* Points: n = 100 at 0, 1, 2 and n = 200 at 3, 4, 5. */
+    cr_assert_eq(kbc_point_representative(&e, 2, TOY_NONLY), 0);
+    cr_assert_eq(kbc_point_representative(&e, 4, TOY_NONLY), 3);
+    cr_assert_eq(kbc_point_representative(&e, 4, TOY_GOOD), 4, "good uses everything");
+}
+
+Test(runner, a_deduplicated_baseline_still_gives_speedups_at_later_points)
+{
+    spec s = uses_spec();
+    s.baseline = TOY_NONLY;
+    capture c = {0};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
+    const kbc_record *base = find_row(&c, 3, TOY_NONLY);
+    const kbc_record *good = find_row(&c, 5, TOY_GOOD);
+    cr_assert_eq(good->speedup_baseline, base->time.median / good->time.median);
+}

@@ -89,6 +89,47 @@ int kbc_point_first_of(const kbc_experiment *e, uint64_t p, uint32_t v, uint64_t
     return 1;
 }
 
+uint64_t kbc_point_representative(const kbc_experiment *e, uint64_t p, uint32_t v)
+{
+    const kb_plugin *d = e->plugin->desc;
+    uint64_t uses = v < d->n_variants ? d->variants[v].uses : 0;
+    if (uses == 0 || !e->axes)
+        return p;
+    /* Decompose p (the last axis varies fastest), zero the unused axes,
+       and compose again. */
+    uint64_t rest = p, rep = 0, scale = 1;
+    for (uint32_t k = d->n_params; k-- > 0;) {
+        uint64_t len = e->axes[k].n ? e->axes[k].n : 1;
+        uint64_t idx = rest % len;
+        rest /= len;
+        if (uses & KB_USES(k))
+            rep += idx * scale;
+        scale *= len;
+    }
+    return rep;
+}
+
+static double *nan_array(uint64_t n)
+{
+    double *a = kbc_xmalloc((n ? n : 1) * sizeof *a);
+    for (uint64_t i = 0; i < n; i++)
+        a[i] = NAN;
+    return a;
+}
+
+void kbc_point_memory_init(kbc_point_memory *m, const kbc_experiment *e)
+{
+    m->baseline = e->baseline >= 0 ? nan_array(e->n_points) : NULL;
+    m->reference = e->reference >= 0 ? nan_array(e->n_points) : NULL;
+}
+
+void kbc_point_memory_free(kbc_point_memory *m)
+{
+    free(m->baseline);
+    free(m->reference);
+    m->baseline = m->reference = NULL;
+}
+
 double kbc_ceiling_for(const kbc_ceilings *c, uint64_t bytes_read, uint64_t bytes_written,
                        const char **kind)
 {
@@ -252,22 +293,49 @@ static const kbc_record *record_of(const kbc_record *recs, size_t n, int variant
     return NULL;
 }
 
-static double ratio(const kbc_record *base, const kbc_record *r)
+static double median_of(const kbc_record *r)
 {
-    return base && ran(base) && ran(r) ? base->time.median / r->time.median : NAN;
+    return r && ran(r) ? r->time.median : NAN;
+}
+
+static double ratio(double base, const kbc_record *r)
+{
+    return !isnan(base) && ran(r) ? base / r->time.median : NAN;
+}
+
+/* The median of variant v (the baseline or the reference) for point p:
+   its record here, or what mem kept from the point where its
+   configuration ran; and remembers it when it ran here. */
+static double median_for(const kbc_experiment *e, uint64_t p, int v, const kbc_record *here,
+                         double *kept)
+{
+    if (v < 0)
+        return NAN;
+    if (here) {
+        double m = median_of(here);
+        if (kept)
+            kept[p] = m;
+        return m;
+    }
+    return kept ? kept[kbc_point_representative(e, p, (uint32_t)v)] : NAN;
 }
 
 /* Rates from the work numbers, the ceiling that matches the traffic, and
-   speed-ups against the baseline, the first CPU variant that ran, and the
-   reference (NaN where that variant has no record at this point). */
-static void derive(const kbc_experiment *e, kbc_record *recs, size_t n, const kbc_device *dev)
+   speed-ups against the baseline, the first CPU variant that ran here, and
+   the reference (the baseline's and the reference's median from the point
+   where their configuration ran, when that was earlier). */
+static void derive(const kbc_experiment *e, uint64_t p, kbc_record *recs, size_t n,
+                   const kbc_device *dev, kbc_point_memory *mem)
 {
     const kbc_record *cpu = NULL;
     for (size_t i = 0; i < n && !cpu; i++)
         if (recs[i].backend == KB_BACKEND_CPU && ran(&recs[i]))
             cpu = &recs[i];
-    const kbc_record *base = record_of(recs, n, e->baseline);
-    const kbc_record *ref = record_of(recs, n, e->reference);
+    double base = median_for(e, p, e->baseline, record_of(recs, n, e->baseline),
+                             mem ? mem->baseline : NULL);
+    double ref = median_for(e, p, e->reference, record_of(recs, n, e->reference),
+                            mem ? mem->reference : NULL);
+    double cpu_med = median_of(cpu);
     for (size_t i = 0; i < n; i++) {
         kbc_record *r = &recs[i];
         if (r->backend == KB_BACKEND_CUDA && dev && dev->usable)
@@ -290,13 +358,13 @@ static void derive(const kbc_experiment *e, kbc_record *recs, size_t n, const kb
             }
         }
         r->speedup_baseline = ratio(base, r);
-        r->speedup_cpu = ratio(cpu, r);
+        r->speedup_cpu = ratio(cpu_med, r);
         r->speedup_reference = ratio(ref, r);
     }
 }
 
 size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_host *host,
-                     kbc_record *recs)
+                     kbc_point_memory *mem, kbc_record *recs)
 {
     const kb_plugin *d = e->plugin->desc;
     kbc_hostctx *hc = host->host_private;
@@ -419,7 +487,7 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_ho
         d->ops->teardown(state, host);
 
 report:
-    derive(e, recs, n, dev);
+    derive(e, p, recs, n, dev, mem);
 out:
     free(values);
     return n;

@@ -22,6 +22,24 @@
 int kbc_point_first_of(const kbc_experiment *e, uint64_t p, uint32_t v, uint64_t *points,
                        char *ignores, size_t n);
 
+/* The first point of variant v's configuration that contains point p
+   (p itself when v uses every parameter that p's sweep varies). */
+uint64_t kbc_point_representative(const kbc_experiment *e, uint64_t p, uint32_t v);
+
+/* What a point remembers for later ones: the baseline's and the
+   reference's median at each point where they ran (NaN elsewhere), so that
+   a later point where they do not run again (their configuration ran
+   earlier) still gets its speed-ups.  n_points doubles each; NULL arrays
+   when the experiment has no such variant. */
+typedef struct kbc_point_memory {
+    double *baseline;
+    double *reference;
+} kbc_point_memory;
+
+/* Makes (NaN-filled) and frees the memory for experiment e. */
+void kbc_point_memory_init(kbc_point_memory *m, const kbc_experiment *e);
+void kbc_point_memory_free(kbc_point_memory *m);
+
 /* Fills a record's identity (names, flags, parameters, point, baseline and
    reference names) for variant v at point p with the given values;
    everything else as kbc_record_init leaves it. */
@@ -32,9 +50,12 @@ void kbc_record_identify(kbc_record *r, const kbc_experiment *e, uint64_t p,
    with dev's reason) through host, which kbc_host_init made (its
    host_private is the kbc_hostctx; its GPU fields are set here from dev).
    Writes one record per selected variant whose configuration starts at p
-   into recs (room for e->n_variants) and returns how many. */
+   into recs (room for e->n_variants) and returns how many.  mem (NULL or
+   from kbc_point_memory_init, used for every point of e in order) gives
+   speed-ups against a baseline or reference that ran at an earlier point of
+   its configuration. */
 size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_host *host,
-                     kbc_record *recs);
+                     kbc_point_memory *mem, kbc_record *recs);
 
 /* The ceiling that matches a traffic mix (see docs/output.md): read-only
    rows against the read ceiling, write-only against the write ceiling,
