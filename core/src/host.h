@@ -17,7 +17,6 @@ typedef struct kbc_hostctx {
     const char *plugin;  /* name for log lines                       */
     char fail_msg[600];  /* the last sentence given to fail()        */
     int said;            /* fail() was called since the last clear   */
-    int warn_only;       /* log(): drop everything below KB_LOG_WARN */
     int progress_shown;  /* a progress line is on the terminal now   */
     uint64_t done, total;/* points so far and in all, for progress   */
 } kbc_hostctx;
