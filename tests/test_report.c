@@ -14,8 +14,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "point.h"
 #include "report.h"
+#include "results_read.h"
+#include "runner.h"
 #include "version.h"
+
+/* Criterion's workers leave with _exit(), so LeakSanitizer's check at exit
+   never runs in them; under -fsanitize=address each test asks for the
+   check itself when it ends (see teardown_all). */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#define LEAK_CHECK() cr_assert_eq(__lsan_do_recoverable_leak_check(), 0, "LeakSanitizer found leaks")
+#else
+#define LEAK_CHECK() ((void)0)
+#endif
 
 /* ---- a fake plan: two experiments of two made-up families ------------- */
 
@@ -64,6 +77,7 @@ static kbc_experiment exps[2];
 static kbc_plan plan;
 static kbc_machine machine;
 static kbc_run_info info;
+static kbc_exp_info *infos;
 
 /* Point values, as the runner would hand them over. */
 static kb_value red_point0[4], red_point1[4], scan_point0[2];
@@ -106,8 +120,11 @@ static void setup_plan(void)
     snprintf(machine.host, sizeof machine.host, "testhost");
     machine.cpu_threads = 2;
     machine.runtime_version = 13000;
-    info = (kbc_run_info){.plan = &plan, .machine = &machine, .copy_gbps = 0,
-                          .command_line = "kbench run conf/test.ini"};
+    /* The header the runner would hand over: copies, like the records. */
+    infos = kbc_exp_infos(&plan);
+    info = (kbc_run_info){.config_file = plan.path, .machine = &machine,
+                          .command_line = "kbench run conf/test.ini", .exps = infos,
+                          .n_exps = plan.n};
 
     red_point0[0] = red_n[0];
     red_point1[0] = red_n[1];
@@ -118,47 +135,36 @@ static void setup_plan(void)
     scan_point0[1] = scan_block[0];
 }
 
-static void fill_pass(kbc_row *r, const kbc_experiment *e, uint64_t point, const kb_value *v,
+static void fill_pass(kbc_record *r, const kbc_experiment *e, uint64_t point, const kb_value *v,
                       uint32_t variant, double median)
 {
-    memset(r, 0, sizeof *r);
-    r->exp = e;
-    r->point = point;
-    r->values = v;
-    r->variant = variant;
+    kbc_record_identify(r, e, point, v, variant);
     r->outcome = KBC_PASS;
     r->work = (kb_work){.bytes_read = 4u << 20, .bytes_written = 4, .flops = 1 << 20,
                         .items = 1 << 20};
-    r->check = (kb_check){.passed = 1, .error = 2.1e-7, .tolerance = 4.3e-5, .measure = "rel"};
+    r->check = (kbc_rec_check){.passed = 1, .error = 2.1e-7, .tolerance = 4.3e-5,
+                               .measure = "rel"};
     r->time = (kbc_stats){.n = 20, .median = median, .min = median * 0.9, .max = median * 1.3,
                           .mean = median * 1.05, .stddev = median * 0.01};
     r->gbps = (double)(r->work.bytes_read + r->work.bytes_written) / median / 1e9;
     r->gflops = r->work.flops / median / 1e9;
     r->items_per_s = (double)r->work.items / median;
-    r->pct_copy = NAN;
     r->speedup_baseline = NAN;
     r->speedup_cpu = NAN;
     r->speedup_reference = NAN;
 }
 
-static void fill_skipped(kbc_row *r, const kbc_experiment *e, uint64_t point, const kb_value *v,
-                         uint32_t variant, const char *reason)
+static void fill_skipped(kbc_record *r, const kbc_experiment *e, uint64_t point,
+                         const kb_value *v, uint32_t variant, const char *reason)
 {
-    memset(r, 0, sizeof *r);
-    r->exp = e;
-    r->point = point;
-    r->values = v;
-    r->variant = variant;
+    kbc_record_identify(r, e, point, v, variant);
     r->outcome = KBC_SKIPPED;
     snprintf(r->reason, sizeof r->reason, "%s", reason);
-    r->time = (kbc_stats){0, NAN, NAN, NAN, NAN, NAN};
-    r->gbps = r->gflops = r->items_per_s = r->pct_copy = NAN;
-    r->speedup_baseline = r->speedup_cpu = r->speedup_reference = NAN;
 }
 
 /* Point 0 of reduce: the baseline passes, cuda_naive is skipped with a
    reason full of commas and quotes, cuda_lib fails its check. */
-static kbc_row p0[3], p1[3], s0[1];
+static kbc_record p0[3], p1[3], s0[1];
 
 static void setup_rows(void)
 {
@@ -170,17 +176,17 @@ static void setup_rows(void)
     p0[2].outcome = KBC_FAIL;
     p0[2].check.passed = 0;
     p0[2].check.error = 0.5;
-    p0[2].pct_copy = 41.0;
+    p0[2].pct_ceiling = 41.0;
     p0[2].speedup_baseline = 123.456e-6 / 1.5e-3;
 
     fill_pass(&p1[0], &exps[0], 1, red_point1, 0, 2.5);
     p1[0].speedup_baseline = 1.0;
     fill_pass(&p1[1], &exps[0], 1, red_point1, 1, 0.01);
     p1[1].speedup_baseline = 250.0;
-    p1[1].pct_copy = 88.0;
+    p1[1].pct_ceiling = 88.0;
     fill_pass(&p1[2], &exps[0], 1, red_point1, 2, 0.005);
     p1[2].speedup_baseline = 500.0;
-    p1[2].pct_copy = 95.0;
+    p1[2].pct_ceiling = 95.0;
 
     fill_pass(&s0[0], &exps[1], 0, scan_point0, 0, 4e-6);
     s0[0].work.flops = 0;
@@ -200,6 +206,9 @@ static void setup_all(void)
 
 static void teardown_all(void)
 {
+    kbc_exp_infos_free(infos, plan.n);
+    infos = NULL;
+    LEAK_CHECK();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
@@ -323,12 +332,12 @@ Test(report, table_groups_rows_under_point_headings)
     char *th = line_with(h0, "variant");
     cr_assert_not_null(strstr(th, "vs ref"), "%s", th);
     cr_assert_not_null(strstr(th, "GFLOP/s"), "%s", th);
-    cr_assert_not_null(strstr(th, "%copy"), "%s", th);
+    cr_assert_not_null(strstr(th, "%peak"), "%s", th);
     free(th);
     th = line_with(h2, "variant");
     cr_assert_null(strstr(th, "vs ref"), "%s", th);
     cr_assert_null(strstr(th, "GFLOP/s"), "%s", th);
-    cr_assert_null(strstr(th, "%copy"), "%s", th);
+    cr_assert_null(strstr(th, "%peak"), "%s", th);
     free(th);
 
     /* Columns line up: the status column starts at the same offset on the
@@ -360,14 +369,15 @@ Test(report, table_machine_line_with_gpu)
     machine.cc_major = 9;
     machine.sm_count = 132;
     machine.driver_version = 13000;
-    info.copy_gbps = 2912.34;
+    info.ceilings = (kbc_ceilings){.read_gbps = 3100.04, .write_gbps = 2950.5,
+                                   .copy_gbps = 2912.34};
     kbc_sink s;
     cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     s.destroy(s.ctx);
     fclose(out);
     cr_assert_not_null(strstr(buf, "Test GPU 80GB (cc 9.0, 132 SMs), driver 13.0, runtime 13.0, "
-                                   "copy 2912.3 GB/s"),
+                                   "ceilings read 3100.0, write 2950.5, copy 2912.3 GB/s"),
                        "%s", buf);
     cr_assert_null(strstr(buf, "no GPU"));
     free(buf);
@@ -477,7 +487,7 @@ Test(report, csv_header_quoting_and_nan)
     free(text);
 
     /* A verified row whose plugin named no measure keeps its numbers. */
-    p1[1].check.measure = NULL;
+    snprintf(p1[1].check.measure, sizeof p1[1].check.measure, "unnamed");
     cr_assert_eq(s.point(s.ctx, p1, 3), 0);
     cr_assert_eq(s.point(s.ctx, s0, 1), 0);
     cr_assert_eq(s.end(s.ctx, 1), 0);
@@ -488,11 +498,13 @@ Test(report, csv_header_quoting_and_nan)
     cr_assert_eq(t.n, 8);
 
     const char *expect[] = {"experiment", "plugin", "point", "n", "dtype", "alpha", "fast",
-                            "block", "variant", "backend", "status", "reason", "runs",
-                            "median_s", "min_s", "max_s", "mean_s", "stddev_s", "bytes_read",
-                            "bytes_written", "flops", "items", "gbps", "gflops", "items_per_s",
-                            "pct_copy", "speedup_baseline", "speedup_cpu", "speedup_reference",
-                            "check_measure", "check_error", "check_tolerance"};
+                            "block", "variant", "backend", "flags", "device", "cache", "status",
+                            "reason", "runs", "median_s", "min_s", "max_s", "mean_s",
+                            "stddev_s", "bytes_read", "bytes_written", "flops", "items", "gbps",
+                            "gflops", "items_per_s", "ceiling", "ceiling_gbps", "pct_ceiling",
+                            "speedup_baseline", "speedup_cpu", "speedup_reference",
+                            "check_measure", "check_error", "check_tolerance", "points",
+                            "ignores", "key"};
     size_t ncol = sizeof expect / sizeof expect[0];
     cr_assert_eq(t.nf[0], ncol, "header has %zu columns", t.nf[0]);
     for (size_t i = 0; i < ncol; i++)
@@ -669,7 +681,7 @@ Test(report, json_document_rewritten_per_point)
     cr_assert_float_eq(json_real_value(json_object_get(sp, "baseline")), 1.0, 1e-15);
     /* NaN becomes null. */
     cr_assert(json_is_null(json_object_get(sp, "reference")));
-    cr_assert(json_is_null(json_object_get(r0, "pct_copy")));
+    cr_assert(json_is_null(json_object_get(r0, "pct_ceiling")));
     json_t *chk = json_object_get(r0, "check");
     cr_assert(json_is_true(json_object_get(chk, "passed")));
     cr_assert_str_eq(json_string_value(json_object_get(chk, "measure")), "rel");
@@ -719,4 +731,209 @@ Test(report, json_write_failure_during_run)
     cr_assert_eq(rmdir(dir), 0);
     cr_assert_eq(s.point(s.ctx, p0, 3), -1);
     s.destroy(s.ctx);
+}
+
+/* ---- a record that stands for several points ---------------------------- */
+
+Test(report, table_shows_how_many_points_a_row_stands_for)
+{
+    kbc_record r[1];
+    fill_pass(&r[0], &exps[0], 0, red_point0, 0, 1e-3);
+    r[0].points = 3;
+    snprintf(r[0].ignores, sizeof r[0].ignores, "dtype,alpha");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    kbc_sink s;
+    cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, r, 1), 0);
+    s.destroy(s.ctx);
+    fclose(out);
+    char *l = line_with(buf, "x3:");
+    cr_assert_not_null(l, "%s", buf);
+    cr_assert_not_null(strstr(l, "stands for 3 points; this variant ignores dtype,alpha"), "%s",
+                       l);
+    free(l);
+    free(buf);
+}
+
+Test(report, table_says_a_missing_gpu_once_in_the_summary)
+{
+    kbc_record r[3];
+    fill_pass(&r[0], &exps[0], 0, red_point0, 0, 1e-3);
+    fill_skipped(&r[1], &exps[0], 0, red_point0, 1, machine.no_gpu_reason);
+    fill_skipped(&r[2], &exps[0], 0, red_point0, 2, machine.no_gpu_reason);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    kbc_sink s;
+    cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, r, 3), 0);
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+    fclose(out);
+    /* Once on the machine line, once in the summary; never per row. */
+    const char *first = strstr(buf, "no CUDA driver was found");
+    cr_assert_not_null(first, "%s", buf);
+    const char *second = strstr(first + 1, "no CUDA driver was found");
+    cr_assert_not_null(second, "%s", buf);
+    cr_assert_null(strstr(second + 1, "no CUDA driver was found"), "%s", buf);
+    cr_assert_not_null(strstr(buf, "skipped: 2 CUDA rows: no CUDA driver was found"), "%s", buf);
+    free(buf);
+}
+
+Test(report, csv_and_json_keep_the_multiplicity_and_cache)
+{
+    kbc_record r[1];
+    fill_pass(&r[0], &exps[0], 0, red_point0, 1, 1e-3);
+    r[0].points = 4;
+    r[0].cache_cold = 1;
+    snprintf(r[0].ignores, sizeof r[0].ignores, "dtype");
+    char csv[128], js[128];
+    snprintf(csv, sizeof csv, "%s/mult.csv", tmpdir);
+    snprintf(js, sizeof js, "%s/mult.json", tmpdir);
+    kbc_sink s[2];
+    cr_assert_eq(kbc_report_csv(csv, &s[0], NULL), 0);
+    cr_assert_eq(kbc_report_json(js, &s[1], NULL), 0);
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(s[i].begin(s[i].ctx, &info), 0);
+        cr_assert_eq(s[i].point(s[i].ctx, r, 1), 0);
+        cr_assert_eq(s[i].end(s[i].ctx, 0), 0);
+        s[i].destroy(s[i].ctx);
+    }
+    char *text = slurp(csv);
+    csv_table t = csv_parse(text);
+    cr_assert_str_eq(field(&t, 1, "points"), "4");
+    cr_assert_str_eq(field(&t, 1, "ignores"), "dtype");
+    cr_assert_str_eq(field(&t, 1, "cache"), "cold");
+    cr_assert_str_eq(field(&t, 1, "key"),
+                     "fakereduce/reduce-f32/n=1048576,dtype=f32,alpha=0.25,fast=true/cuda_naive");
+    csv_free(&t);
+    free(text);
+    json_t *doc = load(js);
+    json_t *r0 = json_array_get(json_object_get(doc, "results"), 0);
+    cr_assert_eq(json_integer_value(json_object_get(r0, "points")), 4);
+    cr_assert_str_eq(json_string_value(json_array_get(json_object_get(r0, "ignores"), 0)),
+                     "dtype");
+    cr_assert_str_eq(json_string_value(json_object_get(r0, "cache")), "cold");
+    json_decref(doc);
+}
+
+/* ---- results.json read back ------------------------------------------- */
+
+static void assert_num_eq(double a, double b, const char *what)
+{
+    if (isnan(a) || isnan(b)) {
+        cr_assert(isnan(a) && isnan(b), "%s: %g and %g", what, a, b);
+        return;
+    }
+    /* Reals are written with 15 significant digits. */
+    cr_assert_float_eq(a, b, 1e-14 * fabs(b), "%s: %.17g and %.17g", what, a, b);
+}
+
+static void assert_records_eq(const kbc_record *a, const kbc_record *b)
+{
+    char ka[1024], kb[1024];
+    kbc_record_key(a, ka, sizeof ka);
+    kbc_record_key(b, kb, sizeof kb);
+    cr_assert_str_eq(ka, kb);
+    cr_assert_str_eq(a->experiment, b->experiment);
+    cr_assert_str_eq(a->plugin, b->plugin);
+    cr_assert_str_eq(a->variant, b->variant);
+    cr_assert_eq(a->variant_index, b->variant_index);
+    cr_assert_eq(a->backend, b->backend);
+    cr_assert_eq(a->flags, b->flags);
+    cr_assert_eq(a->point, b->point);
+    cr_assert_eq(a->n_points, b->n_points);
+    cr_assert_eq(a->n_params, b->n_params);
+    for (uint32_t i = 0; i < a->n_params; i++) {
+        const kbc_rec_param *p = &a->params[i], *q = &b->params[i];
+        cr_assert_str_eq(p->name, q->name);
+        cr_assert_eq(p->type, q->type);
+        cr_assert_str_eq(p->text, q->text);
+        cr_assert_eq(p->swept, q->swept);
+        if (p->type == KB_PARAM_FLOAT)
+            assert_num_eq(p->value.f, q->value.f, p->name);
+        else if (p->type != KB_PARAM_ENUM)
+            cr_assert_eq(p->value.u, q->value.u, "%s", p->name);
+    }
+    cr_assert_str_eq(a->baseline, b->baseline);
+    cr_assert_str_eq(a->reference, b->reference);
+    cr_assert_str_eq(a->device, b->device);
+    cr_assert_eq(a->cache_cold, b->cache_cold);
+    cr_assert_eq(a->points, b->points);
+    cr_assert_str_eq(a->ignores, b->ignores);
+    cr_assert_eq(a->outcome, b->outcome);
+    cr_assert_str_eq(a->reason, b->reason);
+    cr_assert_eq(memcmp(&a->work, &b->work, sizeof a->work), 0);
+    cr_assert_eq(a->check.passed, b->check.passed);
+    cr_assert_str_eq(a->check.measure, b->check.measure);
+    assert_num_eq(a->check.error, b->check.error, "check.error");
+    assert_num_eq(a->check.tolerance, b->check.tolerance, "check.tolerance");
+    cr_assert_eq(a->time.n, b->time.n);
+    assert_num_eq(a->time.median, b->time.median, "median");
+    assert_num_eq(a->time.min, b->time.min, "min");
+    assert_num_eq(a->time.max, b->time.max, "max");
+    assert_num_eq(a->time.mean, b->time.mean, "mean");
+    assert_num_eq(a->time.stddev, b->time.stddev, "stddev");
+    assert_num_eq(a->gbps, b->gbps, "gbps");
+    assert_num_eq(a->gflops, b->gflops, "gflops");
+    assert_num_eq(a->items_per_s, b->items_per_s, "items_per_s");
+    cr_assert_str_eq(a->ceiling, b->ceiling);
+    assert_num_eq(a->ceiling_gbps, b->ceiling_gbps, "ceiling_gbps");
+    assert_num_eq(a->pct_ceiling, b->pct_ceiling, "pct_ceiling");
+    assert_num_eq(a->speedup_baseline, b->speedup_baseline, "speedup_baseline");
+    assert_num_eq(a->speedup_cpu, b->speedup_cpu, "speedup_cpu");
+    assert_num_eq(a->speedup_reference, b->speedup_reference, "speedup_reference");
+}
+
+Test(report, json_round_trip_gives_the_same_records)
+{
+    /* Every kind of field set to something other than its default. */
+    p0[2].flags = KB_VARIANT_NONDETERM | KB_VARIANT_LIBRARY;
+    p0[2].points = 2;
+    p0[2].cache_cold = 1;
+    snprintf(p0[2].ignores, sizeof p0[2].ignores, "alpha,fast");
+    snprintf(p0[2].device, sizeof p0[2].device, "Test GPU");
+    snprintf(p0[2].ceiling, sizeof p0[2].ceiling, "mixed");
+    p0[2].ceiling_gbps = 2400.5;
+    p0[2].work.device_bytes = 123456789;
+    char path[128];
+    snprintf(path, sizeof path, "%s/rt.json", tmpdir);
+    kbc_sink s;
+    cr_assert_eq(kbc_report_json(path, &s, NULL), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, p0, 3), 0);
+    cr_assert_eq(s.point(s.ctx, p1, 3), 0);
+    cr_assert_eq(s.point(s.ctx, s0, 1), 0);
+    cr_assert_eq(s.end(s.ctx, 1), 0);
+    s.destroy(s.ctx);
+
+    kbc_record *got = NULL;
+    size_t n = 0;
+    kbc_diag d;
+    cr_assert_eq(kbc_results_read(path, &got, &n, &d), 0, "%s", d.msg);
+    cr_assert_eq(n, 7);
+    const kbc_record *want[] = {&p0[0], &p0[1], &p0[2], &p1[0], &p1[1], &p1[2], &s0[0]};
+    for (size_t i = 0; i < n; i++)
+        assert_records_eq(&got[i], want[i]);
+    free(got);
+}
+
+Test(report, results_read_refuses_a_file_without_results)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/notresults.json", tmpdir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("{\"machine\": {}}\n", f);
+    fclose(f);
+    kbc_record *got = NULL;
+    size_t n = 0;
+    kbc_diag d;
+    cr_assert_eq(kbc_results_read(path, &got, &n, &d), -1);
+    cr_assert_not_null(strstr(d.msg, "has no \"results\" array"), "%s", d.msg);
+    cr_assert_null(got);
 }

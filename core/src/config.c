@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core_keys.h"
+#include "host.h"
 #include "sweep.h"
 
 /* More points than this is a typing mistake, not an experiment; the cap
@@ -479,21 +480,8 @@ static int build_axes(const ctx *c, const kbc_section *sec, kbc_experiment *x)
 
 typedef struct plan_host {
     kb_host h;
-    const char *plugin;
-    char msg[600];
-    int said;
+    kbc_hostctx hc; /* host.c's fail() capture: hc.fail_msg, hc.said */
 } plan_host;
-
-static int plan_fail(kb_host *h, int code, const char *fmt, ...)
-{
-    plan_host *ph = h->host_private;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(ph->msg, sizeof ph->msg, fmt, ap);
-    va_end(ap);
-    ph->said = 1;
-    return code;
-}
 
 /* plan() should be quiet; warnings still reach the user, the rest is
    dropped because plan() runs once per point. */
@@ -501,27 +489,20 @@ static void plan_log(kb_host *h, kb_log_level level, const char *fmt, ...)
 {
     if (level < KB_LOG_WARN)
         return;
-    plan_host *ph = h->host_private;
+    kbc_hostctx *hc = h->host_private;
     char line[600];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "kbench: warning: plugin '%s': %s\n", ph->plugin, line);
+    fprintf(stderr, "kbench: warning: plugin '%s': %s\n", hc->plugin, line);
 }
 
 static void plan_host_init(plan_host *ph, const kbc_experiment *x)
 {
-    memset(ph, 0, sizeof *ph);
-    ph->h.size = sizeof ph->h;
-    ph->h.seed = x->measure.seed;
-    ph->h.stream = NULL;
-    ph->h.device = -1;
-    ph->h.cpu_threads = x->measure.cpu_threads;
+    kbc_host_init(&ph->h, &ph->hc, x->plugin->desc->name, x->measure.seed,
+                  x->measure.cpu_threads);
     ph->h.log = plan_log;
-    ph->h.fail = plan_fail;
-    ph->h.host_private = ph;
-    ph->plugin = x->plugin->desc->name;
 }
 
 /* "n=1024, dtype=f32" */
@@ -567,8 +548,7 @@ static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_m
         kbc_experiment_point(x, p, values);
         kb_work work;
         memset(&work, 0, sizeof work);
-        ph.said = 0;
-        ph.msg[0] = '\0';
+        kbc_host_clear(&ph.hc);
         int st = d->ops->plan(values, &work, &ph.h);
         int too_big_dev = device_mem > 0 && work.device_bytes > device_mem;
         int too_big_host = host_mem > 0 && work.host_bytes > host_mem;
@@ -577,8 +557,8 @@ static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_m
         char pt[600], what[700], need[32], have[32];
         point_text(x, values, pt, sizeof pt);
         if (st != KB_OK) {
-            if (ph.said)
-                end_sentence(what, sizeof what, ph.msg);
+            if (ph.hc.said)
+                end_sentence(what, sizeof what, ph.hc.fail_msg);
             else
                 snprintf(what, sizeof what, "plan() failed with code %d without saying why.",
                          st);
@@ -781,10 +761,10 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
                         kbc_value_format(&d->params[j], values[j], buf, sizeof buf));
             kb_work work;
             memset(&work, 0, sizeof work);
-            ph.msg[0] = '\0';
+            kbc_host_clear(&ph.hc);
             int st = d->ops->plan ? d->ops->plan(values, &work, &ph.h) : KB_EFAIL;
             if (st != KB_OK) {
-                fprintf(out, "  | plan failed: %s\n", ph.msg[0] ? ph.msg : "(no reason given)");
+                fprintf(out, "  | plan failed: %s\n", ph.hc.fail_msg[0] ? ph.hc.fail_msg : "(no reason given)");
                 continue;
             }
             char r[32], wr[32], dv[32];

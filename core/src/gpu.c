@@ -57,8 +57,20 @@ void kbc_gpu_probe(kbc_machine *m)
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
-        snprintf(m->no_gpu_reason, sizeof m->no_gpu_reason,
-                 "no CUDA device (cudaGetDeviceCount: %s)", cudaGetErrorString(e));
+        /* cudaDriverGetVersion answers 0 when no driver is installed at
+           all; that, or a driver the runtime cannot use, is "no CUDA
+           driver".  A driver that works but sees no device is the other
+           case. */
+        int drv = 0;
+        if (cudaDriverGetVersion(&drv) != cudaSuccess)
+            drv = 0;
+        int no_driver = drv == 0 || e == cudaErrorInsufficientDriver;
+        m->driver_version = drv;
+        if (cudaRuntimeGetVersion(&m->runtime_version) != cudaSuccess)
+            m->runtime_version = 0;
+        snprintf(m->no_gpu_reason, sizeof m->no_gpu_reason, "%s (cudaGetDeviceCount: %s)",
+                 no_driver ? "no CUDA driver" : "no CUDA device", cudaGetErrorString(e));
+        cudaGetLastError();
         return;
     }
     if (count <= 0) {
@@ -176,43 +188,70 @@ int kbc_gpu_last_error(char *why, size_t n)
     return e == cudaSuccess ? 0 : cuda_fail(e, NULL, why, n);
 }
 
-double kbc_gpu_copy_bandwidth(void *stream, uint64_t bytes)
+/* What one timed operation of a ceiling measurement does. */
+enum ceiling_op { OP_COPY, OP_READ, OP_WRITE };
+
+int kbc_gpu_launch_read(const void *buf, uint64_t bytes, void *sink, int sm_count, void *stream);
+
+static cudaError_t ceiling_op_run(enum ceiling_op op, void *a, void *b, uint64_t bytes,
+                                  int sm_count, cudaStream_t s)
+{
+    switch (op) {
+    case OP_COPY:
+        return cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s);
+    case OP_READ:
+        return (cudaError_t)kbc_gpu_launch_read(a, bytes, b, sm_count, s);
+    case OP_WRITE:
+        return cudaMemsetAsync(b, 0x02, bytes, s);
+    }
+    return cudaErrorInvalidValue;
+}
+
+/* Median time of TIMED runs of op on buffers of `bytes` (a is the source,
+   b the destination; the read kernel's sink is b), after WARMUP untimed
+   runs; moved = bytes the op moves per run.  GB/s, or 0 on any failure. */
+static double ceiling_measure(enum ceiling_op op, void *stream, uint64_t bytes, int sm_count,
+                              double moved)
 {
     enum { WARMUP = 3, TIMED = 15 };
     cudaStream_t s = (cudaStream_t)stream;
     void *a = NULL, *b = NULL;
     cudaEvent_t t0 = NULL, t1 = NULL;
     double gbps = 0.0;
-    double ms_list[TIMED];
+    double sec[TIMED];
 
+    bytes &= ~(uint64_t)15; /* whole 16-byte words for the read kernel */
     if (bytes == 0 || cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess)
         goto out;
     if (cudaEventCreate(&t0) != cudaSuccess || cudaEventCreate(&t1) != cudaSuccess)
         goto out;
-    /* Touch both buffers first so that no timed copy pays for first use. */
-    if (cudaMemsetAsync(a, 1, bytes, s) != cudaSuccess || cudaMemsetAsync(b, 0, bytes, s) != cudaSuccess)
+    /* Touch both buffers first so that no timed run pays for first use;
+       0x01 bytes never meet the read kernel's write condition. */
+    if (cudaMemsetAsync(a, 1, bytes, s) != cudaSuccess ||
+        cudaMemsetAsync(b, 0, bytes, s) != cudaSuccess)
         goto out;
     for (int i = 0; i < WARMUP; i++)
-        if (cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s) != cudaSuccess)
+        if (ceiling_op_run(op, a, b, bytes, sm_count, s) != cudaSuccess)
             goto out;
     if (cudaStreamSynchronize(s) != cudaSuccess)
         goto out;
     for (int i = 0; i < TIMED; i++) {
         float ms = 0.0f;
         if (cudaEventRecord(t0, s) != cudaSuccess ||
-            cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s) != cudaSuccess ||
+            ceiling_op_run(op, a, b, bytes, sm_count, s) != cudaSuccess ||
             cudaEventRecord(t1, s) != cudaSuccess || cudaEventSynchronize(t1) != cudaSuccess ||
             cudaEventElapsedTime(&ms, t0, t1) != cudaSuccess)
             goto out;
-        ms_list[i] = (double)ms * 1e-3;
+        sec[i] = (double)ms * 1e-3;
     }
     kbc_stats st;
-    kbc_stats_compute(ms_list, TIMED, &st);
+    kbc_stats_compute(sec, TIMED, &st);
     if (st.median > 0.0)
-        gbps = 2.0 * (double)bytes / st.median / 1e9; /* each byte is read once and written once */
+        gbps = moved / st.median / 1e9;
 out:
     /* A failure here must not leave an error behind for the first variant
-       to be blamed for. */
+       to be blamed for; the stream is drained before the buffers go. */
+    cudaStreamSynchronize(s);
     cudaGetLastError();
     if (t0)
         cudaEventDestroy(t0);
@@ -222,5 +261,46 @@ out:
         cudaFree(a);
     if (b)
         cudaFree(b);
+    cudaGetLastError();
     return gbps;
+}
+
+double kbc_gpu_copy_bandwidth(void *stream, uint64_t bytes)
+{
+    /* Each byte is read once and written once. */
+    return ceiling_measure(OP_COPY, stream, bytes, 0, 2.0 * (double)(bytes & ~(uint64_t)15));
+}
+
+double kbc_gpu_read_bandwidth(void *stream, uint64_t bytes, int sm_count)
+{
+    return ceiling_measure(OP_READ, stream, bytes, sm_count, (double)(bytes & ~(uint64_t)15));
+}
+
+double kbc_gpu_write_bandwidth(void *stream, uint64_t bytes)
+{
+    return ceiling_measure(OP_WRITE, stream, bytes, 0, (double)(bytes & ~(uint64_t)15));
+}
+
+int kbc_gpu_alloc(void **ptr, uint64_t bytes, char *why, size_t n)
+{
+    *ptr = NULL;
+    cudaError_t e = cudaMalloc(ptr, bytes);
+    if (e != cudaSuccess) {
+        *ptr = NULL;
+        cudaGetLastError();
+        return cuda_fail(e, "cudaMalloc", why, n);
+    }
+    return 0;
+}
+
+void kbc_gpu_free(void *ptr)
+{
+    if (ptr)
+        cudaFree(ptr);
+}
+
+int kbc_gpu_memset_async(void *ptr, int value, uint64_t bytes, void *stream, char *why, size_t n)
+{
+    cudaError_t e = cudaMemsetAsync(ptr, value, bytes, (cudaStream_t)stream);
+    return e == cudaSuccess ? 0 : cuda_fail(e, "cudaMemsetAsync", why, n);
 }

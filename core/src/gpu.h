@@ -24,7 +24,9 @@ typedef struct kbc_machine {
 } kbc_machine;
 
 /* Probes device 0 (or $KBENCH_DEVICE).  Never fails: without a driver or a
-   device, has_gpu is 0 and no_gpu_reason says why. */
+   device, has_gpu is 0 and no_gpu_reason says why, beginning "no CUDA
+   driver" when the runtime finds no usable driver and "no CUDA device"
+   otherwise. */
 void kbc_gpu_probe(kbc_machine *m);
 
 /* Free device memory now, or 0 when unknown. */
@@ -46,5 +48,20 @@ int kbc_gpu_last_error(char *why, size_t n);
 /* Device-to-device copy bandwidth in GB/s (bytes read + written per second),
    median of several cudaMemcpy of `bytes`; 0 on failure. */
 double kbc_gpu_copy_bandwidth(void *stream, uint64_t bytes);
+
+/* Read-only bandwidth in GB/s: a streaming kernel that reads `bytes` and
+   writes nothing; median of several runs; 0 on failure. */
+double kbc_gpu_read_bandwidth(void *stream, uint64_t bytes, int sm_count);
+
+/* Write-only bandwidth in GB/s: cudaMemsetAsync of `bytes`; median of
+   several runs; 0 on failure. */
+double kbc_gpu_write_bandwidth(void *stream, uint64_t bytes);
+
+/* A device buffer, and writing every byte of it on a stream (the L2 flush
+   of a cold-cache measurement).  Each returns 0, or -1 with why set. */
+int kbc_gpu_alloc(void **ptr, uint64_t bytes, char *why, size_t n);
+void kbc_gpu_free(void *ptr);
+int kbc_gpu_memset_async(void *ptr, int value, uint64_t bytes, void *stream, char *why,
+                         size_t n);
 
 #endif

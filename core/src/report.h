@@ -1,6 +1,6 @@
 /*
  * report.h -- the reporters: a terminal table grouped by point, CSV and
- * JSON.  Each returns a sink for runner.h, or fills d and returns -1 when
+ * JSON.  Each returns a sink (record.h) that takes records only, or fills d and returns -1 when
  * its file cannot be opened.
  */
 #ifndef KBENCH_REPORT_H
@@ -8,7 +8,8 @@
 
 #include <stdio.h>
 
-#include "runner.h"
+#include "record.h"
+#include "util.h"
 
 /* A table on out (normally stdout); colours never, widths fixed. */
 int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d);
@@ -20,12 +21,5 @@ int kbc_report_csv(const char *path, kbc_sink *sink, kbc_diag *d);
    the expanded configuration, every row.  Written at end(), and rewritten
    after every point so that a crash leaves the rows so far. */
 int kbc_report_json(const char *path, kbc_sink *sink, kbc_diag *d);
-
-/* The name of an outcome: "pass", "FAIL", "error", "skipped". */
-const char *kbc_outcome_name(int outcome);
-
-/* The name of the row's check ("abs", "rel", ...), "unnamed" for a verified
-   row whose plugin named none, or NULL when verification never ran. */
-const char *kbc_check_measure(const kbc_row *r);
 
 #endif

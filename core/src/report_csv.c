@@ -16,23 +16,23 @@
 #include <string.h>
 
 #include "report.h"
-#include "sweep.h"
 #include "util.h"
 
 typedef struct csv_ctx {
     FILE *f;
     char *path;
-    const char **params; /* distinct parameter names, in order of first use */
+    char **params; /* distinct parameter names, in order of first use */
     size_t n_params;
     int failed; /* a write failed and was reported; stay quiet after */
 } csv_ctx;
 
 /* The measurement columns after the parameters. */
 static const char *const tail_columns[] = {
-    "variant", "backend", "status", "reason", "runs", "median_s", "min_s", "max_s", "mean_s",
-    "stddev_s", "bytes_read", "bytes_written", "flops", "items", "gbps", "gflops",
-    "items_per_s", "pct_copy", "speedup_baseline", "speedup_cpu", "speedup_reference",
-    "check_measure", "check_error", "check_tolerance"};
+    "variant", "backend", "flags", "device", "cache", "status", "reason", "runs", "median_s",
+    "min_s", "max_s", "mean_s", "stddev_s", "bytes_read", "bytes_written", "flops", "items",
+    "gbps", "gflops", "items_per_s", "ceiling", "ceiling_gbps", "pct_ceiling",
+    "speedup_baseline", "speedup_cpu", "speedup_reference", "check_measure", "check_error",
+    "check_tolerance", "points", "ignores", "key"};
 static const char *const head_columns[] = {"experiment", "plugin", "point"};
 
 /* Writes one field, preceded by a comma unless it opens the line. */
@@ -94,19 +94,18 @@ static int csv_check(csv_ctx *c)
 static int csv_begin(void *vctx, const kbc_run_info *info)
 {
     csv_ctx *c = vctx;
-    const kbc_plan *plan = info->plan;
     size_t cap = 0;
-    for (size_t e = 0; plan && e < plan->n; e++)
-        cap += plan->exps[e].plugin->desc->n_params;
+    for (size_t e = 0; e < info->n_exps; e++)
+        cap += info->exps[e].n_params;
     c->params = kbc_xcalloc(cap ? cap : 1, sizeof *c->params);
-    for (size_t e = 0; plan && e < plan->n; e++) {
-        const kb_plugin *p = plan->exps[e].plugin->desc;
-        for (uint32_t i = 0; i < p->n_params; i++) {
+    for (size_t e = 0; e < info->n_exps; e++) {
+        const kbc_exp_info *x = &info->exps[e];
+        for (size_t i = 0; i < x->n_params; i++) {
             size_t k = 0;
-            while (k < c->n_params && strcmp(c->params[k], p->params[i].name) != 0)
+            while (k < c->n_params && strcmp(c->params[k], x->param_names[i]) != 0)
                 k++;
             if (k == c->n_params)
-                c->params[c->n_params++] = p->params[i].name;
+                c->params[c->n_params++] = kbc_xstrdup(x->param_names[i]);
         }
     }
     for (size_t i = 0; i < sizeof head_columns / sizeof head_columns[0]; i++)
@@ -128,29 +127,28 @@ static int csv_begin(void *vctx, const kbc_run_info *info)
     return csv_check(c);
 }
 
-static void csv_row(csv_ctx *c, const kbc_row *r)
+static void csv_row(csv_ctx *c, const kbc_record *r)
 {
     FILE *f = c->f;
-    const kbc_experiment *e = r->exp;
-    const kb_plugin *p = e->plugin->desc;
-    char buf[128];
+    char buf[256];
 
-    put_field(f, 1, e->name);
-    put_field(f, 0, p->name);
+    put_field(f, 1, r->experiment);
+    put_field(f, 0, r->plugin);
     fprintf(f, ",%" PRIu64, r->point);
     for (size_t k = 0; k < c->n_params; k++) {
         const char *text = NULL;
-        for (uint32_t i = 0; i < p->n_params && r->values; i++)
-            if (strcmp(p->params[i].name, c->params[k]) == 0) {
-                text = kbc_value_format(&p->params[i], r->values[i], buf, sizeof buf);
+        for (uint32_t i = 0; i < r->n_params; i++)
+            if (strcmp(r->params[i].name, c->params[k]) == 0) {
+                text = r->params[i].text;
                 break;
             }
         put_field(f, 0, text);
     }
-    int known = r->variant < p->n_variants;
-    put_field(f, 0, known ? p->variants[r->variant].name : "");
-    put_field(f, 0,
-              known && p->variants[r->variant].backend == KB_BACKEND_CUDA ? "cuda" : "cpu");
+    put_field(f, 0, r->variant);
+    put_field(f, 0, r->backend == KB_BACKEND_CUDA ? "cuda" : "cpu");
+    put_field(f, 0, kbc_flags_text(r->flags, buf, sizeof buf));
+    put_field(f, 0, r->device);
+    put_field(f, 0, r->cache_cold ? "cold" : "hot");
     put_field(f, 0, kbc_outcome_name((int)r->outcome));
     put_field(f, 0, r->reason);
     fprintf(f, ",%zu", r->time.n);
@@ -166,7 +164,9 @@ static void csv_row(csv_ctx *c, const kbc_row *r)
     put_double(f, r->gbps);
     put_double(f, r->gflops);
     put_double(f, r->items_per_s);
-    put_double(f, r->pct_copy);
+    put_field(f, 0, r->ceiling);
+    put_double(f, r->ceiling_gbps);
+    put_double(f, r->pct_ceiling);
     put_double(f, r->speedup_baseline);
     put_double(f, r->speedup_cpu);
     put_double(f, r->speedup_reference);
@@ -180,10 +180,17 @@ static void csv_row(csv_ctx *c, const kbc_row *r)
     } else {
         fputs(",,,", f);
     }
+    put_u64(f, r->points);
+    put_field(f, 0, r->ignores);
+    size_t need = kbc_record_key(r, NULL, 0) + 1;
+    char *key = kbc_xmalloc(need);
+    kbc_record_key(r, key, need);
+    put_field(f, 0, key);
+    free(key);
     fputc('\n', f);
 }
 
-static int csv_point(void *vctx, const kbc_row *rows, size_t n)
+static int csv_point(void *vctx, const kbc_record *rows, size_t n)
 {
     csv_ctx *c = vctx;
     if (!c->params)
@@ -212,6 +219,8 @@ static void csv_destroy(void *vctx)
     csv_ctx *c = vctx;
     if (c->f)
         fclose(c->f);
+    for (size_t i = 0; i < c->n_params; i++)
+        free(c->params[i]);
     free(c->params);
     free(c->path);
     free(c);

@@ -22,7 +22,6 @@
 
 #include "report.h"
 #include "version.h"
-#include "sweep.h"
 #include "util.h"
 
 typedef struct json_ctx {
@@ -74,17 +73,7 @@ static json_t *utc_now(void)
     return json_string(buf);
 }
 
-static const char *backend_name(kb_backend b)
-{
-    return b == KB_BACKEND_CUDA ? "cuda" : "cpu";
-}
-
-static const char *variant_name(const kb_plugin *p, int v)
-{
-    return v >= 0 && (uint32_t)v < p->n_variants ? p->variants[v].name : NULL;
-}
-
-static json_t *machine_json(const kbc_machine *m, double copy_gbps)
+static json_t *machine_json(const kbc_machine *m, const kbc_ceilings *k)
 {
     json_t *o = json_object();
     if (!m)
@@ -118,45 +107,46 @@ static json_t *machine_json(const kbc_machine *m, double copy_gbps)
     json_object_set_new(o, "runtime_version_string", cuda_version(m->runtime_version));
     json_object_set_new(o, "host", json_string(m->host));
     json_object_set_new(o, "cpu_threads", json_integer(m->cpu_threads));
-    json_object_set_new(o, "copy_gbps", copy_gbps > 0 ? num(copy_gbps) : json_null());
+    /* The three ceilings of the device the CUDA rows ran on (null where
+       not measured); copy_gbps keeps its old place and meaning. */
+    json_object_set_new(o, "copy_gbps", k->copy_gbps > 0 ? num(k->copy_gbps) : json_null());
+    json_t *c = json_object();
+    json_object_set_new(c, "read_gbps", k->read_gbps > 0 ? num(k->read_gbps) : json_null());
+    json_object_set_new(c, "write_gbps", k->write_gbps > 0 ? num(k->write_gbps) : json_null());
+    json_object_set_new(c, "copy_gbps", k->copy_gbps > 0 ? num(k->copy_gbps) : json_null());
+    json_object_set_new(o, "ceilings", c);
     return o;
 }
 
-static json_t *experiment_json(const kbc_experiment *e)
+static json_t *experiment_json(const kbc_exp_info *e)
 {
-    const kb_plugin *p = e->plugin->desc;
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(e->name));
     json_object_set_new(o, "line", json_integer(e->line));
     json_object_set_new(o, "description", str_or_null(e->description));
-    json_object_set_new(o, "plugin", json_string(p->name));
-    json_object_set_new(o, "plugin_file", str_or_null(e->plugin->path));
+    json_object_set_new(o, "plugin", json_string(e->plugin));
+    json_object_set_new(o, "plugin_file", str_or_null(e->plugin_file));
     json_t *vs = json_array();
-    for (uint32_t i = 0; i < e->n_variants; i++) {
-        const char *name = variant_name(p, (int)e->variants[i]);
-        if (name)
-            json_array_append_new(vs, json_string(name));
-    }
+    for (size_t i = 0; i < e->n_variants; i++)
+        json_array_append_new(vs, json_string(e->variants[i]));
     json_object_set_new(o, "variants", vs);
-    json_object_set_new(o, "baseline", str_or_null(variant_name(p, e->baseline)));
-    json_object_set_new(o, "reference", str_or_null(variant_name(p, e->reference)));
+    json_object_set_new(o, "baseline", str_or_null(e->baseline));
+    json_object_set_new(o, "reference", str_or_null(e->reference));
     json_t *m = json_object();
-    json_object_set_new(m, "warmup", json_integer(e->measure.warmup));
-    json_object_set_new(m, "runs", json_integer(e->measure.runs));
-    json_object_set_new(m, "budget_s", num(e->measure.budget_s));
-    json_object_set_new(m, "include_copies", json_boolean(e->measure.include_copies));
-    json_object_set_new(m, "seed", u64(e->measure.seed));
-    json_object_set_new(m, "cpu_threads", json_integer(e->measure.cpu_threads));
+    json_object_set_new(m, "warmup", json_integer(e->warmup));
+    json_object_set_new(m, "runs", json_integer(e->runs));
+    json_object_set_new(m, "budget_s", num(e->budget_s));
+    json_object_set_new(m, "include_copies", json_boolean(e->include_copies));
+    json_object_set_new(m, "seed", u64(e->seed));
+    json_object_set_new(m, "cpu_threads", json_integer(e->cpu_threads));
+    json_object_set_new(m, "cache", json_string(e->cache_cold ? "cold" : "hot"));
     json_object_set_new(o, "measure", m);
     json_t *params = json_object();
-    for (uint32_t i = 0; i < p->n_params && e->axes; i++) {
+    for (size_t i = 0; i < e->n_params; i++) {
         json_t *vals = json_array();
-        char buf[128];
-        for (size_t k = 0; k < e->axes[i].n; k++)
-            json_array_append_new(
-                vals, json_string(kbc_value_format(&p->params[i], e->axes[i].values[k], buf,
-                                                   sizeof buf)));
-        json_object_set_new(params, p->params[i].name, vals);
+        for (size_t k = 0; k < e->n_values[i]; k++)
+            json_array_append_new(vals, json_string(e->param_values[i][k]));
+        json_object_set_new(params, e->param_names[i], vals);
     }
     json_object_set_new(o, "params", params);
     json_object_set_new(o, "points", u64(e->n_points));
@@ -165,42 +155,73 @@ static json_t *experiment_json(const kbc_experiment *e)
 
 /* A parameter value with its JSON type: numbers for int, size and float,
    the choice's name for an enum, true/false for a bool. */
-static json_t *value_json(const kb_param *p, kb_value v)
+static json_t *value_json(const kbc_rec_param *q)
 {
-    switch (p->type) {
+    switch (q->type) {
     case KB_PARAM_INT:
-        return json_integer(v.i);
+        return json_integer(q->value.i);
     case KB_PARAM_SIZE:
-        return u64(v.u);
+        return u64(q->value.u);
     case KB_PARAM_FLOAT:
-        return num(v.f);
+        return num(q->value.f);
     case KB_PARAM_BOOL:
-        return json_boolean(v.i != 0);
-    case KB_PARAM_ENUM: {
-        char buf[128];
-        return json_string(kbc_value_format(p, v, buf, sizeof buf));
-    }
+        return json_boolean(q->value.i != 0);
+    case KB_PARAM_ENUM:
+        return json_string(q->text);
     }
     return json_null();
 }
 
-static json_t *row_json(const kbc_row *r)
+static const char *const type_names[] = {"int", "size", "float", "enum", "bool"};
+
+static json_t *row_json(const kbc_record *r)
 {
-    const kbc_experiment *e = r->exp;
-    const kb_plugin *p = e->plugin->desc;
+    char buf[256];
     json_t *o = json_object();
-    json_object_set_new(o, "experiment", json_string(e->name));
+    size_t need = kbc_record_key(r, NULL, 0) + 1;
+    char *key = kbc_xmalloc(need);
+    kbc_record_key(r, key, need);
+    json_object_set_new(o, "key", json_string(key));
+    free(key);
+    json_object_set_new(o, "experiment", json_string(r->experiment));
+    json_object_set_new(o, "plugin", json_string(r->plugin));
     json_object_set_new(o, "point", u64(r->point));
+    json_object_set_new(o, "of_points", u64(r->n_points));
     json_t *params = json_object();
-    for (uint32_t i = 0; i < p->n_params && r->values; i++)
-        json_object_set_new(params, p->params[i].name, value_json(&p->params[i], r->values[i]));
+    for (uint32_t i = 0; i < r->n_params; i++)
+        json_object_set_new(params, r->params[i].name, value_json(&r->params[i]));
     json_object_set_new(o, "params", params);
-    int known = r->variant < p->n_variants;
-    json_object_set_new(o, "variant", known ? json_string(p->variants[r->variant].name)
-                                            : json_null());
-    json_object_set_new(o, "backend",
-                        known ? json_string(backend_name(p->variants[r->variant].backend))
-                              : json_null());
+    /* What the reader needs to rebuild the typed values exactly. */
+    json_t *pm = json_array();
+    for (uint32_t i = 0; i < r->n_params; i++) {
+        const kbc_rec_param *q = &r->params[i];
+        json_t *x = json_object();
+        json_object_set_new(x, "name", json_string(q->name));
+        json_object_set_new(x, "type", json_string((unsigned)q->type < 5 ? type_names[q->type]
+                                                                         : "int"));
+        json_object_set_new(x, "text", json_string(q->text));
+        json_object_set_new(x, "swept", json_boolean(q->swept));
+        json_array_append_new(pm, x);
+    }
+    json_object_set_new(o, "param_info", pm);
+    json_object_set_new(o, "variant", json_string(r->variant));
+    json_object_set_new(o, "variant_index", json_integer(r->variant_index));
+    json_object_set_new(o, "backend", json_string(r->backend == KB_BACKEND_CUDA ? "cuda" : "cpu"));
+    json_t *fl = json_array();
+    kbc_flags_text(r->flags, buf, sizeof buf);
+    for (char *tok = strtok(buf, "|"); tok; tok = strtok(NULL, "|"))
+        json_array_append_new(fl, json_string(tok));
+    json_object_set_new(o, "flags", fl);
+    json_object_set_new(o, "baseline", r->baseline[0] ? json_string(r->baseline) : json_null());
+    json_object_set_new(o, "reference", r->reference[0] ? json_string(r->reference) : json_null());
+    json_object_set_new(o, "device", r->device[0] ? json_string(r->device) : json_null());
+    json_object_set_new(o, "cache", json_string(r->cache_cold ? "cold" : "hot"));
+    json_object_set_new(o, "points", u64(r->points));
+    json_t *ig = json_array();
+    snprintf(buf, sizeof buf, "%s", r->ignores);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+        json_array_append_new(ig, json_string(tok));
+    json_object_set_new(o, "ignores", ig);
     json_object_set_new(o, "status", json_string(kbc_outcome_name((int)r->outcome)));
     json_object_set_new(o, "reason", r->reason[0] ? json_string(r->reason) : json_null());
     json_object_set_new(o, "runs", json_integer((json_int_t)r->time.n));
@@ -216,11 +237,15 @@ static json_t *row_json(const kbc_row *r)
     json_object_set_new(w, "bytes_written", u64(r->work.bytes_written));
     json_object_set_new(w, "flops", num(r->work.flops));
     json_object_set_new(w, "items", u64(r->work.items));
+    json_object_set_new(w, "host_bytes", u64(r->work.host_bytes));
+    json_object_set_new(w, "device_bytes", u64(r->work.device_bytes));
     json_object_set_new(o, "work", w);
     json_object_set_new(o, "gbps", num(r->gbps));
     json_object_set_new(o, "gflops", num(r->gflops));
     json_object_set_new(o, "items_per_s", num(r->items_per_s));
-    json_object_set_new(o, "pct_copy", num(r->pct_copy));
+    json_object_set_new(o, "ceiling", r->ceiling[0] ? json_string(r->ceiling) : json_null());
+    json_object_set_new(o, "ceiling_gbps", num(r->ceiling_gbps));
+    json_object_set_new(o, "pct_ceiling", num(r->pct_ceiling));
     json_t *s = json_object();
     json_object_set_new(s, "baseline", num(r->speedup_baseline));
     json_object_set_new(s, "cpu", num(r->speedup_cpu));
@@ -301,13 +326,12 @@ static int json_begin(void *vctx, const kbc_run_info *info)
     json_object_set_new(doc, "kbench", kb);
     json_object_set_new(doc, "command", str_or_null(info->command_line));
     json_object_set_new(doc, "started", utc_now());
-    json_object_set_new(doc, "machine", machine_json(info->machine, info->copy_gbps));
+    json_object_set_new(doc, "machine", machine_json(info->machine, &info->ceilings));
     json_t *config = json_object();
-    const kbc_plan *plan = info->plan;
-    json_object_set_new(config, "file", str_or_null(plan ? plan->path : NULL));
+    json_object_set_new(config, "file", str_or_null(info->config_file));
     json_t *exps = json_array();
-    for (size_t i = 0; plan && i < plan->n; i++)
-        json_array_append_new(exps, experiment_json(&plan->exps[i]));
+    for (size_t i = 0; i < info->n_exps; i++)
+        json_array_append_new(exps, experiment_json(&info->exps[i]));
     json_object_set_new(config, "experiments", exps);
     json_object_set_new(doc, "config", config);
     c->results = json_array();
@@ -319,7 +343,7 @@ static int json_begin(void *vctx, const kbc_run_info *info)
     return json_write(c);
 }
 
-static int json_point(void *vctx, const kbc_row *rows, size_t n)
+static int json_point(void *vctx, const kbc_record *rows, size_t n)
 {
     json_ctx *c = vctx;
     if (!c->doc)

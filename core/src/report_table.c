@@ -11,14 +11,23 @@
 #include <string.h>
 
 #include "report.h"
-#include "sweep.h"
 #include "util.h"
 
 typedef struct table_ctx {
     FILE *out;
     unsigned counts[4]; /* rows per outcome, indexed by kbc_outcome */
     int began;
+    char nogpu[512];    /* the run-wide skip reason, shown once at the end */
+    unsigned nogpu_rows;/* rows skipped for it                             */
 } table_ctx;
+
+/* A skip reason that holds for the whole run rather than the row: no
+   driver, no device.  The table says it once, in the summary. */
+static int run_wide(const kbc_record *r)
+{
+    return r->outcome == KBC_SKIPPED && (strncmp(r->reason, "no CUDA driver", 14) == 0 ||
+                                         strncmp(r->reason, "no CUDA device", 14) == 0);
+}
 
 /* Widths of the fixed columns.  A time such as "123.4 ms" takes 8. */
 enum { W_BACKEND = 7, W_STATUS = 7, W_TIME = 9, W_RUNS = 5, W_GBPS = 8, W_PCT = 6,
@@ -56,9 +65,9 @@ static const char *fmt_fixed(double x, int digits, const char *suffix, char *buf
 
 /* The check as "rel 2.1e-07 <= 4.3e-05"; ">" when it failed.  Counts such
    as mismatches print as integers. */
-static const char *fmt_check(const kbc_row *r, char *buf, size_t n)
+static const char *fmt_check(const kbc_record *r, char *buf, size_t n)
 {
-    const kb_check *c = &r->check;
+    const kbc_rec_check *c = &r->check;
     const char *measure = kbc_check_measure(r);
     if (!measure) {
         snprintf(buf, n, "-");
@@ -101,19 +110,14 @@ static const char *size_compact(uint64_t u, char *buf, size_t n)
     return buf;
 }
 
-/* The width of the variant column for an experiment: its longest selected
-   variant name, so that every point of it lines up. */
-static int variant_width(const kbc_experiment *e)
+/* The width of the variant column: the point's longest variant name. */
+static int variant_width(const kbc_record *recs, size_t n)
 {
-    const kb_plugin *p = e->plugin->desc;
     int w = (int)strlen("variant");
-    for (uint32_t i = 0; i < e->n_variants; i++) {
-        uint32_t v = e->variants[i];
-        if (v < p->n_variants) {
-            int l = (int)strlen(p->variants[v].name);
-            if (l > w)
-                w = l;
-        }
+    for (size_t i = 0; i < n; i++) {
+        int l = (int)strlen(recs[i].variant);
+        if (l > w)
+            w = l;
     }
     return w;
 }
@@ -135,10 +139,12 @@ static int table_begin(void *vctx, const kbc_run_info *info)
                 m->host, m->cpu_threads, m->name, m->cc_major, m->cc_minor, m->sm_count,
                 m->driver_version / 1000, m->driver_version % 1000 / 10,
                 m->runtime_version / 1000, m->runtime_version % 1000 / 10);
-        if (info->copy_gbps > 0)
-            fprintf(c->out, ", copy %.1f GB/s\n", info->copy_gbps);
+        const kbc_ceilings *k = &info->ceilings;
+        if (k->read_gbps > 0 || k->write_gbps > 0 || k->copy_gbps > 0)
+            fprintf(c->out, ", ceilings read %.1f, write %.1f, copy %.1f GB/s\n", k->read_gbps,
+                    k->write_gbps, k->copy_gbps);
         else
-            fprintf(c->out, ", copy ceiling not measured\n");
+            fprintf(c->out, ", ceilings not measured\n");
     }
     fflush(c->out);
     return ferror(c->out) ? -1 : 0;
@@ -147,60 +153,55 @@ static int table_begin(void *vctx, const kbc_run_info *info)
 /* The heading of a point: the experiment, the point's number, and the
    parameters that the experiment sweeps (all of them when it sweeps none,
    so that the line still says what ran). */
-static void print_heading(FILE *out, const kbc_row *r)
+static void print_heading(FILE *out, const kbc_record *recs, size_t n)
 {
-    const kbc_experiment *e = r->exp;
-    const kb_plugin *p = e->plugin->desc;
-    fprintf(out, "%s  point %" PRIu64 "/%" PRIu64, e->name, r->point + 1, e->n_points);
+    const kbc_record *r = &recs[0];
+    fprintf(out, "%s  point %" PRIu64 "/%" PRIu64, r->experiment, r->point + 1, r->n_points);
     int swept = 0;
-    for (uint32_t i = 0; i < p->n_params && e->axes; i++)
-        if (e->axes[i].n > 1)
-            swept++;
-    for (uint32_t i = 0; i < p->n_params && r->values; i++) {
-        if (swept && !(e->axes && e->axes[i].n > 1))
+    for (uint32_t i = 0; i < r->n_params; i++)
+        swept += r->params[i].swept;
+    for (uint32_t i = 0; i < r->n_params; i++) {
+        const kbc_rec_param *q = &r->params[i];
+        if (swept && !q->swept)
             continue;
-        char buf[128], compact[32];
-        kbc_value_format(&p->params[i], r->values[i], buf, sizeof buf);
-        fprintf(out, "  %s=%s", p->params[i].name, buf);
-        if (p->params[i].type == KB_PARAM_SIZE &&
-            size_compact(r->values[i].u, compact, sizeof compact)[0])
+        char compact[32];
+        fprintf(out, "  %s=%s", q->name, q->text);
+        if (q->type == KB_PARAM_SIZE && size_compact(q->value.u, compact, sizeof compact)[0])
             fprintf(out, " (%s)", compact);
     }
+    int cold = 0;
+    for (size_t i = 0; i < n; i++)
+        cold |= recs[i].cache_cold;
+    if (cold)
+        fputs("  [cache cold]", out);
     fputc('\n', out);
 }
 
-static int table_point(void *vctx, const kbc_row *rows, size_t n)
+static int table_point(void *vctx, const kbc_record *rows, size_t n)
 {
     table_ctx *c = vctx;
     if (n == 0)
         return 0;
     FILE *out = c->out;
-    const kbc_experiment *e = rows[0].exp;
-    const kb_plugin *p = e->plugin->desc;
 
-    /* Which optional columns this point needs: decided from the
-       experiment (its backends, its reference) and the point's work, never
+    /* Which optional columns this point needs: decided from the records'
+       backends, the experiment's reference and the point's work, never
        from which rows happened to succeed, so that columns stay put. */
     int has_cuda = 0, has_cpu = 0, has_flops = 0;
-    for (uint32_t i = 0; i < e->n_variants; i++) {
-        uint32_t v = e->variants[i];
-        if (v < p->n_variants && p->variants[v].backend == KB_BACKEND_CUDA)
-            has_cuda = 1;
-        if (v < p->n_variants && p->variants[v].backend == KB_BACKEND_CPU)
-            has_cpu = 1;
+    for (size_t i = 0; i < n; i++) {
+        has_cuda |= rows[i].backend == KB_BACKEND_CUDA;
+        has_cpu |= rows[i].backend == KB_BACKEND_CPU;
+        has_flops |= rows[i].work.flops > 0;
     }
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].work.flops > 0)
-            has_flops = 1;
-    int has_ref = e->reference >= 0;
-    int wv = variant_width(e);
+    int has_ref = rows[0].reference[0] != '\0';
+    int wv = variant_width(rows, n);
 
-    print_heading(out, &rows[0]);
+    print_heading(out, rows, n);
     fprintf(out, "  %-*s %-*s %-*s %*s %*s %*s %*s %*s", wv, "variant", W_BACKEND, "backend",
             W_STATUS, "status", W_TIME, "median", W_TIME, "min", W_TIME, "max", W_RUNS, "runs",
             W_GBPS, "GB/s");
     if (has_cuda)
-        fprintf(out, " %*s", W_PCT, "%copy");
+        fprintf(out, " %*s", W_PCT, "%peak");
     if (has_flops)
         fprintf(out, " %*s", W_GFLOPS, "GFLOP/s");
     fprintf(out, " %*s", W_SPEEDUP, "vs base");
@@ -211,16 +212,14 @@ static int table_point(void *vctx, const kbc_row *rows, size_t n)
     fprintf(out, "  check\n");
 
     for (size_t i = 0; i < n; i++) {
-        const kbc_row *r = &rows[i];
-        const char *vname = r->variant < p->n_variants ? p->variants[r->variant].name : "?";
-        int cuda = r->variant < p->n_variants &&
-                   p->variants[r->variant].backend == KB_BACKEND_CUDA;
+        const kbc_record *r = &rows[i];
+        int cuda = r->backend == KB_BACKEND_CUDA;
         char t1[32], t2[32], t3[32], runs[32], buf[64], chk[128];
         if (r->time.n > 0)
             snprintf(runs, sizeof runs, "%zu", r->time.n);
         else
             snprintf(runs, sizeof runs, "-");
-        fprintf(out, "  %-*s %-*s %-*s %*s %*s %*s %*s", wv, vname, W_BACKEND,
+        fprintf(out, "  %-*s %-*s %-*s %*s %*s %*s %*s", wv, r->variant, W_BACKEND,
                 cuda ? "cuda" : "cpu", W_STATUS, kbc_outcome_name((int)r->outcome), W_TIME,
                 fmt_time(r->time.median, t1, sizeof t1), W_TIME,
                 fmt_time(r->time.min, t2, sizeof t2), W_TIME,
@@ -228,7 +227,7 @@ static int table_point(void *vctx, const kbc_row *rows, size_t n)
         fprintf(out, " %*s", W_GBPS, fmt_fixed(r->gbps, 1, "", buf, sizeof buf));
         if (has_cuda)
             fprintf(out, " %*s", W_PCT,
-                    fmt_fixed(cuda ? r->pct_copy : NAN, 0, "%", buf, sizeof buf));
+                    fmt_fixed(cuda ? r->pct_ceiling : NAN, 0, "%", buf, sizeof buf));
         if (has_flops)
             fprintf(out, " %*s", W_GFLOPS, fmt_fixed(r->gflops, 1, "", buf, sizeof buf));
         fprintf(out, " %*s", W_SPEEDUP, fmt_fixed(r->speedup_baseline, 2, "x", buf, sizeof buf));
@@ -238,11 +237,21 @@ static int table_point(void *vctx, const kbc_row *rows, size_t n)
             fprintf(out, " %*s", W_SPEEDUP,
                     fmt_fixed(r->speedup_reference, 2, "x", buf, sizeof buf));
         fprintf(out, "  %s\n", fmt_check(r, chk, sizeof chk));
+        /* A row that stands for several points says so, and why. */
+        if (r->points > 1)
+            fprintf(out, "  %*s  x%" PRIu64 ": stands for %" PRIu64
+                         " points; this variant ignores %s\n",
+                    wv, "", r->points, r->points, r->ignores[0] ? r->ignores : "them");
         /* The reason is the one thing a user needs to act on, so it gets
-           its own line and is never cut to a column. */
-        if (r->reason[0])
+           its own line and is never cut to a column; one that holds for
+           the whole run (no GPU) is said once, in the summary. */
+        if (run_wide(r) && (!c->nogpu[0] || strcmp(c->nogpu, r->reason) == 0)) {
+            snprintf(c->nogpu, sizeof c->nogpu, "%s", r->reason);
+            c->nogpu_rows++;
+        } else if (r->reason[0]) {
             fprintf(out, "  %*s  %s: %s\n", wv, "", kbc_outcome_name((int)r->outcome),
                     r->reason);
+        }
         if ((unsigned)r->outcome < 4)
             c->counts[r->outcome]++;
     }
@@ -257,6 +266,9 @@ static int table_end(void *vctx, int exit_code)
     fprintf(c->out, "summary: %u pass, %u FAIL, %u error, %u skipped; exit code %d\n",
             c->counts[KBC_PASS], c->counts[KBC_FAIL], c->counts[KBC_ERROR],
             c->counts[KBC_SKIPPED], exit_code);
+    if (c->nogpu_rows)
+        fprintf(c->out, "skipped: %u CUDA row%s: %s\n", c->nogpu_rows,
+                c->nogpu_rows == 1 ? "" : "s", c->nogpu);
     fflush(c->out);
     return ferror(c->out) ? -1 : 0;
 }

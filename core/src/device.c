@@ -1,0 +1,106 @@
+/* device.c -- see device.h. */
+#include "device.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void kbc_device_open(kbc_device *d, const kbc_machine *m, int ceilings)
+{
+    memset(d, 0, sizeof *d);
+    d->ordinal = -1;
+    if (!m || !m->has_gpu) {
+        const char *r = m && m->no_gpu_reason[0] ? m->no_gpu_reason : "no CUDA device was found";
+        /* The probe's reason says "no CUDA driver" or "no CUDA device". */
+        if (strncmp(r, "no CUDA", 7) == 0)
+            snprintf(d->why_not, sizeof d->why_not, "%s", r);
+        else
+            snprintf(d->why_not, sizeof d->why_not, "no CUDA device: %s", r);
+        return;
+    }
+    char why[400];
+    if (kbc_gpu_stream_create(&d->stream, why, sizeof why) != 0 ||
+        kbc_gpu_event_create(&d->ev0, why, sizeof why) != 0 ||
+        kbc_gpu_event_create(&d->ev1, why, sizeof why) != 0) {
+        snprintf(d->why_not, sizeof d->why_not, "no CUDA device: %s", why);
+        kbc_gpu_event_destroy(d->ev0);
+        kbc_gpu_event_destroy(d->ev1);
+        kbc_gpu_stream_destroy(d->stream);
+        d->stream = d->ev0 = d->ev1 = NULL;
+        return;
+    }
+    d->usable = 1;
+    d->ordinal = m->device;
+    d->sm_count = m->sm_count;
+    d->l2_bytes = m->l2_bytes;
+    snprintf(d->name, sizeof d->name, "%s", m->name);
+    if (!ceilings)
+        return;
+    /* Each buffer well beyond the L2 (like the copy ceiling always was):
+       a quarter of free memory per buffer, at most 1 GiB. */
+    uint64_t bytes = kbc_gpu_free_memory() / 4;
+    if (bytes > (1ULL << 30))
+        bytes = 1ULL << 30;
+    d->ceilings.copy_gbps = kbc_gpu_copy_bandwidth(d->stream, bytes);
+    d->ceilings.read_gbps = kbc_gpu_read_bandwidth(d->stream, bytes, d->sm_count);
+    d->ceilings.write_gbps = kbc_gpu_write_bandwidth(d->stream, bytes);
+}
+
+void kbc_device_close(kbc_device *d)
+{
+    if (d->stream && !d->lost) {
+        char why[200];
+        (void)kbc_gpu_sync(d->stream, why, sizeof why);
+    }
+    kbc_gpu_free(d->flush);
+    kbc_gpu_event_destroy(d->ev0);
+    kbc_gpu_event_destroy(d->ev1);
+    kbc_gpu_stream_destroy(d->stream);
+    d->flush = d->stream = d->ev0 = d->ev1 = NULL;
+    d->usable = 0;
+}
+
+int kbc_device_flush_prepare(kbc_device *d)
+{
+    if (d->flush)
+        return 0;
+    if (!d->usable) {
+        snprintf(d->flush_why, sizeof d->flush_why, "%s", d->why_not);
+        return -1;
+    }
+    /* Twice the L2, and at least 64 MiB when the size is unknown. */
+    uint64_t bytes = d->l2_bytes > 0 ? 2 * d->l2_bytes : (64ULL << 20);
+    char why[400];
+    if (kbc_gpu_alloc(&d->flush, bytes, why, sizeof why) != 0) {
+        snprintf(d->flush_why, sizeof d->flush_why,
+                 "cannot allocate the L2 flush buffer for cache = cold: %s", why);
+        return -1;
+    }
+    d->flush_bytes = bytes;
+    return 0;
+}
+
+int kbc_device_flush(kbc_device *d, char *why, size_t n)
+{
+    if (!d->flush) {
+        snprintf(why, n, "%s", d->flush_why[0] ? d->flush_why : "no L2 flush buffer");
+        return -1;
+    }
+    return kbc_gpu_memset_async(d->flush, 0, d->flush_bytes, d->stream, why, n);
+}
+
+int kbc_device_settle(kbc_device *d, char *why, size_t n)
+{
+    if (kbc_gpu_sync(d->stream, why, n) != 0)
+        return -1;
+    return kbc_gpu_last_error(why, n);
+}
+
+void kbc_device_check_lost(kbc_device *d, const char *after)
+{
+    char why[400];
+    kbc_gpu_last_error(why, sizeof why);
+    if (kbc_gpu_sync(d->stream, why, sizeof why) != 0) {
+        d->lost = 1;
+        snprintf(d->lost_after, sizeof d->lost_after, "%s", after);
+    }
+}

@@ -1,0 +1,52 @@
+/*
+ * device.h -- one device as the runner uses it: its stream and timing
+ * events, the buffer that flushes its L2 for cold-cache runs, its
+ * bandwidth ceilings, and whether a sticky error has spoilt its context.
+ * Built on gpu.h; one kbc_device per GPU, used by one thread at a time.
+ */
+#ifndef KBENCH_DEVICE_H
+#define KBENCH_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu.h"
+#include "record.h"
+
+typedef struct kbc_device {
+    int usable;             /* a stream and events exist               */
+    char why_not[512];      /* when not usable: why, for SKIPPED rows   */
+    int ordinal, sm_count;
+    uint64_t l2_bytes;
+    char name[256];
+    void *stream, *ev0, *ev1;
+    void *flush;            /* 2 x l2_bytes, written before cold runs    */
+    uint64_t flush_bytes;
+    char flush_why[600];    /* why there is no flush buffer, if asked   */
+    kbc_ceilings ceilings;  /* 0 where not measured                      */
+    int lost;               /* a sticky error spoilt the context        */
+    char lost_after[400];   /* the error that spoilt it                 */
+} kbc_device;
+
+/* Opens machine m's device: stream, events, and when `ceilings` is set the
+   three bandwidth ceilings.  Without a GPU (m NULL or without one, or when
+   the stream cannot be made) the device is left unusable with why_not set:
+   a missing GPU skips rows, it does not stop a run. */
+void kbc_device_open(kbc_device *d, const kbc_machine *m, int ceilings);
+void kbc_device_close(kbc_device *d);
+
+/* Makes the L2 flush buffer (once).  Returns 0, or -1 with flush_why. */
+int kbc_device_flush_prepare(kbc_device *d);
+/* Enqueues the flush on the device's stream.  0, or -1 with why. */
+int kbc_device_flush(kbc_device *d, char *why, size_t n);
+
+/* After a CUDA error: was it sticky?  A sticky error stays in the context
+   and every later call returns it, so clearing the last error and
+   synchronising tells the two kinds apart without a list of codes.  Marks
+   the device lost, naming `after`. */
+void kbc_device_check_lost(kbc_device *d, const char *after);
+
+/* Synchronises the stream and collects any launch error: 0, or -1 and why. */
+int kbc_device_settle(kbc_device *d, char *why, size_t n);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * host.h -- one implementation of struct kb_host's services for the core:
+ * log() and fail() and their interplay with the progress line.  The state
+ * of one caller (plugin name, the last fail() sentence, whether a progress
+ * line is on the terminal) lives in a kbc_hostctx that kb_host.host_private
+ * points at, so that several hosts may exist at once (one per device or
+ * thread).
+ */
+#ifndef KBENCH_HOST_H
+#define KBENCH_HOST_H
+
+#include <stdint.h>
+
+#include "kbench/plugin.h"
+
+typedef struct kbc_hostctx {
+    const char *plugin;  /* name for log lines                       */
+    char fail_msg[600];  /* the last sentence given to fail()        */
+    int said;            /* fail() was called since the last clear   */
+    int progress_shown;  /* a progress line is on the terminal now   */
+    uint64_t done, total;/* points so far and in all, for progress   */
+} kbc_hostctx;
+
+/* Fills h with the core's log() and fail(), host_private = hc, and the
+   given seed and thread count; no GPU (stream NULL, device -1). */
+void kbc_host_init(kb_host *h, kbc_hostctx *hc, const char *plugin, uint64_t seed,
+                   int cpu_threads);
+
+/* The core's fail(): records one sentence in the kbc_hostctx. */
+int kbc_host_fail(kb_host *h, int code, const char *fmt, ...) KB_PRINTF(3, 4);
+
+/* Forgets the last fail() sentence (before each plugin call). */
+void kbc_host_clear(kbc_hostctx *hc);
+
+/* "[3/10 points] exp: variant ..." on a terminal, unless quiet. */
+void kbc_host_progress(kbc_hostctx *hc, const char *experiment, const char *variant);
+/* Wipes the progress line so that the next stderr text starts clean. */
+void kbc_host_progress_clear(kbc_hostctx *hc);
+
+/* Quiet mode (kbench run -q): no progress line and only the plugins'
+   warnings on stderr.  Off by default.  The one process-wide setting. */
+void kbc_host_set_quiet(int quiet);
+
+/* "KB_EINVAL" ... for a status code. */
+const char *kbc_status_name(int code);
+
+#endif

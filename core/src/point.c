@@ -1,0 +1,494 @@
+/* point.c -- see point.h and the lifecycle comment in kbench/plugin.h. */
+#include "point.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "measure.h"
+#include "sweep.h"
+#include "util.h"
+
+static void set_text(char *dst, size_t n, const char *src)
+{
+    snprintf(dst, n, "%s", src ? src : "");
+}
+
+static const char *variant_name(const kb_plugin *d, int v)
+{
+    return v >= 0 && (uint32_t)v < d->n_variants ? d->variants[v].name : "";
+}
+
+void kbc_record_identify(kbc_record *r, const kbc_experiment *e, uint64_t p,
+                         const kb_value *values, uint32_t v)
+{
+    const kb_plugin *d = e->plugin->desc;
+    kbc_record_init(r);
+    set_text(r->experiment, sizeof r->experiment, e->name);
+    set_text(r->plugin, sizeof r->plugin, d->name);
+    r->variant_index = v;
+    if (v < d->n_variants) {
+        set_text(r->variant, sizeof r->variant, d->variants[v].name);
+        r->backend = d->variants[v].backend;
+        r->flags = d->variants[v].flags;
+    }
+    r->point = p;
+    r->n_points = e->n_points;
+    r->n_params = d->n_params < KB_MAX_PARAMS ? d->n_params : KB_MAX_PARAMS;
+    for (uint32_t i = 0; i < r->n_params; i++) {
+        kbc_rec_param *q = &r->params[i];
+        set_text(q->name, sizeof q->name, d->params[i].name);
+        q->type = d->params[i].type;
+        q->value = values[i];
+        kbc_value_format(&d->params[i], values[i], q->text, sizeof q->text);
+        q->swept = e->axes && e->axes[i].n > 1;
+    }
+    set_text(r->baseline, sizeof r->baseline, variant_name(d, e->baseline));
+    set_text(r->reference, sizeof r->reference, variant_name(d, e->reference));
+    r->cache_cold = e->measure.cache_cold && r->backend == KB_BACKEND_CUDA;
+    set_text(r->device, sizeof r->device, r->backend == KB_BACKEND_CUDA ? "" : "cpu");
+}
+
+int kbc_point_first_of(const kbc_experiment *e, uint64_t p, uint32_t v, uint64_t *points,
+                       char *ignores, size_t n)
+{
+    const kb_plugin *d = e->plugin->desc;
+    uint64_t uses = v < d->n_variants ? d->variants[v].uses : 0;
+    *points = 1;
+    if (ignores && n)
+        ignores[0] = '\0';
+    if (uses == 0 || !e->axes)
+        return 1;
+    /* The first parameter varies slowest, so the last axis index is the
+       remainder; the first point of a configuration is the one whose
+       unused axes are all at their first value. */
+    uint64_t rest = p, count = 1;
+    int first = 1;
+    size_t used = 0;
+    for (uint32_t k = d->n_params; k-- > 0;) {
+        uint64_t len = e->axes[k].n ? e->axes[k].n : 1;
+        uint64_t idx = rest % len;
+        rest /= len;
+        if (uses & KB_USES(k))
+            continue;
+        if (idx != 0)
+            first = 0;
+        count *= len;
+    }
+    if (!first)
+        return 0;
+    *points = count;
+    for (uint32_t k = 0; ignores && k < d->n_params; k++)
+        if (!(uses & KB_USES(k)) && e->axes[k].n > 1 && used < n) {
+            int w = snprintf(ignores + used, n - used, "%s%s", used ? "," : "",
+                             d->params[k].name);
+            if (w > 0)
+                used += (size_t)w;
+        }
+    return 1;
+}
+
+uint64_t kbc_point_representative(const kbc_experiment *e, uint64_t p, uint32_t v)
+{
+    const kb_plugin *d = e->plugin->desc;
+    uint64_t uses = v < d->n_variants ? d->variants[v].uses : 0;
+    if (uses == 0 || !e->axes)
+        return p;
+    /* Decompose p (the last axis varies fastest), zero the unused axes,
+       and compose again. */
+    uint64_t rest = p, rep = 0, scale = 1;
+    for (uint32_t k = d->n_params; k-- > 0;) {
+        uint64_t len = e->axes[k].n ? e->axes[k].n : 1;
+        uint64_t idx = rest % len;
+        rest /= len;
+        if (uses & KB_USES(k))
+            rep += idx * scale;
+        scale *= len;
+    }
+    return rep;
+}
+
+static double *nan_array(uint64_t n)
+{
+    double *a = kbc_xmalloc((n ? n : 1) * sizeof *a);
+    for (uint64_t i = 0; i < n; i++)
+        a[i] = NAN;
+    return a;
+}
+
+void kbc_point_memory_init(kbc_point_memory *m, const kbc_experiment *e)
+{
+    m->baseline = e->baseline >= 0 ? nan_array(e->n_points) : NULL;
+    m->reference = e->reference >= 0 ? nan_array(e->n_points) : NULL;
+}
+
+void kbc_point_memory_free(kbc_point_memory *m)
+{
+    free(m->baseline);
+    free(m->reference);
+    m->baseline = m->reference = NULL;
+}
+
+double kbc_ceiling_for(const kbc_ceilings *c, uint64_t bytes_read, uint64_t bytes_written,
+                       const char **kind)
+{
+    *kind = "";
+    if (bytes_read == 0 && bytes_written == 0)
+        return 0.0;
+    if (bytes_written == 0) {
+        *kind = "read";
+        return c->read_gbps;
+    }
+    if (bytes_read == 0) {
+        *kind = "write";
+        return c->write_gbps;
+    }
+    *kind = "mixed";
+    if (c->read_gbps <= 0 || c->write_gbps <= 0)
+        return c->copy_gbps; /* one of the two is missing: the copy is a mix too */
+    double r = (double)bytes_read, w = (double)bytes_written;
+    /* The time to read at the read ceiling plus the time to write at the
+       write ceiling: the rate of a row that moves both at their best. */
+    return (r + w) / (r / c->read_gbps + w / c->write_gbps);
+}
+
+/* Turns a plugin call's non-KB_OK return into the record's outcome and
+   reason: KB_EUNSUPPORTED is a limit of the variant (SKIPPED), anything
+   else an ERROR.  The plugin's own sentence is the reason; a plugin that
+   forgot to give one is named as such rather than leaving a blank. */
+static void from_status(kbc_record *r, const kbc_hostctx *hc, const char *call, int code)
+{
+    r->outcome = code == KB_EUNSUPPORTED ? KBC_SKIPPED : KBC_ERROR;
+    if (hc->fail_msg[0])
+        snprintf(r->reason, sizeof r->reason, "%s", hc->fail_msg);
+    else
+        snprintf(r->reason, sizeof r->reason, "%s() returned %d (%s) without saying why", call,
+                 code, kbc_status_name(code));
+}
+
+static void cuda_error(kbc_record *r, const char *stage, const char *why)
+{
+    r->outcome = KBC_ERROR;
+    snprintf(r->reason, sizeof r->reason, "the CUDA runtime reported an error in %s: %s", stage,
+             why);
+    kbc_stats_compute(NULL, 0, &r->time);
+}
+
+/* Tells the plugin there is no GPU from now on, so that later calls keep
+   their hands off a dead context. */
+static void host_gpu(kb_host *host, const kbc_device *dev)
+{
+    int on = dev && dev->usable && !dev->lost;
+    host->stream = on ? dev->stream : NULL;
+    host->device = on ? dev->ordinal : -1;
+    host->sm_count = on ? dev->sm_count : 0;
+    host->l2_bytes = on ? dev->l2_bytes : 0;
+}
+
+static void lost_after(kbc_device *dev, kb_host *host, const char *after)
+{
+    kbc_device_check_lost(dev, after);
+    host_gpu(host, dev);
+}
+
+/* The host decides from the numbers: error <= tolerance, neither NaN.  The
+   plugin's own verdict is only checked against them, so that a verify that
+   cannot fail (or one that fails what it measured as good) is caught
+   rather than believed.  Returns 0 to go on measuring, -1 when the record
+   is final (a contradiction). */
+static int judge(kbc_record *r, const kb_check *c)
+{
+    const char *m = c->measure ? c->measure : "unnamed";
+    set_text(r->check.measure, sizeof r->check.measure, m);
+    r->check.error = c->error;
+    r->check.tolerance = c->tolerance;
+    int pass = !isnan(c->error) && !isnan(c->tolerance) && c->error <= c->tolerance;
+    r->check.passed = pass;
+    if (!c->passed != !pass) {
+        r->outcome = KBC_ERROR;
+        snprintf(r->reason, sizeof r->reason,
+                 "verify() contradicts itself: it says %s, but its %s error %g is %s the "
+                 "tolerance %g",
+                 c->passed ? "passed" : "failed", m, c->error, pass ? "within" : "not within",
+                 c->tolerance);
+        return -1;
+    }
+    if (!pass) {
+        /* A wrong answer is still timed: a fast wrong kernel is worth
+           seeing next to its error. */
+        r->outcome = KBC_FAIL;
+        snprintf(r->reason, sizeof r->reason,
+                 "verification failed: %s error %g is not within the tolerance %g", m, c->error,
+                 c->tolerance);
+    } else {
+        r->outcome = KBC_PASS;
+    }
+    return 0;
+}
+
+/* One variant of a set-up point: poison, the checked run, verify, then the
+   measurement.  Rates and speed-ups come later, once every variant ran. */
+static void run_variant(const kbc_experiment *e, void *state, kbc_device *dev, kb_host *host,
+                        kbc_record *r)
+{
+    const kb_ops *ops = e->plugin->desc->ops;
+    const uint32_t v = r->variant_index;
+    const int cuda = r->backend == KB_BACKEND_CUDA;
+    kbc_hostctx *hc = host->host_private;
+    const char *call = "prepare";
+    char why[400];
+    int st;
+
+    /* Poison, then one checked run with the copies, so that verify() sees
+       what this variant wrote and nothing left by another. */
+    kbc_host_clear(hc);
+    if ((st = ops->prepare(state, v, host)) != KB_OK)
+        goto plugin_failed;
+    if ((st = kbc_one_run(ops, state, v, host, hc, 1, &call)) != KB_OK)
+        goto plugin_failed;
+    if (cuda && kbc_device_settle(dev, why, sizeof why) != 0) {
+        cuda_error(r, "the checked run", why);
+        lost_after(dev, host, why);
+        return;
+    }
+    kbc_host_clear(hc);
+    call = "verify";
+    kb_check check;
+    memset(&check, 0, sizeof check);
+    if ((st = ops->verify(state, v, &check, host)) != KB_OK)
+        goto plugin_failed;
+    if (judge(r, &check) != 0)
+        return;
+
+    kbc_fault f;
+    if (kbc_measure_variant(ops, state, v, cuda, &e->measure, host, hc, dev, &r->time, &f) ==
+        0)
+        return;
+    if (f.kind == KBC_FAULT_CUDA) {
+        cuda_error(r, f.stage, f.why);
+        lost_after(dev, host, f.why);
+        return;
+    }
+    st = f.code;
+    call = f.call;
+plugin_failed:
+    from_status(r, hc, call, st);
+    kbc_stats_compute(NULL, 0, &r->time);
+    if (cuda && st == KB_ECUDA)
+        lost_after(dev, host, r->reason);
+}
+
+static int ran(const kbc_record *r)
+{
+    return (r->outcome == KBC_PASS || r->outcome == KBC_FAIL) && r->time.n > 0 &&
+           r->time.median > 0.0;
+}
+
+static const kbc_record *record_of(const kbc_record *recs, size_t n, int variant)
+{
+    for (size_t i = 0; variant >= 0 && i < n; i++)
+        if (recs[i].variant_index == (uint32_t)variant)
+            return &recs[i];
+    return NULL;
+}
+
+static double median_of(const kbc_record *r)
+{
+    return r && ran(r) ? r->time.median : NAN;
+}
+
+static double ratio(double base, const kbc_record *r)
+{
+    return !isnan(base) && ran(r) ? base / r->time.median : NAN;
+}
+
+/* The median of variant v (the baseline or the reference) for point p:
+   its record here, or what mem kept from the point where its
+   configuration ran; and remembers it when it ran here. */
+static double median_for(const kbc_experiment *e, uint64_t p, int v, const kbc_record *here,
+                         double *kept)
+{
+    if (v < 0)
+        return NAN;
+    if (here) {
+        double m = median_of(here);
+        if (kept)
+            kept[p] = m;
+        return m;
+    }
+    return kept ? kept[kbc_point_representative(e, p, (uint32_t)v)] : NAN;
+}
+
+/* Rates from the work numbers, the ceiling that matches the traffic, and
+   speed-ups against the baseline, the first CPU variant that ran here, and
+   the reference (the baseline's and the reference's median from the point
+   where their configuration ran, when that was earlier). */
+static void derive(const kbc_experiment *e, uint64_t p, kbc_record *recs, size_t n,
+                   const kbc_device *dev, kbc_point_memory *mem)
+{
+    const kbc_record *cpu = NULL;
+    for (size_t i = 0; i < n && !cpu; i++)
+        if (recs[i].backend == KB_BACKEND_CPU && ran(&recs[i]))
+            cpu = &recs[i];
+    double base = median_for(e, p, e->baseline, record_of(recs, n, e->baseline),
+                             mem ? mem->baseline : NULL);
+    double ref = median_for(e, p, e->reference, record_of(recs, n, e->reference),
+                            mem ? mem->reference : NULL);
+    double cpu_med = median_of(cpu);
+    for (size_t i = 0; i < n; i++) {
+        kbc_record *r = &recs[i];
+        if (r->backend == KB_BACKEND_CUDA && dev && dev->usable)
+            set_text(r->device, sizeof r->device, dev->name);
+        if (!ran(r))
+            continue;
+        double med = r->time.median;
+        double bytes = (double)r->work.bytes_read + (double)r->work.bytes_written;
+        r->gbps = bytes > 0 ? bytes / med / 1e9 : NAN;
+        r->gflops = r->work.flops > 0 ? r->work.flops / med / 1e9 : NAN;
+        r->items_per_s = r->work.items > 0 ? (double)r->work.items / med : NAN;
+        if (r->backend == KB_BACKEND_CUDA && dev && bytes > 0) {
+            const char *kind;
+            double c = kbc_ceiling_for(&dev->ceilings, r->work.bytes_read,
+                                       r->work.bytes_written, &kind);
+            set_text(r->ceiling, sizeof r->ceiling, kind);
+            if (c > 0) {
+                r->ceiling_gbps = c;
+                r->pct_ceiling = r->gbps / c * 100.0;
+            }
+        }
+        r->speedup_baseline = ratio(base, r);
+        r->speedup_cpu = ratio(cpu_med, r);
+        r->speedup_reference = ratio(ref, r);
+    }
+}
+
+size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_host *host,
+                     kbc_point_memory *mem, kbc_record *recs)
+{
+    const kb_plugin *d = e->plugin->desc;
+    kbc_hostctx *hc = host->host_private;
+    kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
+    kbc_experiment_point(e, p, values);
+    host_gpu(host, dev);
+
+    /* The variants whose configuration starts here. */
+    size_t n = 0;
+    for (uint32_t i = 0; i < e->n_variants; i++) {
+        uint64_t points;
+        char ignores[256];
+        if (!kbc_point_first_of(e, p, e->variants[i], &points, ignores, sizeof ignores))
+            continue;
+        kbc_record_identify(&recs[n], e, p, values, e->variants[i]);
+        recs[n].points = points;
+        set_text(recs[n].ignores, sizeof recs[n].ignores, ignores);
+        n++;
+    }
+    if (n == 0)
+        goto out;
+
+    kb_work work;
+    memset(&work, 0, sizeof work);
+    kbc_host_clear(hc);
+    int st = d->ops->plan(values, &work, host);
+    for (size_t i = 0; i < n; i++)
+        recs[i].work = work;
+    if (st != KB_OK) {
+        /* The plan was checked when the configuration was read, so this is
+           a plugin whose plan() is not a function of its parameters. */
+        for (size_t i = 0; i < n; i++)
+            from_status(&recs[i], hc, "plan", st);
+        goto report;
+    }
+
+    /* Which variants can run here at all. */
+    uint64_t mask = 0, free_mem = 0;
+    int free_known = 0;
+    for (size_t i = 0; i < n; i++) {
+        kbc_record *r = &recs[i];
+        if (r->backend != KB_BACKEND_CUDA) {
+            mask |= KB_VARIANT_BIT(r->variant_index);
+            continue;
+        }
+        if (!dev || !dev->usable) {
+            set_text(r->reason, sizeof r->reason,
+                     dev ? dev->why_not : "no CUDA device was given to this point");
+            continue;
+        }
+        if (dev->lost) {
+            snprintf(r->reason, sizeof r->reason, "the CUDA context was lost after %s",
+                     dev->lost_after);
+            continue;
+        }
+        if (e->measure.cache_cold && kbc_device_flush_prepare(dev) != 0) {
+            set_text(r->reason, sizeof r->reason, dev->flush_why);
+            continue;
+        }
+        if (!free_known) {
+            free_mem = kbc_gpu_free_memory();
+            free_known = 1;
+        }
+        if (free_mem > 0 && work.device_bytes > free_mem) {
+            char need[32], have[32];
+            kbc_human_bytes(work.device_bytes, need, sizeof need);
+            kbc_human_bytes(free_mem, have, sizeof have);
+            snprintf(r->reason, sizeof r->reason,
+                     "the point needs %s of device memory and only %s is free", need, have);
+            continue;
+        }
+        mask |= KB_VARIANT_BIT(r->variant_index);
+    }
+    if (!mask)
+        goto report;
+
+    void *state = NULL;
+    kbc_host_clear(hc);
+    st = d->ops->setup(values, mask, host, &state);
+    if (st != KB_OK) {
+        for (size_t i = 0; i < n; i++)
+            if (mask & KB_VARIANT_BIT(recs[i].variant_index))
+                from_status(&recs[i], hc, "setup", st);
+    } else {
+        char why[400];
+        int any_cuda = 0;
+        for (size_t i = 0; i < n; i++)
+            if ((mask & KB_VARIANT_BIT(recs[i].variant_index)) &&
+                recs[i].backend == KB_BACKEND_CUDA)
+                any_cuda = 1;
+        /* An error that setup() left behind unnoticed would otherwise be
+           blamed on the first CUDA variant's checked run. */
+        if (any_cuda && kbc_device_settle(dev, why, sizeof why) != 0) {
+            for (size_t i = 0; i < n; i++)
+                if ((mask & KB_VARIANT_BIT(recs[i].variant_index)) &&
+                    recs[i].backend == KB_BACKEND_CUDA) {
+                    recs[i].outcome = KBC_ERROR;
+                    snprintf(recs[i].reason, sizeof recs[i].reason,
+                             "the CUDA runtime reported an error after setup(): %s", why);
+                    mask &= ~KB_VARIANT_BIT(recs[i].variant_index);
+                }
+            lost_after(dev, host, why);
+        }
+        for (size_t i = 0; i < n; i++) {
+            kbc_record *r = &recs[i];
+            if (!(mask & KB_VARIANT_BIT(r->variant_index)))
+                continue;
+            if (r->backend == KB_BACKEND_CUDA && dev->lost) {
+                snprintf(r->reason, sizeof r->reason, "the CUDA context was lost after %s",
+                         dev->lost_after);
+                continue;
+            }
+            kbc_host_progress(hc, e->name, r->variant);
+            run_variant(e, state, dev, host, r);
+        }
+    }
+    /* Teardown also after a failed setup: the contract lets setup hand
+       back a half-built state, and leaking it would starve later points. */
+    if (state)
+        d->ops->teardown(state, host);
+
+report:
+    derive(e, p, recs, n, dev, mem);
+out:
+    free(values);
+    return n;
+}

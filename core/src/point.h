@@ -1,0 +1,67 @@
+/*
+ * point.h -- one point of one experiment, start to end, with no globals
+ * and no sinks: plan, decide which variants can run here, set up once,
+ * then per variant poison, one checked run, verify (the host judges),
+ * measure; tear down; derive rates, ceilings and speed-ups.  The unit that
+ * the scheduler (runner.c) calls, and that autotuning, multi-GPU sharding
+ * and crash containment can call on their own.
+ */
+#ifndef KBENCH_POINT_H
+#define KBENCH_POINT_H
+
+#include "config.h"
+#include "device.h"
+#include "host.h"
+#include "record.h"
+
+/* Whether point p is the first point of variant v's configuration: the
+   points that differ only in parameters v does not use (kb_variant.uses;
+   0 means all) form one configuration, and only its first point runs v.
+   On 1, *points says how many points it stands for and ignores (when not
+   NULL) names the swept parameters v ignores, comma-separated. */
+int kbc_point_first_of(const kbc_experiment *e, uint64_t p, uint32_t v, uint64_t *points,
+                       char *ignores, size_t n);
+
+/* The first point of variant v's configuration that contains point p
+   (p itself when v uses every parameter that p's sweep varies). */
+uint64_t kbc_point_representative(const kbc_experiment *e, uint64_t p, uint32_t v);
+
+/* What a point remembers for later ones: the baseline's and the
+   reference's median at each point where they ran (NaN elsewhere), so that
+   a later point where they do not run again (their configuration ran
+   earlier) still gets its speed-ups.  n_points doubles each; NULL arrays
+   when the experiment has no such variant. */
+typedef struct kbc_point_memory {
+    double *baseline;
+    double *reference;
+} kbc_point_memory;
+
+/* Makes (NaN-filled) and frees the memory for experiment e. */
+void kbc_point_memory_init(kbc_point_memory *m, const kbc_experiment *e);
+void kbc_point_memory_free(kbc_point_memory *m);
+
+/* Fills a record's identity (names, flags, parameters, point, baseline and
+   reference names) for variant v at point p with the given values;
+   everything else as kbc_record_init leaves it. */
+void kbc_record_identify(kbc_record *r, const kbc_experiment *e, uint64_t p,
+                         const kb_value *values, uint32_t v);
+
+/* Runs point p of e on dev (NULL or unusable: CUDA variants are skipped
+   with dev's reason) through host, which kbc_host_init made (its
+   host_private is the kbc_hostctx; its GPU fields are set here from dev).
+   Writes one record per selected variant whose configuration starts at p
+   into recs (room for e->n_variants) and returns how many.  mem (NULL or
+   from kbc_point_memory_init, used for every point of e in order) gives
+   speed-ups against a baseline or reference that ran at an earlier point of
+   its configuration. */
+size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_host *host,
+                     kbc_point_memory *mem, kbc_record *recs);
+
+/* The ceiling that matches a traffic mix (see docs/output.md): read-only
+   rows against the read ceiling, write-only against the write ceiling,
+   others against the byte-weighted harmonic mean of the two.  Returns GB/s
+   or 0, and the kind ("read", "write", "mixed") in *kind. */
+double kbc_ceiling_for(const kbc_ceilings *c, uint64_t bytes_read, uint64_t bytes_written,
+                       const char **kind);
+
+#endif

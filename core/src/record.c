@@ -1,0 +1,92 @@
+/* record.c -- see record.h. */
+#include "record.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void kbc_record_init(kbc_record *r)
+{
+    memset(r, 0, sizeof *r);
+    r->outcome = KBC_SKIPPED;
+    r->points = 1;
+    r->check.error = NAN;
+    r->check.tolerance = NAN;
+    kbc_stats_compute(NULL, 0, &r->time);
+    r->gbps = r->gflops = r->items_per_s = r->ceiling_gbps = r->pct_ceiling = NAN;
+    r->speedup_baseline = r->speedup_cpu = r->speedup_reference = NAN;
+}
+
+size_t kbc_record_key(const kbc_record *r, char *buf, size_t n)
+{
+    size_t used = 0;
+    int k;
+    /* snprintf's return is what it would have written; keep counting past
+       the buffer so that the caller learns the length it needs. */
+#define KEY_PUT(...)                                                             \
+    do {                                                                         \
+        k = snprintf(used < n ? buf + used : NULL, used < n ? n - used : 0,      \
+                     __VA_ARGS__);                                               \
+        if (k > 0)                                                               \
+            used += (size_t)k;                                                   \
+    } while (0)
+    if (n)
+        buf[0] = '\0';
+    KEY_PUT("%s/%s/", r->plugin, r->experiment);
+    for (uint32_t i = 0; i < r->n_params; i++)
+        KEY_PUT("%s%s=%s", i ? "," : "", r->params[i].name, r->params[i].text);
+    KEY_PUT("/%s", r->variant);
+#undef KEY_PUT
+    return used;
+}
+
+const char *kbc_check_measure(const kbc_record *r)
+{
+    return r->check.measure[0] ? r->check.measure : NULL;
+}
+
+static const char *const outcome_names[] = {"pass", "FAIL", "error", "skipped"};
+
+const char *kbc_outcome_name(int outcome)
+{
+    if (outcome >= 0 && outcome < 4)
+        return outcome_names[outcome];
+    return "unknown";
+}
+
+int kbc_outcome_parse(const char *name)
+{
+    for (int i = 0; i < 4; i++)
+        if (name && strcmp(name, outcome_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static const struct {
+    uint32_t bit;
+    const char *name;
+} flag_names[] = {{KB_VARIANT_SYNCS, "syncs"},
+                  {KB_VARIANT_NONDETERM, "nondeterm"},
+                  {KB_VARIANT_LIBRARY, "library"}};
+
+const char *kbc_flags_text(uint32_t flags, char *buf, size_t n)
+{
+    size_t used = 0;
+    if (n)
+        buf[0] = '\0';
+    for (size_t i = 0; i < sizeof flag_names / sizeof flag_names[0]; i++)
+        if ((flags & flag_names[i].bit) && used < n) {
+            int w = snprintf(buf + used, n - used, "%s%s", used ? "|" : "", flag_names[i].name);
+            if (w > 0)
+                used += (size_t)w;
+        }
+    return buf;
+}
+
+uint32_t kbc_flag_parse(const char *name)
+{
+    for (size_t i = 0; i < sizeof flag_names / sizeof flag_names[0]; i++)
+        if (strcmp(name, flag_names[i].name) == 0)
+            return flag_names[i].bit;
+    return 0;
+}

@@ -1,0 +1,161 @@
+/*
+ * record.h -- what a run produces, as plain data: one result record per
+ * (point, variant) that holds copies of everything a reporter shows
+ * (names, typed and formatted parameter values, outcome, statistics, work,
+ * check, rates, device), and the run's header (machine, ceilings, the
+ * expanded configuration).  Nothing here points into a plan or into a
+ * plugin's memory, so that reporters (report*.c) and the results reader
+ * (results_read.c) build and link without the configuration layer.
+ */
+#ifndef KBENCH_RECORD_H
+#define KBENCH_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu.h"
+#include "kbench/plugin.h"
+#include "stats.h"
+
+typedef enum kbc_outcome {
+    KBC_PASS = 0,    /* ran and verified                         */
+    KBC_FAIL = 1,    /* ran, but verification failed             */
+    KBC_ERROR = 2,   /* a plugin call or CUDA call failed        */
+    KBC_SKIPPED = 3  /* could not run here (no GPU, too big ...) */
+} kbc_outcome;
+
+#define KBC_REC_NAME 128 /* experiment, plugin, variant names  */
+#define KBC_REC_PNAME 64 /* a parameter's name                  */
+#define KBC_REC_TEXT 64  /* a parameter's value, as in an INI file */
+
+/* One parameter of the point: typed and as text. */
+typedef struct kbc_rec_param {
+    char name[KBC_REC_PNAME];
+    kb_param_type type;
+    kb_value value;
+    char text[KBC_REC_TEXT];
+    int swept; /* the experiment gives it more than one value */
+} kbc_rec_param;
+
+/* The bandwidth ceilings of a device in GB/s (bytes moved per second);
+   0 when not measured. */
+typedef struct kbc_ceilings {
+    double read_gbps;  /* a kernel that only reads          */
+    double write_gbps; /* a kernel that only writes (memset) */
+    double copy_gbps;  /* cudaMemcpyAsync device to device   */
+} kbc_ceilings;
+
+/* The outcome of verify(), as the host judged it. */
+typedef struct kbc_rec_check {
+    int passed;         /* the host's verdict: error <= tolerance, no NaN */
+    double error, tolerance;
+    char measure[32];   /* "" when verification never ran                */
+} kbc_rec_check;
+
+typedef struct kbc_record {
+    /* What ran: the key of the point is (plugin, experiment, parameters,
+       variant); kbc_record_key spells it. */
+    char experiment[KBC_REC_NAME];
+    char plugin[KBC_REC_NAME];
+    char variant[KBC_REC_NAME];
+    uint32_t variant_index; /* in the plugin's variant list          */
+    kb_backend backend;
+    uint32_t flags;         /* KB_VARIANT_*                          */
+    uint64_t point;         /* index in the experiment's sweep       */
+    uint64_t n_points;      /* the experiment's point count          */
+    uint32_t n_params;
+    kbc_rec_param params[KB_MAX_PARAMS];
+    char baseline[KBC_REC_NAME];  /* the experiment's baseline, or "" */
+    char reference[KBC_REC_NAME]; /* its reference variant, or ""     */
+    char device[256];       /* the GPU for a CUDA row; "cpu" else    */
+    int cache_cold;         /* L2 flushed before every timed run     */
+
+    /* Distinct configurations: the record stands for `points` points of
+       the sweep (>= 1), those that differ from this one only in the swept
+       parameters named in `ignores` (comma-separated), which the variant
+       does not use. */
+    uint64_t points;
+    char ignores[256];
+
+    /* How it went. */
+    kbc_outcome outcome;
+    char reason[700];       /* for FAIL, ERROR and SKIPPED            */
+    kb_work work;
+    kbc_rec_check check;
+    kbc_stats time;         /* seconds                                */
+    double gbps;            /* (bytes_read + bytes_written) / median / 1e9 */
+    double gflops;          /* NaN when flops == 0                    */
+    double items_per_s;     /* NaN when items == 0                    */
+    double ceiling_gbps;    /* the ceiling matched to the traffic mix */
+    char ceiling[8];        /* "read", "write", "mixed" or ""         */
+    double pct_ceiling;     /* gbps / ceiling_gbps * 100, or NaN      */
+    double speedup_baseline, speedup_cpu, speedup_reference; /* or NaN */
+} kbc_record;
+
+/* A record with nothing measured: every number NaN, outcome SKIPPED,
+   points 1. */
+void kbc_record_init(kbc_record *r);
+
+/* The stable key "plugin/experiment/n=1024,dtype=f32/variant" into buf;
+   returns the length the whole key needs (like snprintf). */
+size_t kbc_record_key(const kbc_record *r, char *buf, size_t n);
+
+/* The check's measure, or NULL when verification never ran. */
+const char *kbc_check_measure(const kbc_record *r);
+
+/* The name of an outcome: "pass", "FAIL", "error", "skipped"; and back
+   (-1 when unknown). */
+const char *kbc_outcome_name(int outcome);
+int kbc_outcome_parse(const char *name);
+
+/* Variant flags as "syncs|nondeterm|library" ("" for none); and one
+   name back to its bit (0 when unknown). */
+const char *kbc_flags_text(uint32_t flags, char *buf, size_t n);
+uint32_t kbc_flag_parse(const char *name);
+
+/* One experiment of the run, as the reports show the configuration. */
+typedef struct kbc_exp_info {
+    char *name;
+    int line;
+    char *description;   /* or NULL */
+    char *plugin;
+    char *plugin_file;   /* or NULL */
+    char **variants;
+    size_t n_variants;
+    char *baseline;      /* or NULL */
+    char *reference;     /* or NULL */
+    uint32_t warmup, runs;
+    double budget_s;
+    int include_copies;
+    uint64_t seed;
+    int cpu_threads;
+    int cache_cold;
+    size_t n_params;
+    char **param_names;
+    char ***param_values; /* param_values[i][k], k < n_values[i], as text */
+    size_t *n_values;
+    uint64_t n_points;
+} kbc_exp_info;
+
+/* What a reporter learns when the run begins. */
+typedef struct kbc_run_info {
+    const char *config_file;  /* or NULL */
+    const kbc_machine *machine;
+    kbc_ceilings ceilings;    /* of the device the CUDA rows ran on */
+    const char *command_line;
+    const kbc_exp_info *exps;
+    size_t n_exps;
+} kbc_run_info;
+
+/* A reporter.  point() gets all records of one point at once (so a table
+   can group them and speed-ups are known); it should write them out at
+   once, so that a crash later loses nothing already reported. */
+typedef struct kbc_sink {
+    void *ctx;
+    int (*begin)(void *ctx, const kbc_run_info *info);
+    int (*point)(void *ctx, const kbc_record *recs, size_t n);
+    int (*end)(void *ctx, int exit_code);
+    void (*destroy)(void *ctx);
+} kbc_sink;
+
+#endif
