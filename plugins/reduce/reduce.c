@@ -45,7 +45,7 @@ static const kb_param params[KBR_N_PARAMS] = {
                      .help = "element type: f32, f64, or i32 (summed modulo 2^32)"},
     [KBR_P_BLOCK] = {.name = "block", .type = KB_PARAM_INT, .def = "256", .min = 32, .max = 1024,
                      .help = "threads per block (a power of two) for the classic variants; "
-                             "also the CPU variants' chunk"},
+                             "also the cpu variant's chunk"},
     [KBR_P_ITEMS] = {.name = "items", .type = KB_PARAM_INT, .def = "8", .min = 1, .max = 64,
                      .help = "elements per thread for multi-element and shuffle"},
     [KBR_P_BULK_MIN] = {.name = "bulk_min", .type = KB_PARAM_SIZE, .def = "512M", .min = 0,
@@ -54,58 +54,42 @@ static const kb_param params[KBR_N_PARAMS] = {
                                 "(below, the onepass kernel runs)"},
 };
 
-/* The parameters each variant's code reads (n and dtype always). */
-#define U_BASE (KB_USES(KBR_P_N) | KB_USES(KBR_P_DTYPE))
-#define U_BLOCK (U_BASE | KB_USES(KBR_P_BLOCK))
-#define U_ITEMS (U_BLOCK | KB_USES(KBR_P_ITEMS))
-#define U_BULK (U_BASE | KB_USES(KBR_P_BULK_MIN))
+/* The CPU variants and the depth rules, named by the rows below. */
+static int run_cpu(kbr_state *s, const kbr_impl *impl, kb_host *host);
+static int run_cpu_parallel(kbr_state *s, const kbr_impl *impl, kb_host *host);
+static double depth_cpu(const kbr_state *s, const kbr_impl *impl, kb_host *host);
+static double depth_cpu_parallel(const kbr_state *s, const kbr_impl *impl, kb_host *host);
+static double depth_classic(const kbr_state *s, const kbr_impl *impl, kb_host *host);
+static double depth_onepass(const kbr_state *s, const kbr_impl *impl, kb_host *host);
+static double depth_onepass_atomic(const kbr_state *s, const kbr_impl *impl, kb_host *host);
+static double depth_onepass_bulk(const kbr_state *s, const kbr_impl *impl, kb_host *host);
+static double depth_library(const kbr_state *s, const kbr_impl *impl, kb_host *host);
 
-static const kb_variant variants[KBR_N_VARIANTS] = {
-    [KBR_CPU] = {.name = "cpu", .backend = KB_BACKEND_CPU, .uses = U_BLOCK,
-        .summary = "serial loop summing chunks of `block` elements in the element type, then "
-                 "the chunk sums (the classic CPU baseline)"},
-    [KBR_CPU_PARALLEL] = {.name = "cpu-parallel", .backend = KB_BACKEND_CPU, .uses = U_BLOCK,
-        .summary = "the same chunked sum split over cpu_threads threads, eight "
-                          "independent accumulators per chunk (the honest CPU baseline)"},
-    [KBR_INTERLEAVED] = {.name = "interleaved", .backend = KB_BACKEND_CUDA, .uses = U_BLOCK,
-        .summary = "one element per thread into shared memory, interleaved addressing "
-                         "with the divergent tid % (2s) test, relaunched on the partial sums"},
-    [KBR_INTERLEAVED_STRIDED] = {.name = "interleaved-strided", .backend = KB_BACKEND_CUDA, .uses = U_BLOCK,
-        .summary = "strided index 2*s*tid: no divergent branch, but shared-memory "
-                                 "bank conflicts instead"},
-    [KBR_SEQUENTIAL] = {.name = "sequential", .backend = KB_BACKEND_CUDA, .uses = U_BLOCK,
-        .summary = "sequential addressing (tid < s, s halving): no bank conflicts"},
-    [KBR_FIRST_ADD] = {.name = "first-add", .backend = KB_BACKEND_CUDA, .uses = U_BLOCK,
-        .summary = "two elements per thread, added during the load: half the blocks"},
-    [KBR_UNROLL_WARP] = {.name = "unroll-warp", .backend = KB_BACKEND_CUDA, .uses = U_BLOCK,
-        .summary = "last warp unrolled with __syncwarp instead of __syncthreads"},
-    [KBR_UNROLL_COMPLETE] = {.name = "unroll-complete", .backend = KB_BACKEND_CUDA, .uses = U_BLOCK,
-        .summary = "the whole tree unrolled for the block size (a template per size)"},
-    [KBR_MULTI_ELEMENT] = {.name = "multi-element", .backend = KB_BACKEND_CUDA, .uses = U_ITEMS,
-        .summary = "grid-stride loop, `items` elements per thread, a grid capped at a "
-                           "few blocks per SM: two launches in all"},
-    [KBR_SHUFFLE] = {.name = "shuffle", .backend = KB_BACKEND_CUDA, .uses = U_ITEMS,
-        .summary = "coalesced loads at block stride, `items` per thread, warp shuffles, one "
-                     "value per warp in shared memory and a second shuffle round"},
-    [KBR_MULTIPASS] = {.name = "multipass", .backend = KB_BACKEND_CUDA, .uses = U_BASE,
-        .summary = "f64 only: block 1024, two loads per thread, sequential addressing, "
-                       "relaunched on its own partial sums until one block is left"},
-    [KBR_ONEPASS] = {.name = "onepass", .backend = KB_BACKEND_CUDA, .uses = U_BASE,
-        .summary = "one launch: 16-byte loads, several in flight per thread, a grid sized from "
-                     "the SM count, shuffles, last block done sums the partials in fixed order"},
-    [KBR_ONEPASS_ATOMIC] = {.name = "onepass-atomic", .backend = KB_BACKEND_CUDA, .uses = U_BASE, .flags = KB_VARIANT_NONDETERM,
-        .summary = "onepass finishing with one atomicAdd per block: float results "
-                            "depend on the blocks' order (not deterministic)"},
-    [KBR_ONEPASS_BULK] = {.name = "onepass-bulk", .backend = KB_BACKEND_CUDA, .uses = U_BULK,
-        .summary = "onepass whose blocks stream through a ring of shared-memory stages "
-                          "filled by the bulk copy engine, the last chunks handed out from a "
-                          "counter (from 16 MiB; onepass below)"},
-    [KBR_CUB] = {.name = "cub", .backend = KB_BACKEND_CUDA, .uses = U_BASE, .flags = KB_VARIANT_LIBRARY,
-        .summary = "the library: cub::DeviceReduce::Sum, temporary storage allocated in setup"},
-    [KBR_THRUST] = {.name = "thrust", .backend = KB_BACKEND_CUDA, .uses = U_BASE, .flags = KB_VARIANT_LIBRARY | KB_VARIANT_SYNCS,
-        .summary = "the library: thrust::reduce on the stream with a preallocated pool; it "
-                    "returns the sum to the host, so run() waits for the stream"},
+/* The parameters a row's code reads, for kb_variant.uses. */
+#define U_BASE (KB_USES(KBR_P_N) | KB_USES(KBR_P_DTYPE))
+#define U_BLOCK KB_USES(KBR_P_BLOCK)
+#define U_ITEMS KB_USES(KBR_P_ITEMS)
+#define U_BULK_MIN KB_USES(KBR_P_BULK_MIN)
+
+/* The table (reduce_variants.def), read twice: what the host sees, then how
+   each variant runs, row for row. */
+#define KBR_FIELDS(...) __VA_ARGS__
+
+static const kb_variant variants[] = {
+#define KBR_VARIANT(seen, impl) {KBR_FIELDS seen},
+#include "reduce_variants.def"
+#undef KBR_VARIANT
 };
+
+static const kbr_impl impls[] = {
+#define KBR_VARIANT(seen, impl) {KBR_FIELDS impl},
+#include "reduce_variants.def"
+#undef KBR_VARIANT
+};
+
+#define KBR_N_VARIANTS (sizeof variants / sizeof variants[0])
+_Static_assert(sizeof impls / sizeof impls[0] == KBR_N_VARIANTS, "one kbr_impl per variant");
+_Static_assert(KBR_N_VARIANTS <= KB_MAX_VARIANTS, "too many variants for a 64-bit mask");
 
 static int kbr_plan(const kb_value *p, kb_work *out, kb_host *host);
 static int kbr_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **state);
@@ -115,11 +99,19 @@ static int kbr_run(void *state, uint32_t v, kb_host *host);
 static int kbr_download(void *state, uint32_t v, kb_host *host);
 static int kbr_verify(void *state, uint32_t v, kb_check *out, kb_host *host);
 static void kbr_teardown(void *state, kb_host *host);
+static const void *kbr_extension(const char *name);
 
 static const kb_ops ops = {
-    KB_OPS_HEADER,          .plan = kbr_plan,     .setup = kbr_setup,
-    .prepare = kbr_prepare, .upload = kbr_upload, .run = kbr_run,
-    .download = kbr_download, .verify = kbr_verify, .teardown = kbr_teardown,
+    KB_OPS_HEADER,
+    .plan = kbr_plan,
+    .setup = kbr_setup,
+    .prepare = kbr_prepare,
+    .upload = kbr_upload,
+    .run = kbr_run,
+    .download = kbr_download,
+    .verify = kbr_verify,
+    .teardown = kbr_teardown,
+    .extension = kbr_extension,
 };
 
 static const kb_plugin descriptor = {
@@ -143,6 +135,16 @@ KB_EXPORT const kb_plugin *kbench_plugin(uint32_t index)
 static size_t dtype_size(int dtype) { return dtype == KBR_F64 ? 8 : 4; }
 
 static int is_cuda(uint32_t v) { return variants[v].backend == KB_BACKEND_CUDA; }
+
+/* The OR of the needs of the variants in mask vmask. */
+static uint32_t needs_of(uint64_t vmask)
+{
+    uint32_t needs = 0;
+    for (uint32_t v = 0; v < KBR_N_VARIANTS; v++)
+        if (vmask & KB_VARIANT_BIT(v))
+            needs |= impls[v].needs;
+    return needs;
+}
 
 static int is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
 
@@ -317,17 +319,13 @@ static int setup_device(kbr_state *s, const kbr_sizes *z, kb_host *host)
     cudaStream_t st = (cudaStream_t)host->stream;
     CUDA_TRY(cudaMalloc(&s->d_in, z->in_bytes));
     CUDA_TRY(cudaMalloc(&s->d_out, 16));
-    uint64_t classic = 0;
-    for (int v = KBR_INTERLEAVED; v <= KBR_MULTIPASS; v++)
-        classic |= KB_VARIANT_BIT(v);
-    if (s->variants & classic) {
+    if (s->needs & KBR_NEEDS_PARTIALS) {
         s->ping_elems = z->ping_elems;
         s->pong_elems = z->pong_elems;
         CUDA_TRY(cudaMalloc(&s->d_ping, z->ping_elems * s->esize + 16));
         CUDA_TRY(cudaMalloc(&s->d_pong, z->pong_elems * s->esize + 16));
     }
-    if (s->variants & (KB_VARIANT_BIT(KBR_ONEPASS) | KB_VARIANT_BIT(KBR_ONEPASS_ATOMIC) |
-                       KB_VARIANT_BIT(KBR_ONEPASS_BULK))) {
+    if (s->needs & KBR_NEEDS_FINISH) {
         CUDA_TRY(cudaMalloc(&s->d_blk, (size_t)KBR_ONEPASS_MAX_BLOCKS * 8));
         CUDA_TRY(cudaMalloc((void **)&s->d_counter, 16));
         /* The last block of each onepass launch resets the counter to zero. */
@@ -335,7 +333,7 @@ static int setup_device(kbr_state *s, const kbr_sizes *z, kb_host *host)
     }
     CUDA_TRY(cudaMemcpyAsync(s->d_in, s->h_in, z->in_bytes, cudaMemcpyHostToDevice, st));
     CUDA_TRY(cudaStreamSynchronize(st));
-    if (s->variants & (KB_VARIANT_BIT(KBR_CUB) | KB_VARIANT_BIT(KBR_THRUST))) {
+    if (s->needs & (KBR_NEEDS_CUB | KBR_NEEDS_THRUST)) {
         int rc = kbr_lib_setup(s, host);
         if (rc)
             return rc;
@@ -362,6 +360,7 @@ static int kbr_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **st
     s->gpu = host->stream != NULL;
     s->sm_count = host->sm_count > 0 ? host->sm_count : (int)KBR_DEFAULT_SMS;
     s->variants = vmask;
+    s->needs = needs_of(vmask);
     if (s->gpu) {
         /* Pinned memory lets the uploads run at full speed and asynchronously. */
         CUDA_TRY(cudaMallocHost(&s->h_in, z.in_bytes));
@@ -388,8 +387,7 @@ static void kbr_teardown(void *state, kb_host *host)
         return;
     if (s->gpu) {
         /* Errors are ignored here: teardown frees what it can. */
-        if (s->variants & (KB_VARIANT_BIT(KBR_CUB) | KB_VARIANT_BIT(KBR_THRUST)))
-            kbr_lib_teardown(s);
+        kbr_lib_teardown(s);
         cudaFree(s->d_in);
         cudaFree(s->d_out);
         cudaFree(s->d_ping);
@@ -409,14 +407,23 @@ static void kbr_teardown(void *state, kb_host *host)
 
 /* ---- prepare, upload, download -------------------------------------------- */
 
+/* Whether variant v can run this point: its dtypes, and a grid that fits. */
 static int unsupported(kbr_state *s, uint32_t v, kb_host *host)
 {
-    if (v == KBR_MULTIPASS && s->dtype != KBR_F64)
-        return host->fail(host, KB_EUNSUPPORTED,
-                          "reduce: multipass is the tutorial's double-precision kernel and runs "
-                          "with dtype = f64 only");
-    if (v >= KBR_INTERLEAVED && v <= KBR_MULTIPASS &&
-        kbr_pass_blocks((int)v, s->n, s->block, s->items, s->sm_count) > KBR_MAX_GRID)
+    const kbr_impl *impl = &impls[v];
+    if (impl->dtypes && !(impl->dtypes & KBR_DTYPE_BIT(s->dtype))) {
+        char names[32] = "";
+        for (int d = 0; d < (int)(sizeof dtype_choices / sizeof dtype_choices[0]); d++)
+            if (impl->dtypes & KBR_DTYPE_BIT(d)) {
+                if (names[0])
+                    strcat(names, ", ");
+                strcat(names, dtype_choices[d]);
+            }
+        return host->fail(host, KB_EUNSUPPORTED, "reduce: %s runs with dtype = %s only",
+                          variants[v].name, names);
+    }
+    if ((impl->needs & KBR_NEEDS_PARTIALS) &&
+        kbr_pass_blocks(&impl->pass, s->n, s->block, s->items, s->sm_count) > KBR_MAX_GRID)
         return host->fail(host, KB_EUNSUPPORTED,
                           "reduce: %s needs more than 2^31-1 blocks for n = %llu; raise block",
                           variants[v].name, (unsigned long long)s->n);
@@ -434,7 +441,7 @@ static int kbr_prepare(void *state, uint32_t v, kb_host *host)
     /* 0xff bytes are NaN in f32 and f64 and -1 in i32, which no correct sum of
        these inputs may be expected to equal by accident (verify rejects NaN). */
     memset(s->h_out, 0xff, 16);
-    memset(s->thrust_result, 0xff, sizeof s->thrust_result);
+    memset(s->lib_result, 0xff, sizeof s->lib_result);
     if (s->gpu && is_cuda(v)) {
         cudaStream_t st = (cudaStream_t)host->stream;
         CUDA_TRY(cudaMemsetAsync(s->d_out, 0xff, 16, st));
@@ -458,9 +465,9 @@ static int kbr_download(void *state, uint32_t v, kb_host *host)
     kbr_state *s = state;
     if (!s->gpu || !is_cuda(v))
         return KB_OK;
-    if (v == KBR_THRUST) {
-        /* thrust::reduce already handed its sum to the host in run(). */
-        memcpy(s->h_out, s->thrust_result, s->esize);
+    if (impls[v].needs & KBR_RESULT_ON_HOST) {
+        /* The variant already handed its sum to the host in run(). */
+        memcpy(s->h_out, s->lib_result, s->esize);
         return KB_OK;
     }
     CUDA_TRY(cudaMemcpyAsync(s->h_out, s->d_out, s->esize, cudaMemcpyDeviceToHost,
@@ -552,7 +559,7 @@ static int par_threads(uint64_t n, kb_host *host)
     return (uint64_t)t > chunks ? (int)chunks : t;
 }
 
-static int run_cpu_parallel(kbr_state *s, kb_host *host)
+static int run_cpu_parallel(kbr_state *s, const kbr_impl *impl, kb_host *host)
 {
     int t = par_threads(s->n, host);
     par_job jobs[KBR_MAX_THREADS];
@@ -594,146 +601,165 @@ static int run_cpu_parallel(kbr_state *s, kb_host *host)
     return KB_OK;
 }
 
+static int run_cpu(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    uint64_t n = s->n;
+#ifdef KBR_TEST_DROP_LAST
+    /* A build made only for kbench's tests (tests/reduce.cmake) leaves the
+       last element out here, so that the tests can show verify() catching
+       a sum that misses one element.  The plugin kbench ships never
+       defines this. */
+    n -= n > 1;
+#endif
+    if (s->dtype == KBR_F32) {
+        float r = chunked_f32(s->h_in, 0, n, s->block);
+        memcpy(s->h_out, &r, sizeof r);
+    } else if (s->dtype == KBR_F64) {
+        double r = chunked_f64(s->h_in, 0, n, s->block);
+        memcpy(s->h_out, &r, sizeof r);
+    } else {
+        uint32_t r = chunked_u32(s->h_in, 0, n, s->block);
+        memcpy(s->h_out, &r, sizeof r);
+    }
+    return KB_OK;
+}
+
 static int kbr_run(void *state, uint32_t v, kb_host *host)
 {
     kbr_state *s = state;
     if (v >= KBR_N_VARIANTS)
         return host->fail(host, KB_EINVAL, "reduce: no variant number %u", v);
-    if (v == KBR_CPU) {
-        uint64_t n = s->n;
-#ifdef KBR_TEST_DROP_LAST
-        /* A build made only for kbench's tests (tests/reduce.cmake) leaves the
-           last element out here, so that the tests can show verify() catching
-           a sum that misses one element.  The plugin kbench ships never
-           defines this. */
-        n -= n > 1;
-#endif
-        if (s->dtype == KBR_F32) {
-            float r = chunked_f32(s->h_in, 0, n, s->block);
-            memcpy(s->h_out, &r, sizeof r);
-        } else if (s->dtype == KBR_F64) {
-            double r = chunked_f64(s->h_in, 0, n, s->block);
-            memcpy(s->h_out, &r, sizeof r);
-        } else {
-            uint32_t r = chunked_u32(s->h_in, 0, n, s->block);
-            memcpy(s->h_out, &r, sizeof r);
-        }
-        return KB_OK;
+    if (is_cuda(v)) {
+        if (!s->gpu)
+            return host->fail(host, KB_EUNSUPPORTED, "reduce: %s needs a GPU and none is in use",
+                              variants[v].name);
+        int rc = unsupported(s, v, host);
+        if (rc)
+            return rc;
     }
-    if (v == KBR_CPU_PARALLEL)
-        return run_cpu_parallel(s, host);
-    if (!s->gpu)
-        return host->fail(host, KB_EUNSUPPORTED, "reduce: %s needs a GPU and none is in use",
-                          variants[v].name);
-    int rc = unsupported(s, v, host);
-    if (rc)
-        return rc;
-    if (v == KBR_CUB || v == KBR_THRUST)
-        return kbr_lib_run(s, (int)v, host);
-    return kbr_cuda_run(s, (int)v, host);
+    return impls[v].run(s, &impls[v], host);
 }
 
-/* ---- verification ----------------------------------------------------------- */
+/* ---- verification -----------------------------------------------------------
+ * The depth rules: d, the most additions any one element passes through (see
+ * the file comment and README.md).  Additions of the zeros that pad a partial
+ * block are exact and are counted anyway, which only loosens d by a little.
+ * ------------------------------------------------------------------------- */
 
-/* d: the most additions any one element passes through in variant v (see the
-   file comment and README.md).  Additions of the zeros that pad a partial
-   block are exact and are counted anyway, which only loosens d by a little. */
-static double kbr_depth(const kbr_state *s, uint32_t v, kb_host *host)
+/* cpu: block - 1 additions inside a chunk, then one per later chunk sum. */
+static double depth_cpu(const kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    return (double)s->block + (double)kbr_ceil_div(s->n, s->block);
+}
+
+/* cpu-parallel: a lane holds chunk/8 elements, three pairwise levels join the
+   lanes, the thread adds its chunks serially, the caller its t totals. */
+static double depth_cpu_parallel(const kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    int t = par_threads(s->n, host);
+    uint64_t per = kbr_ceil_div(kbr_ceil_div(s->n, KBR_PAR_CHUNK), (uint64_t)t);
+    return (double)(KBR_PAR_CHUNK / KBR_LANES) + 3 + (double)per + (double)t;
+}
+
+/* The classic variants: each pass adds the elements a thread owns serially,
+   then a tree of log2(block) levels; passes repeat on the partial sums until
+   one block is left. */
+static double depth_classic(const kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    double d = 0;
+    uint64_t cnt = s->n;
+    uint32_t pb = kbr_pass_block(&impl->pass, s->block);
+    for (;;) {
+        uint64_t b = kbr_pass_blocks(&impl->pass, cnt, s->block, s->items, s->sm_count);
+        d += (double)kbr_ceil_div(cnt, b * pb) + ilog2_ceil(pb);
+        if (b <= 1)
+            break;
+        cnt = b;
+    }
+    return d;
+}
+
+/* onepass up to its block tree.  Per thread: its vectors, split over UNROLL
+   accumulators (each at most per_thread serial additions), log2(w) inside a
+   vector, UNROLL - 1 to join the accumulators (the kernel adds them one after
+   another), two for the scalar head and tail; then the block tree. */
+static double depth_onepass_blocks(const kbr_state *s, uint64_t *grid)
+{
+    uint64_t w = 16 / s->esize;
+    uint64_t g = kbr_onepass_blocks(s->n, s->esize, s->sm_count);
+    uint64_t per_thread = kbr_ceil_div(s->n / w, g * KBR_ONEPASS_BLOCK);
+    *grid = g;
+    return (double)per_thread + ilog2_ceil(w) + (KBR_ONEPASS_UNROLL - 1) + 2 +
+           ilog2_ceil(KBR_ONEPASS_BLOCK);
+}
+
+/* onepass: then the finish, serial over the partials a thread owns plus a
+   block tree. */
+static double depth_onepass(const kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    uint64_t g;
+    double d = depth_onepass_blocks(s, &g);
+    return d + (double)kbr_ceil_div(g, KBR_ONEPASS_BLOCK) + ilog2_ceil(KBR_ONEPASS_BLOCK);
+}
+
+/* onepass-atomic: then up to g serial atomic additions. */
+static double depth_onepass_atomic(const kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    uint64_t g;
+    double d = depth_onepass_blocks(s, &g);
+    return d + (double)g;
+}
+
+/* onepass-bulk: the larger of a block partial's path and a dynamic chunk's
+   (below bulk_min bytes, onepass's). */
+static double depth_onepass_bulk(const kbr_state *s, const kbr_impl *impl, kb_host *host)
 {
     uint64_t n = s->n;
-    switch (v) {
-    case KBR_CPU:
-        /* block - 1 additions inside a chunk, then one per later chunk sum. */
-        return (double)s->block + (double)kbr_ceil_div(n, s->block);
-    case KBR_CPU_PARALLEL: {
-        int t = par_threads(n, host);
-        uint64_t per = kbr_ceil_div(kbr_ceil_div(n, KBR_PAR_CHUNK), (uint64_t)t);
-        /* A lane holds chunk/8 elements, three pairwise levels join the lanes,
-           the thread adds its chunks serially, the caller its t totals. */
-        return (double)(KBR_PAR_CHUNK / KBR_LANES) + 3 + (double)per + (double)t;
-    }
-    case KBR_ONEPASS:
-    case KBR_ONEPASS_ATOMIC: {
-        uint64_t w = 16 / s->esize;
-        uint64_t g = kbr_onepass_blocks(n, s->esize, s->sm_count);
-        uint64_t per_thread = kbr_ceil_div(n / w, g * KBR_ONEPASS_BLOCK);
-        /* Per thread: its vectors, split over UNROLL accumulators (each at most
-           per_thread serial additions), log2(w) inside a vector, UNROLL - 1
-           to join the accumulators (the kernel adds them one after another),
-           two for the scalar head and tail; then the block tree; then the
-           finish: serial over the partials a thread owns plus a block tree
-           (or, with atomics, up to g serial additions). */
-        double d = (double)per_thread + ilog2_ceil(w) + (KBR_ONEPASS_UNROLL - 1) + 2 +
-                   ilog2_ceil(KBR_ONEPASS_BLOCK);
-        if (v == KBR_ONEPASS)
-            d += (double)kbr_ceil_div(g, KBR_ONEPASS_BLOCK) + ilog2_ceil(KBR_ONEPASS_BLOCK);
-        else
-            d += (double)g;
-        return d;
-    }
-    case KBR_ONEPASS_BULK: {
-        if (!kbr_bulk_path(n, s->esize, s->bulk_min))
-            return kbr_depth(s, KBR_ONEPASS, host);
-        uint64_t w = 16 / s->esize;
-        uint64_t g = kbr_bulk_blocks(n, s->esize, s->sm_count);
-        uint64_t vpt = KBR_BULK_STAGE_BYTES / 16 / KBR_ONEPASS_BLOCK; /* vectors per thread per stage */
-        uint64_t cv = KBR_BULK_STAGE_BYTES / 16; /* vectors per chunk */
-        uint64_t chunks = (n / w) / cv;          /* whole chunks */
-        uint64_t rounds = chunks / g;            /* whole rounds of chunks */
-        uint64_t dyn = kbr_bulk_dyn_rounds(n, s->esize, s->sm_count);
-        uint64_t stat = rounds - dyn;            /* fixed chunks per block */
-        /* The dynamic chunks, each summed into its own slot. */
-        uint64_t slots = dyn ? chunks - stat * g : 0;
-        /* The vectors after the scheduled chunks, at grid stride, summed
-           serially in one more accumulator: less than one chunk with a
-           dynamic part, fewer than g + 1 chunks without. */
-        uint64_t rest = kbr_ceil_div((dyn ? 1 : g + 1) * cv, g * KBR_ONEPASS_BLOCK);
-        uint64_t serial = stat + (uint64_t)ilog2_ceil(vpt);
-        if (rest > serial)
-            serial = rest;
-        /* A block partial: log2(w) inside a vector, then the serial additions
-           of one of its vpt fixed-chunk accumulators plus log2(vpt) joining
-           them (or the leftover accumulator's), one to join the leftover, two
-           for the scalar head and tail, the block tree. */
-        double part = (double)ilog2_ceil(w) + (double)serial + 1 + 2 + ilog2_ceil(KBR_ONEPASS_BLOCK);
-        /* A dynamic chunk's slot: log2(w), log2(vpt) over a thread's vectors,
-           log2(32) in the warp, the 8 warp sums added serially. */
-        double slot = (double)ilog2_ceil(w) + ilog2_ceil(vpt) + 5 + KBR_ONEPASS_BLOCK / 32;
-        /* The finish: a thread adds its partials serially, its slots
-           serially, one joins them, then the block tree. */
-        double fin = 1 + ilog2_ceil(KBR_ONEPASS_BLOCK);
-        double dp = part + (double)kbr_ceil_div(g, KBR_ONEPASS_BLOCK) + fin;
-        double ds = slot + (double)kbr_ceil_div(slots, KBR_ONEPASS_BLOCK) + fin;
-        return dp > ds ? dp : ds;
-    }
-    case KBR_CUB:
-    case KBR_THRUST: {
-        /* The libraries' code is not ours; this bound assumes only their
-           documented shape: a first pass whose grid has at least one block of
-           32 or more threads per multiprocessor once n fills the device, each
-           thread summing its share serially (a small n runs as one tile of at
-           most 64 items per thread), then at most one more pass, each with a
-           block tree of at most 1024 threads. */
-        double share = (double)kbr_ceil_div(n, (uint64_t)s->sm_count * 32);
-        return (share > 64 ? share : 64) + 2 * 10 + 2;
-    }
-    default: {
-        /* The classic variants: each pass adds the elements a thread owns
-           serially, then a tree of log2(block) levels; passes repeat on the
-           partial sums until one block is left. */
-        double d = 0;
-        uint64_t cnt = n;
-        uint32_t pb = kbr_pass_block((int)v, s->block);
-        for (;;) {
-            uint64_t b = kbr_pass_blocks((int)v, cnt, s->block, s->items, s->sm_count);
-            d += (double)kbr_ceil_div(cnt, b * pb) + ilog2_ceil(pb);
-            if (b <= 1)
-                break;
-            cnt = b;
-        }
-        return d;
-    }
-    }
+    if (!kbr_bulk_path(n, s->esize, s->bulk_min))
+        return depth_onepass(s, impl, host);
+    uint64_t w = 16 / s->esize;
+    uint64_t g = kbr_bulk_blocks(n, s->esize, s->sm_count);
+    uint64_t vpt = KBR_BULK_STAGE_BYTES / 16 / KBR_ONEPASS_BLOCK; /* vectors per thread per stage */
+    uint64_t cv = KBR_BULK_STAGE_BYTES / 16; /* vectors per chunk */
+    uint64_t chunks = (n / w) / cv;          /* whole chunks */
+    uint64_t rounds = chunks / g;            /* whole rounds of chunks */
+    uint64_t dyn = kbr_bulk_dyn_rounds(n, s->esize, s->sm_count);
+    uint64_t stat = rounds - dyn;            /* fixed chunks per block */
+    /* The dynamic chunks, each summed into its own slot. */
+    uint64_t slots = dyn ? chunks - stat * g : 0;
+    /* The vectors after the scheduled chunks, at grid stride, summed
+       serially in one more accumulator: less than one chunk with a
+       dynamic part, fewer than g + 1 chunks without. */
+    uint64_t rest = kbr_ceil_div((dyn ? 1 : g + 1) * cv, g * KBR_ONEPASS_BLOCK);
+    uint64_t serial = stat + (uint64_t)ilog2_ceil(vpt);
+    if (rest > serial)
+        serial = rest;
+    /* A block partial: log2(w) inside a vector, then the serial additions
+       of one of its vpt fixed-chunk accumulators plus log2(vpt) joining
+       them (or the leftover accumulator's), one to join the leftover, two
+       for the scalar head and tail, the block tree. */
+    double part = (double)ilog2_ceil(w) + (double)serial + 1 + 2 + ilog2_ceil(KBR_ONEPASS_BLOCK);
+    /* A dynamic chunk's slot: log2(w), log2(vpt) over a thread's vectors,
+       log2(32) in the warp, the 8 warp sums added serially. */
+    double slot = (double)ilog2_ceil(w) + ilog2_ceil(vpt) + 5 + KBR_ONEPASS_BLOCK / 32;
+    /* The finish: a thread adds its partials serially, its slots
+       serially, one joins them, then the block tree. */
+    double fin = 1 + ilog2_ceil(KBR_ONEPASS_BLOCK);
+    double dp = part + (double)kbr_ceil_div(g, KBR_ONEPASS_BLOCK) + fin;
+    double ds = slot + (double)kbr_ceil_div(slots, KBR_ONEPASS_BLOCK) + fin;
+    return dp > ds ? dp : ds;
+}
+
+/* cub, thrust: the libraries' code is not ours; this bound assumes only their
+   documented shape: a first pass whose grid has at least one block of 32 or
+   more threads per multiprocessor once n fills the device, each thread
+   summing its share serially (a small n runs as one tile of at most 64 items
+   per thread), then at most one more pass, each with a block tree of at most
+   1024 threads. */
+static double depth_library(const kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    double share = (double)kbr_ceil_div(s->n, (uint64_t)s->sm_count * 32);
+    return (share > 64 ? share : 64) + 2 * 10 + 2;
 }
 
 static int kbr_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
@@ -741,7 +767,7 @@ static int kbr_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
     kbr_state *s = state;
     if (v >= KBR_N_VARIANTS)
         return host->fail(host, KB_EINVAL, "reduce: no variant number %u", v);
-    if (v == KBR_THRUST && s->thrust_fallback)
+    if ((impls[v].needs & KBR_NEEDS_THRUST) && s->thrust_fallback)
         host->log(host, KB_LOG_WARN,
                   "reduce: thrust asked for more temporary memory than its pool during run(); "
                   "those runs allocated");
@@ -765,7 +791,7 @@ static int kbr_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
         memcpy(&got, s->h_out, sizeof got);
         u = ldexp(1.0, -53);
     }
-    double d = kbr_depth(s, v, host);
+    double d = impls[v].depth(s, &impls[v], host);
     out->measure = "abs";
     out->tolerance = (d * u + (double)s->n * ldexp(1.0, -64)) * s->abs_sum;
     if (!isfinite(got)) {
@@ -777,4 +803,21 @@ static int kbr_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
     out->error = (double)fabsl((long double)got - s->ref);
     out->passed = out->error <= out->tolerance;
     return KB_OK;
+}
+
+/* ---- the test extension ------------------------------------------------------ */
+
+static const void *test_input(const void *state) { return ((const kbr_state *)state)->h_in; }
+
+static void *test_output(void *state) { return ((kbr_state *)state)->h_out; }
+
+static const kbr_test_ext test_ext = {
+    .size = sizeof(kbr_test_ext),
+    .input = test_input,
+    .output = test_output,
+};
+
+static const void *kbr_extension(const char *name)
+{
+    return strcmp(name, KBR_TEST_EXTENSION) == 0 ? &test_ext : NULL;
 }

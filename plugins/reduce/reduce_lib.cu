@@ -143,7 +143,7 @@ template <class T> int thrust_run(kbr_state *s, kb_host *host)
     pool_alloc a{s, &pool_offset, &pool_outstanding};
     try {
         T r = thrust_sum<T>(s, a, static_cast<cudaStream_t>(host->stream));
-        std::memcpy(s->thrust_result, &r, sizeof r);
+        std::memcpy(s->lib_result, &r, sizeof r);
     } catch (const std::exception &ex) {
         return host->fail(host, KB_ECUDA, "reduce: thrust::reduce failed: %s", ex.what());
     }
@@ -152,7 +152,7 @@ template <class T> int thrust_run(kbr_state *s, kb_host *host)
 
 template <class T> int lib_setup(kbr_state *s, kb_host *host)
 {
-    if (s->variants & KB_VARIANT_BIT(KBR_CUB)) {
+    if (s->needs & KBR_NEEDS_CUB) {
         int rc = cub_size<T>(s, host);
         if (rc)
             return rc;
@@ -166,7 +166,7 @@ template <class T> int lib_setup(kbr_state *s, kb_host *host)
             return host->fail(host, KB_ECUDA, "reduce: cudaMalloc of cub's %zu bytes failed: %s",
                               s->lib_bytes, cudaGetErrorString(e));
     }
-    if (s->variants & KB_VARIANT_BIT(KBR_THRUST)) {
+    if (s->needs & KBR_NEEDS_THRUST) {
         int rc = thrust_size<T>(s, host);
         if (rc)
             return rc;
@@ -195,15 +195,20 @@ extern "C" int kbr_lib_setup(kbr_state *s, kb_host *host)
     }
 }
 
-extern "C" int kbr_lib_run(kbr_state *s, int v, kb_host *host)
+extern "C" int kbr_run_cub(kbr_state *s, const kbr_impl *impl, kb_host *host)
 {
-    if (v == KBR_CUB) {
-        switch (s->dtype) {
-        case KBR_F32: return cub_run<float>(s, host);
-        case KBR_F64: return cub_run<double>(s, host);
-        default: return cub_run<unsigned>(s, host);
-        }
+    switch (s->dtype) {
+    case KBR_F32: return cub_run<float>(s, host);
+    case KBR_F64: return cub_run<double>(s, host);
+    default: return cub_run<unsigned>(s, host);
     }
+}
+
+/* The sum comes back to the host (s->lib_result): the row says
+   KBR_RESULT_ON_HOST, and its KB_VARIANT_SYNCS flag tells the host that run()
+   waits for the stream. */
+extern "C" int kbr_run_thrust(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
     switch (s->dtype) {
     case KBR_F32: return thrust_run<float>(s, host);
     case KBR_F64: return thrust_run<double>(s, host);
