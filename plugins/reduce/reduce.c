@@ -8,13 +8,18 @@
  * library calls in reduce_lib.cu.  Without a GPU (host->stream == NULL) no
  * CUDA function is called here.
  *
- * Inputs.  f32 and f64 draw uniformly from [-1, 1): the signs mix, so the sum
- * is much smaller than sum|x| and any element counted twice or dropped moves
- * the result; the error bound below is relative to sum|x| and so does not
- * depend on cancellation.  i32 draws integers in [-100, 100], summed modulo
- * 2^32 in unsigned arithmetic, so the check is exact whatever the order of
- * the additions: the i32 runs prove each variant's indexing exactly, the float
- * runs its rounding.
+ * Inputs (the `inputs` parameter).  random: f32 and f64 draw uniformly from
+ * [-1, 1): the signs mix, so the sum is much smaller than sum|x| and any
+ * element counted twice or dropped moves the result; the error bound below is
+ * relative to sum|x| and so does not depend on cancellation.  i32 draws
+ * integers in [-100, 100], summed modulo 2^32 in unsigned arithmetic, so the
+ * check is exact whatever the order of the additions: the i32 runs prove each
+ * variant's indexing exactly, the float runs its rounding.  exact: every type
+ * draws non-zero integers in [-k, k], with k so large that n*k <= 2^24 (f32)
+ * or 2^53 (f64): every partial sum, in any order, is an integer the type holds,
+ * so every variant's sum is exact and verify() demands equality (tolerance 0):
+ * a dropped, doubled or misplaced element fails at any n.  f32 at n > 2^24 has
+ * no such k and plan() refuses it.
  *
  * The error bound (README.md has the full derivation).  A sum computed by any
  * tree of additions in a format with unit roundoff u satisfies, to first
@@ -37,6 +42,7 @@
 /* ---- the descriptor ------------------------------------------------------ */
 
 static const char *const dtype_choices[] = {"f32", "f64", "i32"};
+static const char *const inputs_choices[] = {"random", "exact"};
 
 static const kb_param params[KBR_N_PARAMS] = {
     [KBR_P_N] = {.name = "n", .type = KB_PARAM_SIZE, .def = "2^24", .min = 1,
@@ -52,6 +58,11 @@ static const kb_param params[KBR_N_PARAMS] = {
                         .max = 4611686018427387904.0,
                         .help = "onepass-bulk: input bytes from which the copy engine streams "
                                 "(below, the onepass kernel runs)"},
+    [KBR_P_INPUTS] = {.name = "inputs", .type = KB_PARAM_ENUM, .def = "random",
+                      KB_CHOICES(inputs_choices),
+                      .help = "random: floats uniform in [-1, 1), checked against a derived error "
+                              "bound; exact: non-zero integers whose sums are exact in any order, "
+                              "checked for equality (f32: n <= 2^24)"},
 };
 
 /* The CPU variants and the depth rules, named by the rows below. */
@@ -66,7 +77,7 @@ static double depth_onepass_bulk(const kbr_state *s, const kbr_impl *impl, kb_ho
 static double depth_library(const kbr_state *s, const kbr_impl *impl, kb_host *host);
 
 /* The parameters a row's code reads, for kb_variant.uses. */
-#define U_BASE (KB_USES(KBR_P_N) | KB_USES(KBR_P_DTYPE))
+#define U_BASE (KB_USES(KBR_P_N) | KB_USES(KBR_P_DTYPE) | KB_USES(KBR_P_INPUTS))
 #define U_BLOCK KB_USES(KBR_P_BLOCK)
 #define U_ITEMS KB_USES(KBR_P_ITEMS)
 #define U_BULK_MIN KB_USES(KBR_P_BULK_MIN)
@@ -164,7 +175,22 @@ static uint32_t ilog2_ceil(uint64_t x)
                               cudaGetErrorString(e_));                                        \
     } while (0)
 
-/* Checks n, dtype and block, and computes the byte counts that plan() and
+/* Significand bits of the float types (f32: 24, f64: 53). */
+static int mantissa_bits(int dtype) { return dtype == KBR_F64 ? 53 : 24; }
+
+/* Exact inputs: the largest k such that n values in [-k, k] sum exactly in
+   any order, every partial sum an integer of at most n*k <= 2^bits in
+   magnitude; 0 when no k >= 1 does (f32 at n > 2^24).  i32 sums are exact
+   modulo 2^32 whatever k is: KBR_EXACT_I32_K. */
+static int32_t exact_bound(uint64_t n, int dtype)
+{
+    if (dtype == KBR_I32)
+        return KBR_EXACT_I32_K;
+    uint64_t k = (1ull << mantissa_bits(dtype)) / n;
+    return k > INT32_MAX ? INT32_MAX : (int32_t)k;
+}
+
+/* Checks n, dtype, block and inputs, and computes the byte counts that plan() and
    setup() share.  Returns KB_OK or fails with one sentence. */
 typedef struct kbr_sizes {
     uint64_t in_bytes, ping_elems, pong_elems, device_bytes, host_bytes;
@@ -185,6 +211,14 @@ static int kbr_sizes_of(const kb_value *p, kbr_sizes *z, kb_host *host)
         return host->fail(host, KB_EINVAL,
                           "reduce: n = %llu elements of %zu bytes overflow a 64-bit byte count",
                           (unsigned long long)n, es);
+    int dtype = (int)p[KBR_P_DTYPE].i;
+    if (p[KBR_P_INPUTS].i == KBR_EXACT && exact_bound(n, dtype) < 1)
+        return host->fail(host, KB_EINVAL,
+                          "reduce: inputs = exact needs n <= 2^%d in %s (every partial sum must "
+                          "be an integer the type holds exactly), not n = %llu; use inputs = "
+                          "random%s",
+                          mantissa_bits(dtype), dtype_choices[dtype], (unsigned long long)n,
+                          dtype == KBR_F32 ? " or dtype = f64" : "");
     z->in_bytes = n * es;
     /* Partial sums of the classic variants ping-pong between two buffers: the
        first pass writes at most ceil(n / block) values (one element per
@@ -232,6 +266,13 @@ typedef struct gen_job {
     uint32_t usum;
 } gen_job;
 
+/* An exact input: a non-zero integer in [-k, k] from 64 random bits. */
+static int32_t exact_value(uint64_t bits, int32_t k)
+{
+    int64_t r = (int64_t)(bits % (2 * (uint64_t)k)); /* 0 .. 2k-1 */
+    return (int32_t)(r < k ? r - k : r - k + 1);
+}
+
 /* Fills elements [lo, hi) and sums them, so that the reference costs no
    second pass over memory.  Element i depends only on (seed, i). */
 static void *gen_range(void *arg)
@@ -243,11 +284,15 @@ static void *gen_range(void *arg)
     uint32_t usum = 0;
     for (uint64_t i = j->lo; i < j->hi; i++) {
         if (s->dtype == KBR_I32) {
-            int32_t x = (int32_t)(kb_rand_u64(j->seed, 0, i) % 201) - 100;
+            int32_t x = s->inputs == KBR_EXACT
+                            ? exact_value(kb_rand_u64(j->seed, 0, i), s->exact_k)
+                            : (int32_t)(kb_rand_u64(j->seed, 0, i) % 201) - 100;
             ((int32_t *)s->h_in)[i] = x;
             usum += (uint32_t)x;
         } else {
-            double x = kb_rand_uniform(j->seed, 0, i, -1.0, 1.0);
+            double x = s->inputs == KBR_EXACT
+                           ? (double)exact_value(kb_rand_u64(j->seed, 0, i), s->exact_k)
+                           : kb_rand_uniform(j->seed, 0, i, -1.0, 1.0);
             if (s->dtype == KBR_F32) {
                 float f = (float)x;
                 ((float *)s->h_in)[i] = f;
@@ -357,6 +402,8 @@ static int kbr_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **st
     s->block = (uint32_t)p[KBR_P_BLOCK].i;
     s->items = (uint32_t)p[KBR_P_ITEMS].i;
     s->bulk_min = p[KBR_P_BULK_MIN].u;
+    s->inputs = (int)p[KBR_P_INPUTS].i;
+    s->exact_k = exact_bound(s->n, s->dtype);
     s->gpu = host->stream != NULL;
     s->sm_count = host->sm_count > 0 ? host->sm_count : (int)KBR_DEFAULT_SMS;
     s->variants = vmask;
@@ -604,13 +651,6 @@ static int run_cpu_parallel(kbr_state *s, const kbr_impl *impl, kb_host *host)
 static int run_cpu(kbr_state *s, const kbr_impl *impl, kb_host *host)
 {
     uint64_t n = s->n;
-#ifdef KBR_TEST_DROP_LAST
-    /* A build made only for kbench's tests (tests/reduce.cmake) leaves the
-       last element out here, so that the tests can show verify() catching
-       a sum that misses one element.  The plugin kbench ships never
-       defines this. */
-    n -= n > 1;
-#endif
     if (s->dtype == KBR_F32) {
         float r = chunked_f32(s->h_in, 0, n, s->block);
         memcpy(s->h_out, &r, sizeof r);
@@ -791,9 +831,14 @@ static int kbr_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
         memcpy(&got, s->h_out, sizeof got);
         u = ldexp(1.0, -53);
     }
-    double d = impls[v].depth(s, &impls[v], host);
     out->measure = "abs";
-    out->tolerance = (d * u + (double)s->n * ldexp(1.0, -64)) * s->abs_sum;
+    if (s->inputs == KBR_EXACT) {
+        /* Every partial sum is an integer the type holds: the sum is exact. */
+        out->tolerance = 0;
+    } else {
+        double d = impls[v].depth(s, &impls[v], host);
+        out->tolerance = (d * u + (double)s->n * ldexp(1.0, -64)) * s->abs_sum;
+    }
     if (!isfinite(got)) {
         /* NaN or infinity never passes (a poisoned output reads as NaN). */
         out->error = got;

@@ -32,6 +32,7 @@ enum kbr_param {
     KBR_P_BLOCK,
     KBR_P_ITEMS,
     KBR_P_BULK_MIN,
+    KBR_P_INPUTS,
     KBR_N_PARAMS
 };
 
@@ -123,6 +124,10 @@ struct kbr_impl {
    s->d_blk (KBR_ONEPASS_MAX_BLOCKS * 8 bytes, allocated in setup), which
    bounds the dynamic rounds (13 with 264 blocks in f64). */
 #define KBR_BULK_DYN_ROUNDS 13u
+
+/* Exact inputs in i32: non-zero integers in [-KBR_EXACT_I32_K, KBR_EXACT_I32_K]
+   (i32 sums are exact modulo 2^32 in any order, so no bound on n is needed). */
+#define KBR_EXACT_I32_K 100
 
 /* Device memory reserved for the libraries' temporary storage in plan();
    setup() logs a warning if the library asks for more. */
