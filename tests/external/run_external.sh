@@ -1,13 +1,18 @@
 #!/bin/sh
 # run_external.sh BUILD_DIR EXTERNAL_SOURCE_DIR CMAKE GENERATOR
 #
-# Checks that kbench installs and that a plugin builds outside the tree:
+# Checks that kbench installs and that plugins build outside the tree:
 #  1. installs the build into a temporary prefix and checks the layout;
-#  2. configures and builds tests/external (a C-only plugin project) with
-#     -DCMAKE_PREFIX_PATH=<prefix>;
+#  2. configures and builds tests/external (hello in C, saxpy in C + CUDA on
+#     the kit) with -DCMAKE_PREFIX_PATH=<prefix> and no build type or CUDA
+#     architectures: the host code must be optimised (Release) and the CUDA
+#     code built for kbench's own architectures; a project that chooses its
+#     architectures and build type keeps them; tests/external/c-only (hello
+#     in a C-only project) must build without looking for CUDA;
 #  3. runs the installed kbench: `list` must show its installed plugins (found
-#     beside the executable, not in the build tree) and the external one;
-#     `run` must pass on the correct variant and exit 1 on the wrong one.
+#     beside the executable, not in the build tree) and the external ones;
+#     `run` must pass on the correct variants (saxpy's cuda variant is
+#     skipped without a GPU) and exit 1 on the wrong one.
 # Every failure prints one line saying which check failed; exit 1 then.
 set -u
 build=$1
@@ -30,7 +35,7 @@ fail() {
 # 1. Install.
 "$cmake" --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
     { cat "$tmp/install.log"; fail "cmake --install $build did not succeed"; }
-for f in bin/kbench include/kbench/plugin.h \
+for f in bin/kbench include/kbench/plugin.h include/kbench/kit.h lib/libkbench_kit.a \
          lib/cmake/kbench/kbenchConfig.cmake lib/cmake/kbench/kbenchConfigVersion.cmake \
          lib/cmake/kbench/kbenchTargets.cmake lib/cmake/kbench/KbenchPlugin.cmake; do
     [ -f "$prefix/$f" ] || fail "the install lacks $f"
@@ -50,17 +55,81 @@ for p in "$prefix"/lib/kbench/plugins/*; do
         fail "lib/kbench/plugins holds $(basename "$p"), which is not one of the build's plugins"
 done
 
-# 2. Configure and build the external project against the prefix.
+# 2. Configure and build the external project against the prefix, choosing
+#    neither a build type nor CUDA architectures.
 "$cmake" -S "$src" -B "$ext" -G "$generator" -DCMAKE_PREFIX_PATH="$prefix" \
-    -DCMAKE_BUILD_TYPE=Release >"$tmp/configure.log" 2>&1 ||
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$tmp/configure.log" 2>&1 ||
     { cat "$tmp/configure.log"; fail "configuring the external plugin project failed"; }
 "$cmake" --build "$ext" >"$tmp/build.log" 2>&1 ||
-    { cat "$tmp/build.log"; fail "building the external plugin failed"; }
-[ -f "$ext/kbench-hello.so" ] || fail "the external build made no kbench-hello.so"
-if grep -qi cuda "$tmp/configure.log"; then
-    cat "$tmp/configure.log"
-    fail "configuring a C-only plugin project looked for CUDA"
+    { cat "$tmp/build.log"; fail "building the external plugins failed"; }
+for p in hello saxpy; do
+    [ -f "$ext/kbench-$p.so" ] || fail "the external build made no kbench-$p.so"
+done
+grep -q 'CMAKE_BUILD_TYPE:STRING=Release' "$ext/CMakeCache.txt" ||
+    fail "an external project without a build type was not made Release"
+
+# The compile command of one source file, from compile_commands.json.
+command_of() {
+    grep '"command":' "$ext/compile_commands.json" | grep "$1" | head -n 1
+}
+for f in hello.c saxpy.c saxpy_kernel.cu; do
+    cmd=$(command_of "$f")
+    [ -n "$cmd" ] || fail "compile_commands.json has no command for $f"
+    echo "$cmd" | grep -Eq -- ' -O[23] ' ||
+        { echo "$cmd"; fail "$f was compiled without optimisation (-O2 or -O3)"; }
+done
+
+# kbench's CUDA architectures, as its package records them, must be exactly
+# those saxpy_kernel.cu was compiled for.
+archs=$(sed -n 's/^set(KBENCH_CUDA_ARCHITECTURES "\(.*\)")$/\1/p' \
+    "$prefix/lib/cmake/kbench/kbenchConfig.cmake")
+[ -n "$archs" ] || fail "the installed package does not record KBENCH_CUDA_ARCHITECTURES"
+want=$(echo "$archs" | tr ';' '\n' | sed 's/-real$//; s/-virtual$//' | sort -u | tr '\n' ' ')
+cmd=$(command_of saxpy_kernel.cu)
+case "$want" in
+*[!0-9a\ ]*)
+    echo "external: kbench was built for '$archs': the architecture checks are skipped" ;;
+*)
+    got=$(echo "$cmd" | grep -Eo 'arch=compute_[0-9]+a?' | sed 's/arch=compute_//' | sort -u |
+          tr '\n' ' ')
+    [ "$got" = "$want" ] ||
+        { echo "$cmd"; fail "saxpy's CUDA code was built for '$got', not kbench's '$want'"; }
+    # The binary itself, where the toolkit has cuobjdump.
+    objdump=$(command -v cuobjdump || true)
+    nvcc=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$ext/CMakeCache.txt")
+    [ -z "$objdump" ] && [ -x "$(dirname "$nvcc")/cuobjdump" ] && objdump=$(dirname "$nvcc")/cuobjdump
+    if [ -n "$objdump" ]; then
+        "$objdump" --list-elf "$ext/kbench-saxpy.so" >"$tmp/elf.txt" 2>&1 ||
+            { cat "$tmp/elf.txt"; fail "cuobjdump --list-elf kbench-saxpy.so failed"; }
+        elf=$(grep -Eo 'sm_[0-9]+a?' "$tmp/elf.txt" | sed 's/sm_//' | sort -u | tr '\n' ' ')
+        [ "$elf" = "$want" ] ||
+            { cat "$tmp/elf.txt"; fail "kbench-saxpy.so holds code for '$elf', not kbench's '$want'"; }
+    else
+        echo "external: no cuobjdump; the architectures were checked in the compile command"
+    fi ;;
+esac
+
+# A project that chooses its own architectures and build type keeps them
+# (configured only: the compile commands are written at configure time).
+"$cmake" -S "$src" -B "$tmp/ext-chosen" -G "$generator" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CUDA_ARCHITECTURES=80 >"$tmp/chosen.log" 2>&1 ||
+    { cat "$tmp/chosen.log"; fail "configuring the external project with its own choices failed"; }
+cmd=$(grep '"command":' "$tmp/ext-chosen/compile_commands.json" | grep saxpy_kernel.cu)
+echo "$cmd" | grep -q 'arch=compute_80' && ! echo "$cmd" | grep -Eq 'compute_90|-O3' ||
+    { echo "$cmd"; fail "the project's own CUDA architectures (80) or build type (Debug) were overridden"; }
+
+# hello in a project that enables C alone: it must not look for CUDA.
+"$cmake" -S "$src/c-only" -B "$tmp/c-only" -G "$generator" -DCMAKE_PREFIX_PATH="$prefix" \
+    >"$tmp/c-only.log" 2>&1 ||
+    { cat "$tmp/c-only.log"; fail "configuring the C-only plugin project failed"; }
+"$cmake" --build "$tmp/c-only" >>"$tmp/c-only.log" 2>&1 ||
+    { cat "$tmp/c-only.log"; fail "building the C-only plugin project failed"; }
+if grep -qi cuda "$tmp/c-only.log"; then
+    cat "$tmp/c-only.log"
+    fail "configuring or building a C-only plugin project looked for CUDA"
 fi
+[ -f "$tmp/c-only/kbench-hello.so" ] || fail "the C-only build made no kbench-hello.so"
 
 # 3. Run the installed kbench.
 kb=$prefix/bin/kbench
@@ -79,6 +148,10 @@ n_listed=$(grep -c "file: $prefix/lib/kbench/plugins/" "$tmp/list.out")
 grep -q "file: $build/" "$tmp/list.out" &&
     { cat "$tmp/list.out"; fail "the installed kbench loaded plugins from the build tree"; }
 
+grep -q '^saxpy ' "$tmp/list.out" || { cat "$tmp/list.out"; fail "kbench list does not show saxpy"; }
+grep -q 'cuda  *cuda ' "$tmp/list.out" ||
+    { cat "$tmp/list.out"; fail "kbench list does not show saxpy's cuda variant"; }
+
 "$kb" describe hello --plugin-path "$ext" >"$tmp/describe.out" 2>&1 ||
     { cat "$tmp/describe.out"; fail "kbench describe hello failed"; }
 grep -q 'n  *size  *4K  *\[1, 2^26\]  *number of elements' "$tmp/describe.out" ||
@@ -91,10 +164,18 @@ rc=$?
 grep -q scalar "$tmp/run.out" || { cat "$tmp/run.out"; fail "the run's table does not show variant scalar"; }
 grep -q 65536 "$tmp/run.out" || { cat "$tmp/run.out"; fail "the run's table does not show the point n=65536"; }
 
+"$kb" run "$src/saxpy.ini" --plugin-path "$ext" >"$tmp/saxpy.out" 2>"$tmp/saxpy.err"
+rc=$?
+[ $rc -eq 0 ] || { cat "$tmp/saxpy.out" "$tmp/saxpy.err"; fail "kbench run saxpy.ini exited with $rc, not 0"; }
+[ "$(grep -Ec '^  cpu  *cpu  *pass ' "$tmp/saxpy.out")" -eq 2 ] ||
+    { cat "$tmp/saxpy.out"; fail "saxpy's cpu variant did not pass at both points"; }
+grep -Eq '^  cuda  *cuda  *(pass|skipped) ' "$tmp/saxpy.out" ||
+    { cat "$tmp/saxpy.out"; fail "saxpy's cuda variant neither passed nor was skipped"; }
+
 "$kb" run "$src/hello_wrong.ini" --plugin-path "$ext" >"$tmp/wrong.out" 2>"$tmp/wrong.err"
 rc=$?
 [ $rc -eq 1 ] ||
     { cat "$tmp/wrong.out" "$tmp/wrong.err"; fail "kbench run of a failing variant exited with $rc, not 1"; }
 
-echo "external: install, out-of-tree build, list, describe and run all passed"
+echo "external: install, out-of-tree C and CUDA builds (Release, kbench's CUDA architectures), list, describe and run all passed"
 exit 0

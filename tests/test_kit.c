@@ -1,0 +1,529 @@
+/*
+ * test_kit.c -- the plugin kit (kbench/kit.h) on the CPU paths: the
+ * parallel-for, the input generators, the exact-sum guarantee, tolerances
+ * and comparisons, and buffers with a kb_host that has no stream (no GPU),
+ * so that no CUDA function may run.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kbench/kit.h"
+
+static char last_error[512];
+static int fail_calls;
+
+static void test_log(kb_host *h, kb_log_level level, const char *fmt, ...)
+{
+    (void)h;
+    (void)level;
+    (void)fmt;
+}
+
+static int test_fail(kb_host *h, int code, const char *fmt, ...)
+{
+    (void)h;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    fail_calls++;
+    return code;
+}
+
+static kb_host make_host(uint64_t seed, int threads)
+{
+    kb_host h = {.size = sizeof(kb_host), .abi_minor = KB_ABI_MINOR, .seed = seed,
+                 .stream = NULL, .device = -1, .cpu_threads = threads, .log = test_log,
+                 .fail = test_fail};
+    return h;
+}
+
+/* ---- parallel-for --------------------------------------------------------- */
+
+#define MAX_WORKERS 64
+
+typedef struct cover {
+    unsigned *hits;
+    int max_worker;
+    int bad_range;
+    uint64_t begin_of[MAX_WORKERS];
+    pthread_t thread_of[MAX_WORKERS];
+} cover;
+
+static int cover_range(void *ctx, uint64_t begin, uint64_t end, int worker)
+{
+    cover *c = ctx;
+    if (begin >= end || worker < 0 || worker >= MAX_WORKERS)
+        __atomic_store_n(&c->bad_range, 1, __ATOMIC_RELAXED);
+    else {
+        c->begin_of[worker] = begin;
+        c->thread_of[worker] = pthread_self();
+    }
+    int w = c->max_worker;
+    while (worker > w && !__atomic_compare_exchange_n(&c->max_worker, &w, worker, 0,
+                                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+    for (uint64_t i = begin; i < end; i++)
+        __atomic_fetch_add(&c->hits[i], 1u, __ATOMIC_RELAXED);
+    return KB_OK;
+}
+
+Test(kit_parallel, covers_every_index_exactly_once)
+{
+    const int threads[] = {1, 2, 3, 8, 64};
+    const uint64_t sizes[] = {0, 1, 2, 5, 63, 1000003};
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            uint64_t n = sizes[s];
+            kb_host h = make_host(1, threads[t]);
+            cover c = {.hits = calloc(n + 1, sizeof(unsigned)), .max_worker = -1};
+            cr_assert_eq(kbk_parallel_for(&h, n, cover_range, &c), KB_OK);
+            cr_assert_eq(c.bad_range, 0, "an empty or misnumbered chunk at n=%llu threads=%d",
+                         (unsigned long long)n, threads[t]);
+            for (uint64_t i = 0; i < n; i++)
+                cr_assert_eq(c.hits[i], 1u, "index %llu visited %u times (n=%llu, threads=%d)",
+                             (unsigned long long)i, c.hits[i], (unsigned long long)n, threads[t]);
+            cr_assert_eq(c.hits[n], 0u, "index n was visited (n=%llu)", (unsigned long long)n);
+            cr_assert_lt(c.max_worker, threads[t], "worker %d of %d threads", c.max_worker,
+                         threads[t]);
+            free(c.hits);
+        }
+    }
+}
+
+Test(kit_parallel, zero_elements_call_nothing)
+{
+    kb_host h = make_host(1, 4);
+    cover c = {.hits = calloc(1, sizeof(unsigned)), .max_worker = -1};
+    cr_assert_eq(kbk_parallel_for(&h, 0, cover_range, &c), KB_OK);
+    cr_assert_eq(c.max_worker, -1, "fn was called for n = 0");
+    free(c.hits);
+}
+
+Test(kit_parallel, uses_all_threads_when_there_is_work)
+{
+    kb_host h = make_host(1, 8);
+    cover c = {.hits = calloc(1000, sizeof(unsigned)), .max_worker = -1};
+    cr_assert_eq(kbk_parallel_for(&h, 1000, cover_range, &c), KB_OK);
+    cr_assert_eq(c.max_worker, 7);
+    free(c.hits);
+}
+
+Test(kit_parallel, chunk_boundaries_are_deterministic)
+{
+    kb_host h = make_host(1, 7);
+    cover a = {.hits = calloc(100000, sizeof(unsigned)), .max_worker = -1};
+    cover b = {.hits = calloc(100000, sizeof(unsigned)), .max_worker = -1};
+    cr_assert_eq(kbk_parallel_for(&h, 100000, cover_range, &a), KB_OK);
+    cr_assert_eq(kbk_parallel_for(&h, 100000, cover_range, &b), KB_OK);
+    cr_assert_eq(a.max_worker, 6);
+    for (int w = 0; w <= a.max_worker; w++)
+        cr_assert_eq(a.begin_of[w], b.begin_of[w], "worker %d began at %llu, then at %llu", w,
+                     (unsigned long long)a.begin_of[w], (unsigned long long)b.begin_of[w]);
+    /* Contiguous and ordered: worker w starts where worker w-1 ended. */
+    for (int w = 1; w <= a.max_worker; w++)
+        cr_assert_gt(a.begin_of[w], a.begin_of[w - 1]);
+    free(a.hits);
+    free(b.hits);
+}
+
+Test(kit_parallel, one_thread_runs_on_the_caller)
+{
+    kb_host h = make_host(1, 1);
+    cover c = {.hits = calloc(50, sizeof(unsigned)), .max_worker = -1};
+    cr_assert_eq(kbk_parallel_for(&h, 50, cover_range, &c), KB_OK);
+    cr_assert_eq(c.max_worker, 0);
+    cr_assert(pthread_equal(c.thread_of[0], pthread_self()), "the one chunk ran on another thread");
+    free(c.hits);
+}
+
+/* Workers 1 and 3 fail with different codes: the lowest worker's comes back. */
+static int fail_some(void *ctx, uint64_t begin, uint64_t end, int worker)
+{
+    (void)ctx;
+    (void)begin;
+    (void)end;
+    if (worker == 1)
+        return KB_EINVAL;
+    if (worker == 3)
+        return KB_EFAIL;
+    return KB_OK;
+}
+
+Test(kit_parallel, returns_the_lowest_workers_error)
+{
+    kb_host h = make_host(1, 4);
+    cr_assert_eq(kbk_parallel_for(&h, 400, fail_some, NULL), KB_EINVAL);
+}
+
+Test(kit_parallel, propagates_an_error_from_one_thread)
+{
+    kb_host h = make_host(1, 1);
+    cr_assert_eq(kbk_parallel_for(&h, 400, fail_some, NULL), KB_OK); /* worker 0 only */
+    h.cpu_threads = 2;
+    cr_assert_eq(kbk_parallel_for(&h, 400, fail_some, NULL), KB_EINVAL);
+}
+
+/* ---- inputs ----------------------------------------------------------------- */
+
+Test(kit_inputs, exact_values_are_nonzero_integers_within_k)
+{
+    enum { N = 100000 };
+    kb_host h = make_host(42, 4);
+    float *x = malloc(N * sizeof *x);
+    cr_assert_eq(kbk_fill_exact_f32(&h, x, N, 0, 3), KB_OK);
+    int seen_min = 0, seen_max = 0;
+    for (int i = 0; i < N; i++) {
+        cr_assert_neq(x[i], 0.0f, "x[%d] is zero", i);
+        cr_assert_eq(x[i], floorf(x[i]), "x[%d] = %g is not an integer", i, x[i]);
+        cr_assert_leq(fabsf(x[i]), 3.0f, "x[%d] = %g lies outside [-3, 3]", i, x[i]);
+        seen_min |= x[i] == -3.0f;
+        seen_max |= x[i] == 3.0f;
+    }
+    cr_assert(seen_min && seen_max, "the values never reach -k and k");
+    free(x);
+}
+
+Test(kit_inputs, exact_f64_values_are_nonzero_integers_within_k)
+{
+    enum { N = 10000 };
+    kb_host h = make_host(42, 4);
+    double *x = malloc(N * sizeof *x);
+    cr_assert_eq(kbk_fill_exact_f64(&h, x, N, 0, 1000), KB_OK);
+    for (int i = 0; i < N; i++) {
+        cr_assert_neq(x[i], 0.0, "x[%d] is zero", i);
+        cr_assert_eq(x[i], floor(x[i]), "x[%d] = %g is not an integer", i, x[i]);
+        cr_assert_leq(fabs(x[i]), 1000.0, "x[%d] = %g lies outside [-1000, 1000]", i, x[i]);
+    }
+    free(x);
+}
+
+Test(kit_inputs, same_seed_gives_same_values_at_any_thread_count)
+{
+    enum { N = 300000 };
+    kb_host h1 = make_host(7, 1), h8 = make_host(7, 8);
+    float *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    cr_assert_eq(kbk_fill_exact_f32(&h1, a, N, 0, 100), KB_OK);
+    cr_assert_eq(kbk_fill_exact_f32(&h8, b, N, 0, 100), KB_OK);
+    cr_assert_eq(memcmp(a, b, N * sizeof *a), 0, "the same seed gave different values");
+    free(a);
+    free(b);
+}
+
+static int count_differences(const float *a, const float *b, int n)
+{
+    int d = 0;
+    for (int i = 0; i < n; i++)
+        d += a[i] != b[i];
+    return d;
+}
+
+Test(kit_inputs, another_seed_or_stream_gives_other_values)
+{
+    enum { N = 10000 };
+    kb_host h7 = make_host(7, 2), h8 = make_host(8, 2);
+    float *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b), *c = malloc(N * sizeof *c);
+    cr_assert_eq(kbk_fill_exact_f32(&h7, a, N, 0, 100), KB_OK);
+    cr_assert_eq(kbk_fill_exact_f32(&h8, b, N, 0, 100), KB_OK);
+    cr_assert_eq(kbk_fill_exact_f32(&h7, c, N, 1, 100), KB_OK);
+    /* Two independent draws from 200 values agree about 1 time in 200. */
+    cr_assert_gt(count_differences(a, b, N), N * 9 / 10, "seeds 7 and 8 gave similar values");
+    cr_assert_gt(count_differences(a, c, N), N * 9 / 10, "streams 0 and 1 gave similar values");
+    free(a);
+    free(b);
+    free(c);
+}
+
+Test(kit_inputs, exact_fill_refuses_k_below_one)
+{
+    kb_host h = make_host(1, 1);
+    float x[4];
+    fail_calls = 0;
+    cr_assert_eq(kbk_fill_exact_f32(&h, x, 4, 0, 0), KB_EINVAL);
+    cr_assert_eq(fail_calls, 1, "no sentence went through fail()");
+}
+
+Test(kit_inputs, exact_bound_is_the_largest_k_with_n_k_within_2_to_bits)
+{
+    cr_assert_eq(kbk_exact_bound(1u << 24, 24), 1);
+    cr_assert_eq(kbk_exact_bound((1u << 24) + 1, 24), 0, "f32 beyond 2^24 has no exact k");
+    cr_assert_eq(kbk_exact_bound(1000, 24), 16777); /* 2^24 / 1000 = 16777.2 */
+    cr_assert_eq(kbk_exact_bound(3, 2), 1);
+    cr_assert_eq(kbk_exact_bound(1, 53), INT32_MAX, "k must be capped to int32");
+    const uint64_t ns[] = {1, 3, 1000, 123457, 1u << 20};
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+        uint64_t k = (uint64_t)kbk_exact_bound(ns[i], 24);
+        cr_assert_leq(ns[i] * k, 1u << 24);
+        cr_assert_gt(ns[i] * (k + 1), 1u << 24);
+    }
+}
+
+Test(kit_inputs, f32_sum_at_2_to_24_is_exact)
+{
+    const uint64_t n = 1u << 24;
+    int32_t k = kbk_exact_bound(n, 24);
+    cr_assert_geq(k, 1);
+    kb_host h = make_host(2026, 8);
+    float *x = malloc(n * sizeof *x);
+    cr_assert_not_null(x);
+    cr_assert_eq(kbk_fill_exact_f32(&h, x, n, 0, k), KB_OK);
+    volatile float fsum = 0.0f; /* volatile: every partial sum is rounded to f32 */
+    double dsum = 0.0;
+    for (uint64_t i = 0; i < n; i++) {
+        fsum += x[i];
+        dsum += x[i];
+    }
+    cr_assert_eq((double)fsum, dsum, "f32 sum %.1f, exact sum %.1f", (double)fsum, dsum);
+    /* Dropping one element changes the f32 result: a verify that demands
+       equality catches a missed element. */
+    volatile float short_sum = 0.0f;
+    for (uint64_t i = 0; i + 1 < n; i++)
+        short_sum += x[i];
+    cr_assert_neq((double)short_sum, dsum, "a sum missing the last element still matched");
+    free(x);
+}
+
+Test(kit_inputs, uniform_values_stay_in_range_and_avoid_zero)
+{
+    enum { N = 50000 };
+    kb_host h = make_host(3, 4);
+    float *f = malloc(N * sizeof *f);
+    double *d = malloc(N * sizeof *d);
+    int32_t *k = malloc(N * sizeof *k);
+    cr_assert_eq(kbk_fill_uniform_f32(&h, f, N, 0, -1.0, 1.0), KB_OK);
+    cr_assert_eq(kbk_fill_uniform_f64(&h, d, N, 1, 0.5, 2.0), KB_OK);
+    cr_assert_eq(kbk_fill_uniform_i32(&h, k, N, 2, -2, 3), KB_OK);
+    for (int i = 0; i < N; i++) {
+        cr_assert(f[i] != 0.0f && f[i] >= -1.0f && f[i] < 1.0f, "f[%d] = %g", i, f[i]);
+        cr_assert(d[i] >= 0.5 && d[i] < 2.0, "d[%d] = %g", i, d[i]);
+        cr_assert(k[i] != 0 && k[i] >= -2 && k[i] < 3, "k[%d] = %d", i, k[i]);
+    }
+    free(f);
+    free(d);
+    free(k);
+}
+
+Test(kit_inputs, uniform_refuses_a_range_without_nonzero_values)
+{
+    kb_host h = make_host(3, 1);
+    int32_t k[4];
+    float f[4];
+    cr_assert_eq(kbk_fill_uniform_i32(&h, k, 4, 0, 0, 1), KB_EINVAL);
+    cr_assert_eq(kbk_fill_uniform_f32(&h, f, 4, 0, 1.0, 1.0), KB_EINVAL);
+}
+
+/* ---- tolerances and comparisons --------------------------------------------- */
+
+Test(kit_check, unit_roundoff_and_gamma_bound)
+{
+    cr_assert_eq(kbk_unit_roundoff(24), ldexp(1.0, -24));
+    cr_assert_eq(kbk_unit_roundoff(53), ldexp(1.0, -53));
+    double u = ldexp(1.0, -24);
+    cr_assert_eq(kbk_sum_bound(10, 3.0, 24), 10 * u / (1 - 10 * u) * 3.0);
+    cr_assert_eq(kbk_sum_bound(0, 3.0, 24), 0.0);
+    cr_assert(isinf(kbk_sum_bound(1 << 24, 1.0, 24)), "d*u >= 1 must give no bound");
+}
+
+Test(kit_check, abs_passes_within_and_fails_beyond_tolerance)
+{
+    kb_check c = {0};
+    kbk_check_abs(&c, 1.5, 1.0, 0.5);
+    cr_assert_eq(c.passed, 1);
+    cr_assert_eq(c.error, 0.5);
+    cr_assert_str_eq(c.measure, "abs");
+    kbk_check_abs(&c, 1.5, 1.0, 0.25);
+    cr_assert_eq(c.passed, 0);
+}
+
+Test(kit_check, abs_flags_nan)
+{
+    kb_check c = {0};
+    kbk_check_abs(&c, NAN, 1.0, 1e300);
+    cr_assert_eq(c.passed, 0);
+}
+
+#define NA 1000
+
+static void make_arrays(float *got, double *want)
+{
+    for (int i = 0; i < NA; i++) {
+        want[i] = (i % 7) - 3.5;
+        got[i] = (float)want[i];
+    }
+}
+
+Test(kit_check, f32_passes_on_equal_arrays)
+{
+    float got[NA];
+    double want[NA];
+    make_arrays(got, want);
+    kb_check c = {0};
+    uint64_t first = 0;
+    kbk_check_f32(&c, got, want, NA, 0.0, 0.0, &first);
+    cr_assert_eq(c.passed, 1);
+    cr_assert_eq(c.error, 0.0);
+    cr_assert_eq(first, NA);
+    cr_assert_str_eq(c.measure, "mismatches");
+}
+
+Test(kit_check, f32_flags_nan)
+{
+    float got[NA];
+    double want[NA];
+    make_arrays(got, want);
+    got[500] = NAN;
+    kb_check c = {0};
+    uint64_t first = 0;
+    kbk_check_f32(&c, got, want, NA, 1.0, 1.0, &first);
+    cr_assert_eq(c.passed, 0);
+    cr_assert_eq(c.error, 1.0);
+    cr_assert_eq(first, 500);
+}
+
+Test(kit_check, f32_flags_one_perturbed_element)
+{
+    float got[NA];
+    double want[NA];
+    make_arrays(got, want);
+    got[999] += 0.01f;
+    kb_check c = {0};
+    uint64_t first = 0;
+    kbk_check_f32(&c, got, want, NA, 1e-3, 1e-3, &first);
+    cr_assert_eq(c.passed, 0);
+    cr_assert_eq(c.error, 1.0);
+    cr_assert_eq(first, 999);
+}
+
+Test(kit_check, f32_accepts_a_difference_within_atol_plus_rtol)
+{
+    float got[NA];
+    double want[NA];
+    make_arrays(got, want);
+    got[7] = (float)(want[7] + 0.004); /* want[7] = -3.5: atol + rtol*3.5 = 0.0045 */
+    kb_check c = {0};
+    kbk_check_f32(&c, got, want, NA, 1e-3, 1e-3, NULL);
+    cr_assert_eq(c.passed, 1, "error %g", c.error);
+    kbk_check_f32(&c, got, want, NA, 1e-3, 0.0, NULL);
+    cr_assert_eq(c.passed, 0, "rtol was not what let it pass");
+}
+
+Test(kit_check, exact_passes_on_equal_arrays)
+{
+    int32_t a[NA], b[NA];
+    for (int i = 0; i < NA; i++)
+        a[i] = b[i] = i * 3 - 7;
+    kb_check c = {0};
+    uint64_t first = 0;
+    kbk_check_exact(&c, a, b, NA, sizeof a[0], &first);
+    cr_assert_eq(c.passed, 1);
+    cr_assert_eq(c.error, 0.0);
+    cr_assert_eq(first, NA);
+}
+
+Test(kit_check, exact_flags_a_swapped_pair)
+{
+    int32_t a[NA], b[NA];
+    for (int i = 0; i < NA; i++)
+        a[i] = b[i] = i * 3 - 7;
+    a[41] = b[42];
+    a[42] = b[41];
+    kb_check c = {0};
+    uint64_t first = 0;
+    kbk_check_exact(&c, a, b, NA, sizeof a[0], &first);
+    cr_assert_eq(c.passed, 0);
+    cr_assert_eq(c.error, 2.0);
+    cr_assert_eq(first, 41);
+}
+
+Test(kit_check, exact_flags_nan)
+{
+    float a[NA], b[NA];
+    for (int i = 0; i < NA; i++)
+        a[i] = b[i] = (float)i;
+    a[7] = NAN;
+    kb_check c = {0};
+    uint64_t first = 0;
+    kbk_check_exact(&c, a, b, NA, sizeof a[0], &first);
+    cr_assert_eq(c.passed, 0);
+    cr_assert_eq(c.error, 1.0);
+    cr_assert_eq(first, 7);
+}
+
+/* ---- buffers without a GPU --------------------------------------------------- */
+
+Test(kit_buf, both_without_gpu_gives_a_plain_host_copy)
+{
+    kb_host h = make_host(1, 2);
+    kbk_buf b = {0};
+    cr_assert_eq(kbk_buf_alloc(&h, &b, 4096, KBK_BOTH), KB_OK);
+    cr_assert_not_null(b.host);
+    cr_assert_null(b.dev, "a device copy without a stream");
+    cr_assert_eq(b.pinned, 0);
+    cr_assert_eq(b.bytes, 4096);
+    kbk_buf_free(&h, &b);
+}
+
+Test(kit_buf, device_only_without_gpu_allocates_nothing)
+{
+    kb_host h = make_host(1, 2);
+    kbk_buf b = {0};
+    cr_assert_eq(kbk_buf_alloc(&h, &b, 4096, KBK_DEVICE), KB_OK);
+    cr_assert_null(b.host);
+    cr_assert_null(b.dev);
+    kbk_buf_free(&h, &b);
+}
+
+Test(kit_buf, poison_fills_every_byte)
+{
+    kb_host h = make_host(1, 4);
+    kbk_buf b = {0};
+    const size_t bytes = (32u << 20) + 3; /* large enough for several threads, odd */
+    cr_assert_eq(kbk_buf_alloc(&h, &b, bytes, KBK_BOTH), KB_OK);
+    memset(b.host, 0, bytes);
+    cr_assert_eq(kbk_buf_poison(&h, &b, 0xff), KB_OK);
+    const unsigned char *p = b.host;
+    for (size_t i = 0; i < bytes; i++)
+        cr_assert_eq(p[i], 0xff, "byte %zu was not poisoned", i);
+    cr_assert(isnan(((float *)b.host)[0]), "0xff bytes are not a NaN float");
+    kbk_buf_free(&h, &b);
+}
+
+Test(kit_buf, copies_without_gpu_do_nothing)
+{
+    kb_host h = make_host(1, 1);
+    kbk_buf b = {0};
+    cr_assert_eq(kbk_buf_alloc(&h, &b, 64, KBK_BOTH), KB_OK);
+    memset(b.host, 5, 64);
+    cr_assert_eq(kbk_buf_upload(&h, &b), KB_OK);
+    cr_assert_eq(kbk_buf_download(&h, &b), KB_OK);
+    cr_assert_eq(((unsigned char *)b.host)[63], 5);
+    kbk_buf_free(&h, &b);
+}
+
+Test(kit_buf, free_empties_and_accepts_an_empty_buffer)
+{
+    kb_host h = make_host(1, 1);
+    kbk_buf b = {0};
+    kbk_buf_free(&h, &b);
+    cr_assert_eq(kbk_buf_alloc(&h, &b, 64, KBK_HOST), KB_OK);
+    kbk_buf_free(&h, &b);
+    cr_assert_null(b.host);
+    cr_assert_eq(b.bytes, 0);
+    kbk_buf_free(&h, &b); /* twice is harmless */
+}
+
+Test(kit_buf, allocation_failure_says_so_and_leaves_it_empty)
+{
+    kb_host h = make_host(1, 1);
+    kbk_buf b = {0};
+    fail_calls = 0;
+    cr_assert_eq(kbk_buf_alloc(&h, &b, SIZE_MAX / 2, KBK_HOST), KB_ENOMEM);
+    cr_assert_eq(fail_calls, 1);
+    cr_assert(strstr(last_error, "host memory") != NULL, "message: %s", last_error);
+    cr_assert_null(b.host);
+}
