@@ -242,32 +242,50 @@ Test(reduce, unwritten_output_fails)
 
 /* The error verify() reports must be the real distance between the output and
    the exact sum, not a number that merely stays under the tolerance.  The
-   test rebuilds the documented inputs (uniform in [-1, 1) from kb_rand_uniform,
-   stored as float), repeats the cpu variant's documented order (chunks of
-   `block` = 256 summed in float, then the chunk sums), and computes the exact
-   sum itself.  Then a wrong output could not hide: any other value would
-   give another error. */
-Test(reduce, error_is_the_real_distance)
+   test reads the stored inputs through the test extension, repeats the cpu
+   variant's documented order (chunks of `block` = 256 summed in float, then
+   the chunk sums), and computes the exact sum itself.  Then a wrong output
+   could not hide: any other value would give another error. */
+static kb_check cpu_error_and_want(uint64_t n, uint64_t seed, double *want)
 {
-    const uint64_t n = 1000;
-    const uint64_t seed = 11;
+    kb_value p[N_PARAMS];
+    params_of(p, n, F32);
+    kb_host h = make_host(seed);
+    void *state = NULL;
+    uint32_t v = (uint32_t)variant_index("cpu");
+    cr_assert_eq(plug->ops->setup(p, KB_VARIANT_BIT(v), &h, &state), KB_OK, "%s", last_error);
+    const kbr_test_ext *ext = plug->ops->extension(KBR_TEST_EXTENSION);
+    cr_assert_not_null(ext);
+    const float *x = ext->input(state);
     long double exact = 0;
     float total = 0;
     for (uint64_t c = 0; c < n; c += 256) {
         float part = 0;
         for (uint64_t i = c; i < n && i < c + 256; i++) {
-            float x = (float)kb_rand_uniform(seed, 0, i, -1.0, 1.0);
-            part += x;
-            exact += x;
+            part += x[i];
+            exact += x[i];
         }
         total += part;
     }
-    double want = (double)fabsl((long double)total - exact);
-    kb_check c = run_point(n, F32, variant_index("cpu"), 1, seed);
+    *want = (double)fabsl((long double)total - exact);
+    cr_assert_eq(plug->ops->prepare(state, v, &h), KB_OK, "%s", last_error);
+    cr_assert_eq(plug->ops->run(state, v, &h), KB_OK, "%s", last_error);
+    kb_check c;
+    memset(&c, 0, sizeof c);
+    cr_assert_eq(plug->ops->verify(state, v, &c, &h), KB_OK, "%s", last_error);
+    plug->ops->teardown(state, &h);
+    return c;
+}
+
+Test(reduce, error_is_the_real_distance)
+{
+    double want, want2;
+    kb_check c = cpu_error_and_want(1000, 11, &want);
     cr_assert_eq(c.error, want, "verify reported %.17g, the output is %.17g off", c.error, want);
     cr_assert_str_eq(c.measure, "abs");
     /* A different seed gives other inputs and another error. */
-    kb_check d = run_point(n, F32, variant_index("cpu"), 1, seed + 1);
+    kb_check d = cpu_error_and_want(1000, 12, &want2);
+    cr_assert_eq(d.error, want2);
     cr_assert_neq(d.error, c.error);
 }
 
@@ -355,7 +373,8 @@ typedef struct exact_point {
     const kbr_test_ext *ext;
     uint64_t n;
     int dtype;
-    unsigned char sum[8]; /* the output as the cpu variant computed it */
+    unsigned char sum[8]; /* the output as the cpu variant computed it (4 or
+                             8 bytes: the output holds one element) */
 } exact_point;
 
 static void exact_open(exact_point *pt, uint64_t n, int dtype)
@@ -376,7 +395,7 @@ static void exact_open(exact_point *pt, uint64_t n, int dtype)
                  "setup dtype %d n=%llu: %s", dtype, (unsigned long long)n, last_error);
     cr_assert_eq(plug->ops->prepare(pt->state, v, &pt->h), KB_OK, "%s", last_error);
     cr_assert_eq(plug->ops->run(pt->state, v, &pt->h), KB_OK, "%s", last_error);
-    memcpy(pt->sum, pt->ext->output(pt->state), sizeof pt->sum);
+    memcpy(pt->sum, pt->ext->output(pt->state), dtype == F64 ? 8 : 4);
 }
 
 static void exact_close(exact_point *pt) { plug->ops->teardown(pt->state, &pt->h); }

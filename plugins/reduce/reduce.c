@@ -31,7 +31,6 @@
  */
 #include <float.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,14 +166,6 @@ static uint32_t ilog2_ceil(uint64_t x)
     return k;
 }
 
-#define CUDA_TRY(call)                                                                        \
-    do {                                                                                      \
-        cudaError_t e_ = (call);                                                              \
-        if (e_ != cudaSuccess)                                                                \
-            return host->fail(host, KB_ECUDA, "reduce: %s failed: %s", #call,                 \
-                              cudaGetErrorString(e_));                                        \
-    } while (0)
-
 /* Significand bits of the float types (f32: 24, f64: 53). */
 static int mantissa_bits(int dtype) { return dtype == KBR_F64 ? 53 : 24; }
 
@@ -184,10 +175,7 @@ static int mantissa_bits(int dtype) { return dtype == KBR_F64 ? 53 : 24; }
    modulo 2^32 whatever k is: KBR_EXACT_I32_K. */
 static int32_t exact_bound(uint64_t n, int dtype)
 {
-    if (dtype == KBR_I32)
-        return KBR_EXACT_I32_K;
-    uint64_t k = (1ull << mantissa_bits(dtype)) / n;
-    return k > INT32_MAX ? INT32_MAX : (int32_t)k;
+    return dtype == KBR_I32 ? KBR_EXACT_I32_K : kbk_exact_bound(n, mantissa_bits(dtype));
 }
 
 /* Checks n, dtype, block and inputs, and computes the byte counts that plan() and
@@ -256,105 +244,79 @@ static int kbr_plan(const kb_value *p, kb_work *out, kb_host *host)
     return KB_OK;
 }
 
-/* ---- inputs and reference ------------------------------------------------- */
+/* ---- inputs and reference -------------------------------------------------- */
 
-typedef struct gen_job {
-    kbr_state *s;
-    uint64_t seed, lo, hi;
+/* The inputs, from the kit's generators on stream 0 (element i depends on
+   (seed, i) alone; never zero). */
+static int fill_inputs(kbr_state *s, kb_host *host)
+{
+    void *x = s->in.host;
+    if (s->dtype == KBR_I32) /* exact in both modes */
+        return kbk_fill_uniform_i32(host, x, s->n, 0, -KBR_EXACT_I32_K, KBR_EXACT_I32_K + 1);
+    if (s->inputs == KBR_EXACT)
+        return s->dtype == KBR_F32 ? kbk_fill_exact_f32(host, x, s->n, 0, s->exact_k)
+                                   : kbk_fill_exact_f64(host, x, s->n, 0, s->exact_k);
+    return s->dtype == KBR_F32 ? kbk_fill_uniform_f32(host, x, s->n, 0, -1.0, 1.0)
+                               : kbk_fill_uniform_f64(host, x, s->n, 0, -1.0, 1.0);
+}
+
+/* The reference: each worker sums its range of the stored inputs, the
+   workers' sums are joined in worker order, so it does not vary. */
+typedef struct ref_part {
     long double sum;
     double abs_sum;
     uint32_t usum;
-} gen_job;
+} ref_part;
 
-/* An exact input: a non-zero integer in [-k, k] from 64 random bits. */
-static int32_t exact_value(uint64_t bits, int32_t k)
-{
-    int64_t r = (int64_t)(bits % (2 * (uint64_t)k)); /* 0 .. 2k-1 */
-    return (int32_t)(r < k ? r - k : r - k + 1);
-}
+typedef struct ref_job {
+    const kbr_state *s;
+    ref_part *part; /* one per worker */
+} ref_job;
 
-/* Fills elements [lo, hi) and sums them, so that the reference costs no
-   second pass over memory.  Element i depends only on (seed, i). */
-static void *gen_range(void *arg)
+static int ref_range(void *ctx, uint64_t begin, uint64_t end, int worker)
 {
-    gen_job *j = arg;
-    kbr_state *s = j->s;
-    long double sum = 0;
-    double abs_sum = 0;
-    uint32_t usum = 0;
-    for (uint64_t i = j->lo; i < j->hi; i++) {
-        if (s->dtype == KBR_I32) {
-            int32_t x = s->inputs == KBR_EXACT
-                            ? exact_value(kb_rand_u64(j->seed, 0, i), s->exact_k)
-                            : (int32_t)(kb_rand_u64(j->seed, 0, i) % 201) - 100;
-            ((int32_t *)s->h_in)[i] = x;
-            usum += (uint32_t)x;
-        } else {
-            double x = s->inputs == KBR_EXACT
-                           ? (double)exact_value(kb_rand_u64(j->seed, 0, i), s->exact_k)
-                           : kb_rand_uniform(j->seed, 0, i, -1.0, 1.0);
-            if (s->dtype == KBR_F32) {
-                float f = (float)x;
-                ((float *)s->h_in)[i] = f;
-                x = f; /* the reference sums what is stored */
-            } else {
-                ((double *)s->h_in)[i] = x;
-            }
-            sum += (long double)x;
-            abs_sum += fabs(x);
+    const ref_job *j = ctx;
+    const kbr_state *s = j->s;
+    ref_part r = {0};
+    if (s->dtype == KBR_I32) {
+        const int32_t *x = s->in.host;
+        for (uint64_t i = begin; i < end; i++)
+            r.usum += (uint32_t)x[i];
+    } else if (s->dtype == KBR_F32) {
+        const float *x = s->in.host;
+        for (uint64_t i = begin; i < end; i++) {
+            r.sum += (long double)x[i];
+            r.abs_sum += fabs((double)x[i]);
+        }
+    } else {
+        const double *x = s->in.host;
+        for (uint64_t i = begin; i < end; i++) {
+            r.sum += (long double)x[i];
+            r.abs_sum += fabs(x[i]);
         }
     }
-    j->sum = sum;
-    j->abs_sum = abs_sum;
-    j->usum = usum;
-    return NULL;
+    j->part[worker] = r;
+    return KB_OK;
 }
 
-#define KBR_MAX_THREADS 256
-
-static int kbr_threads(kb_host *host)
+static int reference(kbr_state *s, kb_host *host)
 {
-    int t = host->cpu_threads;
-    if (t < 1)
-        t = 1;
-    if (t > KBR_MAX_THREADS)
-        t = KBR_MAX_THREADS;
-    return t;
-}
-
-static void generate(kbr_state *s, kb_host *host)
-{
-    int t = kbr_threads(host);
-    if ((uint64_t)t > kbr_ceil_div(s->n, 1u << 16))
-        t = (int)kbr_ceil_div(s->n, 1u << 16);
-    gen_job jobs[KBR_MAX_THREADS];
-    pthread_t tids[KBR_MAX_THREADS];
-    int started[KBR_MAX_THREADS];
-    uint64_t per = kbr_ceil_div(s->n, (uint64_t)t);
-    for (int k = 0; k < t; k++) {
-        jobs[k] = (gen_job){.s = s, .seed = host->seed, .lo = per * k,
-                            .hi = per * (k + 1) < s->n ? per * (k + 1) : s->n};
-        if (jobs[k].lo > jobs[k].hi)
-            jobs[k].lo = jobs[k].hi;
-        /* A thread that cannot start is done inline: same result, slower. */
-        started[k] = k > 0 && pthread_create(&tids[k], NULL, gen_range, &jobs[k]) == 0;
-        if (!started[k] && k > 0)
-            gen_range(&jobs[k]);
+    int workers = host->cpu_threads > 1 ? host->cpu_threads : 1;
+    ref_part *part = calloc((size_t)workers, sizeof *part);
+    if (!part)
+        return host->fail(host, KB_ENOMEM, "reduce: out of host memory for the reference");
+    ref_job j = {.s = s, .part = part};
+    int rc = kbk_parallel_for(host, s->n, ref_range, &j);
+    s->ref = 0;
+    s->abs_sum = 0;
+    s->ref_u32 = 0;
+    for (int k = 0; k < workers; k++) { /* fixed order; unused workers hold zeros */
+        s->ref += part[k].sum;
+        s->abs_sum += part[k].abs_sum;
+        s->ref_u32 += part[k].usum;
     }
-    gen_range(&jobs[0]);
-    long double sum = 0;
-    double abs_sum = 0;
-    uint32_t usum = 0;
-    for (int k = 0; k < t; k++) {
-        if (started[k])
-            pthread_join(tids[k], NULL);
-        sum += jobs[k].sum; /* fixed order: the reference does not vary */
-        abs_sum += jobs[k].abs_sum;
-        usum += jobs[k].usum;
-    }
-    s->ref = sum;
-    s->abs_sum = abs_sum;
-    s->ref_u32 = usum;
+    free(part);
+    return rc;
 }
 
 /* ---- setup and teardown --------------------------------------------------- */
@@ -362,27 +324,24 @@ static void generate(kbr_state *s, kb_host *host)
 static int setup_device(kbr_state *s, const kbr_sizes *z, kb_host *host)
 {
     cudaStream_t st = (cudaStream_t)host->stream;
-    CUDA_TRY(cudaMalloc(&s->d_in, z->in_bytes));
-    CUDA_TRY(cudaMalloc(&s->d_out, 16));
+    int rc = KB_OK;
     if (s->needs & KBR_NEEDS_PARTIALS) {
-        s->ping_elems = z->ping_elems;
-        s->pong_elems = z->pong_elems;
-        CUDA_TRY(cudaMalloc(&s->d_ping, z->ping_elems * s->esize + 16));
-        CUDA_TRY(cudaMalloc(&s->d_pong, z->pong_elems * s->esize + 16));
-    }
-    if (s->needs & KBR_NEEDS_FINISH) {
-        CUDA_TRY(cudaMalloc(&s->d_blk, (size_t)KBR_ONEPASS_MAX_BLOCKS * 8));
-        CUDA_TRY(cudaMalloc((void **)&s->d_counter, 16));
-        /* The last block of each onepass launch resets the counter to zero. */
-        CUDA_TRY(cudaMemsetAsync(s->d_counter, 0, 16, st));
-    }
-    CUDA_TRY(cudaMemcpyAsync(s->d_in, s->h_in, z->in_bytes, cudaMemcpyHostToDevice, st));
-    CUDA_TRY(cudaStreamSynchronize(st));
-    if (s->needs & (KBR_NEEDS_CUB | KBR_NEEDS_THRUST)) {
-        int rc = kbr_lib_setup(s, host);
-        if (rc)
+        if ((rc = kbk_buf_alloc(host, &s->ping, z->ping_elems * s->esize + 16, KBK_DEVICE)) ||
+            (rc = kbk_buf_alloc(host, &s->pong, z->pong_elems * s->esize + 16, KBK_DEVICE)))
             return rc;
     }
+    if (s->needs & KBR_NEEDS_FINISH) {
+        if ((rc = kbk_buf_alloc(host, &s->blk, (size_t)KBR_ONEPASS_MAX_BLOCKS * 8, KBK_DEVICE)) ||
+            (rc = kbk_buf_alloc(host, &s->counter, 16, KBK_DEVICE)))
+            return rc;
+        /* The last block of each onepass launch resets the counter to zero. */
+        KBK_CUDA(host, cudaMemsetAsync(s->counter.dev, 0, 16, st));
+    }
+    if ((rc = kbk_buf_upload(host, &s->in)))
+        return rc;
+    KBK_CUDA(host, cudaStreamSynchronize(st));
+    if (s->needs & (KBR_NEEDS_CUB | KBR_NEEDS_THRUST))
+        return kbr_lib_setup(s, host);
     return KB_OK;
 }
 
@@ -408,20 +367,15 @@ static int kbr_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **st
     s->sm_count = host->sm_count > 0 ? host->sm_count : (int)KBR_DEFAULT_SMS;
     s->variants = vmask;
     s->needs = needs_of(vmask);
-    if (s->gpu) {
-        /* Pinned memory lets the uploads run at full speed and asynchronously. */
-        CUDA_TRY(cudaMallocHost(&s->h_in, z.in_bytes));
-        s->pinned = 1;
-        CUDA_TRY(cudaMallocHost(&s->h_out, 16));
-    } else {
-        if (z.in_bytes > SIZE_MAX || !(s->h_in = malloc((size_t)z.in_bytes)))
-            return host->fail(host, KB_ENOMEM,
-                              "reduce: cannot allocate %llu bytes of host memory for the input",
-                              (unsigned long long)z.in_bytes);
-        if (!(s->h_out = malloc(16)))
-            return host->fail(host, KB_ENOMEM, "reduce: out of host memory for the output");
-    }
-    generate(s, host);
+    if (z.in_bytes > SIZE_MAX)
+        return host->fail(host, KB_ENOMEM, "reduce: %llu bytes of input do not fit in memory",
+                          (unsigned long long)z.in_bytes);
+    /* With a GPU the host copies are pinned: the uploads run at full speed
+       and asynchronously. */
+    if ((rc = kbk_buf_alloc(host, &s->in, (size_t)z.in_bytes, KBK_BOTH)) ||
+        (rc = kbk_buf_alloc(host, &s->out, s->esize, KBK_BOTH)) ||
+        (rc = fill_inputs(s, host)) || (rc = reference(s, host)))
+        return rc;
     if (s->gpu)
         return setup_device(s, &z, host);
     return KB_OK;
@@ -432,23 +386,12 @@ static void kbr_teardown(void *state, kb_host *host)
     kbr_state *s = state;
     if (!s)
         return;
-    if (s->gpu) {
-        /* Errors are ignored here: teardown frees what it can. */
-        kbr_lib_teardown(s);
-        cudaFree(s->d_in);
-        cudaFree(s->d_out);
-        cudaFree(s->d_ping);
-        cudaFree(s->d_pong);
-        cudaFree(s->d_blk);
-        cudaFree(s->d_counter);
-    }
-    if (s->pinned) {
-        cudaFreeHost(s->h_in);
-        cudaFreeHost(s->h_out);
-    } else {
-        free(s->h_in);
-        free(s->h_out);
-    }
+    /* kbk_buf_free ignores errors (teardown frees what it can) and empty
+       buffers; without a GPU no buffer has a device copy. */
+    kbk_buf *bufs[] = {&s->in, &s->out, &s->ping, &s->pong, &s->blk, &s->counter,
+                       &s->cub_temp, &s->thrust_pool};
+    for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
+        kbk_buf_free(host, bufs[k]);
     free(s);
 }
 
@@ -487,13 +430,11 @@ static int kbr_prepare(void *state, uint32_t v, kb_host *host)
         return rc;
     /* 0xff bytes are NaN in f32 and f64 and -1 in i32, which no correct sum of
        these inputs may be expected to equal by accident (verify rejects NaN). */
-    memset(s->h_out, 0xff, 16);
     memset(s->lib_result, 0xff, sizeof s->lib_result);
-    if (s->gpu && is_cuda(v)) {
-        cudaStream_t st = (cudaStream_t)host->stream;
-        CUDA_TRY(cudaMemsetAsync(s->d_out, 0xff, 16, st));
-        CUDA_TRY(cudaStreamSynchronize(st));
-    }
+    if ((rc = kbk_buf_poison(host, &s->out, 0xff)))
+        return rc;
+    if (s->gpu)
+        KBK_CUDA(host, cudaStreamSynchronize((cudaStream_t)host->stream));
     return KB_OK;
 }
 
@@ -502,9 +443,7 @@ static int kbr_upload(void *state, uint32_t v, kb_host *host)
     kbr_state *s = state;
     if (!s->gpu || !is_cuda(v))
         return KB_OK;
-    CUDA_TRY(cudaMemcpyAsync(s->d_in, s->h_in, s->n * s->esize, cudaMemcpyHostToDevice,
-                             (cudaStream_t)host->stream));
-    return KB_OK;
+    return kbk_buf_upload(host, &s->in);
 }
 
 static int kbr_download(void *state, uint32_t v, kb_host *host)
@@ -514,12 +453,10 @@ static int kbr_download(void *state, uint32_t v, kb_host *host)
         return KB_OK;
     if (impls[v].needs & KBR_RESULT_ON_HOST) {
         /* The variant already handed its sum to the host in run(). */
-        memcpy(s->h_out, s->lib_result, s->esize);
+        memcpy(s->out.host, s->lib_result, s->esize);
         return KB_OK;
     }
-    CUDA_TRY(cudaMemcpyAsync(s->h_out, s->d_out, s->esize, cudaMemcpyDeviceToHost,
-                             (cudaStream_t)host->stream));
-    return KB_OK;
+    return kbk_buf_download(host, &s->out);
 }
 
 /* ---- the CPU variants ------------------------------------------------------ */
@@ -575,91 +512,97 @@ DEFINE_LANES(lanes_u32, uint32_t)
    a multiple of the lanes. */
 #define KBR_PAR_CHUNK 4096u
 
-typedef struct par_job {
-    const kbr_state *s;
-    uint64_t lo, hi;
-    unsigned char out[8];
-} par_job;
+/* The most threads the parallel variant starts (the kit's limit too). */
+#define KBR_MAX_THREADS 256
 
-static void *par_range(void *arg)
-{
-    par_job *j = arg;
-    const kbr_state *s = j->s;
-    if (s->dtype == KBR_F32) {
-        float r = lanes_f32(s->h_in, j->lo, j->hi, KBR_PAR_CHUNK);
-        memcpy(j->out, &r, sizeof r);
-    } else if (s->dtype == KBR_F64) {
-        double r = lanes_f64(s->h_in, j->lo, j->hi, KBR_PAR_CHUNK);
-        memcpy(j->out, &r, sizeof r);
-    } else {
-        uint32_t r = lanes_u32(s->h_in, j->lo, j->hi, KBR_PAR_CHUNK);
-        memcpy(j->out, &r, sizeof r);
-    }
-    return NULL;
-}
-
-/* Threads the parallel variant uses for n elements: at most one per chunk. */
+/* Threads the parallel variant uses for n elements: host->cpu_threads (1 ..
+   KBR_MAX_THREADS), at most one per chunk. */
 static int par_threads(uint64_t n, kb_host *host)
 {
-    int t = kbr_threads(host);
+    int t = host->cpu_threads < 1 ? 1 : host->cpu_threads;
+    if (t > KBR_MAX_THREADS)
+        t = KBR_MAX_THREADS;
     uint64_t chunks = kbr_ceil_div(n, KBR_PAR_CHUNK);
     return (uint64_t)t > chunks ? (int)chunks : t;
+}
+
+/* Thread k's share is [k * per, (k + 1) * per): whole chunks, the same as in
+   the bound verify() derives.  kbk_parallel_for runs over the t shares, one
+   per worker (t is at most host->cpu_threads), and each writes its sum to
+   out[k]; the caller adds them in order. */
+typedef struct par_job {
+    const kbr_state *s;
+    uint64_t per;
+    unsigned char (*out)[8];
+} par_job;
+
+static int par_range(void *ctx, uint64_t begin, uint64_t end, int worker)
+{
+    const par_job *j = ctx;
+    const kbr_state *s = j->s;
+    for (uint64_t k = begin; k < end; k++) {
+        uint64_t lo = j->per * k, hi = j->per * (k + 1);
+        lo = lo < s->n ? lo : s->n;
+        hi = hi < s->n ? hi : s->n;
+        if (s->dtype == KBR_F32) {
+            float r = lanes_f32(s->in.host, lo, hi, KBR_PAR_CHUNK);
+            memcpy(j->out[k], &r, sizeof r);
+        } else if (s->dtype == KBR_F64) {
+            double r = lanes_f64(s->in.host, lo, hi, KBR_PAR_CHUNK);
+            memcpy(j->out[k], &r, sizeof r);
+        } else {
+            uint32_t r = lanes_u32(s->in.host, lo, hi, KBR_PAR_CHUNK);
+            memcpy(j->out[k], &r, sizeof r);
+        }
+    }
+    return KB_OK;
 }
 
 static int run_cpu_parallel(kbr_state *s, const kbr_impl *impl, kb_host *host)
 {
     int t = par_threads(s->n, host);
-    par_job jobs[KBR_MAX_THREADS];
-    pthread_t tids[KBR_MAX_THREADS];
-    int started[KBR_MAX_THREADS];
-    /* Whole chunks per thread, so that every thread's chunks are the same as
-       in the bound verify() derives. */
-    uint64_t per = kbr_ceil_div(kbr_ceil_div(s->n, KBR_PAR_CHUNK), (uint64_t)t) * KBR_PAR_CHUNK;
-    for (int k = 0; k < t; k++) {
-        uint64_t lo = per * k, hi = per * (k + 1);
-        jobs[k] = (par_job){.s = s, .lo = lo < s->n ? lo : s->n, .hi = hi < s->n ? hi : s->n};
-        started[k] = k > 0 && pthread_create(&tids[k], NULL, par_range, &jobs[k]) == 0;
-        if (!started[k] && k > 0)
-            par_range(&jobs[k]);
-    }
-    par_range(&jobs[0]);
+    unsigned char out[KBR_MAX_THREADS][8];
+    par_job j = {.s = s,
+                 .per = kbr_ceil_div(kbr_ceil_div(s->n, KBR_PAR_CHUNK), (uint64_t)t) *
+                        KBR_PAR_CHUNK,
+                 .out = out};
+    int rc = kbk_parallel_for(host, (uint64_t)t, par_range, &j);
+    if (rc)
+        return rc;
     float f = 0;
     double d = 0;
     uint32_t u = 0;
     for (int k = 0; k < t; k++) {
-        if (started[k])
-            pthread_join(tids[k], NULL);
         float jf;
         double jd;
         uint32_t ju;
-        memcpy(&jf, jobs[k].out, sizeof jf);
-        memcpy(&jd, jobs[k].out, sizeof jd);
-        memcpy(&ju, jobs[k].out, sizeof ju);
+        memcpy(&jf, out[k], sizeof jf);
+        memcpy(&jd, out[k], sizeof jd);
+        memcpy(&ju, out[k], sizeof ju);
         f += jf;
         d += jd;
         u += ju;
     }
     if (s->dtype == KBR_F32)
-        memcpy(s->h_out, &f, sizeof f);
+        memcpy(s->out.host, &f, sizeof f);
     else if (s->dtype == KBR_F64)
-        memcpy(s->h_out, &d, sizeof d);
+        memcpy(s->out.host, &d, sizeof d);
     else
-        memcpy(s->h_out, &u, sizeof u);
+        memcpy(s->out.host, &u, sizeof u);
     return KB_OK;
 }
 
 static int run_cpu(kbr_state *s, const kbr_impl *impl, kb_host *host)
 {
-    uint64_t n = s->n;
     if (s->dtype == KBR_F32) {
-        float r = chunked_f32(s->h_in, 0, n, s->block);
-        memcpy(s->h_out, &r, sizeof r);
+        float r = chunked_f32(s->in.host, 0, s->n, s->block);
+        memcpy(s->out.host, &r, sizeof r);
     } else if (s->dtype == KBR_F64) {
-        double r = chunked_f64(s->h_in, 0, n, s->block);
-        memcpy(s->h_out, &r, sizeof r);
+        double r = chunked_f64(s->in.host, 0, s->n, s->block);
+        memcpy(s->out.host, &r, sizeof r);
     } else {
-        uint32_t r = chunked_u32(s->h_in, 0, n, s->block);
-        memcpy(s->h_out, &r, sizeof r);
+        uint32_t r = chunked_u32(s->in.host, 0, s->n, s->block);
+        memcpy(s->out.host, &r, sizeof r);
     }
     return KB_OK;
 }
@@ -813,7 +756,7 @@ static int kbr_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
                   "those runs allocated");
     if (s->dtype == KBR_I32) {
         uint32_t got;
-        memcpy(&got, s->h_out, sizeof got);
+        memcpy(&got, s->out.host, sizeof got);
         out->measure = "mismatches";
         out->error = got != s->ref_u32;
         out->tolerance = 0;
@@ -824,11 +767,11 @@ static int kbr_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
     double u;
     if (s->dtype == KBR_F32) {
         float f;
-        memcpy(&f, s->h_out, sizeof f);
+        memcpy(&f, s->out.host, sizeof f);
         got = f;
         u = ldexp(1.0, -24);
     } else {
-        memcpy(&got, s->h_out, sizeof got);
+        memcpy(&got, s->out.host, sizeof got);
         u = ldexp(1.0, -53);
     }
     out->measure = "abs";
@@ -852,9 +795,9 @@ static int kbr_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
 
 /* ---- the test extension ------------------------------------------------------ */
 
-static const void *test_input(const void *state) { return ((const kbr_state *)state)->h_in; }
+static const void *test_input(const void *state) { return ((const kbr_state *)state)->in.host; }
 
-static void *test_output(void *state) { return ((kbr_state *)state)->h_out; }
+static void *test_output(void *state) { return ((kbr_state *)state)->out.host; }
 
 static const kbr_test_ext test_ext = {
     .size = sizeof(kbr_test_ext),

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kbench/kit.h"
 #include "kbench/plugin.h"
 
 #ifdef __cplusplus
@@ -121,7 +122,7 @@ struct kbr_impl {
    fixed chunks, a block takes the remaining chunks one at a time from a global
    counter (so that blocks on faster paths take more and all finish together);
    each such chunk's sum goes to its own slot after the block partials in
-   s->d_blk (KBR_ONEPASS_MAX_BLOCKS * 8 bytes, allocated in setup), which
+   s->blk (KBR_ONEPASS_MAX_BLOCKS * 8 bytes, allocated in setup), which
    bounds the dynamic rounds (13 with 264 blocks in f64). */
 #define KBR_BULK_DYN_ROUNDS 13u
 
@@ -151,24 +152,23 @@ struct kbr_state {
     uint64_t variants; /* the variants setup() was asked for */
     uint32_t needs;    /* the OR of their kbr_impl.needs */
 
-    void *h_in;  /* the inputs, pinned with a GPU, else malloc'd */
-    void *h_out; /* one output scalar (16 bytes), pinned with a GPU */
-    int pinned;
+    /* Buffers (kbench/kit.h): a host copy, and a device copy with a GPU. */
+    kbk_buf in;  /* the n inputs; the host copy pinned with a GPU */
+    kbk_buf out; /* the output scalar (esize bytes) */
 
     long double ref;  /* exact-enough sum of the stored inputs (floats) */
     uint32_t ref_u32; /* the sum modulo 2^32 (i32) */
     double abs_sum;   /* sum of |x_i|, for the error bound */
 
-    void *d_in, *d_out;
-    void *d_ping, *d_pong; /* partial sums between passes */
-    uint64_t ping_elems, pong_elems;
-    void *d_blk;           /* onepass per-block partials */
-    unsigned *d_counter;   /* onepass blocks done */
-    void *d_lib;           /* cub's temporary storage */
-    size_t lib_bytes;
-    void *d_thrust;        /* thrust's preallocated pool */
-    size_t thrust_bytes;
+    /* Device only. */
+    kbk_buf ping, pong; /* partial sums between passes */
+    kbk_buf blk;        /* onepass per-block partials (and onepass-bulk's slots) */
+    kbk_buf counter;    /* onepass blocks done, onepass-bulk's chunk claims */
+    kbk_buf cub_temp;   /* cub's temporary storage */
+    kbk_buf thrust_pool; /* thrust's preallocated pool */
+    size_t thrust_offset, thrust_outstanding; /* the pool's bump allocator */
     int thrust_fallback;   /* thrust asked for more than the pool in run() */
+    int bulk_smem_raised;  /* onepass-bulk's shared-memory limit is raised */
     unsigned char lib_result[16]; /* a KBR_RESULT_ON_HOST variant's sum */
 };
 
@@ -277,10 +277,9 @@ int kbr_run_onepass_bulk(kbr_state *s, const kbr_impl *impl, kb_host *host);
 int kbr_run_cub(kbr_state *s, const kbr_impl *impl, kb_host *host);
 int kbr_run_thrust(kbr_state *s, const kbr_impl *impl, kb_host *host);
 
-/* The libraries' temporary storage, for s->needs (KBR_NEEDS_CUB,
-   KBR_NEEDS_THRUST); teardown frees what setup made. */
+/* The libraries' temporary storage (s->cub_temp, s->thrust_pool), for
+   s->needs (KBR_NEEDS_CUB, KBR_NEEDS_THRUST); teardown frees the buffers. */
 int kbr_lib_setup(kbr_state *s, kb_host *host);
-void kbr_lib_teardown(kbr_state *s);
 
 /* ---- the test extension ----------------------------------------------------
  * ops->extension(KBR_TEST_EXTENSION) returns a kbr_test_ext: what kbench's

@@ -7,23 +7,15 @@
  * Every kernel is a template on the accumulation type T: float, double, or
  * unsigned int for i32 (unsigned additions wrap modulo 2^32, so the i32 sum is
  * exact in any order).  Every variant leaves the final scalar on the device
- * (s->d_out): the classic ones relaunch themselves on their partial sums,
- * which ping-pong between s->d_ping and s->d_pong, until one block is left.
+ * (s->out.dev): the classic ones relaunch themselves on their partial sums,
+ * which ping-pong between s->ping.dev and s->pong.dev, until one block is left.
  * run() only enqueues on the host's stream; each launch is followed by
- * cudaGetLastError.
+ * KBK_CUDA_LAUNCH (kbench/kit.h), other CUDA calls are wrapped in KBK_CUDA.
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
 #include "reduce.h"
-
-#define KBR_LAUNCH_CHECK(what)                                                                \
-    do {                                                                                      \
-        cudaError_t e_ = cudaGetLastError();                                                  \
-        if (e_ != cudaSuccess)                                                                \
-            return host->fail(host, KB_ECUDA, "reduce: launch of %s failed: %s", what,        \
-                              cudaGetErrorString(e_));                                        \
-    } while (0)
 
 namespace {
 
@@ -275,18 +267,18 @@ __global__ void __launch_bounds__(KBR_MULTIPASS_BLOCK)
 /* ---- the relaunch driver ------------------------------------------------- */
 
 /* Runs pass after pass of launch(in, out, cnt, blocks) until a pass has one
-   block, which writes s->d_out.  Pass k > 1 reads what pass k-1 wrote. */
+   block, which writes s->out.dev.  Pass k > 1 reads what pass k-1 wrote. */
 template <class T, class Launch>
 int passes(kbr_state *s, const kbr_impl *impl, kb_host *host, const char *what, Launch launch)
 {
-    const T *in = static_cast<const T *>(s->d_in);
+    const T *in = static_cast<const T *>(s->in.dev);
     uint64_t cnt = s->n;
-    T *bufs[2] = {static_cast<T *>(s->d_ping), static_cast<T *>(s->d_pong)};
+    T *bufs[2] = {static_cast<T *>(s->ping.dev), static_cast<T *>(s->pong.dev)};
     for (int level = 0;; level++) {
         uint64_t blocks = kbr_pass_blocks(&impl->pass, cnt, s->block, s->items, s->sm_count);
-        T *out = blocks == 1 ? static_cast<T *>(s->d_out) : bufs[level & 1];
+        T *out = blocks == 1 ? static_cast<T *>(s->out.dev) : bufs[level & 1];
         launch(in, out, cnt, (unsigned)blocks);
-        KBR_LAUNCH_CHECK(what);
+        KBK_CUDA_LAUNCH(host, what);
         if (blocks == 1)
             return KB_OK;
         in = out;
@@ -708,27 +700,22 @@ __global__ void __launch_bounds__(KBR_ONEPASS_BLOCK)
     finish_fixed<T, true>(v, blk, counter, out, sm, (unsigned)(end - first));
 }
 
-/* Launches onepass-bulk with the ring's shape; the first launch of each shape
+/* Launches onepass-bulk with the ring's shape; the first launch on a state
    raises the kernel's dynamic shared-memory limit (above 48 KiB). */
 template <class T, unsigned SB, unsigned STAGES>
 int launch_bulk(kbr_state *s, unsigned g, cudaStream_t st, kb_host *host)
 {
-    static bool raised = false;
     const size_t shm = (size_t)SB * STAGES;
-    if (!raised) {
-        cudaError_t e = cudaFuncSetAttribute(k_onepass_bulk<T, SB, STAGES>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm);
-        if (e != cudaSuccess)
-            return host->fail(host, KB_ECUDA,
-                              "reduce: onepass-bulk cannot have %zu bytes of shared memory: %s", shm,
-                              cudaGetErrorString(e));
-        raised = true;
+    if (!s->bulk_smem_raised) {
+        KBK_CUDA(host, cudaFuncSetAttribute(k_onepass_bulk<T, SB, STAGES>,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
+        s->bulk_smem_raised = 1;
     }
     unsigned dyn = (unsigned)kbr_bulk_dyn_rounds(s->n, sizeof(T), s->sm_count);
     k_onepass_bulk<T, SB, STAGES><<<g, KBR_ONEPASS_BLOCK, shm, st>>>(
-        static_cast<const T *>(s->d_in), s->n, static_cast<T *>(s->d_blk), s->d_counter,
-        static_cast<T *>(s->d_out), dyn);
-    KBR_LAUNCH_CHECK("onepass-bulk");
+        static_cast<const T *>(s->in.dev), s->n, static_cast<T *>(s->blk.dev), static_cast<unsigned *>(s->counter.dev),
+        static_cast<T *>(s->out.dev), dyn);
+    KBK_CUDA_LAUNCH(host, "onepass-bulk");
     return KB_OK;
 }
 
@@ -830,20 +817,17 @@ template <class T> int run_onepass_kernel(kbr_state *s, bool atomic, kb_host *ho
 {
     cudaStream_t st = static_cast<cudaStream_t>(host->stream);
     unsigned g = (unsigned)kbr_onepass_blocks(s->n, sizeof(T), s->sm_count);
-    const T *in = static_cast<const T *>(s->d_in);
-    T *out = static_cast<T *>(s->d_out);
+    const T *in = static_cast<const T *>(s->in.dev);
+    T *out = static_cast<T *>(s->out.dev);
     if (!atomic) {
         k_onepass<T, false><<<g, KBR_ONEPASS_BLOCK, 0, st>>>(
-            in, s->n, static_cast<T *>(s->d_blk), s->d_counter, out);
-        KBR_LAUNCH_CHECK("onepass");
+            in, s->n, static_cast<T *>(s->blk.dev), static_cast<unsigned *>(s->counter.dev), out);
+        KBK_CUDA_LAUNCH(host, "onepass");
     } else {
-        cudaError_t e = cudaMemsetAsync(out, 0, sizeof(T), st);
-        if (e != cudaSuccess)
-            return host->fail(host, KB_ECUDA, "reduce: cudaMemsetAsync of the output failed: %s",
-                              cudaGetErrorString(e));
+        KBK_CUDA(host, cudaMemsetAsync(out, 0, sizeof(T), st));
         k_onepass<T, true><<<g, KBR_ONEPASS_BLOCK, 0, st>>>(
-            in, s->n, static_cast<T *>(s->d_blk), s->d_counter, out);
-        KBR_LAUNCH_CHECK("onepass-atomic");
+            in, s->n, static_cast<T *>(s->blk.dev), static_cast<unsigned *>(s->counter.dev), out);
+        KBK_CUDA_LAUNCH(host, "onepass-atomic");
     }
     return KB_OK;
 }
