@@ -3,10 +3,12 @@
  * through the classic steps of a GPU reduction to a one-pass kernel and the
  * libraries (CUB, Thrust).
  *
- * This file holds the descriptor, plan(), the inputs and the reference, the
- * two CPU variants and verify().  The kernels are in reduce_kernels.cu, the
- * library calls in reduce_lib.cu.  Without a GPU (host->stream == NULL) no
- * CUDA function is called here.
+ * This file holds the descriptor (its variants are the rows of
+ * reduce_variants.def), plan(), the inputs and the reference, the two CPU
+ * variants, the depth rules and verify().  The kernels are in
+ * reduce_kernels.cu, the library calls in reduce_lib.cu; buffers, CUDA
+ * checks, threads and input generators come from the kit (kbench/kit.h).
+ * Without a GPU (host->stream == NULL) no CUDA function is called here.
  *
  * Inputs (the `inputs` parameter).  random: f32 and f64 draw uniformly from
  * [-1, 1): the signs mix, so the sum is much smaller than sum|x| and any
@@ -25,9 +27,10 @@
  * tree of additions in a format with unit roundoff u satisfies, to first
  * order, |s_hat - s| <= d * u * sum|x_i|, where d is the largest number of
  * additions any one element passes through on its way to the result.  Each
- * variant's d follows from its shape (kbr_depth below).  The reference is a
- * long double sum (64-bit significand) whose own error, n * 2^-64 * sum|x|, is
- * added to the tolerance.
+ * variant's d follows from its shape (its row's depth rule, depth_* below).
+ * The reference is a long double sum (64-bit significand) whose own error,
+ * n * 2^-64 * sum|x|, is added to the tolerance.  With exact inputs the
+ * tolerance is 0.
  */
 #include <float.h>
 #include <math.h>
