@@ -5,7 +5,9 @@
  *
  * The plugin is dlopen'ed from the build tree, as the host would, and driven
  * through a kb_host built here (no stream, device -1), so setup() must not
- * touch CUDA.
+ * touch CUDA.  reduce.h gives the parameter indices and the test extension
+ * (ops->extension(KBR_TEST_EXTENSION)), through which the exact-mode tests
+ * read the inputs and write chosen sums into the output before verify().
  */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -15,11 +17,20 @@
 #include <string.h>
 
 #include "kbench/plugin.h"
+#include "reduce.h"
 
 #define PLUGIN_PATH KBENCH_BINARY_DIR "/plugins/kbench-reduce.so"
 
-enum { P_N, P_DTYPE, P_BLOCK, P_ITEMS, P_BULK_MIN, N_PARAMS };
-enum { F32, F64, I32 };
+enum {
+    P_N = KBR_P_N,
+    P_DTYPE = KBR_P_DTYPE,
+    P_BLOCK = KBR_P_BLOCK,
+    P_ITEMS = KBR_P_ITEMS,
+    P_BULK_MIN = KBR_P_BULK_MIN,
+    P_INPUTS = KBR_P_INPUTS,
+    N_PARAMS = KBR_N_PARAMS
+};
+enum { F32 = KBR_F32, F64 = KBR_F64, I32 = KBR_I32 };
 
 static void *handle;
 static const kb_plugin *plug;
@@ -90,6 +101,7 @@ static void params_of(kb_value *p, uint64_t n, int dtype)
     p[P_BLOCK].i = 256;
     p[P_ITEMS].i = 8;
     p[P_BULK_MIN].u = 512u << 20;
+    p[P_INPUTS].i = KBR_RANDOM;
 }
 
 Test(reduce, descriptor)
@@ -102,6 +114,8 @@ Test(reduce, descriptor)
     cr_assert_str_eq(plug->params[P_BLOCK].name, "block");
     cr_assert_str_eq(plug->params[P_ITEMS].name, "items");
     cr_assert_str_eq(plug->params[P_BULK_MIN].name, "bulk_min");
+    cr_assert_str_eq(plug->params[P_INPUTS].name, "inputs");
+    cr_assert_str_eq(plug->params[P_INPUTS].def, "random");
     static const char *const order[] = {"cpu", "cpu-parallel", "interleaved",
                                         "interleaved-strided", "sequential", "first-add",
                                         "unroll-warp", "unroll-complete", "multi-element",
@@ -228,32 +242,50 @@ Test(reduce, unwritten_output_fails)
 
 /* The error verify() reports must be the real distance between the output and
    the exact sum, not a number that merely stays under the tolerance.  The
-   test rebuilds the documented inputs (uniform in [-1, 1) from kb_rand_uniform,
-   stored as float), repeats the cpu variant's documented order (chunks of
-   `block` = 256 summed in float, then the chunk sums), and computes the exact
-   sum itself.  Then a wrong output could not hide: any other value would
-   give another error. */
-Test(reduce, error_is_the_real_distance)
+   test reads the stored inputs through the test extension, repeats the cpu
+   variant's documented order (chunks of `block` = 256 summed in float, then
+   the chunk sums), and computes the exact sum itself.  Then a wrong output
+   could not hide: any other value would give another error. */
+static kb_check cpu_error_and_want(uint64_t n, uint64_t seed, double *want)
 {
-    const uint64_t n = 1000;
-    const uint64_t seed = 11;
+    kb_value p[N_PARAMS];
+    params_of(p, n, F32);
+    kb_host h = make_host(seed);
+    void *state = NULL;
+    uint32_t v = (uint32_t)variant_index("cpu");
+    cr_assert_eq(plug->ops->setup(p, KB_VARIANT_BIT(v), &h, &state), KB_OK, "%s", last_error);
+    const kbr_test_ext *ext = plug->ops->extension(KBR_TEST_EXTENSION);
+    cr_assert_not_null(ext);
+    const float *x = ext->input(state);
     long double exact = 0;
     float total = 0;
     for (uint64_t c = 0; c < n; c += 256) {
         float part = 0;
         for (uint64_t i = c; i < n && i < c + 256; i++) {
-            float x = (float)kb_rand_uniform(seed, 0, i, -1.0, 1.0);
-            part += x;
-            exact += x;
+            part += x[i];
+            exact += x[i];
         }
         total += part;
     }
-    double want = (double)fabsl((long double)total - exact);
-    kb_check c = run_point(n, F32, variant_index("cpu"), 1, seed);
+    *want = (double)fabsl((long double)total - exact);
+    cr_assert_eq(plug->ops->prepare(state, v, &h), KB_OK, "%s", last_error);
+    cr_assert_eq(plug->ops->run(state, v, &h), KB_OK, "%s", last_error);
+    kb_check c;
+    memset(&c, 0, sizeof c);
+    cr_assert_eq(plug->ops->verify(state, v, &c, &h), KB_OK, "%s", last_error);
+    plug->ops->teardown(state, &h);
+    return c;
+}
+
+Test(reduce, error_is_the_real_distance)
+{
+    double want, want2;
+    kb_check c = cpu_error_and_want(1000, 11, &want);
     cr_assert_eq(c.error, want, "verify reported %.17g, the output is %.17g off", c.error, want);
     cr_assert_str_eq(c.measure, "abs");
     /* A different seed gives other inputs and another error. */
-    kb_check d = run_point(n, F32, variant_index("cpu"), 1, seed + 1);
+    kb_check d = cpu_error_and_want(1000, 12, &want2);
+    cr_assert_eq(d.error, want2);
     cr_assert_neq(d.error, c.error);
 }
 
@@ -284,64 +316,223 @@ Test(reduce, gpu_variants_refuse_without_gpu)
     plug->ops->teardown(state, &h);
 }
 
-/* ---- verify() catches a sum that misses one element -------------------------
- * tests/reduce.cmake builds the same plugin with KBR_TEST_DROP_LAST, whose
- * cpu variant leaves out the last element.  On points where that element is
- * not tiny, verify() must fail it, and the shipped plugin must pass the same
- * point: so the check sees one missing element, at sizes where the derived
- * tolerance is below it (every i32 size; f64 up to large n; f32 small n). */
-#define DROP_LAST_PATH KBENCH_FIXTURE_DIR "/reduce/kbench-reduce-drop-last.so"
 
-static const kb_plugin *load_other(const char *path, void **h)
+/* ---- the descriptor's facts: used parameters and flags ---------------------- */
+
+static uint64_t uses_of(const char *name) { return plug->variants[variant_index(name)].uses; }
+
+/* Every variant reads n, dtype and inputs; block, items and bulk_min only
+   where its code reads them (cpu-parallel's chunk is fixed, not `block`). */
+Test(reduce, variant_uses_masks)
 {
-    *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    cr_assert_not_null(*h, "cannot load %s: %s", path, dlerror());
-    kb_entry_fn entry = (kb_entry_fn)dlsym(*h, KB_ENTRY_SYMBOL);
-    cr_assert_not_null(entry);
-    const kb_plugin *p = entry(0);
-    cr_assert_not_null(p);
-    return p;
+    const uint64_t base = KB_USES(P_N) | KB_USES(P_DTYPE) | KB_USES(P_INPUTS);
+    const uint64_t block = KB_USES(P_BLOCK), items = KB_USES(P_ITEMS),
+                   bulk = KB_USES(P_BULK_MIN);
+    static const struct { const char *name; uint64_t extra; } want[] = {
+        {"cpu", 1}, {"cpu-parallel", 0}, {"interleaved", 1}, {"interleaved-strided", 1},
+        {"sequential", 1}, {"first-add", 1}, {"unroll-warp", 1}, {"unroll-complete", 1},
+        {"multi-element", 3}, {"shuffle", 3}, {"multipass", 0}, {"onepass", 0},
+        {"onepass-atomic", 0}, {"onepass-bulk", 4}, {"cub", 0}, {"thrust", 0}};
+    cr_assert_eq(plug->n_variants, sizeof want / sizeof want[0]);
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        uint64_t m = base | (want[k].extra & 1 ? block : 0) | (want[k].extra & 2 ? items : 0) |
+                     (want[k].extra & 4 ? bulk : 0);
+        cr_assert_eq(uses_of(want[k].name), m, "%s uses %#llx, want %#llx", want[k].name,
+                     (unsigned long long)uses_of(want[k].name), (unsigned long long)m);
+    }
 }
 
-/* The first seed from 1 whose last element is at least 0.25 in magnitude
-   (floats) or not zero (i32), so the dropped element cannot be negligible. */
-static uint64_t seed_with_visible_last(uint64_t n, int dtype)
+/* thrust returns its sum to the host (syncs), onepass-atomic's float order
+   varies, cub and thrust are the libraries; no other variant has a flag. */
+Test(reduce, variant_flags)
 {
-    for (uint64_t seed = 1;; seed++) {
-        if (dtype == I32) {
-            if ((int)(kb_rand_u64(seed, 0, n - 1) % 201) - 100 != 0)
-                return seed;
-        } else if (fabs(kb_rand_uniform(seed, 0, n - 1, -1.0, 1.0)) >= 0.25) {
-            return seed;
+    for (uint32_t v = 0; v < plug->n_variants; v++) {
+        const char *name = plug->variants[v].name;
+        uint32_t want = strcmp(name, "thrust") == 0   ? KB_VARIANT_LIBRARY | KB_VARIANT_SYNCS
+                        : strcmp(name, "cub") == 0    ? KB_VARIANT_LIBRARY
+                        : strcmp(name, "onepass-atomic") == 0 ? KB_VARIANT_NONDETERM
+                                                               : 0;
+        cr_assert_eq(plug->variants[v].flags, want, "%s has flags %#x, want %#x", name,
+                     plug->variants[v].flags, want);
+    }
+}
+
+/* ---- exact inputs: equality, and one element wrong fails -------------------
+ * With inputs = exact every partial sum is an integer the type holds, so the
+ * cpu variant's sum is the exact sum and verify() demands equality.  Each
+ * test sets up a point, runs the cpu variant through the plugin's ops, and
+ * through the test extension writes into the output the sum as computed, or
+ * that sum without element j, or with element j counted twice; then
+ * verify(). */
+
+static const uint64_t exact_sizes[] = {1, 31, 1000, (1u << 20) + 3, 1u << 24};
+
+typedef struct exact_point {
+    kb_host h;
+    void *state;
+    const kbr_test_ext *ext;
+    uint64_t n;
+    int dtype;
+    unsigned char sum[8]; /* the output as the cpu variant computed it (4 or
+                             8 bytes: the output holds one element) */
+} exact_point;
+
+static void exact_open(exact_point *pt, uint64_t n, int dtype)
+{
+    memset(pt, 0, sizeof *pt);
+    pt->h = make_host(5);
+    pt->n = n;
+    pt->dtype = dtype;
+    cr_assert_not_null(plug->ops->extension, "the plugin has no extension()");
+    pt->ext = plug->ops->extension(KBR_TEST_EXTENSION);
+    cr_assert_not_null(pt->ext, "no %s extension", KBR_TEST_EXTENSION);
+    cr_assert_geq(pt->ext->size, sizeof(kbr_test_ext));
+    kb_value p[N_PARAMS];
+    params_of(p, n, dtype);
+    p[P_INPUTS].i = KBR_EXACT;
+    uint32_t v = (uint32_t)variant_index("cpu");
+    cr_assert_eq(plug->ops->setup(p, KB_VARIANT_BIT(v), &pt->h, &pt->state), KB_OK,
+                 "setup dtype %d n=%llu: %s", dtype, (unsigned long long)n, last_error);
+    cr_assert_eq(plug->ops->prepare(pt->state, v, &pt->h), KB_OK, "%s", last_error);
+    cr_assert_eq(plug->ops->run(pt->state, v, &pt->h), KB_OK, "%s", last_error);
+    memcpy(pt->sum, pt->ext->output(pt->state), dtype == F64 ? 8 : 4);
+}
+
+static void exact_close(exact_point *pt) { plug->ops->teardown(pt->state, &pt->h); }
+
+/* Element j of the inputs, as a double (exact for these integers). */
+static double exact_input(const exact_point *pt, uint64_t j)
+{
+    const void *in = pt->ext->input(pt->state);
+    switch (pt->dtype) {
+    case F32: return ((const float *)in)[j];
+    case F64: return ((const double *)in)[j];
+    default: return ((const int32_t *)in)[j];
+    }
+}
+
+/* Writes the computed sum plus times * x_j into the output, in the element
+   type (i32 modulo 2^32), and verifies. */
+static kb_check exact_verify(exact_point *pt, uint64_t j, int times)
+{
+    void *out = pt->ext->output(pt->state);
+    double x = exact_input(pt, j);
+    if (pt->dtype == F32) {
+        float f;
+        memcpy(&f, pt->sum, sizeof f);
+        f = (float)((double)f + times * x); /* an integer below 2^24 + k: exact */
+        memcpy(out, &f, sizeof f);
+    } else if (pt->dtype == F64) {
+        double d;
+        memcpy(&d, pt->sum, sizeof d);
+        d += times * x;
+        memcpy(out, &d, sizeof d);
+    } else {
+        uint32_t u;
+        memcpy(&u, pt->sum, sizeof u);
+        u += (uint32_t)(int32_t)(times * (int32_t)x);
+        memcpy(out, &u, sizeof u);
+    }
+    kb_check c;
+    memset(&c, 0, sizeof c);
+    c.passed = -1;
+    cr_assert_eq(plug->ops->verify(pt->state, (uint32_t)variant_index("cpu"), &c, &pt->h), KB_OK,
+                 "verify: %s", last_error);
+    return c;
+}
+
+/* The elements each test moves: the first, one in the middle, the last. */
+static uint64_t exact_element(uint64_t n, int k) { return k == 0 ? 0 : k == 1 ? n / 2 : n - 1; }
+
+Test(reduce, exact_correct_sum_passes)
+{
+    for (int dt = F32; dt <= I32; dt++)
+        for (size_t k = 0; k < sizeof exact_sizes / sizeof exact_sizes[0]; k++) {
+            exact_point pt;
+            exact_open(&pt, exact_sizes[k], dt);
+            kb_check c = exact_verify(&pt, 0, 0);
+            cr_assert_eq(c.passed, 1, "dtype %d n=%llu: the exact sum failed (error %g)", dt,
+                         (unsigned long long)pt.n, c.error);
+            cr_assert_eq(c.error, 0.0);
+            cr_assert_eq(c.tolerance, 0.0, "dtype %d: exact mode has tolerance %g", dt,
+                         c.tolerance);
+            exact_close(&pt);
         }
-    }
 }
 
-Test(reduce, dropped_element_is_caught)
+Test(reduce, exact_sum_missing_one_element_fails)
 {
-    void *hd = NULL;
-    const kb_plugin *dropping = load_other(DROP_LAST_PATH, &hd);
-    const kb_plugin *shipped = plug;
-    static const struct {
-        int dtype;
-        uint64_t n;
-    } cases[] = {{F32, 31}, {F32, 1000}, {F64, 1000}, {F64, (1u << 20) + 1},
-                 {I32, 2}, {I32, 1000}, {I32, (1u << 20) + 1}};
-    int v = variant_index("cpu");
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        uint64_t seed = seed_with_visible_last(cases[k].n, cases[k].dtype);
-        plug = shipped;
-        kb_check good = run_point(cases[k].n, cases[k].dtype, v, 1, seed);
-        plug = dropping;
-        kb_check bad = run_point(cases[k].n, cases[k].dtype, v, 1, seed);
-        plug = shipped;
-        cr_assert_eq(good.passed, 1, "dtype %d n=%llu: the shipped cpu variant failed",
-                     cases[k].dtype, (unsigned long long)cases[k].n);
-        cr_assert_eq(bad.passed, 0,
-                     "dtype %d n=%llu: a sum missing its last element passed (error %g, "
-                     "tolerance %g)",
-                     cases[k].dtype, (unsigned long long)cases[k].n, bad.error, bad.tolerance);
-        cr_assert_gt(bad.error, bad.tolerance);
-    }
-    dlclose(hd);
+    for (int dt = F32; dt <= I32; dt++)
+        for (size_t k = 0; k < sizeof exact_sizes / sizeof exact_sizes[0]; k++) {
+            exact_point pt;
+            exact_open(&pt, exact_sizes[k], dt);
+            for (int e = 0; e < 3; e++) {
+                uint64_t j = exact_element(pt.n, e);
+                kb_check c = exact_verify(&pt, j, -1);
+                cr_assert_eq(c.passed, 0, "dtype %d n=%llu: the sum without element %llu passed",
+                             dt, (unsigned long long)pt.n, (unsigned long long)j);
+                cr_assert_gt(c.error, c.tolerance);
+                /* The error is the missing element itself (one mismatch in i32). */
+                cr_assert_eq(c.error, dt == I32 ? 1.0 : fabs(exact_input(&pt, j)));
+            }
+            exact_close(&pt);
+        }
+}
+
+Test(reduce, exact_sum_with_one_element_doubled_fails)
+{
+    for (int dt = F32; dt <= I32; dt++)
+        for (size_t k = 0; k < sizeof exact_sizes / sizeof exact_sizes[0]; k++) {
+            exact_point pt;
+            exact_open(&pt, exact_sizes[k], dt);
+            for (int e = 0; e < 3; e++) {
+                uint64_t j = exact_element(pt.n, e);
+                kb_check c = exact_verify(&pt, j, +1);
+                cr_assert_eq(c.passed, 0, "dtype %d n=%llu: the sum with element %llu twice "
+                             "passed", dt, (unsigned long long)pt.n, (unsigned long long)j);
+                cr_assert_gt(c.error, c.tolerance);
+            }
+            exact_close(&pt);
+        }
+}
+
+/* What makes the sums exact: every input is a non-zero integer and sum|x_i|
+   (a bound on every partial sum, in any order) is at most 2^24 in f32 and
+   2^53 in f64. */
+Test(reduce, exact_inputs_keep_every_partial_sum_exact)
+{
+    for (int dt = F32; dt <= I32; dt++)
+        for (size_t k = 0; k < sizeof exact_sizes / sizeof exact_sizes[0]; k++) {
+            exact_point pt;
+            exact_open(&pt, exact_sizes[k], dt);
+            long double abs_sum = 0;
+            for (uint64_t i = 0; i < pt.n; i++) {
+                double x = exact_input(&pt, i);
+                cr_assert(x != 0 && x == floor(x), "dtype %d n=%llu: input %llu is %g", dt,
+                          (unsigned long long)pt.n, (unsigned long long)i, x);
+                abs_sum += fabs(x);
+            }
+            if (dt != I32)
+                cr_assert_leq(abs_sum, ldexpl(1.0L, dt == F32 ? 24 : 53),
+                              "dtype %d n=%llu: sum|x| = %Lg", dt, (unsigned long long)pt.n,
+                              abs_sum);
+            exact_close(&pt);
+        }
+}
+
+/* f32 has no exact inputs past n = 2^24 (no k >= 1 keeps n*k <= 2^24): plan
+   refuses that point with a sentence, and accepts n = 2^24 itself. */
+Test(reduce, exact_f32_stops_at_2_24)
+{
+    kb_value p[N_PARAMS];
+    kb_host h = make_host(1);
+    kb_work w;
+    params_of(p, (1u << 24) + 1, F32);
+    p[P_INPUTS].i = KBR_EXACT;
+    cr_assert_eq(plug->ops->plan(p, &w, &h), KB_EINVAL);
+    cr_assert_eq(fail_calls, 1);
+    cr_assert_not_null(strstr(last_error, "2^24"), "message: %s", last_error);
+    params_of(p, 1u << 24, F32);
+    p[P_INPUTS].i = KBR_EXACT;
+    cr_assert_eq(plug->ops->plan(p, &w, &h), KB_OK, "plan refused n = 2^24: %s", last_error);
 }

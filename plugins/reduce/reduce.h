@@ -12,37 +12,82 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kbench/kit.h"
 #include "kbench/plugin.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Variants, in the order of the descriptor (and of the optimisation path). */
-enum kbr_variant {
-    KBR_CPU = 0,
-    KBR_CPU_PARALLEL,
-    KBR_INTERLEAVED,
-    KBR_INTERLEAVED_STRIDED,
-    KBR_SEQUENTIAL,
-    KBR_FIRST_ADD,
-    KBR_UNROLL_WARP,
-    KBR_UNROLL_COMPLETE,
-    KBR_MULTI_ELEMENT,
-    KBR_SHUFFLE,
-    KBR_MULTIPASS,
-    KBR_ONEPASS,
-    KBR_ONEPASS_ATOMIC,
-    KBR_ONEPASS_BULK,
-    KBR_CUB,
-    KBR_THRUST,
-    KBR_N_VARIANTS
-};
-
 enum kbr_dtype { KBR_F32 = 0, KBR_F64 = 1, KBR_I32 = 2 };
 
+/* The `inputs` parameter: random draws (f32/f64 uniform in [-1, 1), checked
+   against a derived error bound) or exact ones (small non-zero integers whose
+   sums every variant computes exactly, checked for equality). */
+enum kbr_inputs { KBR_RANDOM = 0, KBR_EXACT = 1 };
+
 /* Parameters, in declaration order (params[] is indexed with these). */
-enum kbr_param { KBR_P_N = 0, KBR_P_DTYPE, KBR_P_BLOCK, KBR_P_ITEMS, KBR_P_BULK_MIN, KBR_N_PARAMS };
+enum kbr_param {
+    KBR_P_N = 0,
+    KBR_P_DTYPE,
+    KBR_P_BLOCK,
+    KBR_P_ITEMS,
+    KBR_P_BULK_MIN,
+    KBR_P_INPUTS,
+    KBR_N_PARAMS
+};
+
+/* ---- the variant table ----------------------------------------------------
+ * Each variant is one row of reduce_variants.def: the kb_variant the host sees
+ * and the kbr_impl below, which says how the plugin runs it.  Nothing else in
+ * the plugin names a variant: setup(), run(), verify() and the CUDA files act
+ * on the row they are given.
+ * ------------------------------------------------------------------------ */
+typedef struct kbr_state kbr_state;
+typedef struct kbr_impl kbr_impl;
+
+/* One run: a CPU variant computes into the host output, a CUDA variant
+   enqueues on host->stream.  Returns KB_OK, or a kb_status after
+   host->fail() said what went wrong. */
+typedef int (*kbr_run_fn)(kbr_state *s, const kbr_impl *impl, kb_host *host);
+
+/* The variant's d for the error bound (README.md): the most additions any
+   one element passes through on its way to the result, from the same shape
+   functions the launchers use. */
+typedef double (*kbr_depth_fn)(const kbr_state *s, const kbr_impl *impl, kb_host *host);
+
+/* The classic variants' pass: blocks of `block` threads, each thread loading
+   `per_thread` elements per round; a grid capped at `blocks_per_sm` blocks
+   per multiprocessor loops over the rest (grid stride).  Passes repeat on the
+   partial sums until one block is left. */
+typedef struct kbr_pass {
+    uint32_t block;         /* threads per block; 0: the `block` parameter   */
+    uint32_t per_thread;    /* elements per thread per round; 0: `items`     */
+    uint32_t blocks_per_sm; /* grid cap per multiprocessor; 0: no cap        */
+} kbr_pass;
+
+/* What a variant needs from setup() beyond the input and the output. */
+enum kbr_needs {
+    KBR_NEEDS_PARTIALS = 1u << 0, /* ping-pong buffers for the partial sums
+                                     (a classic variant: `pass` is set)      */
+    KBR_NEEDS_FINISH = 1u << 1,   /* per-block partials and the ticket
+                                     counter of the onepass finish           */
+    KBR_NEEDS_CUB = 1u << 2,      /* cub's temporary storage                 */
+    KBR_NEEDS_THRUST = 1u << 3,   /* thrust's preallocated pool              */
+    KBR_RESULT_ON_HOST = 1u << 4  /* run() hands the sum to the host
+                                     (s->lib_result); download() copies it   */
+};
+
+/* Bit for dtype d in kbr_impl.dtypes. */
+#define KBR_DTYPE_BIT(d) (1u << (d))
+
+struct kbr_impl {
+    kbr_run_fn run;     /* the launch (CUDA) or the loop (CPU)               */
+    kbr_depth_fn depth; /* the error bound's depth rule                      */
+    kbr_pass pass;      /* classic variants (KBR_NEEDS_PARTIALS) only        */
+    uint32_t dtypes;    /* KBR_DTYPE_BIT of each dtype it runs; 0: all       */
+    uint32_t needs;     /* enum kbr_needs                                    */
+};
 
 /* The multipass variant's fixed shape (the tutorial's): 1024 threads, two
    loads per thread. */
@@ -77,9 +122,13 @@ enum kbr_param { KBR_P_N = 0, KBR_P_DTYPE, KBR_P_BLOCK, KBR_P_ITEMS, KBR_P_BULK_
    fixed chunks, a block takes the remaining chunks one at a time from a global
    counter (so that blocks on faster paths take more and all finish together);
    each such chunk's sum goes to its own slot after the block partials in
-   s->d_blk (KBR_ONEPASS_MAX_BLOCKS * 8 bytes, allocated in setup), which
+   s->blk (KBR_ONEPASS_MAX_BLOCKS * 8 bytes, allocated in setup), which
    bounds the dynamic rounds (13 with 264 blocks in f64). */
 #define KBR_BULK_DYN_ROUNDS 13u
+
+/* Exact inputs in i32: non-zero integers in [-KBR_EXACT_I32_K, KBR_EXACT_I32_K]
+   (i32 sums are exact modulo 2^32 in any order, so no bound on n is needed). */
+#define KBR_EXACT_I32_K 100
 
 /* Device memory reserved for the libraries' temporary storage in plan();
    setup() logs a warning if the library asks for more. */
@@ -89,73 +138,64 @@ enum kbr_param { KBR_P_N = 0, KBR_P_DTYPE, KBR_P_BLOCK, KBR_P_ITEMS, KBR_P_BULK_
 #define KBR_MAX_GRID 2147483647ull
 
 /* The state of one point (setup() .. teardown()). */
-typedef struct kbr_state {
+struct kbr_state {
     uint64_t n;
     int dtype;
     size_t esize;   /* bytes per element */
     uint32_t block; /* the `block` parameter */
     uint32_t items; /* the `items` parameter */
     uint64_t bulk_min; /* the `bulk_min` parameter: bytes */
+    int inputs;     /* the `inputs` parameter (enum kbr_inputs) */
+    int32_t exact_k; /* exact inputs: non-zero integers in [-exact_k, exact_k] */
     int sm_count;   /* host->sm_count, or KBR_DEFAULT_SMS without a GPU */
     int gpu;        /* host->stream != NULL */
-    uint64_t variants;
+    uint64_t variants; /* the variants setup() was asked for */
+    uint32_t needs;    /* the OR of their kbr_impl.needs */
 
-    void *h_in;  /* the inputs, pinned with a GPU, else malloc'd */
-    void *h_out; /* one output scalar (16 bytes), pinned with a GPU */
-    int pinned;
+    /* Buffers (kbench/kit.h): a host copy, and a device copy with a GPU. */
+    kbk_buf in;  /* the n inputs; the host copy pinned with a GPU */
+    kbk_buf out; /* the output scalar (esize bytes) */
 
     long double ref;  /* exact-enough sum of the stored inputs (floats) */
     uint32_t ref_u32; /* the sum modulo 2^32 (i32) */
     double abs_sum;   /* sum of |x_i|, for the error bound */
 
-    void *d_in, *d_out;
-    void *d_ping, *d_pong; /* partial sums between passes */
-    uint64_t ping_elems, pong_elems;
-    void *d_blk;           /* onepass per-block partials */
-    unsigned *d_counter;   /* onepass blocks done */
-    void *d_lib;           /* cub temporary storage, then thrust's pool */
-    size_t lib_bytes;
-    void *d_thrust;        /* thrust's preallocated pool */
-    size_t thrust_bytes;
+    /* Device only. */
+    kbk_buf ping, pong; /* partial sums between passes */
+    kbk_buf blk;        /* onepass per-block partials (and onepass-bulk's slots) */
+    kbk_buf counter;    /* onepass blocks done, onepass-bulk's chunk claims */
+    kbk_buf cub_temp;   /* cub's temporary storage */
+    kbk_buf thrust_pool; /* thrust's preallocated pool */
+    size_t thrust_offset, thrust_outstanding; /* the pool's bump allocator */
     int thrust_fallback;   /* thrust asked for more than the pool in run() */
-    unsigned char thrust_result[16];
-} kbr_state;
+    int bulk_smem_raised;  /* onepass-bulk's shared-memory limit is raised */
+    unsigned char lib_result[16]; /* a KBR_RESULT_ON_HOST variant's sum */
+};
 
 /* ---- launch shapes, shared with verify() -------------------------------- */
 
 static inline uint64_t kbr_ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-/* Threads per block of one pass of variant v. */
-static inline uint32_t kbr_pass_block(int v, uint32_t block)
+/* Threads per block of one pass. */
+static inline uint32_t kbr_pass_block(const kbr_pass *p, uint32_t block)
 {
-    return v == KBR_MULTIPASS ? KBR_MULTIPASS_BLOCK : block;
+    return p->block ? p->block : block;
 }
 
 /* Elements one block of a pass covers (per grid-stride round). */
-static inline uint64_t kbr_block_elems(int v, uint32_t block, uint32_t items)
+static inline uint64_t kbr_block_elems(const kbr_pass *p, uint32_t block, uint32_t items)
 {
-    switch (v) {
-    case KBR_INTERLEAVED:
-    case KBR_INTERLEAVED_STRIDED:
-    case KBR_SEQUENTIAL: return block;
-    case KBR_FIRST_ADD:
-    case KBR_UNROLL_WARP:
-    case KBR_UNROLL_COMPLETE: return 2ull * block;
-    case KBR_MULTI_ELEMENT:
-    case KBR_SHUFFLE: return (uint64_t)block * items;
-    case KBR_MULTIPASS: return 2ull * KBR_MULTIPASS_BLOCK;
-    default: return block;
-    }
+    return (uint64_t)kbr_pass_block(p, block) * (p->per_thread ? p->per_thread : items);
 }
 
-/* Blocks of one pass of the classic variants over cnt elements. */
-static inline uint64_t kbr_pass_blocks(int v, uint64_t cnt, uint32_t block, uint32_t items,
-                                       int sm_count)
+/* Blocks of one pass over cnt elements. */
+static inline uint64_t kbr_pass_blocks(const kbr_pass *p, uint64_t cnt, uint32_t block,
+                                       uint32_t items, int sm_count)
 {
-    uint64_t b = kbr_ceil_div(cnt, kbr_block_elems(v, block, items));
-    if (v == KBR_MULTI_ELEMENT) {
+    uint64_t b = kbr_ceil_div(cnt, kbr_block_elems(p, block, items));
+    if (p->blocks_per_sm) {
         uint64_t cap = (sm_count > 0 ? (uint64_t)sm_count : (uint64_t)KBR_DEFAULT_SMS) *
-                       KBR_MULTI_BLOCKS_PER_SM;
+                       p->blocks_per_sm;
         if (b > cap)
             b = cap;
     }
@@ -218,13 +258,44 @@ static inline uint64_t kbr_bulk_dyn_rounds(uint64_t n, size_t esize, int sm_coun
     return d < rounds ? d : rounds;
 }
 
-/* ---- the CUDA side (reduce_kernels.cu, reduce_lib.cu) -------------------- */
+/* ---- the CUDA side: the run entries of the rows ---------------------------
+ * reduce_kernels.cu: the hand-written kernels; reduce_lib.cu: the libraries.
+ * Each returns KB_OK, or a kb_status after host->fail() named the call.
+ * ------------------------------------------------------------------------ */
+int kbr_run_interleaved(kbr_state *s, const kbr_impl *impl, kb_host *host);
+int kbr_run_interleaved_strided(kbr_state *s, const kbr_impl *impl, kb_host *host);
+int kbr_run_sequential(kbr_state *s, const kbr_impl *impl, kb_host *host);
+int kbr_run_first_add(kbr_state *s, const kbr_impl *impl, kb_host *host);
+int kbr_run_unroll_warp(kbr_state *s, const kbr_impl *impl, kb_host *host);
+int kbr_run_unroll_complete(kbr_state *s, const kbr_impl *impl, kb_host *host);
+int kbr_run_multi_element(kbr_state *s, const kbr_impl *impl, kb_host *host);
+int kbr_run_shuffle(kbr_state *s, const kbr_impl *impl, kb_host *host);
+int kbr_run_multipass(kbr_state *s, const kbr_impl *impl, kb_host *host);
+int kbr_run_onepass(kbr_state *s, const kbr_impl *impl, kb_host *host);
+int kbr_run_onepass_atomic(kbr_state *s, const kbr_impl *impl, kb_host *host);
+int kbr_run_onepass_bulk(kbr_state *s, const kbr_impl *impl, kb_host *host);
+int kbr_run_cub(kbr_state *s, const kbr_impl *impl, kb_host *host);
+int kbr_run_thrust(kbr_state *s, const kbr_impl *impl, kb_host *host);
 
-/* Each returns KB_OK, or a kb_status after host->fail() named the call. */
-int kbr_cuda_run(kbr_state *s, int v, kb_host *host);
+/* The libraries' temporary storage (s->cub_temp, s->thrust_pool), for
+   s->needs (KBR_NEEDS_CUB, KBR_NEEDS_THRUST); teardown frees the buffers. */
 int kbr_lib_setup(kbr_state *s, kb_host *host);
-int kbr_lib_run(kbr_state *s, int v, kb_host *host);
-void kbr_lib_teardown(kbr_state *s);
+
+/* ---- the test extension ----------------------------------------------------
+ * ops->extension(KBR_TEST_EXTENSION) returns a kbr_test_ext: what kbench's
+ * tests reach inside a state made by setup(), so that they can write a
+ * chosen sum into the output and show that verify() rejects it.  Pointers
+ * stay valid until teardown().
+ * ------------------------------------------------------------------------ */
+#define KBR_TEST_EXTENSION "reduce.test"
+
+typedef struct kbr_test_ext {
+    uint32_t size;                           /* sizeof(kbr_test_ext)      */
+    const void *(*input)(const void *state); /* the n inputs, host copy,
+                                                in the element type       */
+    void *(*output)(void *state);            /* the output scalar, host
+                                                copy, in the element type */
+} kbr_test_ext;
 
 #ifdef __cplusplus
 }

@@ -7,23 +7,15 @@
  * Every kernel is a template on the accumulation type T: float, double, or
  * unsigned int for i32 (unsigned additions wrap modulo 2^32, so the i32 sum is
  * exact in any order).  Every variant leaves the final scalar on the device
- * (s->d_out): the classic ones relaunch themselves on their partial sums,
- * which ping-pong between s->d_ping and s->d_pong, until one block is left.
+ * (s->out.dev): the classic ones relaunch themselves on their partial sums,
+ * which ping-pong between s->ping.dev and s->pong.dev, until one block is left.
  * run() only enqueues on the host's stream; each launch is followed by
- * cudaGetLastError.
+ * KBK_CUDA_LAUNCH (kbench/kit.h), other CUDA calls are wrapped in KBK_CUDA.
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
 #include "reduce.h"
-
-#define KBR_LAUNCH_CHECK(what)                                                                \
-    do {                                                                                      \
-        cudaError_t e_ = cudaGetLastError();                                                  \
-        if (e_ != cudaSuccess)                                                                \
-            return host->fail(host, KB_ECUDA, "reduce: launch of %s failed: %s", what,        \
-                              cudaGetErrorString(e_));                                        \
-    } while (0)
 
 namespace {
 
@@ -275,18 +267,18 @@ __global__ void __launch_bounds__(KBR_MULTIPASS_BLOCK)
 /* ---- the relaunch driver ------------------------------------------------- */
 
 /* Runs pass after pass of launch(in, out, cnt, blocks) until a pass has one
-   block, which writes s->d_out.  Pass k > 1 reads what pass k-1 wrote. */
+   block, which writes s->out.dev.  Pass k > 1 reads what pass k-1 wrote. */
 template <class T, class Launch>
-int passes(kbr_state *s, int v, kb_host *host, const char *what, Launch launch)
+int passes(kbr_state *s, const kbr_impl *impl, kb_host *host, const char *what, Launch launch)
 {
-    const T *in = static_cast<const T *>(s->d_in);
+    const T *in = static_cast<const T *>(s->in.dev);
     uint64_t cnt = s->n;
-    T *bufs[2] = {static_cast<T *>(s->d_ping), static_cast<T *>(s->d_pong)};
+    T *bufs[2] = {static_cast<T *>(s->ping.dev), static_cast<T *>(s->pong.dev)};
     for (int level = 0;; level++) {
-        uint64_t blocks = kbr_pass_blocks(v, cnt, s->block, s->items, s->sm_count);
-        T *out = blocks == 1 ? static_cast<T *>(s->d_out) : bufs[level & 1];
+        uint64_t blocks = kbr_pass_blocks(&impl->pass, cnt, s->block, s->items, s->sm_count);
+        T *out = blocks == 1 ? static_cast<T *>(s->out.dev) : bufs[level & 1];
         launch(in, out, cnt, (unsigned)blocks);
-        KBR_LAUNCH_CHECK(what);
+        KBK_CUDA_LAUNCH(host, what);
         if (blocks == 1)
             return KB_OK;
         in = out;
@@ -708,126 +700,189 @@ __global__ void __launch_bounds__(KBR_ONEPASS_BLOCK)
     finish_fixed<T, true>(v, blk, counter, out, sm, (unsigned)(end - first));
 }
 
-/* Launches onepass-bulk with the ring's shape; the first launch of each shape
+/* Launches onepass-bulk with the ring's shape; the first launch on a state
    raises the kernel's dynamic shared-memory limit (above 48 KiB). */
 template <class T, unsigned SB, unsigned STAGES>
 int launch_bulk(kbr_state *s, unsigned g, cudaStream_t st, kb_host *host)
 {
-    static bool raised = false;
     const size_t shm = (size_t)SB * STAGES;
-    if (!raised) {
-        cudaError_t e = cudaFuncSetAttribute(k_onepass_bulk<T, SB, STAGES>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm);
-        if (e != cudaSuccess)
-            return host->fail(host, KB_ECUDA,
-                              "reduce: onepass-bulk cannot have %zu bytes of shared memory: %s", shm,
-                              cudaGetErrorString(e));
-        raised = true;
+    if (!s->bulk_smem_raised) {
+        KBK_CUDA(host, cudaFuncSetAttribute(k_onepass_bulk<T, SB, STAGES>,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shm));
+        s->bulk_smem_raised = 1;
     }
     unsigned dyn = (unsigned)kbr_bulk_dyn_rounds(s->n, sizeof(T), s->sm_count);
     k_onepass_bulk<T, SB, STAGES><<<g, KBR_ONEPASS_BLOCK, shm, st>>>(
-        static_cast<const T *>(s->d_in), s->n, static_cast<T *>(s->d_blk), s->d_counter,
-        static_cast<T *>(s->d_out), dyn);
-    KBR_LAUNCH_CHECK("onepass-bulk");
+        static_cast<const T *>(s->in.dev), s->n, static_cast<T *>(s->blk.dev), static_cast<unsigned *>(s->counter.dev),
+        static_cast<T *>(s->out.dev), dyn);
+    KBK_CUDA_LAUNCH(host, "onepass-bulk");
     return KB_OK;
 }
 
-template <class T> int run_typed(kbr_state *s, int v, kb_host *host)
+/* ---- the run entries: one per row of reduce_variants.def ------------------- */
+
+/* Each row's launch, for element type T; the entries below pick T from the
+   state's dtype (i32 sums as unsigned: wrapping modulo 2^32). */
+template <class T> int run_interleaved(kbr_state *s, const kbr_impl *impl, kb_host *host)
 {
     cudaStream_t st = static_cast<cudaStream_t>(host->stream);
     unsigned bs = s->block;
     size_t shm = (size_t)bs * sizeof(T);
-    const char *name = "reduce kernel";
-    switch (v) {
-    case KBR_INTERLEAVED:
-        return passes<T>(s, v, host, "interleaved", [&](const T *i, T *o, uint64_t c, unsigned b) {
-            k_interleaved<T><<<b, bs, shm, st>>>(i, o, c);
-        });
-    case KBR_INTERLEAVED_STRIDED:
-        return passes<T>(s, v, host, "interleaved-strided",
-                         [&](const T *i, T *o, uint64_t c, unsigned b) {
-                             k_interleaved_strided<T><<<b, bs, shm, st>>>(i, o, c);
-                         });
-    case KBR_SEQUENTIAL:
-        return passes<T>(s, v, host, "sequential", [&](const T *i, T *o, uint64_t c, unsigned b) {
-            k_sequential<T><<<b, bs, shm, st>>>(i, o, c);
-        });
-    case KBR_FIRST_ADD:
-        return passes<T>(s, v, host, "first-add", [&](const T *i, T *o, uint64_t c, unsigned b) {
-            k_first_add<T><<<b, bs, shm, st>>>(i, o, c);
-        });
-    case KBR_UNROLL_WARP:
-        return passes<T>(s, v, host, "unroll-warp", [&](const T *i, T *o, uint64_t c, unsigned b) {
-            k_unroll_warp<T><<<b, bs, shm, st>>>(i, o, c);
-        });
-    case KBR_UNROLL_COMPLETE:
-        return passes<T>(s, v, host, "unroll-complete",
-                         [&](const T *i, T *o, uint64_t c, unsigned b) {
+    return passes<T>(s, impl, host, "interleaved", [&](const T *i, T *o, uint64_t c, unsigned b) {
+        k_interleaved<T><<<b, bs, shm, st>>>(i, o, c);
+    });
+}
+
+template <class T> int run_interleaved_strided(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    cudaStream_t st = static_cast<cudaStream_t>(host->stream);
+    unsigned bs = s->block;
+    size_t shm = (size_t)bs * sizeof(T);
+    return passes<T>(s, impl, host, "interleaved-strided",
+                     [&](const T *i, T *o, uint64_t c, unsigned b) {
+                         k_interleaved_strided<T><<<b, bs, shm, st>>>(i, o, c);
+                     });
+}
+
+template <class T> int run_sequential(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    cudaStream_t st = static_cast<cudaStream_t>(host->stream);
+    unsigned bs = s->block;
+    size_t shm = (size_t)bs * sizeof(T);
+    return passes<T>(s, impl, host, "sequential", [&](const T *i, T *o, uint64_t c, unsigned b) {
+        k_sequential<T><<<b, bs, shm, st>>>(i, o, c);
+    });
+}
+
+template <class T> int run_first_add(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    cudaStream_t st = static_cast<cudaStream_t>(host->stream);
+    unsigned bs = s->block;
+    size_t shm = (size_t)bs * sizeof(T);
+    return passes<T>(s, impl, host, "first-add", [&](const T *i, T *o, uint64_t c, unsigned b) {
+        k_first_add<T><<<b, bs, shm, st>>>(i, o, c);
+    });
+}
+
+template <class T> int run_unroll_warp(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    cudaStream_t st = static_cast<cudaStream_t>(host->stream);
+    unsigned bs = s->block;
+    size_t shm = (size_t)bs * sizeof(T);
+    return passes<T>(s, impl, host, "unroll-warp", [&](const T *i, T *o, uint64_t c, unsigned b) {
+        k_unroll_warp<T><<<b, bs, shm, st>>>(i, o, c);
+    });
+}
+
+template <class T> int run_unroll_complete(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    cudaStream_t st = static_cast<cudaStream_t>(host->stream);
+    unsigned bs = s->block;
+    size_t shm = (size_t)bs * sizeof(T);
+    return passes<T>(s, impl, host, "unroll-complete",
+                     [&](const T *i, T *o, uint64_t c, unsigned b) {
 #define KBR_UC(BS) k_unroll_complete<T, BS><<<b, BS, shm, st>>>(i, o, c)
-                             KBR_BLOCK_SWITCH(bs, KBR_UC)
+                         KBR_BLOCK_SWITCH(bs, KBR_UC)
 #undef KBR_UC
-                         });
-    case KBR_MULTI_ELEMENT: {
-        unsigned items = s->items;
-        return passes<T>(s, v, host, "multi-element",
-                         [&](const T *i, T *o, uint64_t c, unsigned b) {
+                     });
+}
+
+template <class T> int run_multi_element(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    cudaStream_t st = static_cast<cudaStream_t>(host->stream);
+    unsigned bs = s->block;
+    size_t shm = (size_t)bs * sizeof(T);
+    unsigned items = s->items;
+    return passes<T>(s, impl, host, "multi-element",
+                     [&](const T *i, T *o, uint64_t c, unsigned b) {
 #define KBR_ME(BS) k_multi_element<T, BS><<<b, BS, shm, st>>>(i, o, c, items)
-                             KBR_BLOCK_SWITCH(bs, KBR_ME)
+                         KBR_BLOCK_SWITCH(bs, KBR_ME)
 #undef KBR_ME
-                         });
+                     });
+}
+
+template <class T> int run_shuffle(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    cudaStream_t st = static_cast<cudaStream_t>(host->stream);
+    unsigned bs = s->block;
+    unsigned items = s->items;
+    size_t wshm = (bs / 32) * sizeof(T);
+    return passes<T>(s, impl, host, "shuffle", [&](const T *i, T *o, uint64_t c, unsigned b) {
+        k_shuffle<T><<<b, bs, wshm, st>>>(i, o, c, items);
+    });
+}
+
+/* onepass and onepass-atomic (and onepass-bulk below bulk_min). */
+template <class T> int run_onepass_kernel(kbr_state *s, bool atomic, kb_host *host)
+{
+    cudaStream_t st = static_cast<cudaStream_t>(host->stream);
+    unsigned g = (unsigned)kbr_onepass_blocks(s->n, sizeof(T), s->sm_count);
+    const T *in = static_cast<const T *>(s->in.dev);
+    T *out = static_cast<T *>(s->out.dev);
+    if (!atomic) {
+        k_onepass<T, false><<<g, KBR_ONEPASS_BLOCK, 0, st>>>(
+            in, s->n, static_cast<T *>(s->blk.dev), static_cast<unsigned *>(s->counter.dev), out);
+        KBK_CUDA_LAUNCH(host, "onepass");
+    } else {
+        KBK_CUDA(host, cudaMemsetAsync(out, 0, sizeof(T), st));
+        k_onepass<T, true><<<g, KBR_ONEPASS_BLOCK, 0, st>>>(
+            in, s->n, static_cast<T *>(s->blk.dev), static_cast<unsigned *>(s->counter.dev), out);
+        KBK_CUDA_LAUNCH(host, "onepass-atomic");
     }
-    case KBR_SHUFFLE: {
-        unsigned items = s->items;
-        size_t wshm = (bs / 32) * sizeof(T);
-        return passes<T>(s, v, host, "shuffle", [&](const T *i, T *o, uint64_t c, unsigned b) {
-            k_shuffle<T><<<b, bs, wshm, st>>>(i, o, c, items);
-        });
-    }
-    case KBR_ONEPASS_BULK:
-        if (kbr_bulk_path(s->n, sizeof(T), s->bulk_min)) {
-            unsigned g = (unsigned)kbr_bulk_blocks(s->n, sizeof(T), s->sm_count);
-            return launch_bulk<T, KBR_BULK_STAGE_BYTES, KBR_BULK_STAGES>(s, g, st, host);
-        }
-        /* fall through: a small input takes the onepass path */
-    case KBR_ONEPASS:
-    case KBR_ONEPASS_ATOMIC: {
-        unsigned g = (unsigned)kbr_onepass_blocks(s->n, sizeof(T), s->sm_count);
-        const T *in = static_cast<const T *>(s->d_in);
-        T *out = static_cast<T *>(s->d_out);
-        if (v != KBR_ONEPASS_ATOMIC) {
-            k_onepass<T, false><<<g, KBR_ONEPASS_BLOCK, 0, st>>>(
-                in, s->n, static_cast<T *>(s->d_blk), s->d_counter, out);
-            KBR_LAUNCH_CHECK("onepass");
-        } else {
-            cudaError_t e = cudaMemsetAsync(out, 0, sizeof(T), st);
-            if (e != cudaSuccess)
-                return host->fail(host, KB_ECUDA, "reduce: cudaMemsetAsync of the output failed: %s",
-                                  cudaGetErrorString(e));
-            k_onepass<T, true><<<g, KBR_ONEPASS_BLOCK, 0, st>>>(
-                in, s->n, static_cast<T *>(s->d_blk), s->d_counter, out);
-            KBR_LAUNCH_CHECK("onepass-atomic");
-        }
-        return KB_OK;
-    }
-    default: break;
-    }
-    return host->fail(host, KB_EINVAL, "reduce: %s: variant %d is not a kernel of this file", name, v);
+    return KB_OK;
+}
+
+template <class T> int run_onepass(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    return run_onepass_kernel<T>(s, false, host);
+}
+
+template <class T> int run_onepass_atomic(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    return run_onepass_kernel<T>(s, true, host);
+}
+
+template <class T> int run_onepass_bulk(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    if (!kbr_bulk_path(s->n, sizeof(T), s->bulk_min))
+        return run_onepass_kernel<T>(s, false, host); /* a small input takes the onepass path */
+    cudaStream_t st = static_cast<cudaStream_t>(host->stream);
+    unsigned g = (unsigned)kbr_bulk_blocks(s->n, sizeof(T), s->sm_count);
+    return launch_bulk<T, KBR_BULK_STAGE_BYTES, KBR_BULK_STAGES>(s, g, st, host);
 }
 
 } // namespace
 
-extern "C" int kbr_cuda_run(kbr_state *s, int v, kb_host *host)
+/* The entries: F<T> for the state's element type. */
+#define KBR_ENTRY(ENTRY, F)                                                                    \
+    extern "C" int ENTRY(kbr_state *s, const kbr_impl *impl, kb_host *host)                   \
+    {                                                                                          \
+        switch (s->dtype) {                                                                    \
+        case KBR_F32: return F<float>(s, impl, host);                                          \
+        case KBR_F64: return F<double>(s, impl, host);                                         \
+        default: return F<unsigned>(s, impl, host);                                            \
+        }                                                                                      \
+    }
+
+KBR_ENTRY(kbr_run_interleaved, run_interleaved)
+KBR_ENTRY(kbr_run_interleaved_strided, run_interleaved_strided)
+KBR_ENTRY(kbr_run_sequential, run_sequential)
+KBR_ENTRY(kbr_run_first_add, run_first_add)
+KBR_ENTRY(kbr_run_unroll_warp, run_unroll_warp)
+KBR_ENTRY(kbr_run_unroll_complete, run_unroll_complete)
+KBR_ENTRY(kbr_run_multi_element, run_multi_element)
+KBR_ENTRY(kbr_run_shuffle, run_shuffle)
+KBR_ENTRY(kbr_run_onepass, run_onepass)
+KBR_ENTRY(kbr_run_onepass_atomic, run_onepass_atomic)
+KBR_ENTRY(kbr_run_onepass_bulk, run_onepass_bulk)
+
+/* multipass is the tutorial's double kernel: its row runs it for f64 only
+   (reduce.c checks the row's dtypes before run). */
+extern "C" int kbr_run_multipass(kbr_state *s, const kbr_impl *impl, kb_host *host)
 {
-    if (v == KBR_MULTIPASS) {
-        cudaStream_t st = static_cast<cudaStream_t>(host->stream);
-        return passes<double>(s, v, host, "multipass",
-                              [&](const double *i, double *o, uint64_t c, unsigned b) {
-                                  k_multipass<<<b, KBR_MULTIPASS_BLOCK, 0, st>>>(i, o, c);
-                              });
-    }
-    switch (s->dtype) {
-    case KBR_F32: return run_typed<float>(s, v, host);
-    case KBR_F64: return run_typed<double>(s, v, host);
-    default: return run_typed<unsigned>(s, v, host);
-    }
+    cudaStream_t st = static_cast<cudaStream_t>(host->stream);
+    return passes<double>(s, impl, host, "multipass",
+                          [&](const double *i, double *o, uint64_t c, unsigned b) {
+                              k_multipass<<<b, KBR_MULTIPASS_BLOCK, 0, st>>>(i, o, c);
+                          });
 }

@@ -15,8 +15,9 @@
  * returns the sum to the host, so it waits for the stream inside run(): the
  * timed region of this variant includes that copy and wait.
  *
- * No C++ exception may leave this file: thrust reports errors by throwing,
- * and the caller is C.
+ * Buffers are kbk_buf (kbench/kit.h), freed by reduce.c's teardown; CUDA
+ * calls are checked with KBK_CUDA.  No C++ exception may leave this file:
+ * thrust reports errors by throwing, and the caller is C.
  */
 #include <cuda_runtime.h>
 
@@ -65,8 +66,8 @@ struct pool_alloc {
     char *allocate(std::ptrdiff_t bytes)
     {
         size_t need = ((size_t)bytes + kbr_align - 1) / kbr_align * kbr_align;
-        if (*offset + need <= s->thrust_bytes) {
-            char *p = static_cast<char *>(s->d_thrust) + *offset;
+        if (*offset + need <= s->thrust_pool.bytes) {
+            char *p = static_cast<char *>(s->thrust_pool.dev) + *offset;
             *offset += need;
             ++*outstanding;
             return p;
@@ -79,8 +80,8 @@ struct pool_alloc {
     }
     void deallocate(char *p, size_t)
     {
-        char *base = static_cast<char *>(s->d_thrust);
-        if (p >= base && p < base + s->thrust_bytes) {
+        char *base = static_cast<char *>(s->thrust_pool.dev);
+        if (p >= base && p < base + s->thrust_pool.bytes) {
             if (--*outstanding == 0)
                 *offset = 0;
         } else {
@@ -89,42 +90,38 @@ struct pool_alloc {
     }
 };
 
-size_t pool_offset, pool_outstanding;
-
-template <class T> int cub_size(kbr_state *s, kb_host *host)
+/* cub's temporary storage for this point, in *bytes (at least 1). */
+template <class T> int cub_size(kbr_state *s, size_t *bytes, kb_host *host)
 {
-    size_t bytes = 0;
-    cudaError_t e = cub::DeviceReduce::Sum(nullptr, bytes, static_cast<const T *>(s->d_in),
-                                           static_cast<T *>(s->d_out), (int64_t)s->n,
-                                           static_cast<cudaStream_t>(host->stream));
-    if (e != cudaSuccess)
-        return host->fail(host, KB_ECUDA, "reduce: cub::DeviceReduce::Sum (size query) failed: %s",
-                          cudaGetErrorString(e));
-    s->lib_bytes = bytes ? bytes : 1;
+    *bytes = 0;
+    KBK_CUDA(host, cub::DeviceReduce::Sum(nullptr, *bytes, static_cast<const T *>(s->in.dev),
+                                          static_cast<T *>(s->out.dev), (int64_t)s->n,
+                                          static_cast<cudaStream_t>(host->stream)));
+    if (*bytes == 0)
+        *bytes = 1;
     return KB_OK;
 }
 
 template <class T> int cub_run(kbr_state *s, kb_host *host)
 {
-    size_t bytes = s->lib_bytes;
-    cudaError_t e = cub::DeviceReduce::Sum(s->d_lib, bytes, static_cast<const T *>(s->d_in),
-                                           static_cast<T *>(s->d_out), (int64_t)s->n,
-                                           static_cast<cudaStream_t>(host->stream));
-    if (e == cudaSuccess)
-        e = cudaGetLastError();
-    if (e != cudaSuccess)
-        return host->fail(host, KB_ECUDA, "reduce: cub::DeviceReduce::Sum failed: %s",
-                          cudaGetErrorString(e));
+    size_t bytes = s->cub_temp.bytes;
+    KBK_CUDA(host, cub::DeviceReduce::Sum(s->cub_temp.dev, bytes,
+                                          static_cast<const T *>(s->in.dev),
+                                          static_cast<T *>(s->out.dev), (int64_t)s->n,
+                                          static_cast<cudaStream_t>(host->stream)));
+    KBK_CUDA_LAUNCH(host, "cub::DeviceReduce::Sum");
     return KB_OK;
 }
 
 template <class T, class Alloc> T thrust_sum(kbr_state *s, Alloc a, cudaStream_t st)
 {
-    const T *p = static_cast<const T *>(s->d_in);
+    const T *p = static_cast<const T *>(s->in.dev);
     return thrust::reduce(thrust::cuda::par(a).on(st), p, p + s->n, T(0), thrust::plus<T>());
 }
 
-template <class T> int thrust_size(kbr_state *s, kb_host *host)
+/* thrust's pool for this point, in *bytes: the peak of a recorded run, plus
+   room for the alignment of four pieces. */
+template <class T> int thrust_size(kbr_state *s, size_t *bytes, kb_host *host)
 {
     size_t live = 0, peak = 0;
     recording_alloc a{&live, &peak};
@@ -134,16 +131,16 @@ template <class T> int thrust_size(kbr_state *s, kb_host *host)
         return host->fail(host, KB_ECUDA, "reduce: thrust::reduce (sizing run) failed: %s",
                           ex.what());
     }
-    s->thrust_bytes = (peak + 4 * kbr_align + kbr_align - 1) / kbr_align * kbr_align;
+    *bytes = (peak + 4 * kbr_align + kbr_align - 1) / kbr_align * kbr_align;
     return KB_OK;
 }
 
 template <class T> int thrust_run(kbr_state *s, kb_host *host)
 {
-    pool_alloc a{s, &pool_offset, &pool_outstanding};
+    pool_alloc a{s, &s->thrust_offset, &s->thrust_outstanding};
     try {
         T r = thrust_sum<T>(s, a, static_cast<cudaStream_t>(host->stream));
-        std::memcpy(s->thrust_result, &r, sizeof r);
+        std::memcpy(s->lib_result, &r, sizeof r);
     } catch (const std::exception &ex) {
         return host->fail(host, KB_ECUDA, "reduce: thrust::reduce failed: %s", ex.what());
     }
@@ -152,34 +149,29 @@ template <class T> int thrust_run(kbr_state *s, kb_host *host)
 
 template <class T> int lib_setup(kbr_state *s, kb_host *host)
 {
-    if (s->variants & KB_VARIANT_BIT(KBR_CUB)) {
-        int rc = cub_size<T>(s, host);
-        if (rc)
+    size_t bytes = 0;
+    int rc;
+    if (s->needs & KBR_NEEDS_CUB) {
+        if ((rc = cub_size<T>(s, &bytes, host)))
             return rc;
-        if (s->lib_bytes > KBR_LIB_TEMP_ALLOWANCE)
+        if (bytes > KBR_LIB_TEMP_ALLOWANCE)
             host->log(host, KB_LOG_WARN,
                       "reduce: cub asks for %zu bytes of temporary storage, more than the %u "
                       "that plan() reported",
-                      s->lib_bytes, (unsigned)KBR_LIB_TEMP_ALLOWANCE);
-        cudaError_t e = cudaMalloc(&s->d_lib, s->lib_bytes);
-        if (e != cudaSuccess)
-            return host->fail(host, KB_ECUDA, "reduce: cudaMalloc of cub's %zu bytes failed: %s",
-                              s->lib_bytes, cudaGetErrorString(e));
-    }
-    if (s->variants & KB_VARIANT_BIT(KBR_THRUST)) {
-        int rc = thrust_size<T>(s, host);
-        if (rc)
+                      bytes, (unsigned)KBR_LIB_TEMP_ALLOWANCE);
+        if ((rc = kbk_buf_alloc(host, &s->cub_temp, bytes, KBK_DEVICE)))
             return rc;
-        if (s->thrust_bytes > KBR_LIB_TEMP_ALLOWANCE)
+    }
+    if (s->needs & KBR_NEEDS_THRUST) {
+        if ((rc = thrust_size<T>(s, &bytes, host)))
+            return rc;
+        if (bytes > KBR_LIB_TEMP_ALLOWANCE)
             host->log(host, KB_LOG_WARN,
                       "reduce: thrust asks for %zu bytes of temporary storage, more than the %u "
                       "that plan() reported",
-                      s->thrust_bytes, (unsigned)KBR_LIB_TEMP_ALLOWANCE);
-        cudaError_t e = cudaMalloc(&s->d_thrust, s->thrust_bytes);
-        if (e != cudaSuccess)
-            return host->fail(host, KB_ECUDA,
-                              "reduce: cudaMalloc of thrust's %zu-byte pool failed: %s",
-                              s->thrust_bytes, cudaGetErrorString(e));
+                      bytes, (unsigned)KBR_LIB_TEMP_ALLOWANCE);
+        if ((rc = kbk_buf_alloc(host, &s->thrust_pool, bytes, KBK_DEVICE)))
+            return rc;
     }
     return KB_OK;
 }
@@ -195,25 +187,23 @@ extern "C" int kbr_lib_setup(kbr_state *s, kb_host *host)
     }
 }
 
-extern "C" int kbr_lib_run(kbr_state *s, int v, kb_host *host)
+extern "C" int kbr_run_cub(kbr_state *s, const kbr_impl *impl, kb_host *host)
 {
-    if (v == KBR_CUB) {
-        switch (s->dtype) {
-        case KBR_F32: return cub_run<float>(s, host);
-        case KBR_F64: return cub_run<double>(s, host);
-        default: return cub_run<unsigned>(s, host);
-        }
+    switch (s->dtype) {
+    case KBR_F32: return cub_run<float>(s, host);
+    case KBR_F64: return cub_run<double>(s, host);
+    default: return cub_run<unsigned>(s, host);
     }
+}
+
+/* The sum comes back to the host (s->lib_result): the row says
+   KBR_RESULT_ON_HOST, and its KB_VARIANT_SYNCS flag tells the host that run()
+   waits for the stream. */
+extern "C" int kbr_run_thrust(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
     switch (s->dtype) {
     case KBR_F32: return thrust_run<float>(s, host);
     case KBR_F64: return thrust_run<double>(s, host);
     default: return thrust_run<unsigned>(s, host);
     }
-}
-
-extern "C" void kbr_lib_teardown(kbr_state *s)
-{
-    cudaFree(s->d_lib);
-    cudaFree(s->d_thrust);
-    s->d_lib = s->d_thrust = nullptr;
 }
