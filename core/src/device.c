@@ -40,9 +40,8 @@ void kbc_device_open(kbc_device *d, const kbc_machine *m, int ceilings)
     uint64_t bytes = kbc_gpu_free_memory() / 4;
     if (bytes > (1ULL << 30))
         bytes = 1ULL << 30;
-    d->ceilings.copy_gbps = kbc_gpu_copy_bandwidth(d->stream, bytes);
-    d->ceilings.read_gbps = kbc_gpu_read_bandwidth(d->stream, bytes, d->sm_count);
-    d->ceilings.write_gbps = kbc_gpu_write_bandwidth(d->stream, bytes);
+    kbc_gpu_ceilings(d->stream, bytes, d->sm_count, &d->ceilings.read_gbps,
+                     &d->ceilings.write_gbps, &d->ceilings.copy_gbps);
 }
 
 void kbc_device_close(kbc_device *d)

@@ -45,17 +45,13 @@ int kbc_gpu_event_elapsed(void *start, void *end, float *ms, char *why, size_t n
 /* Returns and clears the runtime's sticky-free last error: 0, or -1. */
 int kbc_gpu_last_error(char *why, size_t n);
 
-/* Device-to-device copy bandwidth in GB/s (bytes read + written per second),
-   median of several cudaMemcpy of `bytes`; 0 on failure. */
-double kbc_gpu_copy_bandwidth(void *stream, uint64_t bytes);
-
-/* Read-only bandwidth in GB/s: a streaming kernel that reads `bytes` and
-   writes nothing; median of several runs; 0 on failure. */
-double kbc_gpu_read_bandwidth(void *stream, uint64_t bytes, int sm_count);
-
-/* Write-only bandwidth in GB/s: cudaMemsetAsync of `bytes`; median of
-   several runs; 0 on failure. */
-double kbc_gpu_write_bandwidth(void *stream, uint64_t bytes);
+/* The three bandwidth ceilings in GB/s (bytes moved per second), each the
+   median of several runs on one pair of buffers of `bytes`: read (a
+   streaming kernel that reads and writes nothing), write (cudaMemsetAsync)
+   and copy (device-to-device cudaMemcpyAsync, bytes read + written).  0
+   for a ceiling that could not be measured. */
+void kbc_gpu_ceilings(void *stream, uint64_t bytes, int sm_count, double *read_gbps,
+                      double *write_gbps, double *copy_gbps);
 
 /* A device buffer, and writing every byte of it on a stream (the L2 flush
    of a cold-cache measurement).  Each returns 0, or -1 with why set. */
