@@ -172,6 +172,21 @@ rc=$?
 grep -Eq '^  cuda  *cuda  *(pass|skipped) ' "$tmp/saxpy.out" ||
     { cat "$tmp/saxpy.out"; fail "saxpy's cuda variant neither passed nor was skipped"; }
 
+# The conformance check passes for both out-of-tree plugins (CUDA variants
+# are skipped without a GPU and checked on one), and catches hello's variant
+# that is wrong on purpose.
+for p in "hello --variants scalar" saxpy; do
+    # shellcheck disable=SC2086
+    "$kb" check $p --plugin-path "$ext" >"$tmp/check-$p.out" 2>&1 ||
+        { cat "$tmp/check-$p.out"; fail "kbench check $p failed"; }
+    grep -q '^summary: [0-9]* ok, 0 FAIL' "$tmp/check-$p.out" ||
+        { cat "$tmp/check-$p.out"; fail "kbench check $p printed no clean summary"; }
+done
+"$kb" check hello --variants off_by_one --plugin-path "$ext" >"$tmp/check-wrong.out" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q '^FAIL correct-run off_by_one' "$tmp/check-wrong.out" ||
+    { cat "$tmp/check-wrong.out"; fail "kbench check did not fail hello's wrong variant with exit 1 (got $rc)"; }
+
 "$kb" run "$src/hello_wrong.ini" --plugin-path "$ext" >"$tmp/wrong.out" 2>"$tmp/wrong.err"
 rc=$?
 [ $rc -eq 1 ] ||

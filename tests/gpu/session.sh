@@ -1,6 +1,7 @@
 #!/bin/sh
 # One GPU-machine session, everything in one call: the Criterion tests with
-# the GPU present, the reduce GPU tests (tests/gpu/run.sh), the overhead check
+# the GPU present, the reduce GPU tests (tests/gpu/run.sh), `kbench check` on
+# every plugin with every variant (tests/gpu/check.sh), the overhead check
 # (tests/overhead/run.sh) and optionally an experiment file; every log is
 # packed into $OUT/logs.tar.gz and a short summary is printed last.
 #   tests/gpu/session.sh BUILD_DIR [INI...]
@@ -29,6 +30,9 @@ done
 
 OUT="$work/gpu" sh tests/gpu/run.sh "$build" >"$work/gpu-tests.log" 2>&1
 add "$(sed -n '/---- reduce GPU tests ----/,$p' "$work/gpu-tests.log")"
+
+OUT="$work/check" sh tests/gpu/check.sh "$build" >"$work/check.log" 2>&1
+add "$(sed -n '/---- kbench check ----/,$p' "$work/check.log")"
 
 OUT="$work" sh tests/overhead/run.sh "$build" >"$work/overhead.log" 2>&1
 add "$(tail -1 "$work/overhead.log")"
