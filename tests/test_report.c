@@ -758,6 +758,30 @@ Test(report, table_shows_how_many_points_a_row_stands_for)
     free(buf);
 }
 
+Test(report, table_shows_variant_flags_beside_the_name)
+{
+    kbc_record r[2];
+    fill_pass(&r[0], &exps[0], 0, red_point0, 0, 1e-3);
+    fill_pass(&r[1], &exps[0], 0, red_point0, 1, 2e-3);
+    r[0].flags = KB_VARIANT_SYNCS | KB_VARIANT_LIBRARY;
+    r[1].flags = 0;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    kbc_sink s;
+    cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, r, 2), 0);
+    s.destroy(s.ctx);
+    fclose(out);
+    char want[128];
+    snprintf(want, sizeof want, "  %s [syncs|library] ", r[0].variant);
+    cr_assert_not_null(strstr(buf, want), "%s", buf);
+    snprintf(want, sizeof want, "  %s [", r[1].variant);
+    cr_assert_null(strstr(buf, want), "a variant without flags has no brackets: %s", buf);
+    free(buf);
+}
+
 Test(report, table_says_a_missing_gpu_once_in_the_summary)
 {
     kbc_record r[3];

@@ -110,12 +110,27 @@ static const char *size_compact(uint64_t u, char *buf, size_t n)
     return buf;
 }
 
-/* The width of the variant column: the point's longest variant name. */
+/* A row's variant cell: its name, and its flags in brackets when it has
+   any ("thrust [syncs|library]"), so that a library reference or a run()
+   that waits for the stream is seen beside its time. */
+static const char *variant_label(const kbc_record *r, char *buf, size_t n)
+{
+    char flags[64];
+    kbc_flags_text(r->flags, flags, sizeof flags);
+    if (flags[0])
+        snprintf(buf, n, "%s [%s]", r->variant, flags);
+    else
+        snprintf(buf, n, "%s", r->variant);
+    return buf;
+}
+
+/* The width of the variant column: the point's longest variant label. */
 static int variant_width(const kbc_record *recs, size_t n)
 {
     int w = (int)strlen("variant");
     for (size_t i = 0; i < n; i++) {
-        int l = (int)strlen(recs[i].variant);
+        char label[160];
+        int l = (int)strlen(variant_label(&recs[i], label, sizeof label));
         if (l > w)
             w = l;
     }
@@ -219,7 +234,9 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
             snprintf(runs, sizeof runs, "%zu", r->time.n);
         else
             snprintf(runs, sizeof runs, "-");
-        fprintf(out, "  %-*s %-*s %-*s %*s %*s %*s %*s", wv, r->variant, W_BACKEND,
+        char label[160];
+        fprintf(out, "  %-*s %-*s %-*s %*s %*s %*s %*s", wv,
+                variant_label(r, label, sizeof label), W_BACKEND,
                 cuda ? "cuda" : "cpu", W_STATUS, kbc_outcome_name((int)r->outcome), W_TIME,
                 fmt_time(r->time.median, t1, sizeof t1), W_TIME,
                 fmt_time(r->time.min, t2, sizeof t2), W_TIME,
