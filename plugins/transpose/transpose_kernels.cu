@@ -152,8 +152,9 @@ __global__ void reg_kernel(const T *__restrict__ in, T *__restrict__ out, uint64
  * Unaligned path (rows or cols not a multiple of W: 16-byte accesses would
  * straddle rows): every access is one element, still coalesced (consecutive
  * threads, consecutive addresses), in batches of 16 loads in flight per thread (8 for f64), through
- * a tile swizzled per element (column x of row y at x ^ (y & 31)): a warp's
- * 32 elements of a row or of a column fall in 32 different banks.
+ * a tile swizzled per element (column x of row y at x ^ (y & 31), in whole
+ * 4-byte words for u16): a warp's 32 elements of a row or of a column fall in
+ * 32 different banks.
  *
  * The tile per dtype (TM = TN, THREADS): f32 64, 128 threads (2 sub-tiles and
  * 8 loads of 16 bytes per thread, 16 KiB); f64 64, 256 threads (4 sub-tiles,
@@ -188,11 +189,15 @@ __device__ __forceinline__ unsigned vec_index(unsigned y, unsigned x)
     return y * TILE + (((x / W) ^ ((y / W) & 7u)) * W) + x % W;
 }
 
-/* Element (y, x) of the tile, in the unaligned (element-swizzled) layout. */
-template <int TILE>
+/* Element (y, x) of the tile, in the unaligned (element-swizzled) layout:
+   x ^ (y & 31), scaled to whole 4-byte words for 2-byte elements, so that the
+   32 elements of a column land in 32 different banks. */
+template <typename T, int TILE>
 __device__ __forceinline__ unsigned elem_index(unsigned y, unsigned x)
 {
-    return y * TILE + (x ^ (y & 31u));
+    constexpr unsigned S = sizeof(T) < 4 ? 4 / sizeof(T) : 1;
+    static_assert(TILE >= 32 * S, "the swizzle stays inside a tile row");
+    return y * TILE + (x ^ ((y & 31u) * S));
 }
 
 /* One tile, element by element with bounds checks (edges, unaligned shapes).
@@ -222,7 +227,7 @@ __device__ __forceinline__ void tile_scalar(const T *__restrict__ in, T *__restr
             unsigned e = t + (unsigned)(k0 + k) * THREADS;
             unsigned y = e / TILE, x = e % TILE;
             if (full || (r0 + y < rows && c0 + x < cols))
-                sm[VEC ? vec_index<T, TILE>(y, x) : elem_index<TILE>(y, x)] = v[k];
+                sm[VEC ? vec_index<T, TILE>(y, x) : elem_index<T, TILE>(y, x)] = v[k];
         }
     }
     __syncthreads();
@@ -236,7 +241,7 @@ __device__ __forceinline__ void tile_scalar(const T *__restrict__ in, T *__restr
             unsigned oy = e / TILE, ox = e % TILE;
             if (full || (c0 + oy < cols && r0 + ox < rows))
                 out[(c0 + oy) * rows + r0 + ox] =
-                    sm[VEC ? vec_index<T, TILE>(ox, oy) : elem_index<TILE>(ox, oy)];
+                    sm[VEC ? vec_index<T, TILE>(ox, oy) : elem_index<T, TILE>(ox, oy)];
         }
     }
 }
