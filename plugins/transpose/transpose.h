@@ -93,6 +93,7 @@ int kbt_run_smem_swizzled(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_reg4(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_reg2(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_vec16(kbt_state *s, const kbt_impl *impl, kb_host *host);
+int kbt_run_vec16_pipe(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_copy(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_cublas(kbt_state *s, const kbt_impl *impl, kb_host *host);
 

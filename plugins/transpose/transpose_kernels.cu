@@ -165,14 +165,17 @@ template <typename T> struct vec16_cfg;
 /* MIN_BLOCKS: resident blocks per multiprocessor asked of the compiler (a
    register cap of 65536 / (THREADS * MIN_BLOCKS)), so that enough tiles are
    in flight per multiprocessor. */
+/* PIPE_BLOCKS: the same for vec16-pipe, which keeps a second tile's loads in
+   registers (fewer blocks, more registers each), and its grid: PIPE_BLOCKS
+   per multiprocessor. */
 template <> struct vec16_cfg<uint32_t> {
-    static constexpr int TILE = 64, THREADS = 128, MIN_BLOCKS = 8;
+    static constexpr int TILE = 64, THREADS = 128, MIN_BLOCKS = 8, PIPE_BLOCKS = 4;
 };
 template <> struct vec16_cfg<uint64_t> {
-    static constexpr int TILE = 64, THREADS = 256, MIN_BLOCKS = 3;
+    static constexpr int TILE = 64, THREADS = 256, MIN_BLOCKS = 3, PIPE_BLOCKS = 2;
 };
 template <> struct vec16_cfg<uint16_t> {
-    static constexpr int TILE = 128, THREADS = 128, MIN_BLOCKS = 6;
+    static constexpr int TILE = 128, THREADS = 128, MIN_BLOCKS = 6, PIPE_BLOCKS = 4;
 };
 
 template <typename T>
@@ -308,6 +311,94 @@ __global__ void __launch_bounds__(vec16_cfg<T>::THREADS, vec16_cfg<T>::MIN_BLOCK
     }
 }
 
+/* ---- vec16-pipe: vec16 with the next tile's loads in flight -----------------
+ * A grid of at most PIPE_BLOCKS blocks per multiprocessor loops over the
+ * tiles.  While a block writes tile b out of shared memory, its 16-byte loads
+ * of tile b + gridDim.x are already in flight into registers, so a block
+ * never waits for a whole tile's loads after its first.  Same tiles, layout,
+ * swizzle and edge handling as vec16 (aligned shapes only: the launcher runs
+ * vec16's element path otherwise).
+ * ------------------------------------------------------------------------ */
+template <typename T, int TILE, int THREADS, int LOADS>
+__device__ __forceinline__ void vec_load(const T *__restrict__ in, uint4 (&v)[LOADS],
+                                         uint64_t cols, uint64_t r0, uint64_t c0)
+{
+    constexpr unsigned W = 16 / sizeof(T), G = TILE / W;
+    const unsigned t = threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < LOADS; k++) {
+        unsigned i = t + (unsigned)k * THREADS, y = i / G, g = i % G;
+        v[k] = *reinterpret_cast<const uint4 *>(in + (r0 + y) * cols + c0 + g * W);
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(vec16_cfg<T>::THREADS, vec16_cfg<T>::PIPE_BLOCKS)
+    vec16_pipe_kernel(const T *__restrict__ in, T *__restrict__ out, uint64_t rows, uint64_t cols,
+                      uint64_t tcols, uint64_t ntiles)
+{
+    constexpr int TILE = vec16_cfg<T>::TILE, THREADS = vec16_cfg<T>::THREADS;
+    constexpr unsigned W = 16 / sizeof(T), G = TILE / W;
+    constexpr int LOADS = TILE * G / THREADS, SUBS = G * G / THREADS;
+    static_assert(LOADS * THREADS == TILE * G && SUBS * THREADS == G * G, "even split");
+    __shared__ uint4 smq[TILE * G];
+    T *sm = reinterpret_cast<T *>(smq);
+    const unsigned t = threadIdx.x;
+    uint4 v[LOADS];
+    uint64_t b = blockIdx.x; /* the same for the whole block */
+    if (b < ntiles) {
+        uint64_t r0 = (b / tcols) * TILE, c0 = (b % tcols) * TILE;
+        if (r0 + TILE <= rows && c0 + TILE <= cols)
+            vec_load<T, TILE, THREADS, LOADS>(in, v, cols, r0, c0);
+    }
+    for (; b < ntiles; b += gridDim.x) {
+        uint64_t r0 = (b / tcols) * TILE, c0 = (b % tcols) * TILE;
+        uint64_t nb = b + gridDim.x;
+        uint64_t nr0 = (nb / tcols) * TILE, nc0 = (nb % tcols) * TILE;
+        bool next_full = nb < ntiles && nr0 + TILE <= rows && nc0 + TILE <= cols;
+        if (r0 + TILE <= rows && c0 + TILE <= cols) {
+            /* v holds tile b (loaded before the loop or by the last round). */
+#pragma unroll
+            for (int k = 0; k < LOADS; k++) {
+                unsigned i = t + (unsigned)k * THREADS, y = i / G, g = i % G;
+                smq[y * G + (g ^ ((y / W) & 7u))] = v[k];
+            }
+            __syncthreads();
+            if (next_full)
+                vec_load<T, TILE, THREADS, LOADS>(in, v, cols, nr0, nc0);
+#pragma unroll
+            for (int k = 0; k < SUBS; k++) {
+                unsigned s = t + (unsigned)k * THREADS;
+                unsigned gr = s % G, gc = s / G;
+                granule<T> a[W], o;
+#pragma unroll
+                for (unsigned i = 0; i < W; i++)
+                    a[i].q = smq[(gr * W + i) * G + (gc ^ (gr & 7u))];
+#pragma unroll
+                for (unsigned j = 0; j < W; j++) {
+#pragma unroll
+                    for (unsigned i = 0; i < W; i++)
+                        o.e[i] = a[i].e[j];
+                    *reinterpret_cast<uint4 *>(out + (c0 + gc * W + j) * rows + r0 + gr * W) =
+                        o.q;
+                }
+            }
+        } else {
+            tile_scalar<T, TILE, THREADS, true>(in, out, sm, rows, cols, r0, c0);
+            /* v is written again before any later use, but the compiler
+               cannot see it (the next round's test is its own): overwriting
+               it here ends its old value's life before the element path, so
+               that it does not hold registers there. */
+#pragma unroll
+            for (int k = 0; k < LOADS; k++)
+                v[k] = make_uint4(0, 0, 0, 0);
+            if (next_full)
+                vec_load<T, TILE, THREADS, LOADS>(in, v, cols, nr0, nc0);
+        }
+        __syncthreads(); /* the next tile overwrites this one */
+    }
+}
+
 /* ---- launchers ------------------------------------------------------------- */
 
 template <typename T>
@@ -378,6 +469,23 @@ int launch_vec16(kbt_state *s, kb_host *host)
     return KB_OK;
 }
 
+template <typename T>
+int launch_vec16_pipe(kbt_state *s, kb_host *host)
+{
+    constexpr int TILE = vec16_cfg<T>::TILE, THREADS = vec16_cfg<T>::THREADS;
+    constexpr uint64_t W = 16 / sizeof(T);
+    if (s->rows % W != 0 || s->cols % W != 0)
+        return launch_vec16<T>(s, host); /* the element path: nothing to pipeline */
+    uint64_t tcols = kbt_ceil_div(s->cols, TILE);
+    uint64_t nt = tcols * kbt_ceil_div(s->rows, TILE);
+    uint64_t cap = (uint64_t)(s->sm_count > 0 ? s->sm_count : 1) * vec16_cfg<T>::PIPE_BLOCKS;
+    vec16_pipe_kernel<T><<<grid_of(nt < cap ? nt : cap), THREADS, 0, (cudaStream_t)host->stream>>>(
+        static_cast<const T *>(s->in.dev), static_cast<T *>(s->out.dev), s->rows, s->cols, tcols,
+        nt);
+    KBK_CUDA_LAUNCH(host, "vec16_pipe_kernel");
+    return KB_OK;
+}
+
 } /* namespace */
 
 /* ---- the run entries --------------------------------------------------------- */
@@ -443,6 +551,13 @@ extern "C" int kbt_run_reg2(kbt_state *s, const kbt_impl *, kb_host *host)
 extern "C" int kbt_run_vec16(kbt_state *s, const kbt_impl *, kb_host *host)
 {
 #define CALL(T) launch_vec16<T>(s, host)
+    KBT_DISPATCH(s, CALL);
+#undef CALL
+}
+
+extern "C" int kbt_run_vec16_pipe(kbt_state *s, const kbt_impl *, kb_host *host)
+{
+#define CALL(T) launch_vec16_pipe<T>(s, host)
     KBT_DISPATCH(s, CALL);
 #undef CALL
 }

@@ -99,9 +99,10 @@ Test(transpose, descriptor)
     cr_assert_str_eq(plug->params[KBT_P_DTYPE].name, "dtype");
     cr_assert_str_eq(plug->params[KBT_P_BLOCK_X].name, "block_x");
     cr_assert_str_eq(plug->params[KBT_P_BLOCK_Y].name, "block_y");
-    static const char *const order[] = {"cpu",   "cpu-parallel", "naive", "naive-mirror",
+    static const char *const order[] = {"cpu",   "cpu-parallel", "naive",      "naive-mirror",
                                         "smem",  "smem-padded",  "smem-swizzled", "reg4",
-                                        "reg2",  "vec16",        "cublas", "copy"};
+                                        "reg2",  "vec16",        "vec16-pipe", "cublas",
+                                        "copy"};
     cr_assert_eq(plug->n_variants, sizeof order / sizeof order[0]);
     for (uint32_t v = 0; v < plug->n_variants; v++) {
         cr_assert_str_eq(plug->variants[v].name, order[v]);
