@@ -203,8 +203,9 @@ __device__ __forceinline__ unsigned elem_index(unsigned y, unsigned x)
     return y * TILE + (x ^ ((y & 31u) * S));
 }
 
-/* One tile, element by element with bounds checks (edges, unaligned shapes).
-   INDEX maps (y, x) to the layout's slot. */
+/* One tile, element by element with bounds checks (edges, unaligned shapes),
+   in the aligned layout (VEC: an edge tile of vec16's 16-byte path) or the
+   element-swizzled one.  A full tile skips the checks. */
 template <typename T, int TILE, int THREADS, bool VEC>
 __device__ __forceinline__ void tile_scalar(const T *__restrict__ in, T *__restrict__ out,
                                             T *sm, uint64_t rows, uint64_t cols, uint64_t r0,
