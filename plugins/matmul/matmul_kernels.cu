@@ -424,12 +424,12 @@ __global__ void __launch_bounds__(wt_shape<BM, BN, BK, WM, WN>::NT, WT_MIN_BLOCK
  * way) into a ring of `stages` stages: while the block computes on tile t,
  * tiles t+1 .. t+stages-1 are in flight.  cp.async cannot transpose, so the
  * A tile stays row-major, each row padded to BK + 4 floats (16-byte aligned
- * rows; with BK = 16 or 8 the 8 consecutive rows a warp's lanes read for one
- * k fall in 8 different banks), and a lane's rows are 8 apart (lr + 8 i) so
- * that its scalar A loads are conflict-free.  Out-of-range pieces are copied
- * with a source size of 0, which zero-fills them.  Inside a tile, the next
- * k step's fragments are loaded into a second register set while the current
- * one feeds the FMAs. */
+ * rows), and a lane reads 4 k steps of one A row with one 16-byte load; a
+ * lane's rows are 8 apart (lr + 8 i), so that the 8 rows a warp reads at once
+ * are consecutive and, 20 (or 12) floats apart, fall in 8 different 16-byte
+ * bank groups.  Out-of-range pieces are copied with a source size of 0, which
+ * zero-fills them.  Inside a tile, the next k step's B fragment is loaded
+ * into a second register set while the current one feeds the FMAs. */
 __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int src_bytes)
 {
     unsigned s = (unsigned)__cvta_generic_to_shared(smem);
@@ -459,24 +459,15 @@ __device__ __forceinline__ void cp_async_wait(int pending)
         asm volatile("cp.async.wait_group 2;\n" ::: "memory");
 }
 
-/* Four elements of row r of X (rows x cols, row stride cols) from column c
-   into shared memory at dst, zeros outside; vec: one 16-byte copy. */
-template <bool VEC>
-__device__ __forceinline__ void copy4(float *dst, const float *__restrict__ X, int r, int c,
-                                      int rows, int cols)
+/* Four elements of row r of X (rows x cols, row stride cols, cols % 4 == 0)
+   from column c (a multiple of 4) into shared memory at dst with one 16-byte
+   copy; zeros outside. */
+__device__ __forceinline__ void copy16(float *dst, const float *__restrict__ X, int r, int c,
+                                       int rows, int cols)
 {
-    if (VEC) {
-        bool in = r < rows && c < cols;
-        const float *src = in ? X + (size_t)r * cols + c : X;
-        cp_async16(dst, src, in ? 16 : 0);
-    } else {
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            bool in = r < rows && c + q < cols;
-            const float *src = in ? X + (size_t)r * cols + c + q : X;
-            cp_async4(dst + q, src, in ? 4 : 0);
-        }
-    }
+    bool in = r < rows && c < cols;
+    const float *src = in ? X + (size_t)r * cols + c : X;
+    cp_async16(dst, src, in ? 16 : 0);
 }
 
 template <int BM, int BN, int BK>
@@ -504,15 +495,38 @@ __global__ void __launch_bounds__(wt_shape<BM, BN, BK, WM, WN>::NT, WT_MIN_BLOCK
     auto load_tile = [&](int tile, int stage) {
         float *as = smem + stage * L::STAGE, *bs = as + L::AFLOATS;
         const int t = tile * BK;
+        if (VEC) {
 #pragma unroll
-        for (int l = 0; l < S::LA; ++l) {
-            int idx = tid + l * S::NT, r = idx / (BK / 4), c = (idx % (BK / 4)) * 4;
-            copy4<VEC>(as + r * L::ASTRIDE + c, A, bm0 + r, t + c, m, k);
-        }
+            for (int l = 0; l < S::LA; ++l) {
+                int idx = tid + l * S::NT, r = idx / (BK / 4), c = (idx % (BK / 4)) * 4;
+                copy16(as + r * L::ASTRIDE + c, A, bm0 + r, t + c, m, k);
+            }
 #pragma unroll
-        for (int l = 0; l < S::LB; ++l) {
-            int idx = tid + l * S::NT, r = idx / (BN / 4), c = (idx % (BN / 4)) * 4;
-            copy4<VEC>(bs + r * BN + c, B, t + r, bn0 + c, k, n);
+            for (int l = 0; l < S::LB; ++l) {
+                int idx = tid + l * S::NT, r = idx / (BN / 4), c = (idx % (BN / 4)) * 4;
+                copy16(bs + r * BN + c, B, t + r, bn0 + c, k, n);
+            }
+        } else {
+            /* 4-byte copies: consecutive threads take consecutive elements,
+               so that each copy instruction of a warp reads contiguous
+               bytes (whole rows of the tile); a thread keeps its column and
+               steps down NT / BK (NT / BN) rows per copy. */
+            static_assert(S::NT % BK == 0 && S::NT % BN == 0, "whole tile rows per step");
+            const int ar = tid / BK, ac = tid % BK, br = tid / BN, bc = tid % BN;
+            const bool acol = t + ac < k, bcol = bn0 + bc < n;
+            const float *pa = A + (size_t)t + ac, *pb = B + (size_t)t * n + bn0 + bc;
+#pragma unroll
+            for (int l = 0; l < S::LA * 4; ++l) {
+                int r = ar + l * (S::NT / BK);
+                bool in = acol && bm0 + r < m;
+                cp_async4(as + r * L::ASTRIDE + ac, in ? pa + (size_t)(bm0 + r) * k : A, in ? 4 : 0);
+            }
+#pragma unroll
+            for (int l = 0; l < S::LB * 4; ++l) {
+                int r = br + l * (S::NT / BN);
+                bool in = bcol && t + r < k;
+                cp_async4(bs + r * BN + bc, in ? pb + (size_t)r * n : B, in ? 4 : 0);
+            }
         }
     };
 
@@ -530,7 +544,6 @@ __global__ void __launch_bounds__(wt_shape<BM, BN, BK, WM, WN>::NT, WT_MIN_BLOCK
             load_tile(s, s);
         cp_async_commit();
     }
-    float ra[2][S::WMI * 4], rb[2][S::WNI * 4];
     for (int t = 0; t < ntiles; ++t) {
         /* Tile t has landed for this thread; the barrier makes every thread's
            copies visible and ends every thread's work on tile t - 1, whose
@@ -542,12 +555,7 @@ __global__ void __launch_bounds__(wt_shape<BM, BN, BK, WM, WN>::NT, WT_MIN_BLOCK
         cp_async_commit();
 
         const float *as = smem + (t % stages) * L::STAGE, *bs = as + L::AFLOATS;
-        auto load_frag = [&](int p, float *fa, float *fb) {
-#pragma unroll
-            for (int wi = 0; wi < S::WMI; ++wi)
-#pragma unroll
-                for (int i = 0; i < 4; ++i)
-                    fa[wi * 4 + i] = as[(wm0 + wi * 32 + i * 8 + lr) * L::ASTRIDE + p];
+        auto load_b = [&](int p, float *fb) {
 #pragma unroll
             for (int wj = 0; wj < S::WNI; ++wj) {
                 float4 v = *reinterpret_cast<const float4 *>(bs + p * BN + wn0 + wj * 16 + lc * 4);
@@ -557,16 +565,33 @@ __global__ void __launch_bounds__(wt_shape<BM, BN, BK, WM, WN>::NT, WT_MIN_BLOCK
                 fb[wj * 4 + 3] = v.w;
             }
         };
-        load_frag(0, ra[0], rb[0]);
+        /* Four k steps at a time: one 16-byte load per A row gives a lane
+           its A values for all four (rows 20 or 12 floats apart: the 8 rows
+           of a warp's lanes fall in 8 different 16-byte bank groups); B's
+           fragments for the next step load while this one computes. */
 #pragma unroll
-        for (int p = 0; p < BK; ++p) {
-            if (p + 1 < BK)
-                load_frag(p + 1, ra[(p + 1) & 1], rb[(p + 1) & 1]);
+        for (int g = 0; g < BK / 4; ++g) {
+            float4 fa[S::WMI * 4];
 #pragma unroll
-            for (int i = 0; i < S::WMI * 4; ++i)
+            for (int wi = 0; wi < S::WMI; ++wi)
 #pragma unroll
-                for (int j = 0; j < S::WNI * 4; ++j)
-                    acc[i][j] += ra[p & 1][i] * rb[p & 1][j];
+                for (int i = 0; i < 4; ++i)
+                    fa[wi * 4 + i] = *reinterpret_cast<const float4 *>(
+                        as + (wm0 + wi * 32 + i * 8 + lr) * L::ASTRIDE + g * 4);
+            float rb[2][S::WNI * 4];
+            load_b(g * 4, rb[0]);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                if (q + 1 < 4)
+                    load_b(g * 4 + q + 1, rb[(q + 1) & 1]);
+#pragma unroll
+                for (int i = 0; i < S::WMI * 4; ++i) {
+                    const float a = q == 0 ? fa[i].x : q == 1 ? fa[i].y : q == 2 ? fa[i].z : fa[i].w;
+#pragma unroll
+                    for (int j = 0; j < S::WNI * 4; ++j)
+                        acc[i][j] += a * rb[q & 1][j];
+                }
+            }
         }
     }
     cp_async_wait(0);
