@@ -379,6 +379,18 @@ Test(matmul, dropped_term_fails_the_projection_at_a_ragged_shape)
     point_close(&pt);
 }
 
+/* Sampled check, random inputs: a term dropped from an element of a sampled
+   row (the last row, always sampled) exceeds that element's bound. */
+Test(matmul, dropped_term_fails_a_sampled_row_random_inputs)
+{
+    point pt;
+    point_open(&pt, 1000, 1001, 999, KBM_RANDOM, KBM_CHECK_SAMPLED, "cpu-blocked", 1);
+    cr_assert_eq(point_verify(&pt).error, 0.0);
+    drop_term(&pt, 999, 500, largest_term(&pt, 999, 500));
+    cr_assert_geq(point_verify(&pt).error, 1.0);
+    point_close(&pt);
+}
+
 Test(matmul, swapped_elements_fail)
 {
     point pt;
