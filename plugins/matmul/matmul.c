@@ -85,6 +85,8 @@ static int run_cpu_blocked(kbm_state *s, const kbm_impl *impl, kb_host *host);
 #define U_BLOCK KB_USES(KBM_P_BLOCK)
 #define U_TILE KB_USES(KBM_P_TILE)
 #define U_STAGES KB_USES(KBM_P_STAGES)
+/* The precisions a row runs, for kbm_impl.precisions. */
+#define P_F32 KBM_PRECISION_BIT(KBM_F32)
 
 #define KBM_FIELDS(...) __VA_ARGS__
 
