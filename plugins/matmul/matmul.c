@@ -1,0 +1,743 @@
+/*
+ * matmul.c -- the matmul family: C = A * B in f32, row-major, any m, n, k >= 1,
+ * from the tutorial's triple loop and tiled kernel along the SGEMM path to
+ * cublasSgemm.
+ *
+ * This file holds the descriptor (its variants are the rows of
+ * matmul_variants.def), plan(), the inputs and the reference, the two CPU
+ * variants and verify().  The kernels are in matmul_kernels.cu, the cuBLAS
+ * call in matmul_lib.cu; buffers, CUDA checks, threads and input generators
+ * come from the kit (kbench/kit.h).  Without a GPU (host->stream == NULL) no
+ * CUDA function is called here.
+ *
+ * Inputs (the `inputs` parameter).  random: A and B uniform in [-1, 1) (never
+ * zero), checked against the worst-case bound of any summation order,
+ * |C^ - C| <= gamma(k + 1) |A||B| elementwise, gamma(d) = d u / (1 - d u),
+ * u = 2^-24 (README.md has the derivation).  exact: non-zero integers in
+ * [-q, q] with k q^2 <= 2^24: every product and every partial sum of every
+ * dot product is an integer of magnitude at most 2^24, which f32 holds, so
+ * every variant's result is exact in any order and verify() demands equality.
+ *
+ * The check (the `check` parameter).  full: every element against a double
+ * reference computed in setup().  sampled, for shapes where that is too slow
+ * on the CPU: KBM_SAMPLES whole rows and columns of C (the first and last of
+ * each among them) against double references, and a random projection, C x
+ * against A (B x) in double, which sees every element of C.  With exact
+ * inputs the projection is exact in double too (x integer in [-256, 256]),
+ * so any element of C that is off by a non-zero integer fails it; with
+ * random inputs the projection's bound is the sum of the per-element bounds
+ * and catches gross errors (a wrong tile, a missing block), the sampled rows
+ * and columns catch single wrong elements on them.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "matmul.h"
+
+/* ---- the descriptor ------------------------------------------------------ */
+
+static const char *const precision_choices[] = {"f32"};
+static const char *const inputs_choices[] = {"random", "exact"};
+static const char *const check_choices[] = {"auto", "full", "sampled"};
+static const char *const tile_choices[] = {"128x128x16", "128x128x8", "128x64x16", "64x64x16"};
+
+_Static_assert(sizeof tile_choices / sizeof tile_choices[0] == KBM_N_TILES, "one name per tile");
+
+static const kb_param params[KBM_N_PARAMS] = {
+    [KBM_P_M] = {.name = "m", .type = KB_PARAM_SIZE, .def = "256", .min = 1, .max = KBM_MAX_DIM,
+                 .help = "rows of A and C"},
+    [KBM_P_N] = {.name = "n", .type = KB_PARAM_SIZE, .def = "256", .min = 1, .max = KBM_MAX_DIM,
+                 .help = "columns of B and C"},
+    [KBM_P_K] = {.name = "k", .type = KB_PARAM_SIZE, .def = "256", .min = 1, .max = KBM_MAX_DIM,
+                 .help = "columns of A, rows of B (the dot products' length)"},
+    [KBM_P_PRECISION] = {.name = "precision", .type = KB_PARAM_ENUM, .def = "f32",
+                         KB_CHOICES(precision_choices),
+                         .help = "arithmetic: f32 (inputs, products and sums in single precision)"},
+    [KBM_P_INPUTS] = {.name = "inputs", .type = KB_PARAM_ENUM, .def = "random",
+                      KB_CHOICES(inputs_choices),
+                      .help = "random: uniform in [-1, 1), checked against a derived bound; "
+                              "exact: integers whose products are exact in f32, checked for "
+                              "equality"},
+    [KBM_P_CHECK] = {.name = "check", .type = KB_PARAM_ENUM, .def = "auto",
+                     KB_CHOICES(check_choices),
+                     .help = "full: every element against a double reference; sampled: sampled "
+                             "rows and columns plus a random projection; auto: full up to "
+                             "m*n*k = 2^30 and m*n = 2^24"},
+    [KBM_P_BLOCK] = {.name = "block", .type = KB_PARAM_INT, .def = "16", .min = 8, .max = 32,
+                     .help = "tiled: the tile's side (8, 16 or 32)"},
+    [KBM_P_TILE] = {.name = "tile", .type = KB_PARAM_ENUM, .def = "128x128x16",
+                    KB_CHOICES(tile_choices),
+                    .help = "warptile, pipelined: block tile rows x columns x depth"},
+    [KBM_P_STAGES] = {.name = "stages", .type = KB_PARAM_INT, .def = "3", .min = 2, .max = 4,
+                      .help = "pipelined: shared-memory stages in flight"},
+};
+
+static int run_cpu(kbm_state *s, const kbm_impl *impl, kb_host *host);
+static int run_cpu_blocked(kbm_state *s, const kbm_impl *impl, kb_host *host);
+
+/* The parameters a row's code reads, for kb_variant.uses. */
+#define U_BASE                                                                                 \
+    (KB_USES(KBM_P_M) | KB_USES(KBM_P_N) | KB_USES(KBM_P_K) | KB_USES(KBM_P_PRECISION) |      \
+     KB_USES(KBM_P_INPUTS) | KB_USES(KBM_P_CHECK))
+#define U_BLOCK KB_USES(KBM_P_BLOCK)
+#define U_TILE KB_USES(KBM_P_TILE)
+#define U_STAGES KB_USES(KBM_P_STAGES)
+/* The precisions a row runs, for kbm_impl.precisions. */
+#define P_F32 KBM_PRECISION_BIT(KBM_F32)
+
+#define KBM_FIELDS(...) __VA_ARGS__
+
+static const kb_variant variants[] = {
+#define KBM_VARIANT(seen, impl) {KBM_FIELDS seen},
+#include "matmul_variants.def"
+#undef KBM_VARIANT
+};
+
+static const kbm_impl impls[] = {
+#define KBM_VARIANT(seen, impl) {KBM_FIELDS impl},
+#include "matmul_variants.def"
+#undef KBM_VARIANT
+};
+
+#define KBM_N_VARIANTS (sizeof variants / sizeof variants[0])
+_Static_assert(sizeof impls / sizeof impls[0] == KBM_N_VARIANTS, "one kbm_impl per variant");
+_Static_assert(KBM_N_VARIANTS <= KB_MAX_VARIANTS, "too many variants for a 64-bit mask");
+
+static int kbm_plan(const kb_value *p, kb_work *out, kb_host *host);
+static int kbm_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **state);
+static int kbm_prepare(void *state, uint32_t v, kb_host *host);
+static int kbm_upload(void *state, uint32_t v, kb_host *host);
+static int kbm_run(void *state, uint32_t v, kb_host *host);
+static int kbm_download(void *state, uint32_t v, kb_host *host);
+static int kbm_verify(void *state, uint32_t v, kb_check *out, kb_host *host);
+static void kbm_teardown(void *state, kb_host *host);
+static const void *kbm_extension(const char *name);
+
+static const kb_ops ops = {
+    KB_OPS_HEADER,
+    .plan = kbm_plan,
+    .setup = kbm_setup,
+    .prepare = kbm_prepare,
+    .upload = kbm_upload,
+    .run = kbm_run,
+    .download = kbm_download,
+    .verify = kbm_verify,
+    .teardown = kbm_teardown,
+    .extension = kbm_extension,
+};
+
+static const kb_plugin descriptor = {
+    KB_PLUGIN_HEADER,
+    .name = "matmul",
+    .summary = "C = A * B in f32, any shape: the tutorial's naive and tiled kernels, the SGEMM "
+               "path, cublasSgemm",
+    KB_PARAMS(params),
+    KB_VARIANTS(variants),
+    .item_name = "elements",
+    .ops = &ops,
+};
+
+KB_EXPORT const kb_plugin *kbench_plugin(uint32_t index)
+{
+    return index == 0 ? &descriptor : NULL;
+}
+
+/* ---- sizes ---------------------------------------------------------------- */
+
+static int is_cuda(uint32_t v) { return variants[v].backend == KB_BACKEND_CUDA; }
+
+static uint32_t needs_of(uint64_t vmask)
+{
+    uint32_t needs = 0;
+    for (uint32_t v = 0; v < KBM_N_VARIANTS; v++)
+        if (vmask & KB_VARIANT_BIT(v))
+            needs |= impls[v].needs;
+    return needs;
+}
+
+/* Exact inputs: the largest q with k q^2 <= 2^24 (0 when k > 2^24, which the
+   parameter range excludes). */
+static double exact_q(uint64_t k)
+{
+    double q = floor(sqrt(16777216.0 / (double)k));
+    while (q > 0 && (double)k * q * q > 16777216.0)
+        q -= 1;
+    return q;
+}
+
+/* Projection vector entries in exact mode: integers in [-KBM_X_EXACT,
+   KBM_X_EXACT], so that n 2^24 KBM_X_EXACT <= 2^53 for every n <= 2^21: C x and
+   A (B x) are exact in double (README.md). */
+#define KBM_X_EXACT 256
+
+static int resolve_check(const kb_value *p)
+{
+    int c = (int)p[KBM_P_CHECK].i;
+    if (c != KBM_CHECK_AUTO)
+        return c;
+    uint64_t m = p[KBM_P_M].u, n = p[KBM_P_N].u, k = p[KBM_P_K].u;
+    return m * n * k <= KBM_FULL_MAX_MNK && m * n <= KBM_FULL_MAX_MN ? KBM_CHECK_FULL
+                                                                       : KBM_CHECK_SAMPLED;
+}
+
+typedef struct kbm_sizes {
+    uint64_t a_bytes, b_bytes, c_bytes, ref_bytes, device_bytes, host_bytes;
+} kbm_sizes;
+
+static int sizes_of(const kb_value *p, kbm_sizes *z, kb_host *host)
+{
+    uint64_t m = p[KBM_P_M].u, n = p[KBM_P_N].u, k = p[KBM_P_K].u;
+    if (m < 1 || n < 1 || k < 1 || m > KBM_MAX_DIM || n > KBM_MAX_DIM || k > KBM_MAX_DIM)
+        return host->fail(host, KB_EINVAL, "matmul: m, n and k must each lie in 1 .. %u",
+                          KBM_MAX_DIM);
+    int64_t block = p[KBM_P_BLOCK].i;
+    if (block != 8 && block != 16 && block != 32)
+        return host->fail(host, KB_EINVAL, "matmul: block = %lld; the tiled kernel takes 8, 16 "
+                          "or 32", (long long)block);
+    int check = resolve_check(p);
+    if (check == KBM_CHECK_FULL && (m * n > KBM_FULL_MAX_MN * 4 || m * n * k > (1ull << 36)))
+        return host->fail(host, KB_EINVAL,
+                          "matmul: check = full at %llu x %llu x %llu would take too long on "
+                          "the CPU; use check = sampled or auto",
+                          (unsigned long long)m, (unsigned long long)n, (unsigned long long)k);
+    z->a_bytes = m * k * 4;
+    z->b_bytes = k * n * 4;
+    z->c_bytes = m * n * 4;
+    if (check == KBM_CHECK_FULL)
+        z->ref_bytes = 2 * m * n * 8;
+    else /* sampled rows and columns with their bounds, x, z, w, gathered columns of B */
+        z->ref_bytes = (2 * KBM_SAMPLES * (n + m) + n + 2 * m + KBM_SAMPLES * k) * 8;
+    z->host_bytes = z->a_bytes + z->b_bytes + z->c_bytes + z->ref_bytes;
+    z->device_bytes = z->a_bytes + z->b_bytes + z->c_bytes + KBM_CUBLAS_WORKSPACE;
+    return KB_OK;
+}
+
+/* ---- plan ----------------------------------------------------------------- */
+
+static int kbm_plan(const kb_value *p, kb_work *out, kb_host *host)
+{
+    kbm_sizes z = {0};
+    int rc = sizes_of(p, &z, host);
+    if (rc)
+        return rc;
+    uint64_t m = p[KBM_P_M].u, n = p[KBM_P_N].u, k = p[KBM_P_K].u;
+    out->bytes_read = z.a_bytes + z.b_bytes;
+    out->bytes_written = z.c_bytes;
+    out->flops = 2.0 * (double)m * (double)n * (double)k;
+    out->items = m * n;
+    out->host_bytes = z.host_bytes;
+    out->device_bytes = z.device_bytes;
+    return KB_OK;
+}
+
+/* ---- the reference -------------------------------------------------------- */
+
+/* Full: row i of C and of |A||B| in double, rows of B streamed (vectorises). */
+static int ref_full_rows(void *ctx, uint64_t begin, uint64_t end, int worker)
+{
+    kbm_state *s = ctx;
+    const float *A = s->a.host, *B = s->b.host;
+    uint64_t n = s->n, k = s->k;
+    for (uint64_t i = begin; i < end; i++) {
+        double *r = s->ref + i * n, *ra = s->ref_abs + i * n;
+        for (uint64_t j = 0; j < n; j++)
+            r[j] = ra[j] = 0;
+        for (uint64_t p = 0; p < k; p++) {
+            double a = A[i * k + p], aa = fabs(a);
+            const float *b = B + p * n;
+            for (uint64_t j = 0; j < n; j++) {
+                r[j] += a * (double)b[j];
+                ra[j] += aa * fabs((double)b[j]);
+            }
+        }
+    }
+    return KB_OK;
+}
+
+/* Sampled rows: for columns [begin, end), the KBM_SAMPLES sampled rows. */
+static int ref_sample_rows(void *ctx, uint64_t begin, uint64_t end, int worker)
+{
+    kbm_state *s = ctx;
+    const float *A = s->a.host, *B = s->b.host;
+    uint64_t n = s->n, k = s->k;
+    for (int t = 0; t < KBM_SAMPLES; t++) {
+        double *r = s->row_ref + (uint64_t)t * n, *ra = s->row_abs + (uint64_t)t * n;
+        for (uint64_t j = begin; j < end; j++)
+            r[j] = ra[j] = 0;
+        const float *arow = A + s->rows[t] * k;
+        for (uint64_t p = 0; p < k; p++) {
+            double a = arow[p], aa = fabs(a);
+            const float *b = B + p * n;
+            for (uint64_t j = begin; j < end; j++) {
+                r[j] += a * (double)b[j];
+                ra[j] += aa * fabs((double)b[j]);
+            }
+        }
+    }
+    return KB_OK;
+}
+
+/* Sampled columns (rows [begin, end) of each), over the sampled columns of B
+   gathered into s->bcol (k each), and the projection z = A y, w = |A| y_abs. */
+typedef struct col_job {
+    kbm_state *s;
+    const double *bcol; /* KBM_SAMPLES x k */
+    const double *y, *y_abs; /* B x and |B||x|, k each */
+} col_job;
+
+static int ref_sample_cols(void *ctx, uint64_t begin, uint64_t end, int worker)
+{
+    const col_job *j = ctx;
+    kbm_state *s = j->s;
+    const float *A = s->a.host;
+    uint64_t m = s->m, k = s->k;
+    for (uint64_t i = begin; i < end; i++) {
+        const float *arow = A + i * k;
+        for (int t = 0; t < KBM_SAMPLES; t++) {
+            const double *bc = j->bcol + (uint64_t)t * k;
+            double r = 0, ra = 0;
+            for (uint64_t p = 0; p < k; p++) {
+                r += (double)arow[p] * bc[p];
+                ra += fabs((double)arow[p]) * fabs(bc[p]);
+            }
+            s->col_ref[(uint64_t)t * m + i] = r;
+            s->col_abs[(uint64_t)t * m + i] = ra;
+        }
+        double z = 0, w = 0;
+        for (uint64_t p = 0; p < k; p++) {
+            z += (double)arow[p] * j->y[p];
+            w += fabs((double)arow[p]) * j->y_abs[p];
+        }
+        s->z[i] = z;
+        s->w[i] = w;
+    }
+    return KB_OK;
+}
+
+/* y = B x, y_abs = |B||x| (rows [begin, end) of B). */
+typedef struct proj_job {
+    kbm_state *s;
+    double *y, *y_abs;
+} proj_job;
+
+static int ref_bx(void *ctx, uint64_t begin, uint64_t end, int worker)
+{
+    const proj_job *j = ctx;
+    kbm_state *s = j->s;
+    const float *B = s->b.host;
+    uint64_t n = s->n;
+    for (uint64_t p = begin; p < end; p++) {
+        double y = 0, ya = 0;
+        for (uint64_t c = 0; c < n; c++) {
+            y += (double)B[p * n + c] * s->x[c];
+            ya += fabs((double)B[p * n + c]) * fabs(s->x[c]);
+        }
+        j->y[p] = y;
+        j->y_abs[p] = ya;
+    }
+    return KB_OK;
+}
+
+static int reference(kbm_state *s, kb_host *host)
+{
+    if (s->check == KBM_CHECK_FULL) {
+        if (!(s->ref = malloc(s->m * s->n * sizeof(double))) ||
+            !(s->ref_abs = malloc(s->m * s->n * sizeof(double))))
+            return host->fail(host, KB_ENOMEM, "matmul: out of host memory for the reference");
+        return kbk_parallel_for(host, s->m, ref_full_rows, s);
+    }
+    /* Sampled rows and columns: the first and the last, then random ones
+       drawn from the seed (stream 4 and 5). */
+    for (int t = 0; t < KBM_SAMPLES; t++) {
+        s->rows[t] = t == 0 ? 0 : t == 1 ? s->m - 1 : kb_rand_u64(host->seed, 4, (uint64_t)t) % s->m;
+        s->cols[t] = t == 0 ? 0 : t == 1 ? s->n - 1 : kb_rand_u64(host->seed, 5, (uint64_t)t) % s->n;
+    }
+    uint64_t m = s->m, n = s->n, k = s->k;
+    double *bcol = NULL, *y = NULL, *y_abs = NULL;
+    int rc = KB_OK;
+    if (!(s->row_ref = malloc(KBM_SAMPLES * n * sizeof(double))) ||
+        !(s->row_abs = malloc(KBM_SAMPLES * n * sizeof(double))) ||
+        !(s->col_ref = malloc(KBM_SAMPLES * m * sizeof(double))) ||
+        !(s->col_abs = malloc(KBM_SAMPLES * m * sizeof(double))) ||
+        !(s->x = malloc(n * sizeof(double))) || !(s->z = malloc(m * sizeof(double))) ||
+        !(s->w = malloc(m * sizeof(double))) ||
+        !(bcol = malloc(KBM_SAMPLES * k * sizeof(double))) ||
+        !(y = malloc(k * sizeof(double))) || !(y_abs = malloc(k * sizeof(double)))) {
+        rc = host->fail(host, KB_ENOMEM, "matmul: out of host memory for the sampled reference");
+        goto out;
+    }
+    /* x: stream 3; integers in exact mode, so that the projection is exact. */
+    if ((rc = s->inputs == KBM_EXACT ? kbk_fill_exact_f64(host, s->x, n, 3, KBM_X_EXACT)
+                                     : kbk_fill_uniform_f64(host, s->x, n, 3, -1.0, 1.0)))
+        goto out;
+    const float *B = s->b.host;
+    for (int t = 0; t < KBM_SAMPLES; t++)
+        for (uint64_t p = 0; p < k; p++)
+            bcol[(uint64_t)t * k + p] = B[p * n + s->cols[t]];
+    proj_job pj = {.s = s, .y = y, .y_abs = y_abs};
+    col_job cj = {.s = s, .bcol = bcol, .y = y, .y_abs = y_abs};
+    if ((rc = kbk_parallel_for(host, n, ref_sample_rows, s)) ||
+        (rc = kbk_parallel_for(host, k, ref_bx, &pj)) ||
+        (rc = kbk_parallel_for(host, m, ref_sample_cols, &cj)))
+        goto out;
+out:
+    free(bcol);
+    free(y);
+    free(y_abs);
+    return rc;
+}
+
+/* ---- setup and teardown --------------------------------------------------- */
+
+static int kbm_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **state)
+{
+    kbm_sizes z = {0};
+    int rc = sizes_of(p, &z, host);
+    if (rc)
+        return rc;
+    kbm_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return host->fail(host, KB_ENOMEM, "matmul: out of host memory for the state");
+    *state = s;
+    s->m = p[KBM_P_M].u;
+    s->n = p[KBM_P_N].u;
+    s->k = p[KBM_P_K].u;
+    s->precision = (int)p[KBM_P_PRECISION].i;
+    s->inputs = (int)p[KBM_P_INPUTS].i;
+    s->check = resolve_check(p);
+    s->block = (int)p[KBM_P_BLOCK].i;
+    s->tile = (int)p[KBM_P_TILE].i;
+    s->stages = (int)p[KBM_P_STAGES].i;
+    s->gpu = host->stream != NULL;
+    s->variants = vmask;
+    s->needs = needs_of(vmask);
+    s->q = exact_q(s->k);
+    if ((rc = kbk_buf_alloc(host, &s->a, (size_t)z.a_bytes, KBK_BOTH)) ||
+        (rc = kbk_buf_alloc(host, &s->b, (size_t)z.b_bytes, KBK_BOTH)) ||
+        (rc = kbk_buf_alloc(host, &s->c, (size_t)z.c_bytes, KBK_BOTH)))
+        return rc;
+    if (s->inputs == KBM_EXACT)
+        rc = kbk_fill_exact_f32(host, s->a.host, s->m * s->k, 0, (int32_t)s->q);
+    else
+        rc = kbk_fill_uniform_f32(host, s->a.host, s->m * s->k, 0, -1.0, 1.0);
+    if (rc)
+        return rc;
+    if (s->inputs == KBM_EXACT)
+        rc = kbk_fill_exact_f32(host, s->b.host, s->k * s->n, 1, (int32_t)s->q);
+    else
+        rc = kbk_fill_uniform_f32(host, s->b.host, s->k * s->n, 1, -1.0, 1.0);
+    if (rc || (rc = reference(s, host)))
+        return rc;
+    if (!s->gpu)
+        return KB_OK;
+    if ((rc = kbk_buf_upload(host, &s->a)) || (rc = kbk_buf_upload(host, &s->b)))
+        return rc;
+    KBK_CUDA(host, cudaStreamSynchronize((cudaStream_t)host->stream));
+    if (s->needs & KBM_NEEDS_CUBLAS) {
+        if ((rc = kbk_buf_alloc(host, &s->workspace, KBM_CUBLAS_WORKSPACE, KBK_DEVICE)))
+            return rc;
+        return kbm_cublas_setup(s, host);
+    }
+    return KB_OK;
+}
+
+static void kbm_teardown(void *state, kb_host *host)
+{
+    kbm_state *s = state;
+    if (!s)
+        return;
+    kbm_cublas_teardown(s); /* accepts a state without a handle */
+    kbk_buf *bufs[] = {&s->a, &s->b, &s->c, &s->workspace};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        kbk_buf_free(host, bufs[i]);
+    double *refs[] = {s->ref, s->ref_abs, s->row_ref, s->row_abs, s->col_ref,
+                      s->col_abs, s->x, s->z, s->w};
+    for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++)
+        free(refs[i]);
+    free(s);
+}
+
+/* ---- prepare, upload, download -------------------------------------------- */
+
+/* Whether variant v can run this point (its precisions). */
+static int unsupported(kbm_state *s, uint32_t v, kb_host *host)
+{
+    const kbm_impl *impl = &impls[v];
+    if (impl->precisions && !(impl->precisions & KBM_PRECISION_BIT(s->precision)))
+        return host->fail(host, KB_EUNSUPPORTED, "matmul: %s does not run precision = %s",
+                          variants[v].name, precision_choices[s->precision]);
+    return KB_OK;
+}
+
+static int kbm_prepare(void *state, uint32_t v, kb_host *host)
+{
+    kbm_state *s = state;
+    if (v >= KBM_N_VARIANTS)
+        return host->fail(host, KB_EINVAL, "matmul: no variant number %u", v);
+    int rc = unsupported(s, v, host);
+    if (rc)
+        return rc;
+    /* 0xff bytes are NaN in f32: an element a variant does not write fails. */
+    if ((rc = kbk_buf_poison(host, &s->c, 0xff)))
+        return rc;
+    if (s->gpu) {
+        if (impls[v].run == kbm_run_pipelined && (rc = kbm_pipelined_prepare(s, host)))
+            return rc;
+        KBK_CUDA(host, cudaStreamSynchronize((cudaStream_t)host->stream));
+    }
+    return KB_OK;
+}
+
+static int kbm_upload(void *state, uint32_t v, kb_host *host)
+{
+    kbm_state *s = state;
+    if (!s->gpu || !is_cuda(v))
+        return KB_OK;
+    int rc = kbk_buf_upload(host, &s->a);
+    return rc ? rc : kbk_buf_upload(host, &s->b);
+}
+
+static int kbm_download(void *state, uint32_t v, kb_host *host)
+{
+    kbm_state *s = state;
+    if (!s->gpu || !is_cuda(v))
+        return KB_OK;
+    return kbk_buf_download(host, &s->c);
+}
+
+/* ---- the CPU variants ------------------------------------------------------ */
+
+/* cpu: the tutorial's loop, one f32 dot product per element, k in order. */
+static int run_cpu(kbm_state *s, const kbm_impl *impl, kb_host *host)
+{
+    const float *A = s->a.host, *B = s->b.host;
+    float *C = s->c.host;
+    uint64_t m = s->m, n = s->n, k = s->k;
+    for (uint64_t i = 0; i < m; i++)
+        for (uint64_t j = 0; j < n; j++) {
+            float acc = 0;
+            for (uint64_t p = 0; p < k; p++)
+                acc += A[i * k + p] * B[p * n + j];
+            C[i * n + j] = acc;
+        }
+    return KB_OK;
+}
+
+/* cpu-blocked: blocks of KBM_CPU_BM rows of C per task, KBM_CPU_BN columns and
+   KBM_CPU_BK deep: a row of B's block (1 KiB) streams into a row of C's block
+   (1 KiB), both in L1, and the B block (256 KiB) stays in L2 across the rows.
+   Each element still adds its k products in order, in f32. */
+#define KBM_CPU_BM 64u
+#define KBM_CPU_BN 256u
+#define KBM_CPU_BK 256u
+
+static int cpu_blocked_rows(void *ctx, uint64_t begin, uint64_t end, int worker)
+{
+    kbm_state *s = ctx;
+    const float *A = s->a.host, *B = s->b.host;
+    float *C = s->c.host;
+    uint64_t m = s->m, n = s->n, k = s->k;
+    for (uint64_t rb = begin; rb < end; rb++) {
+        uint64_t i0 = rb * KBM_CPU_BM, i1 = i0 + KBM_CPU_BM < m ? i0 + KBM_CPU_BM : m;
+        for (uint64_t i = i0; i < i1; i++)
+            memset(C + i * n, 0, n * sizeof(float));
+        for (uint64_t j0 = 0; j0 < n; j0 += KBM_CPU_BN) {
+            uint64_t j1 = j0 + KBM_CPU_BN < n ? j0 + KBM_CPU_BN : n;
+            for (uint64_t p0 = 0; p0 < k; p0 += KBM_CPU_BK) {
+                uint64_t p1 = p0 + KBM_CPU_BK < k ? p0 + KBM_CPU_BK : k;
+                for (uint64_t i = i0; i < i1; i++) {
+                    float *restrict c = C + i * n;
+                    for (uint64_t p = p0; p < p1; p++) {
+                        const float a = A[i * k + p];
+                        const float *restrict b = B + p * n;
+                        for (uint64_t j = j0; j < j1; j++)
+                            c[j] += a * b[j];
+                    }
+                }
+            }
+        }
+    }
+    return KB_OK;
+}
+
+static int run_cpu_blocked(kbm_state *s, const kbm_impl *impl, kb_host *host)
+{
+    return kbk_parallel_for(host, kbm_ceil_div(s->m, KBM_CPU_BM), cpu_blocked_rows, s);
+}
+
+static int kbm_run(void *state, uint32_t v, kb_host *host)
+{
+    kbm_state *s = state;
+    if (v >= KBM_N_VARIANTS)
+        return host->fail(host, KB_EINVAL, "matmul: no variant number %u", v);
+    if (is_cuda(v) && !s->gpu)
+        return host->fail(host, KB_EUNSUPPORTED, "matmul: %s needs a GPU and none is in use",
+                          variants[v].name);
+    return impls[v].run(s, &impls[v], host);
+}
+
+/* ---- verification -----------------------------------------------------------
+ * Random inputs: |C^_ij - C_ij| <= gamma32(k + 1) (|A||B|)_ij for any order of
+ * the k products' additions (each product rounded at most once, at most k - 1
+ * additions on the longest path, one more allowed for a final scaling); the
+ * double reference's own error, gamma64(k + 1) (|A||B|)_ij, is added.  Exact
+ * inputs: tolerance 0.  The projection: |(C^ x)_i - (A (B x))_i| <=
+ * gamma32(k + 1) w_i + gamma64(n + k + 2) (w_i + (|C^||x|)_i), w = |A|(|B||x|).
+ * ------------------------------------------------------------------------- */
+
+static double gamma_of(double d, int bits)
+{
+    double du = d * ldexp(1.0, -bits);
+    return du < 1 ? du / (1 - du) : INFINITY;
+}
+
+/* The kit's parallel-for starts at most this many workers. */
+#define KBM_MAX_WORKERS 256
+
+typedef struct verify_job {
+    const kbm_state *s;
+    double g32, g64;      /* per-element bound factors (0, 0 in exact mode) */
+    double gp32, gp64;    /* projection bound factors */
+    uint64_t bad[KBM_MAX_WORKERS]; /* per worker (the kit starts at most 256) */
+    uint64_t first[KBM_MAX_WORKERS];
+} verify_job;
+
+static int verify_full_rows(void *ctx, uint64_t begin, uint64_t end, int worker)
+{
+    verify_job *j = ctx;
+    const kbm_state *s = j->s;
+    const float *C = s->c.host;
+    uint64_t n = s->n, bad = 0, first = UINT64_MAX;
+    for (uint64_t e = begin * n; e < end * n; e++) {
+        double tol = (j->g32 + j->g64) * s->ref_abs[e];
+        if (!(fabs((double)C[e] - s->ref[e]) <= tol)) {
+            if (!bad)
+                first = e;
+            bad++;
+        }
+    }
+    j->bad[worker % KBM_MAX_WORKERS] += bad;
+    if (first < j->first[worker % KBM_MAX_WORKERS])
+        j->first[worker % KBM_MAX_WORKERS] = first;
+    return KB_OK;
+}
+
+static int verify_projection(void *ctx, uint64_t begin, uint64_t end, int worker)
+{
+    verify_job *j = ctx;
+    const kbm_state *s = j->s;
+    const float *C = s->c.host;
+    uint64_t n = s->n, bad = 0, first = UINT64_MAX;
+    for (uint64_t i = begin; i < end; i++) {
+        double cx = 0, cax = 0;
+        for (uint64_t c = 0; c < n; c++) {
+            cx += (double)C[i * n + c] * s->x[c];
+            cax += fabs((double)C[i * n + c]) * fabs(s->x[c]);
+        }
+        double tol = j->gp32 * s->w[i] + j->gp64 * (s->w[i] + cax);
+        if (!(fabs(cx - s->z[i]) <= tol)) {
+            if (!bad)
+                first = i * n;
+            bad++;
+        }
+    }
+    j->bad[worker % KBM_MAX_WORKERS] += bad;
+    if (first < j->first[worker % KBM_MAX_WORKERS])
+        j->first[worker % KBM_MAX_WORKERS] = first;
+    return KB_OK;
+}
+
+static int kbm_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
+{
+    kbm_state *s = state;
+    if (v >= KBM_N_VARIANTS)
+        return host->fail(host, KB_EINVAL, "matmul: no variant number %u", v);
+    verify_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return host->fail(host, KB_ENOMEM, "matmul: out of host memory for verify");
+    j->s = s;
+    int exact = s->inputs == KBM_EXACT;
+    double k = (double)s->k, n = (double)s->n;
+    j->g32 = exact ? 0 : gamma_of(k + 1, 24);
+    j->g64 = exact ? 0 : gamma_of(k + 1, 53);
+    j->gp32 = exact ? 0 : gamma_of(k + 1, 24);
+    j->gp64 = exact ? 0 : gamma_of(n + k + 2, 53);
+    for (int w = 0; w < KBM_MAX_WORKERS; w++)
+        j->first[w] = UINT64_MAX;
+    const float *C = s->c.host;
+    uint64_t bad = 0, first = UINT64_MAX;
+    int rc;
+    if (s->check == KBM_CHECK_FULL) {
+        rc = kbk_parallel_for(host, s->m, verify_full_rows, j);
+    } else {
+        /* The sampled rows and columns, element by element. */
+        for (int t = 0; t < KBM_SAMPLES; t++) {
+            for (uint64_t c = 0; c < s->n; c++) {
+                uint64_t e = s->rows[t] * s->n + c;
+                double ref = s->row_ref[(uint64_t)t * s->n + c];
+                double tol = (j->g32 + j->g64) * s->row_abs[(uint64_t)t * s->n + c];
+                if (!(fabs((double)C[e] - ref) <= tol)) {
+                    first = bad ? first : e;
+                    bad++;
+                }
+            }
+            for (uint64_t r = 0; r < s->m; r++) {
+                uint64_t e = r * s->n + s->cols[t];
+                double ref = s->col_ref[(uint64_t)t * s->m + r];
+                double tol = (j->g32 + j->g64) * s->col_abs[(uint64_t)t * s->m + r];
+                if (!(fabs((double)C[e] - ref) <= tol)) {
+                    first = bad ? (first < e ? first : e) : e;
+                    bad++;
+                }
+            }
+        }
+        /* The projection: every row of C, every element of it. */
+        rc = kbk_parallel_for(host, s->m, verify_projection, j);
+    }
+    for (int w = 0; w < KBM_MAX_WORKERS; w++) {
+        bad += j->bad[w];
+        if (j->first[w] < first)
+            first = j->first[w];
+    }
+    free(j);
+    if (rc)
+        return rc;
+    if (bad)
+        host->log(host, KB_LOG_DEBUG,
+                  "matmul: %s: %llu mismatches (%s check), the first at row %llu, column %llu "
+                  "(a projection mismatch names the row's first column)",
+                  variants[v].name, (unsigned long long)bad,
+                  s->check == KBM_CHECK_FULL ? "full" : "sampled",
+                  (unsigned long long)(first / s->n), (unsigned long long)(first % s->n));
+    out->measure = "mismatches";
+    out->error = (double)bad;
+    out->tolerance = 0;
+    out->passed = bad == 0;
+    return KB_OK;
+}
+
+/* ---- the test extension ------------------------------------------------------ */
+
+static const float *test_a(const void *state) { return ((const kbm_state *)state)->a.host; }
+static const float *test_b(const void *state) { return ((const kbm_state *)state)->b.host; }
+static float *test_c(void *state) { return ((kbm_state *)state)->c.host; }
+static int test_full(const void *state)
+{
+    return ((const kbm_state *)state)->check == KBM_CHECK_FULL;
+}
+
+static const kbm_test_ext test_ext = {
+    .size = sizeof(kbm_test_ext),
+    .a = test_a,
+    .b = test_b,
+    .c = test_c,
+    .full = test_full,
+};
+
+static const void *kbm_extension(const char *name)
+{
+    return strcmp(name, KBM_TEST_EXTENSION) == 0 ? &test_ext : NULL;
+}

@@ -1,0 +1,157 @@
+/*
+ * matmul.h -- what the C side (matmul.c: descriptor, inputs, reference, CPU
+ * variants, verification) and the CUDA side (matmul_kernels.cu,
+ * matmul_lib.cu) of the matmul plugin share.  Nothing here is exported from
+ * the plugin.
+ *
+ * The product is C = A * B, row-major: A is m x k (row stride k), B is k x n
+ * (row stride n), C is m x n (row stride n), all f32.
+ */
+#ifndef KBM_MATMUL_H
+#define KBM_MATMUL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kbench/kit.h"
+#include "kbench/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The `precision` parameter: f32 only in this family's first half (the
+   tensor-core issue adds tf32, bf16 and split-tf32 choices). */
+enum kbm_precision { KBM_F32 = 0, KBM_N_PRECISIONS };
+
+/* The `inputs` parameter: random floats uniform in [-1, 1), checked against
+   a derived error bound; or exact: non-zero integers in [-q, q] with
+   k * q^2 <= 2^24, whose products are exact in f32 in any summation order,
+   checked for equality. */
+enum kbm_inputs { KBM_RANDOM = 0, KBM_EXACT = 1 };
+
+/* The `check` parameter: full (every element against a double reference),
+   sampled (whole sampled rows and columns plus a random projection, for
+   shapes where a full double product on the CPU is too slow), or auto
+   (full when m*n*k <= KBM_FULL_MAX_MNK and m*n <= KBM_FULL_MAX_MN). */
+enum kbm_check { KBM_CHECK_AUTO = 0, KBM_CHECK_FULL = 1, KBM_CHECK_SAMPLED = 2 };
+#define KBM_FULL_MAX_MNK (1ull << 30)
+#define KBM_FULL_MAX_MN (1ull << 24)
+/* Rows and columns of C the sampled check computes in double (the first and
+   the last of each among them, where the ragged edges are). */
+#define KBM_SAMPLES 8
+
+/* The `tile` parameter of the warp-tiled and pipelined variants: block tile
+   BM x BN, BK deep, warp tile WM x WN (instantiated in matmul_kernels.cu). */
+enum kbm_tile { KBM_T128x128x16 = 0, KBM_T128x128x8, KBM_T128x64x16, KBM_T64x64x16, KBM_N_TILES };
+
+/* Parameters, in declaration order (params[] is indexed with these). */
+enum kbm_param {
+    KBM_P_M = 0,
+    KBM_P_N,
+    KBM_P_K,
+    KBM_P_PRECISION,
+    KBM_P_INPUTS,
+    KBM_P_CHECK,
+    KBM_P_BLOCK,
+    KBM_P_TILE,
+    KBM_P_STAGES,
+    KBM_N_PARAMS
+};
+
+/* The largest m, n or k: every grid dimension of every kernel stays within
+   CUDA's limits (65535 blocks in y with blocks of 8 or more rows). */
+#define KBM_MAX_DIM (1u << 18)
+
+/* cuBLAS workspace, allocated in setup so that run() never allocates. */
+#define KBM_CUBLAS_WORKSPACE (32u << 20)
+
+typedef struct kbm_state kbm_state;
+typedef struct kbm_impl kbm_impl;
+
+/* One run: a CPU variant computes into the host copy of C, a CUDA variant
+   enqueues on host->stream.  Returns KB_OK or a kb_status after
+   host->fail(). */
+typedef int (*kbm_run_fn)(kbm_state *s, const kbm_impl *impl, kb_host *host);
+
+enum kbm_needs {
+    KBM_NEEDS_CUBLAS = 1u << 0 /* a cuBLAS handle and its workspace */
+};
+
+#define KBM_PRECISION_BIT(p) (1u << (p))
+
+struct kbm_impl {
+    kbm_run_fn run;
+    uint32_t precisions; /* KBM_PRECISION_BIT of each it runs; 0: all */
+    uint32_t needs;      /* enum kbm_needs */
+};
+
+/* The state of one point (setup() .. teardown()). */
+struct kbm_state {
+    uint64_t m, n, k;
+    int precision, inputs, check; /* enums above; check is resolved (full or sampled) */
+    int block, tile, stages;      /* the block, tile and stages parameters */
+    int gpu;                      /* host->stream != NULL */
+    uint64_t variants;
+    uint32_t needs;
+
+    kbk_buf a, b, c; /* inputs and output: host copy, and device copy with a GPU */
+    kbk_buf workspace; /* cuBLAS's workspace (device) */
+    void *cublas;      /* cublasHandle_t, or NULL */
+    int smem_raised;   /* the pipelined kernels' shared-memory limits are raised */
+
+    /* Reference, full check: C in double and |A||B| (m*n each). */
+    double *ref, *ref_abs;
+    /* Reference, sampled check: KBM_SAMPLES rows (each n long) and columns
+       (each m long) of C and of |A||B|; the projection vector x (n), z =
+       A (B x) and w = |A| (|B| |x|) (m each). */
+    uint64_t rows[KBM_SAMPLES], cols[KBM_SAMPLES];
+    double *row_ref, *row_abs, *col_ref, *col_abs;
+    double *x, *z, *w;
+    double q;     /* exact inputs: |entries| <= q */
+};
+
+static inline uint64_t kbm_ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+/* ---- the CUDA side: the run entries of the rows -------------------------- */
+int kbm_run_naive(kbm_state *s, const kbm_impl *impl, kb_host *host);
+int kbm_run_coalesced(kbm_state *s, const kbm_impl *impl, kb_host *host);
+int kbm_run_tiled(kbm_state *s, const kbm_impl *impl, kb_host *host);
+int kbm_run_reg1d(kbm_state *s, const kbm_impl *impl, kb_host *host);
+int kbm_run_reg2d(kbm_state *s, const kbm_impl *impl, kb_host *host);
+int kbm_run_vec4(kbm_state *s, const kbm_impl *impl, kb_host *host);
+int kbm_run_warptile(kbm_state *s, const kbm_impl *impl, kb_host *host);
+int kbm_run_pipelined(kbm_state *s, const kbm_impl *impl, kb_host *host);
+int kbm_run_cublas(kbm_state *s, const kbm_impl *impl, kb_host *host);
+
+/* Raises the dynamic shared-memory limit of the pipelined kernel for the
+   state's tile and stages (called from prepare, not from run). */
+int kbm_pipelined_prepare(kbm_state *s, kb_host *host);
+/* Shared-memory bytes the pipelined kernel needs for a tile and stages. */
+size_t kbm_pipelined_smem(int tile, int stages);
+
+/* cuBLAS: the handle (pedantic fp32 math, no tensor cores), its stream and
+   workspace; and its release (teardown). */
+int kbm_cublas_setup(kbm_state *s, kb_host *host);
+void kbm_cublas_teardown(kbm_state *s);
+
+/* ---- the test extension -----------------------------------------------------
+ * ops->extension(KBM_TEST_EXTENSION) returns a kbm_test_ext, through which
+ * kbench's tests read a state's inputs and write chosen values into its
+ * output before verify().  Pointers stay valid until teardown().
+ * ------------------------------------------------------------------------ */
+#define KBM_TEST_EXTENSION "matmul.test"
+
+typedef struct kbm_test_ext {
+    uint32_t size;                       /* sizeof(kbm_test_ext) */
+    const float *(*a)(const void *state); /* A, m x k, host copy */
+    const float *(*b)(const void *state); /* B, k x n, host copy */
+    float *(*c)(void *state);             /* C, m x n, host copy */
+    int (*full)(const void *state);       /* 1: the full check; 0: sampled */
+} kbm_test_ext;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,8 @@
+# Found by convention (tests/CMakeLists.txt includes every plugins/<family>/tests.cmake).
+# The transpose plugin on the CPU path: loads the built plugin with dlopen and
+# includes transpose.h for the parameter indices and the test extension
+# (kbt_test_ext), through which it damages outputs before verify().
+kbench_test(test_transpose SOURCES ${CMAKE_CURRENT_LIST_DIR}/tests/test_transpose.c
+            LIBRARIES ${CMAKE_DL_LIBS} m)
+target_include_directories(test_transpose PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+add_dependencies(test_transpose kbench_transpose_plugin)

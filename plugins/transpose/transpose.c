@@ -1,0 +1,488 @@
+/*
+ * transpose.c -- the transpose family: out-of-place transposition of a rows x
+ * cols matrix, from a blocked CPU loop through the tutorial's kernels (naive,
+ * shared-memory tiles, register tiles) to a kernel at the copy ceiling, beside
+ * cuBLAS's geam and a plain device-to-device copy of the same bytes.
+ *
+ * This file holds the descriptor (its variants are the rows of
+ * transpose_variants.def), plan(), the inputs, the two CPU variants and
+ * verify().  The kernels are in transpose_kernels.cu, cuBLAS in
+ * transpose_lib.cu; buffers, CUDA checks, threads and input generators come
+ * from the kit.  Without a GPU (host->stream == NULL) no CUDA function is
+ * called here.
+ *
+ * Correctness is exact.  A transpose moves bits and computes nothing, so every
+ * output element must equal its input element bit for bit: verify() counts the
+ * elements that differ (measure "mismatches", tolerance 0).  The reference is
+ * the input itself, read at the transposed index, so no second copy of the
+ * matrix is kept.  Inputs are never zero (f32, f64: uniform in [-1, 1); u16:
+ * random non-zero words), so an element left unwritten, written twice or
+ * written to the wrong place shows.  The copy variant's output is checked
+ * against the input in the same order (it is the ceiling, not a transpose).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "transpose.h"
+
+/* ---- the descriptor ------------------------------------------------------ */
+
+static const char *const dtype_choices[] = {"f32", "f64", "u16"};
+
+static const kb_param params[KBT_N_PARAMS] = {
+    [KBT_P_ROWS] = {.name = "rows", .type = KB_PARAM_SIZE, .def = "2048", .min = 1,
+                    .max = 2147483647.0, .help = "rows of the input (columns of the output)"},
+    [KBT_P_COLS] = {.name = "cols", .type = KB_PARAM_SIZE, .def = "512", .min = 1,
+                    .max = 2147483647.0, .help = "columns of the input (rows of the output)"},
+    [KBT_P_DTYPE] = {.name = "dtype", .type = KB_PARAM_ENUM, .def = "f32",
+                     KB_CHOICES(dtype_choices),
+                     .help = "element type: f32, f64, or u16 (any 2-byte type: bits are moved)"},
+    [KBT_P_BLOCK_X] = {.name = "block_x", .type = KB_PARAM_INT, .def = "32", .min = 1, .max = 1024,
+                       .help = "threads per block along the columns (naive, naive-mirror: along "
+                               "the coalesced side; reg4, reg2)"},
+    [KBT_P_BLOCK_Y] = {.name = "block_y", .type = KB_PARAM_INT, .def = "8", .min = 1, .max = 1024,
+                       .help = "threads per block along the rows; block_x * block_y <= 1024"},
+};
+
+static int run_cpu(kbt_state *s, const kbt_impl *impl, kb_host *host);
+static int run_cpu_parallel(kbt_state *s, const kbt_impl *impl, kb_host *host);
+
+/* The parameters a row's code reads, for kb_variant.uses. */
+#define U_BASE (KB_USES(KBT_P_ROWS) | KB_USES(KBT_P_COLS) | KB_USES(KBT_P_DTYPE))
+#define U_BLOCK (KB_USES(KBT_P_BLOCK_X) | KB_USES(KBT_P_BLOCK_Y))
+
+#define KBT_FIELDS(...) __VA_ARGS__
+
+static const kb_variant variants[] = {
+#define KBT_VARIANT(seen, impl) {KBT_FIELDS seen},
+#include "transpose_variants.def"
+#undef KBT_VARIANT
+};
+
+static const kbt_impl impls[] = {
+#define KBT_VARIANT(seen, impl) {KBT_FIELDS impl},
+#include "transpose_variants.def"
+#undef KBT_VARIANT
+};
+
+#define KBT_N_VARIANTS (sizeof variants / sizeof variants[0])
+_Static_assert(sizeof impls / sizeof impls[0] == KBT_N_VARIANTS, "one kbt_impl per variant");
+_Static_assert(KBT_N_VARIANTS <= KB_MAX_VARIANTS, "too many variants for a 64-bit mask");
+
+static int kbt_plan(const kb_value *p, kb_work *out, kb_host *host);
+static int kbt_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **state);
+static int kbt_prepare(void *state, uint32_t v, kb_host *host);
+static int kbt_upload(void *state, uint32_t v, kb_host *host);
+static int kbt_run(void *state, uint32_t v, kb_host *host);
+static int kbt_download(void *state, uint32_t v, kb_host *host);
+static int kbt_verify(void *state, uint32_t v, kb_check *out, kb_host *host);
+static void kbt_teardown(void *state, kb_host *host);
+static const void *kbt_extension(const char *name);
+
+static const kb_ops ops = {
+    KB_OPS_HEADER,
+    .plan = kbt_plan,
+    .setup = kbt_setup,
+    .prepare = kbt_prepare,
+    .upload = kbt_upload,
+    .run = kbt_run,
+    .download = kbt_download,
+    .verify = kbt_verify,
+    .teardown = kbt_teardown,
+    .extension = kbt_extension,
+};
+
+static const kb_plugin descriptor = {
+    KB_PLUGIN_HEADER,
+    .name = "transpose",
+    .summary = "out-of-place matrix transpose (f32, f64, u16): the tutorial's path, a kernel at "
+               "the copy ceiling, cuBLAS geam and the copy itself",
+    KB_PARAMS(params),
+    KB_VARIANTS(variants),
+    .item_name = "elements",
+    .ops = &ops,
+};
+
+KB_EXPORT const kb_plugin *kbench_plugin(uint32_t index)
+{
+    return index == 0 ? &descriptor : NULL;
+}
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static size_t dtype_size(int dtype) { return dtype == KBT_F64 ? 8 : dtype == KBT_U16 ? 2 : 4; }
+
+static int is_cuda(uint32_t v) { return variants[v].backend == KB_BACKEND_CUDA; }
+
+/* Checks the parameters and computes the matrix's bytes. */
+static int sizes_of(const kb_value *p, uint64_t *bytes, kb_host *host)
+{
+    uint64_t rows = p[KBT_P_ROWS].u, cols = p[KBT_P_COLS].u;
+    int64_t bx = p[KBT_P_BLOCK_X].i, by = p[KBT_P_BLOCK_Y].i;
+    size_t es = dtype_size((int)p[KBT_P_DTYPE].i);
+    if (rows < 1 || cols < 1)
+        return host->fail(host, KB_EINVAL, "transpose: rows and cols must be at least 1");
+    if (bx * by > 1024)
+        return host->fail(host, KB_EINVAL,
+                          "transpose: block_x * block_y = %lld * %lld is more than the 1024 "
+                          "threads a block may have",
+                          (long long)bx, (long long)by);
+    /* rows, cols <= 2^31 - 1 (the declared range), so rows * cols < 2^62 and
+       times 8 bytes stays under 2^65: check against 2^63 per side. */
+    uint64_t n = rows * cols;
+    if (n > (UINT64_MAX / 4) / es)
+        return host->fail(host, KB_EINVAL,
+                          "transpose: %llu x %llu elements of %zu bytes overflow a 64-bit byte "
+                          "count",
+                          (unsigned long long)rows, (unsigned long long)cols, es);
+    *bytes = n * es;
+    return KB_OK;
+}
+
+/* ---- plan ------------------------------------------------------------------- */
+
+static int kbt_plan(const kb_value *p, kb_work *out, kb_host *host)
+{
+    uint64_t bytes = 0;
+    int rc = sizes_of(p, &bytes, host);
+    if (rc)
+        return rc;
+    out->bytes_read = bytes;
+    out->bytes_written = bytes;
+    out->flops = 0;
+    out->items = p[KBT_P_ROWS].u * p[KBT_P_COLS].u;
+    out->host_bytes = 2 * bytes;
+    out->device_bytes = 2 * bytes + KBT_CUBLAS_ALLOWANCE;
+    return KB_OK;
+}
+
+/* ---- inputs ---------------------------------------------------------------- */
+
+typedef struct fill_job {
+    uint16_t *dst;
+    uint64_t seed;
+} fill_job;
+
+/* u16: the low 16 bits of the generator's element i, never zero and never
+   0xffff (the poison), so that an unwritten element always shows. */
+static int fill_u16_range(void *ctx, uint64_t begin, uint64_t end, int worker)
+{
+    const fill_job *j = ctx;
+    (void)worker;
+    for (uint64_t i = begin; i < end; i++) {
+        uint16_t w = (uint16_t)kb_rand_u64(j->seed, 0, i);
+        j->dst[i] = w == 0 ? 1 : w == 0xffff ? 0xfffe : w;
+    }
+    return KB_OK;
+}
+
+static int fill_inputs(kbt_state *s, kb_host *host)
+{
+    uint64_t n = s->rows * s->cols;
+    if (s->dtype == KBT_F32)
+        return kbk_fill_uniform_f32(host, s->in.host, n, 0, -1.0, 1.0);
+    if (s->dtype == KBT_F64)
+        return kbk_fill_uniform_f64(host, s->in.host, n, 0, -1.0, 1.0);
+    fill_job j = {.dst = s->in.host, .seed = host->seed};
+    return kbk_parallel_for(host, n, fill_u16_range, &j);
+}
+
+/* ---- setup and teardown ---------------------------------------------------- */
+
+static uint32_t needs_of(uint64_t vmask)
+{
+    uint32_t needs = 0;
+    for (uint32_t v = 0; v < KBT_N_VARIANTS; v++)
+        if (vmask & KB_VARIANT_BIT(v))
+            needs |= impls[v].needs;
+    return needs;
+}
+
+static int kbt_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **state)
+{
+    uint64_t bytes = 0;
+    int rc = sizes_of(p, &bytes, host);
+    if (rc)
+        return rc;
+    kbt_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return host->fail(host, KB_ENOMEM, "transpose: out of host memory for the state");
+    *state = s;
+    s->rows = p[KBT_P_ROWS].u;
+    s->cols = p[KBT_P_COLS].u;
+    s->dtype = (int)p[KBT_P_DTYPE].i;
+    s->esize = dtype_size(s->dtype);
+    s->block_x = (int)p[KBT_P_BLOCK_X].i;
+    s->block_y = (int)p[KBT_P_BLOCK_Y].i;
+    s->gpu = host->stream != NULL;
+    s->sm_count = host->sm_count > 0 ? host->sm_count : 132;
+    s->variants = vmask;
+    s->needs = needs_of(vmask);
+    if (bytes > SIZE_MAX)
+        return host->fail(host, KB_ENOMEM, "transpose: %llu bytes do not fit in memory",
+                          (unsigned long long)bytes);
+    if ((rc = kbk_buf_alloc(host, &s->in, (size_t)bytes, KBK_BOTH)) ||
+        (rc = kbk_buf_alloc(host, &s->out, (size_t)bytes, KBK_BOTH)) || (rc = fill_inputs(s, host)))
+        return rc;
+    if (!s->gpu)
+        return KB_OK;
+    if ((rc = kbk_buf_upload(host, &s->in)))
+        return rc;
+    KBK_CUDA(host, cudaStreamSynchronize((cudaStream_t)host->stream));
+    if (s->needs & KBT_NEEDS_CUBLAS)
+        return kbt_cublas_setup(s, host);
+    return KB_OK;
+}
+
+static void kbt_teardown(void *state, kb_host *host)
+{
+    kbt_state *s = state;
+    if (!s)
+        return;
+    kbt_cublas_teardown(s, host);
+    kbk_buf_free(host, &s->in);
+    kbk_buf_free(host, &s->out);
+    free(s);
+}
+
+/* ---- prepare, upload, download ------------------------------------------- */
+
+/* Whether variant v can run this point: its dtypes, cuBLAS's int sizes. */
+static int unsupported(kbt_state *s, uint32_t v, kb_host *host)
+{
+    const kbt_impl *impl = &impls[v];
+    if (impl->dtypes && !(impl->dtypes & KBT_DTYPE_BIT(s->dtype))) {
+        char names[32] = "";
+        for (int d = 0; d < KBT_N_DTYPES; d++)
+            if (impl->dtypes & KBT_DTYPE_BIT(d)) {
+                if (names[0])
+                    strcat(names, ", ");
+                strcat(names, dtype_choices[d]);
+            }
+        return host->fail(host, KB_EUNSUPPORTED, "transpose: %s runs with dtype = %s only",
+                          variants[v].name, names);
+    }
+    if ((impl->needs & KBT_NEEDS_CUBLAS) &&
+        (s->rows > KBT_CUBLAS_MAX || s->cols > KBT_CUBLAS_MAX))
+        return host->fail(host, KB_EUNSUPPORTED,
+                          "transpose: %s takes at most 2^31 - 1 rows and columns",
+                          variants[v].name);
+    return KB_OK;
+}
+
+static int kbt_prepare(void *state, uint32_t v, kb_host *host)
+{
+    kbt_state *s = state;
+    if (v >= KBT_N_VARIANTS)
+        return host->fail(host, KB_EINVAL, "transpose: no variant number %u", v);
+    int rc = unsupported(s, v, host);
+    if (rc)
+        return rc;
+    /* 0xff bytes: NaN in f32 and f64, 0xffff in u16; no input element has
+       those bits (floats are finite, u16 words skip 0xffff), so every element
+       a variant leaves unwritten is counted by verify(). */
+    if ((rc = kbk_buf_poison(host, &s->out, 0xff)))
+        return rc;
+    if (s->gpu)
+        KBK_CUDA(host, cudaStreamSynchronize((cudaStream_t)host->stream));
+    return KB_OK;
+}
+
+static int kbt_upload(void *state, uint32_t v, kb_host *host)
+{
+    kbt_state *s = state;
+    if (!s->gpu || !is_cuda(v))
+        return KB_OK;
+    return kbk_buf_upload(host, &s->in);
+}
+
+static int kbt_download(void *state, uint32_t v, kb_host *host)
+{
+    kbt_state *s = state;
+    if (!s->gpu || !is_cuda(v))
+        return KB_OK;
+    return kbk_buf_download(host, &s->out);
+}
+
+/* ---- the CPU variants -------------------------------------------------------
+ * The matrix is cut into KBT_CPU_BLOCK x KBT_CPU_BLOCK blocks (edge blocks
+ * smaller); a block's 32 input rows and 32 output rows stay in the cache
+ * while it is moved.  Blocks are numbered row of blocks by row of blocks;
+ * cpu walks them all, cpu-parallel gives each worker a contiguous range.
+ * Elements are moved as integers of their width (bits, not values).
+ * ------------------------------------------------------------------------- */
+#define DEFINE_BLOCKS(NAME, T)                                                                 \
+    static void NAME(const void *inp, void *outp, uint64_t rows, uint64_t cols, uint64_t b0,    \
+                     uint64_t b1)                                                               \
+    {                                                                                           \
+        const T *in = inp;                                                                      \
+        T *out = outp;                                                                          \
+        uint64_t bc = kbt_ceil_div(cols, KBT_CPU_BLOCK);                                        \
+        for (uint64_t b = b0; b < b1; b++) {                                                    \
+            uint64_t r0 = (b / bc) * KBT_CPU_BLOCK, c0 = (b % bc) * KBT_CPU_BLOCK;              \
+            uint64_t r1 = r0 + KBT_CPU_BLOCK < rows ? r0 + KBT_CPU_BLOCK : rows;                \
+            uint64_t c1 = c0 + KBT_CPU_BLOCK < cols ? c0 + KBT_CPU_BLOCK : cols;                \
+            for (uint64_t r = r0; r < r1; r++)                                                  \
+                for (uint64_t c = c0; c < c1; c++)                                              \
+                    out[c * rows + r] = in[r * cols + c];                                       \
+        }                                                                                       \
+    }
+DEFINE_BLOCKS(blocks_32, uint32_t)
+DEFINE_BLOCKS(blocks_64, uint64_t)
+DEFINE_BLOCKS(blocks_16, uint16_t)
+
+static uint64_t n_blocks(const kbt_state *s)
+{
+    return kbt_ceil_div(s->rows, KBT_CPU_BLOCK) * kbt_ceil_div(s->cols, KBT_CPU_BLOCK);
+}
+
+static void move_blocks(const kbt_state *s, uint64_t b0, uint64_t b1)
+{
+    if (s->esize == 4)
+        blocks_32(s->in.host, s->out.host, s->rows, s->cols, b0, b1);
+    else if (s->esize == 8)
+        blocks_64(s->in.host, s->out.host, s->rows, s->cols, b0, b1);
+    else
+        blocks_16(s->in.host, s->out.host, s->rows, s->cols, b0, b1);
+}
+
+static int run_cpu(kbt_state *s, const kbt_impl *impl, kb_host *host)
+{
+    (void)impl;
+    (void)host;
+    move_blocks(s, 0, n_blocks(s));
+    return KB_OK;
+}
+
+static int cpu_range(void *ctx, uint64_t begin, uint64_t end, int worker)
+{
+    (void)worker;
+    move_blocks(ctx, begin, end);
+    return KB_OK;
+}
+
+static int run_cpu_parallel(kbt_state *s, const kbt_impl *impl, kb_host *host)
+{
+    (void)impl;
+    return kbk_parallel_for(host, n_blocks(s), cpu_range, s);
+}
+
+static int kbt_run(void *state, uint32_t v, kb_host *host)
+{
+    kbt_state *s = state;
+    if (v >= KBT_N_VARIANTS)
+        return host->fail(host, KB_EINVAL, "transpose: no variant number %u", v);
+    if (is_cuda(v) && !s->gpu)
+        return host->fail(host, KB_EUNSUPPORTED, "transpose: %s needs a GPU and none is in use",
+                          variants[v].name);
+    int rc = unsupported(s, v, host);
+    if (rc)
+        return rc;
+    return impls[v].run(s, &impls[v], host);
+}
+
+/* ---- verification ------------------------------------------------------------
+ * Exact: the number of output elements whose bits differ from the input
+ * element they must hold, over the same blocks as the CPU variants (so that
+ * the strided side stays in the cache), each worker counting its own range
+ * and noting its first bad element.
+ * ------------------------------------------------------------------------- */
+typedef struct verify_job {
+    const kbt_state *s;
+    int copy;            /* compare out[i] with in[i] (the copy variant)  */
+    uint64_t *bad;       /* per worker                                    */
+    uint64_t *first;     /* per worker: the first bad output index, or UINT64_MAX */
+} verify_job;
+
+#define DEFINE_COUNT(NAME, T)                                                                  \
+    static void NAME(const kbt_state *s, int copy, uint64_t b0, uint64_t b1, uint64_t *bad,     \
+                     uint64_t *first)                                                           \
+    {                                                                                           \
+        const T *in = s->in.host, *out = s->out.host;                                           \
+        uint64_t rows = s->rows, cols = s->cols;                                                \
+        uint64_t bc = kbt_ceil_div(cols, KBT_CPU_BLOCK);                                        \
+        for (uint64_t b = b0; b < b1; b++) {                                                    \
+            uint64_t r0 = (b / bc) * KBT_CPU_BLOCK, c0 = (b % bc) * KBT_CPU_BLOCK;              \
+            uint64_t r1 = r0 + KBT_CPU_BLOCK < rows ? r0 + KBT_CPU_BLOCK : rows;                \
+            uint64_t c1 = c0 + KBT_CPU_BLOCK < cols ? c0 + KBT_CPU_BLOCK : cols;                \
+            for (uint64_t r = r0; r < r1; r++)                                                  \
+                for (uint64_t c = c0; c < c1; c++) {                                            \
+                    uint64_t o = copy ? r * cols + c : c * rows + r;                            \
+                    if (out[o] != in[r * cols + c]) {                                           \
+                        (*bad)++;                                                               \
+                        if (o < *first)                                                         \
+                            *first = o;                                                         \
+                    }                                                                           \
+                }                                                                               \
+        }                                                                                       \
+    }
+DEFINE_COUNT(count_32, uint32_t)
+DEFINE_COUNT(count_64, uint64_t)
+DEFINE_COUNT(count_16, uint16_t)
+
+static int verify_range(void *ctx, uint64_t begin, uint64_t end, int worker)
+{
+    const verify_job *j = ctx;
+    uint64_t *bad = &j->bad[worker], *first = &j->first[worker];
+    if (j->s->esize == 4)
+        count_32(j->s, j->copy, begin, end, bad, first);
+    else if (j->s->esize == 8)
+        count_64(j->s, j->copy, begin, end, bad, first);
+    else
+        count_16(j->s, j->copy, begin, end, bad, first);
+    return KB_OK;
+}
+
+static int kbt_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
+{
+    kbt_state *s = state;
+    if (v >= KBT_N_VARIANTS)
+        return host->fail(host, KB_EINVAL, "transpose: no variant number %u", v);
+    int workers = host->cpu_threads > 1 ? host->cpu_threads : 1;
+    uint64_t *bad = calloc((size_t)workers * 2, sizeof *bad);
+    if (!bad)
+        return host->fail(host, KB_ENOMEM, "transpose: out of host memory for verify");
+    uint64_t *first = bad + workers;
+    for (int k = 0; k < workers; k++)
+        first[k] = UINT64_MAX;
+    verify_job j = {.s = s, .copy = (impls[v].needs & KBT_OUTPUT_IS_COPY) != 0, .bad = bad,
+                    .first = first};
+    int rc = kbk_parallel_for(host, n_blocks(s), verify_range, &j);
+    uint64_t total = 0, first_bad = UINT64_MAX;
+    for (int k = 0; k < workers; k++) {
+        total += bad[k];
+        if (first[k] < first_bad)
+            first_bad = first[k];
+    }
+    free(bad);
+    if (rc)
+        return rc;
+    out->measure = "mismatches";
+    out->error = (double)total;
+    out->tolerance = 0;
+    out->passed = total == 0;
+    if (total)
+        host->log(host, KB_LOG_DEBUG,
+                  "transpose: %s: %llu elements wrong, the first at output index %llu",
+                  variants[v].name, (unsigned long long)total, (unsigned long long)first_bad);
+    return KB_OK;
+}
+
+/* ---- the test extension ------------------------------------------------------ */
+
+static const void *test_input(const void *state) { return ((const kbt_state *)state)->in.host; }
+
+static void *test_output(void *state) { return ((kbt_state *)state)->out.host; }
+
+static const kbt_test_ext test_ext = {
+    .size = sizeof(kbt_test_ext),
+    .input = test_input,
+    .output = test_output,
+};
+
+static const void *kbt_extension(const char *name)
+{
+    return strcmp(name, KBT_TEST_EXTENSION) == 0 ? &test_ext : NULL;
+}
