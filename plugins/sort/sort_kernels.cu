@@ -1,0 +1,584 @@
+/*
+ * sort_kernels.cu -- the sort family's own kernels: the tutorial's odd-even
+ * transposition sort (one block), its multi-block exercise, a classic LSD
+ * radix sort (histogram, scan, scatter per digit) and a onesweep radix sort
+ * (one histogram pass, then one kernel per digit with decoupled look-back).
+ *
+ * Keys are 32-bit patterns; ord<KEY>() maps them to the documented order
+ * (sort.h, sort_ord): every comparison and digit uses it, every store moves
+ * the original pattern.  Values (PAIRS) travel with their keys.  The
+ * launchers only enqueue on host->stream and check each launch.
+ */
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "sort.h"
+
+namespace {
+
+const unsigned FULL = 0xffffffffu;
+
+template <int KEY> __device__ __forceinline__ uint32_t ord(uint32_t b)
+{
+    if (KEY == SORT_U32)
+        return b;
+    if (KEY == SORT_I32)
+        return b ^ 0x80000000u;
+    if (b == 0x80000000u)
+        b = 0;
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+__device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31u; }
+
+/* ---- odd-even transposition, one block ----------------------------------
+ * The tutorial's kernel: the keys in shared memory, thread t compares pair
+ * (2t, 2t+1) in even phases and (2t+1, 2t+2) in odd ones, swapping only
+ * when strictly out of order (so it is stable); n phases sort n keys.  With
+ * n odd the last key has no partner in even phases and the first none in
+ * odd ones: the bound i + 1 < n covers both ends.
+ * ------------------------------------------------------------------------- */
+template <int KEY, bool PAIRS>
+__global__ void oddeven_block(const uint32_t *__restrict__ kin, const uint32_t *__restrict__ vin,
+                              uint32_t *__restrict__ kout, uint32_t *__restrict__ vout, uint32_t n)
+{
+    __shared__ uint32_t sk[SORT_ODDEVEN_MAX];
+    __shared__ uint32_t sv[PAIRS ? SORT_ODDEVEN_MAX : 1];
+    for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
+        sk[i] = kin[i];
+        if (PAIRS)
+            sv[i] = vin[i];
+    }
+    __syncthreads();
+    for (uint32_t phase = 0; phase < n; phase++) {
+        uint32_t i = 2 * threadIdx.x + (phase & 1);
+        if (i + 1 < n) {
+            uint32_t a = sk[i], b = sk[i + 1];
+            if (ord<KEY>(a) > ord<KEY>(b)) {
+                sk[i] = b;
+                sk[i + 1] = a;
+                if (PAIRS) {
+                    uint32_t t = sv[i];
+                    sv[i] = sv[i + 1];
+                    sv[i + 1] = t;
+                }
+            }
+        }
+        __syncthreads();
+    }
+    for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
+        kout[i] = sk[i];
+        if (PAIRS)
+            vout[i] = sv[i];
+    }
+}
+
+/* ---- odd-even transposition across blocks ---------------------------------
+ * Block b of a launch with offset `off` sorts the segment [off + b*S, off +
+ * (b+1)*S) (cut at n) by odd-even transposition in shared memory, from src
+ * to dst (the first launch reads the input, the later ones work in place on
+ * the output).  Launches alternate between offset 0 and S/2, so that keys
+ * cross block borders.  Seen as chunks of S/2 keys, each launch merges
+ * neighbouring chunk pairs: an odd-even transposition sort whose elements
+ * are chunks, which m = ceil(n / (S/2)) rounds sort (the 0-1 principle;
+ * README.md): the launcher runs exactly m.
+ * ------------------------------------------------------------------------- */
+template <int KEY, bool PAIRS>
+__global__ void oddeven_segment(const uint32_t *ksrc, const uint32_t *vsrc, uint32_t *kdst,
+                                uint32_t *vdst, uint32_t n, uint32_t off)
+{
+    __shared__ uint32_t sk[SORT_MB_SEGMENT];
+    __shared__ uint32_t sv[PAIRS ? SORT_MB_SEGMENT : 1];
+    uint32_t start = off + blockIdx.x * SORT_MB_SEGMENT;
+    if (start >= n)
+        return; /* the whole block: no barrier is skipped by part of it */
+    uint32_t len = n - start < SORT_MB_SEGMENT ? n - start : SORT_MB_SEGMENT;
+    for (uint32_t i = threadIdx.x; i < len; i += blockDim.x) {
+        sk[i] = ksrc[start + i];
+        if (PAIRS)
+            sv[i] = vsrc[start + i];
+    }
+    __syncthreads();
+    for (uint32_t phase = 0; phase < len; phase++) {
+        uint32_t i = 2 * threadIdx.x + (phase & 1);
+        if (i + 1 < len) {
+            uint32_t a = sk[i], b = sk[i + 1];
+            if (ord<KEY>(a) > ord<KEY>(b)) {
+                sk[i] = b;
+                sk[i + 1] = a;
+                if (PAIRS) {
+                    uint32_t t = sv[i];
+                    sv[i] = sv[i + 1];
+                    sv[i + 1] = t;
+                }
+            }
+        }
+        __syncthreads();
+    }
+    for (uint32_t i = threadIdx.x; i < len; i += blockDim.x) {
+        kdst[start + i] = sk[i];
+        if (PAIRS)
+            vdst[start + i] = sv[i];
+    }
+}
+
+/* ---- classic LSD radix sort: three kernels per 8-bit digit ----------------
+ * Tile t holds keys [t*TILE, (t+1)*TILE).  radix_hist counts each digit in
+ * a tile into counts[digit * tiles + t] (digit-major, so that the scan of
+ * one digit reads contiguous words); radix_scan (one block per digit) turns
+ * each digit's row into exclusive prefixes over the tiles and writes the
+ * digit's total; radix_scatter ranks the keys of its tile in 16 rounds of
+ * 256 (key order: round, then thread), each round ranked inside a warp
+ * with __match_any_sync and across the block's warps through shared
+ * counts, and writes each key to digit start + tile prefix + rank: stable.
+ * ------------------------------------------------------------------------- */
+template <int KEY>
+__global__ void __launch_bounds__(SORT_RADIX_THREADS)
+    radix_hist(const uint32_t *__restrict__ keys, uint32_t n, int shift,
+               uint32_t *__restrict__ counts, uint32_t tiles)
+{
+    __shared__ uint32_t h[256];
+    h[threadIdx.x] = 0;
+    __syncthreads();
+    uint32_t base = blockIdx.x * SORT_RADIX_TILE;
+#pragma unroll 4
+    for (uint32_t k = 0; k < SORT_RADIX_ITEMS; k++) {
+        uint32_t i = base + k * SORT_RADIX_THREADS + threadIdx.x;
+        if (i < n)
+            atomicAdd(&h[(ord<KEY>(keys[i]) >> shift) & 255u], 1u);
+    }
+    __syncthreads();
+    counts[(size_t)threadIdx.x * tiles + blockIdx.x] = h[threadIdx.x];
+}
+
+/* 1024 threads, one block per digit. */
+__global__ void __launch_bounds__(1024)
+    radix_scan(uint32_t *__restrict__ counts, uint32_t tiles, uint32_t *__restrict__ totals)
+{
+    __shared__ uint32_t wsum[32];
+    uint32_t *row = counts + (size_t)blockIdx.x * tiles;
+    unsigned lane = lane_id(), w = threadIdx.x / 32;
+    uint32_t carry = 0;
+    for (uint32_t b = 0; b < tiles; b += 1024) {
+        uint32_t i = b + threadIdx.x;
+        uint32_t x = i < tiles ? row[i] : 0;
+        uint32_t inc = x;
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+            uint32_t y = __shfl_up_sync(FULL, inc, d);
+            if (lane >= (unsigned)d)
+                inc += y;
+        }
+        if (lane == 31)
+            wsum[w] = inc;
+        __syncthreads();
+        if (w == 0) {
+            uint32_t s = wsum[lane];
+#pragma unroll
+            for (int d = 1; d < 32; d <<= 1) {
+                uint32_t y = __shfl_up_sync(FULL, s, d);
+                if (lane >= (unsigned)d)
+                    s += y;
+            }
+            wsum[lane] = s;
+        }
+        __syncthreads();
+        uint32_t excl = carry + inc - x + (w ? wsum[w - 1] : 0);
+        if (i < tiles)
+            row[i] = excl;
+        carry += wsum[31];
+        __syncthreads(); /* wsum is rewritten by the next chunk */
+    }
+    if (threadIdx.x == 0)
+        totals[blockIdx.x] = carry;
+}
+
+/* Exclusive scan of one value per thread over a block of 256 threads;
+   wsum: 8 words of shared memory.  Ends with a barrier. */
+__device__ __forceinline__ uint32_t block256_exclusive(uint32_t x, uint32_t *wsum)
+{
+    unsigned lane = lane_id(), w = threadIdx.x / 32;
+    uint32_t inc = x;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        uint32_t y = __shfl_up_sync(FULL, inc, d);
+        if (lane >= (unsigned)d)
+            inc += y;
+    }
+    if (lane == 31)
+        wsum[w] = inc;
+    __syncthreads();
+    uint32_t before = 0;
+    for (unsigned k = 0; k < w; k++)
+        before += wsum[k];
+    __syncthreads();
+    return before + inc - x;
+}
+
+template <int KEY, bool PAIRS>
+__global__ void __launch_bounds__(SORT_RADIX_THREADS)
+    radix_scatter(const uint32_t *__restrict__ kin, const uint32_t *__restrict__ vin,
+                  uint32_t *__restrict__ kout, uint32_t *__restrict__ vout, uint32_t n, int shift,
+                  const uint32_t *__restrict__ counts, uint32_t tiles,
+                  const uint32_t *__restrict__ totals)
+{
+    const unsigned NW = SORT_RADIX_THREADS / 32;
+    __shared__ uint32_t wcnt[NW][256]; /* this round: keys of each digit per warp */
+    __shared__ uint32_t woff[NW][256]; /* this round: where warp w's keys of a digit start */
+    __shared__ uint32_t next[256];     /* next free output position of each digit */
+    __shared__ uint32_t wsum[NW];
+    unsigned t = threadIdx.x, lane = lane_id(), w = t / 32;
+    uint32_t start = block256_exclusive(totals[t], wsum);
+    next[t] = start + counts[(size_t)t * tiles + blockIdx.x];
+    for (unsigned k = 0; k < NW; k++)
+        wcnt[k][t] = 0;
+    __syncthreads();
+    uint32_t base = blockIdx.x * SORT_RADIX_TILE;
+    uint32_t lt = (1u << lane) - 1;
+    for (uint32_t r = 0; r < SORT_RADIX_ITEMS; r++) {
+        uint32_t i = base + r * SORT_RADIX_THREADS + t;
+        bool valid = i < n;
+        uint32_t key = valid ? kin[i] : 0;
+        uint32_t d = valid ? (ord<KEY>(key) >> shift) & 255u : 256u;
+        uint32_t peers = __match_any_sync(FULL, d);
+        uint32_t rank = __popc(peers & lt);
+        if (valid && lane == (unsigned)(__ffs(peers) - 1))
+            wcnt[w][d] = __popc(peers);
+        __syncthreads();
+        /* thread t: digit t, over the warps in order */
+        uint32_t run = next[t];
+        for (unsigned k = 0; k < NW; k++) {
+            uint32_t c = wcnt[k][t];
+            woff[k][t] = run;
+            wcnt[k][t] = 0;
+            run += c;
+        }
+        next[t] = run;
+        __syncthreads();
+        if (valid) {
+            uint32_t pos = woff[w][d] + rank;
+            kout[pos] = key;
+            if (PAIRS)
+                vout[pos] = vin[i];
+        }
+        /* woff is next rewritten after the next round's first barrier */
+    }
+}
+
+/* ---- onesweep ----------------------------------------------------------------
+ * os_hist: the histograms of all four digits in one read of the keys
+ * (shared-memory counters, then one global atomic per non-zero bin).
+ *
+ * os_pass, per digit: a block takes the next tile number from a counter (so
+ * tiles start in order and a tile's predecessors are running or done), loads
+ * its keys warp by warp (warp w owns a contiguous run of 32*ITEMS keys,
+ * item j of lane l being key 32*j + l of the run), ranks them with
+ * __match_any_sync against a per-warp digit counter (key order within the
+ * warp: item, then lane), turns the per-warp counts into per-digit offsets,
+ * publishes its per-digit counts and looks back over the predecessors'
+ * status words (decoupled look-back: an aggregate, or an inclusive prefix
+ * that ends the walk) to find where its keys of each digit go.  Keys are
+ * staged in shared memory in digit order and written out from there, so
+ * that neighbouring threads write neighbouring addresses.  Stable.
+ *
+ * A status word is 64 bits: the run's epoch (30 bits), a flag (2 bits: 1
+ * aggregate, 2 inclusive prefix) and a count (32 bits).  A word from an
+ * earlier run has another epoch and reads as not yet published, so the
+ * status array is zeroed once in setup and never reset.
+ * ------------------------------------------------------------------------- */
+template <int KEY>
+__global__ void __launch_bounds__(256)
+    os_hist(const uint32_t *__restrict__ keys, uint32_t n, uint32_t *__restrict__ ghist)
+{
+    __shared__ uint32_t h[4][256];
+    for (unsigned k = threadIdx.x; k < 1024; k += blockDim.x)
+        (&h[0][0])[k] = 0;
+    __syncthreads();
+    uint32_t stride = gridDim.x * blockDim.x; /* i + stride < 2^32: n < 2^31, small grid */
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        uint32_t o = ord<KEY>(keys[i]);
+        atomicAdd(&h[0][o & 255u], 1u);
+        atomicAdd(&h[1][(o >> 8) & 255u], 1u);
+        atomicAdd(&h[2][(o >> 16) & 255u], 1u);
+        atomicAdd(&h[3][o >> 24], 1u);
+    }
+    __syncthreads();
+    for (unsigned k = threadIdx.x; k < 1024; k += blockDim.x) {
+        uint32_t c = (&h[0][0])[k];
+        if (c)
+            atomicAdd(&ghist[k], c);
+    }
+}
+
+const unsigned long long OS_FLAG_AGG = 1ull << 32, OS_FLAG_PRE = 2ull << 32;
+
+__device__ __forceinline__ unsigned long long os_word(uint32_t epoch, unsigned long long flag,
+                                                      uint32_t count)
+{
+    return ((unsigned long long)epoch << 34) | flag | count;
+}
+
+template <int KEY, bool PAIRS>
+__global__ void __launch_bounds__(SORT_OS_THREADS)
+    os_pass(const uint32_t *__restrict__ kin, const uint32_t *__restrict__ vin,
+            uint32_t *__restrict__ kout, uint32_t *__restrict__ vout, uint32_t n, int shift,
+            const uint32_t *__restrict__ ghist, unsigned long long *status,
+            uint32_t *tile_counter, uint32_t epoch)
+{
+    const unsigned NW = SORT_OS_THREADS / 32, IT = SORT_OS_ITEMS;
+    __shared__ uint32_t whist[NW][256]; /* per warp: counts, then offsets */
+    __shared__ uint32_t tstart[256];    /* tile-local start of each digit */
+    __shared__ uint32_t gbase[256];     /* global position of that start  */
+    __shared__ uint32_t stage[SORT_OS_TILE];
+    __shared__ uint32_t wsum[NW];
+    __shared__ uint32_t tile_s;
+    unsigned t = threadIdx.x, lane = lane_id(), w = t / 32;
+    if (t == 0)
+        tile_s = atomicAdd(tile_counter, 1u);
+    for (unsigned k = 0; k < NW; k++)
+        whist[k][t] = 0;
+    __syncthreads();
+    uint32_t tile = tile_s;
+    uint32_t base = tile * SORT_OS_TILE;
+    uint32_t tcount = n - base < SORT_OS_TILE ? n - base : SORT_OS_TILE;
+    uint32_t wbase = base + w * 32 * IT;
+
+    uint32_t key[IT], pos[IT];
+    uint32_t val[PAIRS ? IT : 1];
+#pragma unroll
+    for (unsigned j = 0; j < IT; j++) {
+        uint32_t i = wbase + j * 32 + lane;
+        bool valid = wbase < n && i < n; /* wbase < n keeps i from wrapping */
+        key[j] = valid ? kin[i] : 0;
+        if (PAIRS)
+            val[j] = valid ? vin[i] : 0;
+        pos[j] = valid ? 0 : 0xffffffffu;
+    }
+    uint32_t lt = (1u << lane) - 1;
+#pragma unroll
+    for (unsigned j = 0; j < IT; j++) {
+        bool valid = pos[j] == 0;
+        uint32_t d = valid ? (ord<KEY>(key[j]) >> shift) & 255u : 256u;
+        uint32_t peers = __match_any_sync(FULL, d);
+        unsigned leader = __ffs(peers) - 1;
+        uint32_t prev = 0;
+        if (valid && lane == leader) {
+            prev = whist[w][d];
+            whist[w][d] = prev + __popc(peers);
+        }
+        prev = __shfl_sync(FULL, prev, leader);
+        if (valid)
+            pos[j] = prev + __popc(peers & lt); /* rank within the warp's digit */
+        __syncwarp();
+    }
+    __syncthreads();
+    /* thread t = digit t: offsets of each warp's keys, the tile's count */
+    uint32_t count = 0;
+    for (unsigned k = 0; k < NW; k++) {
+        uint32_t c = whist[k][t];
+        whist[k][t] = count;
+        count += c;
+    }
+    unsigned long long *my = status + (size_t)tile * 256 + t;
+    if (tile == 0)
+        *(volatile unsigned long long *)my = os_word(epoch, OS_FLAG_PRE, count);
+    else
+        *(volatile unsigned long long *)my = os_word(epoch, OS_FLAG_AGG, count);
+    uint32_t local = block256_exclusive(count, wsum);
+    uint32_t gstart = block256_exclusive(ghist[t], wsum);
+    tstart[t] = local;
+    /* decoupled look-back for digit t */
+    uint32_t excl = 0;
+    if (tile > 0) {
+        int64_t p = (int64_t)tile - 1;
+        while (p >= 0) {
+            unsigned long long s =
+                *(volatile unsigned long long *)(status + (size_t)p * 256 + t);
+            if ((uint32_t)(s >> 34) != epoch || ((s >> 32) & 3u) == 0)
+                continue; /* not published yet in this run: read it again */
+            excl += (uint32_t)s;
+            if (((s >> 32) & 3u) == 2u)
+                break;
+            p--;
+        }
+        *(volatile unsigned long long *)my = os_word(epoch, OS_FLAG_PRE, excl + count);
+    }
+    gbase[t] = gstart + excl;
+    __syncthreads();
+#pragma unroll
+    for (unsigned j = 0; j < IT; j++)
+        if (pos[j] != 0xffffffffu) {
+            uint32_t d = (ord<KEY>(key[j]) >> shift) & 255u;
+            pos[j] += tstart[d] + whist[w][d];
+            stage[pos[j]] = key[j];
+        }
+    __syncthreads();
+    uint32_t dst[IT];
+#pragma unroll
+    for (unsigned k = 0; k < IT; k++) {
+        uint32_t i = k * SORT_OS_THREADS + t;
+        dst[k] = 0;
+        if (i < tcount) {
+            uint32_t kk = stage[i];
+            uint32_t d = (ord<KEY>(kk) >> shift) & 255u;
+            dst[k] = gbase[d] + (i - tstart[d]);
+            kout[dst[k]] = kk;
+        }
+    }
+    if (PAIRS) {
+        __syncthreads();
+#pragma unroll
+        for (unsigned j = 0; j < IT; j++)
+            if (pos[j] != 0xffffffffu)
+                stage[pos[j]] = val[j];
+        __syncthreads();
+#pragma unroll
+        for (unsigned k = 0; k < IT; k++) {
+            uint32_t i = k * SORT_OS_THREADS + t;
+            if (i < tcount)
+                vout[dst[k]] = stage[i];
+        }
+    }
+}
+
+/* ---- launchers ---------------------------------------------------------------- */
+
+template <int KEY, bool PAIRS> int oddeven_launch(sort_state *s, kb_host *host)
+{
+    uint32_t n = (uint32_t)s->n;
+    unsigned threads = n / 2 > 0 ? n / 2 : 1;
+    threads = (threads + 31) / 32 * 32;
+    oddeven_block<KEY, PAIRS><<<1, threads, 0, (cudaStream_t)host->stream>>>(
+        (const uint32_t *)s->keys_in.dev, (const uint32_t *)s->vals_in.dev,
+        (uint32_t *)s->keys_out.dev, (uint32_t *)s->vals_out.dev, n);
+    KBK_CUDA_LAUNCH(host, "oddeven_block");
+    return KB_OK;
+}
+
+template <int KEY, bool PAIRS> int oddeven_mb_launch(sort_state *s, kb_host *host)
+{
+    cudaStream_t st = (cudaStream_t)host->stream;
+    uint32_t n = (uint32_t)s->n, half = SORT_MB_SEGMENT / 2;
+    uint32_t chunks = (uint32_t)sort_ceil_div(n, half);
+    uint32_t *ko = (uint32_t *)s->keys_out.dev, *vo = (uint32_t *)s->vals_out.dev;
+    for (uint32_t round = 0; round < chunks; round++) {
+        uint32_t off = (round & 1) ? half : 0;
+        if (off >= n) {
+            if (round == 0)
+                return host->fail(host, KB_EINVAL, "sort: odd-even-multiblock: empty input");
+            continue;
+        }
+        uint32_t blocks = (uint32_t)sort_ceil_div(n - off, SORT_MB_SEGMENT);
+        const uint32_t *ks = round == 0 ? (const uint32_t *)s->keys_in.dev : ko;
+        const uint32_t *vs = round == 0 ? (const uint32_t *)s->vals_in.dev : vo;
+        oddeven_segment<KEY, PAIRS><<<blocks, SORT_MB_SEGMENT / 2, 0, st>>>(ks, vs, ko, vo, n, off);
+        KBK_CUDA_LAUNCH(host, "oddeven_segment");
+    }
+    return KB_OK;
+}
+
+template <int KEY, bool PAIRS> int radix_launch(sort_state *s, kb_host *host)
+{
+    cudaStream_t st = (cudaStream_t)host->stream;
+    uint32_t n = (uint32_t)s->n;
+    uint32_t tiles = (uint32_t)sort_ceil_div(n, SORT_RADIX_TILE);
+    uint32_t *counts = (uint32_t *)s->radix_counts.dev;
+    uint32_t *totals = counts + (size_t)tiles * 256;
+    const uint32_t *kin = (const uint32_t *)s->keys_in.dev, *vin = (const uint32_t *)s->vals_in.dev;
+    uint32_t *ko = (uint32_t *)s->keys_out.dev, *vo = (uint32_t *)s->vals_out.dev;
+    uint32_t *ka = (uint32_t *)s->keys_alt.dev, *va = (uint32_t *)s->vals_alt.dev;
+    /* in -> alt -> out -> alt -> out: the input is never written */
+    for (int p = 0; p < 4; p++) {
+        const uint32_t *ks = p == 0 ? kin : (p & 1) ? ka : ko;
+        const uint32_t *vs = p == 0 ? vin : (p & 1) ? va : vo;
+        uint32_t *kd = (p & 1) ? ko : ka, *vd = (p & 1) ? vo : va;
+        radix_hist<KEY><<<tiles, SORT_RADIX_THREADS, 0, st>>>(ks, n, 8 * p, counts, tiles);
+        KBK_CUDA_LAUNCH(host, "radix_hist");
+        radix_scan<<<256, 1024, 0, st>>>(counts, tiles, totals);
+        KBK_CUDA_LAUNCH(host, "radix_scan");
+        radix_scatter<KEY, PAIRS><<<tiles, SORT_RADIX_THREADS, 0, st>>>(ks, vs, kd, vd, n, 8 * p,
+                                                                        counts, tiles, totals);
+        KBK_CUDA_LAUNCH(host, "radix_scatter");
+    }
+    return KB_OK;
+}
+
+template <int KEY, bool PAIRS> int onesweep_launch(sort_state *s, kb_host *host)
+{
+    cudaStream_t st = (cudaStream_t)host->stream;
+    uint32_t n = (uint32_t)s->n;
+    uint32_t tiles = (uint32_t)sort_ceil_div(n, SORT_OS_TILE);
+    uint32_t *ghist = (uint32_t *)s->os_hist.dev;     /* 4 x 256 counts */
+    uint32_t *counters = ghist + 1024;                /* 4 tile counters */
+    unsigned long long *status = (unsigned long long *)s->os_status.dev;
+    if (++s->os_epoch >= (1u << 30))
+        s->os_epoch = 1;
+    uint32_t epoch = s->os_epoch;
+    KBK_CUDA(host, cudaMemsetAsync(ghist, 0, (1024 + 4) * sizeof(uint32_t), st));
+    const uint32_t *kin = (const uint32_t *)s->keys_in.dev, *vin = (const uint32_t *)s->vals_in.dev;
+    uint32_t *ko = (uint32_t *)s->keys_out.dev, *vo = (uint32_t *)s->vals_out.dev;
+    uint32_t *ka = (uint32_t *)s->keys_alt.dev, *va = (uint32_t *)s->vals_alt.dev;
+    uint64_t hblocks = sort_ceil_div(n, 256 * 16);
+    uint64_t cap = (uint64_t)s->sm_count * 8;
+    os_hist<KEY><<<(unsigned)(hblocks < cap ? hblocks : cap), 256, 0, st>>>(kin, n, ghist);
+    KBK_CUDA_LAUNCH(host, "os_hist");
+    for (int p = 0; p < 4; p++) {
+        const uint32_t *ks = p == 0 ? kin : (p & 1) ? ka : ko;
+        const uint32_t *vs = p == 0 ? vin : (p & 1) ? va : vo;
+        uint32_t *kd = (p & 1) ? ko : ka, *vd = (p & 1) ? vo : va;
+        os_pass<KEY, PAIRS><<<tiles, SORT_OS_THREADS, 0, st>>>(
+            ks, vs, kd, vd, n, 8 * p, ghist + 256 * p, status + (size_t)p * tiles * 256,
+            counters + p, epoch);
+        KBK_CUDA_LAUNCH(host, "os_pass");
+    }
+    return KB_OK;
+}
+
+/* Dispatch on the key type and on pairs. */
+#define SORT_DISPATCH(FN, s, host)                                                            \
+    do {                                                                                     \
+        if ((s)->pairs) {                                                                    \
+            switch ((s)->key) {                                                              \
+            case SORT_U32: return FN<SORT_U32, true>((s), (host));                           \
+            case SORT_I32: return FN<SORT_I32, true>((s), (host));                           \
+            default: return FN<SORT_F32, true>((s), (host));                                 \
+            }                                                                                \
+        }                                                                                    \
+        switch ((s)->key) {                                                                  \
+        case SORT_U32: return FN<SORT_U32, false>((s), (host));                              \
+        case SORT_I32: return FN<SORT_I32, false>((s), (host));                              \
+        default: return FN<SORT_F32, false>((s), (host));                                    \
+        }                                                                                    \
+    } while (0)
+
+} // namespace
+
+extern "C" uint64_t sort_os_status_bytes(uint64_t n)
+{
+    return 4 * sort_ceil_div(n, SORT_OS_TILE) * 256 * 8;
+}
+
+extern "C" int sort_run_oddeven(sort_state *s, const sort_impl *impl, kb_host *host)
+{
+    (void)impl;
+    SORT_DISPATCH(oddeven_launch, s, host);
+}
+
+extern "C" int sort_run_oddeven_mb(sort_state *s, const sort_impl *impl, kb_host *host)
+{
+    (void)impl;
+    SORT_DISPATCH(oddeven_mb_launch, s, host);
+}
+
+extern "C" int sort_run_radix(sort_state *s, const sort_impl *impl, kb_host *host)
+{
+    (void)impl;
+    SORT_DISPATCH(radix_launch, s, host);
+}
+
+extern "C" int sort_run_onesweep(sort_state *s, const sort_impl *impl, kb_host *host)
+{
+    (void)impl;
+    SORT_DISPATCH(onesweep_launch, s, host);
+}
