@@ -401,6 +401,14 @@ static int setup_device(sort_state *s, kb_host *host)
         (s->pairs && (rc = kbk_buf_upload(host, &s->vals_in))))
         return rc;
     KBK_CUDA(host, cudaStreamSynchronize(st));
+    if (s->needs & SORT_NEEDS_ONESWEEP) {
+        /* One untimed run, so that even the first checked run meets status
+           words left by an earlier run (of another epoch) and must ignore
+           them. */
+        if ((rc = sort_run_onesweep(s, NULL, host)))
+            return rc;
+        KBK_CUDA(host, cudaStreamSynchronize(st));
+    }
     if (s->needs & SORT_NEEDS_LIB)
         return sort_lib_setup(s, impls, SORT_N_VARIANTS, host);
     return KB_OK;
