@@ -287,6 +287,44 @@ __global__ void __launch_bounds__(SORT_RADIX_THREADS)
  * earlier run has another epoch and reads as not yet published, so the
  * status array is zeroed once in setup and never reset.
  * ------------------------------------------------------------------------- */
+/* Keys [i, i + 16) of one thread, counted per digit position with runs: a
+   counter is flushed to shared memory only when the digit changes, so that
+   sorted and all-equal inputs do not pile every thread's atomics on one
+   bin. */
+template <int KEY> struct digit_runs {
+    uint32_t prev[4], cnt[4];
+    __device__ __forceinline__ void start()
+    {
+#pragma unroll
+        for (int p = 0; p < 4; p++) {
+            prev[p] = 0;
+            cnt[p] = 0;
+        }
+    }
+    __device__ __forceinline__ void add(uint32_t b, uint32_t (*h)[256])
+    {
+        uint32_t o = ord<KEY>(b);
+#pragma unroll
+        for (int p = 0; p < 4; p++) {
+            uint32_t d = (o >> (8 * p)) & 255u;
+            if (d != prev[p]) {
+                if (cnt[p])
+                    atomicAdd(&h[p][prev[p]], cnt[p]);
+                prev[p] = d;
+                cnt[p] = 0;
+            }
+            cnt[p]++;
+        }
+    }
+    __device__ __forceinline__ void flush(uint32_t (*h)[256])
+    {
+#pragma unroll
+        for (int p = 0; p < 4; p++)
+            if (cnt[p])
+                atomicAdd(&h[p][prev[p]], cnt[p]);
+    }
+};
+
 template <int KEY>
 __global__ void __launch_bounds__(256)
     os_hist(const uint32_t *__restrict__ keys, uint32_t n, uint32_t *__restrict__ ghist)
@@ -295,14 +333,27 @@ __global__ void __launch_bounds__(256)
     for (unsigned k = threadIdx.x; k < 1024; k += blockDim.x)
         (&h[0][0])[k] = 0;
     __syncthreads();
-    uint32_t stride = gridDim.x * blockDim.x; /* i + stride < 2^32: n < 2^31, small grid */
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        uint32_t o = ord<KEY>(keys[i]);
-        atomicAdd(&h[0][o & 255u], 1u);
-        atomicAdd(&h[1][(o >> 8) & 255u], 1u);
-        atomicAdd(&h[2][(o >> 16) & 255u], 1u);
-        atomicAdd(&h[3][o >> 24], 1u);
+    /* Whole groups of 16 keys, four 16-byte loads each (the buffer is
+       cudaMalloc'ed: 256-byte aligned), at grid stride; then the tail. */
+    uint32_t groups = n / 16;
+    uint32_t stride = gridDim.x * blockDim.x; /* g + stride < 2^32: n < 2^31 */
+    const uint4 *k4 = reinterpret_cast<const uint4 *>(keys);
+    digit_runs<KEY> r;
+    r.start();
+    for (uint32_t g = blockIdx.x * blockDim.x + threadIdx.x; g < groups; g += stride) {
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            uint4 v = k4[(size_t)g * 4 + q];
+            r.add(v.x, h);
+            r.add(v.y, h);
+            r.add(v.z, h);
+            r.add(v.w, h);
+        }
     }
+    if (blockIdx.x == 0)
+        for (uint32_t i = groups * 16 + threadIdx.x; i < n; i += blockDim.x)
+            r.add(keys[i], h);
+    r.flush(h);
     __syncthreads();
     for (unsigned k = threadIdx.x; k < 1024; k += blockDim.x) {
         uint32_t c = (&h[0][0])[k];
@@ -320,7 +371,7 @@ __device__ __forceinline__ unsigned long long os_word(uint32_t epoch, unsigned l
 }
 
 template <int KEY, bool PAIRS>
-__global__ void __launch_bounds__(SORT_OS_THREADS)
+__global__ void __launch_bounds__(SORT_OS_THREADS, 2)
     os_pass(const uint32_t *__restrict__ kin, const uint32_t *__restrict__ vin,
             uint32_t *__restrict__ kout, uint32_t *__restrict__ vout, uint32_t n, int shift,
             const uint32_t *__restrict__ ghist, unsigned long long *status,
@@ -331,6 +382,7 @@ __global__ void __launch_bounds__(SORT_OS_THREADS)
     __shared__ uint32_t tstart[256];    /* tile-local start of each digit */
     __shared__ uint32_t gbase[256];     /* global position of that start  */
     __shared__ uint32_t stage[SORT_OS_TILE];
+    __shared__ uint8_t sdig[SORT_OS_TILE]; /* the digit of each staged key */
     __shared__ uint32_t wsum[NW];
     __shared__ uint32_t tile_s;
     unsigned t = threadIdx.x, lane = lane_id(), w = t / 32;
@@ -342,17 +394,14 @@ __global__ void __launch_bounds__(SORT_OS_THREADS)
     uint32_t tile = tile_s;
     uint32_t base = tile * SORT_OS_TILE;
     uint32_t tcount = n - base < SORT_OS_TILE ? n - base : SORT_OS_TILE;
-    uint32_t wbase = base + w * 32 * IT;
+    uint32_t wbase = base + w * 32 * IT; /* < n + TILE < 2^32 */
 
     uint32_t key[IT], pos[IT];
-    uint32_t val[PAIRS ? IT : 1];
 #pragma unroll
     for (unsigned j = 0; j < IT; j++) {
         uint32_t i = wbase + j * 32 + lane;
-        bool valid = wbase < n && i < n; /* wbase < n keeps i from wrapping */
+        bool valid = i < n;
         key[j] = valid ? kin[i] : 0;
-        if (PAIRS)
-            val[j] = valid ? vin[i] : 0;
         pos[j] = valid ? 0 : 0xffffffffu;
     }
     uint32_t lt = (1u << lane) - 1;
@@ -381,24 +430,23 @@ __global__ void __launch_bounds__(SORT_OS_THREADS)
         count += c;
     }
     unsigned long long *my = status + (size_t)tile * 256 + t;
-    if (tile == 0)
-        *(volatile unsigned long long *)my = os_word(epoch, OS_FLAG_PRE, count);
-    else
-        *(volatile unsigned long long *)my = os_word(epoch, OS_FLAG_AGG, count);
+    *(volatile unsigned long long *)my =
+        os_word(epoch, tile == 0 ? OS_FLAG_PRE : OS_FLAG_AGG, count);
     uint32_t local = block256_exclusive(count, wsum);
     uint32_t gstart = block256_exclusive(ghist[t], wsum);
     tstart[t] = local;
     /* decoupled look-back for digit t */
     uint32_t excl = 0;
     if (tile > 0) {
-        int64_t p = (int64_t)tile - 1;
-        while (p >= 0) {
+        uint32_t p = tile - 1;
+        for (;;) {
             unsigned long long s =
                 *(volatile unsigned long long *)(status + (size_t)p * 256 + t);
-            if ((uint32_t)(s >> 34) != epoch || ((s >> 32) & 3u) == 0)
+            uint32_t flag = (uint32_t)(s >> 32) & 3u;
+            if ((uint32_t)(s >> 34) != epoch || flag == 0)
                 continue; /* not published yet in this run: read it again */
             excl += (uint32_t)s;
-            if (((s >> 32) & 3u) == 2u)
+            if (flag == 2u || p == 0) /* tile 0 always publishes a prefix */
                 break;
             p--;
         }
@@ -412,32 +460,31 @@ __global__ void __launch_bounds__(SORT_OS_THREADS)
             uint32_t d = (ord<KEY>(key[j]) >> shift) & 255u;
             pos[j] += tstart[d] + whist[w][d];
             stage[pos[j]] = key[j];
+            sdig[pos[j]] = (uint8_t)d;
         }
     __syncthreads();
-    uint32_t dst[IT];
 #pragma unroll
     for (unsigned k = 0; k < IT; k++) {
         uint32_t i = k * SORT_OS_THREADS + t;
-        dst[k] = 0;
         if (i < tcount) {
-            uint32_t kk = stage[i];
-            uint32_t d = (ord<KEY>(kk) >> shift) & 255u;
-            dst[k] = gbase[d] + (i - tstart[d]);
-            kout[dst[k]] = kk;
+            uint32_t d = sdig[i];
+            kout[gbase[d] + (i - tstart[d])] = stage[i];
         }
     }
     if (PAIRS) {
-        __syncthreads();
+        __syncthreads(); /* every key has left the stage */
 #pragma unroll
         for (unsigned j = 0; j < IT; j++)
             if (pos[j] != 0xffffffffu)
-                stage[pos[j]] = val[j];
+                stage[pos[j]] = vin[wbase + j * 32 + lane];
         __syncthreads();
 #pragma unroll
         for (unsigned k = 0; k < IT; k++) {
             uint32_t i = k * SORT_OS_THREADS + t;
-            if (i < tcount)
-                vout[dst[k]] = stage[i];
+            if (i < tcount) {
+                uint32_t d = sdig[i];
+                vout[gbase[d] + (i - tstart[d])] = stage[i];
+            }
         }
     }
 }
