@@ -389,7 +389,7 @@ static int setup_device(sort_state *s, kb_host *host)
             return rc;
     }
     if (s->needs & SORT_NEEDS_ONESWEEP) {
-        if ((rc = kbk_buf_alloc(host, &s->os_hist, 4096, KBK_DEVICE)) ||
+        if ((rc = kbk_buf_alloc(host, &s->os_hist, (1024 + 4) * 4, KBK_DEVICE)) ||
             (rc = kbk_buf_alloc(host, &s->os_status, (size_t)sort_os_status_bytes(s->n),
                                 KBK_DEVICE)))
             return rc;

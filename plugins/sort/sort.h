@@ -104,7 +104,8 @@ struct sort_state {
     kbk_buf keys_in, vals_in, keys_out, vals_out; /* both copies          */
     kbk_buf keys_alt, vals_alt;                   /* device only          */
     kbk_buf radix_counts;                         /* device only          */
-    kbk_buf os_hist, os_status;                   /* device only          */
+    kbk_buf os_hist;   /* device only: 4 x 256 digit counts, then 4 tile counters */
+    kbk_buf os_status; /* device only: 4 x tiles x 256 status words (64-bit)     */
     kbk_buf lib_temp;                             /* device only          */
     size_t lib_temp_bytes[4];                     /* per SORT_LIB_*        */
     uint32_t os_epoch;                            /* onesweep run counter  */
@@ -116,6 +117,8 @@ struct sort_state {
 /* CUDA entry points (only enqueue on host->stream). */
 int sort_run_oddeven(sort_state *s, const sort_impl *impl, kb_host *host);
 int sort_run_oddeven_mb(sort_state *s, const sort_impl *impl, kb_host *host);
+int sort_run_bitonic(sort_state *s, const sort_impl *impl, kb_host *host);
+int sort_run_merge(sort_state *s, const sort_impl *impl, kb_host *host);
 int sort_run_radix(sort_state *s, const sort_impl *impl, kb_host *host);
 int sort_run_onesweep(sort_state *s, const sort_impl *impl, kb_host *host);
 int sort_run_lib(sort_state *s, const sort_impl *impl, kb_host *host);

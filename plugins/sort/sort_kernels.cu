@@ -489,6 +489,155 @@ __global__ void __launch_bounds__(SORT_OS_THREADS, 2)
     }
 }
 
+/* ---- bitonic ------------------------------------------------------------------
+ * The form of the network in which every comparator puts the smaller key at
+ * the lower position: merging two sorted runs of k/2 starts with a "flip"
+ * step (position lo of a k-run against its mirror k-1-lo), then half-cleaner
+ * steps j = k/4 .. 1 (lo against lo + j).  Padding n up to a power of two
+ * with +infinity is then free: a comparator whose upper position is at or
+ * past n would compare a key with +infinity and never swap, so it is
+ * skipped, and nothing past n is ever read or written.  Tiles of 2048 keys
+ * run every step with j < 2048 in shared memory (1024 threads, one
+ * comparator each); steps with j >= 2048 run as one global kernel each.
+ * Not stable.
+ * ------------------------------------------------------------------------- */
+const uint32_t BT = 2048; /* bitonic tile */
+
+template <int KEY, bool PAIRS>
+__device__ __forceinline__ void bitonic_cx(uint32_t *sk, uint32_t *sv, uint32_t lo, uint32_t hi)
+{
+    uint32_t a = sk[lo], b = sk[hi];
+    if (ord<KEY>(a) > ord<KEY>(b)) {
+        sk[lo] = b;
+        sk[hi] = a;
+        if (PAIRS) {
+            uint32_t x = sv[lo];
+            sv[lo] = sv[hi];
+            sv[hi] = x;
+        }
+    }
+}
+
+/* FULL: sort the tile from scratch (k = 2 .. BT); otherwise only the
+   half-cleaners j = BT/2 .. 1 of a merge whose larger steps ran globally. */
+template <int KEY, bool PAIRS, bool FULL_SORT>
+__global__ void __launch_bounds__(1024)
+    bitonic_tile(const uint32_t *ksrc, const uint32_t *vsrc, uint32_t *kdst, uint32_t *vdst,
+                 uint32_t n)
+{
+    __shared__ uint32_t sk[BT];
+    __shared__ uint32_t sv[PAIRS ? BT : 1];
+    uint32_t start = blockIdx.x * BT;
+    uint32_t len = n - start < BT ? n - start : BT;
+    for (uint32_t i = threadIdx.x; i < len; i += blockDim.x) {
+        sk[i] = ksrc[start + i];
+        if (PAIRS)
+            sv[i] = vsrc[start + i];
+    }
+    __syncthreads();
+    uint32_t t = threadIdx.x; /* comparator t of BT/2 */
+    for (uint32_t k = FULL_SORT ? 2 : BT; k <= BT; k <<= 1) {
+        if (FULL_SORT) {
+            uint32_t h = k / 2, lo = (t / h) * k + t % h, hi = (t / h) * k + k - 1 - t % h;
+            if (hi < len)
+                bitonic_cx<KEY, PAIRS>(sk, sv, lo, hi);
+            __syncthreads();
+        }
+        for (uint32_t j = FULL_SORT ? k / 4 : BT / 2; j >= 1; j >>= 1) {
+            uint32_t lo = (t / j) * 2 * j + t % j, hi = lo + j;
+            if (hi < len)
+                bitonic_cx<KEY, PAIRS>(sk, sv, lo, hi);
+            __syncthreads();
+        }
+    }
+    for (uint32_t i = threadIdx.x; i < len; i += blockDim.x) {
+        kdst[start + i] = sk[i];
+        if (PAIRS)
+            vdst[start + i] = sv[i];
+    }
+}
+
+/* One global step over `pairs` comparators: FLIP with run length k, or a
+   half-cleaner with distance j. */
+template <int KEY, bool PAIRS, bool FLIP>
+__global__ void bitonic_global(uint32_t *k, uint32_t *v, uint32_t n, uint32_t pairs, uint32_t kj)
+{
+    uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= pairs)
+        return;
+    uint32_t lo, hi;
+    if (FLIP) {
+        uint32_t h = kj / 2;
+        lo = (t / h) * kj + t % h;
+        hi = (t / h) * kj + kj - 1 - t % h;
+    } else {
+        lo = (t / kj) * 2 * kj + t % kj;
+        hi = lo + kj;
+    }
+    if (hi >= n)
+        return;
+    uint32_t a = k[lo], b = k[hi];
+    if (ord<KEY>(a) > ord<KEY>(b)) {
+        k[lo] = b;
+        k[hi] = a;
+        if (PAIRS) {
+            uint32_t x = v[lo];
+            v[lo] = v[hi];
+            v[hi] = x;
+        }
+    }
+}
+
+/* ---- merge ---------------------------------------------------------------------
+ * Tiles of 2048 keys sorted by the bitonic tile kernel, then merge passes of
+ * runs of width w = 2048, 4096, ... between two buffers.  Each thread of a
+ * pass writes MI consecutive outputs of one merged pair of runs: it finds
+ * where its first output's diagonal crosses the merge path by binary search
+ * over the two runs (A's key taken on ties, so merges are stable), then
+ * merges MI keys serially.  The passes ping-pong so that the last lands in
+ * the output.  Not stable overall (the tile sort is bitonic).
+ * ------------------------------------------------------------------------- */
+const uint32_t MI = 8;
+
+template <int KEY, bool PAIRS>
+__global__ void __launch_bounds__(256)
+    merge_pass(const uint32_t *__restrict__ ks, const uint32_t *__restrict__ vs,
+               uint32_t *__restrict__ kd, uint32_t *__restrict__ vd, uint32_t n, uint32_t w)
+{
+    uint64_t o = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) * MI;
+    if (o >= n)
+        return;
+    uint64_t a0 = o / (2ull * w) * (2ull * w);
+    uint64_t a1 = a0 + w < n ? a0 + w : n, b1 = a0 + 2ull * w < n ? a0 + 2ull * w : n;
+    uint32_t la = (uint32_t)(a1 - a0), lb = (uint32_t)(b1 - a1);
+    const uint32_t *A = ks + a0, *B = ks + a1;
+    uint32_t diag = (uint32_t)(o - a0);
+    uint32_t lo = diag > lb ? diag - lb : 0, hi = diag < la ? diag : la;
+    while (lo < hi) { /* the number of A keys among the first diag outputs */
+        uint32_t mid = (lo + hi) / 2;
+        if (ord<KEY>(A[mid]) <= ord<KEY>(B[diag - mid - 1]))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint32_t i = lo, j = diag - lo;
+    uint64_t end = o + MI < b1 ? o + MI : b1;
+    for (uint64_t p = o; p < end; p++) {
+        bool takeA = i < la && (j >= lb || ord<KEY>(A[i]) <= ord<KEY>(B[j]));
+        if (takeA) {
+            kd[p] = A[i];
+            if (PAIRS)
+                vd[p] = vs[a0 + i];
+            i++;
+        } else {
+            kd[p] = B[j];
+            if (PAIRS)
+                vd[p] = vs[a1 + j];
+            j++;
+        }
+    }
+}
+
 /* ---- launchers ---------------------------------------------------------------- */
 
 template <int KEY, bool PAIRS> int oddeven_launch(sort_state *s, kb_host *host)
@@ -521,6 +670,64 @@ template <int KEY, bool PAIRS> int oddeven_mb_launch(sort_state *s, kb_host *hos
         const uint32_t *vs = round == 0 ? (const uint32_t *)s->vals_in.dev : vo;
         oddeven_segment<KEY, PAIRS><<<blocks, SORT_MB_SEGMENT / 2, 0, st>>>(ks, vs, ko, vo, n, off);
         KBK_CUDA_LAUNCH(host, "oddeven_segment");
+    }
+    return KB_OK;
+}
+
+template <int KEY, bool PAIRS> int bitonic_launch(sort_state *s, kb_host *host)
+{
+    cudaStream_t st = (cudaStream_t)host->stream;
+    uint32_t n = (uint32_t)s->n;
+    uint32_t *ko = (uint32_t *)s->keys_out.dev, *vo = (uint32_t *)s->vals_out.dev;
+    uint32_t tiles = (uint32_t)sort_ceil_div(n, BT);
+    bitonic_tile<KEY, PAIRS, true><<<tiles, BT / 2, 0, st>>>(
+        (const uint32_t *)s->keys_in.dev, (const uint32_t *)s->vals_in.dev, ko, vo, n);
+    KBK_CUDA_LAUNCH(host, "bitonic_tile");
+    uint64_t np2 = BT;
+    while (np2 < n)
+        np2 <<= 1;
+    uint32_t pairs = (uint32_t)(np2 / 2);
+    unsigned blocks = (unsigned)sort_ceil_div(pairs, 256);
+    for (uint64_t k = 2ull * BT; k <= np2; k <<= 1) {
+        bitonic_global<KEY, PAIRS, true><<<blocks, 256, 0, st>>>(ko, vo, n, pairs, (uint32_t)k);
+        KBK_CUDA_LAUNCH(host, "bitonic_global (flip)");
+        for (uint64_t j = k / 4; j >= BT; j >>= 1) {
+            bitonic_global<KEY, PAIRS, false><<<blocks, 256, 0, st>>>(ko, vo, n, pairs,
+                                                                      (uint32_t)j);
+            KBK_CUDA_LAUNCH(host, "bitonic_global (half-cleaner)");
+        }
+        bitonic_tile<KEY, PAIRS, false><<<tiles, BT / 2, 0, st>>>(ko, vo, ko, vo, n);
+        KBK_CUDA_LAUNCH(host, "bitonic_tile (merge)");
+    }
+    return KB_OK;
+}
+
+template <int KEY, bool PAIRS> int merge_launch(sort_state *s, kb_host *host)
+{
+    cudaStream_t st = (cudaStream_t)host->stream;
+    uint32_t n = (uint32_t)s->n;
+    uint32_t *ko = (uint32_t *)s->keys_out.dev, *vo = (uint32_t *)s->vals_out.dev;
+    uint32_t *ka = (uint32_t *)s->keys_alt.dev, *va = (uint32_t *)s->vals_alt.dev;
+    uint32_t tiles = (uint32_t)sort_ceil_div(n, BT);
+    int passes = 0;
+    for (uint64_t w = BT; w < n; w <<= 1)
+        passes++;
+    /* the tile sort lands where an even number of passes later is the output */
+    uint32_t *kc = passes % 2 ? ka : ko, *vc = passes % 2 ? va : vo;
+    uint32_t *kn = passes % 2 ? ko : ka, *vn = passes % 2 ? vo : va;
+    bitonic_tile<KEY, PAIRS, true><<<tiles, BT / 2, 0, st>>>(
+        (const uint32_t *)s->keys_in.dev, (const uint32_t *)s->vals_in.dev, kc, vc, n);
+    KBK_CUDA_LAUNCH(host, "bitonic_tile");
+    unsigned blocks = (unsigned)sort_ceil_div(sort_ceil_div(n, MI), 256);
+    for (uint64_t w = BT; w < n; w <<= 1) {
+        merge_pass<KEY, PAIRS><<<blocks, 256, 0, st>>>(kc, vc, kn, vn, n, (uint32_t)w);
+        KBK_CUDA_LAUNCH(host, "merge_pass");
+        uint32_t *t = kc;
+        kc = kn;
+        kn = t;
+        t = vc;
+        vc = vn;
+        vn = t;
     }
     return KB_OK;
 }
@@ -616,6 +823,18 @@ extern "C" int sort_run_oddeven_mb(sort_state *s, const sort_impl *impl, kb_host
 {
     (void)impl;
     SORT_DISPATCH(oddeven_mb_launch, s, host);
+}
+
+extern "C" int sort_run_bitonic(sort_state *s, const sort_impl *impl, kb_host *host)
+{
+    (void)impl;
+    SORT_DISPATCH(bitonic_launch, s, host);
+}
+
+extern "C" int sort_run_merge(sort_state *s, const sort_impl *impl, kb_host *host)
+{
+    (void)impl;
+    SORT_DISPATCH(merge_launch, s, host);
 }
 
 extern "C" int sort_run_radix(sort_state *s, const sort_impl *impl, kb_host *host)

@@ -115,8 +115,9 @@ static kb_check verify(void *st, const char *name, kb_host *h)
 Test(sort, descriptor)
 {
     static const char *const order[] = {"cpu-qsort", "cpu-radix", "odd-even",
-                                        "odd-even-multiblock", "radix", "onesweep",
-                                        "cub-radix", "cub-merge", "thrust"};
+                                        "odd-even-multiblock", "bitonic", "merge",
+                                        "radix", "onesweep", "cub-radix", "cub-merge",
+                                        "thrust"};
     cr_assert_str_eq(plug->name, "sort");
     cr_assert_eq(plug->n_params, SORT_N_PARAMS);
     cr_assert_eq(plug->n_variants, sizeof order / sizeof order[0]);
@@ -124,7 +125,7 @@ Test(sort, descriptor)
         const kb_variant *x = &plug->variants[v];
         cr_assert_str_eq(x->name, order[v]);
         cr_assert_eq(x->backend, v < 2 ? KB_BACKEND_CPU : KB_BACKEND_CUDA, "%s", x->name);
-        cr_assert_eq(x->flags & KB_VARIANT_LIBRARY, v >= 6 ? KB_VARIANT_LIBRARY : 0u, "%s",
+        cr_assert_eq(x->flags & KB_VARIANT_LIBRARY, v >= 8 ? KB_VARIANT_LIBRARY : 0u, "%s",
                      x->name);
         cr_assert_eq(x->uses, (1ull << SORT_N_PARAMS) - 1, "%s uses every parameter", x->name);
     }
