@@ -598,6 +598,7 @@ __global__ void bitonic_global(uint32_t *k, uint32_t *v, uint32_t n, uint32_t pa
  * the output.  Not stable overall (the tile sort is bitonic).
  * ------------------------------------------------------------------------- */
 const uint32_t MI = 8;
+static_assert((2 * BT) % MI == 0, "a thread's outputs never cross into the next pair of runs");
 
 template <int KEY, bool PAIRS>
 __global__ void __launch_bounds__(256)
