@@ -158,7 +158,7 @@ static int sort_plan(const kb_value *p, kb_work *out, kb_host *host)
     /* Device: inputs, outputs and alternates of keys and values; classic
        radix counts; onesweep status; a library's temporary storage. */
     uint64_t tiles = sort_ceil_div(n, SORT_RADIX_TILE);
-    out->device_bytes = n * 4 * 6 + tiles * 256 * 4 + 4096 + sort_os_status_bytes(n) +
+    out->device_bytes = n * 4 * 6 + tiles * 256 * 4 + 8192 + sort_os_status_bytes(n) +
                         n * 4 * 2 * words + SORT_LIB_SLACK;
     return KB_OK;
 }
