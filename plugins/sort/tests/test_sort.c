@@ -1,0 +1,348 @@
+/*
+ * test_sort.c -- the sort plugin on the CPU path (no GPU): its descriptor,
+ * plan() refusals, the two CPU variants at awkward sizes for every key type,
+ * value mode and distribution, prepare()'s size limits, and verify()
+ * rejecting plausibly wrong outputs.
+ *
+ * The plugin is dlopen'ed from the build tree and driven through a kb_host
+ * built here (no stream), so setup() must not touch CUDA.  sort.h gives the
+ * parameter indices and the test extension, through which tests damage an
+ * output before verify().
+ */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kbench/plugin.h"
+#include "sort.h"
+
+#define PLUGIN_PATH KBENCH_BINARY_DIR "/plugins/kbench-sort.so"
+
+static void *handle;
+static const kb_plugin *plug;
+static const sort_test_ext *ext;
+static char last_error[512];
+
+static void test_log(kb_host *h, kb_log_level level, const char *fmt, ...)
+{
+    (void)h;
+    (void)level;
+    (void)fmt;
+}
+
+static int test_fail(kb_host *h, int code, const char *fmt, ...)
+{
+    (void)h;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static kb_host make_host(void)
+{
+    kb_host h = {.size = sizeof(kb_host), .seed = 42, .stream = NULL, .device = -1,
+                 .cpu_threads = 2, .log = test_log, .fail = test_fail};
+    return h;
+}
+
+static void load(void)
+{
+    handle = dlopen(PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(handle, "cannot load %s: %s", PLUGIN_PATH, dlerror());
+    kb_entry_fn entry = (kb_entry_fn)dlsym(handle, KB_ENTRY_SYMBOL);
+    cr_assert_not_null(entry);
+    plug = entry(0);
+    cr_assert_not_null(plug);
+    ext = plug->ops->extension(SORT_TEST_EXTENSION);
+    cr_assert_not_null(ext);
+    last_error[0] = 0;
+}
+
+static void unload(void)
+{
+    if (handle)
+        dlclose(handle);
+    handle = NULL;
+}
+
+TestSuite(sort, .init = load, .fini = unload, .timeout = 120);
+
+static uint32_t variant(const char *name)
+{
+    for (uint32_t v = 0; v < plug->n_variants; v++)
+        if (strcmp(plug->variants[v].name, name) == 0)
+            return v;
+    cr_assert_fail("no variant named %s", name);
+    return 0;
+}
+
+static void params(kb_value *p, uint64_t n, int key, int pairs, int dist)
+{
+    p[SORT_P_N].u = n;
+    p[SORT_P_KEY].i = key;
+    p[SORT_P_VALUES].i = pairs;
+    p[SORT_P_DIST].i = dist;
+}
+
+/* setup with the CPU variants, prepare + run variant v; returns the state. */
+static void *sorted_by(const char *name, uint64_t n, int key, int pairs, int dist, kb_host *h)
+{
+    kb_value p[SORT_N_PARAMS];
+    params(p, n, key, pairs, dist);
+    uint32_t v = variant(name);
+    void *st = NULL;
+    cr_assert_eq(plug->ops->setup(p, KB_VARIANT_BIT(variant("cpu-qsort")) |
+                                        KB_VARIANT_BIT(variant("cpu-radix")),
+                                  h, &st),
+                 KB_OK, "setup: %s", last_error);
+    cr_assert_eq(plug->ops->prepare(st, v, h), KB_OK, "prepare: %s", last_error);
+    cr_assert_eq(plug->ops->run(st, v, h), KB_OK, "run: %s", last_error);
+    return st;
+}
+
+static kb_check verify(void *st, const char *name, kb_host *h)
+{
+    kb_check c;
+    memset(&c, 0, sizeof c);
+    cr_assert_eq(plug->ops->verify(st, variant(name), &c, h), KB_OK);
+    return c;
+}
+
+Test(sort, descriptor)
+{
+    static const char *const order[] = {"cpu-qsort", "cpu-radix", "odd-even",
+                                        "odd-even-multiblock", "bitonic", "merge",
+                                        "radix", "onesweep", "cub-radix", "cub-merge",
+                                        "thrust"};
+    cr_assert_str_eq(plug->name, "sort");
+    cr_assert_eq(plug->n_params, SORT_N_PARAMS);
+    cr_assert_eq(plug->n_variants, sizeof order / sizeof order[0]);
+    for (uint32_t v = 0; v < plug->n_variants; v++) {
+        const kb_variant *x = &plug->variants[v];
+        cr_assert_str_eq(x->name, order[v]);
+        cr_assert_eq(x->backend, v < 2 ? KB_BACKEND_CPU : KB_BACKEND_CUDA, "%s", x->name);
+        cr_assert_eq(x->flags & KB_VARIANT_LIBRARY, v >= 8 ? KB_VARIANT_LIBRARY : 0u, "%s",
+                     x->name);
+        cr_assert_eq(x->uses, (1ull << SORT_N_PARAMS) - 1, "%s uses every parameter", x->name);
+    }
+}
+
+Test(sort, plan_refuses_special_for_integer_keys)
+{
+    kb_value p[SORT_N_PARAMS];
+    params(p, 100, SORT_U32, SORT_KEYS_ONLY, SORT_SPECIAL);
+    kb_host h = make_host();
+    kb_work w;
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(plug->ops->plan(p, &w, &h), KB_EINVAL);
+    cr_assert_not_null(strstr(last_error, "key = f32"), "sentence: %s", last_error);
+}
+
+Test(sort, plan_counts_keys_and_values_once)
+{
+    kb_value p[SORT_N_PARAMS];
+    params(p, 1000, SORT_F32, SORT_PAIRS, SORT_UNIFORM);
+    kb_host h = make_host();
+    kb_work w;
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(plug->ops->plan(p, &w, &h), KB_OK);
+    cr_assert_eq(w.bytes_read, 8000);
+    cr_assert_eq(w.bytes_written, 8000);
+    cr_assert_eq(w.items, 1000);
+}
+
+/* Every CPU variant, key type, value mode and distribution at awkward
+   sizes: each output must verify. */
+Test(sort, cpu_variants_pass_everywhere)
+{
+    static const uint64_t sizes[] = {1, 2, 31, 1023, 1025, 65537};
+    static const char *const names[] = {"cpu-qsort", "cpu-radix"};
+    kb_host h = make_host();
+    for (size_t a = 0; a < 2; a++)
+        for (int key = 0; key < 3; key++)
+            for (int pairs = 0; pairs < 2; pairs++)
+                for (int dist = 0; dist < SORT_N_DISTS; dist++) {
+                    if (dist == SORT_SPECIAL && key != SORT_F32)
+                        continue;
+                    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+                        void *st = sorted_by(names[a], sizes[k], key, pairs, dist, &h);
+                        kb_check c = verify(st, names[a], &h);
+                        cr_assert(c.passed && c.error == 0,
+                                  "%s key %d pairs %d dist %d n %llu: %g mismatches", names[a],
+                                  key, pairs, dist, (unsigned long long)sizes[k], c.error);
+                        plug->ops->teardown(st, &h);
+                    }
+                }
+}
+
+/* The reference is the stable radix sort; check it against a plain
+   insertion sort on the key order at a small size for each key type. */
+Test(sort, reference_matches_insertion_sort)
+{
+    kb_host h = make_host();
+    for (int key = 0; key < 3; key++) {
+        void *st = sorted_by("cpu-radix", 300, key, SORT_KEYS_ONLY,
+                             key == SORT_F32 ? SORT_SPECIAL : SORT_UNIFORM, &h);
+        const uint32_t *in = ext->keys_in(st), *ref = ext->reference(st);
+        uint32_t a[300];
+        memcpy(a, in, sizeof a);
+        for (int i = 1; i < 300; i++) /* stable */
+            for (int j = i; j > 0 && sort_ord(a[j - 1], key) > sort_ord(a[j], key); j--) {
+                uint32_t t = a[j];
+                a[j] = a[j - 1];
+                a[j - 1] = t;
+            }
+        cr_assert_eq(memcmp(a, ref, sizeof a), 0, "key %d", key);
+        plug->ops->teardown(st, &h);
+    }
+}
+
+Test(sort, special_floats_hold_both_zeros_and_infinities)
+{
+    kb_host h = make_host();
+    void *st = sorted_by("cpu-radix", 4096, SORT_F32, SORT_KEYS_ONLY, SORT_SPECIAL, &h);
+    const uint32_t *ref = ext->reference(st);
+    int negz = 0, posz = 0;
+    for (int i = 0; i < 4096; i++) {
+        negz += ref[i] == 0x80000000u;
+        posz += ref[i] == 0u;
+    }
+    cr_assert_gt(negz, 0);
+    cr_assert_gt(posz, 0);
+    cr_assert_eq(ref[0], 0xff800000u, "-inf first");
+    cr_assert_eq(ref[4095], 0x7f800000u, "+inf last");
+    plug->ops->teardown(st, &h);
+}
+
+Test(sort, poisoned_output_fails)
+{
+    kb_host h = make_host();
+    kb_value p[SORT_N_PARAMS];
+    params(p, 1000, SORT_U32, SORT_KEYS_ONLY, SORT_UNIFORM);
+    void *st = NULL;
+    cr_assert_eq(plug->ops->setup(p, KB_VARIANT_BIT(variant("cpu-radix")), &h, &st), KB_OK);
+    cr_assert_eq(plug->ops->prepare(st, variant("cpu-radix"), &h), KB_OK);
+    kb_check c = verify(st, "cpu-radix", &h); /* not run: the poison is checked */
+    cr_assert_eq(c.passed, 0);
+    cr_assert_gt(c.error, 0);
+    plug->ops->teardown(st, &h);
+}
+
+/* One key duplicated in place of its neighbour: still sorted, no longer a
+   permutation.  Checked on an unstable variant, so that the key-order
+   comparison (not the bit-for-bit one of stable variants) catches it. */
+Test(sort, duplicated_key_fails)
+{
+    kb_host h = make_host();
+    void *st = sorted_by("cpu-qsort", 1000, SORT_U32, SORT_KEYS_ONLY, SORT_UNIFORM, &h);
+    cr_assert(verify(st, "cpu-qsort", &h).passed);
+    uint32_t *out = ext->keys_out(st);
+    cr_assert_neq(out[500], out[501]);
+    out[500] = out[501];
+    kb_check c = verify(st, "cpu-qsort", &h);
+    cr_assert_eq(c.passed, 0);
+    cr_assert_eq(c.error, 1);
+    plug->ops->teardown(st, &h);
+}
+
+Test(sort, swapped_neighbours_fail)
+{
+    kb_host h = make_host();
+    void *st = sorted_by("cpu-qsort", 1000, SORT_I32, SORT_KEYS_ONLY, SORT_PERMUTATION, &h);
+    uint32_t *out = ext->keys_out(st);
+    uint32_t t = out[10];
+    out[10] = out[11];
+    out[11] = t;
+    kb_check c = verify(st, "cpu-qsort", &h);
+    cr_assert_eq(c.passed, 0);
+    cr_assert_eq(c.error, 2);
+    plug->ops->teardown(st, &h);
+}
+
+Test(sort, perturbed_key_fails)
+{
+    kb_host h = make_host();
+    void *st = sorted_by("cpu-radix", 1000, SORT_F32, SORT_KEYS_ONLY, SORT_UNIFORM, &h);
+    ext->keys_out(st)[999] ^= 1u; /* the last bit of the largest key */
+    cr_assert_eq(verify(st, "cpu-radix", &h).passed, 0);
+    plug->ops->teardown(st, &h);
+}
+
+/* -0 and +0 compare equal, so only the count of -0 tells a -0 turned into
+   +0; the unstable qsort variant has no bit-for-bit check to lean on. */
+Test(sort, negative_zero_turned_positive_fails)
+{
+    kb_host h = make_host();
+    void *st = sorted_by("cpu-qsort", 4096, SORT_F32, SORT_KEYS_ONLY, SORT_SPECIAL, &h);
+    cr_assert(verify(st, "cpu-qsort", &h).passed);
+    uint32_t *out = ext->keys_out(st);
+    int k = 0;
+    while (out[k] != 0x80000000u)
+        k++;
+    out[k] = 0;
+    kb_check c = verify(st, "cpu-qsort", &h);
+    cr_assert_eq(c.passed, 0);
+    cr_assert_eq(c.error, 1);
+    plug->ops->teardown(st, &h);
+}
+
+/* Pairs: a value that points at another key with the same bits nowhere
+   near fails (the key of value v must be input key v). */
+Test(sort, pair_value_swapped_between_keys_fails)
+{
+    kb_host h = make_host();
+    void *st = sorted_by("cpu-qsort", 1000, SORT_U32, SORT_PAIRS, SORT_UNIFORM, &h);
+    cr_assert(verify(st, "cpu-qsort", &h).passed);
+    uint32_t *v = ext->vals_out(st);
+    uint32_t t = v[3];
+    v[3] = v[700];
+    v[700] = t;
+    kb_check c = verify(st, "cpu-qsort", &h);
+    cr_assert_eq(c.passed, 0);
+    cr_assert_eq(c.error, 2);
+    plug->ops->teardown(st, &h);
+}
+
+Test(sort, pair_value_repeated_fails)
+{
+    kb_host h = make_host();
+    void *st = sorted_by("cpu-radix", 1000, SORT_U32, SORT_PAIRS, SORT_ALL_EQUAL, &h);
+    uint32_t *v = ext->vals_out(st);
+    v[9] = v[8]; /* same key: only the permutation rule sees it */
+    cr_assert_eq(verify(st, "cpu-radix", &h).passed, 0);
+    plug->ops->teardown(st, &h);
+}
+
+/* A stable variant's equal keys must keep their input order: two values of
+   equal keys exchanged are a valid unstable result, not a stable one. */
+Test(sort, stable_variant_rejects_reordered_equal_keys)
+{
+    kb_host h = make_host();
+    void *st = sorted_by("cpu-radix", 1000, SORT_I32, SORT_PAIRS, SORT_FEW_UNIQUE, &h);
+    cr_assert(verify(st, "cpu-radix", &h).passed);
+    uint32_t *k = ext->keys_out(st), *v = ext->vals_out(st);
+    cr_assert_eq(k[0], k[1]);
+    uint32_t t = v[0];
+    v[0] = v[1];
+    v[1] = t;
+    cr_assert_eq(verify(st, "cpu-radix", &h).passed, 0, "cpu-radix claims stability");
+    cr_assert_eq(verify(st, "cpu-qsort", &h).passed, 1, "cpu-qsort does not");
+    plug->ops->teardown(st, &h);
+}
+
+Test(sort, prepare_refuses_beyond_a_variants_limit)
+{
+    kb_host h = make_host();
+    kb_value p[SORT_N_PARAMS];
+    params(p, SORT_ODDEVEN_MAX + 1, SORT_U32, SORT_KEYS_ONLY, SORT_UNIFORM);
+    void *st = NULL;
+    cr_assert_eq(plug->ops->setup(p, KB_VARIANT_BIT(variant("cpu-radix")), &h, &st), KB_OK);
+    cr_assert_eq(plug->ops->prepare(st, variant("odd-even"), &h), KB_EUNSUPPORTED);
+    cr_assert_not_null(strstr(last_error, "at most n = 2049"), "sentence: %s", last_error);
+    cr_assert_eq(plug->ops->prepare(st, variant("odd-even-multiblock"), &h), KB_OK);
+    plug->ops->teardown(st, &h);
+}
