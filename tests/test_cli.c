@@ -408,6 +408,24 @@ Test(cli, run_writes_csv_and_json_into_a_new_folder)
     json_decref(doc);
 }
 
+Test(cli, run_json_keeps_every_timed_sample_of_a_row)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q -o out --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/out/results.json", tmp);
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    cr_assert_not_null(doc, "results.json does not parse: %s", je.text);
+    /* The first row is toy's good variant, which ran its 3 timed runs. */
+    json_t *row = json_array_get(json_object_get(doc, "results"), 0);
+    json_t *samples = json_object_get(row, "samples_s");
+    cr_assert_eq(json_array_size(samples), 3, "runs = 3 gives 3 samples");
+    cr_assert(json_is_real(json_array_get(samples, 0)));
+    json_decref(doc);
+}
+
 Test(cli, a_failing_variant_exits_one)
 {
     write_file("f.ini", failing_ini);

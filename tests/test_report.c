@@ -919,7 +919,7 @@ Test(report, json_round_trip_gives_the_same_records)
     const kbc_record *want[] = {&p0[0], &p0[1], &p0[2], &p1[0], &p1[1], &p1[2], &s0[0]};
     for (size_t i = 0; i < n; i++)
         assert_records_eq(&got[i], want[i]);
-    free(got);
+    kbc_records_free(got, n);
 }
 
 Test(report, results_read_refuses_a_file_without_results)

@@ -45,13 +45,15 @@ static int cuda_fault(kbc_fault *f, const char *stage)
 
 int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda,
                         const kbc_measure *ms, kb_host *host, kbc_hostctx *hc, kbc_device *dev,
-                        kbc_stats *out, kbc_fault *f)
+                        kbc_stats *out, double **samples, kbc_fault *f)
 {
     const char *call = "run";
     const int cold = cuda && ms->cache_cold;
     int r;
     memset(f, 0, sizeof *f);
     kbc_stats_compute(NULL, 0, out);
+    if (samples)
+        *samples = NULL;
 
     /* The flush goes on the stream before each run (and before the start
        event of a timed one), so it is ordered before the run and outside
@@ -107,6 +109,11 @@ int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda,
     /* Launch errors of the timed runs surface only here. */
     if (rc == 0 && cuda && kbc_gpu_last_error(f->why, sizeof f->why) != 0)
         rc = cuda_fault(f, "the timed runs");
+    if (rc == 0 && samples && n > 0) {
+        /* In run order, before the summary sorts t. */
+        *samples = kbc_xmalloc(n * sizeof **samples);
+        memcpy(*samples, t, n * sizeof *t);
+    }
     if (rc == 0)
         kbc_stats_compute(t, n, out);
     free(t);

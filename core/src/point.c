@@ -262,9 +262,14 @@ static void run_variant(const kbc_experiment *e, void *state, kbc_device *dev, k
         return;
 
     kbc_fault f;
-    if (kbc_measure_variant(ops, state, v, cuda, &e->measure, host, hc, dev, &r->time, &f) ==
-        0)
+    double *samples = NULL;
+    if (kbc_measure_variant(ops, state, v, cuda, &e->measure, host, hc, dev, &r->time, &samples,
+                            &f) == 0) {
+        kbc_record_free(r);
+        r->samples = samples;
+        r->n_samples = samples ? r->time.n : 0;
         return;
+    }
     if (f.kind == KBC_FAULT_CUDA) {
         cuda_error(r, f.stage, f.why);
         lost_after(dev, host, f.why);

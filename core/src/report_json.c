@@ -232,6 +232,12 @@ static json_t *row_json(const kbc_record *r)
     json_object_set_new(t, "mean", num(r->time.mean));
     json_object_set_new(t, "stddev", num(r->time.stddev));
     json_object_set_new(o, "time_s", t);
+    /* Every timed run, in the order it ran, so that later analysis
+       (kbench compare) has the distribution and not only its summary. */
+    json_t *sm = json_array();
+    for (size_t i = 0; r->samples && i < r->n_samples; i++)
+        json_array_append_new(sm, num(r->samples[i]));
+    json_object_set_new(o, "samples_s", sm);
     json_t *w = json_object();
     json_object_set_new(w, "bytes_read", u64(r->work.bytes_read));
     json_object_set_new(w, "bytes_written", u64(r->work.bytes_written));

@@ -158,6 +158,10 @@ int kbc_run_plan(const kbc_plan *plan, const kbc_machine *m, kbc_sink *sinks, si
                             e->name, (unsigned long long)p);
                     sink_ok[s] = 0;
                 }
+            /* The sinks have written the samples out; the next point's
+               records start afresh. */
+            for (size_t k = 0; k < n; k++)
+                kbc_record_free(&recs[k]);
         }
         kbc_point_memory_free(&mem);
         free(recs);
