@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "compare.h"
 #include "config.h"
 #include "version.h"
 #include "gpu.h"
@@ -33,6 +34,8 @@ static const char usage_head[] =
     "       kbench describe PLUGIN\n"
     "       kbench check PLUGIN [--variants a,b,...]\n"
     "       kbench run FILE [--dry-run] [-o DIR] [-q]\n"
+    "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
+    "                      [--format table|markdown|json]\n"
     "       kbench help | --help | --version\n"
     "\n"
     "Commands:\n"
@@ -40,6 +43,8 @@ static const char usage_head[] =
     "  describe PLUGIN   one plugin's parameters: types, defaults, ranges, help\n"
     "  run FILE          run the experiments of an INI file and print a table\n"
     "  check PLUGIN      conformance check of a plugin against the plugin rules\n"
+    "  compare BASE NEW  each row's change between two results.json files, with a\n"
+    "                    confidence interval and a verdict; exit 1 when one is slower\n"
     "  help              this text\n"
     "\n"
     "Options:\n";
@@ -53,7 +58,7 @@ static const char usage_tail[] =
     "folder (for a build) or PREFIX/lib/kbench/plugins (when installed), then\n"
     "$KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
 
-static const char *const commands[] = {"list", "describe", "run", "check", "help"};
+static const char *const commands[] = {"list", "describe", "run", "check", "compare", "help"};
 
 /* Prints "kbench: <sentence>" and, for usage errors, where help is. */
 static void say(int with_help, const char *fmt, ...) KB_PRINTF(2, 3);
@@ -90,6 +95,7 @@ typedef struct cli {
     char only[64];         /* the first command-specific option seen, as typed */
     const char *only_cmd;  /* the command it belongs to                       */
     const char *variants;  /* check: --variants                               */
+    const char *threshold, *alpha, *format; /* compare                        */
 } cli;
 
 /* One command-line option.  A row names the option, says whether it takes
@@ -121,6 +127,18 @@ static void opt_variants(cli *c, const char *v)
 {
     c->variants = v;
 }
+static void opt_threshold(cli *c, const char *v)
+{
+    c->threshold = v;
+}
+static void opt_alpha(cli *c, const char *v)
+{
+    c->alpha = v;
+}
+static void opt_format(cli *c, const char *v)
+{
+    c->format = v;
+}
 static void opt_quiet(cli *c, const char *v)
 {
     c->quiet = 1;
@@ -146,6 +164,12 @@ static const option_row option_table[] = {
     {"--quiet", 'q', NULL, 0, "run", "run: no progress line, only warnings on stderr", opt_quiet},
     {"--variants", 0, "LIST", 0, "check", "check: only these variants (comma-separated)",
      opt_variants},
+    {"--threshold", 0, "PCT", 0, "compare",
+     "compare: a change smaller than PCT percent is no change\n(default 5)", opt_threshold},
+    {"--alpha", 0, "ALPHA", 0, "compare",
+     "compare: the interval has confidence 1 - ALPHA (default 0.05)", opt_alpha},
+    {"--format", 0, "FMT", 0, "compare", "compare: table (default), markdown or json",
+     opt_format},
     {"--help", 'h', NULL, 0, NULL, "this text", opt_help},
     {"--version", 'V', NULL, 0, NULL, "the version and git revision", opt_version},
 };
@@ -154,9 +178,12 @@ static const option_row option_table[] = {
 /* What an option's value is, in words, for errors. */
 static const char *arg_noun(const option_row *o)
 {
-    return strcmp(o->arg, "DIR") == 0    ? "folder"
-           : strcmp(o->arg, "LIST") == 0 ? "list of variants"
-                                         : "path";
+    return strcmp(o->arg, "DIR") == 0     ? "folder"
+           : strcmp(o->arg, "LIST") == 0  ? "list of variants"
+           : strcmp(o->arg, "PCT") == 0   ? "percentage"
+           : strcmp(o->arg, "ALPHA") == 0 ? "significance level"
+           : strcmp(o->arg, "FMT") == 0   ? "format"
+                                          : "path";
 }
 
 /* "-o, --output DIR" */
@@ -471,6 +498,49 @@ out:
     return code;
 }
 
+/* A number from an option's value, within [lo, hi] (lo excluded when
+   open_lo).  Returns 0, or an exit code after printing why. */
+static int number_option(const char *name, const char *text, double lo, int open_lo, double hi,
+                         double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(text, &end);
+    if (errno || end == text || *end || !(open_lo ? x > lo : x >= lo) || !(x <= hi)) {
+        say(1, "option %s wants a number %s %g and at most %g, not '%s'", name,
+            open_lo ? "above" : "from", lo, hi, text);
+        return KBC_EXIT_USAGE;
+    }
+    *out = x;
+    return 0;
+}
+
+static int cmd_compare(const cli *c)
+{
+    kbc_compare_opts o;
+    kbc_compare_defaults(&o);
+    double pct = o.threshold * 100;
+    int code;
+    if (c->threshold && (code = number_option("--threshold", c->threshold, 0, 0, 1000, &pct)))
+        return code;
+    o.threshold = pct / 100;
+    if (c->alpha && (code = number_option("--alpha", c->alpha, 0, 1, 0.5, &o.alpha)))
+        return code;
+    if (c->format) {
+        if (strcmp(c->format, "table") == 0)
+            o.format = KBC_CMP_TABLE;
+        else if (strcmp(c->format, "markdown") == 0)
+            o.format = KBC_CMP_MARKDOWN;
+        else if (strcmp(c->format, "json") == 0)
+            o.format = KBC_CMP_JSON;
+        else {
+            say(1, "option --format wants table, markdown or json, not '%s'", c->format);
+            return KBC_EXIT_USAGE;
+        }
+    }
+    return kbc_cmd_compare(c->args[0], c->args[1], &o, stdout, stderr);
+}
+
 /* Checks that cmd got exactly `want` positional arguments. */
 static int check_args(const cli *c, int want, const char *what)
 {
@@ -526,7 +596,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if (!c.command) {
-        say(1, "no command given (try list, describe, run or check)");
+        say(1, "no command given (try list, describe, run, check or compare)");
         code = KBC_EXIT_USAGE;
         goto out;
     }
@@ -551,6 +621,9 @@ int main(int argc, char **argv)
     if (strcmp(c.command, "run") == 0) {
         if ((code = check_args(&c, 1, "one INI file")) == 0)
             code = cmd_run(&c, argc, argv);
+    } else if (strcmp(c.command, "compare") == 0) {
+        if ((code = check_args(&c, 2, "two results files, BASE.json and NEW.json")) == 0)
+            code = cmd_compare(&c);
     } else if (strcmp(c.command, "list") == 0) {
         if ((code = check_args(&c, 0, "")) == 0) {
             kbc_registry reg;
