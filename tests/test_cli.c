@@ -426,6 +426,22 @@ Test(cli, run_json_keeps_every_timed_sample_of_a_row)
     json_decref(doc);
 }
 
+Test(cli, run_output_folder_gets_a_markdown_report)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q -o out --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/out/results.md", tmp);
+    char *md = keep(slurp(path));
+    cr_assert_not_null(strstr(md, "command: `"), "%s", md);
+    cr_assert_not_null(strstr(md, "run p.ini -q -o out"), "the command line is there: %s", md);
+    cr_assert_not_null(strstr(md, "\nmachine: "), "%s", md);
+    cr_assert_not_null(strstr(md, "\n| variant | backend | status | median |"), "%s", md);
+    cr_assert_not_null(strstr(md, "\n| good | cpu | pass | "), "%s", md);
+    cr_assert_not_null(strstr(md, "\nsummary: "), "%s", md);
+}
+
 Test(cli, a_failing_variant_exits_one)
 {
     write_file("f.ini", failing_ini);

@@ -159,7 +159,7 @@ static const option_row option_table[] = {
     {"--dry-run", 'n', NULL, 0, "run", "run: print the expanded plan, run nothing, touch no GPU",
      opt_dry_run},
     {"--output", 'o', "DIR", 0, "run",
-     "run: also write DIR/results.csv and DIR/results.json\n(DIR is created when missing)",
+     "run: also write DIR/results.csv, DIR/results.json and\nDIR/results.md (DIR is created when missing)",
      opt_output},
     {"--quiet", 'q', NULL, 0, "run", "run: no progress line, only warnings on stderr", opt_quiet},
     {"--variants", 0, "LIST", 0, "check", "check: only these variants (comma-separated)",
@@ -412,7 +412,7 @@ static int cmd_run(const cli *c, int argc, char **argv)
     kbc_machine m;
     int code = load_plugins(c, &reg);
     int have_ini = 0, have_plan = 0;
-    kbc_sink sinks[3];
+    kbc_sink sinks[4];
     size_t n_sinks = 0;
     char *cmdline = NULL;
     memset(&m, 0, sizeof m);
@@ -466,6 +466,7 @@ static int cmd_run(const cli *c, int argc, char **argv)
         }
         char *csv = kbc_xasprintf("%s/results.csv", c->out_dir);
         char *json = kbc_xasprintf("%s/results.json", c->out_dir);
+        char *md = kbc_xasprintf("%s/results.md", c->out_dir);
         int ok = kbc_report_csv(csv, &sinks[n_sinks], &d) == 0;
         if (ok) {
             n_sinks++;
@@ -473,8 +474,14 @@ static int cmd_run(const cli *c, int argc, char **argv)
             if (ok)
                 n_sinks++;
         }
+        if (ok) {
+            ok = kbc_report_markdown(md, &sinks[n_sinks], &d) == 0;
+            if (ok)
+                n_sinks++;
+        }
         free(csv);
         free(json);
+        free(md);
         if (!ok) {
             say(0, "%s", d.msg);
             code = KBC_EXIT_SYSTEM;

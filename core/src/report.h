@@ -14,6 +14,12 @@
 /* A table on out (normally stdout); colours never, widths fixed. */
 int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d);
 
+/* The same table as markdown at path (results.md): a title, the command
+   line, the machine line, then per point a heading and a pipe table with
+   the rows' notes below it, and the summary; ready to paste into a README
+   or a pull request. */
+int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d);
+
 /* CSV at path: a header line, then one line per row, flushed per point. */
 int kbc_report_csv(const char *path, kbc_sink *sink, kbc_diag *d);
 
