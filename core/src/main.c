@@ -18,6 +18,7 @@
 
 #include "check.h"
 #include "compare.h"
+#include "plot.h"
 #include "config.h"
 #include "version.h"
 #include "gpu.h"
@@ -34,6 +35,7 @@ static const char usage_head[] =
     "       kbench describe PLUGIN\n"
     "       kbench check PLUGIN [--variants a,b,...]\n"
     "       kbench run FILE [--dry-run] [-o DIR] [-q]\n"
+    "       kbench plot RESULTS.json [-o DIR]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
     "                      [--format table|markdown|json]\n"
     "       kbench help | --help | --version\n"
@@ -43,6 +45,7 @@ static const char usage_head[] =
     "  describe PLUGIN   one plugin's parameters: types, defaults, ranges, help\n"
     "  run FILE          run the experiments of an INI file and print a table\n"
     "  check PLUGIN      conformance check of a plugin against the plugin rules\n"
+    "  plot RESULTS      gnuplot scripts (and SVG and PNG, with gnuplot) of a run\n"
     "  compare BASE NEW  each row's change between two results.json files, with a\n"
     "                    confidence interval and a verdict; exit 1 when one is slower\n"
     "  help              this text\n"
@@ -58,7 +61,8 @@ static const char usage_tail[] =
     "folder (for a build) or PREFIX/lib/kbench/plugins (when installed), then\n"
     "$KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
 
-static const char *const commands[] = {"list", "describe", "run", "check", "compare", "help"};
+static const char *const commands[] = {"list", "describe", "run", "check", "compare", "plot",
+                                       "help"};
 
 /* Prints "kbench: <sentence>" and, for usage errors, where help is. */
 static void say(int with_help, const char *fmt, ...) KB_PRINTF(2, 3);
@@ -106,7 +110,7 @@ typedef struct option_row {
     char short_name;  /* 'o', or 0 */
     const char *arg;  /* "DIR" when the option takes a value, else NULL */
     int repeatable;   /* a value option that may be given more than once */
-    const char *only; /* the one command that takes it, or NULL for any */
+    const char *only; /* the commands that take it ("run plot"), or NULL for any */
     const char *help; /* lines separated by '\n' */
     void (*handle)(cli *c, const char *value);
 } option_row;
@@ -158,8 +162,8 @@ static const option_row option_table[] = {
      opt_plugin_path},
     {"--dry-run", 'n', NULL, 0, "run", "run: print the expanded plan, run nothing, touch no GPU",
      opt_dry_run},
-    {"--output", 'o', "DIR", 0, "run",
-     "run: also write DIR/results.csv, DIR/results.json and\nDIR/results.md (DIR is created when missing)",
+    {"--output", 'o', "DIR", 0, "run plot",
+     "run: also write DIR/results.csv, DIR/results.json and\nDIR/results.md; plot: write into DIR (DIR is created\nwhen missing)",
      opt_output},
     {"--quiet", 'q', NULL, 0, "run", "run: no progress line, only warnings on stderr", opt_quiet},
     {"--variants", 0, "LIST", 0, "check", "check: only these variants (comma-separated)",
@@ -548,6 +552,42 @@ static int cmd_compare(const cli *c)
     return kbc_cmd_compare(c->args[0], c->args[1], &o, stdout, stderr);
 }
 
+/* Whether cmd is one of the space-separated words of only. */
+static int takes(const char *only, const char *cmd)
+{
+    size_t n = strlen(cmd);
+    for (const char *p = only; *p;) {
+        size_t w = strcspn(p, " ");
+        if (w == n && strncmp(p, cmd, n) == 0)
+            return 1;
+        p += w + (p[w] == ' ');
+    }
+    return 0;
+}
+
+static int cmd_plot(const cli *c)
+{
+    const char *results = c->args[0];
+    char *dir = NULL;
+    if (c->out_dir) {
+        dir = kbc_xstrdup(c->out_dir);
+    } else {
+        /* Beside the results file. */
+        const char *slash = strrchr(results, '/');
+        dir = slash ? kbc_xstrndup(results, (size_t)(slash - results) + (slash == results))
+                    : kbc_xstrdup(".");
+    }
+    int code;
+    if (make_dirs(dir) != 0) {
+        say(0, "cannot create the output folder '%s': %s", dir, strerror(errno));
+        code = KBC_EXIT_SYSTEM;
+    } else {
+        code = kbc_cmd_plot(results, dir, stdout, stderr);
+    }
+    free(dir);
+    return code;
+}
+
 /* Checks that cmd got exactly `want` positional arguments. */
 static int check_args(const cli *c, int want, const char *what)
 {
@@ -619,8 +659,15 @@ int main(int argc, char **argv)
         code = KBC_EXIT_USAGE;
         goto out;
     }
-    if (c.only[0] && strcmp(c.command, c.only_cmd) != 0) {
-        say(1, "option %s applies only to kbench %s", c.only, c.only_cmd);
+    if (c.only[0] && !takes(c.only_cmd, c.command)) {
+        char cmds[128];
+        snprintf(cmds, sizeof cmds, "%s", c.only_cmd);
+        char *sp = strchr(cmds, ' ');
+        if (sp) /* two commands at most: "run plot" */
+            say(1, "option %s applies only to kbench %.*s and kbench %s", c.only,
+                (int)(sp - cmds), cmds, sp + 1);
+        else
+            say(1, "option %s applies only to kbench %s", c.only, cmds);
         code = KBC_EXIT_USAGE;
         goto out;
     }
@@ -628,6 +675,9 @@ int main(int argc, char **argv)
     if (strcmp(c.command, "run") == 0) {
         if ((code = check_args(&c, 1, "one INI file")) == 0)
             code = cmd_run(&c, argc, argv);
+    } else if (strcmp(c.command, "plot") == 0) {
+        if ((code = check_args(&c, 1, "one results file")) == 0)
+            code = cmd_plot(&c);
     } else if (strcmp(c.command, "compare") == 0) {
         if ((code = check_args(&c, 2, "two results files, BASE.json and NEW.json")) == 0)
             code = cmd_compare(&c);
