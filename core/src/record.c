@@ -15,6 +15,7 @@ void kbc_record_init(kbc_record *r)
     r->points = 1;
     r->check.error = NAN;
     r->check.tolerance = NAN;
+    r->noise = NAN;
     kbc_stats_compute(NULL, 0, &r->time);
     r->gbps = r->gflops = r->items_per_s = r->ceiling_gbps = r->pct_ceiling = NAN;
     r->speedup_baseline = r->speedup_cpu = r->speedup_reference = NAN;

@@ -89,6 +89,12 @@ typedef struct kbc_record {
        releases it, and a record copied by value shares it. */
     double *samples;
     size_t n_samples;
+    /* The achieved noise (kbc_median_noise: the 95% interval of the
+       median's half-width over the median, a fraction; NaN below 2 runs),
+       the experiment's target (a fraction; 0 when it set none) and whether
+       the runs stopped on max_runs or the budget above the target. */
+    double noise, noise_target;
+    int noise_capped;
     double gbps;            /* (bytes_read + bytes_written) / median / 1e9 */
     double gflops;          /* NaN when flops == 0                    */
     double items_per_s;     /* NaN when items == 0                    */
@@ -140,6 +146,8 @@ typedef struct kbc_exp_info {
     char *reference;     /* or NULL */
     uint32_t warmup, runs;
     double budget_s;
+    uint32_t min_runs, max_runs; /* stopping on noise (config.h)  */
+    double noise_pct, min_time_s;
     int include_copies;
     uint64_t seed;
     int cpu_threads;

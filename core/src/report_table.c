@@ -33,7 +33,7 @@ static int run_wide(const kbc_record *r)
 }
 
 /* Widths of the fixed columns.  A time such as "123.4 ms" takes 8. */
-enum { W_BACKEND = 7, W_STATUS = 7, W_TIME = 9, W_RUNS = 5, W_GBPS = 8, W_PCT = 6,
+enum { W_BACKEND = 7, W_STATUS = 7, W_TIME = 9, W_RUNS = 5, W_NOISE = 7, W_GBPS = 8, W_PCT = 6,
        W_GFLOPS = 9, W_SPEEDUP = 8 };
 
 /* A duration in seconds with a unit chosen so that the number lies in
@@ -87,6 +87,18 @@ static const char *fmt_check(const kbc_record *r, char *buf, size_t n)
     else
         snprintf(t, sizeof t, "%.2g", c->tolerance);
     snprintf(buf, n, "%s %s %s %s", measure, e, c->passed ? "<=" : ">", t);
+    return buf;
+}
+
+/* The achieved noise as "1.2%", with a "!" when the runs stopped on the
+   cap above the experiment's target. */
+static const char *fmt_noise(const kbc_record *r, char *buf, size_t n)
+{
+    if (!isfinite(r->noise))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.*f%%%s", r->noise < 0.1 ? 2 : 1, r->noise * 100,
+                 r->noise_capped ? "!" : "");
     return buf;
 }
 
@@ -260,6 +272,7 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
     put(&h, W_TIME, "min");
     put(&h, W_TIME, "max");
     put(&h, W_RUNS, "runs");
+    put(&h, W_NOISE, "noise");
     put(&h, W_GBPS, "GB/s");
     if (has_cuda)
         put(&h, W_PCT, "%peak");
@@ -295,6 +308,7 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
         else
             snprintf(buf, sizeof buf, "-");
         put(&l, W_RUNS, buf);
+        put(&l, W_NOISE, fmt_noise(r, buf, sizeof buf));
         put(&l, W_GBPS, fmt_fixed(r->gbps, 1, "", buf, sizeof buf));
         if (has_cuda)
             put(&l, W_PCT, fmt_fixed(cuda ? r->pct_ceiling : NAN, 0, "%", buf, sizeof buf));

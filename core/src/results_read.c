@@ -124,6 +124,12 @@ static int read_row(const json_t *o, kbc_record *r, char *why, size_t n)
     r->time.max = get_num(t, "max");
     r->time.mean = get_num(t, "mean");
     r->time.stddev = get_num(t, "stddev");
+    const json_t *nz = json_object_get(o, "noise");
+    r->noise = get_num(nz, "achieved");
+    r->noise_target = get_num(nz, "target");
+    if (isnan(r->noise_target))
+        r->noise_target = 0;
+    r->noise_capped = json_is_true(json_object_get(nz, "capped"));
     const json_t *sm = json_object_get(o, "samples_s");
     if (json_array_size(sm) > 0) {
         r->samples = kbc_xmalloc(json_array_size(sm) * sizeof *r->samples);

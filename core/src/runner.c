@@ -50,6 +50,10 @@ kbc_exp_info *kbc_exp_infos(const kbc_plan *plan)
         x->warmup = e->measure.warmup;
         x->runs = e->measure.runs;
         x->budget_s = e->measure.budget_s;
+        x->min_runs = e->measure.min_runs;
+        x->max_runs = e->measure.max_runs;
+        x->noise_pct = e->measure.noise_pct;
+        x->min_time_s = e->measure.min_time_s;
         x->include_copies = e->measure.include_copies;
         x->seed = e->measure.seed;
         x->cpu_threads = e->measure.cpu_threads;
