@@ -146,3 +146,18 @@ Test(records, a_row_without_samples_reads_back_without_them)
     cr_assert_null(got[0].samples);
     kbc_records_free(got, n);
 }
+
+Test(records, the_noise_reads_back)
+{
+    kbc_record r = one_record();
+    r.noise = 0.0123;
+    r.noise_target = 0.01;
+    r.noise_capped = 1;
+    kbc_record *got = NULL;
+    size_t n = round_trip(&r, &got);
+    cr_assert_eq(n, 1);
+    cr_assert_float_eq(got[0].noise, 0.0123, 1e-12);
+    cr_assert_float_eq(got[0].noise_target, 0.01, 1e-12);
+    cr_assert_eq(got[0].noise_capped, 1);
+    kbc_records_free(got, n);
+}

@@ -97,7 +97,7 @@ static const char *fmt_noise(const kbc_record *r, char *buf, size_t n)
     if (!isfinite(r->noise))
         snprintf(buf, n, "-");
     else
-        snprintf(buf, n, "%.*f%%%s", r->noise < 0.1 ? 2 : 1, r->noise * 100,
+        snprintf(buf, n, "%.*f%%%s", r->noise * 100 < 0.1 ? 2 : 1, r->noise * 100,
                  r->noise_capped ? "!" : "");
     return buf;
 }
