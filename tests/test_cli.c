@@ -442,6 +442,43 @@ Test(cli, run_output_folder_gets_a_markdown_report)
     cr_assert_not_null(strstr(md, "\nsummary: "), "%s", md);
 }
 
+Test(cli, run_with_a_baseline_shows_each_rows_change)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q -o old --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    r = kb("run p.ini -q --baseline old/results.json --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, " vs old "), "%s", r.out);
+    /* The good row has a change in percent, and a verdict word after it. */
+    char *good = strstr(r.out, "\n  good ");
+    cr_assert_not_null(good, "%s", r.out);
+    char *eol = strchr(good + 1, '\n');
+    cr_assert_not_null(eol);
+    *eol = '\0';
+    cr_assert_not_null(strstr(good, "% "), "%s", good);
+}
+
+Test(cli, a_row_missing_from_the_baseline_says_new)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q -o old --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    write_file("q.ini", "[global]\nruns = 3\n[other]\nplugin = toy\nvariants = good\nn = 1K\n");
+    r = kb("run q.ini -q --baseline old/results.json --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, " new "), "%s", r.out);
+}
+
+Test(cli, an_unreadable_baseline_exits_two_before_running)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q --baseline nothere.json --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2);
+    cr_assert_not_null(strstr(r.err, "nothere.json"), "%s", r.err);
+    cr_assert_null(strstr(r.out, "summary:"), "nothing ran: %s", r.out);
+}
+
 Test(cli, a_failing_variant_exits_one)
 {
     write_file("f.ini", failing_ini);

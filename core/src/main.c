@@ -25,6 +25,7 @@
 #include "ini.h"
 #include "loader.h"
 #include "report.h"
+#include "results_read.h"
 #include "runner.h"
 #include "util.h"
 
@@ -34,7 +35,7 @@ static const char usage_head[] =
     "usage: kbench list\n"
     "       kbench describe PLUGIN\n"
     "       kbench check PLUGIN [--variants a,b,...]\n"
-    "       kbench run FILE [--dry-run] [-o DIR] [-q]\n"
+    "       kbench run FILE [--dry-run] [-o DIR] [-q] [--baseline OLD.json]\n"
     "       kbench plot RESULTS.json [-o DIR]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
     "                      [--format table|markdown|json]\n"
@@ -100,6 +101,7 @@ typedef struct cli {
     const char *only_cmd;  /* the command it belongs to                       */
     const char *variants;  /* check: --variants                               */
     const char *threshold, *alpha, *format; /* compare                        */
+    const char *baseline;  /* run: --baseline                                 */
 } cli;
 
 /* One command-line option.  A row names the option, says whether it takes
@@ -130,6 +132,10 @@ static void opt_output(cli *c, const char *v)
 static void opt_variants(cli *c, const char *v)
 {
     c->variants = v;
+}
+static void opt_baseline(cli *c, const char *v)
+{
+    c->baseline = v;
 }
 static void opt_threshold(cli *c, const char *v)
 {
@@ -165,6 +171,9 @@ static const option_row option_table[] = {
     {"--output", 'o', "DIR", 0, "run plot",
      "run: also write DIR/results.csv, DIR/results.json and\nDIR/results.md; plot: write into DIR (DIR is created\nwhen missing)",
      opt_output},
+    {"--baseline", 0, "OLD", 0, "run",
+     "run: beside each row, its change against the same row of\nOLD (an earlier results.json), as compare judges it",
+     opt_baseline},
     {"--quiet", 'q', NULL, 0, "run", "run: no progress line, only warnings on stderr", opt_quiet},
     {"--variants", 0, "LIST", 0, "check", "check: only these variants (comma-separated)",
      opt_variants},
@@ -187,6 +196,7 @@ static const char *arg_noun(const option_row *o)
            : strcmp(o->arg, "PCT") == 0   ? "percentage"
            : strcmp(o->arg, "ALPHA") == 0 ? "significance level"
            : strcmp(o->arg, "FMT") == 0   ? "format"
+           : strcmp(o->arg, "OLD") == 0   ? "results file"
                                           : "path";
 }
 
@@ -419,6 +429,8 @@ static int cmd_run(const cli *c, int argc, char **argv)
     kbc_sink sinks[4];
     size_t n_sinks = 0;
     char *cmdline = NULL;
+    kbc_record *base = NULL;
+    size_t n_base = 0;
     memset(&m, 0, sizeof m);
     m.device = -1;
     if (code)
@@ -451,11 +463,20 @@ static int cmd_run(const cli *c, int argc, char **argv)
         goto out;
     }
 
+    /* The baseline is read before anything runs: a bad file costs no GPU
+       time. */
+    if (c->baseline && kbc_results_read(c->baseline, &base, &n_base, &d) != 0) {
+        say(0, "--baseline: %s", d.msg);
+        code = KBC_EXIT_USAGE;
+        goto out;
+    }
     if (kbc_report_table(stdout, &sinks[n_sinks], &d) != 0) {
         say(0, "%s", d.msg);
         code = KBC_EXIT_SYSTEM;
         goto out;
     }
+    if (base)
+        kbc_report_table_baseline(&sinks[n_sinks], base, n_base);
     n_sinks++;
     if (c->out_dir) {
         if (make_dirs(c->out_dir) != 0) {
@@ -480,6 +501,8 @@ static int cmd_run(const cli *c, int argc, char **argv)
         }
         if (ok) {
             ok = kbc_report_markdown(md, &sinks[n_sinks], &d) == 0;
+            if (ok && base)
+                kbc_report_table_baseline(&sinks[n_sinks], base, n_base);
             if (ok)
                 n_sinks++;
         }
@@ -501,6 +524,7 @@ out:
         if (sinks[i].destroy)
             sinks[i].destroy(sinks[i].ctx);
     free(cmdline);
+    kbc_records_free(base, n_base);
     if (have_plan)
         kbc_plan_free(&plan);
     if (have_ini)

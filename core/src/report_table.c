@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare.h"
 #include "report.h"
 #include "util.h"
 
@@ -20,6 +21,9 @@ typedef struct table_ctx {
     int own;            /* out was opened here and is closed at destroy    */
     unsigned counts[4]; /* rows per outcome, indexed by kbc_outcome */
     int began;
+    const kbc_record *base; /* --baseline: an earlier run's rows (borrowed) */
+    size_t n_base;
+    char **base_keys;       /* their keys                                   */
     char nogpu[512];    /* the run-wide skip reason, shown once at the end */
     unsigned nogpu_rows;/* rows skipped for it                             */
 } table_ctx;
@@ -34,7 +38,7 @@ static int run_wide(const kbc_record *r)
 
 /* Widths of the fixed columns.  A time such as "123.4 ms" takes 8. */
 enum { W_BACKEND = 7, W_STATUS = 7, W_TIME = 9, W_RUNS = 5, W_NOISE = 7, W_GBPS = 8, W_PCT = 6,
-       W_GFLOPS = 9, W_SPEEDUP = 8 };
+       W_GFLOPS = 9, W_SPEEDUP = 8, W_CHANGE = 14 };
 
 /* A duration in seconds with a unit chosen so that the number lies in
    [1, 1000), printed with at most 4 significant digits: "123.4 us". */
@@ -99,6 +103,40 @@ static const char *fmt_noise(const kbc_record *r, char *buf, size_t n)
     else
         snprintf(buf, n, "%.*f%%%s", r->noise * 100 < 0.1 ? 2 : 1, r->noise * 100,
                  r->noise_capped ? "!" : "");
+    return buf;
+}
+
+/* The change against the baseline run's row with the same key, as
+   kbench compare judges it: "+9.8% slower", "-0.4% same", "new" when the
+   baseline has no such row, "-" when either side has no samples. */
+static const char *fmt_change(const table_ctx *c, const kbc_record *r, char *buf, size_t n)
+{
+    snprintf(buf, n, "-");
+    size_t need = kbc_record_key(r, NULL, 0) + 1;
+    char *key = kbc_xmalloc(need);
+    kbc_record_key(r, key, need);
+    const kbc_record *b = NULL;
+    for (size_t i = 0; i < c->n_base && !b; i++)
+        if (strcmp(c->base_keys[i], key) == 0)
+            b = &c->base[i];
+    free(key);
+    if (!b) {
+        snprintf(buf, n, "new");
+        return buf;
+    }
+    if (!r->samples || !b->samples)
+        return buf;
+    kbc_compare_opts o;
+    kbc_compare_defaults(&o);
+    kbc_change ch;
+    kbc_compare_samples(b->samples, b->n_samples, r->samples, r->n_samples, &o, &ch);
+    if (!isfinite(ch.ratio))
+        return buf;
+    snprintf(buf, n, "%+.1f%% %s", (ch.ratio - 1) * 100,
+             ch.verdict == KBC_SLOWER   ? "slower"
+             : ch.verdict == KBC_FASTER ? "faster"
+             : ch.verdict == KBC_NO_CHANGE ? "same"
+                                           : "?");
     return buf;
 }
 
@@ -283,6 +321,8 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
         put(&h, W_SPEEDUP, "vs cpu");
     if (has_ref)
         put(&h, W_SPEEDUP, "vs ref");
+    if (c->base)
+        put(&h, W_CHANGE, "vs old");
     put(&h, 0, "check");
     print_line(out, md, &h);
     if (md) {
@@ -319,6 +359,8 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
             put(&l, W_SPEEDUP, fmt_fixed(r->speedup_cpu, 2, "x", buf, sizeof buf));
         if (has_ref)
             put(&l, W_SPEEDUP, fmt_fixed(r->speedup_reference, 2, "x", buf, sizeof buf));
+        if (c->base)
+            put(&l, W_CHANGE, fmt_change(c, r, buf, sizeof buf));
         put(&l, 0, fmt_check(r, chk, sizeof chk));
         print_line(out, md, &l);
         if ((unsigned)r->outcome < 4)
@@ -380,6 +422,9 @@ static int table_end(void *vctx, int exit_code)
 static void table_destroy(void *vctx)
 {
     table_ctx *c = vctx;
+    for (size_t i = 0; c->base_keys && i < c->n_base; i++)
+        free(c->base_keys[i]);
+    free(c->base_keys);
     if (c->own)
         fclose(c->out);
     free(c);
@@ -416,4 +461,17 @@ int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d)
     c->markdown = 1;
     c->own = 1;
     return 0;
+}
+
+void kbc_report_table_baseline(kbc_sink *sink, const kbc_record *base, size_t n)
+{
+    table_ctx *c = sink->ctx;
+    c->base = base;
+    c->n_base = n;
+    c->base_keys = kbc_xcalloc(n ? n : 1, sizeof *c->base_keys);
+    for (size_t i = 0; i < n; i++) {
+        size_t need = kbc_record_key(&base[i], NULL, 0) + 1;
+        c->base_keys[i] = kbc_xmalloc(need);
+        kbc_record_key(&base[i], c->base_keys[i], need);
+    }
 }
