@@ -479,6 +479,28 @@ Test(cli, an_unreadable_baseline_exits_two_before_running)
     cr_assert_null(strstr(r.out, "summary:"), "nothing ran: %s", r.out);
 }
 
+Test(cli, run_with_plot_links_the_plots_from_results_md)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q -o out --plot --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/out/pass.gp", tmp);
+    cr_assert_eq(access(path, R_OK), 0, "no %s: %s", path, r.out);
+    snprintf(path, sizeof path, "%s/out/results.md", tmp);
+    char *md = keep(slurp(path));
+    cr_assert_not_null(strstr(md, "\n## Plots\n"), "%s", md);
+    cr_assert_not_null(strstr(md, "pass"), "%s", md);
+}
+
+Test(cli, plot_without_an_output_folder_exits_two)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q --plot --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2);
+    cr_assert_not_null(strstr(r.err, "--plot needs -o"), "%s", r.err);
+}
+
 Test(cli, a_failing_variant_exits_one)
 {
     write_file("f.ini", failing_ini);

@@ -35,7 +35,7 @@ static const char usage_head[] =
     "usage: kbench list\n"
     "       kbench describe PLUGIN\n"
     "       kbench check PLUGIN [--variants a,b,...]\n"
-    "       kbench run FILE [--dry-run] [-o DIR] [-q] [--baseline OLD.json]\n"
+    "       kbench run FILE [--dry-run] [-o DIR [--plot]] [-q] [--baseline OLD.json]\n"
     "       kbench plot RESULTS.json [-o DIR]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
     "                      [--format table|markdown|json]\n"
@@ -96,7 +96,7 @@ typedef struct cli {
     const char **plugin_paths;
     int n_plugin_paths;
     const char *out_dir;
-    int dry_run, quiet, help, version;
+    int dry_run, quiet, help, version, plot;
     char only[64];         /* the first command-specific option seen, as typed */
     const char *only_cmd;  /* the command it belongs to                       */
     const char *variants;  /* check: --variants                               */
@@ -149,6 +149,10 @@ static void opt_format(cli *c, const char *v)
 {
     c->format = v;
 }
+static void opt_plot(cli *c, const char *v)
+{
+    c->plot = 1;
+}
 static void opt_quiet(cli *c, const char *v)
 {
     c->quiet = 1;
@@ -174,6 +178,9 @@ static const option_row option_table[] = {
     {"--baseline", 0, "OLD", 0, "run",
      "run: beside each row, its change against the same row of\nOLD (an earlier results.json), as compare judges it",
      opt_baseline},
+    {"--plot", 0, NULL, 0, "run",
+     "run: with -o, also plot the results into DIR (kbench plot)\nand link the plots from DIR/results.md",
+     opt_plot},
     {"--quiet", 'q', NULL, 0, "run", "run: no progress line, only warnings on stderr", opt_quiet},
     {"--variants", 0, "LIST", 0, "check", "check: only these variants (comma-separated)",
      opt_variants},
@@ -436,6 +443,11 @@ static int cmd_run(const cli *c, int argc, char **argv)
     if (code)
         goto out;
 
+    if (c->plot && !c->out_dir) {
+        say(1, "option --plot needs -o DIR, the folder the plots go to");
+        code = KBC_EXIT_USAGE;
+        goto out;
+    }
     if (kbc_ini_load(path, &ini, &d) != 0) {
         say(0, "%s", d.msg);
         code = KBC_EXIT_USAGE;
@@ -518,6 +530,20 @@ static int cmd_run(const cli *c, int argc, char **argv)
     cmdline = join_args(argc, argv);
     kbc_run_set_quiet(c->quiet);
     code = kbc_run_plan(&plan, &m, sinks, n_sinks, cmdline);
+    if (c->plot) {
+        /* The reports are complete once their sinks are closed. */
+        for (size_t i = 0; i < n_sinks; i++)
+            if (sinks[i].destroy)
+                sinks[i].destroy(sinks[i].ctx);
+        n_sinks = 0;
+        char *json = kbc_xasprintf("%s/results.json", c->out_dir);
+        char *md = kbc_xasprintf("%s/results.md", c->out_dir);
+        int pc = kbc_cmd_plot(json, c->out_dir, md, stdout, stderr);
+        if (pc != 0 && code != KBC_EXIT_SYSTEM)
+            code = KBC_EXIT_SYSTEM; /* the plots or their links are missing */
+        free(json);
+        free(md);
+    }
 
 out:
     for (size_t i = 0; i < n_sinks; i++)
@@ -606,7 +632,7 @@ static int cmd_plot(const cli *c)
         say(0, "cannot create the output folder '%s': %s", dir, strerror(errno));
         code = KBC_EXIT_SYSTEM;
     } else {
-        code = kbc_cmd_plot(results, dir, stdout, stderr);
+        code = kbc_cmd_plot(results, dir, NULL, stdout, stderr);
     }
     free(dir);
     return code;

@@ -382,7 +382,7 @@ static int run_gnuplot(const char *dir, const char *stem)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-int kbc_cmd_plot(const char *path, const char *dir, FILE *out, FILE *err)
+int kbc_cmd_plot(const char *path, const char *dir, const char *md, FILE *out, FILE *err)
 {
     kbc_record *recs = NULL;
     size_t n = 0;
@@ -464,6 +464,23 @@ int kbc_cmd_plot(const char *path, const char *dir, FILE *out, FILE *err)
                             c.written[k]);
                 }
             }
+        }
+    }
+    if (code == 0 && md && c.n_written) {
+        FILE *f = fopen(md, "a");
+        int drawn = kbc_have_gnuplot();
+        if (f) {
+            fprintf(f, "\n## Plots\n\n");
+            for (size_t k = 0; k < c.n_written; k++)
+                if (drawn)
+                    fprintf(f, "![%s](%s.svg)\n\n", c.written[k], c.written[k]);
+                else
+                    fprintf(f, "- `%s.gp` (run gnuplot on it for %s.svg and %s.png)\n",
+                            c.written[k], c.written[k], c.written[k]);
+        }
+        if (!f || fclose(f) != 0) {
+            fprintf(err, "kbench: cannot write %s.\n", md);
+            code = KBC_EXIT_SYSTEM;
         }
     }
     for (size_t k = 0; k < c.n_written; k++)

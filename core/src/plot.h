@@ -13,12 +13,14 @@
 
 #include <stdio.h>
 
-/* Writes the scripts for the results file at path into dir (created when
-   missing) and, when gnuplot is on PATH, runs them there.  Names each
-   script written on out.  Returns 0; 2 for a results file that cannot be
+/* Writes the scripts for the results file at path into dir (which must
+   exist) and, when gnuplot is on PATH, runs them there.  Names each
+   script written on out.  With md (a results.md in dir, or NULL), appends
+   a "Plots" section linking each picture (or, without gnuplot, naming
+   each script).  Returns 0; 2 for a results file that cannot be
    read (one sentence on err); 3 when dir cannot be written or gnuplot
    refuses a script. */
-int kbc_cmd_plot(const char *path, const char *dir, FILE *out, FILE *err);
+int kbc_cmd_plot(const char *path, const char *dir, const char *md, FILE *out, FILE *err);
 
 /* Whether an executable gnuplot is on PATH. */
 int kbc_have_gnuplot(void);
