@@ -408,6 +408,99 @@ Test(cli, run_writes_csv_and_json_into_a_new_folder)
     json_decref(doc);
 }
 
+Test(cli, run_json_keeps_every_timed_sample_of_a_row)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q -o out --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/out/results.json", tmp);
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    cr_assert_not_null(doc, "results.json does not parse: %s", je.text);
+    /* The first row is toy's good variant, which ran its 3 timed runs. */
+    json_t *row = json_array_get(json_object_get(doc, "results"), 0);
+    json_t *samples = json_object_get(row, "samples_s");
+    cr_assert_eq(json_array_size(samples), 3, "runs = 3 gives 3 samples");
+    cr_assert(json_is_real(json_array_get(samples, 0)));
+    json_decref(doc);
+}
+
+Test(cli, run_output_folder_gets_a_markdown_report)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q -o out --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/out/results.md", tmp);
+    char *md = keep(slurp(path));
+    cr_assert_not_null(strstr(md, "command: `"), "%s", md);
+    cr_assert_not_null(strstr(md, "run p.ini -q -o out"), "the command line is there: %s", md);
+    cr_assert_not_null(strstr(md, "\nmachine: "), "%s", md);
+    cr_assert_not_null(strstr(md, "\n| variant | backend | status | median |"), "%s", md);
+    cr_assert_not_null(strstr(md, "\n| good | cpu | pass | "), "%s", md);
+    cr_assert_not_null(strstr(md, "\nsummary: "), "%s", md);
+}
+
+Test(cli, run_with_a_baseline_shows_each_rows_change)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q -o old --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    r = kb("run p.ini -q --baseline old/results.json --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, " vs old "), "%s", r.out);
+    /* The good row has a change in percent, and a verdict word after it. */
+    char *good = strstr(r.out, "\n  good ");
+    cr_assert_not_null(good, "%s", r.out);
+    char *eol = strchr(good + 1, '\n');
+    cr_assert_not_null(eol);
+    *eol = '\0';
+    cr_assert_not_null(strstr(good, "% "), "%s", good);
+}
+
+Test(cli, a_row_missing_from_the_baseline_says_new)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q -o old --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    write_file("q.ini", "[global]\nruns = 3\n[other]\nplugin = toy\nvariants = good\nn = 1K\n");
+    r = kb("run q.ini -q --baseline old/results.json --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, " new "), "%s", r.out);
+}
+
+Test(cli, an_unreadable_baseline_exits_two_before_running)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q --baseline nothere.json --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2);
+    cr_assert_not_null(strstr(r.err, "nothere.json"), "%s", r.err);
+    cr_assert_null(strstr(r.out, "summary:"), "nothing ran: %s", r.out);
+}
+
+Test(cli, run_with_plot_links_the_plots_from_results_md)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q -o out --plot --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/out/pass.gp", tmp);
+    cr_assert_eq(access(path, R_OK), 0, "no %s: %s", path, r.out);
+    snprintf(path, sizeof path, "%s/out/results.md", tmp);
+    char *md = keep(slurp(path));
+    cr_assert_not_null(strstr(md, "\n## Plots\n"), "%s", md);
+    cr_assert_not_null(strstr(md, "pass"), "%s", md);
+}
+
+Test(cli, plot_without_an_output_folder_exits_two)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q --plot --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2);
+    cr_assert_not_null(strstr(r.err, "--plot needs -o"), "%s", r.err);
+}
+
 Test(cli, a_failing_variant_exits_one)
 {
     write_file("f.ini", failing_ini);

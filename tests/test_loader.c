@@ -641,7 +641,8 @@ ParameterizedTest(struct core_key_case *k, descriptor, core_key_is_reserved)
 Test(descriptor, core_keys_include_the_documented_ones)
 {
     static const char *keys[] = {"plugin", "variants", "baseline", "reference",
-                                 "warmup", "runs", "budget", "seed", "include_copies",
+                                 "warmup", "runs", "budget", "min_runs", "max_runs",
+                                 "noise", "min_time", "seed", "include_copies",
                                  "cpu_threads", "cache", "plugin_path", "description"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_assert_not_null(kbc_core_key_find(keys[i]), "%s is not a core key", keys[i]);

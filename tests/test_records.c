@@ -96,5 +96,68 @@ Test(records, json_written_from_records_alone_reads_back)
     cr_assert_str_eq(a, b);
     cr_assert_eq(got[0].params[0].value.u, 64);
     cr_assert_eq(got[0].outcome, KBC_PASS);
-    free(got);
+    kbc_records_free(got, n);
+}
+
+/* Writes r alone to a fresh results file and reads it back into *got. */
+static size_t round_trip(const kbc_record *r, kbc_record **got)
+{
+    char path[] = "/tmp/kbench-records-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    kbc_run_info info = {.command_line = "test"};
+    kbc_sink s;
+    cr_assert_eq(kbc_report_json(path, &s, NULL), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, r, 1), 0);
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+    size_t n = 0;
+    kbc_diag d;
+    cr_assert_eq(kbc_results_read(path, got, &n, &d), 0, "%s", d.msg);
+    unlink(path);
+    return n;
+}
+
+Test(records, every_timed_sample_reads_back_in_run_order)
+{
+    kbc_record r = one_record();
+    const double x[] = {3e-6, 1e-6, 2.5e-6, 1.25e-6};
+    kbc_record_set_samples(&r, x, 4);
+    kbc_stats_compute((double[]){3e-6, 1e-6, 2.5e-6, 1.25e-6}, 4, &r.time);
+    kbc_record *got = NULL;
+    size_t n = round_trip(&r, &got);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(got[0].n_samples, 4);
+    for (size_t i = 0; i < 4; i++)
+        cr_assert_float_eq(got[0].samples[i], x[i], 1e-20, "sample %zu", i);
+    kbc_record_free(&r);
+    kbc_records_free(got, n);
+}
+
+Test(records, a_row_without_samples_reads_back_without_them)
+{
+    kbc_record r = one_record();
+    kbc_record *got = NULL;
+    size_t n = round_trip(&r, &got);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(got[0].n_samples, 0);
+    cr_assert_null(got[0].samples);
+    kbc_records_free(got, n);
+}
+
+Test(records, the_noise_reads_back)
+{
+    kbc_record r = one_record();
+    r.noise = 0.0123;
+    r.noise_target = 0.01;
+    r.noise_capped = 1;
+    kbc_record *got = NULL;
+    size_t n = round_trip(&r, &got);
+    cr_assert_eq(n, 1);
+    cr_assert_float_eq(got[0].noise, 0.0123, 1e-12);
+    cr_assert_float_eq(got[0].noise_target, 0.01, 1e-12);
+    cr_assert_eq(got[0].noise_capped, 1);
+    kbc_records_free(got, n);
 }

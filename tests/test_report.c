@@ -782,6 +782,41 @@ Test(report, table_shows_variant_flags_beside_the_name)
     free(buf);
 }
 
+/* The table of one passing row with the given noise, as text. */
+static char *table_with_noise(double noise, double target, int capped)
+{
+    kbc_record r[1];
+    fill_pass(&r[0], &exps[0], 0, red_point0, 0, 1e-3);
+    r[0].noise = noise;
+    r[0].noise_target = target;
+    r[0].noise_capped = capped;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    kbc_sink s;
+    cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, r, 1), 0);
+    s.destroy(s.ctx);
+    fclose(out);
+    return buf;
+}
+
+Test(report, table_shows_each_rows_noise)
+{
+    char *buf = table_with_noise(0.012, 0.01, 0);
+    cr_assert_not_null(strstr(buf, " noise "), "%s", buf);
+    cr_assert_not_null(strstr(buf, " 1.2% "), "%s", buf);
+    free(buf);
+}
+
+Test(report, table_marks_a_row_that_stopped_on_the_cap_above_its_noise_target)
+{
+    char *buf = table_with_noise(0.034, 0.01, 1);
+    cr_assert_not_null(strstr(buf, " 3.4%! "), "%s", buf);
+    free(buf);
+}
+
 Test(report, table_says_a_missing_gpu_once_in_the_summary)
 {
     kbc_record r[3];
@@ -943,7 +978,7 @@ Test(report, json_round_trip_gives_the_same_records)
     const kbc_record *want[] = {&p0[0], &p0[1], &p0[2], &p1[0], &p1[1], &p1[2], &s0[0]};
     for (size_t i = 0; i < n; i++)
         assert_records_eq(&got[i], want[i]);
-    free(got);
+    kbc_records_free(got, n);
 }
 
 Test(report, results_read_refuses_a_file_without_results)

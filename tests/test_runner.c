@@ -82,6 +82,8 @@ typedef struct spec {
     size_t n_slow;
     int fail_setup;
     int cache_cold;
+    double noise_pct, min_time;       /* stopping on noise (0: off) */
+    uint32_t min_runs, max_runs;
 } spec;
 
 static spec default_spec(void)
@@ -150,6 +152,10 @@ static void build(kbc_experiment *e, const spec *s)
     e->axes[TOY_FAIL_SETUP] =
         one_value_axis(&d->params[TOY_FAIL_SETUP], (kb_value){.i = s->fail_setup});
     e->measure.cache_cold = s->cache_cold;
+    e->measure.noise_pct = s->noise_pct;
+    e->measure.min_time_s = s->min_time;
+    e->measure.min_runs = s->min_runs;
+    e->measure.max_runs = s->max_runs;
     e->n_points = s->n_n * (s->n_slow > 1 ? s->n_slow : 1);
 }
 
@@ -948,4 +954,78 @@ Test(runner, a_deduplicated_baseline_still_gives_speedups_at_later_points)
     const kbc_record *base = find_row(&c, 3, TOY_NONLY);
     const kbc_record *good = find_row(&c, 5, TOY_GOOD);
     cr_assert_eq(good->speedup_baseline, base->time.median / good->time.median);
+}
+
+/* ---- stopping on noise ---------------------------------------------- */
+
+static spec noise_spec(double noise_pct, uint32_t min_runs, uint32_t max_runs)
+{
+    spec s = default_spec();
+    s.variants[0] = TOY_GOOD;
+    s.variants[1] = -1;
+    s.warmup = 0;
+    s.noise_pct = noise_pct;
+    s.min_runs = min_runs;
+    s.max_runs = max_runs;
+    return s;
+}
+
+Test(runner, a_met_noise_target_stops_at_min_runs)
+{
+    spec s = noise_spec(100.0, 4, 100);
+    s.sleep_us = 2000; /* 2 ms a run: far steadier than +-100% */
+    capture c = {0};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
+    const kbc_record *r = find_row(&c, 0, TOY_GOOD);
+    cr_assert_eq(r->time.n, 4);
+    cr_assert_eq(r->noise_capped, 0);
+}
+
+Test(runner, an_unreachable_noise_target_stops_at_max_runs_and_is_marked)
+{
+    spec s = noise_spec(1e-9, 2, 6);
+    s.sleep_us = 100;
+    capture c = {0};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
+    const kbc_record *r = find_row(&c, 0, TOY_GOOD);
+    cr_assert_eq(r->time.n, 6);
+    cr_assert_eq(r->noise_capped, 1);
+}
+
+Test(runner, the_budget_caps_a_noise_target)
+{
+    spec s = noise_spec(1e-9, 2, 1000);
+    s.budget = 0.03;
+    s.sleep_us = 10000; /* three runs spend the budget */
+    capture c = {0};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
+    const kbc_record *r = find_row(&c, 0, TOY_GOOD);
+    cr_assert_leq(r->time.n, 3);
+    cr_assert_eq(r->noise_capped, 1);
+}
+
+Test(runner, min_time_holds_off_the_noise_judgement)
+{
+    spec s = noise_spec(100.0, 1, 1000);
+    s.min_time = 0.03;
+    s.sleep_us = 2000;
+    capture c = {0};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
+    const kbc_record *r = find_row(&c, 0, TOY_GOOD);
+    /* Without min_time two runs (4 ms) would do. */
+    cr_assert_geq((double)r->time.n * r->time.max, 0.03, "%zu runs", r->time.n);
+}
+
+Test(runner, a_fixed_run_count_reports_its_noise_without_a_target)
+{
+    spec s = noise_spec(0.0, 0, 0);
+    s.runs = 5;
+    s.sleep_us = 100;
+    capture c = {0};
+    cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
+    const kbc_record *r = find_row(&c, 0, TOY_GOOD);
+    cr_assert_eq(r->time.n, 5);
+    cr_assert(isfinite(r->noise));
+    cr_assert_eq(r->noise_target, 0.0);
+    cr_assert_eq(r->noise_capped, 0);
 }

@@ -84,3 +84,25 @@ Test(stats, even_count_of_two)
     cr_assert_float_eq(s.median, 2.0, 1e-15);
     cr_assert_float_eq(s.stddev, sqrt(2.0), 1e-12);
 }
+
+Test(stats, equal_samples_have_no_noise)
+{
+    double x[] = {2.0, 2.0, 2.0, 2.0, 2.0};
+    cr_assert_float_eq(kbc_median_noise(x, 5), 0.0, 1e-15);
+}
+
+Test(stats, median_noise_spans_the_order_statistics_around_the_middle)
+{
+    /* n = 100: ranks 50 -+ 9.8, i.e. x[40] = 41 and x[60] = 61, around the
+       median 50.5. */
+    double x[100];
+    for (int i = 0; i < 100; i++)
+        x[i] = i + 1;
+    cr_assert_float_eq(kbc_median_noise(x, 100), 10.0 / 50.5, 1e-12);
+}
+
+Test(stats, one_sample_has_no_noise_measure)
+{
+    double x[] = {1.0};
+    cr_assert(isnan(kbc_median_noise(x, 1)));
+}

@@ -24,6 +24,17 @@ if [ -n "$need" ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $need >&2
 fi
 
+# gnuplot draws the plots of `kbench plot`; it is optional (kbench writes the
+# scripts without it), so a machine without a package mirror still builds.
+if ! command -v gnuplot >/dev/null 2>&1 && ! have_pkg gnuplot-nox; then
+    if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo=none; fi
+    if [ "$sudo" != none ] && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq gnuplot-nox >&2 2>/dev/null; then
+        echo "kbench setup: installed gnuplot-nox (for kbench plot)" >&2
+    else
+        echo "kbench setup: gnuplot is not installed and could not be (optional: kbench plot then writes only the scripts; apt-get install gnuplot-nox adds it)." >&2
+    fi
+fi
+
 # nvcc: on PATH, or where the toolkit installs it by default.
 if ! command -v nvcc >/dev/null 2>&1; then
     for d in /usr/local/cuda/bin /usr/local/cuda-13.0/bin /usr/lib/nvidia-cuda-toolkit/bin; do

@@ -729,6 +729,11 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
                 "%d\n",
                 m->warmup, m->runs, m->budget_s, (unsigned long long)m->seed,
                 m->include_copies ? "timed" : "not timed", m->cpu_threads);
+        if (m->noise_pct > 0)
+            fprintf(out,
+                    "  noise: stop at %g%% (runs not used), min_runs %u, max_runs %u, min_time "
+                    "%g s\n",
+                    m->noise_pct, m->min_runs, m->max_runs, m->min_time_s);
 
         /* Column widths: the widest of the name and its values. */
         int *w = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *w);

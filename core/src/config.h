@@ -39,6 +39,13 @@ typedef struct kbc_measure {
     uint64_t seed;
     int cpu_threads;
     int cache_cold; /* cache = cold: flush the L2 before every timed run */
+    /* Stopping on noise (noise_pct > 0): at least min_runs timed runs and
+       min_time_s seconds of them, then stop once the achieved noise is at
+       most noise_pct percent, or at max_runs, or when the budget is spent.
+       With noise_pct == 0, `runs` timed runs (or the budget). */
+    uint32_t min_runs, max_runs;
+    double noise_pct;
+    double min_time_s;
 } kbc_measure;
 
 typedef struct kbc_axis {

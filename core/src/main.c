@@ -17,12 +17,15 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "compare.h"
+#include "plot.h"
 #include "config.h"
 #include "version.h"
 #include "gpu.h"
 #include "ini.h"
 #include "loader.h"
 #include "report.h"
+#include "results_read.h"
 #include "runner.h"
 #include "util.h"
 
@@ -32,7 +35,10 @@ static const char usage_head[] =
     "usage: kbench list\n"
     "       kbench describe PLUGIN\n"
     "       kbench check PLUGIN [--variants a,b,...]\n"
-    "       kbench run FILE [--dry-run] [-o DIR] [-q]\n"
+    "       kbench run FILE [--dry-run] [-o DIR [--plot]] [-q] [--baseline OLD.json]\n"
+    "       kbench plot RESULTS.json [-o DIR]\n"
+    "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
+    "                      [--format table|markdown|json]\n"
     "       kbench help | --help | --version\n"
     "\n"
     "Commands:\n"
@@ -40,6 +46,9 @@ static const char usage_head[] =
     "  describe PLUGIN   one plugin's parameters: types, defaults, ranges, help\n"
     "  run FILE          run the experiments of an INI file and print a table\n"
     "  check PLUGIN      conformance check of a plugin against the plugin rules\n"
+    "  plot RESULTS      gnuplot scripts (and SVG and PNG, with gnuplot) of a run\n"
+    "  compare BASE NEW  each row's change between two results.json files, with a\n"
+    "                    confidence interval and a verdict; exit 1 when one is slower\n"
     "  help              this text\n"
     "\n"
     "Options:\n";
@@ -53,7 +62,8 @@ static const char usage_tail[] =
     "folder (for a build) or PREFIX/lib/kbench/plugins (when installed), then\n"
     "$KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
 
-static const char *const commands[] = {"list", "describe", "run", "check", "help"};
+static const char *const commands[] = {"list", "describe", "run", "check", "compare", "plot",
+                                       "help"};
 
 /* Prints "kbench: <sentence>" and, for usage errors, where help is. */
 static void say(int with_help, const char *fmt, ...) KB_PRINTF(2, 3);
@@ -86,10 +96,12 @@ typedef struct cli {
     const char **plugin_paths;
     int n_plugin_paths;
     const char *out_dir;
-    int dry_run, quiet, help, version;
+    int dry_run, quiet, help, version, plot;
     char only[64];         /* the first command-specific option seen, as typed */
     const char *only_cmd;  /* the command it belongs to                       */
     const char *variants;  /* check: --variants                               */
+    const char *threshold, *alpha, *format; /* compare                        */
+    const char *baseline;  /* run: --baseline                                 */
 } cli;
 
 /* One command-line option.  A row names the option, says whether it takes
@@ -100,7 +112,7 @@ typedef struct option_row {
     char short_name;  /* 'o', or 0 */
     const char *arg;  /* "DIR" when the option takes a value, else NULL */
     int repeatable;   /* a value option that may be given more than once */
-    const char *only; /* the one command that takes it, or NULL for any */
+    const char *only; /* the commands that take it ("run plot"), or NULL for any */
     const char *help; /* lines separated by '\n' */
     void (*handle)(cli *c, const char *value);
 } option_row;
@@ -121,6 +133,26 @@ static void opt_variants(cli *c, const char *v)
 {
     c->variants = v;
 }
+static void opt_baseline(cli *c, const char *v)
+{
+    c->baseline = v;
+}
+static void opt_threshold(cli *c, const char *v)
+{
+    c->threshold = v;
+}
+static void opt_alpha(cli *c, const char *v)
+{
+    c->alpha = v;
+}
+static void opt_format(cli *c, const char *v)
+{
+    c->format = v;
+}
+static void opt_plot(cli *c, const char *v)
+{
+    c->plot = 1;
+}
 static void opt_quiet(cli *c, const char *v)
 {
     c->quiet = 1;
@@ -140,12 +172,24 @@ static const option_row option_table[] = {
      opt_plugin_path},
     {"--dry-run", 'n', NULL, 0, "run", "run: print the expanded plan, run nothing, touch no GPU",
      opt_dry_run},
-    {"--output", 'o', "DIR", 0, "run",
-     "run: also write DIR/results.csv and DIR/results.json\n(DIR is created when missing)",
+    {"--output", 'o', "DIR", 0, "run plot",
+     "run: also write DIR/results.csv, DIR/results.json and\nDIR/results.md; plot: write into DIR (DIR is created\nwhen missing)",
      opt_output},
+    {"--baseline", 0, "OLD", 0, "run",
+     "run: beside each row, its change against the same row of\nOLD (an earlier results.json), as compare judges it",
+     opt_baseline},
+    {"--plot", 0, NULL, 0, "run",
+     "run: with -o, also plot the results into DIR (kbench plot)\nand link the plots from DIR/results.md",
+     opt_plot},
     {"--quiet", 'q', NULL, 0, "run", "run: no progress line, only warnings on stderr", opt_quiet},
     {"--variants", 0, "LIST", 0, "check", "check: only these variants (comma-separated)",
      opt_variants},
+    {"--threshold", 0, "PCT", 0, "compare",
+     "compare: a change smaller than PCT percent is no change\n(default 5)", opt_threshold},
+    {"--alpha", 0, "ALPHA", 0, "compare",
+     "compare: the interval has confidence 1 - ALPHA (default 0.05)", opt_alpha},
+    {"--format", 0, "FMT", 0, "compare", "compare: table (default), markdown or json",
+     opt_format},
     {"--help", 'h', NULL, 0, NULL, "this text", opt_help},
     {"--version", 'V', NULL, 0, NULL, "the version and git revision", opt_version},
 };
@@ -154,9 +198,13 @@ static const option_row option_table[] = {
 /* What an option's value is, in words, for errors. */
 static const char *arg_noun(const option_row *o)
 {
-    return strcmp(o->arg, "DIR") == 0    ? "folder"
-           : strcmp(o->arg, "LIST") == 0 ? "list of variants"
-                                         : "path";
+    return strcmp(o->arg, "DIR") == 0     ? "folder"
+           : strcmp(o->arg, "LIST") == 0  ? "list of variants"
+           : strcmp(o->arg, "PCT") == 0   ? "percentage"
+           : strcmp(o->arg, "ALPHA") == 0 ? "significance level"
+           : strcmp(o->arg, "FMT") == 0   ? "format"
+           : strcmp(o->arg, "OLD") == 0   ? "results file"
+                                          : "path";
 }
 
 /* "-o, --output DIR" */
@@ -385,14 +433,21 @@ static int cmd_run(const cli *c, int argc, char **argv)
     kbc_machine m;
     int code = load_plugins(c, &reg);
     int have_ini = 0, have_plan = 0;
-    kbc_sink sinks[3];
+    kbc_sink sinks[4];
     size_t n_sinks = 0;
     char *cmdline = NULL;
+    kbc_record *base = NULL;
+    size_t n_base = 0;
     memset(&m, 0, sizeof m);
     m.device = -1;
     if (code)
         goto out;
 
+    if (c->plot && !c->out_dir) {
+        say(1, "option --plot needs -o DIR, the folder the plots go to");
+        code = KBC_EXIT_USAGE;
+        goto out;
+    }
     if (kbc_ini_load(path, &ini, &d) != 0) {
         say(0, "%s", d.msg);
         code = KBC_EXIT_USAGE;
@@ -420,11 +475,20 @@ static int cmd_run(const cli *c, int argc, char **argv)
         goto out;
     }
 
+    /* The baseline is read before anything runs: a bad file costs no GPU
+       time. */
+    if (c->baseline && kbc_results_read(c->baseline, &base, &n_base, &d) != 0) {
+        say(0, "--baseline: %s", d.msg);
+        code = KBC_EXIT_USAGE;
+        goto out;
+    }
     if (kbc_report_table(stdout, &sinks[n_sinks], &d) != 0) {
         say(0, "%s", d.msg);
         code = KBC_EXIT_SYSTEM;
         goto out;
     }
+    if (base)
+        kbc_report_table_baseline(&sinks[n_sinks], base, n_base);
     n_sinks++;
     if (c->out_dir) {
         if (make_dirs(c->out_dir) != 0) {
@@ -439,6 +503,7 @@ static int cmd_run(const cli *c, int argc, char **argv)
         }
         char *csv = kbc_xasprintf("%s/results.csv", c->out_dir);
         char *json = kbc_xasprintf("%s/results.json", c->out_dir);
+        char *md = kbc_xasprintf("%s/results.md", c->out_dir);
         int ok = kbc_report_csv(csv, &sinks[n_sinks], &d) == 0;
         if (ok) {
             n_sinks++;
@@ -446,8 +511,16 @@ static int cmd_run(const cli *c, int argc, char **argv)
             if (ok)
                 n_sinks++;
         }
+        if (ok) {
+            ok = kbc_report_markdown(md, &sinks[n_sinks], &d) == 0;
+            if (ok && base)
+                kbc_report_table_baseline(&sinks[n_sinks], base, n_base);
+            if (ok)
+                n_sinks++;
+        }
         free(csv);
         free(json);
+        free(md);
         if (!ok) {
             say(0, "%s", d.msg);
             code = KBC_EXIT_SYSTEM;
@@ -457,17 +530,111 @@ static int cmd_run(const cli *c, int argc, char **argv)
     cmdline = join_args(argc, argv);
     kbc_run_set_quiet(c->quiet);
     code = kbc_run_plan(&plan, &m, sinks, n_sinks, cmdline);
+    if (c->plot) {
+        /* The reports are complete once their sinks are closed. */
+        for (size_t i = 0; i < n_sinks; i++)
+            if (sinks[i].destroy)
+                sinks[i].destroy(sinks[i].ctx);
+        n_sinks = 0;
+        char *json = kbc_xasprintf("%s/results.json", c->out_dir);
+        char *md = kbc_xasprintf("%s/results.md", c->out_dir);
+        int pc = kbc_cmd_plot(json, c->out_dir, md, stdout, stderr);
+        if (pc != 0 && code != KBC_EXIT_SYSTEM)
+            code = KBC_EXIT_SYSTEM; /* the plots or their links are missing */
+        free(json);
+        free(md);
+    }
 
 out:
     for (size_t i = 0; i < n_sinks; i++)
         if (sinks[i].destroy)
             sinks[i].destroy(sinks[i].ctx);
     free(cmdline);
+    kbc_records_free(base, n_base);
     if (have_plan)
         kbc_plan_free(&plan);
     if (have_ini)
         kbc_ini_free(&ini);
     kbc_registry_free(&reg);
+    return code;
+}
+
+/* A number from an option's value, within [lo, hi] (lo excluded when
+   open_lo).  Returns 0, or an exit code after printing why. */
+static int number_option(const char *name, const char *text, double lo, int open_lo, double hi,
+                         double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(text, &end);
+    if (errno || end == text || *end || !(open_lo ? x > lo : x >= lo) || !(x <= hi)) {
+        say(1, "option %s wants a number %s %g and at most %g, not '%s'", name,
+            open_lo ? "above" : "from", lo, hi, text);
+        return KBC_EXIT_USAGE;
+    }
+    *out = x;
+    return 0;
+}
+
+static int cmd_compare(const cli *c)
+{
+    kbc_compare_opts o;
+    kbc_compare_defaults(&o);
+    double pct = o.threshold * 100;
+    int code;
+    if (c->threshold && (code = number_option("--threshold", c->threshold, 0, 0, 1000, &pct)))
+        return code;
+    o.threshold = pct / 100;
+    if (c->alpha && (code = number_option("--alpha", c->alpha, 0, 1, 0.5, &o.alpha)))
+        return code;
+    if (c->format) {
+        if (strcmp(c->format, "table") == 0)
+            o.format = KBC_CMP_TABLE;
+        else if (strcmp(c->format, "markdown") == 0)
+            o.format = KBC_CMP_MARKDOWN;
+        else if (strcmp(c->format, "json") == 0)
+            o.format = KBC_CMP_JSON;
+        else {
+            say(1, "option --format wants table, markdown or json, not '%s'", c->format);
+            return KBC_EXIT_USAGE;
+        }
+    }
+    return kbc_cmd_compare(c->args[0], c->args[1], &o, stdout, stderr);
+}
+
+/* Whether cmd is one of the space-separated words of only. */
+static int takes(const char *only, const char *cmd)
+{
+    size_t n = strlen(cmd);
+    for (const char *p = only; *p;) {
+        size_t w = strcspn(p, " ");
+        if (w == n && strncmp(p, cmd, n) == 0)
+            return 1;
+        p += w + (p[w] == ' ');
+    }
+    return 0;
+}
+
+static int cmd_plot(const cli *c)
+{
+    const char *results = c->args[0];
+    char *dir = NULL;
+    if (c->out_dir) {
+        dir = kbc_xstrdup(c->out_dir);
+    } else {
+        /* Beside the results file. */
+        const char *slash = strrchr(results, '/');
+        dir = slash ? kbc_xstrndup(results, (size_t)(slash - results) + (slash == results))
+                    : kbc_xstrdup(".");
+    }
+    int code;
+    if (make_dirs(dir) != 0) {
+        say(0, "cannot create the output folder '%s': %s", dir, strerror(errno));
+        code = KBC_EXIT_SYSTEM;
+    } else {
+        code = kbc_cmd_plot(results, dir, NULL, stdout, stderr);
+    }
+    free(dir);
     return code;
 }
 
@@ -526,7 +693,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if (!c.command) {
-        say(1, "no command given (try list, describe, run or check)");
+        say(1, "no command given (try list, describe, run, check or compare)");
         code = KBC_EXIT_USAGE;
         goto out;
     }
@@ -542,8 +709,15 @@ int main(int argc, char **argv)
         code = KBC_EXIT_USAGE;
         goto out;
     }
-    if (c.only[0] && strcmp(c.command, c.only_cmd) != 0) {
-        say(1, "option %s applies only to kbench %s", c.only, c.only_cmd);
+    if (c.only[0] && !takes(c.only_cmd, c.command)) {
+        char cmds[128];
+        snprintf(cmds, sizeof cmds, "%s", c.only_cmd);
+        char *sp = strchr(cmds, ' ');
+        if (sp) /* two commands at most: "run plot" */
+            say(1, "option %s applies only to kbench %.*s and kbench %s", c.only,
+                (int)(sp - cmds), cmds, sp + 1);
+        else
+            say(1, "option %s applies only to kbench %s", c.only, cmds);
         code = KBC_EXIT_USAGE;
         goto out;
     }
@@ -551,6 +725,12 @@ int main(int argc, char **argv)
     if (strcmp(c.command, "run") == 0) {
         if ((code = check_args(&c, 1, "one INI file")) == 0)
             code = cmd_run(&c, argc, argv);
+    } else if (strcmp(c.command, "plot") == 0) {
+        if ((code = check_args(&c, 1, "one results file")) == 0)
+            code = cmd_plot(&c);
+    } else if (strcmp(c.command, "compare") == 0) {
+        if ((code = check_args(&c, 2, "two results files, BASE.json and NEW.json")) == 0)
+            code = cmd_compare(&c);
     } else if (strcmp(c.command, "list") == 0) {
         if ((code = check_args(&c, 0, "")) == 0) {
             kbc_registry reg;

@@ -28,10 +28,16 @@ int kbc_one_run(const kb_ops *ops, void *state, uint32_t v, kb_host *host, kbc_h
                 int copies, const char **call);
 
 /* Warm-up and timed runs of variant v on a set-up, verified state.  Fills
-   out and returns 0, or fills f and returns -1.  dev is used for CUDA
+   out, gives *samples (when samples is not NULL) a malloc'd copy of every
+   timed run's seconds in the order they ran (out->n of them; NULL when
+   none), sets *capped (when not NULL) to 1 when ms sets a noise target and
+   the runs stopped on max_runs or the budget with the noise above it (0
+   otherwise), and returns 0; or fills f and returns -1 with *samples
+   NULL.  With a noise target the runs stop as ms says (config.h).  dev is used for CUDA
    variants only (cuda != 0) and must then be usable. */
 int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda,
                         const kbc_measure *ms, kb_host *host, kbc_hostctx *hc, kbc_device *dev,
-                        kbc_stats *out, kbc_fault *f);
+                        kbc_stats *out, double **samples, int *capped,
+                        kbc_fault *f);
 
 #endif

@@ -262,9 +262,25 @@ static void run_variant(const kbc_experiment *e, void *state, kbc_device *dev, k
         return;
 
     kbc_fault f;
-    if (kbc_measure_variant(ops, state, v, cuda, &e->measure, host, hc, dev, &r->time, &f) ==
-        0)
+    double *samples = NULL;
+    int capped = 0;
+    if (kbc_measure_variant(ops, state, v, cuda, &e->measure, host, hc, dev, &r->time, &samples,
+                            &capped, &f) == 0) {
+        kbc_record_free(r);
+        r->samples = samples;
+        r->n_samples = samples ? r->time.n : 0;
+        r->noise_target = e->measure.noise_pct / 100.0;
+        r->noise_capped = capped;
+        if (samples) {
+            double *x = kbc_xmalloc(r->n_samples * sizeof *x);
+            memcpy(x, samples, r->n_samples * sizeof *x);
+            kbc_stats summary;
+            kbc_stats_compute(x, r->n_samples, &summary); /* sorts x */
+            r->noise = kbc_median_noise(x, r->n_samples);
+            free(x);
+        }
         return;
+    }
     if (f.kind == KBC_FAULT_CUDA) {
         cuda_error(r, f.stage, f.why);
         lost_after(dev, host, f.why);

@@ -3,7 +3,10 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 
 void kbc_record_init(kbc_record *r)
 {
@@ -12,9 +15,34 @@ void kbc_record_init(kbc_record *r)
     r->points = 1;
     r->check.error = NAN;
     r->check.tolerance = NAN;
+    r->noise = NAN;
     kbc_stats_compute(NULL, 0, &r->time);
     r->gbps = r->gflops = r->items_per_s = r->ceiling_gbps = r->pct_ceiling = NAN;
     r->speedup_baseline = r->speedup_cpu = r->speedup_reference = NAN;
+}
+
+void kbc_record_free(kbc_record *r)
+{
+    free(r->samples);
+    r->samples = NULL;
+    r->n_samples = 0;
+}
+
+void kbc_records_free(kbc_record *recs, size_t n)
+{
+    for (size_t i = 0; recs && i < n; i++)
+        kbc_record_free(&recs[i]);
+    free(recs);
+}
+
+void kbc_record_set_samples(kbc_record *r, const double *x, size_t n)
+{
+    kbc_record_free(r);
+    if (n == 0)
+        return;
+    r->samples = kbc_xmalloc(n * sizeof *r->samples);
+    memcpy(r->samples, x, n * sizeof *x);
+    r->n_samples = n;
 }
 
 size_t kbc_record_key(const kbc_record *r, char *buf, size_t n)

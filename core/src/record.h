@@ -83,6 +83,18 @@ typedef struct kbc_record {
     kb_work work;
     kbc_rec_check check;
     kbc_stats time;         /* seconds                                */
+    /* Every timed run's seconds, in the order they ran (n_samples of
+       them, normally time.n; NULL when none, for example in a file written
+       before samples were kept).  Owned by the record: kbc_record_free
+       releases it, and a record copied by value shares it. */
+    double *samples;
+    size_t n_samples;
+    /* The achieved noise (kbc_median_noise: the 95% interval of the
+       median's half-width over the median, a fraction; NaN below 2 runs),
+       the experiment's target (a fraction; 0 when it set none) and whether
+       the runs stopped on max_runs or the budget above the target. */
+    double noise, noise_target;
+    int noise_capped;
     double gbps;            /* (bytes_read + bytes_written) / median / 1e9 */
     double gflops;          /* NaN when flops == 0                    */
     double items_per_s;     /* NaN when items == 0                    */
@@ -95,6 +107,14 @@ typedef struct kbc_record {
 /* A record with nothing measured: every number NaN, outcome SKIPPED,
    points 1. */
 void kbc_record_init(kbc_record *r);
+
+/* Frees what a record owns (its samples) and leaves it without them;
+   kbc_records_free does that for n records and frees the array. */
+void kbc_record_free(kbc_record *r);
+void kbc_records_free(kbc_record *recs, size_t n);
+
+/* Gives r a copy of x[0..n) as its samples (replacing any it had). */
+void kbc_record_set_samples(kbc_record *r, const double *x, size_t n);
 
 /* The stable key "plugin/experiment/n=1024,dtype=f32/variant" into buf;
    returns the length the whole key needs (like snprintf). */
@@ -126,6 +146,8 @@ typedef struct kbc_exp_info {
     char *reference;     /* or NULL */
     uint32_t warmup, runs;
     double budget_s;
+    uint32_t min_runs, max_runs; /* stopping on noise (config.h)  */
+    double noise_pct, min_time_s;
     int include_copies;
     uint64_t seed;
     int cpu_threads;

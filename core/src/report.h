@@ -14,6 +14,18 @@
 /* A table on out (normally stdout); colours never, widths fixed. */
 int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d);
 
+/* The same table as markdown at path (results.md): a title, the command
+   line, the machine line, then per point a heading and a pipe table with
+   the rows' notes below it, and the summary; ready to paste into a README
+   or a pull request. */
+int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d);
+
+/* Gives a table or markdown sink (from the two functions above) an
+   earlier run's rows (base[0..n), borrowed: they must outlive the sink):
+   each row then shows its change against the row with the same key, as
+   kbench compare judges it (a column "vs old"). */
+void kbc_report_table_baseline(kbc_sink *sink, const kbc_record *base, size_t n);
+
 /* CSV at path: a header line, then one line per row, flushed per point. */
 int kbc_report_csv(const char *path, kbc_sink *sink, kbc_diag *d);
 

@@ -136,6 +136,10 @@ static json_t *experiment_json(const kbc_exp_info *e)
     json_object_set_new(m, "warmup", json_integer(e->warmup));
     json_object_set_new(m, "runs", json_integer(e->runs));
     json_object_set_new(m, "budget_s", num(e->budget_s));
+    json_object_set_new(m, "noise_pct", num(e->noise_pct));
+    json_object_set_new(m, "min_runs", json_integer(e->min_runs));
+    json_object_set_new(m, "max_runs", json_integer(e->max_runs));
+    json_object_set_new(m, "min_time_s", num(e->min_time_s));
     json_object_set_new(m, "include_copies", json_boolean(e->include_copies));
     json_object_set_new(m, "seed", u64(e->seed));
     json_object_set_new(m, "cpu_threads", json_integer(e->cpu_threads));
@@ -232,6 +236,17 @@ static json_t *row_json(const kbc_record *r)
     json_object_set_new(t, "mean", num(r->time.mean));
     json_object_set_new(t, "stddev", num(r->time.stddev));
     json_object_set_new(o, "time_s", t);
+    /* Every timed run, in the order it ran, so that later analysis
+       (kbench compare) has the distribution and not only its summary. */
+    json_t *sm = json_array();
+    for (size_t i = 0; r->samples && i < r->n_samples; i++)
+        json_array_append_new(sm, num(r->samples[i]));
+    json_object_set_new(o, "samples_s", sm);
+    json_t *nz = json_object();
+    json_object_set_new(nz, "achieved", num(r->noise));
+    json_object_set_new(nz, "target", r->noise_target > 0 ? num(r->noise_target) : json_null());
+    json_object_set_new(nz, "capped", json_boolean(r->noise_capped));
+    json_object_set_new(o, "noise", nz);
     json_t *w = json_object();
     json_object_set_new(w, "bytes_read", u64(r->work.bytes_read));
     json_object_set_new(w, "bytes_written", u64(r->work.bytes_written));

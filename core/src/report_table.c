@@ -5,18 +5,25 @@
  * outcomes.  Plain ASCII and fixed widths, so that the output reads the
  * same in a terminal, a log file or a pasted bug report.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare.h"
 #include "report.h"
 #include "util.h"
 
 typedef struct table_ctx {
     FILE *out;
+    int markdown;       /* results.md: headings and pipe tables            */
+    int own;            /* out was opened here and is closed at destroy    */
     unsigned counts[4]; /* rows per outcome, indexed by kbc_outcome */
     int began;
+    const kbc_record *base; /* --baseline: an earlier run's rows (borrowed) */
+    size_t n_base;
+    char **base_keys;       /* their keys                                   */
     char nogpu[512];    /* the run-wide skip reason, shown once at the end */
     unsigned nogpu_rows;/* rows skipped for it                             */
 } table_ctx;
@@ -30,8 +37,8 @@ static int run_wide(const kbc_record *r)
 }
 
 /* Widths of the fixed columns.  A time such as "123.4 ms" takes 8. */
-enum { W_BACKEND = 7, W_STATUS = 7, W_TIME = 9, W_RUNS = 5, W_GBPS = 8, W_PCT = 6,
-       W_GFLOPS = 9, W_SPEEDUP = 8 };
+enum { W_BACKEND = 7, W_STATUS = 7, W_TIME = 9, W_RUNS = 5, W_NOISE = 7, W_GBPS = 8, W_PCT = 6,
+       W_GFLOPS = 9, W_SPEEDUP = 8, W_CHANGE = 14 };
 
 /* A duration in seconds with a unit chosen so that the number lies in
    [1, 1000), printed with at most 4 significant digits: "123.4 us". */
@@ -84,6 +91,52 @@ static const char *fmt_check(const kbc_record *r, char *buf, size_t n)
     else
         snprintf(t, sizeof t, "%.2g", c->tolerance);
     snprintf(buf, n, "%s %s %s %s", measure, e, c->passed ? "<=" : ">", t);
+    return buf;
+}
+
+/* The achieved noise as "1.2%", with a "!" when the runs stopped on the
+   cap above the experiment's target. */
+static const char *fmt_noise(const kbc_record *r, char *buf, size_t n)
+{
+    if (!isfinite(r->noise))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.*f%%%s", r->noise * 100 < 0.1 ? 2 : 1, r->noise * 100,
+                 r->noise_capped ? "!" : "");
+    return buf;
+}
+
+/* The change against the baseline run's row with the same key, as
+   kbench compare judges it: "+9.8% slower", "-0.4% same", "new" when the
+   baseline has no such row, "-" when either side has no samples. */
+static const char *fmt_change(const table_ctx *c, const kbc_record *r, char *buf, size_t n)
+{
+    snprintf(buf, n, "-");
+    size_t need = kbc_record_key(r, NULL, 0) + 1;
+    char *key = kbc_xmalloc(need);
+    kbc_record_key(r, key, need);
+    const kbc_record *b = NULL;
+    for (size_t i = 0; i < c->n_base && !b; i++)
+        if (strcmp(c->base_keys[i], key) == 0)
+            b = &c->base[i];
+    free(key);
+    if (!b) {
+        snprintf(buf, n, "new");
+        return buf;
+    }
+    if (!r->samples || !b->samples)
+        return buf;
+    kbc_compare_opts o;
+    kbc_compare_defaults(&o);
+    kbc_change ch;
+    kbc_compare_samples(b->samples, b->n_samples, r->samples, r->n_samples, &o, &ch);
+    if (!isfinite(ch.ratio))
+        return buf;
+    snprintf(buf, n, "%+.1f%% %s", (ch.ratio - 1) * 100,
+             ch.verdict == KBC_SLOWER   ? "slower"
+             : ch.verdict == KBC_FASTER ? "faster"
+             : ch.verdict == KBC_NO_CHANGE ? "same"
+                                           : "?");
     return buf;
 }
 
@@ -142,6 +195,11 @@ static int table_begin(void *vctx, const kbc_run_info *info)
     table_ctx *c = vctx;
     const kbc_machine *m = info->machine;
     c->began = 1;
+    if (c->markdown) {
+        fprintf(c->out, "# kbench results\n\n");
+        if (info->command_line)
+            fprintf(c->out, "command: `%s`\n\n", info->command_line);
+    }
     if (!m) {
         fprintf(c->out, "machine: unknown\n");
     } else if (!m->has_gpu) {
@@ -161,6 +219,8 @@ static int table_begin(void *vctx, const kbc_run_info *info)
         else
             fprintf(c->out, ", ceilings not measured\n");
     }
+    if (c->markdown)
+        fputc('\n', c->out);
     fflush(c->out);
     return ferror(c->out) ? -1 : 0;
 }
@@ -192,12 +252,53 @@ static void print_heading(FILE *out, const kbc_record *recs, size_t n)
     fputc('\n', out);
 }
 
+/* One line of cells: the plain table pads each to its width (a negative
+   width aligns left), markdown separates them with pipes. */
+#define MAX_CELLS 16
+typedef struct line {
+    char cell[MAX_CELLS][160];
+    int width[MAX_CELLS];
+    int n;
+} line;
+
+static void put(line *l, int width, const char *text)
+{
+    if (l->n >= MAX_CELLS)
+        return;
+    snprintf(l->cell[l->n], sizeof l->cell[l->n], "%s", text);
+    l->width[l->n++] = width;
+}
+
+static void print_line(FILE *out, int md, const line *l)
+{
+    if (md) {
+        /* A pipe inside a cell would end it early. */
+        for (int i = 0; i < l->n; i++) {
+            fputs("| ", out);
+            for (const char *p = l->cell[i]; *p; p++)
+                fputs(*p == '|' ? "\\|" : (char[]){*p, 0}, out);
+            fputc(' ', out);
+        }
+        fputs("|\n", out);
+        return;
+    }
+    fputs(" ", out);
+    for (int i = 0; i < l->n; i++) {
+        /* The check is last and takes two spaces before it. */
+        if (i == l->n - 1)
+            fprintf(out, "  %s\n", l->cell[i]);
+        else
+            fprintf(out, " %*s", l->width[i], l->cell[i]);
+    }
+}
+
 static int table_point(void *vctx, const kbc_record *rows, size_t n)
 {
     table_ctx *c = vctx;
     if (n == 0)
         return 0;
     FILE *out = c->out;
+    const int md = c->markdown;
 
     /* Which optional columns this point needs: decided from the records'
        backends, the experiment's reference and the point's work, never
@@ -211,49 +312,77 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
     int has_ref = rows[0].reference[0] != '\0';
     int wv = variant_width(rows, n);
 
+    if (md)
+        fputs("### ", out);
     print_heading(out, rows, n);
-    fprintf(out, "  %-*s %-*s %-*s %*s %*s %*s %*s %*s", wv, "variant", W_BACKEND, "backend",
-            W_STATUS, "status", W_TIME, "median", W_TIME, "min", W_TIME, "max", W_RUNS, "runs",
-            W_GBPS, "GB/s");
+    if (md)
+        fputc('\n', out);
+    line h = {.n = 0};
+    put(&h, -wv, "variant");
+    put(&h, -W_BACKEND, "backend");
+    put(&h, -W_STATUS, "status");
+    put(&h, W_TIME, "median");
+    put(&h, W_TIME, "min");
+    put(&h, W_TIME, "max");
+    put(&h, W_RUNS, "runs");
+    put(&h, W_NOISE, "noise");
+    put(&h, W_GBPS, "GB/s");
     if (has_cuda)
-        fprintf(out, " %*s", W_PCT, "%peak");
+        put(&h, W_PCT, "%peak");
     if (has_flops)
-        fprintf(out, " %*s", W_GFLOPS, "GFLOP/s");
-    fprintf(out, " %*s", W_SPEEDUP, "vs base");
+        put(&h, W_GFLOPS, "GFLOP/s");
+    put(&h, W_SPEEDUP, "vs base");
     if (has_cpu)
-        fprintf(out, " %*s", W_SPEEDUP, "vs cpu");
+        put(&h, W_SPEEDUP, "vs cpu");
     if (has_ref)
-        fprintf(out, " %*s", W_SPEEDUP, "vs ref");
-    fprintf(out, "  check\n");
+        put(&h, W_SPEEDUP, "vs ref");
+    if (c->base)
+        put(&h, W_CHANGE, "vs old");
+    put(&h, 0, "check");
+    print_line(out, md, &h);
+    if (md) {
+        /* Text columns left, numbers right. */
+        for (int i = 0; i < h.n; i++)
+            fputs(h.width[i] < 0 || i == h.n - 1 ? "|---" : "|--:", out);
+        fputs("|\n", out);
+    }
 
     for (size_t i = 0; i < n; i++) {
         const kbc_record *r = &rows[i];
         int cuda = r->backend == KB_BACKEND_CUDA;
-        char t1[32], t2[32], t3[32], runs[32], buf[64], chk[128];
-        if (r->time.n > 0)
-            snprintf(runs, sizeof runs, "%zu", r->time.n);
-        else
-            snprintf(runs, sizeof runs, "-");
+        char buf[64], chk[128];
+        line l = {.n = 0};
         char label[160];
-        fprintf(out, "  %-*s %-*s %-*s %*s %*s %*s %*s", wv,
-                variant_label(r, label, sizeof label), W_BACKEND,
-                cuda ? "cuda" : "cpu", W_STATUS, kbc_outcome_name((int)r->outcome), W_TIME,
-                fmt_time(r->time.median, t1, sizeof t1), W_TIME,
-                fmt_time(r->time.min, t2, sizeof t2), W_TIME,
-                fmt_time(r->time.max, t3, sizeof t3), W_RUNS, runs);
-        fprintf(out, " %*s", W_GBPS, fmt_fixed(r->gbps, 1, "", buf, sizeof buf));
+        put(&l, -wv, variant_label(r, label, sizeof label));
+        put(&l, -W_BACKEND, cuda ? "cuda" : "cpu");
+        put(&l, -W_STATUS, kbc_outcome_name((int)r->outcome));
+        put(&l, W_TIME, fmt_time(r->time.median, buf, sizeof buf));
+        put(&l, W_TIME, fmt_time(r->time.min, buf, sizeof buf));
+        put(&l, W_TIME, fmt_time(r->time.max, buf, sizeof buf));
+        if (r->time.n > 0)
+            snprintf(buf, sizeof buf, "%zu", r->time.n);
+        else
+            snprintf(buf, sizeof buf, "-");
+        put(&l, W_RUNS, buf);
+        put(&l, W_NOISE, fmt_noise(r, buf, sizeof buf));
+        put(&l, W_GBPS, fmt_fixed(r->gbps, 1, "", buf, sizeof buf));
         if (has_cuda)
-            fprintf(out, " %*s", W_PCT,
-                    fmt_fixed(cuda ? r->pct_ceiling : NAN, 0, "%", buf, sizeof buf));
+            put(&l, W_PCT, fmt_fixed(cuda ? r->pct_ceiling : NAN, 0, "%", buf, sizeof buf));
         if (has_flops)
-            fprintf(out, " %*s", W_GFLOPS, fmt_fixed(r->gflops, 1, "", buf, sizeof buf));
-        fprintf(out, " %*s", W_SPEEDUP, fmt_fixed(r->speedup_baseline, 2, "x", buf, sizeof buf));
+            put(&l, W_GFLOPS, fmt_fixed(r->gflops, 1, "", buf, sizeof buf));
+        put(&l, W_SPEEDUP, fmt_fixed(r->speedup_baseline, 2, "x", buf, sizeof buf));
         if (has_cpu)
-            fprintf(out, " %*s", W_SPEEDUP, fmt_fixed(r->speedup_cpu, 2, "x", buf, sizeof buf));
+            put(&l, W_SPEEDUP, fmt_fixed(r->speedup_cpu, 2, "x", buf, sizeof buf));
         if (has_ref)
-            fprintf(out, " %*s", W_SPEEDUP,
-                    fmt_fixed(r->speedup_reference, 2, "x", buf, sizeof buf));
-        fprintf(out, "  %s\n", fmt_check(r, chk, sizeof chk));
+            put(&l, W_SPEEDUP, fmt_fixed(r->speedup_reference, 2, "x", buf, sizeof buf));
+        if (c->base)
+            put(&l, W_CHANGE, fmt_change(c, r, buf, sizeof buf));
+        put(&l, 0, fmt_check(r, chk, sizeof chk));
+        print_line(out, md, &l);
+        if ((unsigned)r->outcome < 4)
+            c->counts[r->outcome]++;
+        if (md)
+            continue; /* notes follow the whole table */
         /* A row that stands for several points says so, and why. */
         if (r->points > 1)
             fprintf(out, "  %*s  x%" PRIu64 ": stands for %" PRIu64
@@ -269,8 +398,24 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
             fprintf(out, "  %*s  %s: %s\n", wv, "", kbc_outcome_name((int)r->outcome),
                     r->reason);
         }
-        if ((unsigned)r->outcome < 4)
-            c->counts[r->outcome]++;
+    }
+    if (md) {
+        /* The notes of a markdown table go below it, one bullet each. */
+        int any = 0;
+        for (size_t i = 0; i < n; i++) {
+            const kbc_record *r = &rows[i];
+            if (r->points > 1)
+                fprintf(out, "%s- %s: stands for %" PRIu64 " points; this variant ignores %s\n",
+                        any++ ? "" : "\n", r->variant, r->points,
+                        r->ignores[0] ? r->ignores : "them");
+            if (run_wide(r) && (!c->nogpu[0] || strcmp(c->nogpu, r->reason) == 0)) {
+                snprintf(c->nogpu, sizeof c->nogpu, "%s", r->reason);
+                c->nogpu_rows++;
+            } else if (r->reason[0]) {
+                fprintf(out, "%s- %s %s: %s\n", any++ ? "" : "\n", r->variant,
+                        kbc_outcome_name((int)r->outcome), r->reason);
+            }
+        }
     }
     fputc('\n', out);
     fflush(out);
@@ -292,7 +437,13 @@ static int table_end(void *vctx, int exit_code)
 
 static void table_destroy(void *vctx)
 {
-    free(vctx);
+    table_ctx *c = vctx;
+    for (size_t i = 0; c->base_keys && i < c->n_base; i++)
+        free(c->base_keys[i]);
+    free(c->base_keys);
+    if (c->own)
+        fclose(c->out);
+    free(c);
 }
 
 int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d)
@@ -309,4 +460,34 @@ int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d)
     sink->end = table_end;
     sink->destroy = table_destroy;
     return 0;
+}
+
+int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        kbc_diag_set(d, "cannot write %s: %s.", path, strerror(errno));
+        return -1;
+    }
+    if (kbc_report_table(f, sink, d) != 0) {
+        fclose(f);
+        return -1;
+    }
+    table_ctx *c = sink->ctx;
+    c->markdown = 1;
+    c->own = 1;
+    return 0;
+}
+
+void kbc_report_table_baseline(kbc_sink *sink, const kbc_record *base, size_t n)
+{
+    table_ctx *c = sink->ctx;
+    c->base = base;
+    c->n_base = n;
+    c->base_keys = kbc_xcalloc(n ? n : 1, sizeof *c->base_keys);
+    for (size_t i = 0; i < n; i++) {
+        size_t need = kbc_record_key(&base[i], NULL, 0) + 1;
+        c->base_keys[i] = kbc_xmalloc(need);
+        kbc_record_key(&base[i], c->base_keys[i], need);
+    }
 }

@@ -124,6 +124,25 @@ static int read_row(const json_t *o, kbc_record *r, char *why, size_t n)
     r->time.max = get_num(t, "max");
     r->time.mean = get_num(t, "mean");
     r->time.stddev = get_num(t, "stddev");
+    const json_t *nz = json_object_get(o, "noise");
+    r->noise = get_num(nz, "achieved");
+    r->noise_target = get_num(nz, "target");
+    if (isnan(r->noise_target))
+        r->noise_target = 0;
+    r->noise_capped = json_is_true(json_object_get(nz, "capped"));
+    const json_t *sm = json_object_get(o, "samples_s");
+    if (json_array_size(sm) > 0) {
+        r->samples = kbc_xmalloc(json_array_size(sm) * sizeof *r->samples);
+        json_array_foreach(sm, i, x)
+        {
+            if (!json_is_number(x)) {
+                snprintf(why, n, "samples_s holds something that is not a number");
+                kbc_record_free(r);
+                return -1;
+            }
+            r->samples[r->n_samples++] = json_number_value(x);
+        }
+    }
     const json_t *w = json_object_get(o, "work");
     r->work.bytes_read = get_u64(w, "bytes_read");
     r->work.bytes_written = get_u64(w, "bytes_written");
@@ -173,7 +192,7 @@ int kbc_results_read(const char *path, kbc_record **recs, size_t *n, kbc_diag *d
         char why[256];
         if (read_row(json_array_get(rs, i), &out[i], why, sizeof why) != 0) {
             kbc_diag_set(d, "%s: result %zu: %s.", path, i, why);
-            free(out);
+            kbc_records_free(out, i);
             json_decref(doc);
             return -1;
         }

@@ -12,7 +12,7 @@
 #include "util.h"
 
 /* Loads every row of the document at path into *recs (malloc'd, *n of
-   them; free with free()).  Returns 0, or -1 with d set to one sentence. */
+   them, each with its samples; free with kbc_records_free).  Returns 0, or -1 with d set to one sentence. */
 int kbc_results_read(const char *path, kbc_record **recs, size_t *n, kbc_diag *d);
 
 #endif

@@ -50,6 +50,10 @@ kbc_exp_info *kbc_exp_infos(const kbc_plan *plan)
         x->warmup = e->measure.warmup;
         x->runs = e->measure.runs;
         x->budget_s = e->measure.budget_s;
+        x->min_runs = e->measure.min_runs;
+        x->max_runs = e->measure.max_runs;
+        x->noise_pct = e->measure.noise_pct;
+        x->min_time_s = e->measure.min_time_s;
         x->include_copies = e->measure.include_copies;
         x->seed = e->measure.seed;
         x->cpu_threads = e->measure.cpu_threads;
@@ -158,6 +162,10 @@ int kbc_run_plan(const kbc_plan *plan, const kbc_machine *m, kbc_sink *sinks, si
                             e->name, (unsigned long long)p);
                     sink_ok[s] = 0;
                 }
+            /* The sinks have written the samples out; the next point's
+               records start afresh. */
+            for (size_t k = 0; k < n; k++)
+                kbc_record_free(&recs[k]);
         }
         kbc_point_memory_free(&mem);
         free(recs);

@@ -10,6 +10,20 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double kbc_median_noise(const double *x, size_t n)
+{
+    if (n < 2)
+        return NAN;
+    double med = (n % 2) ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+    if (!(med > 0))
+        return NAN;
+    double half = 0.98 * sqrt((double)n);
+    double lo = floor((double)n / 2 - half), hi = ceil((double)n / 2 + half);
+    size_t l = lo < 0 ? 0 : (size_t)lo;
+    size_t h = hi > (double)(n - 1) ? n - 1 : (size_t)hi;
+    return (x[h] - x[l]) / 2 / med;
+}
+
 void kbc_stats_compute(double *x, size_t n, kbc_stats *out)
 {
     out->n = n;

@@ -12,4 +12,12 @@ typedef struct kbc_stats {
 /* Summarises x[0..n) (reordered in place).  n == 0 gives all NaN. */
 void kbc_stats_compute(double *x, size_t n, kbc_stats *out);
 
+/* The noise of a median: the half-width of a distribution-free 95%
+   confidence interval of the median of the sorted x[0..n), relative to
+   the median.  The interval runs between the order statistics at ranks
+   n/2 -+ 0.98 sqrt(n) (the normal approximation of the binomial;
+   clamped to the smallest and largest sample).  NaN for n < 2 or a median
+   of zero. */
+double kbc_median_noise(const double *sorted, size_t n);
+
 #endif

@@ -40,6 +40,19 @@ const kb_param kbc_key_budget = {
     .name = "budget", .type = KB_PARAM_FLOAT, .def = "10", .min = 1e-6, .max = 1e6,
     .help = "seconds of timed runs per variant before stopping early (a trailing s or ms is "
             "allowed)"};
+const kb_param kbc_key_min_runs = {
+    .name = "min_runs", .type = KB_PARAM_INT, .def = "5", .min = 1, .max = 1e7,
+    .help = "with noise: timed runs before the noise is judged"};
+const kb_param kbc_key_max_runs = {
+    .name = "max_runs", .type = KB_PARAM_INT, .def = "1000", .min = 1, .max = 1e7,
+    .help = "with noise: the most timed runs (budget stays the cap too)"};
+const kb_param kbc_key_noise = {
+    .name = "noise", .type = KB_PARAM_FLOAT, .def = "0", .min = 0, .max = 100,
+    .help = "target noise in percent: stop once the 95% interval of the median is within "
+            "+-noise% (0: off, time `runs` runs)"};
+const kb_param kbc_key_min_time = {
+    .name = "min_time", .type = KB_PARAM_FLOAT, .def = "0", .min = 0, .max = 1e6,
+    .help = "with noise: seconds of timed runs before the noise is judged (s or ms allowed)"};
 /* The seed's maximum is 2^64, above every size, so that the range check
    (skipped when min > max) still refuses 0. */
 const kb_param kbc_key_seed = {
@@ -303,8 +316,8 @@ int kbc_value_parse_plain(const kb_param *p, const char *s, kb_value *out, char 
         }
         break;
     case KB_PARAM_FLOAT:
-        if (p == &kbc_key_budget) {
-            /* The budget alone takes a unit: "500ms", "2s". */
+        if (p == &kbc_key_budget || p == &kbc_key_min_time) {
+            /* Durations take a unit: "500ms", "2s". */
             size_t len = strlen(s);
             char tmp[128];
             double scale = 1;

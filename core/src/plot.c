@@ -1,0 +1,492 @@
+/* plot.c -- see plot.h. */
+#define _GNU_SOURCE
+#include "plot.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "results_read.h"
+#include "util.h"
+
+int kbc_have_gnuplot(void)
+{
+    const char *path = getenv("PATH");
+    if (!path)
+        return 0;
+    char *p = kbc_xstrdup(path);
+    int found = 0;
+    for (char *save = NULL, *d = strtok_r(p, ":", &save); d && !found;
+         d = strtok_r(NULL, ":", &save)) {
+        char *f = kbc_xasprintf("%s/gnuplot", *d ? d : ".");
+        found = access(f, X_OK) == 0;
+        free(f);
+    }
+    free(p);
+    return found;
+}
+
+/* Which rate a plot shows: GB/s where the rows move bytes, else GFLOP/s,
+   else items per second. */
+typedef enum { RATE_GBPS, RATE_GFLOPS, RATE_ITEMS } rate_kind;
+
+static double rate_of(const kbc_record *r, rate_kind k)
+{
+    return k == RATE_GBPS ? r->gbps : k == RATE_GFLOPS ? r->gflops : r->items_per_s;
+}
+
+static const char *rate_label(rate_kind k)
+{
+    return k == RATE_GBPS     ? "throughput (GB/s, bytes read + written)"
+           : k == RATE_GFLOPS ? "throughput (GFLOP/s)"
+                              : "throughput (items/s)";
+}
+
+static int ran(const kbc_record *r)
+{
+    return (r->outcome == KBC_PASS || r->outcome == KBC_FAIL) && r->time.n > 0;
+}
+
+/* A parameter's value as a number for the x axis, or NaN. */
+static double param_number(const kbc_rec_param *q)
+{
+    switch (q->type) {
+    case KB_PARAM_SIZE:
+        return (double)q->value.u;
+    case KB_PARAM_INT:
+        return (double)q->value.i;
+    case KB_PARAM_FLOAT:
+        return q->value.f;
+    default:
+        return NAN;
+    }
+}
+
+static long param_index(const kbc_record *r, const char *name)
+{
+    for (uint32_t i = 0; i < r->n_params; i++)
+        if (strcmp(r->params[i].name, name) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* The group a row belongs to within its experiment: the values of the
+   swept parameters other than x, as "dtype=f32,block=256" ("" for none). */
+static void group_of(const kbc_record *r, const char *x, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < r->n_params && used < n; i++) {
+        const kbc_rec_param *q = &r->params[i];
+        if (!q->swept || (x && strcmp(q->name, x) == 0))
+            continue;
+        int w = snprintf(buf + used, n - used, "%s%s=%s", used ? "," : "", q->name, q->text);
+        if (w > 0)
+            used += (size_t)w;
+    }
+}
+
+/* A file name from an experiment and group: letters, digits, '-', '_',
+   '.'; anything else becomes '_'. */
+static char *file_stem(const char *exp, const char *group)
+{
+    char *s = group[0] ? kbc_xasprintf("%s-%s", exp, group) : kbc_xstrdup(exp);
+    for (char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '_' || *p == '.'))
+            *p = '_';
+    return s;
+}
+
+/* Text for a gnuplot double-quoted string: quotes and backslashes
+   escaped, and the enhanced-text specials (_ ^ @ & { }) too, so that
+   variant names print as written. */
+static void gp_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        else if (strchr("_^@&{}~", *s))
+            fputs("\\\\", f);
+        fputc(*s, f);
+    }
+}
+
+/* The lines common to every script: both terminals, the output names. */
+static void gp_head(FILE *f, const char *stem)
+{
+    fprintf(f, "# Written by kbench plot; run with: gnuplot %s.gp (writes %s.svg and %s.png)\n",
+            stem, stem, stem);
+    fprintf(f, "reset\nset encoding utf8\n");
+}
+
+/* The SVG terminal goes before the plot command (so that no window ever
+   opens), the PNG after it, through replot. */
+static void gp_svg(FILE *f, const char *stem)
+{
+    fprintf(f, "set terminal svg size 900,560 dynamic enhanced font 'sans,13'\n");
+    fprintf(f, "set output '%s.svg'\n", stem);
+}
+
+static void gp_outputs(FILE *f, const char *stem)
+{
+    fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+               "    set terminal pngcairo size 900,560 enhanced font 'sans,11'\n"
+               "} else {\n"
+               "    set terminal png size 900,560 enhanced\n"
+               "}\n");
+    fprintf(f, "set output '%s.png'\nreplot\nset output\n", stem);
+}
+
+typedef struct plot_ctx {
+    const kbc_record *recs;
+    size_t n;
+    const char *gpu;
+    const char *dir;
+    FILE *out;
+    char **written; /* stems written, for running gnuplot */
+    size_t n_written;
+} plot_ctx;
+
+/* One line plot: rows of experiment exp and group, x the swept parameter. */
+static int line_plot(plot_ctx *c, const char *exp, const char *group, const char *x, int log2x)
+{
+    /* The variants in the order they first appear, and the rate. */
+    const char *vars[KB_MAX_VARIANTS];
+    uint32_t flags[KB_MAX_VARIANTS];
+    size_t nv = 0;
+    int any_gbps = 0, any_gflops = 0;
+    char g[512];
+    for (size_t i = 0; i < c->n; i++) {
+        const kbc_record *r = &c->recs[i];
+        group_of(r, x, g, sizeof g);
+        if (strcmp(r->experiment, exp) != 0 || strcmp(g, group) != 0)
+            continue;
+        any_gbps |= isfinite(r->gbps) && r->gbps > 0;
+        any_gflops |= isfinite(r->gflops) && r->gflops > 0;
+        size_t k = 0;
+        while (k < nv && strcmp(vars[k], r->variant) != 0)
+            k++;
+        if (k == nv && nv < KB_MAX_VARIANTS) {
+            flags[nv] = r->flags;
+            vars[nv++] = r->variant;
+        }
+    }
+    rate_kind rk = any_gbps ? RATE_GBPS : any_gflops ? RATE_GFLOPS : RATE_ITEMS;
+    char *stem = file_stem(exp, group);
+    char *path = kbc_xasprintf("%s/%s.gp", c->dir, stem);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "kbench: cannot write %s: %s.\n", path, strerror(errno));
+        free(path);
+        free(stem);
+        return -1;
+    }
+    gp_head(f, stem);
+    /* Each variant's points, sorted by x, as a data block. */
+    double ceiling = 0;
+    const char *ceiling_kind = "";
+    for (size_t k = 0; k < nv; k++) {
+        fprintf(f, "$v%zu << EOD\n", k);
+        /* Rows in file order are in sweep order; sort by x here. */
+        size_t m = 0;
+        double *xs = kbc_xcalloc(c->n + 1, sizeof *xs), *ys = kbc_xcalloc(c->n + 1, sizeof *ys);
+        for (size_t i = 0; i < c->n; i++) {
+            const kbc_record *r = &c->recs[i];
+            group_of(r, x, g, sizeof g);
+            if (strcmp(r->experiment, exp) != 0 || strcmp(g, group) != 0 ||
+                strcmp(r->variant, vars[k]) != 0 || !ran(r))
+                continue;
+            long pi = param_index(r, x);
+            double xv = pi >= 0 ? param_number(&r->params[pi]) : NAN;
+            double yv = rate_of(r, rk);
+            if (!isfinite(xv) || !isfinite(yv))
+                continue;
+            if (rk == RATE_GBPS && r->ceiling_gbps > ceiling) {
+                ceiling = r->ceiling_gbps;
+                ceiling_kind = r->ceiling;
+            }
+            size_t at = m++;
+            while (at > 0 && xs[at - 1] > xv) {
+                xs[at] = xs[at - 1];
+                ys[at] = ys[at - 1];
+                at--;
+            }
+            xs[at] = xv;
+            ys[at] = yv;
+        }
+        for (size_t i = 0; i < m; i++)
+            fprintf(f, "%.17g %.9g\n", xs[i], ys[i]);
+        fprintf(f, "EOD\n");
+        free(xs);
+        free(ys);
+    }
+    fprintf(f, "set title \"");
+    gp_text(f, exp);
+    if (group[0]) {
+        fputs(" (", f);
+        gp_text(f, group);
+        fputs(")", f);
+    }
+    if (c->gpu) {
+        fputs(", ", f);
+        gp_text(f, c->gpu);
+    }
+    fprintf(f, "\"\n");
+    fprintf(f, "set xlabel \"");
+    gp_text(f, x);
+    fprintf(f, log2x ? " (elements, log_2 scale)\"\n" : "\"\n");
+    fprintf(f, "set ylabel \"%s\"\n", rate_label(rk));
+    if (log2x)
+        fprintf(f, "set logscale x 2\nset format x '2^{%%L}'\n");
+    /* Room above the highest line, so that a ceiling is not hidden in
+       the border. */
+    fprintf(f, "set yrange [0:*]\nset offsets 0, 0, graph 0.08, 0\nset grid\n"
+               "set key outside right top vertical\n");
+    fprintf(f, "set style data linespoints\n");
+    gp_svg(f, stem);
+    fprintf(f, "plot \\\n");
+    size_t lib = 0, own = 0;
+    for (size_t k = 0; k < nv; k++) {
+        fprintf(f, "  $v%zu using 1:2 title \"", k);
+        gp_text(f, vars[k]);
+        if (flags[k] & KB_VARIANT_LIBRARY) {
+            /* Libraries: thick dashed black-to-grey lines, open squares. */
+            fprintf(f, " (library)\" lw 3 dt 2 pt 4 ps 1.2 lc rgb '%s'",
+                    (lib++ % 2) ? "#606060" : "#000000");
+        } else {
+            fprintf(f, "\" lw 1.5 pt %zu lc %zu", 5 + own % 9, 1 + own);
+            own++;
+        }
+        fprintf(f, "%s", k + 1 < nv || ceiling > 0 ? ", \\\n" : "\n");
+    }
+    if (ceiling > 0)
+        fprintf(f, "  %.9g title \"%s ceiling (%.0f GB/s)\" with lines lw 2 dt 4 lc rgb '#c00000'\n",
+                ceiling, ceiling_kind[0] ? ceiling_kind : "bandwidth", ceiling);
+    gp_outputs(f, stem);
+    int bad = fclose(f) != 0;
+    if (bad)
+        fprintf(stderr, "kbench: cannot write %s.\n", path);
+    else {
+        fprintf(c->out, "wrote %s\n", path);
+        c->written = kbc_xrealloc(c->written, (c->n_written + 1) * sizeof *c->written);
+        c->written[c->n_written++] = kbc_xstrdup(stem);
+    }
+    free(path);
+    free(stem);
+    return bad ? -1 : 0;
+}
+
+/* A bar chart of the variants at one point (an experiment that sweeps no
+   numeric parameter): rows i0 .. i1 of the file. */
+static int bar_plot(plot_ctx *c, size_t i0, size_t i1)
+{
+    const kbc_record *r0 = &c->recs[i0];
+    int any_gbps = 0, any_gflops = 0;
+    for (size_t i = i0; i < i1; i++) {
+        any_gbps |= isfinite(c->recs[i].gbps) && c->recs[i].gbps > 0;
+        any_gflops |= isfinite(c->recs[i].gflops) && c->recs[i].gflops > 0;
+    }
+    rate_kind rk = any_gbps ? RATE_GBPS : any_gflops ? RATE_GFLOPS : RATE_ITEMS;
+    char g[512], pt[32];
+    group_of(r0, NULL, g, sizeof g);
+    if (!g[0])
+        snprintf(g, sizeof g, "point%llu", (unsigned long long)r0->point + 1);
+    char *stem = file_stem(r0->experiment, g);
+    char *path = kbc_xasprintf("%s/%s.gp", c->dir, stem);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "kbench: cannot write %s: %s.\n", path, strerror(errno));
+        free(path);
+        free(stem);
+        return -1;
+    }
+    gp_head(f, stem);
+    double ceiling = 0;
+    fprintf(f, "$bars << EOD\n");
+    for (size_t i = i0; i < i1; i++) {
+        const kbc_record *r = &c->recs[i];
+        double y = ran(r) ? rate_of(r, rk) : NAN;
+        fputc('"', f);
+        for (const char *p = r->variant; *p; p++)
+            fputc(*p == '"' ? '\'' : *p, f);
+        fprintf(f, "\" %.9g %d\n", isfinite(y) ? y : 0.0, (r->flags & KB_VARIANT_LIBRARY) ? 1 : 0);
+        if (rk == RATE_GBPS && ran(r) && r->ceiling_gbps > ceiling)
+            ceiling = r->ceiling_gbps;
+    }
+    fprintf(f, "EOD\n");
+    fprintf(f, "set title \"");
+    gp_text(f, r0->experiment);
+    snprintf(pt, sizeof pt, "%llu", (unsigned long long)r0->point + 1);
+    fprintf(f, " point %s", pt);
+    for (uint32_t i = 0; i < r0->n_params; i++) {
+        fprintf(f, ", ");
+        gp_text(f, r0->params[i].name);
+        fputc('=', f);
+        gp_text(f, r0->params[i].text);
+    }
+    if (c->gpu) {
+        fputs("\\n", f);
+        gp_text(f, c->gpu);
+    }
+    fprintf(f, "\"\n");
+    fprintf(f, "set ylabel \"%s\"\nset yrange [0:*]\nset offsets 0, 0, graph 0.08, 0\n"
+               "set grid ytics\nset xrange [-0.6:%zu.4]\n",
+            rate_label(rk), i1 - i0 - 1);
+    fprintf(f, "set style fill solid 0.7 border -1\nset boxwidth 0.7\nset xtics rotate by -35\n");
+    fprintf(f, "set key outside right top\n");
+    gp_svg(f, stem);
+    fprintf(f, "plot $bars using 0:($3 == 0 ? $2 : 1/0):xtic(1) with boxes lc 1 title "
+               "\"kernel\", \\\n");
+    fprintf(f, "  $bars using 0:($3 == 1 ? $2 : 1/0) with boxes lc rgb '#404040' fs pattern 2 "
+               "title \"library\"%s\n",
+            ceiling > 0 ? ", \\" : "");
+    if (ceiling > 0)
+        fprintf(f, "  %.9g title \"ceiling (%.0f GB/s)\" with lines lw 2 dt 4 lc rgb '#c00000'\n",
+                ceiling, ceiling);
+    gp_outputs(f, stem);
+    int bad = fclose(f) != 0;
+    if (!bad) {
+        fprintf(c->out, "wrote %s\n", path);
+        c->written = kbc_xrealloc(c->written, (c->n_written + 1) * sizeof *c->written);
+        c->written[c->n_written++] = kbc_xstrdup(stem);
+    }
+    free(path);
+    free(stem);
+    return bad ? -1 : 0;
+}
+
+/* Runs gnuplot on dir/stem.gp in dir.  Returns its exit status (-1 when
+   it could not be started). */
+static int run_gnuplot(const char *dir, const char *stem)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        if (chdir(dir) != 0)
+            _exit(127);
+        char *script = kbc_xasprintf("%s.gp", stem);
+        execlp("gnuplot", "gnuplot", script, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    if (waitpid(pid, &st, 0) < 0)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int kbc_cmd_plot(const char *path, const char *dir, const char *md, FILE *out, FILE *err)
+{
+    kbc_record *recs = NULL;
+    size_t n = 0;
+    kbc_diag d = {{0}};
+    if (kbc_results_read(path, &recs, &n, &d) != 0) {
+        fprintf(err, "kbench: %s\n", d.msg);
+        return KBC_EXIT_USAGE;
+    }
+    json_t *doc = json_load_file(path, 0, NULL);
+    const json_t *gpu = json_object_get(json_object_get(doc, "machine"), "gpu");
+    plot_ctx c = {.recs = recs, .n = n, .gpu = json_is_string(gpu) ? json_string_value(gpu) : NULL,
+                  .dir = dir, .out = out};
+    int code = 0;
+    /* Experiments in the order they first appear; within one, one plot per
+       group of the other swept parameters. */
+    for (size_t i = 0; i < n && code == 0; i++) {
+        const kbc_record *r = &recs[i];
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = strcmp(recs[k].experiment, r->experiment) == 0;
+        if (seen)
+            continue;
+        /* The x axis: the first swept size parameter (log 2), else the first
+           swept number. */
+        const char *x = NULL;
+        int log2x = 0;
+        for (uint32_t q = 0; q < r->n_params && !x; q++)
+            if (r->params[q].swept && r->params[q].type == KB_PARAM_SIZE) {
+                x = r->params[q].name;
+                log2x = 1;
+            }
+        for (uint32_t q = 0; q < r->n_params && !x; q++)
+            if (r->params[q].swept &&
+                (r->params[q].type == KB_PARAM_INT || r->params[q].type == KB_PARAM_FLOAT))
+                x = r->params[q].name;
+        if (!x) {
+            /* A bar chart per point: consecutive rows of one point. */
+            for (size_t a = i; a < n && code == 0;) {
+                size_t b = a;
+                while (b < n && strcmp(recs[b].experiment, r->experiment) == 0 &&
+                       recs[b].point == recs[a].point)
+                    b++;
+                if (strcmp(recs[a].experiment, r->experiment) == 0 && b > a)
+                    code = bar_plot(&c, a, b) ? KBC_EXIT_SYSTEM : 0;
+                a = b > a ? b : a + 1;
+            }
+            continue;
+        }
+        char g[512];
+        for (size_t k = i; k < n && code == 0; k++) {
+            if (strcmp(recs[k].experiment, r->experiment) != 0)
+                continue;
+            group_of(&recs[k], x, g, sizeof g);
+            int done = 0;
+            for (size_t j = i; j < k && !done; j++) {
+                char h[512];
+                group_of(&recs[j], x, h, sizeof h);
+                done = strcmp(recs[j].experiment, r->experiment) == 0 && strcmp(g, h) == 0;
+            }
+            if (!done)
+                code = line_plot(&c, r->experiment, g, x, log2x) ? KBC_EXIT_SYSTEM : 0;
+        }
+    }
+    if (code == 0 && c.n_written) {
+        if (!kbc_have_gnuplot()) {
+            fprintf(err, "kbench: gnuplot is not installed, so only the scripts were written; "
+                         "install it (apt-get install gnuplot-nox) and run gnuplot on each "
+                         "script in %s to make the SVG and PNG files.\n",
+                    dir);
+        } else {
+            for (size_t k = 0; k < c.n_written && code == 0; k++) {
+                int st = run_gnuplot(dir, c.written[k]);
+                if (st != 0) {
+                    fprintf(err, "kbench: gnuplot refused %s/%s.gp (exit status %d).\n", dir,
+                            c.written[k], st);
+                    code = KBC_EXIT_SYSTEM;
+                } else {
+                    fprintf(out, "wrote %s/%s.svg and %s/%s.png\n", dir, c.written[k], dir,
+                            c.written[k]);
+                }
+            }
+        }
+    }
+    if (code == 0 && md && c.n_written) {
+        FILE *f = fopen(md, "a");
+        int drawn = kbc_have_gnuplot();
+        if (f) {
+            fprintf(f, "\n## Plots\n\n");
+            for (size_t k = 0; k < c.n_written; k++)
+                if (drawn)
+                    fprintf(f, "![%s](%s.svg)\n\n", c.written[k], c.written[k]);
+                else
+                    fprintf(f, "- `%s.gp` (run gnuplot on it for %s.svg and %s.png)\n",
+                            c.written[k], c.written[k], c.written[k]);
+        }
+        if (!f || fclose(f) != 0) {
+            fprintf(err, "kbench: cannot write %s.\n", md);
+            code = KBC_EXIT_SYSTEM;
+        }
+    }
+    for (size_t k = 0; k < c.n_written; k++)
+        free(c.written[k]);
+    free(c.written);
+    json_decref(doc);
+    kbc_records_free(recs, n);
+    return code;
+}

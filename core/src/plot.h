@@ -1,0 +1,28 @@
+/*
+ * plot.h -- `kbench plot RESULTS.json -o DIR`: a gnuplot script per
+ * experiment (and per combination of its other swept parameters) that draws
+ * throughput against the swept size (log-2 x axis), one line per variant,
+ * library variants and the matching bandwidth ceiling drawn distinctly; an
+ * experiment that sweeps nothing numeric gets a bar chart of its variants
+ * at each point.  The scripts carry their data, so they run on their own;
+ * kbench runs them through gnuplot when it is installed, which writes an
+ * SVG and a PNG beside each script.  docs/cli.md describes it.
+ */
+#ifndef KBENCH_PLOT_H
+#define KBENCH_PLOT_H
+
+#include <stdio.h>
+
+/* Writes the scripts for the results file at path into dir (which must
+   exist) and, when gnuplot is on PATH, runs them there.  Names each
+   script written on out.  With md (a results.md in dir, or NULL), appends
+   a "Plots" section linking each picture (or, without gnuplot, naming
+   each script).  Returns 0; 2 for a results file that cannot be
+   read (one sentence on err); 3 when dir cannot be written or gnuplot
+   refuses a script. */
+int kbc_cmd_plot(const char *path, const char *dir, const char *md, FILE *out, FILE *err);
+
+/* Whether an executable gnuplot is on PATH. */
+int kbc_have_gnuplot(void);
+
+#endif
