@@ -446,7 +446,11 @@ static void load_file(kbc_registry *r, const char *path)
     if (owned)
         path = owned;
     dlerror();
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    /* RTLD_NODELETE: dlclose() never unmaps a plugin.  A CUDA plugin's C++
+       runtime keeps static buffers (its exception pool) that would
+       otherwise outlive the mapping that points at them, and a kernel
+       image the runtime registered stays valid until exit. */
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!dl) {
         const char *e = dlerror();
         refuse(r, "%s: cannot be loaded as a shared object (%s)", path, e ? e : "unknown error");
