@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "gpu.h"
+#include "host.h"
 #include "sweep.h"
 #include "util.h"
 
@@ -84,13 +85,6 @@ static uint64_t drop_of(uint64_t before, uint64_t after)
     return before > after ? before - after : 0;
 }
 
-/* What the host services need; reached through kb_host.host_private. */
-typedef struct ck_hostctx {
-    const char *plugin;
-    FILE *err;
-    char fail_msg[512];
-} ck_hostctx;
-
 /* The first failure of one check, and how often it was judged. */
 typedef struct ck_result {
     unsigned judged;  /* points at which the check was made */
@@ -116,7 +110,7 @@ typedef struct ck {
     uint64_t selected;     /* variants to check                      */
     unsigned n_ok, n_fail, n_skip;
     kb_host host;
-    ck_hostctx hc;
+    kbc_hostctx hc;
     kbc_machine m;
     int gpu;               /* a device and a stream are in use        */
     char no_gpu[400];
@@ -169,35 +163,6 @@ static void ck_skip(ck *c, const char *check, const char *fmt, ...)
     line(c, "skip", check, fmt, ap);
     va_end(ap);
     c->n_skip++;
-}
-
-/* ---- host services (the runner's, without its progress line) --------------- */
-
-static void host_log(kb_host *h, kb_log_level level, const char *fmt, ...)
-{
-    ck_hostctx *hc = h->host_private;
-    if (level == KB_LOG_DEBUG && !getenv("KBENCH_DEBUG"))
-        return;
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    size_t n = strlen(buf);
-    while (n > 0 && buf[n - 1] == '\n')
-        buf[--n] = '\0';
-    fprintf(hc->err, "kbench: %s: %s%s\n", hc->plugin, level == KB_LOG_WARN ? "warning: " : "",
-            buf);
-}
-
-static int host_fail(kb_host *h, int code, const char *fmt, ...)
-{
-    ck_hostctx *hc = h->host_private;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(hc->fail_msg, sizeof hc->fail_msg, fmt, ap);
-    va_end(ap);
-    return code;
 }
 
 /* "the plugin's sentence", or a note that it gave none. */
@@ -404,17 +369,17 @@ static void check_plan(ck *c)
     for (size_t i = 0; i < c->n_pts; i++) {
         const kb_value *v = &c->pts[i * c->np];
         kb_work w1, w2;
-        char msg1[512];
+        char msg1[sizeof c->hc.fail_msg];
         /* Nothing between the two heap readings may allocate: no output, no
            formatting, only the plugin's call. */
         memset(&w1, 0, sizeof w1);
-        c->hc.fail_msg[0] = '\0';
+        kbc_host_clear(&c->hc);
         size_t h0 = heap_in_use();
         int r1 = ops->plan(v, &w1, &c->host);
         size_t h1 = heap_in_use();
         memcpy(msg1, c->hc.fail_msg, sizeof msg1);
         memset(&w2, 0, sizeof w2);
-        c->hc.fail_msg[0] = '\0';
+        kbc_host_clear(&c->hc);
         size_t h2 = heap_in_use();
         int r2 = ops->plan(v, &w2, &c->host);
         size_t h3 = heap_in_use();
@@ -539,7 +504,7 @@ static int attempt(ck *c, void *state, uint32_t v, int run, kb_check *chk, char 
 {
     const kb_ops *ops = c->d->ops;
     int r;
-    c->hc.fail_msg[0] = '\0';
+    kbc_host_clear(&c->hc);
     if ((r = ops->prepare(state, v, &c->host)) != KB_OK) {
         said(c, "prepare", r, why, n);
         return r;
@@ -562,7 +527,7 @@ static int attempt(ck *c, void *state, uint32_t v, int run, kb_check *chk, char 
         return KB_ECUDA;
     }
     memset(chk, 0, sizeof *chk);
-    c->hc.fail_msg[0] = '\0';
+    kbc_host_clear(&c->hc);
     if ((r = ops->verify(state, v, chk, &c->host)) != KB_OK) {
         said(c, "verify", r, why, n);
         return r;
@@ -732,7 +697,7 @@ static void check_lifecycle(ck *c)
 
         /* Teardown straight after setup, nothing run. */
         void *state = NULL;
-        c->hc.fail_msg[0] = '\0';
+        kbc_host_clear(&c->hc);
         int r = ops->setup(vals, mask, &c->host, &state);
         if (r == KB_EUNSUPPORTED) {
             st_unsup++;
@@ -758,7 +723,7 @@ static void check_lifecycle(ck *c)
 
         /* The checks of each variant on one fresh state. */
         state = NULL;
-        c->hc.fail_msg[0] = '\0';
+        kbc_host_clear(&c->hc);
         r = ops->setup(vals, mask, &c->host, &state);
         if (r != KB_OK) {
             if (!st_fail[0])
@@ -923,16 +888,8 @@ int kbc_cmd_check(kbc_registry *r, const char *plugin, const char *variants_csv,
     if (code)
         return code;
 
-    c.hc.plugin = c.d->name;
-    c.hc.err = err;
-    c.host.size = sizeof c.host;
-    c.host.abi_minor = KB_ABI_MINOR;
-    c.host.seed = 1;
-    c.host.device = -1;
-    c.host.cpu_threads = 1;
-    c.host.log = host_log;
-    c.host.fail = host_fail;
-    c.host.host_private = &c.hc;
+    /* The core's one kb_host implementation (host.c), as the runner's. */
+    kbc_host_init(&c.host, &c.hc, c.d->name, 1, 1);
 
     /* The GPU, as the runner finds it. */
     char why[512], gw[300];
