@@ -22,24 +22,7 @@
 
 static void *handle;
 static const kb_plugin *plug;
-static char last_error[512];
-
-static void test_log(kb_host *h, kb_log_level level, const char *fmt, ...)
-{
-    (void)h;
-    (void)level;
-    (void)fmt;
-}
-
-static int test_fail(kb_host *h, int code, const char *fmt, ...)
-{
-    (void)h;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
-    va_end(ap);
-    return code;
-}
+#include "fake_host.h"
 
 static kb_host make_host(uint64_t seed)
 {
