@@ -129,14 +129,15 @@ static int add_plugin_paths(const ctx *c)
             char *full = t[0] == '/' ? kbc_xstrdup(t) : kbc_xasprintf("%s%s", dir, t);
             kbc_diag why;
             why.msg[0] = '\0';
-            if (kbc_folder_without_plugins(full))
+            int added = kbc_registry_add_path(c->reg, full, &why);
+            if (added == KBC_PATH_EMPTY)
                 /* A warning, not an error: an empty plugin folder is a
                    normal state of a checkout before plugins are built. */
                 fprintf(stderr,
                         "kbench: warning: %s:%d: key 'plugin_path' in [%s]: the folder '%s' "
                         "holds no plugin (no .so file), so it adds nothing.\n",
                         c->ini->path, f.e->line, f.s->name, full);
-            else if (kbc_registry_add_path(c->reg, full, &why) != 0)
+            else if (added < 0)
                 rc = key_error(c, f, NULL, "%s", why.msg[0] ? why.msg : "the path cannot be used");
             free(full);
         }

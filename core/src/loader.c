@@ -569,7 +569,7 @@ static int load_folder(kbc_registry *r, const char *folder, kbc_diag *d)
         free(names[i]);
     }
     free(names);
-    return 0;
+    return n == 0 ? KBC_PATH_EMPTY : 0;
 }
 
 int kbc_registry_add_path(kbc_registry *r, const char *path, kbc_diag *d)
@@ -656,11 +656,11 @@ void kbc_registry_add_defaults(kbc_registry *r)
         int in_build = build && is_dir(build) &&
                        (!exe_real || is_inside(exe_real, build_root));
         kbc_diag d;
-        if (in_build && load_folder(r, build, &d) != 0)
+        if (in_build && load_folder(r, build, &d) < 0)
             refuse(r, "%s", d.msg);
 
         char *inst = exe_dir ? installed_folder(exe_dir) : NULL;
-        if (inst && !(in_build && strcmp(inst, build) == 0) && load_folder(r, inst, &d) != 0)
+        if (inst && !(in_build && strcmp(inst, build) == 0) && load_folder(r, inst, &d) < 0)
             refuse(r, "%s", d.msg);
 
         free(inst);
@@ -679,7 +679,7 @@ void kbc_registry_add_defaults(kbc_registry *r)
        path list means by them here. */
     for (char *tok = strtok_r(copy, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
         kbc_diag d;
-        if (kbc_registry_add_path(r, tok, &d) != 0)
+        if (kbc_registry_add_path(r, tok, &d) < 0)
             refuse(r, "$KBENCH_PLUGIN_PATH: %s", d.msg);
     }
     free(copy);

@@ -47,8 +47,11 @@ void kbc_registry_free(kbc_registry *r);
    $KBENCH_PLUGIN_PATH.  Never fails; refusals are recorded. */
 void kbc_registry_add_defaults(kbc_registry *r);
 
-/* Adds a folder (every *.so in it, in name order) or one file.  Returns 0,
-   or -1 with d set when the path does not exist. */
+/* Adds a folder (every *.so in it, in name order) or one file.  Returns 0;
+   KBC_PATH_EMPTY when the path is a folder that holds no plugin file (no
+   regular *.so: the caller says so as a warning); or -1 with d set when the
+   path does not exist or cannot be read. */
+#define KBC_PATH_EMPTY 1
 int kbc_registry_add_path(kbc_registry *r, const char *path, kbc_diag *d);
 
 /* The plugin called name, or NULL. */

@@ -356,14 +356,13 @@ static int load_plugins(const cli *c, kbc_registry *reg)
     kbc_registry_add_defaults(reg);
     for (int i = 0; i < c->n_plugin_paths; i++) {
         kbc_diag d = {{0}};
-        if (kbc_folder_without_plugins(c->plugin_paths[i])) {
+        int added = kbc_registry_add_path(reg, c->plugin_paths[i], &d);
+        if (added == KBC_PATH_EMPTY)
             fprintf(stderr,
                     "kbench: warning: --plugin-path: the folder '%s' holds no plugin (no .so "
                     "file), so it adds nothing.\n",
                     c->plugin_paths[i]);
-            continue;
-        }
-        if (kbc_registry_add_path(reg, c->plugin_paths[i], &d) != 0) {
+        else if (added < 0) {
             say(0, "--plugin-path: %s", d.msg);
             return KBC_EXIT_USAGE;
         }

@@ -3,11 +3,9 @@
 #include "util.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 void kbc_diag_set(kbc_diag *d, const char *fmt, ...)
@@ -151,22 +149,4 @@ double kbc_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-int kbc_folder_without_plugins(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-        return 0;
-    DIR *dir = opendir(path);
-    if (!dir)
-        return 0; /* the loader says why it cannot be read */
-    int none = 1;
-    struct dirent *e;
-    while (none && (e = readdir(dir)) != NULL) {
-        size_t n = strlen(e->d_name);
-        none = !(n > 3 && strcmp(e->d_name + n - 3, ".so") == 0);
-    }
-    closedir(dir);
-    return none;
 }

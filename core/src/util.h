@@ -39,10 +39,6 @@ char *kbc_trim_dup(const char *s);
 /* b bytes as "512 B", "1.5 KiB", "4.0 GiB" ...  Returns buf. */
 char *kbc_human_bytes(uint64_t b, char *buf, size_t n);
 
-/* Whether path is a folder holding no file whose name ends in ".so": a
-   plugin path that would add nothing, which deserves a word. */
-int kbc_folder_without_plugins(const char *path);
-
 /* Monotonic clock in seconds. */
 double kbc_now(void);
 
