@@ -20,9 +20,12 @@
 extern "C" {
 #endif
 
-/* The `precision` parameter: f32 only in this family's first half (the
-   tensor-core issue adds tf32, bf16 and split-tf32 choices). */
-enum kbm_precision { KBM_F32 = 0, KBM_N_PRECISIONS };
+/* The `precision` parameter: f32 (SIMT, and the cublas reference), and the
+   tensor-core precisions: tf32 (f32 inputs rounded to tf32, f32
+   accumulation), bf16 (bf16 inputs, f32 accumulation and output) and fp32x3
+   (f32 inputs, each split into two tf32 parts, three tensor-core products:
+   f32 accuracy).  The choices' order in matmul.c follows this enum. */
+enum kbm_precision { KBM_F32 = 0, KBM_TF32, KBM_BF16, KBM_FP32X3, KBM_N_PRECISIONS };
 
 /* The `inputs` parameter: random floats uniform in [-1, 1), checked against
    a derived error bound; or exact: non-zero integers in [-q, q] with
@@ -75,7 +78,9 @@ typedef struct kbm_impl kbm_impl;
 typedef int (*kbm_run_fn)(kbm_state *s, const kbm_impl *impl, kb_host *host);
 
 enum kbm_needs {
-    KBM_NEEDS_CUBLAS = 1u << 0 /* a cuBLAS handle and its workspace */
+    KBM_NEEDS_CUBLAS = 1u << 0,  /* a cuBLAS handle and its workspace */
+    KBM_NEEDS_BF16 = 1u << 1,    /* a16 and b16: A and B as bf16 */
+    KBM_NEEDS_SCRATCH = 1u << 2  /* scratch: kbm_wgmma_scratch_bytes() of device memory */
 };
 
 #define KBM_PRECISION_BIT(p) (1u << (p))
@@ -97,6 +102,10 @@ struct kbm_state {
 
     kbk_buf a, b, c; /* inputs and output: host copy, and device copy with a GPU */
     kbk_buf workspace; /* cuBLAS's workspace (device) */
+    /* The tensor-core operands (see "the tensor-core contract" below). */
+    kbk_buf a16, b16;  /* bf16: A (m x k) and B (k x n) as bf16 bit patterns, host and device */
+    kbk_buf scratch;   /* device memory a tensor-core kernel rebuilds in every run */
+    int wgmma_ready;   /* kbm_wgmma_prepare() has run for this state */
     void *cublas;      /* cublasHandle_t, or NULL */
     int smem_raised;   /* the pipelined kernels' shared-memory limits are raised */
 
@@ -134,6 +143,33 @@ size_t kbm_pipelined_smem(int tile, int stages);
    workspace; and its release (teardown). */
 int kbm_cublas_setup(kbm_state *s, kb_host *host);
 void kbm_cublas_teardown(kbm_state *s);
+
+/* ---- the tensor-core contract ------------------------------------------------
+ * What matmul.c prepares for the tensor-core kernels (matmul_tc.cu,
+ * matmul_wgmma.cu), per precision.  Inputs are generated in f32 and rounded to
+ * the precision once, in setup(), so the double reference is computed from
+ * exactly the values the kernels see.
+ *   bf16:   a.host and b.host hold values rounded to bf16 (nearest, ties to
+ *           even); a16 and b16 hold the same values as bf16 bit patterns
+ *           (host and device), row-major like A and B.
+ *   tf32:   a and b hold values rounded to tf32 (10 explicit mantissa bits,
+ *           nearest, ties away from zero, as cvt.rna.tf32.f32 rounds); the
+ *           kernels read a.dev and b.dev as f32.
+ *   fp32x3: a and b hold full f32 values; the kernels split each into a tf32
+ *           "big" part and a tf32 remainder themselves, inside run().
+ * scratch: kbm_wgmma_scratch_bytes() bytes of device memory, allocated in
+ * setup() when a selected variant needs it; a kernel may write anything there
+ * in run() (B transposed, split operands), and every run rebuilds what it
+ * reads from it, so the time of that work is in the measurement.
+ * ------------------------------------------------------------------------ */
+/* matmul_wgmma.cu (built for sm_90a): the device memory its run() needs as
+   scratch for a shape and precision (0 when none); prepare(), called before
+   a wgmma run, which skips the variant with a sentence (KB_EUNSUPPORTED) on a
+   device that is not compute capability 9.0 and raises the kernels'
+   shared-memory limits; and the run entry. */
+size_t kbm_wgmma_scratch_bytes(uint64_t m, uint64_t n, uint64_t k, int precision);
+int kbm_wgmma_prepare(kbm_state *s, kb_host *host);
+int kbm_run_wgmma(kbm_state *s, const kbm_impl *impl, kb_host *host);
 
 /* ---- the test extension -----------------------------------------------------
  * ops->extension(KBM_TEST_EXTENSION) returns a kbm_test_ext, through which
