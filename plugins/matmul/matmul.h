@@ -105,7 +105,7 @@ struct kbm_state {
     /* The tensor-core operands (see "the tensor-core contract" below). */
     kbk_buf a16, b16;  /* bf16: A (m x k) and B (k x n) as bf16 bit patterns, host and device */
     kbk_buf scratch;   /* device memory a tensor-core kernel rebuilds in every run */
-    int wgmma_ready;   /* kbm_wgmma_prepare() has run for this state */
+    void *wgmma;       /* matmul_wgmma.cu's own data (tensor maps ...), or NULL */
     void *cublas;      /* cublasHandle_t, or NULL */
     int smem_raised;   /* the pipelined kernels' shared-memory limits are raised */
 
@@ -170,6 +170,8 @@ void kbm_cublas_teardown(kbm_state *s);
 size_t kbm_wgmma_scratch_bytes(uint64_t m, uint64_t n, uint64_t k, int precision);
 int kbm_wgmma_prepare(kbm_state *s, kb_host *host);
 int kbm_run_wgmma(kbm_state *s, const kbm_impl *impl, kb_host *host);
+/* Frees s->wgmma (teardown() calls it for every state; NULL is fine). */
+void kbm_wgmma_teardown(kbm_state *s);
 
 /* ---- the test extension -----------------------------------------------------
  * ops->extension(KBM_TEST_EXTENSION) returns a kbm_test_ext, through which

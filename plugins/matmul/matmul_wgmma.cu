@@ -22,3 +22,8 @@ extern "C" int kbm_run_wgmma(kbm_state *s, const kbm_impl *impl, kb_host *host)
     (void)s, (void)impl;
     return host->fail(host, KB_EUNSUPPORTED, "matmul: wgmma is not built yet");
 }
+
+extern "C" void kbm_wgmma_teardown(kbm_state *s)
+{
+    (void)s;
+}
