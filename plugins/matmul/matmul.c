@@ -264,7 +264,9 @@ static int kbm_plan(const kb_value *p, kb_work *out, kb_host *host)
     if (rc)
         return rc;
     uint64_t m = p[KBM_P_M].u, n = p[KBM_P_N].u, k = p[KBM_P_K].u;
-    out->bytes_read = z.a_bytes + z.b_bytes;
+    /* bf16 runs read A and B as bf16: half the bytes. */
+    out->bytes_read = p[KBM_P_PRECISION].i == KBM_BF16 ? z.a16_bytes + z.b16_bytes
+                                                       : z.a_bytes + z.b_bytes;
     out->bytes_written = z.c_bytes;
     out->flops = 2.0 * (double)m * (double)n * (double)k;
     out->items = m * n;

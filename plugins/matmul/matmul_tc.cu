@@ -191,10 +191,11 @@ constexpr int MMA_GROUP_M = 8;
 
 template <int P> struct mma_cfg;
 
-/* bf16: 128 x 256 x 32, warps of 64 x 64 (4 x 8 fragments, 128 accumulator
-   registers a thread), one block per SM. */
+/* bf16: 128 x 256 x 64 (128-byte rows of A), warps of 64 x 64 (4 x 8
+   fragments, 128 accumulator registers a thread: one block per SM), 48 KiB a
+   stage; 64 deep so that a barrier serves four k steps. */
 template <> struct mma_cfg<KBM_BF16> {
-    static constexpr int BM = 128, BN = 256, BK = 32, WM = 64, WN = 64, ESIZE = 2, KSTEP = 16;
+    static constexpr int BM = 128, BN = 256, BK = 64, WM = 64, WN = 64, ESIZE = 2, KSTEP = 16;
     static constexpr int MIN_BLOCKS = 1;
 };
 
@@ -316,9 +317,39 @@ __device__ __forceinline__ void split_tf32(uint32_t x, uint32_t &big, uint32_t &
     small = to_tf32(__uint_as_float(x) - __uint_as_float(big));
 }
 
-/* Copies one k tile of A and B into a stage: every thread its chunks.  VEC:
-   cp.async of whole chunks; otherwise guarded element loads and a 16-byte
-   shared store. */
+/* One 16-byte chunk of a row: elements col .. col + EPC - 1 of row `row` of
+   a matrix with `cols` columns (row < rows, or the chunk is zeros).  VEC:
+   one cp.async (the chunk is wholly inside or wholly outside, since rows
+   start on 16 bytes and col is a multiple of EPC); otherwise guarded element
+   loads and one 16-byte shared store. */
+template <bool VEC, int E>
+__device__ __forceinline__ void copy_chunk(char *dst, const char *__restrict__ M, int row,
+                                           int rows, int col, int cols)
+{
+    constexpr int EPC = 16 / E;
+    if constexpr (VEC) {
+        bool in = row < rows && col < cols;
+        cp_async16(smem_addr(dst), in ? M + ((size_t)row * cols + col) * E : M, in ? 16 : 0);
+    } else {
+        uint4 v = make_uint4(0, 0, 0, 0);
+        char *pv = reinterpret_cast<char *>(&v);
+#pragma unroll
+        for (int e = 0; e < EPC; ++e)
+            if (row < rows && col + e < cols) {
+                const char *src = M + ((size_t)row * cols + col + e) * E;
+                if constexpr (E == 2)
+                    *reinterpret_cast<uint16_t *>(pv + e * 2) =
+                        *reinterpret_cast<const uint16_t *>(src);
+                else
+                    *reinterpret_cast<uint32_t *>(pv + e * 4) =
+                        *reinterpret_cast<const uint32_t *>(src);
+            }
+        *reinterpret_cast<uint4 *>(dst) = v;
+    }
+}
+
+/* Copies one k tile of A and B into a stage, every thread its chunks (the
+   element-wise path one chunk at a time, which keeps its registers few). */
 template <int P, bool VEC>
 __device__ __forceinline__ void mma_load_tile(char *stage, const char *__restrict__ A,
                                               const char *__restrict__ B, int m, int n, int k,
@@ -328,56 +359,17 @@ __device__ __forceinline__ void mma_load_tile(char *stage, const char *__restric
     using S = mma_shape<P>;
     constexpr int E = c::ESIZE, EPC = S::EPC;
     char *as = stage, *bs = stage + S::A_BYTES;
-#pragma unroll
+#pragma unroll(VEC ? S::A_CHUNKS / MMA_THREADS : 1)
     for (int it = 0; it < S::A_CHUNKS / MMA_THREADS; ++it) {
         int i = tid + it * MMA_THREADS, r = i / S::RA, ch = i % S::RA;
-        int gr = bm0 + r, gc = k0 + ch * EPC;
-        char *dst = as + (r * S::RA + swz<S::RA>(r, ch)) * 16;
-        if constexpr (VEC) {
-            bool in = gr < m && gc < k;
-            cp_async16(smem_addr(dst), in ? A + ((size_t)gr * k + gc) * E : A, in ? 16 : 0);
-        } else {
-            uint4 v = make_uint4(0, 0, 0, 0);
-            char *pv = reinterpret_cast<char *>(&v);
-#pragma unroll
-            for (int e = 0; e < EPC; ++e)
-                if (gr < m && gc + e < k) {
-                    const char *src = A + ((size_t)gr * k + gc + e) * E;
-                    if constexpr (E == 2)
-                        *reinterpret_cast<uint16_t *>(pv + e * 2) =
-                            *reinterpret_cast<const uint16_t *>(src);
-                    else
-                        *reinterpret_cast<uint32_t *>(pv + e * 4) =
-                            *reinterpret_cast<const uint32_t *>(src);
-                }
-            *reinterpret_cast<uint4 *>(dst) = v;
-        }
+        copy_chunk<VEC, E>(as + (r * S::RA + swz<S::RA>(r, ch)) * 16, A, bm0 + r, m,
+                           k0 + ch * EPC, k);
     }
-#pragma unroll
+#pragma unroll(VEC ? S::B_CHUNKS / MMA_THREADS : 1)
     for (int it = 0; it < S::B_CHUNKS / MMA_THREADS; ++it) {
         int i = tid + it * MMA_THREADS, r = i / S::RB, ch = i % S::RB;
-        int gr = k0 + r, gc = bn0 + ch * EPC;
         int pch = P == KBM_BF16 ? swz<S::RB>(r, ch) : swz_b32(r, ch);
-        char *dst = bs + (r * S::RB + pch) * 16;
-        if constexpr (VEC) {
-            bool in = gr < k && gc < n;
-            cp_async16(smem_addr(dst), in ? B + ((size_t)gr * n + gc) * E : B, in ? 16 : 0);
-        } else {
-            uint4 v = make_uint4(0, 0, 0, 0);
-            char *pv = reinterpret_cast<char *>(&v);
-#pragma unroll
-            for (int e = 0; e < EPC; ++e)
-                if (gr < k && gc + e < n) {
-                    const char *src = B + ((size_t)gr * n + gc + e) * E;
-                    if constexpr (E == 2)
-                        *reinterpret_cast<uint16_t *>(pv + e * 2) =
-                            *reinterpret_cast<const uint16_t *>(src);
-                    else
-                        *reinterpret_cast<uint32_t *>(pv + e * 4) =
-                            *reinterpret_cast<const uint32_t *>(src);
-                }
-            *reinterpret_cast<uint4 *>(dst) = v;
-        }
+        copy_chunk<VEC, E>(bs + (r * S::RB + pch) * 16, B, k0 + r, k, bn0 + ch * EPC, n);
     }
 }
 
