@@ -1,22 +1,28 @@
 /*
- * matmul.c -- the matmul family: C = A * B in f32, row-major, any m, n, k >= 1,
- * from the tutorial's triple loop and tiled kernel along the SGEMM path to
- * cublasSgemm.
+ * matmul.c -- the matmul family: C = A * B, row-major, f32 output, any m, n,
+ * k >= 1, from the tutorial's triple loop and tiled kernel along the SGEMM
+ * path to cublasSgemm, and on the tensor cores (precisions tf32, bf16 and
+ * fp32x3) against cuBLAS on the tensor cores.
  *
  * This file holds the descriptor (its variants are the rows of
- * matmul_variants.def), plan(), the inputs and the reference, the two CPU
- * variants and verify().  The kernels are in matmul_kernels.cu, the cuBLAS
- * call in matmul_lib.cu; buffers, CUDA checks, threads and input generators
- * come from the kit (kbench/kit.h).  Without a GPU (host->stream == NULL) no
- * CUDA function is called here.
+ * matmul_variants.def), plan(), the inputs (rounded to the precision once)
+ * and the reference, the two CPU variants and verify().  The SIMT kernels are
+ * in matmul_kernels.cu, the warp-level tensor-core kernels in matmul_tc.cu,
+ * the wgmma ones in matmul_wgmma.cu, the cuBLAS calls in matmul_lib.cu;
+ * buffers, CUDA checks, threads and input generators come from the kit
+ * (kbench/kit.h).  Without a GPU (host->stream == NULL) no CUDA function is
+ * called here.
  *
  * Inputs (the `inputs` parameter).  random: A and B uniform in [-1, 1) (never
- * zero), checked against the worst-case bound of any summation order,
- * |C^ - C| <= gamma(k + 1) |A||B| elementwise, gamma(d) = d u / (1 - d u),
- * u = 2^-24 (README.md has the derivation).  exact: non-zero integers in
- * [-q, q] with k q^2 <= 2^24: every product and every partial sum of every
- * dot product is an integer of magnitude at most 2^24, which f32 holds, so
- * every variant's result is exact in any order and verify() demands equality.
+ * zero), rounded to tf32 or bf16 for those precisions, checked against the
+ * worst-case bound of any summation order, |C^ - C| <= g |A||B|
+ * elementwise, with g = gamma(k + 1) = (k + 1) u / (1 - (k + 1) u), u = 2^-24
+ * for f32 and the precision's own g otherwise (see verification below;
+ * README.md has the derivations).  exact: non-zero integers in [-q, q] with
+ * k q^2 <= 2^24 (and q within the precision's exact integers): every product
+ * and every partial sum of every dot product is an integer of magnitude at
+ * most 2^24, which f32 holds, so every variant's result is exact in any order
+ * and verify() demands equality.
  *
  * The check (the `check` parameter).  full: every element against a double
  * reference computed in setup().  sampled, for shapes where that is too slow
@@ -140,8 +146,8 @@ static const kb_ops ops = {
 static const kb_plugin descriptor = {
     KB_PLUGIN_HEADER,
     .name = "matmul",
-    .summary = "C = A * B in f32, any shape: the tutorial's naive and tiled kernels, the SGEMM "
-               "path, cublasSgemm",
+    .summary = "C = A * B, any shape: the tutorial's naive and tiled kernels, the SGEMM path "
+               "to cublasSgemm, and tensor cores (tf32, bf16, 3xTF32) against cuBLAS",
     KB_PARAMS(params),
     KB_VARIANTS(variants),
     .item_name = "elements",
