@@ -28,7 +28,9 @@
  * operand goes through a scratch copy whose rows are padded to 16 bytes; the
  * padding is never read, because each tensor map declares the true extent
  * and TMA fills a box that sticks out of the tensor with zeros (adding a zero
- * product is exact).  Only elements inside C are stored.
+ * product is exact).  No box starts wholly outside its tensor (a tile past an
+ * edge copies the last real rows or columns instead, into places that only
+ * feed elements of C past the edge).  Only elements inside C are stored.
  *
  * Shared-memory layout: every operand tile is a stack of 128-byte rows (64
  * bf16 or 32 f32 of the contiguous dimension) written by TMA with its
@@ -61,9 +63,21 @@
  * that the blocks running at once share A and B in L2.  The epilogue writes
  * C straight from the accumulators, guarded at the m and n edges.
  *
- * A simpler configuration stays available (wg_options: BN = 128, one tile
- * per block, B transposed for bf16 too); the self-test
- * (tools/wgmma_selftest.cu) runs every configuration.
+ * Clusters (an option, off by default until timed on a GPU): two blocks of
+ * a cluster take vertically adjacent block tiles, which share B; each copies
+ * its own A and half of B, multicast into both blocks' shared memory, so a
+ * block reads 32 instead of 48 KiB from L2 per stage.  Each block's full
+ * barrier then counts both halves' bytes, and a stage is free again only
+ * when the consumers of both blocks have released it (empty barriers count
+ * 16 arrivals, each consumer warp arriving on both blocks' barrier).
+ *
+ * Configurations (wg_options): BN 256 or 128; persistent or one tile per
+ * block; bf16's B N-major or transposed into scratch; clusters of 2 or not.
+ * wg_defaults() picks run()'s configuration per precision (BN 256,
+ * persistent, bf16 B N-major, no clusters); the self-test
+ * (tools/wgmma_selftest.cu) checks and times every configuration, so that a
+ * failing default can be replaced by a passing simpler one there and a
+ * faster one adopted.
  *
  * Reading order: tuning constants, PTX wrappers, the wgmma instructions, the
  * GEMM kernel, the pre-pass kernels, the host side (scratch layout, tensor
@@ -95,9 +109,9 @@ constexpr int WG_CONSUMER_REGS = 232;
 /* Block-tile rows per group of the rasterisation: 8 rows of 128 and the
    columns that 132 blocks cover keep the running blocks' operands in L2. */
 constexpr int WG_GROUP_M = 8;
-/* A wait on an mbarrier that lasts this many clock cycles (several seconds)
-   means a lost transaction or arrival (2^35 cycles: about 18 s at 1.98 GHz): the kernel traps (a launch error the
-   host reports) instead of hanging the process. */
+/* A wait on an mbarrier that lasts this many clock cycles (2^35: about 18 s
+   at 1.98 GHz) means a lost transaction or arrival: the kernel traps (a
+   launch error the host reports) instead of hanging the process. */
 constexpr long long WG_HANG_CYCLES = 1ll << 35;
 /* Bytes of one swizzled row, the swizzle's period, and one k step of wgmma
    (16 bf16 or 8 tf32). */
@@ -1093,6 +1107,8 @@ wg_data *wg_alloc()
 /* prepare() with explicit options (the self-test calls it directly). */
 int wg_prepare_with(kbm_state *s, kb_host *host, const wg_options &opt)
 {
+    if (s->wgmma) /* run() refuses until this prepare has succeeded */
+        static_cast<wg_data *>(s->wgmma)->launch = nullptr;
     int dev = host->device, major = 0, minor = 0;
     if (dev < 0)
         KBK_CUDA(host, cudaGetDevice(&dev));

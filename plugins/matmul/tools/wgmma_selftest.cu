@@ -6,21 +6,23 @@
  * reference; then it times 4096^3 and 8192^3 against cuBLAS.  One run says
  * which precision, configuration, shape and element is wrong.
  *
- * Build (needs an sm_90a-capable nvcc; runs on a compute capability 9.0 GPU):
- *   cmake -S . -B build -DKBENCH_MATMUL_SELFTEST=ON ... && cmake --build build
- *     --target wgmma_selftest   (with plugins/matmul/tools added, see README)
- * or directly, from the repository root, after tools/setup.sh built the kit:
- *   nvcc -O3 -std=c++17 -arch=sm_90a -Icore/include -Iplugins/matmul \
- *        plugins/matmul/tools/wgmma_selftest.cu build/core/kit/libkbench_kit.a \
- *        -lcublas -lpthread -o build/wgmma_selftest
+ * Build (needs nvcc with sm_90a; runs on a compute capability 9.0 GPU): with
+ * CMake once plugins/matmul/CMakeLists.txt adds this folder under
+ * -DKBENCH_MATMUL_SELFTEST=ON (README.md here gives the lines), target
+ * wgmma_selftest; or from the repository root, after tools/setup.sh built
+ * the kit:
+ *   nvcc -O3 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Icore/include \
+ *        -Iplugins/matmul plugins/matmul/tools/wgmma_selftest.cu \
+ *        build/core/kit/libkbench_kit.a -lcublas -lpthread -o build/wgmma_selftest
  * Run:
  *   build/wgmma_selftest            correctness of every group, then timing
  *   build/wgmma_selftest check      correctness only
- *   build/wgmma_selftest time       timing only (default configurations)
+ *   build/wgmma_selftest time       timing only
+ * Exit status: 0 all passed, 1 something failed, 2 no usable GPU (or usage).
  *
  * Each group (one precision x one configuration) runs in a child process, so
- * that a kernel that traps (a lost TMA transaction ends in __trap after a few
- * seconds) or hangs (killed after WG_CHILD_SECONDS) fails that group alone.
+ * that a kernel that traps (a lost TMA transaction ends in __trap after
+ * about 18 s) or hangs (killed after WG_CHILD_SECONDS) fails that group alone.
  *
  * The checks.  Every shape is run twice (C poisoned with NaN before each
  * run); the two results must be bit-identical and every element must pass:
@@ -343,7 +345,8 @@ st_result check(const st_case &cs, const std::vector<float> &A, const std::vecto
         for (size_t i = 0; i < rf.Bt.size(); ++i)
             rf.Btbig[i] = tf32_host(rf.Bt[i]);
     }
-    std::vector<st_result> part(std::max(1u, std::thread::hardware_concurrency()) + 1);
+    /* One result per chunk of rows (full) or per sampled line (16). */
+    std::vector<st_result> part(std::max(16u, std::thread::hardware_concurrency() + 1));
     if (!cs.sampled) {
         /* Every element, rows split over the threads (one result per chunk). */
         const uint64_t chunks = std::min<uint64_t>(part.size(), cs.m);
