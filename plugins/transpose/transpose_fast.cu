@@ -9,7 +9,11 @@
  *               input's end;
  *   vec16-band  full tiles of a matrix whose rows and cols are multiples of
  *               the 16-byte chunk through vec16's vector tile, every other
- *               tile (edges, ragged shapes) through the window path.
+ *               tile (edges, ragged shapes) through the window path;
+ *   window-hoist, vec16-band-hoist
+ *               the same with the hoisted tile code (transpose_tile.cuh,
+ *               "the hoisted paths"): the same accesses, the per-job index
+ *               arithmetic worked out once per tile.
  *
  * Launch: TILE x TILE tiles, THREADS threads (kbt_tile_cfg), a block per
  * tile up to 2^31 - 1 blocks (blocks loop past that), static shared memory
@@ -78,10 +82,11 @@ template <bool STREAM> struct dev_mem {
     }
 };
 
-/* One kernel for both variants: VEC takes full tiles of an aligned matrix
-   through the vector path (vec16-band), otherwise every tile goes through
-   the window path (window). */
-template <typename T, bool VEC, bool STREAM>
+/* One kernel for the four variants: VEC takes full tiles of an aligned
+   matrix through the vector path (vec16-band), otherwise every tile goes
+   through the window path (window); HOIST picks the hoisted tile code
+   (window-hoist, vec16-band-hoist). */
+template <typename T, bool VEC, bool HOIST, bool STREAM>
 __global__ void __launch_bounds__(kbt_tile_cfg<T>::THREADS, kbt_tile_cfg<T>::MIN_BLOCKS)
     tiles_kernel(const T *__restrict__ in, T *__restrict__ out, const kbt_geom g)
 {
@@ -92,11 +97,24 @@ __global__ void __launch_bounds__(kbt_tile_cfg<T>::THREADS, kbt_tile_cfg<T>::MIN
     const unsigned t = threadIdx.x;
     for (uint64_t b = blockIdx.x; b < g.ntiles; b += gridDim.x) { /* the same for the block */
         uint64_t r0, c0;
-        kbt_tile_of<S::TILE>(g, b, r0, c0);
+        if (HOIST)
+            kbt_tile_of_fast<S::TILE>(g, b, r0, c0);
+        else
+            kbt_tile_of<S::TILE>(g, b, r0, c0);
         if (VEC && g.aligned && r0 + S::TILE <= g.rows && c0 + S::TILE <= g.cols) {
-            kbt_vec_in<T, M>(t, in, smq, g, r0, c0);
+            if (HOIST)
+                kbt_vech_in<T, M>(t, in, smq, g, r0, c0);
+            else
+                kbt_vec_in<T, M>(t, in, smq, g, r0, c0);
             __syncthreads();
-            kbt_vec_out<T, M>(t, out, smq, g, r0, c0);
+            if (HOIST)
+                kbt_vech_out<T, M>(t, out, smq, g, r0, c0);
+            else
+                kbt_vec_out<T, M>(t, out, smq, g, r0, c0);
+        } else if (HOIST) {
+            kbt_windowh_in<T, M>(t, in, sm, g, r0, c0);
+            __syncthreads();
+            kbt_windowh_out<T, M>(t, out, sm, g, r0, c0);
         } else {
             kbt_window_in<T, M>(t, in, sm, g, r0, c0);
             __syncthreads();
@@ -106,7 +124,7 @@ __global__ void __launch_bounds__(kbt_tile_cfg<T>::THREADS, kbt_tile_cfg<T>::MIN
     }
 }
 
-template <typename T, bool VEC>
+template <typename T, bool VEC, bool HOIST>
 int launch_tiles(kbt_state *s, kb_host *host, const char *name)
 {
     const T *in = static_cast<const T *>(s->in.dev);
@@ -120,9 +138,9 @@ int launch_tiles(kbt_state *s, kb_host *host, const char *name)
     unsigned grid = (unsigned)(g.ntiles < KBT_MAX_GRID ? g.ntiles : KBT_MAX_GRID);
     cudaStream_t st = (cudaStream_t)host->stream;
     if (s->streaming)
-        tiles_kernel<T, VEC, true><<<grid, kbt_tile_cfg<T>::THREADS, 0, st>>>(in, out, g);
+        tiles_kernel<T, VEC, HOIST, true><<<grid, kbt_tile_cfg<T>::THREADS, 0, st>>>(in, out, g);
     else
-        tiles_kernel<T, VEC, false><<<grid, kbt_tile_cfg<T>::THREADS, 0, st>>>(in, out, g);
+        tiles_kernel<T, VEC, HOIST, false><<<grid, kbt_tile_cfg<T>::THREADS, 0, st>>>(in, out, g);
     KBK_CUDA_LAUNCH(host, name);
     return KB_OK;
 }
@@ -132,17 +150,35 @@ int launch_tiles(kbt_state *s, kb_host *host, const char *name)
 extern "C" int kbt_run_window(kbt_state *s, const kbt_impl *, kb_host *host)
 {
     if (s->esize == 4)
-        return launch_tiles<uint32_t, false>(s, host, "window tiles_kernel");
+        return launch_tiles<uint32_t, false, false>(s, host, "window tiles_kernel");
     if (s->esize == 8)
-        return launch_tiles<uint64_t, false>(s, host, "window tiles_kernel");
-    return launch_tiles<uint16_t, false>(s, host, "window tiles_kernel");
+        return launch_tiles<uint64_t, false, false>(s, host, "window tiles_kernel");
+    return launch_tiles<uint16_t, false, false>(s, host, "window tiles_kernel");
 }
 
 extern "C" int kbt_run_vec16_band(kbt_state *s, const kbt_impl *, kb_host *host)
 {
     if (s->esize == 4)
-        return launch_tiles<uint32_t, true>(s, host, "vec16-band tiles_kernel");
+        return launch_tiles<uint32_t, true, false>(s, host, "vec16-band tiles_kernel");
     if (s->esize == 8)
-        return launch_tiles<uint64_t, true>(s, host, "vec16-band tiles_kernel");
-    return launch_tiles<uint16_t, true>(s, host, "vec16-band tiles_kernel");
+        return launch_tiles<uint64_t, true, false>(s, host, "vec16-band tiles_kernel");
+    return launch_tiles<uint16_t, true, false>(s, host, "vec16-band tiles_kernel");
+}
+
+extern "C" int kbt_run_window_hoist(kbt_state *s, const kbt_impl *, kb_host *host)
+{
+    if (s->esize == 4)
+        return launch_tiles<uint32_t, false, true>(s, host, "window-hoist tiles_kernel");
+    if (s->esize == 8)
+        return launch_tiles<uint64_t, false, true>(s, host, "window-hoist tiles_kernel");
+    return launch_tiles<uint16_t, false, true>(s, host, "window-hoist tiles_kernel");
+}
+
+extern "C" int kbt_run_vec16_band_hoist(kbt_state *s, const kbt_impl *, kb_host *host)
+{
+    if (s->esize == 4)
+        return launch_tiles<uint32_t, true, true>(s, host, "vec16-band-hoist tiles_kernel");
+    if (s->esize == 8)
+        return launch_tiles<uint64_t, true, true>(s, host, "vec16-band-hoist tiles_kernel");
+    return launch_tiles<uint16_t, true, true>(s, host, "vec16-band-hoist tiles_kernel");
 }

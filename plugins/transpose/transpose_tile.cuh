@@ -409,4 +409,260 @@ KBT_HD void kbt_vec_out(unsigned t, T *__restrict__ out, const uint4 *smq, const
     }
 }
 
+/* ---- the hoisted paths (window-hoist, vec16-band-hoist) -------------------
+ * The same tiles, the same shared layouts and the same accesses as the
+ * window and vector paths above, with the per-job arithmetic taken out of
+ * the loops (the window path above recomputes each job's row, phase and
+ * 64-bit flat index, some hundred instructions per 16-byte chunk).  A
+ * thread's chunk jobs, tile jobs t + s * THREADS, all keep one chunk column
+ * and step RSTEP rows (a block's THREADS jobs cover whole rows); RSTEP is a
+ * multiple of W, so all of a thread's rows (input rows in, output rows out)
+ * have one phase, and what depends on the phase (which elements of the
+ * chunk are the tile's, where they go) is worked out once per tile.  The
+ * vector path's loads keep one granule column and step VSTEP rows, its
+ * sub-tiles one granule row.  The tile number is split in 32-bit
+ * arithmetic when the tile count allows.
+ * ------------------------------------------------------------------------ */
+template <typename T> struct kbt_hshape : kbt_shape<T> {
+    typedef kbt_shape<T> S;
+    static constexpr unsigned KB = S::G / S::KW; /* chunk blocks per row */
+    static constexpr unsigned RSTEP = S::THREADS / 32 / KB * S::RW, VSTEP = S::THREADS / S::G;
+    /* Load batches of the hoisted window in phase: u16's 16 chunks in two. */
+    static constexpr unsigned BATCHES = sizeof(T) == 2 ? 2 : 1;
+    static_assert((S::THREADS / 32) % KB == 0 && RSTEP % S::W == 0 && RSTEP * S::JOBS == S::TILE,
+                  "a thread's chunk jobs: one chunk column, rows RSTEP apart, one phase");
+    static_assert(S::THREADS % S::G == 0 && VSTEP * S::JOBS == S::TILE,
+                  "the vector path's loads: one granule column, rows VSTEP apart");
+    static_assert(S::SUBS * VSTEP == S::G, "the vector path's sub-tiles: one granule row");
+    static_assert(S::JOBS % BATCHES == 0, "even batches");
+};
+
+/* kbt_tile_of, in 32-bit arithmetic when the tile count fits (a 64-bit
+   division is a call of some dozens of instructions). */
+template <unsigned TILE>
+KBT_HD void kbt_tile_of_fast(const kbt_geom &g, uint64_t b, uint64_t &r0, uint64_t &c0)
+{
+    if (g.ntiles > 0xffffffffull) {
+        kbt_tile_of<TILE>(g, b, r0, c0);
+        return;
+    }
+    uint32_t band = (uint32_t)g.band, per_band = band * (uint32_t)g.tcols;
+    uint32_t bi = (uint32_t)b / per_band, within = (uint32_t)b - bi * per_band;
+    uint32_t first = bi * band, left = (uint32_t)g.trows - first;
+    uint32_t h = left < band ? left : band; /* the last band may be lower */
+    uint32_t col = within / h;
+    r0 = (uint64_t)(first + (within - col * h)) * TILE;
+    c0 = (uint64_t)col * TILE;
+}
+
+/* F(y) of the window layout (kbt_widx(swz, y, x) = y * TILE + (x ^ F(y))). */
+template <typename T>
+KBT_HD unsigned kbt_wswz(uint32_t swz, unsigned y)
+{
+    typedef kbt_shape<T> S;
+    return (S::W * ((y / S::W) & 7u)) ^ ((swz >> (4u * (y % S::W))) & 15u);
+}
+
+/* The 16-byte chunk at flat index f, or (past the input's end) only its
+   elements in mask ok, one by one. */
+template <typename T, class M>
+KBT_HD uint4 kbt_load_chunk(const T *__restrict__ in, uint64_t f, uint64_t n, unsigned ok)
+{
+    constexpr unsigned W = kbt_shape<T>::W;
+    if (f + W <= n)
+        return M::ld16(in + f);
+    kbt_chunk<T> v;
+    v.q = make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (unsigned i = 0; i < W; i++)
+        if (ok >> i & 1u)
+            v.e[i] = M::ld1(in + f + i);
+    return v.q;
+}
+
+/* The in phase of the hoisted window path for thread t: the jobs of
+   kbt_window_in.  Main jobs: rows row0 + s * RSTEP, chunk k of the row's
+   window, elements at tile columns l .. l + W - 1 (l = k * W - ph), those
+   in [0, C) kept (mask ok, the same for every s).  The extra job (threads
+   t < TILE): chunk G of row t, the window's last, which holds the row's
+   last ph elements.  Loads in BATCHES batches (each batch's loads first,
+   all in flight together, then its shared stores); the extra load goes out
+   with the first batch. */
+template <typename T, class M>
+KBT_HD void kbt_windowh_in(unsigned t, const T *__restrict__ in, T *sm, const kbt_geom &g,
+                           uint64_t r0, uint64_t c0)
+{
+    typedef kbt_hshape<T> S;
+    constexpr unsigned W = S::W, BATCH = S::JOBS / S::BATCHES;
+    const int R = (int)(g.rows - r0 < S::TILE ? g.rows - r0 : S::TILE);
+    const int C = (int)(g.cols - c0 < S::TILE ? g.cols - c0 : S::TILE);
+    unsigned row0, k;
+    kbt_job<T>(t, row0, k); /* job s is (row0 + s * RSTEP, k) */
+    const uint64_t base = (r0 + row0) * g.cols + c0; /* flat index of (r0 + row0, c0) */
+    const int ph = (int)(base % W);
+    const int l = (int)(k * W) - ph;
+    const uint64_t f0 = base + (uint64_t)(int64_t)l; /* the chunk's flat start, row row0 */
+    const uint64_t step = (uint64_t)S::RSTEP * g.cols;
+    unsigned ok = 0; /* the chunk's elements that are the tile's */
+#pragma unroll
+    for (unsigned i = 0; i < W; i++)
+        ok |= (l + (int)i >= 0 && l + (int)i < C) ? 1u << i : 0u;
+    /* The extra job: row t's window ends in chunk G, tile columns xl ..
+       (xl = TILE - phase of row t); its elements i < TILE - xl are the
+       row's last. */
+    const uint64_t xbase = (r0 + t) * g.cols + c0;
+    const int xl = (int)S::TILE - (int)(xbase % W);
+    unsigned xok = 0;
+    if (t < S::TILE && (int)t < R) {
+#pragma unroll
+        for (unsigned i = 0; i < W; i++)
+            xok |= (xl + (int)i < C && xl + (int)i < (int)S::TILE) ? 1u << i : 0u;
+    }
+    kbt_chunk<T> xv;
+    xv.q = make_uint4(0, 0, 0, 0);
+#pragma unroll 1
+    for (unsigned s0 = 0; s0 < S::JOBS; s0 += BATCH) {
+        kbt_chunk<T> v[BATCH];
+#pragma unroll
+        for (unsigned u = 0; u < BATCH; u++) {
+            v[u].q = make_uint4(0, 0, 0, 0);
+            if (ok && (int)(row0 + (s0 + u) * S::RSTEP) < R)
+                v[u].q = kbt_load_chunk<T, M>(in, f0 + (s0 + u) * step, g.n, ok);
+        }
+        if (s0 == 0 && xok)
+            xv.q = kbt_load_chunk<T, M>(in, xbase + (uint64_t)xl, g.n, xok);
+#pragma unroll
+        for (unsigned u = 0; u < BATCH; u++) {
+            unsigned s = s0 + u, y = row0 + s * S::RSTEP;
+            if (!ok || (int)y >= R)
+                continue;
+            unsigned rowbase = y * S::TILE, fy = kbt_wswz<T>(g.swz, y);
+#pragma unroll
+            for (unsigned i = 0; i < W; i++)
+                if (ok >> i & 1u)
+                    M::sts(sm, rowbase + ((unsigned)(l + (int)i) ^ fy), v[u].e[i], (int)(s * W + i));
+        }
+        if (s0 == 0 && xok) {
+#pragma unroll
+            for (unsigned i = 0; i < W; i++)
+                if (xok >> i & 1u)
+                    M::sts(sm, kbt_widx<T>(g.swz, t, (unsigned)(xl + (int)i)), xv.e[i],
+                           (int)(S::JOBS * W + i));
+        }
+    }
+}
+
+/* The out phase of the hoisted window path for thread t: the jobs of
+   kbt_window_out.  Main jobs: output rows c0 + x, x = x0 + s * RSTEP,
+   chunk slot m of the row's segment: the aligned chunk whose element i is
+   tile row l + i (l = m * W - q, q the segment's phase, the same for every
+   s), those in [0, R) kept; a chunk wholly inside the segment is one
+   16-byte store, a partial one element stores.  The extra job (threads
+   t < TILE): slot G of output row c0 + t, the segment's last q elements,
+   element stores. */
+template <typename T, class M>
+KBT_HD void kbt_windowh_out(unsigned t, T *__restrict__ out, const T *sm, const kbt_geom &g,
+                            uint64_t r0, uint64_t c0)
+{
+    typedef kbt_hshape<T> S;
+    constexpr unsigned W = S::W;
+    const int R = (int)(g.rows - r0 < S::TILE ? g.rows - r0 : S::TILE);
+    const int C = (int)(g.cols - c0 < S::TILE ? g.cols - c0 : S::TILE);
+    unsigned x0, m;
+    kbt_job<T>(t, x0, m);
+    const uint64_t obase = (c0 + x0) * g.rows + r0; /* flat index of output (c0 + x0, r0) */
+    const int q = (int)(obase % W);
+    const int l = (int)(m * W) - q;
+    const uint64_t f0 = obase + (uint64_t)(int64_t)l;
+    const uint64_t step = (uint64_t)S::RSTEP * g.rows;
+    const bool whole = l >= 0 && l + (int)W <= R;
+    unsigned ok = 0, rowbase[W], fy[W]; /* per element: its tile row's place and swizzle */
+#pragma unroll
+    for (unsigned i = 0; i < W; i++) {
+        int y = l + (int)i;
+        ok |= (y >= 0 && y < R) ? 1u << i : 0u;
+        unsigned yy = (y >= 0 && y < R) ? (unsigned)y : 0u;
+        rowbase[i] = yy * S::TILE;
+        fy[i] = kbt_wswz<T>(g.swz, yy);
+    }
+#pragma unroll
+    for (unsigned s = 0; s < S::JOBS; s++) {
+        unsigned x = x0 + s * S::RSTEP;
+        if (!ok || (int)x >= C)
+            continue;
+        kbt_chunk<T> o;
+        o.q = make_uint4(0, 0, 0, 0);
+#pragma unroll
+        for (unsigned i = 0; i < W; i++)
+            if (ok >> i & 1u)
+                o.e[i] = M::lds(sm, rowbase[i] + (x ^ fy[i]), (int)(s * W + i));
+        T *p = out + f0 + (uint64_t)s * step;
+        if (whole) {
+            M::st16(p, o.q);
+        } else {
+#pragma unroll
+            for (unsigned i = 0; i < W; i++)
+                if (ok >> i & 1u)
+                    M::st1(p + i, o.e[i]);
+        }
+    }
+    if (t < S::TILE && (int)t < C) { /* the extra job */
+        const uint64_t xbase = (c0 + t) * g.rows + r0;
+        const int xl = (int)S::TILE - (int)(xbase % W);
+#pragma unroll
+        for (unsigned i = 0; i < W; i++) {
+            int y = xl + (int)i;
+            if (y < (int)S::TILE && y < R)
+                M::st1(out + xbase + (uint64_t)y,
+                       M::lds(sm, kbt_widx<T>(g.swz, (unsigned)y, t), (int)(S::JOBS * W + i)));
+        }
+    }
+}
+
+/* The hoisted vector path: kbt_vec_in's loads (granule column gc of rows
+   row0 + s * VSTEP) and kbt_vec_out's sub-tiles (granule row gr = t % G,
+   granule columns gc0 + s * VSTEP) from one base pointer each. */
+template <typename T, class M>
+KBT_HD void kbt_vech_in(unsigned t, const T *__restrict__ in, uint4 *smq, const kbt_geom &g,
+                        uint64_t r0, uint64_t c0)
+{
+    typedef kbt_hshape<T> S;
+    constexpr unsigned BATCH = S::JOBS / kbt_tile_cfg<T>::VEC_BATCHES;
+    static_assert(BATCH * kbt_tile_cfg<T>::VEC_BATCHES == S::JOBS, "even batches");
+    const unsigned row0 = t / S::G, gc = t % S::G;
+    const T *p = in + (r0 + row0) * g.cols + c0 + gc * S::W;
+    const uint64_t step = (uint64_t)S::VSTEP * g.cols;
+#pragma unroll 1
+    for (unsigned s0 = 0; s0 < S::JOBS; s0 += BATCH) {
+        uint4 v[BATCH];
+#pragma unroll
+        for (unsigned u = 0; u < BATCH; u++)
+            v[u] = M::ld16(p + (s0 + u) * step);
+#pragma unroll
+        for (unsigned u = 0; u < BATCH; u++)
+            M::sts16(smq, kbt_vidx<T>(row0 + (s0 + u) * S::VSTEP, gc), v[u], (int)(s0 + u));
+    }
+}
+
+template <typename T, class M>
+KBT_HD void kbt_vech_out(unsigned t, T *__restrict__ out, const uint4 *smq, const kbt_geom &g,
+                         uint64_t r0, uint64_t c0)
+{
+    typedef kbt_hshape<T> S;
+    constexpr unsigned W = S::W;
+    const unsigned gr = t % S::G, gc0 = t / S::G;
+    T *p = out + (c0 + gc0 * W) * g.rows + r0 + gr * W;
+#pragma unroll
+    for (unsigned s = 0; s < S::SUBS; s++) {
+        unsigned gc = gc0 + s * S::VSTEP;
+        kbt_chunk<T> a[W];
+#pragma unroll
+        for (unsigned i = 0; i < W; i++)
+            a[i].q = M::lds16(smq, kbt_vidx<T>(gr * W + i, gc), (int)(s * W + i));
+#pragma unroll
+        for (unsigned j = 0; j < W; j++)
+            M::st16(p + (uint64_t)(s * S::VSTEP * W + j) * g.rows, kbt_column<T>(a, j).q);
+    }
+}
+
 #endif

@@ -241,7 +241,9 @@ template <typename T> static T input_value(uint64_t i)
     return (T)((i & 0xffffffffffull) | (h & 0x7fff000000000000ull));
 }
 
-template <typename T, bool VEC>
+/* HOIST: the hoisted tile code (window-hoist, vec16-band-hoist) instead of
+   the plain one. */
+template <typename T, bool VEC, bool HOIST = false>
 static emu_report emulate(uint64_t rows, uint64_t cols, uint64_t band, bool banks = false,
                           const uint32_t *swz = NULL)
 {
@@ -275,7 +277,10 @@ static emu_report emulate(uint64_t rows, uint64_t cols, uint64_t band, bool bank
     std::vector<unsigned> seen(g.ntiles, 0);
     for (uint64_t b = 0; b < g.ntiles; b++) {
         uint64_t r0, c0;
-        kbt_tile_of<S::TILE>(g, b, r0, c0);
+        if (HOIST)
+            kbt_tile_of_fast<S::TILE>(g, b, r0, c0);
+        else
+            kbt_tile_of<S::TILE>(g, b, r0, c0);
         uint64_t tr = r0 / S::TILE, tc = c0 / S::TILE;
         if (r0 % S::TILE || c0 % S::TILE || tr >= g.trows || tc >= g.tcols) {
             rep.tiles_missed++; /* a tile outside the matrix counts as a missed one */
@@ -292,12 +297,20 @@ static emu_report emulate(uint64_t rows, uint64_t cols, uint64_t band, bool bank
             for (unsigned t = 0; t < S::THREADS; t++) {
                 E.thread = t;
                 T *sm = reinterpret_cast<T *>(smq.data());
-                if (vec && phase == PH_IN)
+                if (vec && phase == PH_IN && HOIST)
+                    kbt_vech_in<T, emu_mem>(t, in, smq.data(), g, r0, c0);
+                else if (vec && phase == PH_IN)
                     kbt_vec_in<T, emu_mem>(t, in, smq.data(), g, r0, c0);
+                else if (vec && HOIST)
+                    kbt_vech_out<T, emu_mem>(t, out, smq.data(), g, r0, c0);
                 else if (vec)
                     kbt_vec_out<T, emu_mem>(t, out, smq.data(), g, r0, c0);
+                else if (phase == PH_IN && HOIST)
+                    kbt_windowh_in<T, emu_mem>(t, in, sm, g, r0, c0);
                 else if (phase == PH_IN)
                     kbt_window_in<T, emu_mem>(t, in, sm, g, r0, c0);
+                else if (HOIST)
+                    kbt_windowh_out<T, emu_mem>(t, out, sm, g, r0, c0);
                 else
                     kbt_window_out<T, emu_mem>(t, out, sm, g, r0, c0);
             }
@@ -377,11 +390,11 @@ static bool clean(const emu_report &r)
 
 /* Every shape, bands 0 (column-major) and 1 (row-major), and 2 (the last
    band lower than the others at odd tile-row counts). */
-template <typename T, bool VEC> static void all_shapes_exact(const char *what)
+template <typename T, bool VEC, bool HOIST = false> static void all_shapes_exact(const char *what)
 {
     for (const shape &s : shapes_of<T>())
         for (uint64_t band : {0ull, 1ull, 2ull}) {
-            emu_report r = emulate<T, VEC>(s.rows, s.cols, band);
+            emu_report r = emulate<T, VEC, HOIST>(s.rows, s.cols, band);
             cr_assert(clean(r), "%s", describe(what, s, band, r).c_str());
         }
 }
@@ -438,6 +451,32 @@ Test(transpose_emu, vec16_band_f32_exact_and_in_bounds) { all_shapes_exact<uint3
 Test(transpose_emu, vec16_band_f64_exact_and_in_bounds) { all_shapes_exact<uint64_t, true>("vec16-band f64"); }
 Test(transpose_emu, vec16_band_u16_exact_and_in_bounds) { all_shapes_exact<uint16_t, true>("vec16-band u16"); }
 
+Test(transpose_emu, window_hoist_f32_exact_and_in_bounds) { all_shapes_exact<uint32_t, false, true>("window-hoist f32"); }
+Test(transpose_emu, window_hoist_f64_exact_and_in_bounds) { all_shapes_exact<uint64_t, false, true>("window-hoist f64"); }
+Test(transpose_emu, window_hoist_u16_exact_and_in_bounds) { all_shapes_exact<uint16_t, false, true>("window-hoist u16"); }
+Test(transpose_emu, vec16_band_hoist_f32_exact_and_in_bounds) { all_shapes_exact<uint32_t, true, true>("vec16-band-hoist f32"); }
+Test(transpose_emu, vec16_band_hoist_f64_exact_and_in_bounds) { all_shapes_exact<uint64_t, true, true>("vec16-band-hoist f64"); }
+Test(transpose_emu, vec16_band_hoist_u16_exact_and_in_bounds) { all_shapes_exact<uint16_t, true, true>("vec16-band-hoist u16"); }
+
+/* The 32-bit tile split is the 64-bit one, tile for tile, at every band. */
+Test(transpose_emu, tile_order_fast_matches_plain)
+{
+    const uint64_t dims[] = {1, 2, 3, 7, 64, 129};
+    for (uint64_t tr : dims)
+        for (uint64_t tc : dims)
+            for (uint64_t band : {0ull, 1ull, 2ull, 3ull, 5ull, 64ull, 1000ull}) {
+                kbt_geom g = kbt_geom_make<uint32_t>(tr * 64 - 1, tc * 64 + 1, band);
+                for (uint64_t b = 0; b < g.ntiles; b++) {
+                    uint64_t r0, c0, r1, c1;
+                    kbt_tile_of<64>(g, b, r0, c0);
+                    kbt_tile_of_fast<64>(g, b, r1, c1);
+                    cr_assert(r0 == r1 && c0 == c1, "tiles %llu x %llu band %llu tile %llu",
+                              (unsigned long long)g.trows, (unsigned long long)g.tcols,
+                              (unsigned long long)band, (unsigned long long)b);
+                }
+            }
+}
+
 /* The headline ragged shape itself, and the tutorial's: every tile of
    8191 x 8193 f32 (one phase class, thousands of tiles, the input's last
    window read element by element). */
@@ -445,6 +484,12 @@ Test(transpose_emu, window_f32_8191x8193_exact_and_in_bounds)
 {
     emu_report r = emulate<uint32_t, false>(8191, 8193, 0);
     cr_assert(clean(r), "%s", describe("window f32", shape{8191, 8193}, 0, r).c_str());
+}
+
+Test(transpose_emu, window_hoist_f32_8191x8193_exact_and_in_bounds)
+{
+    emu_report r = emulate<uint32_t, false, true>(8191, 8193, 0);
+    cr_assert(clean(r), "%s", describe("window-hoist f32", shape{8191, 8193}, 0, r).c_str());
 }
 
 Test(transpose_emu, vec16_band_f32_2048x512_exact_and_in_bounds)
@@ -456,13 +501,13 @@ Test(transpose_emu, vec16_band_f32_2048x512_exact_and_in_bounds)
 /* Bank conflicts of the window path's chunk jobs in full tiles, every phase
    class: at most the bound the README states (f32, f64: none, two ways when
    rows is odd and cols even; u16: two ways). */
-template <typename T> static void window_conflicts_bounded(const char *what)
+template <typename T, bool HOIST = false> static void window_conflicts_bounded(const char *what)
 {
     typedef kbt_shape<T> S;
     for (unsigned rr = 0; rr < S::W; rr++)
         for (unsigned cr = 0; cr < S::W; cr++) {
             shape s = {2 * S::TILE + 8 + rr, 2 * S::TILE + 24 + cr};
-            emu_report r = emulate<T, false>(s.rows, s.cols, 0, true);
+            emu_report r = emulate<T, false, HOIST>(s.rows, s.cols, 0, true);
             double bound = sizeof(T) == 2 ? 2.0 : (rr % 2 == 1 && cr % 2 == 0) ? 2.0 : 1.0;
             cr_assert(r.worst_ratio <= bound, "%s rows %% W = %u, cols %% W = %u: %.2f-way (bound %.0f)",
                       what, rr, cr, r.worst_ratio, bound);
@@ -474,12 +519,15 @@ template <typename T> static void window_conflicts_bounded(const char *what)
 Test(transpose_emu, window_f32_bank_conflicts_bounded) { window_conflicts_bounded<uint32_t>("f32"); }
 Test(transpose_emu, window_f64_bank_conflicts_bounded) { window_conflicts_bounded<uint64_t>("f64"); }
 Test(transpose_emu, window_u16_bank_conflicts_bounded) { window_conflicts_bounded<uint16_t>("u16"); }
+Test(transpose_emu, window_hoist_f32_bank_conflicts_bounded) { window_conflicts_bounded<uint32_t, true>("hoist f32"); }
+Test(transpose_emu, window_hoist_f64_bank_conflicts_bounded) { window_conflicts_bounded<uint64_t, true>("hoist f64"); }
+Test(transpose_emu, window_hoist_u16_bank_conflicts_bounded) { window_conflicts_bounded<uint16_t, true>("hoist u16"); }
 
 /* The vector path (vec16's layout) is conflict-free, each type. */
-template <typename T> static void vec_conflict_free()
+template <typename T, bool HOIST = false> static void vec_conflict_free()
 {
     typedef kbt_shape<T> S;
-    emu_report r = emulate<T, true>(2 * S::TILE, 2 * S::TILE, 0, true);
+    emu_report r = emulate<T, true, HOIST>(2 * S::TILE, 2 * S::TILE, 0, true);
     cr_assert(clean(r));
     cr_assert_eq(r.worst_ratio, 1.0, "%zu-byte elements: %.2f-way", sizeof(T), r.worst_ratio);
 }
@@ -487,6 +535,9 @@ template <typename T> static void vec_conflict_free()
 Test(transpose_emu, vec_path_f32_conflict_free) { vec_conflict_free<uint32_t>(); }
 Test(transpose_emu, vec_path_f64_conflict_free) { vec_conflict_free<uint64_t>(); }
 Test(transpose_emu, vec_path_u16_conflict_free) { vec_conflict_free<uint16_t>(); }
+Test(transpose_emu, vec_hoist_f32_conflict_free) { vec_conflict_free<uint32_t, true>(); }
+Test(transpose_emu, vec_hoist_f64_conflict_free) { vec_conflict_free<uint64_t, true>(); }
+Test(transpose_emu, vec_hoist_u16_conflict_free) { vec_conflict_free<uint16_t, true>(); }
 
 /* ---- the emulator's own checks can fail ----------------------------------------- */
 
