@@ -451,12 +451,30 @@ Test(transpose_emu, vec16_band_f32_exact_and_in_bounds) { all_shapes_exact<uint3
 Test(transpose_emu, vec16_band_f64_exact_and_in_bounds) { all_shapes_exact<uint64_t, true>("vec16-band f64"); }
 Test(transpose_emu, vec16_band_u16_exact_and_in_bounds) { all_shapes_exact<uint16_t, true>("vec16-band u16"); }
 
-Test(transpose_emu, window_hoist_f32_exact_and_in_bounds) { all_shapes_exact<uint32_t, false, true>("window-hoist f32"); }
-Test(transpose_emu, window_hoist_f64_exact_and_in_bounds) { all_shapes_exact<uint64_t, false, true>("window-hoist f64"); }
-Test(transpose_emu, window_hoist_u16_exact_and_in_bounds) { all_shapes_exact<uint16_t, false, true>("window-hoist u16"); }
-Test(transpose_emu, vec16_band_hoist_f32_exact_and_in_bounds) { all_shapes_exact<uint32_t, true, true>("vec16-band-hoist f32"); }
-Test(transpose_emu, vec16_band_hoist_f64_exact_and_in_bounds) { all_shapes_exact<uint64_t, true, true>("vec16-band-hoist f64"); }
-Test(transpose_emu, vec16_band_hoist_u16_exact_and_in_bounds) { all_shapes_exact<uint16_t, true, true>("vec16-band-hoist u16"); }
+Test(transpose_emu, window_hoist_f32_exact_and_in_bounds)
+{
+    all_shapes_exact<uint32_t, false, true>("window-hoist f32");
+}
+Test(transpose_emu, window_hoist_f64_exact_and_in_bounds)
+{
+    all_shapes_exact<uint64_t, false, true>("window-hoist f64");
+}
+Test(transpose_emu, window_hoist_u16_exact_and_in_bounds)
+{
+    all_shapes_exact<uint16_t, false, true>("window-hoist u16");
+}
+Test(transpose_emu, vec16_band_hoist_f32_exact_and_in_bounds)
+{
+    all_shapes_exact<uint32_t, true, true>("vec16-band-hoist f32");
+}
+Test(transpose_emu, vec16_band_hoist_f64_exact_and_in_bounds)
+{
+    all_shapes_exact<uint64_t, true, true>("vec16-band-hoist f64");
+}
+Test(transpose_emu, vec16_band_hoist_u16_exact_and_in_bounds)
+{
+    all_shapes_exact<uint16_t, true, true>("vec16-band-hoist u16");
+}
 
 /* The 32-bit tile split is the 64-bit one, tile for tile, at every band. */
 Test(transpose_emu, tile_order_fast_matches_plain)
@@ -519,9 +537,18 @@ template <typename T, bool HOIST = false> static void window_conflicts_bounded(c
 Test(transpose_emu, window_f32_bank_conflicts_bounded) { window_conflicts_bounded<uint32_t>("f32"); }
 Test(transpose_emu, window_f64_bank_conflicts_bounded) { window_conflicts_bounded<uint64_t>("f64"); }
 Test(transpose_emu, window_u16_bank_conflicts_bounded) { window_conflicts_bounded<uint16_t>("u16"); }
-Test(transpose_emu, window_hoist_f32_bank_conflicts_bounded) { window_conflicts_bounded<uint32_t, true>("hoist f32"); }
-Test(transpose_emu, window_hoist_f64_bank_conflicts_bounded) { window_conflicts_bounded<uint64_t, true>("hoist f64"); }
-Test(transpose_emu, window_hoist_u16_bank_conflicts_bounded) { window_conflicts_bounded<uint16_t, true>("hoist u16"); }
+Test(transpose_emu, window_hoist_f32_bank_conflicts_bounded)
+{
+    window_conflicts_bounded<uint32_t, true>("hoist f32");
+}
+Test(transpose_emu, window_hoist_f64_bank_conflicts_bounded)
+{
+    window_conflicts_bounded<uint64_t, true>("hoist f64");
+}
+Test(transpose_emu, window_hoist_u16_bank_conflicts_bounded)
+{
+    window_conflicts_bounded<uint16_t, true>("hoist u16");
+}
 
 /* The vector path (vec16's layout) is conflict-free, each type. */
 template <typename T, bool HOIST = false> static void vec_conflict_free()
