@@ -624,3 +624,25 @@ Test(transpose_emu, stale_shared_read_is_caught)
     (void)emu_mem::lds<uint32_t>(sm, 3, 0);
     cr_assert_eq(E.stale, 1, "tile 1 read tile 0's slot");
 }
+
+/* Shapes drawn at random (a fixed seed): rows and cols from 1 to 700, a
+   random band, each type: window, window-hoist and vec16-band-hoist, beyond
+   the hand-picked shapes above. */
+template <typename T> static void random_shapes_exact(const char *what)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int k = 0; k < 40; k++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t rows = 1 + (x >> 33) % 700, cols = 1 + (x >> 13) % 700, band = (x >> 55) % 4;
+        emu_report r = emulate<T, false, false>(rows, cols, band);
+        cr_assert(clean(r), "%s (window)", describe(what, shape{rows, cols}, band, r).c_str());
+        r = emulate<T, false, true>(rows, cols, band);
+        cr_assert(clean(r), "%s (window-hoist)", describe(what, shape{rows, cols}, band, r).c_str());
+        r = emulate<T, true, true>(rows, cols, band);
+        cr_assert(clean(r), "%s (vec16-band-hoist)", describe(what, shape{rows, cols}, band, r).c_str());
+    }
+}
+
+Test(transpose_emu, f32_random_shapes_exact) { random_shapes_exact<uint32_t>("f32"); }
+Test(transpose_emu, f64_random_shapes_exact) { random_shapes_exact<uint64_t>("f64"); }
+Test(transpose_emu, u16_random_shapes_exact) { random_shapes_exact<uint16_t>("u16"); }
