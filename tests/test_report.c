@@ -502,9 +502,12 @@ Test(report, csv_header_quoting_and_nan)
                             "reason", "runs", "median_s", "min_s", "max_s", "mean_s",
                             "stddev_s", "bytes_read", "bytes_written", "flops", "items", "gbps",
                             "gflops", "items_per_s", "ceiling", "ceiling_gbps", "pct_ceiling",
-                            "speedup_baseline", "speedup_cpu", "speedup_reference",
-                            "check_measure", "check_error", "check_tolerance", "points",
-                            "ignores", "key"};
+                            "peak", "peak_gflops", "pct_peak", "speedup_baseline",
+                            "speedup_cpu", "speedup_reference", "check_measure", "check_error",
+                            "check_tolerance", "batch", "batch_note", "sm_mhz_min",
+                            "sm_mhz_max", "mem_mhz_min", "temp_c_max", "power_w_max",
+                            "clock_reasons", "throttled", "low_clock", "points", "ignores",
+                            "key"};
     size_t ncol = sizeof expect / sizeof expect[0];
     cr_assert_eq(t.nf[0], ncol, "header has %zu columns", t.nf[0]);
     for (size_t i = 0; i < ncol; i++)

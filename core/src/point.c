@@ -48,6 +48,7 @@ void kbc_record_identify(kbc_record *r, const kbc_experiment *e, uint64_t p,
     set_text(r->baseline, sizeof r->baseline, variant_name(d, e->baseline));
     set_text(r->reference, sizeof r->reference, variant_name(d, e->reference));
     r->cache_cold = e->measure.cache_cold && r->backend == KB_BACKEND_CUDA;
+    r->mode.requested = e->measure.batch;
     set_text(r->device, sizeof r->device, r->backend == KB_BACKEND_CUDA ? "" : "cpu");
 }
 
