@@ -504,7 +504,7 @@ Test(report, csv_header_quoting_and_nan)
                             "gflops", "items_per_s", "ceiling", "ceiling_gbps", "pct_ceiling",
                             "peak", "peak_gflops", "pct_peak", "speedup_baseline",
                             "speedup_cpu", "speedup_reference", "check_measure", "check_error",
-                            "check_tolerance", "batch", "batch_note", "sm_mhz_min",
+                            "check_tolerance", "batch", "batch_how", "batch_note", "sm_mhz_min",
                             "sm_mhz_max", "mem_mhz_min", "temp_c_max", "power_w_max",
                             "clock_reasons", "throttled", "low_clock", "points", "ignores",
                             "key"};

@@ -361,3 +361,53 @@ int kbc_gpu_pci_bus_id(int dev, char *buf, size_t n, char *why, size_t whyn)
     }
     return 0;
 }
+
+int kbc_gpu_capture_begin(void *stream, char *why, size_t n)
+{
+    /* Thread-local: a call that is not allowed during a capture fails in
+       this thread only (and then the batch is timed as a launch loop). */
+    cudaError_t e = cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return cuda_fail(e, "cudaStreamBeginCapture", why, n);
+    }
+    return 0;
+}
+
+int kbc_gpu_capture_end(void *stream, void **exec, size_t *nodes, char *why, size_t n)
+{
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t x = NULL;
+    *exec = NULL;
+    *nodes = 0;
+    cudaError_t e = cudaStreamEndCapture((cudaStream_t)stream, &g);
+    const char *what = "cudaStreamEndCapture";
+    if (e == cudaSuccess && g) {
+        what = "cudaGraphGetNodes";
+        e = cudaGraphGetNodes(g, NULL, nodes);
+    }
+    if (e == cudaSuccess && g) {
+        what = "cudaGraphInstantiate";
+        e = cudaGraphInstantiate(&x, g, 0);
+    }
+    if (g)
+        cudaGraphDestroy(g);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return cuda_fail(e, what, why, n);
+    }
+    *exec = x;
+    return 0;
+}
+
+int kbc_gpu_graph_launch(void *exec, void *stream, char *why, size_t n)
+{
+    cudaError_t e = cudaGraphLaunch((cudaGraphExec_t)exec, (cudaStream_t)stream);
+    return e == cudaSuccess ? 0 : cuda_fail(e, "cudaGraphLaunch", why, n);
+}
+
+void kbc_gpu_graph_destroy(void *exec)
+{
+    if (exec)
+        cudaGraphExecDestroy((cudaGraphExec_t)exec);
+}

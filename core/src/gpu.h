@@ -61,6 +61,16 @@ void kbc_gpu_ceilings(void *stream, uint64_t bytes, int sm_count, double *read_g
 void kbc_gpu_flops_ceilings(void *stream, int sm_count, int cc_major, double *fp32_gflops,
                             double *tf32_gflops, double *bf16_gflops);
 
+/* Batches as CUDA graphs: everything enqueued on `stream` between begin
+   and end is captured (not run) and instantiated into *exec; *nodes says
+   how many operations were captured.  end always leaves capture mode, also
+   after a failure, and clears the error a failed capture leaves.  Each
+   returns 0, or -1 with why set. */
+int kbc_gpu_capture_begin(void *stream, char *why, size_t n);
+int kbc_gpu_capture_end(void *stream, void **exec, size_t *nodes, char *why, size_t n);
+int kbc_gpu_graph_launch(void *exec, void *stream, char *why, size_t n);
+void kbc_gpu_graph_destroy(void *exec);
+
 /* The PCI bus id of device ordinal dev ("0000:19:00.0"), as NVML takes
    it.  Returns 0, or -1 with why set. */
 int kbc_gpu_pci_bus_id(int dev, char *buf, size_t n, char *why, size_t whyn);

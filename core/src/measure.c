@@ -88,6 +88,14 @@ static const char *short_time(double s, char *buf, size_t n)
     return buf;
 }
 
+uint32_t kbc_batch_size_for(double per_run_s)
+{
+    if (!(per_run_s > 0) || !isfinite(per_run_s))
+        return KBC_BATCH_MAX;
+    double want = ceil(KBC_BATCH_SAMPLE_S / per_run_s);
+    return want >= KBC_BATCH_MAX ? KBC_BATCH_MAX : want <= 2 ? 2 : (uint32_t)want;
+}
+
 uint32_t kbc_batch_auto(double single_s, char *note, size_t n)
 {
     char t[32];
@@ -101,10 +109,9 @@ uint32_t kbc_batch_auto(double single_s, char *note, size_t n)
                      short_time(single_s, t, sizeof t), KBC_BATCH_AUTO_BELOW_S * 1e6);
         return 1;
     }
-    double want = ceil(KBC_BATCH_SAMPLE_S / single_s);
-    uint32_t b = want >= KBC_BATCH_MAX ? KBC_BATCH_MAX : want <= 2 ? 2 : (uint32_t)want;
+    uint32_t b = kbc_batch_size_for(single_s);
     if (note && n)
-        snprintf(note, n, "auto: one run takes %s, under %g us, so %u runs make a sample",
+        snprintf(note, n, "auto: one run takes %s alone, under %g us, so %u runs make a sample",
                  short_time(single_s, t, sizeof t), KBC_BATCH_AUTO_BELOW_S * 1e6, b);
     return b;
 }
@@ -116,12 +123,51 @@ static void read_clocks(kbc_device *dev, kbc_rec_clocks *c, int after)
         kbc_clocks_add(c, &s, after);
 }
 
+/* Captures `batch` runs into a CUDA graph (*exec).  Returns 0; or -1 with
+   *exec NULL and note saying why, and the batch is then launched run by
+   run: a run() that cannot be captured (a call that is not allowed while
+   a stream captures, copies from pageable host memory) still runs. */
+static int capture_batch(const kb_ops *ops, void *state, uint32_t v, kb_host *host,
+                         kbc_hostctx *hc, int copies, uint32_t batch, kbc_device *dev,
+                         void **exec, char *note, size_t n)
+{
+    const char *call = "run";
+    char why[300];
+    size_t nodes = 0;
+    int r = KB_OK;
+    *exec = NULL;
+    if (kbc_gpu_capture_begin(dev->stream, why, sizeof why) != 0) {
+        snprintf(note, n, "launched run by run: %s", why);
+        return -1;
+    }
+    for (uint32_t j = 0; j < batch && r == KB_OK; j++)
+        r = kbc_one_run(ops, state, v, host, hc, copies, &call);
+    int e = kbc_gpu_capture_end(dev->stream, exec, &nodes, why, sizeof why);
+    if (r != KB_OK || e != 0 || nodes == 0) {
+        if (r != KB_OK)
+            snprintf(note, n, "launched run by run: %s() failed while a CUDA graph captured it%s%.160s",
+                     call, hc->fail_msg[0] ? ": " : "", hc->fail_msg);
+        else if (e != 0)
+            snprintf(note, n, "launched run by run: the CUDA graph capture failed: %s", why);
+        else
+            snprintf(note, n, "launched run by run: a CUDA graph captured nothing (run() does "
+                              "not enqueue on the stream kbench gives it)");
+        kbc_gpu_graph_destroy(*exec);
+        *exec = NULL;
+        kbc_host_clear(hc);
+        kbc_gpu_last_error(why, sizeof why);
+        return -1;
+    }
+    return 0;
+}
+
 /* One timed sample of a CUDA variant: the flush (cold), the start event,
-   `batch` runs with nothing between them, the stop event.  *total is the
-   seconds between the events.  Returns 0, or -1 with f filled. */
+   `batch` runs with nothing between them (the graph exec when there is
+   one), the stop event.  *total is the seconds between the events.
+   Returns 0, or -1 with f filled. */
 static int cuda_sample(const kb_ops *ops, void *state, uint32_t v, kb_host *host,
-                       kbc_hostctx *hc, int copies, int cold, uint32_t batch, kbc_device *dev,
-                       double *total, kbc_fault *f)
+                       kbc_hostctx *hc, int copies, int cold, uint32_t batch, void *exec,
+                       kbc_device *dev, double *total, kbc_fault *f)
 {
     const char *call = "run";
     float msec = 0.0f;
@@ -130,9 +176,14 @@ static int cuda_sample(const kb_ops *ops, void *state, uint32_t v, kb_host *host
         return cuda_fault(f, "the L2 flush before a timed run");
     if (kbc_gpu_event_record(dev->ev0, dev->stream, f->why, sizeof f->why) != 0)
         return cuda_fault(f, "the timed runs");
-    for (uint32_t j = 0; j < batch; j++)
-        if ((r = kbc_one_run(ops, state, v, host, hc, copies, &call)) != KB_OK)
-            return plugin_fault(f, r, call);
+    if (exec) {
+        if (kbc_gpu_graph_launch(exec, dev->stream, f->why, sizeof f->why) != 0)
+            return cuda_fault(f, "the timed runs (a CUDA graph of the batch)");
+    } else {
+        for (uint32_t j = 0; j < batch; j++)
+            if ((r = kbc_one_run(ops, state, v, host, hc, copies, &call)) != KB_OK)
+                return plugin_fault(f, r, call);
+    }
     if (kbc_gpu_event_record(dev->ev1, dev->stream, f->why, sizeof f->why) != 0 ||
         kbc_gpu_event_elapsed(dev->ev0, dev->ev1, &msec, f->why, sizeof f->why) != 0)
         return cuda_fault(f, "the timed runs");
@@ -173,17 +224,59 @@ int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda, ui
     if (cuda && kbc_device_settle(dev, f->why, sizeof f->why) != 0)
         return cuda_fault(f, "the warm-up runs");
 
-    if (batch == 0) {
+    const int is_auto = batch == 0;
+    if (is_auto) {
         /* Auto: a few runs timed alone decide; they count as warm-up. */
         double one[KBC_BATCH_PROBE_RUNS];
         for (int i = 0; i < KBC_BATCH_PROBE_RUNS; i++)
-            if (cuda_sample(ops, state, v, host, hc, ms->include_copies, 0, 1, dev, &one[i], f))
+            if (cuda_sample(ops, state, v, host, hc, ms->include_copies, 0, 1, NULL, dev,
+                            &one[i], f))
                 return -1;
         qsort(one, KBC_BATCH_PROBE_RUNS, sizeof one[0], cmp_double);
         batch = kbc_batch_auto(one[KBC_BATCH_PROBE_RUNS / 2], out->mode.note,
                                sizeof out->mode.note);
     }
+    void *exec = NULL;
+    if (batch > 1) {
+        char why[sizeof out->mode.note];
+        if (capture_batch(ops, state, v, host, hc, ms->include_copies, batch, dev, &exec, why,
+                          sizeof why) != 0)
+            snprintf(out->mode.note, sizeof out->mode.note, "%s", why);
+        /* One untimed sample uploads the graph (its first launch costs
+           more).  For auto it also calibrates: a run alone carries the
+           launch latency, so the batch is sized again from the time a run
+           takes inside the batch, so that a sample lasts about
+           KBC_BATCH_SAMPLE_S. */
+        double whole = 0.0;
+        int st = cuda_sample(ops, state, v, host, hc, ms->include_copies, 0, batch, exec, dev,
+                             &whole, f);
+        if (st == 0 && is_auto) {
+            uint32_t better = kbc_batch_size_for(whole / (double)batch);
+            if (better > batch) {
+                char t[32];
+                batch = better;
+                if (exec) {
+                    kbc_gpu_graph_destroy(exec);
+                    if (capture_batch(ops, state, v, host, hc, ms->include_copies, batch, dev,
+                                      &exec, why, sizeof why) != 0)
+                        snprintf(out->mode.note, sizeof out->mode.note, "%s", why);
+                    else
+                        st = cuda_sample(ops, state, v, host, hc, ms->include_copies, 0, batch,
+                                         exec, dev, &whole, f);
+                }
+                if (exec || !strstr(out->mode.note, "run by run"))
+                    snprintf(out->mode.note, sizeof out->mode.note,
+                             "auto: a run takes %s in a batch, so %u runs make a sample",
+                             short_time(whole / (double)batch, t, sizeof t), batch);
+            }
+        }
+        if (st != 0) {
+            kbc_gpu_graph_destroy(exec);
+            return -1;
+        }
+    }
     out->mode.batch = batch;
+    out->mode.graph = exec != NULL;
 
     /* With a noise target: at least min_runs and min_time, then until the
        noise of the median is within the target, at most max_runs; without
@@ -215,8 +308,8 @@ int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda, ui
         }
         double whole, s;
         if (cuda) {
-            if ((rc = cuda_sample(ops, state, v, host, hc, ms->include_copies, cold, batch, dev,
-                                  &whole, f)) != 0)
+            if ((rc = cuda_sample(ops, state, v, host, hc, ms->include_copies, cold, batch, exec,
+                                  dev, &whole, f)) != 0)
                 break;
             s = whole / (double)batch;
         } else {
@@ -242,6 +335,7 @@ int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda, ui
     }
     if (rc == 0 && cuda)
         read_clocks(dev, &out->clocks, 1);
+    kbc_gpu_graph_destroy(exec);
     if (rc == 0 && adaptive)
         out->capped = !(kbc_median_noise(sorted, n) <= target);
     free(sorted);

@@ -9,7 +9,10 @@
  * pair of events around N back-to-back runs with no synchronisation
  * between them, divided by N, so that a kernel of a few microseconds is
  * not buried under one event pair's resolution and the launch latency of
- * a run timed alone.  The GPU's clocks are read (device.h, NVML) just
+ * a run timed alone.  The N runs are captured once into a CUDA graph and
+ * the graph is replayed for each sample, so that the host's launch rate
+ * (about 3 us a launch) does not bound a kernel shorter than that; where
+ * the capture fails they are launched run by run.  The GPU's clocks are read (device.h, NVML) just
  * before the timed runs and just after them.
  */
 #ifndef KBENCH_MEASURE_H
@@ -68,6 +71,10 @@ uint32_t kbc_batch_choose(int requested, int cuda, uint32_t flags, int cache_col
    ceil(KBC_BATCH_SAMPLE_S / single_s) within [2, KBC_BATCH_MAX].  note
    says which and why. */
 uint32_t kbc_batch_auto(double single_s, char *note, size_t n);
+
+/* The batch size that makes a sample of runs of per_run_s seconds last
+   about KBC_BATCH_SAMPLE_S: within [2, KBC_BATCH_MAX]. */
+uint32_t kbc_batch_size_for(double per_run_s);
 
 /* Warm-up and timed runs of variant v (flags: its KB_VARIANT_*) on a
    set-up, verified state.  Fills out and returns 0; or fills f and

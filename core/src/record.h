@@ -122,13 +122,18 @@ uint64_t kbc_clock_reason_parse(const char *name);
 
 /* How a row's timed runs were made (measure.c): one run per timed sample,
    or a batch of `batch` back-to-back runs between one pair of events,
-   each sample being the batch's time divided by `batch`. */
+   each sample being the batch's time divided by `batch`; the batch is
+   captured once into a CUDA graph and replayed, or, where capturing fails,
+   launched run by run. */
 typedef struct kbc_rec_mode {
     uint32_t batch;          /* runs per timed sample: 1 single, >= 2 batch */
+    int graph;               /* a batch replayed as one CUDA graph (1) or
+                                launched run by run (0, the fallback)     */
     int requested;           /* the experiment's batch: 0 off, 1 auto, N   */
-    char note[160];          /* why the row was not batched when the
-                                experiment asked for it, or how auto
-                                chose; "" otherwise                       */
+    char note[400];          /* why the row was not batched when the
+                                experiment asked for it, how auto chose,
+                                or why a batch is launched run by run;
+                                "" otherwise                              */
 } kbc_rec_mode;
 
 /* The outcome of verify(), as the host judged it. */

@@ -32,7 +32,7 @@ static const char *const tail_columns[] = {
     "min_s", "max_s", "mean_s", "stddev_s", "bytes_read", "bytes_written", "flops", "items",
     "gbps", "gflops", "items_per_s", "ceiling", "ceiling_gbps", "pct_ceiling", "peak",
     "peak_gflops", "pct_peak", "speedup_baseline", "speedup_cpu", "speedup_reference",
-    "check_measure", "check_error", "check_tolerance", "batch", "batch_note", "sm_mhz_min",
+    "check_measure", "check_error", "check_tolerance", "batch", "batch_how", "batch_note", "sm_mhz_min",
     "sm_mhz_max", "mem_mhz_min", "temp_c_max", "power_w_max", "clock_reasons", "throttled",
     "low_clock", "points", "ignores", "key"};
 static const char *const head_columns[] = {"experiment", "plugin", "point"};
@@ -190,6 +190,10 @@ static void csv_row(csv_ctx *c, const kbc_record *r)
         fprintf(f, ",%u", r->mode.batch);
     else
         fputc(',', f);
+    put_field(f, 0, r->time.n == 0      ? ""
+                    : r->mode.batch <= 1 ? "single"
+                    : r->mode.graph     ? "graph"
+                                        : "loop");
     put_field(f, 0, r->mode.note);
     /* The clock fields are empty where nothing was read. */
     const kbc_rec_clocks *k = &r->clocks;

@@ -324,6 +324,10 @@ static json_t *row_json(const kbc_record *r)
     json_object_set_new(o, "pct_peak", num(r->pct_peak));
     json_t *md = json_object();
     json_object_set_new(md, "batch", r->time.n > 0 ? json_integer(r->mode.batch) : json_null());
+    json_object_set_new(md, "how", r->time.n == 0        ? json_null()
+                                   : r->mode.batch <= 1 ? json_string("single")
+                                   : r->mode.graph      ? json_string("graph")
+                                                        : json_string("loop"));
     json_object_set_new(md, "requested", batch_json(r->mode.requested));
     json_object_set_new(md, "note", r->mode.note[0] ? json_string(r->mode.note) : json_null());
     json_object_set_new(o, "mode", md);

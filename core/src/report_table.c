@@ -39,7 +39,7 @@ static int run_wide(const kbc_record *r)
 
 /* Widths of the fixed columns.  A time such as "123.4 ms" takes 8. */
 enum { W_BACKEND = 7, W_STATUS = 7, W_TIME = 9, W_RUNS = 5, W_NOISE = 7, W_GBPS = 8, W_PCT = 6,
-       W_GFLOPS = 9, W_SPEEDUP = 8, W_CHANGE = 14, W_CLOCK = 8, W_BATCH = 6 };
+       W_GFLOPS = 9, W_SPEEDUP = 8, W_CHANGE = 14, W_CLOCK = 8, W_BATCH = 8 };
 
 /* A duration in seconds with a unit chosen so that the number lies in
    [1, 1000), printed with at most 4 significant digits: "123.4 us". */
@@ -121,11 +121,12 @@ static const char *fmt_clock(const kbc_record *r, char *buf, size_t n)
     return buf;
 }
 
-/* How the row was timed: "x64" for batches of 64 runs, "single". */
+/* How the row was timed: "x64" for batches of 64 runs replayed as a CUDA
+   graph, "x64 loop" for batches launched run by run, "single". */
 static const char *fmt_batch(const kbc_record *r, char *buf, size_t n)
 {
     if (r->mode.batch > 1)
-        snprintf(buf, n, "x%u", r->mode.batch);
+        snprintf(buf, n, "x%u%s", r->mode.batch, r->mode.graph ? "" : " loop");
     else if (r->time.n > 0)
         snprintf(buf, n, "single");
     else
@@ -167,14 +168,16 @@ static const char *clock_note(const kbc_record *r, char *buf, size_t n)
     return buf;
 }
 
-/* The note of a row that asked for a batch count and was timed singly
-   (a syncs variant); auto's choices and CPU rows are in the JSON only. */
+/* The note of a CUDA row that asked for a batch count and was timed
+   singly (a syncs variant), or whose batch is launched run by run (the
+   capture failed); auto's choices and CPU rows are in the JSON only. */
 static const char *batch_note(const kbc_record *r)
 {
-    return r->mode.requested >= 2 && r->backend == KB_BACKEND_CUDA && r->mode.batch <= 1 &&
-                   r->time.n > 0 && r->mode.note[0]
-               ? r->mode.note
-               : NULL;
+    if (r->backend != KB_BACKEND_CUDA || r->time.n == 0 || !r->mode.note[0])
+        return NULL;
+    if (r->mode.batch > 1 && !r->mode.graph)
+        return r->mode.note;
+    return r->mode.requested >= 2 && r->mode.batch <= 1 ? r->mode.note : NULL;
 }
 
 /* The change against the baseline run's row with the same key, as

@@ -227,6 +227,8 @@ static int read_row(const json_t *o, kbc_record *r, char *why, size_t n)
                             ? (uint32_t)json_integer_value(b)
                             : 1;
         r->mode.requested = batch_of(json_object_get(md, "requested"));
+        const json_t *how = json_object_get(md, "how");
+        r->mode.graph = json_is_string(how) && strcmp(json_string_value(how), "graph") == 0;
         get_str(md, "note", r->mode.note, sizeof r->mode.note);
     }
     const json_t *ck = json_object_get(o, "clocks");
