@@ -39,7 +39,7 @@ static int run_wide(const kbc_record *r)
 
 /* Widths of the fixed columns.  A time such as "123.4 ms" takes 8. */
 enum { W_BACKEND = 7, W_STATUS = 7, W_TIME = 9, W_RUNS = 5, W_NOISE = 7, W_GBPS = 8, W_PCT = 6,
-       W_GFLOPS = 9, W_SPEEDUP = 8, W_CHANGE = 14, W_CLOCK = 8, W_BATCH = 8 };
+       W_GFLOPS = 9, W_SPEEDUP = 8, W_CHANGE = 14, W_CLOCK = 9, W_BATCH = 8 };
 
 /* A duration in seconds with a unit chosen so that the number lies in
    [1, 1000), printed with at most 4 significant digits: "123.4 us". */
