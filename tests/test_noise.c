@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "device.h"
 #include "kbench/plugin.h"
 #include "measure.h"
 #include "nvml.h"
@@ -270,4 +271,43 @@ Test(nvml, asks_for_the_device_by_bus_id)
     unlink(path);
     got[strcspn(got, "\n")] = '\0';
     cr_assert_str_eq(got, BUS);
+}
+
+/* ---- the run's device without NVML: one notice, and it goes on ------------- */
+
+Test(nvml, device_without_nvml_says_so_once)
+{
+    setenv("KBENCH_NVML", KBENCH_FIXTURE_DIR "/nvml/no-such-libnvidia-ml.so", 1);
+    kbc_device d;
+    memset(&d, 0, sizeof d);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *notice = open_memstream(&buf, &len);
+    cr_assert_eq(kbc_device_clocks_open(&d, BUS, notice), -1);
+    fclose(notice);
+    assert_has(buf, "kbench: note: no GPU clock readings: ");
+    assert_has(buf, "could not be loaded");
+    int lines = 0;
+    for (const char *c = buf; *c; c++)
+        lines += *c == '\n';
+    cr_assert_eq(lines, 1, "one line: %s", buf);
+    assert_has(d.clocks_why, "could not be loaded");
+    kbc_clock_sample s;
+    cr_assert_eq(kbc_device_clocks(&d, &s), -1, "no readings, and no crash");
+    cr_assert_eq(s.known, 0u);
+    free(buf);
+}
+
+Test(nvml, device_with_nvml_knows_the_maximum_clock)
+{
+    setenv("KBENCH_NVML", KBENCH_FAKE_NVML, 1);
+    setenv("FAKE_NVML_SM_MAX_MHZ", "1980", 1);
+    kbc_device d;
+    memset(&d, 0, sizeof d);
+    cr_assert_eq(kbc_device_clocks_open(&d, BUS, NULL), 0, "%s", d.clocks_why);
+    cr_assert_eq(kbc_device_sm_max_mhz(&d), 1980);
+    kbc_clock_sample s;
+    cr_assert_eq(kbc_device_clocks(&d, &s), 0);
+    cr_assert_neq(s.known & KBC_CLK_SM, 0u);
+    kbc_nvml_close(d.nvml);
 }
