@@ -275,6 +275,14 @@ static int kbm_plan(const kb_value *p, kb_work *out, kb_host *host)
                                                        : z.a_bytes + z.b_bytes;
     out->bytes_written = z.c_bytes;
     out->flops = 2.0 * (double)m * (double)n * (double)k;
+    /* The compute ceiling a row's GFLOP/s is read against: tf32 and bf16
+       against the run's mma.sync ceilings (wgmma may pass 100% of them),
+       f32 and fp32x3 against the FP32 FMA ceiling (fp32x3 runs on the
+       tensor cores, so it may pass 100%: that is its point). */
+    int prec = (int)p[KBM_P_PRECISION].i;
+    kb_work_set_peak(out, host, prec == KBM_TF32   ? KB_PEAK_TF32
+                                : prec == KBM_BF16 ? KB_PEAK_BF16
+                                                   : KB_PEAK_FP32);
     out->items = m * n;
     out->host_bytes = z.host_bytes;
     out->device_bytes = z.device_bytes;
