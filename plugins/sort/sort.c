@@ -40,6 +40,9 @@ static const char *const dist_choices[] = {"uniform",     "permutation", "sorted
                                            "reversed",    "nearly-sorted", "few-unique",
                                            "all-equal",   "special"};
 _Static_assert(sizeof dist_choices / sizeof dist_choices[0] == SORT_N_DISTS, "one name per dist");
+static const char *const tile_choices[] = {"auto",   "384x20", "384x23",
+                                           "512x16", "256x24", "384x20-match"};
+_Static_assert(sizeof tile_choices / sizeof tile_choices[0] == SORT_N_TILES, "one name per tile");
 
 static const kb_param params[SORT_N_PARAMS] = {
     [SORT_P_N] = {.name = "n", .type = KB_PARAM_SIZE, .def = "2^20", .min = 1,
@@ -56,13 +59,22 @@ static const kb_param params[SORT_N_PARAMS] = {
                              "shuffled), sorted, reversed, nearly-sorted (n/50 random swaps of a "
                              "sorted input), few-unique (16 keys), all-equal, special (f32 only: "
                              "+-0, subnormals, +-inf, extremes among random bits)"},
+    [SORT_P_TILE] = {.name = "tile", .type = KB_PARAM_ENUM, .def = "auto",
+                     KB_CHOICES(tile_choices),
+                     .help = "onesweep-early's tile, threads x keys per thread: auto (384x20), "
+                             "384x20, 384x23, 512x16, 256x24, or 384x20-match "
+                             "(__match_any_sync instead of ballots); the other variants "
+                             "ignore it"},
 };
 
 static int run_cpu_qsort(sort_state *s, const sort_impl *impl, kb_host *host);
 static int run_cpu_radix(sort_state *s, const sort_impl *impl, kb_host *host);
 
+/* Every variant reads n, key, values and dist; only onesweep-early reads
+   tile (U_TILE), so a sweep over tile runs the others once. */
 #define U_ALL                                                                                 \
     (KB_USES(SORT_P_N) | KB_USES(SORT_P_KEY) | KB_USES(SORT_P_VALUES) | KB_USES(SORT_P_DIST))
+#define U_TILE (U_ALL | KB_USES(SORT_P_TILE))
 
 #define SORT_FIELDS(...) __VA_ARGS__
 
@@ -133,6 +145,9 @@ static int check_params(const kb_value *p, kb_host *host)
     if (n < 1 || n > SORT_MAX_N)
         return host->fail(host, KB_EINVAL, "sort: n = %llu is outside 1 .. 2^31-1",
                           (unsigned long long)n);
+    if (p[SORT_P_TILE].i < 0 || p[SORT_P_TILE].i >= SORT_N_TILES)
+        return host->fail(host, KB_EINVAL, "sort: tile = %lld is not one of the %d shapes",
+                          (long long)p[SORT_P_TILE].i, SORT_N_TILES);
     if (p[SORT_P_DIST].i == SORT_SPECIAL && p[SORT_P_KEY].i != SORT_F32)
         return host->fail(host, KB_EINVAL,
                           "sort: dist = special (signed zeros, subnormals, infinities) needs "
@@ -159,6 +174,9 @@ static int sort_plan(const kb_value *p, kb_work *out, kb_host *host)
        radix counts; onesweep status; a library's temporary storage. */
     uint64_t tiles = sort_ceil_div(n, SORT_RADIX_TILE);
     out->device_bytes = n * 4 * 6 + tiles * 256 * 4 + 8192 + sort_os_status_bytes(n) +
+                        SORT_EARLY_BUF_BYTES +
+                        sort_early_status_bytes(n, (int)p[SORT_P_TILE].i,
+                                                p[SORT_P_VALUES].i == SORT_PAIRS) +
                         n * 4 * 2 * words + SORT_LIB_SLACK;
     return KB_OK;
 }
@@ -397,10 +415,27 @@ static int setup_device(sort_state *s, kb_host *host)
         KBK_CUDA(host, cudaMemsetAsync(s->os_status.dev, 0, s->os_status.bytes, st));
         s->os_epoch = 0;
     }
+    if (s->needs & SORT_NEEDS_EARLY) {
+        if ((rc = kbk_buf_alloc(host, &s->oe_buf, SORT_EARLY_BUF_BYTES, KBK_DEVICE)) ||
+            (rc = kbk_buf_alloc(host, &s->oe_status,
+                                (size_t)sort_early_status_bytes(s->n, s->tile, s->pairs),
+                                KBK_DEVICE)) ||
+            (rc = sort_early_setup(s, host)))
+            return rc;
+        /* As for onesweep: zeroed once, epochs tell the runs apart. */
+        KBK_CUDA(host, cudaMemsetAsync(s->oe_status.dev, 0, s->oe_status.bytes, st));
+        s->oe_epoch = 0;
+    }
     if ((rc = kbk_buf_upload(host, &s->keys_in)) ||
         (s->pairs && (rc = kbk_buf_upload(host, &s->vals_in))))
         return rc;
     KBK_CUDA(host, cudaStreamSynchronize(st));
+    if (s->needs & SORT_NEEDS_EARLY) {
+        /* One untimed run, for the same reason as onesweep's below. */
+        if ((rc = sort_run_early(s, NULL, host)))
+            return rc;
+        KBK_CUDA(host, cudaStreamSynchronize(st));
+    }
     if (s->needs & SORT_NEEDS_ONESWEEP) {
         /* One untimed run, so that even the first checked run meets status
            words left by an earlier run (of another epoch) and must ignore
@@ -427,6 +462,7 @@ static int sort_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **s
     s->key = (int)p[SORT_P_KEY].i;
     s->pairs = p[SORT_P_VALUES].i == SORT_PAIRS;
     s->dist = (int)p[SORT_P_DIST].i;
+    s->tile = (int)p[SORT_P_TILE].i;
     s->gpu = host->stream != NULL;
     s->sm_count = host->sm_count > 0 ? host->sm_count : 132;
     s->variants = vmask;
@@ -461,7 +497,8 @@ static void sort_teardown(void *state, kb_host *host)
         return;
     kbk_buf *bufs[] = {&s->keys_in,  &s->vals_in,      &s->keys_out, &s->vals_out,
                        &s->keys_alt, &s->vals_alt,     &s->radix_counts,
-                       &s->os_hist,  &s->os_status,    &s->lib_temp};
+                       &s->os_hist,  &s->os_status,    &s->oe_buf,
+                       &s->oe_status, &s->lib_temp};
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
         kbk_buf_free(host, bufs[k]);
     free(s->ref);

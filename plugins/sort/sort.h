@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-enum { SORT_P_N, SORT_P_KEY, SORT_P_VALUES, SORT_P_DIST, SORT_N_PARAMS };
+enum { SORT_P_N, SORT_P_KEY, SORT_P_VALUES, SORT_P_DIST, SORT_P_TILE, SORT_N_PARAMS };
 enum { SORT_U32, SORT_I32, SORT_F32 };
 enum { SORT_KEYS_ONLY, SORT_PAIRS };
 enum {
@@ -71,12 +71,68 @@ static inline uint32_t sort_ord(uint32_t b, int key)
     return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
 
+/* onesweep-early's tile shapes (the `tile` parameter): threads x keys per
+   thread; 384x20-match groups digits with __match_any_sync instead of
+   ballots.  auto is 384x20 (CUB's shape for 32-bit keys on sm_90; CUB
+   takes 384x23 for pairs, which is here to be swept).  sort_early.cu
+   instantiates each one.  `pairs` is there so that auto may one day
+   differ by value mode. */
+enum {
+    SORT_TILE_AUTO,
+    SORT_TILE_384X20,
+    SORT_TILE_384X23,
+    SORT_TILE_512X16,
+    SORT_TILE_256X24,
+    SORT_TILE_384X20_MATCH,
+    SORT_N_TILES
+};
+
+/* The shape `tile` stands for (auto resolved); never SORT_TILE_AUTO. */
+static inline int sort_early_shape(int tile, int pairs)
+{
+    (void)pairs;
+    if (tile == SORT_TILE_AUTO)
+        return SORT_TILE_384X20;
+    return tile;
+}
+
+/* Keys per tile of a shape; 0 for a value that is no shape. */
+static inline uint32_t sort_early_tile_keys(int shape)
+{
+    switch (shape) {
+    case SORT_TILE_384X20:
+    case SORT_TILE_384X20_MATCH:
+        return 384 * 20;
+    case SORT_TILE_384X23:
+        return 384 * 23;
+    case SORT_TILE_512X16:
+        return 512 * 16;
+    case SORT_TILE_256X24:
+        return 256 * 24;
+    default:
+        return 0;
+    }
+}
+
+/* Device bytes of onesweep-early's tile status for n keys: four passes of
+   one 64-bit word per tile and digit. */
+static inline uint64_t sort_early_status_bytes(uint64_t n, int tile, int pairs)
+{
+    uint32_t keys = sort_early_tile_keys(sort_early_shape(tile, pairs));
+    return keys ? 4 * sort_ceil_div(n, keys) * 256 * 8 : 0;
+}
+
+/* onesweep-early's buffer: counts and starts of 4 x 256 digits, a ticket,
+   4 tile counters, padding (sort_early.cuh: OE_BUF_WORDS). */
+#define SORT_EARLY_BUF_BYTES (2056u * 4u)
+
 /* What a variant needs beyond the inputs and outputs. */
 #define SORT_NEEDS_ALT 0x1u      /* alternate key/value buffers (LSD ping-pong) */
 #define SORT_NEEDS_RADIX 0x2u    /* classic radix: per-tile digit counts       */
 #define SORT_NEEDS_ONESWEEP 0x4u /* onesweep: histograms, tile status          */
 #define SORT_NEEDS_LIB 0x8u      /* a library's temporary storage              */
 #define SORT_NEEDS_HOST_SCRATCH 0x10u /* CPU variants: 2n words of host memory */
+#define SORT_NEEDS_EARLY 0x20u   /* onesweep-early: its buffer and tile status  */
 
 typedef struct sort_state sort_state;
 typedef struct sort_impl sort_impl;
@@ -97,6 +153,7 @@ struct sort_impl {
 struct sort_state {
     uint64_t n;
     int key, pairs, dist;
+    int tile;         /* SORT_TILE_*, as given (onesweep-early) */
     int gpu;
     int sm_count;
     uint64_t variants; /* the mask setup() received */
@@ -109,6 +166,9 @@ struct sort_state {
     kbk_buf lib_temp;                             /* device only          */
     size_t lib_temp_bytes[4];                     /* per SORT_LIB_*        */
     uint32_t os_epoch;                            /* onesweep run counter  */
+    kbk_buf oe_buf;    /* device only: onesweep-early's counts, starts, counters */
+    kbk_buf oe_status; /* device only: its tile status (64-bit words)            */
+    uint32_t oe_epoch;                            /* its run counter       */
     uint32_t *ref;        /* the reference: keys_in sorted, stable          */
     uint32_t *scratch;    /* 2n words of host memory for the CPU variants   */
     uint64_t neg_zeros;   /* f32: how many -0 keys the input holds          */
@@ -122,6 +182,10 @@ int sort_run_merge(sort_state *s, const sort_impl *impl, kb_host *host);
 int sort_run_radix(sort_state *s, const sort_impl *impl, kb_host *host);
 int sort_run_onesweep(sort_state *s, const sort_impl *impl, kb_host *host);
 int sort_run_lib(sort_state *s, const sort_impl *impl, kb_host *host);
+int sort_run_early(sort_state *s, const sort_impl *impl, kb_host *host);
+/* Raises the shared-memory limit of the onesweep-early pass kernel that the
+   state's tile shape, key type and value mode select. */
+int sort_early_setup(sort_state *s, kb_host *host);
 /* Sizes and allocates the libraries' temporary storage for the variants in
    s->variants whose rows name a library (impls: the table, count rows). */
 int sort_lib_setup(sort_state *s, const sort_impl *impls, uint32_t count, kb_host *host);

@@ -69,6 +69,7 @@ static void params(kb_value *p, uint64_t n, int key, int pairs, int dist)
     p[SORT_P_KEY].i = key;
     p[SORT_P_VALUES].i = pairs;
     p[SORT_P_DIST].i = dist;
+    p[SORT_P_TILE].i = SORT_TILE_AUTO;
 }
 
 /* setup with the CPU variants, prepare + run variant v; returns the state. */
@@ -99,8 +100,8 @@ Test(sort, descriptor)
 {
     static const char *const order[] = {"cpu-qsort", "cpu-radix", "odd-even",
                                         "odd-even-multiblock", "bitonic", "merge",
-                                        "radix", "onesweep", "cub-radix", "cub-merge",
-                                        "thrust"};
+                                        "radix", "onesweep", "onesweep-early",
+                                        "cub-radix", "cub-merge", "thrust"};
     cr_assert_str_eq(plug->name, "sort");
     cr_assert_eq(plug->n_params, SORT_N_PARAMS);
     cr_assert_eq(plug->n_variants, sizeof order / sizeof order[0]);
@@ -108,9 +109,12 @@ Test(sort, descriptor)
         const kb_variant *x = &plug->variants[v];
         cr_assert_str_eq(x->name, order[v]);
         cr_assert_eq(x->backend, v < 2 ? KB_BACKEND_CPU : KB_BACKEND_CUDA, "%s", x->name);
-        cr_assert_eq(x->flags & KB_VARIANT_LIBRARY, v >= 8 ? KB_VARIANT_LIBRARY : 0u, "%s",
+        cr_assert_eq(x->flags & KB_VARIANT_LIBRARY, v >= 9 ? KB_VARIANT_LIBRARY : 0u, "%s",
                      x->name);
-        cr_assert_eq(x->uses, (1ull << SORT_N_PARAMS) - 1, "%s uses every parameter", x->name);
+        /* tile is onesweep-early's alone; every variant reads the rest */
+        uint64_t all = (1ull << SORT_N_PARAMS) - 1;
+        uint64_t want = strcmp(x->name, "onesweep-early") == 0 ? all : all & ~(1ull << SORT_P_TILE);
+        cr_assert_eq(x->uses, want, "%s: the parameters it reads", x->name);
     }
 }
 
@@ -123,6 +127,35 @@ Test(sort, plan_refuses_special_for_integer_keys)
     memset(&w, 0, sizeof w);
     cr_assert_eq(plug->ops->plan(p, &w, &h), KB_EINVAL);
     cr_assert_not_null(strstr(last_error, "key = f32"), "sentence: %s", last_error);
+}
+
+Test(sort, plan_refuses_a_tile_that_is_no_shape)
+{
+    kb_value p[SORT_N_PARAMS];
+    params(p, 100, SORT_U32, SORT_KEYS_ONLY, SORT_UNIFORM);
+    p[SORT_P_TILE].i = SORT_N_TILES;
+    kb_host h = make_host();
+    kb_work w;
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(plug->ops->plan(p, &w, &h), KB_EINVAL);
+    cr_assert_not_null(strstr(last_error, "tile"), "sentence: %s", last_error);
+}
+
+/* auto is 384x20; each shape's tile is threads x keys per thread, and the
+   status holds four passes of 256 words of 8 bytes per tile, the partial
+   last tile included. */
+Test(sort, early_tile_shapes_and_status_bytes)
+{
+    cr_assert_eq(sort_early_shape(SORT_TILE_AUTO, 0), SORT_TILE_384X20);
+    cr_assert_eq(sort_early_shape(SORT_TILE_AUTO, 1), SORT_TILE_384X20);
+    cr_assert_eq(sort_early_shape(SORT_TILE_512X16, 1), SORT_TILE_512X16);
+    cr_assert_eq(sort_early_tile_keys(SORT_TILE_384X23), 384u * 23);
+    cr_assert_eq(sort_early_tile_keys(SORT_TILE_256X24), 256u * 24);
+    cr_assert_eq(sort_early_tile_keys(SORT_TILE_384X20_MATCH), 384u * 20);
+    cr_assert_eq(sort_early_tile_keys(SORT_TILE_AUTO), 0u);
+    cr_assert_eq(sort_early_status_bytes(1, SORT_TILE_AUTO, 0), 4u * 256 * 8);
+    cr_assert_eq(sort_early_status_bytes(7680, SORT_TILE_AUTO, 0), 4u * 256 * 8);
+    cr_assert_eq(sort_early_status_bytes(7681, SORT_TILE_AUTO, 1), 2u * 4 * 256 * 8);
 }
 
 Test(sort, plan_counts_keys_and_values_once)

@@ -1,0 +1,158 @@
+/*
+ * sort_early.cu -- onesweep-early on the GPU: the kernels of sort_early.cuh
+ * instantiated for each tile shape, key kind and value mode, and their
+ * launchers.
+ *
+ * One run: clear the 8 KiB buffer (counts, starts, ticket, tile counters),
+ * one histogram launch (which also scans), then one pass launch per digit,
+ * in -> alt -> out -> alt -> out, so the input is never written.  The
+ * launchers only enqueue on host->stream and check every call and launch.
+ *
+ * Shapes (sort.h, SORT_TILE_*; `tile` in an INI file): threads x keys per
+ * thread.  384x20 is CUB's choice for 32-bit keys on sm_90, 384x23 its
+ * choice for pairs; the others are there to be swept.  Blocks per SM asked
+ * of the compiler: 2 (384 and 512 threads: registers capped at 85 and 64),
+ * 3 for 256 threads (85).  Shared memory is dynamic (pairs need more than
+ * the 48 KiB of a static array); setup raises each kernel's limit.
+ */
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "sort.h"
+#include "sort_early.cuh"
+
+namespace {
+
+typedef oe_cfg<384, 20, false, 2> cfg_384x20;
+typedef oe_cfg<384, 23, false, 2> cfg_384x23;
+typedef oe_cfg<512, 16, false, 2> cfg_512x16;
+typedef oe_cfg<256, 24, false, 3> cfg_256x24;
+typedef oe_cfg<384, 20, true, 2> cfg_384x20_hw;
+
+template <class C, bool F32, bool PAIRS>
+__global__ void __launch_bounds__(C::NT, C::MINB) oe_pass(oe_pass_args a)
+{
+    oe_pass_body<C, F32, PAIRS>(a, threadIdx.x);
+}
+
+template <bool F32> __global__ void __launch_bounds__(OE_HIST_THREADS) oe_hist(oe_hist_args a)
+{
+    oe_hist_body<F32>(a, threadIdx.x, blockIdx.x, gridDim.x);
+}
+
+/* Histogram blocks per SM: 12 x 128 threads (CUB's grid on sm_90). */
+const unsigned OE_HIST_BLOCKS_PER_SM = 12;
+const size_t OE_HIST_SMEM = (1024 + 1) * sizeof(uint32_t);
+
+template <class C, bool PAIRS> size_t pass_smem()
+{
+    return (size_t)oe_smem_layout<C, PAIRS>::WORDS * sizeof(uint32_t);
+}
+
+/* Lets the pass kernel of this shape take its dynamic shared memory, and
+   prefers shared memory over L1 (the pass streams; two blocks per SM need
+   up to 2 x 82 KiB). */
+template <class C, bool F32, bool PAIRS> int attrs(sort_state *s, kb_host *host)
+{
+    (void)s;
+    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, F32, PAIRS>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)pass_smem<C, PAIRS>()));
+    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, F32, PAIRS>,
+                                        cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        (int)cudaSharedmemCarveoutMaxShared));
+    return KB_OK;
+}
+
+template <class C, bool F32, bool PAIRS> int launch(sort_state *s, kb_host *host)
+{
+    cudaStream_t st = (cudaStream_t)host->stream;
+    uint32_t n = (uint32_t)s->n;
+    uint32_t tiles = (uint32_t)sort_ceil_div(n, (uint64_t)C::TILE);
+    uint32_t *buf = (uint32_t *)s->oe_buf.dev;
+    unsigned long long *status = (unsigned long long *)s->oe_status.dev;
+    if (++s->oe_epoch >= (1u << 30))
+        s->oe_epoch = 1;
+    uint32_t flip = s->key == SORT_I32 ? 0x80000000u : 0u;
+    KBK_CUDA(host, cudaMemsetAsync(buf, 0, OE_BUF_WORDS * sizeof(uint32_t), st));
+
+    oe_hist_args h;
+    h.keys = (const uint32_t *)s->keys_in.dev;
+    h.n = n;
+    h.flip = flip;
+    h.buf = buf;
+    uint64_t hblocks = n / OE_HIST_TILE;
+    uint64_t cap = (uint64_t)s->sm_count * OE_HIST_BLOCKS_PER_SM;
+    if (hblocks > cap)
+        hblocks = cap;
+    if (hblocks < 1)
+        hblocks = 1;
+    oe_hist<F32><<<(unsigned)hblocks, OE_HIST_THREADS, OE_HIST_SMEM, st>>>(h);
+    KBK_CUDA_LAUNCH(host, "oe_hist");
+
+    const uint32_t *kin = (const uint32_t *)s->keys_in.dev, *vin = (const uint32_t *)s->vals_in.dev;
+    uint32_t *ko = (uint32_t *)s->keys_out.dev, *vo = (uint32_t *)s->vals_out.dev;
+    uint32_t *ka = (uint32_t *)s->keys_alt.dev, *va = (uint32_t *)s->vals_alt.dev;
+    for (uint32_t p = 0; p < 4; p++) {
+        oe_pass_args a;
+        a.kin = p == 0 ? kin : (p & 1) ? ka : ko;
+        a.vin = p == 0 ? vin : (p & 1) ? va : vo;
+        a.kout = (p & 1) ? ko : ka;
+        a.vout = (p & 1) ? vo : va;
+        a.n = n;
+        a.pos = p;
+        a.flip = flip;
+        a.gstart = buf + OE_BUF_STARTS + 256 * p;
+        a.status = status + (size_t)p * tiles * 256;
+        a.tile_counter = buf + OE_BUF_TILES + p;
+        a.epoch = s->oe_epoch;
+        a.zero = 0;
+        oe_pass<C, F32, PAIRS><<<tiles, C::NT, pass_smem<C, PAIRS>(), st>>>(a);
+        KBK_CUDA_LAUNCH(host, "oe_pass");
+    }
+    return KB_OK;
+}
+
+/* FN<shape, F32, PAIRS>(s, host) for the state's shape, key kind and
+   value mode. */
+#define OE_DISPATCH_KEYS(FN, C, s, host)                                                       \
+    do {                                                                                       \
+        bool f32_ = (s)->key == SORT_F32;                                                      \
+        if ((s)->pairs)                                                                        \
+            return f32_ ? FN<C, true, true>((s), (host)) : FN<C, false, true>((s), (host));    \
+        return f32_ ? FN<C, true, false>((s), (host)) : FN<C, false, false>((s), (host));      \
+    } while (0)
+
+#define OE_DISPATCH(FN, s, host)                                                               \
+    do {                                                                                       \
+        switch (sort_early_shape((s)->tile, (s)->pairs)) {                                     \
+        case SORT_TILE_384X20: OE_DISPATCH_KEYS(FN, cfg_384x20, s, host);                      \
+        case SORT_TILE_384X23: OE_DISPATCH_KEYS(FN, cfg_384x23, s, host);                      \
+        case SORT_TILE_512X16: OE_DISPATCH_KEYS(FN, cfg_512x16, s, host);                      \
+        case SORT_TILE_256X24: OE_DISPATCH_KEYS(FN, cfg_256x24, s, host);                      \
+        case SORT_TILE_384X20_MATCH: OE_DISPATCH_KEYS(FN, cfg_384x20_hw, s, host);             \
+        default:                                                                               \
+            return (host)->fail((host), KB_EINVAL, "sort: onesweep-early: no tile shape %d",   \
+                                (s)->tile);                                                    \
+        }                                                                                      \
+    } while (0)
+
+/* The table in sort.h and the instantiations here must agree. */
+static_assert(cfg_384x20::TILE == 384 * 20 && cfg_384x23::TILE == 384 * 23 &&
+                  cfg_512x16::TILE == 512 * 16 && cfg_256x24::TILE == 256 * 24 &&
+                  cfg_384x20_hw::TILE == 384 * 20,
+              "tile shapes");
+
+} // namespace
+
+extern "C" int sort_early_setup(sort_state *s, kb_host *host)
+{
+    OE_DISPATCH(attrs, s, host);
+}
+
+extern "C" int sort_run_early(sort_state *s, const sort_impl *impl, kb_host *host)
+{
+    (void)impl;
+    OE_DISPATCH(launch, s, host);
+}

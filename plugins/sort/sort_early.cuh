@@ -1,0 +1,460 @@
+/*
+ * sort_early.cuh -- the kernel bodies of onesweep-early: a onesweep LSD radix
+ * sort whose tiles publish their digit counts before they rank their keys.
+ *
+ * What it computes.  Four passes over 8-bit digits of the ordered key
+ * (ord(), sort.h's sort_ord), stable, in -> alt -> out -> alt -> out, after
+ * one histogram kernel that counts all four digits and turns the counts into
+ * each digit's first output position.
+ *
+ * This file holds only the bodies, written against a handful of primitives
+ * (oe_sync, oe_ballot, oe_shfl, ...) so that the same code runs on the GPU
+ * (sort_early.cu, where __CUDACC__ maps them to CUDA intrinsics) and in the
+ * CPU model of a GPU that the unit tests use (tests/simt.h, which defines
+ * them before including this file and defines SORT_OE_HOST_MODEL).
+ *
+ * The histogram (oe_hist_body, 128 threads, tiles of 2048 keys): a thread
+ * reads 16 keys with four 16-byte loads, and for each digit position either
+ * adds 16 to one counter (when its 16 keys share that digit: sorted and
+ * repetitive inputs) or adds 1 per key; counters live in shared memory and
+ * go to global memory with one atomic per non-zero bin.  The last block to
+ * finish (a ticket counter) turns the 4 x 256 counts into exclusive starts.
+ *
+ * A pass (oe_pass_body, NT threads x IT keys per tile):
+ *   1. thread 0 takes the next tile number from a counter (tiles start in
+ *      order, so every predecessor of a tile is running or done);
+ *   2. each warp loads its 32*IT consecutive keys, item j of lane l being key
+ *      32j + l of the warp's run (coalesced 128-byte rows), and groups equal
+ *      digits of an item with a match (8 ballots, or __match_any_sync); the
+ *      group's highest lane adds the group size to the warp's counter of the
+ *      digit in shared memory (one atomic per distinct digit);
+ *   3. thread d < 256 turns digit d's per-warp counts into per-warp offsets,
+ *      publishes the tile's count of digit d (status word: aggregate, or the
+ *      inclusive prefix for tile 0) -- early, before any ranking -- and the
+ *      block scans the 256 counts into the tile-local start of each digit;
+ *   4. ranking: per item, the group leader reserves the group's positions
+ *      with an atomic add on the warp's offset of the digit, a shuffle hands
+ *      the base to the group, and each key's tile-local rank is the base plus
+ *      the group lanes below it (stable: items in order, lanes in order);
+ *   5. keys and values are written to shared memory at their ranks; thread
+ *      d walks the predecessors' status words back to an inclusive prefix
+ *      (decoupled look-back), publishes its own inclusive prefix and stores
+ *      dbase[d] = global start of d + prefix - tile-local start of d;
+ *   6. slot i of the staged tile goes to out[i + dbase[digit]]: neighbouring
+ *      threads write neighbouring addresses within a digit's run.
+ *
+ * Status words are 64 bits: the run's epoch (30 bits), a flag (2 bits: 1
+ * aggregate, 2 inclusive prefix) and a count (32 bits).  A word of an
+ * earlier run has another epoch and reads as not yet published, so the
+ * status array is zeroed once and never per run.  A block waits only on
+ * tiles numbered below its own; those took their numbers earlier, so they
+ * are resident or done, and they publish their aggregate before they wait
+ * on anything: the look-back always ends.
+ */
+#ifndef KBENCH_SORT_EARLY_CUH
+#define KBENCH_SORT_EARLY_CUH
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+/* ---- the primitives on the GPU ---------------------------------------------- */
+#define OE_FN __device__ __forceinline__
+
+extern __shared__ uint32_t oe_dyn_smem[];
+
+OE_FN uint32_t *oe_smem() { return oe_dyn_smem; }
+OE_FN void oe_sync() { __syncthreads(); }
+OE_FN uint32_t oe_ballot(bool p) { return __ballot_sync(0xffffffffu, p); }
+OE_FN uint32_t oe_shfl(uint32_t v, unsigned src) { return __shfl_sync(0xffffffffu, v, src); }
+OE_FN uint32_t oe_shfl_up(uint32_t v, unsigned d) { return __shfl_up_sync(0xffffffffu, v, d); }
+OE_FN uint32_t oe_match_any(uint32_t v) { return __match_any_sync(0xffffffffu, v); }
+OE_FN uint32_t oe_popc(uint32_t v) { return (uint32_t)__popc(v); }
+OE_FN uint32_t oe_clz(uint32_t v) { return (uint32_t)__clz(v); }
+/* Byte `pos` (0..3) of v, as a number 0..255 (one PRMT). */
+OE_FN uint32_t oe_byte(uint32_t v, uint32_t pos) { return __byte_perm(v, 0u, 0x4440u | pos); }
+OE_FN uint32_t oe_atomic_add(uint32_t *p, uint32_t v) { return atomicAdd(p, v); }
+/* Status words: single-copy-atomic 64-bit accesses at GPU scope.  The word
+   carries the flag and the count together, so no other data needs ordering
+   with it: relaxed is enough.  The asm is volatile with a memory clobber so
+   that the compiler neither hoists the load out of the spin loop nor moves
+   other memory accesses across it. */
+OE_FN unsigned long long oe_ld_relaxed(const unsigned long long *p)
+{
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+OE_FN void oe_st_relaxed(unsigned long long *p, unsigned long long v)
+{
+    asm volatile("st.relaxed.gpu.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+}
+OE_FN void oe_fence() { __threadfence(); }
+/* A load that bypasses L1 (the value was produced by other blocks' atomics). */
+OE_FN uint32_t oe_ldcg(const uint32_t *p) { return __ldcg(p); }
+OE_FN uint4 oe_ld4(const uint4 *p) { return *p; }
+
+#elif defined(SORT_OE_HOST_MODEL)
+/* The CPU model (tests/simt.h) has defined the same names. */
+#define OE_FN inline
+#else
+#error "sort_early.cuh: compile with nvcc, or define the primitives (tests/simt.h) first"
+#endif
+
+/* ---- shapes ------------------------------------------------------------------- */
+
+/* A pass's tile: NT threads, IT keys each, HW: group digits with
+   __match_any_sync instead of 8 ballots; MINB: blocks per SM asked of the
+   compiler (it caps registers at 65536 / (NT * MINB)). */
+template <int NT_, int IT_, bool HW_, int MINB_> struct oe_cfg {
+    static const int NT = NT_, IT = IT_, NW = NT_ / 32, TILE = NT_ * IT_, MINB = MINB_;
+    static const bool HW = HW_;
+    static_assert(NT_ % 32 == 0 && NT_ >= 256, "one thread per digit: at least 256 threads");
+};
+
+/* Shared memory of a pass, in 32-bit words: per-warp digit counters, then
+   dbase, then scratch (warp totals of the scan, the tile number), then the
+   staged keys and (pairs) values. */
+template <class C, bool PAIRS> struct oe_smem_layout {
+    static const int WHIST = 0;
+    static const int DBASE = C::NW * 256;
+    static const int MISC = DBASE + 256;
+    static const int MISC_WORDS = 32;
+    static const int KEYS = MISC + MISC_WORDS;
+    static const int VALS = KEYS + C::TILE;
+    static const int WORDS = VALS + (PAIRS ? C::TILE : 0);
+};
+
+/* The histogram: 128 threads, 16 keys each per 2048-key tile. */
+const int OE_HIST_THREADS = 128;
+const int OE_HIST_TILE = OE_HIST_THREADS * 16;
+/* Its buffer (32-bit words): counts[4][256], starts[4][256], the ticket of
+   the histogram blocks, then one tile counter per pass.  Zeroed per run. */
+const int OE_BUF_COUNTS = 0, OE_BUF_STARTS = 1024, OE_BUF_TICKET = 2048, OE_BUF_TILES = 2049;
+const int OE_BUF_WORDS = 2056;
+
+const unsigned long long OE_FLAG_AGG = 1ull << 32, OE_FLAG_PRE = 2ull << 32;
+
+OE_FN unsigned long long oe_word(uint32_t epoch, unsigned long long flag, uint32_t count)
+{
+    return ((unsigned long long)epoch << 34) | flag | count;
+}
+
+/* The key order (sort.h, sort_ord): F32 maps -0 to +0, flips negatives
+   entirely and sets the sign bit of positives; integers are XORed with
+   `flip` (0 for u32, the sign bit for i32). */
+template <bool F32> OE_FN uint32_t oe_ord(uint32_t b, uint32_t flip)
+{
+    if (F32) {
+        if (b == 0x80000000u)
+            b = 0;
+        return b ^ ((uint32_t)((int32_t)b >> 31) | 0x80000000u);
+    }
+    return b ^ flip;
+}
+
+/* Lanes of the warp whose d equals this lane's (d < 256). */
+template <bool HW> OE_FN uint32_t oe_match(uint32_t d)
+{
+    if (HW)
+        return oe_match_any(d);
+    uint32_t m = 0xffffffffu;
+#pragma unroll
+    for (int b = 0; b < 8; b++) {
+        bool bit = (d >> b) & 1u;
+        uint32_t v = oe_ballot(bit);
+        m &= bit ? v : ~v;
+    }
+    return m;
+}
+
+/* ---- the histogram ---------------------------------------------------------------- */
+
+struct oe_hist_args {
+    const uint32_t *keys;
+    uint32_t n;
+    uint32_t flip;
+    uint32_t *buf; /* OE_BUF_WORDS words, zeroed */
+};
+
+/* Adds the four digits of one ordered key to the shared counters. */
+OE_FN void oe_hist_add1(uint32_t *h, uint32_t o)
+{
+#pragma unroll
+    for (uint32_t p = 0; p < 4; p++)
+        oe_atomic_add(&h[p * 256 + oe_byte(o, p)], 1u);
+}
+
+template <bool F32>
+OE_FN void oe_hist_body(const oe_hist_args &a, unsigned t, unsigned block, unsigned grid)
+{
+    uint32_t *h = oe_smem(); /* [4][256] counters, then one word: the ticket */
+    for (unsigned k = t; k < 1024; k += OE_HIST_THREADS)
+        h[k] = 0;
+    oe_sync();
+    const uint32_t tiles = a.n / OE_HIST_TILE;
+    /* Whole tiles: four coalesced 16-byte loads per thread (the buffer is
+       cudaMalloc'ed, hence 256-byte aligned, and a tile is 8 KiB). */
+    for (uint32_t tile = block; tile < tiles; tile += grid) {
+        const uint4 *p = reinterpret_cast<const uint4 *>(a.keys) + (size_t)tile * (OE_HIST_TILE / 4);
+        uint32_t o[16];
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            uint4 v = oe_ld4(p + q * OE_HIST_THREADS + t);
+            o[4 * q + 0] = oe_ord<F32>(v.x, a.flip);
+            o[4 * q + 1] = oe_ord<F32>(v.y, a.flip);
+            o[4 * q + 2] = oe_ord<F32>(v.z, a.flip);
+            o[4 * q + 3] = oe_ord<F32>(v.w, a.flip);
+        }
+        /* x has a 1 wherever some key differs from the first: a zero byte
+           means all 16 keys share that digit. */
+        uint32_t x = 0;
+#pragma unroll
+        for (int i = 1; i < 16; i++)
+            x |= o[i] ^ o[0];
+#pragma unroll
+        for (uint32_t pos = 0; pos < 4; pos++) {
+            uint32_t *hp = h + pos * 256;
+            if (oe_byte(x, pos) == 0) {
+                oe_atomic_add(&hp[oe_byte(o[0], pos)], 16u);
+            } else {
+#pragma unroll
+                for (int i = 0; i < 16; i++)
+                    oe_atomic_add(&hp[oe_byte(o[i], pos)], 1u);
+            }
+        }
+    }
+    /* The keys past the last whole tile (fewer than 2048): the last block. */
+    if (block == grid - 1)
+        for (uint32_t i = tiles * OE_HIST_TILE + t; i < a.n; i += OE_HIST_THREADS)
+            oe_hist_add1(h, oe_ord<F32>(a.keys[i], a.flip));
+    oe_sync();
+    for (unsigned k = t; k < 1024; k += OE_HIST_THREADS) {
+        uint32_t c = h[k];
+        if (c)
+            oe_atomic_add(&a.buf[OE_BUF_COUNTS + k], c);
+    }
+    /* The last block to get here sees every block's counts: each thread
+       fences its own atomics before the barrier, and the ticket is taken
+       after it. */
+    oe_fence();
+    oe_sync();
+    if (t == 0)
+        h[1024] = oe_atomic_add(&a.buf[OE_BUF_TICKET], 1u);
+    oe_sync();
+    if (h[1024] != grid - 1)
+        return; /* the whole block: no barrier follows for it */
+    oe_fence();
+    for (unsigned k = t; k < 1024; k += OE_HIST_THREADS)
+        h[k] = oe_ldcg(&a.buf[OE_BUF_COUNTS + k]);
+    oe_sync();
+    /* Warp w scans digit position w: lane l sums digits 8l .. 8l+7, the
+       warp scans the 32 sums, each lane writes its 8 exclusive starts. */
+    const unsigned lane = t & 31u, w = t >> 5;
+    const uint32_t *c = h + w * 256 + lane * 8;
+    uint32_t s = 0;
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        s += c[i];
+    uint32_t inc = s;
+#pragma unroll
+    for (unsigned d = 1; d < 32; d <<= 1) {
+        uint32_t y = oe_shfl_up(inc, d);
+        if (lane >= d)
+            inc += y;
+    }
+    uint32_t run = inc - s;
+    uint32_t *start = a.buf + OE_BUF_STARTS + w * 256 + lane * 8;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        start[i] = run;
+        run += c[i];
+    }
+}
+static_assert(OE_HIST_THREADS == 128, "oe_hist_body: one warp per digit position");
+
+/* ---- a pass ------------------------------------------------------------------------ */
+
+struct oe_pass_args {
+    const uint32_t *kin, *vin;
+    uint32_t *kout, *vout;
+    uint32_t n;
+    uint32_t pos;   /* digit position 0..3 (bits 8*pos .. 8*pos+7) */
+    uint32_t flip;
+    const uint32_t *gstart;      /* 256 exclusive starts of this position */
+    unsigned long long *status;  /* tiles x 256 words of this pass */
+    uint32_t *tile_counter;
+    uint32_t epoch;              /* 1 .. 2^30-1 */
+    uint32_t zero;               /* always 0: see oe_tile's ranking */
+};
+
+/* One tile; FULL: all TILE keys exist.  The last tile may be partial: its
+   missing keys (positions tcount .. TILE-1 of the tile) are ranked as if
+   their digit were 255.  Ranking is stable and they come after every real
+   key in tile order, so they take the last tile-local slots, tcount ..
+   TILE-1, which are never written out; digit 255's published count leaves
+   them out, and no other digit's start moves (255 is the last digit).  So
+   the partial tile runs the same code as a full one but for the loads, the
+   digit of a missing key, that one count and the bound of the scatter. */
+template <class C, bool F32, bool PAIRS, bool FULL>
+OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
+{
+    typedef oe_smem_layout<C, PAIRS> L;
+    const int IT = C::IT, NW = C::NW;
+    uint32_t *sm = oe_smem();
+    uint32_t *whist = sm + L::WHIST, *dbase = sm + L::DBASE, *misc = sm + L::MISC;
+    uint32_t *sk = sm + L::KEYS, *sv = sm + L::VALS;
+    const unsigned lane = t & 31u, w = t >> 5;
+    const uint32_t base = tile * (uint32_t)C::TILE; /* < n < 2^31 */
+    const uint32_t tcount = FULL ? (uint32_t)C::TILE : a.n - base;
+    const uint32_t wbase = base + w * 32u * IT; /* < n + TILE: no overflow */
+    uint32_t *wh = whist + w * 256;
+
+    /* 2. load and count.  In a partial tile, key j of this lane exists when
+       32j + lane < rem (rem <= 0: none of the warp's). */
+    const int32_t rem = FULL ? 0 : (int32_t)(a.n - wbase);
+    /* Loads through one pointer and constant offsets: no index per item
+       stays alive until the values are loaded. */
+    const uint32_t *kp = a.kin + wbase + lane;
+    uint32_t key[IT], mask[IT];
+#pragma unroll
+    for (int j = 0; j < IT; j++)
+        key[j] = (FULL || (int32_t)(32u * j + lane) < rem) ? kp[32 * j] : 0u;
+#pragma unroll
+    for (int j = 0; j < IT; j++) {
+        uint32_t d = oe_byte(oe_ord<F32>(key[j], a.flip), a.pos);
+        if (!FULL && (int32_t)(32u * j + lane) >= rem)
+            d = 255u;
+        uint32_t m = oe_match<C::HW>(d);
+        mask[j] = m;
+        if ((m >> lane) == 1u) /* the group's highest lane */
+            oe_atomic_add(&wh[d], oe_popc(m));
+    }
+    oe_sync();
+
+    /* 3. per digit: warp offsets, early publication, tile-local start */
+    uint32_t count = 0, inc = 0, local = 0;
+    if (t < 256) {
+        uint32_t total = 0; /* the missing keys included */
+#pragma unroll
+        for (int k = 0; k < NW; k++) {
+            uint32_t c = whist[k * 256 + t];
+            whist[k * 256 + t] = total;
+            total += c;
+        }
+        count = total;
+        if (!FULL && t == 255)
+            count -= (uint32_t)C::TILE - tcount;
+        oe_st_relaxed(&a.status[(size_t)tile * 256 + t],
+                      oe_word(a.epoch, tile == 0 ? OE_FLAG_PRE : OE_FLAG_AGG, count));
+        inc = total; /* warps 0..7 hold the 256 digits whole */
+#pragma unroll
+        for (unsigned d = 1; d < 32; d <<= 1) {
+            uint32_t y = oe_shfl_up(inc, d);
+            if (lane >= d)
+                inc += y;
+        }
+        if (lane == 31)
+            misc[w] = inc;
+        inc -= total; /* exclusive within the warp */
+    }
+    oe_sync();
+    if (t < 256) {
+        local = inc; /* exclusive within the warp, then the warps before */
+        for (unsigned k = 0; k < w; k++)
+            local += misc[k];
+#pragma unroll
+        for (int k = 0; k < NW; k++)
+            whist[k * 256 + t] += local;
+    }
+    oe_sync();
+
+    /* 4. rank: mask[j] becomes the key's tile-local position.  The digit
+       is computed again from the key XOR a.zero, which the compiler cannot
+       know to be 0: otherwise it keeps the count phase's digits (and group
+       leaders) alive across the barriers, 2 x IT more registers, and spills
+       them.  For the same reason each phase of a partial tile tells missing
+       keys with its own form of rem. */
+    const uint32_t below = (1u << lane) - 1u;
+#pragma unroll
+    for (int j = 0; j < IT; j++) {
+        uint32_t m = mask[j];
+        uint32_t d = oe_byte(oe_ord<F32>(key[j] ^ a.zero, a.flip), a.pos);
+        if (!FULL && (int32_t)(32u * j + lane) >= (int32_t)(rem + a.zero))
+            d = 255u;
+        unsigned leader = 31u - oe_clz(m); /* m holds this lane: never 0 */
+        uint32_t b = 0;
+        if (lane == leader)
+            b = oe_atomic_add(&wh[d], oe_popc(m));
+        b = oe_shfl(b, leader);
+        mask[j] = b + oe_popc(m & below);
+    }
+
+    /* 5. stage (missing keys too: their slots are past tcount), look back */
+#pragma unroll
+    for (int j = 0; j < IT; j++)
+        sk[mask[j]] = key[j];
+    if (PAIRS) {
+        /* Values are loaded here, not with the keys, and staged before the
+           look-back: holding them across it (or across the ranking) costs
+           IT registers more than two blocks of 384 threads have, and
+           spills. */
+        const uint32_t *vp = a.vin + wbase + lane;
+#pragma unroll
+        for (int j = 0; j < IT; j++)
+            sv[mask[j]] = (FULL || (int32_t)(32u * j + lane) < (int32_t)(rem ^ a.zero)) ? vp[32 * j]
+                                                                                    : 0u;
+    }
+    if (t < 256) {
+        uint32_t excl = 0;
+        if (tile > 0) {
+            uint32_t p = tile - 1;
+            for (;;) {
+                unsigned long long s = oe_ld_relaxed(&a.status[(size_t)p * 256 + t]);
+                uint32_t hi = (uint32_t)(s >> 32);
+                if ((hi >> 2) != a.epoch || (hi & 3u) == 0)
+                    continue; /* not published in this run yet: read it again */
+                excl += (uint32_t)s;
+                if ((hi & 3u) == 2u || p == 0) /* tile 0 publishes a prefix */
+                    break;
+                p--;
+            }
+            oe_st_relaxed(&a.status[(size_t)tile * 256 + t],
+                          oe_word(a.epoch, OE_FLAG_PRE, excl + count));
+        }
+        dbase[t] = a.gstart[t] + excl - local;
+    }
+    oe_sync();
+
+    /* 6. scatter from the stage */
+#pragma unroll
+    for (int k = 0; k < IT; k++) {
+        uint32_t i = (uint32_t)k * C::NT + t;
+        if (FULL || i < tcount) {
+            uint32_t kb = sk[i];
+            uint32_t o = i + dbase[oe_byte(oe_ord<F32>(kb, a.flip), a.pos)];
+            a.kout[o] = kb;
+            if (PAIRS)
+                a.vout[o] = sv[i];
+        }
+    }
+}
+
+template <class C, bool F32, bool PAIRS> OE_FN void oe_pass_body(const oe_pass_args &a, unsigned t)
+{
+    typedef oe_smem_layout<C, PAIRS> L;
+    uint32_t *sm = oe_smem();
+    uint32_t *misc = sm + L::MISC;
+    if (t == 0)
+        misc[16] = oe_atomic_add(a.tile_counter, 1u);
+    for (unsigned k = t; k < (unsigned)C::NW * 256; k += C::NT)
+        sm[L::WHIST + k] = 0;
+    oe_sync();
+    uint32_t tile = misc[16];
+    /* base + TILE < 2^31 + 2^16: no overflow */
+    if (tile * (uint32_t)C::TILE + (uint32_t)C::TILE <= a.n)
+        oe_tile<C, F32, PAIRS, true>(a, t, tile);
+    else
+        oe_tile<C, F32, PAIRS, false>(a, t, tile);
+}
+
+#endif

@@ -1,0 +1,262 @@
+/*
+ * test_sort_early_model.cpp -- onesweep-early's kernel bodies
+ * (sort_early.cuh) run on the CPU model of a GPU (simt.h): the same source
+ * the GPU build compiles, driven the way sort_early.cu's launcher drives it
+ * (histogram, then four passes in -> alt -> out -> alt -> out), and checked
+ * against a stable sort on the key order (sort.h, sort_ord), bit for bit,
+ * values included.
+ *
+ * Several blocks run interleaved in a seeded random order, so look-backs
+ * meet aggregates, prefixes and unpublished words, and tile numbers are
+ * taken out of launch order.  What this cannot show: the GPU's memory model,
+ * speed, register or shared-memory limits, or the device build's inline
+ * PTX (README.md says what the GPU run checks).
+ */
+#include "simt.h"
+
+#include "sort_early.cuh"
+
+#include <criterion/criterion.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "sort.h"
+
+namespace {
+
+typedef oe_cfg<384, 20, false, 2> cfg_384x20;
+typedef oe_cfg<384, 23, false, 2> cfg_384x23;
+typedef oe_cfg<512, 16, false, 2> cfg_512x16;
+typedef oe_cfg<256, 24, false, 3> cfg_256x24;
+typedef oe_cfg<384, 20, true, 2> cfg_384x20_hw;
+
+/* One sorter: its buffers outlive a run, like the plugin's state, so that
+   a later run meets the status words of an earlier one. */
+struct Sorter {
+    simt::Model m;
+    std::vector<uint32_t> buf;
+    std::vector<unsigned long long> status;
+    uint32_t epoch = 0;
+    unsigned resident = 3;  /* pass blocks at once */
+    unsigned hist_cap = 3;  /* most histogram blocks */
+    explicit Sorter(uint64_t seed) { m.rng.seed(seed); }
+};
+
+template <class C, bool F32, bool PAIRS>
+void model_sort(Sorter &S, const std::vector<uint32_t> &kin, const std::vector<uint32_t> &vin,
+                uint32_t flip, std::vector<uint32_t> &kout, std::vector<uint32_t> &vout)
+{
+    typedef oe_smem_layout<C, PAIRS> L;
+    uint32_t n = (uint32_t)kin.size();
+    uint32_t tiles = (n + C::TILE - 1) / C::TILE;
+    if (S.status.size() < (size_t)4 * tiles * 256)
+        S.status.resize((size_t)4 * tiles * 256, 0);
+    if (++S.epoch >= (1u << 30))
+        S.epoch = 1;
+    S.buf.assign(OE_BUF_WORDS, 0);
+    kout.assign(n, 0xffffffffu);
+    vout.assign(PAIRS ? n : 0, 0xffffffffu);
+    std::vector<uint32_t> ka(n, 0xffffffffu), va(PAIRS ? n : 0, 0xffffffffu);
+
+    oe_hist_args h;
+    h.keys = kin.data();
+    h.n = n;
+    h.flip = flip;
+    h.buf = S.buf.data();
+    unsigned hgrid = std::max(1u, std::min(n / (uint32_t)OE_HIST_TILE, S.hist_cap));
+    simt::run_grid(S.m, hgrid, OE_HIST_THREADS, 1025, 2,
+                   [&](unsigned t, unsigned b, unsigned g) { oe_hist_body<F32>(h, t, b, g); });
+
+    for (uint32_t p = 0; p < 4; p++) {
+        oe_pass_args a;
+        a.kin = p == 0 ? kin.data() : (p & 1) ? ka.data() : kout.data();
+        a.vin = !PAIRS ? nullptr : p == 0 ? vin.data() : (p & 1) ? va.data() : vout.data();
+        a.kout = (p & 1) ? kout.data() : ka.data();
+        a.vout = !PAIRS ? nullptr : (p & 1) ? vout.data() : va.data();
+        a.n = n;
+        a.pos = p;
+        a.flip = flip;
+        a.gstart = S.buf.data() + OE_BUF_STARTS + 256 * p;
+        a.status = S.status.data() + (size_t)p * tiles * 256;
+        a.tile_counter = S.buf.data() + OE_BUF_TILES + p;
+        a.epoch = S.epoch;
+        a.zero = 0;
+        simt::run_grid(S.m, tiles, C::NT, L::WORDS, S.resident,
+                       [&](unsigned t, unsigned, unsigned) { oe_pass_body<C, F32, PAIRS>(a, t); });
+    }
+}
+
+enum Kind { U32, I32, F32K };
+
+int sort_key_of(Kind k) { return k == U32 ? SORT_U32 : k == I32 ? SORT_I32 : SORT_F32; }
+
+/* The model's result against a stable sort of the indices on the key
+   order: same bits at every position, values the original indices. */
+template <class C, bool PAIRS>
+void check_sort(Sorter &S, const std::vector<uint32_t> &keys, Kind kind)
+{
+    std::vector<uint32_t> vals(keys.size()), ko, vo;
+    std::iota(vals.begin(), vals.end(), 0u);
+    if (kind == F32K)
+        model_sort<C, true, PAIRS>(S, keys, vals, 0, ko, vo);
+    else
+        model_sort<C, false, PAIRS>(S, keys, vals, kind == I32 ? 0x80000000u : 0u, ko, vo);
+    int key = sort_key_of(kind);
+    std::vector<uint32_t> idx(keys.size());
+    std::iota(idx.begin(), idx.end(), 0u);
+    std::stable_sort(idx.begin(), idx.end(), [&](uint32_t x, uint32_t y) {
+        return sort_ord(keys[x], key) < sort_ord(keys[y], key);
+    });
+    size_t bad = 0, first = keys.size();
+    for (size_t i = 0; i < keys.size(); i++) {
+        bool wrong = ko[i] != keys[idx[i]] || (PAIRS && vo[i] != idx[i]);
+        if (wrong && bad++ == 0)
+            first = i;
+    }
+    cr_assert_eq(bad, 0u, "n = %zu, tile %dx%d: %zu positions wrong, the first at %zu", keys.size(),
+                 C::NT, C::IT, bad, first);
+}
+
+std::vector<uint32_t> random_keys(size_t n, uint64_t seed, uint32_t mask = 0xffffffffu)
+{
+    std::mt19937_64 r(seed);
+    std::vector<uint32_t> k(n);
+    for (auto &x : k)
+        x = (uint32_t)r() & mask;
+    return k;
+}
+
+/* Signed zeros, infinities, subnormals, extremes and random finite floats. */
+std::vector<uint32_t> special_floats(size_t n, uint64_t seed)
+{
+    static const uint32_t fixed[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u,
+                                     0x7f7fffffu, 0xff7fffffu, 0x00800000u, 0x80800000u,
+                                     0x00000001u, 0x80000001u};
+    std::mt19937_64 r(seed);
+    std::vector<uint32_t> k(n);
+    for (auto &x : k) {
+        uint64_t v = r();
+        if (v % 3 == 0)
+            x = fixed[(v >> 8) % 10];
+        else {
+            x = (uint32_t)(v >> 16);
+            if (((x >> 23) & 255) == 255)
+                x &= ~(1u << 23); /* no NaN, no infinity from random bits */
+        }
+    }
+    return k;
+}
+
+} // namespace
+
+TestSuite(sort_early_model, .timeout = 170);
+
+Test(sort_early_model, histogram_counts_and_starts)
+{
+    for (uint32_t n : {1u, 2047u, 2048u, 2049u, 3u * 2048 + 17, 9u * 2048 + 5, 20000u}) {
+        std::vector<uint32_t> k = random_keys(n, n, n % 2 ? 0xffffffffu : 0x0f0f0f0fu);
+        if (n == 20000) /* runs of 4096 keys sharing their top 3 bytes: the
+                           histogram counts whole groups of 16 at once */
+            for (uint32_t i = 0; i < n; i++)
+                k[i] = (k[i] & 0xffu) | ((uint32_t)(i / 4096 + 1) * 0x01010100u);
+        Sorter S(n);
+        S.buf.assign(OE_BUF_WORDS, 0);
+        oe_hist_args h;
+        h.keys = k.data();
+        h.n = n;
+        h.flip = 0;
+        h.buf = S.buf.data();
+        unsigned grid = std::max(1u, std::min(n / 2048, 4u)); /* several tiles per block */
+        simt::run_grid(S.m, grid, OE_HIST_THREADS, 1025, 3,
+                       [&](unsigned t, unsigned b, unsigned g) { oe_hist_body<false>(h, t, b, g); });
+        uint32_t count[1024] = {0};
+        for (uint32_t x : k)
+            for (int p = 0; p < 4; p++)
+                count[p * 256 + ((x >> (8 * p)) & 255)]++;
+        for (int p = 0; p < 4; p++) {
+            uint32_t run = 0;
+            for (int d = 0; d < 256; d++) {
+                cr_assert_eq(S.buf[OE_BUF_COUNTS + p * 256 + d], count[p * 256 + d],
+                             "n = %u: count of digit %d at position %d", n, d, p);
+                cr_assert_eq(S.buf[OE_BUF_STARTS + p * 256 + d], run,
+                             "n = %u: start of digit %d at position %d", n, d, p);
+                run += count[p * 256 + d];
+            }
+        }
+    }
+}
+
+Test(sort_early_model, keys_at_tile_edges)
+{
+    Sorter S(1);
+    for (size_t n : {1u, 2u, 31u, 7679u, 7680u, 7681u, 2u * 7680 + 300})
+        check_sort<cfg_384x20, false>(S, random_keys(n, 10 + n), U32);
+}
+
+Test(sort_early_model, pairs_stay_stable)
+{
+    Sorter S(2);
+    /* few distinct keys: long runs of equal keys whose values must stay in
+       input order */
+    check_sort<cfg_384x20, true>(S, random_keys(3 * 7680 + 1234, 3, 0x03000300u), U32);
+    check_sort<cfg_384x20, true>(S, random_keys(1000, 4), U32);
+}
+
+Test(sort_early_model, signed_and_float_keys)
+{
+    Sorter S(5);
+    check_sort<cfg_384x20, false>(S, random_keys(2 * 7680 + 11, 6), I32);
+    check_sort<cfg_384x20, true>(S, random_keys(7680 + 5, 7), I32);
+    check_sort<cfg_384x20, false>(S, special_floats(2 * 7680 + 13, 8), F32K);
+    check_sort<cfg_384x20, true>(S, special_floats(7680 + 7, 9), F32K);
+}
+
+Test(sort_early_model, sorted_reversed_and_equal_keys)
+{
+    Sorter S(11);
+    std::vector<uint32_t> k = random_keys(2 * 7680 + 99, 12);
+    std::sort(k.begin(), k.end());
+    check_sort<cfg_384x20, false>(S, k, U32);
+    std::reverse(k.begin(), k.end());
+    check_sort<cfg_384x20, true>(S, k, U32);
+    check_sort<cfg_384x20, true>(S, std::vector<uint32_t>(2 * 7680 + 1, 0x5a5a5a5au), U32);
+    check_sort<cfg_384x20, false>(S, std::vector<uint32_t>(3 * 2048, 0xffffffffu), U32);
+}
+
+/* Words left by earlier runs (any epoch but this run's, either flag, any
+   count) must read as unpublished; so must a second run's own earlier
+   words. */
+Test(sort_early_model, stale_status_words_are_ignored)
+{
+    Sorter S(13);
+    size_t n = 3 * 7680 + 3;
+    uint32_t tiles = (uint32_t)((n + 7679) / 7680);
+    S.status.resize((size_t)4 * tiles * 256);
+    std::mt19937_64 r(14);
+    S.epoch = 100; /* the run will use 101 */
+    for (auto &w : S.status) {
+        uint64_t e = r() % 3 == 0 ? 100 : 102 + r() % 5;
+        w = (e << 34) | ((1 + r() % 2) << 32) | (r() & 0xffff);
+    }
+    check_sort<cfg_384x20, true>(S, random_keys(n, 15), U32);
+    check_sort<cfg_384x20, true>(S, random_keys(n, 16), U32); /* meets run 101's words */
+}
+
+Test(sort_early_model, one_block_at_a_time)
+{
+    Sorter S(17);
+    S.resident = 1;
+    check_sort<cfg_384x20, true>(S, random_keys(4 * 7680 + 17, 18), U32);
+}
+
+Test(sort_early_model, every_shape_sorts)
+{
+    Sorter S(19);
+    check_sort<cfg_384x23, true>(S, random_keys(2 * 384 * 23 + 77, 20), U32);
+    check_sort<cfg_512x16, true>(S, random_keys(2 * 512 * 16 + 77, 21), U32);
+    check_sort<cfg_256x24, true>(S, random_keys(2 * 256 * 24 + 77, 22), U32);
+    check_sort<cfg_384x20_hw, true>(S, random_keys(2 * 384 * 20 + 77, 23), U32);
+    check_sort<cfg_384x20_hw, false>(S, special_floats(384 * 20 + 1, 24), F32K);
+}
