@@ -690,16 +690,14 @@ __global__ void __launch_bounds__(S::NT, S::MINB)
     const int bn0 = (in_group / rows_here) * BN;
     const int ntiles = (k + BK - 1) / BK;
 
-    /* The copies' sources as offsets from A and B that advance by whole tiles,
-       and which of them lie inside the matrices, worked out once.  A: a
-       thread copies k column 8 h + akk (h < BK / 8) of tile rows ar0 + r NT / 8
-       (r < BM / (NT / 8)); 8 consecutive lanes take the 8 k of a row.  B:
-       tile rows br0 + e * BROWS, one column piece (bc) each. */
+    /* Who copies what, worked out once.  A: a thread copies k column 8 h + akk
+       (h < BK / 8) of tile rows ar0 + r NT / 8 (r < BM / (NT / 8)); 8
+       consecutive lanes take the 8 k of a row.  B: tile rows br0 + e BROWS,
+       one piece (column bc) each. */
     constexpr int AROWS = S::NT / 8, AR = BM / AROWS, AH = BK / 8;
     static_assert(AR * AH == S::LA && AR <= 32, "A copies: rows x k groups");
     const int akk = tid % 8, ar0 = tid / 8;
     const size_t a_step = (size_t)AROWS * (size_t)k;
-    const size_t a_off = (size_t)(bm0 + ar0) * (size_t)k + (size_t)akk;
     unsigned a_rows = 0; /* bit r: row ar0 + r AROWS of the tile lies inside A */
 #pragma unroll
     for (int r = 0; r < AR; ++r)
@@ -709,35 +707,69 @@ __global__ void __launch_bounds__(S::NT, S::MINB)
     static_assert(S::NT % BPR == 0 && BE * BROWS == BK, "B copies: whole rows per step");
     const int br0 = tid / BPR, bc = (tid % BPR) * (VEC ? 4 : 1);
     const bool b_col = bn0 + bc < n; /* VEC: n % 4 == 0, so the piece is wholly in or out */
-    const size_t b_off = (size_t)br0 * (size_t)n + (size_t)(bn0 + bc);
     const size_t b_step = (size_t)BROWS * (size_t)n;
     float *const as_dst = smem + akk * S::ASTRIDE + ar0;
     float *const bs_dst = smem + S::AFLOATS + br0 * BN + bc;
+    /* The next k tile's first column (t_next) and the thread's first sources
+       in it; they move by a tile after each load.  Sources of pieces outside
+       A or B are formed but never read. */
+    int t_next = 0;
+    const float *a_src = A + (size_t)(bm0 + ar0) * (size_t)k + akk;
+    const float *b_src = B + (size_t)br0 * (size_t)n + (bn0 + bc);
 
-    auto load_tile = [&](int tile, int stage) {
-        const int t0 = tile * BK;
+    /* Copies k tiles 0, 1, 2 ... in turn, each into the stage given.  A block
+       whose tile lies wholly inside C copies every k tile but a ragged last
+       one without bounds checks (whole pieces, no selects); the others check
+       each piece and zero-fill those outside. */
+    const bool inside = bm0 + BM <= m && bn0 + BN <= n;
+    auto load_next = [&](int stage) {
+        const int t0 = t_next;
         float *as = as_dst + stage * S::STAGE, *bs = bs_dst + stage * S::STAGE;
+        if (inside && t0 + BK <= k) {
 #pragma unroll
-        for (int h = 0; h < AH; ++h) {
-            const bool kin = t0 + h * 8 + akk < k;
-            size_t off = a_off + (size_t)(t0 + h * 8);
+            for (int h = 0; h < AH; ++h) {
+                const float *src = a_src + h * 8;
 #pragma unroll
-            for (int r = 0; r < AR; ++r) {
-                const bool in = kin && ((a_rows >> r) & 1u);
-                cp_async4(as + h * 8 * S::ASTRIDE + r * AROWS, in ? A + off : A, in ? 4 : 0);
-                off += a_step;
+                for (int r = 0; r < AR; ++r) {
+                    cp_async4(as + h * 8 * S::ASTRIDE + r * AROWS, src, 4);
+                    src += a_step;
+                }
+            }
+            const float *src = b_src;
+#pragma unroll
+            for (int e = 0; e < BE; ++e) {
+                if (VEC)
+                    cp_async16(bs + e * BROWS * BN, src, 16);
+                else
+                    cp_async4(bs + e * BROWS * BN, src, 4);
+                src += b_step;
+            }
+        } else {
+#pragma unroll
+            for (int h = 0; h < AH; ++h) {
+                const bool kin = t0 + h * 8 + akk < k;
+                const float *src = a_src + h * 8;
+#pragma unroll
+                for (int r = 0; r < AR; ++r) {
+                    const bool in = kin && ((a_rows >> r) & 1u);
+                    cp_async4(as + h * 8 * S::ASTRIDE + r * AROWS, in ? src : A, in ? 4 : 0);
+                    src += a_step;
+                }
+            }
+            const float *src = b_src;
+#pragma unroll
+            for (int e = 0; e < BE; ++e) {
+                const bool in = b_col && t0 + br0 + e * BROWS < k;
+                if (VEC)
+                    cp_async16(bs + e * BROWS * BN, in ? src : B, in ? 16 : 0);
+                else
+                    cp_async4(bs + e * BROWS * BN, in ? src : B, in ? 4 : 0);
+                src += b_step;
             }
         }
-        size_t off = b_off + (size_t)t0 * (size_t)n;
-#pragma unroll
-        for (int e = 0; e < BE; ++e) {
-            const bool in = b_col && t0 + br0 + e * BROWS < k;
-            if (VEC)
-                cp_async16(bs + e * BROWS * BN, in ? B + off : B, in ? 16 : 0);
-            else
-                cp_async4(bs + e * BROWS * BN, in ? B + off : B, in ? 4 : 0);
-            off += b_step;
-        }
+        t_next += BK;
+        a_src += BK;
+        b_src += (size_t)BK * (size_t)n;
     };
     /* A lane's fragments for k step p of a stage: sub-tile rows 16 apart,
        columns 32 apart; the 4 (8) lanes of a row (column) read 4 (8)
@@ -765,7 +797,7 @@ __global__ void __launch_bounds__(S::NT, S::MINB)
        for every thread, and its first fragments load. */
     for (int s = 0; s < stages - 1; ++s) {
         if (s < ntiles)
-            load_tile(s, s);
+            load_next(s);
         cp_async_commit();
     }
     cp_async_wait(stages - 2);
@@ -776,7 +808,7 @@ __global__ void __launch_bounds__(S::NT, S::MINB)
     int rs = 0, ws = stages - 1; /* the stages of tile t and of tile t + stages - 1 */
     for (int t = 0; t < ntiles; ++t) {
         if (t + stages - 1 < ntiles)
-            load_tile(t + stages - 1, ws);
+            load_next(ws); /* k tile t + stages - 1 */
         cp_async_commit();
         const float *cur = smem + rs * S::STAGE;
         rs = rs + 1 == stages ? 0 : rs + 1;

@@ -11,8 +11,10 @@
  * far below 2^24), so each element of C must equal the double reference
  * exactly; C starts as NaN, so an element no thread writes fails too.
  * Shapes: 1 x 1 x 1, one row, primes (the 4-byte paths), 4-aligned n with
- * ragged tiles (the 16-byte paths), k one step past a tile, and more block
- * rows than one group of the block order.
+ * ragged tiles (the 16-byte paths), k one step past a tile, more block
+ * rows than one group of the block order, and blocks wholly inside C over
+ * whole k tiles (the copies without bounds checks, 16-byte: 264 x 260 x 48;
+ * 4-byte: 257 x 513 x 17).
  */
 #include <criterion/criterion.h>
 
@@ -36,7 +38,7 @@ struct shape {
     int m, n, k;
 };
 const shape awkward[] = {{1, 1, 1},     {1, 300, 3},   {127, 129, 131}, {132, 260, 36},
-                         {260, 132, 9}, {257, 513, 17}};
+                         {260, 132, 9}, {257, 513, 17}, {264, 260, 48}};
 
 struct problem {
     int m, n, k;
