@@ -5,8 +5,11 @@
 # 2. kbench runs gpu-correctness.ini: every CUDA variant at awkward shapes
 #    (1 x 1 x 1, 1 x 4097 x 3, 127 x 129 x 131, the tutorial's 2000 x 80 x 2000
 #    and its twin, 4095 x 4097 x 511, 4096^3 ...), random and exact inputs,
-#    every tile, stage count and block size; any FAIL or error fails the script.
-# 3. compute-sanitizer memcheck and racecheck run kbench on gpu-sanitize.ini;
+#    every tile, stage count and block size; the tensor-core variants and
+#    library references at every precision (tf32, bf16, fp32x3) at the same
+#    kinds of shapes; any FAIL or error fails the script.
+# 3. compute-sanitizer memcheck and racecheck run kbench on gpu-sanitize.ini
+#    (every kernel instance, the tensor-core ones at every precision);
 #    any reported error or hazard fails the script.
 # 4. The kernels' resource report (registers, spills, shared memory), rebuilt
 #    from the plugin's object with cuobjdump when it is there (informational).
@@ -84,10 +87,13 @@ else
 fi
 
 # 4. Registers and spills of each kernel (informational).
-obj=$(find "$build/plugins/matmul" -name 'matmul_kernels.cu.o' 2>/dev/null | head -1)
-if [ -n "$obj" ] && command -v cuobjdump >/dev/null 2>&1; then
-    cuobjdump --dump-resource-usage "$obj" >"$logs/resources.log" 2>&1 &&
-        note "info    kernel resources: $logs/resources.log"
+if command -v cuobjdump >/dev/null 2>&1; then
+    : >"$logs/resources.log"
+    for name in matmul_kernels.cu.o matmul_tc.cu.o matmul_wgmma.cu.o; do
+        obj=$(find "$build/plugins/matmul" -name "$name" 2>/dev/null | head -1)
+        [ -n "$obj" ] && cuobjdump --dump-resource-usage "$obj" >>"$logs/resources.log" 2>&1
+    done
+    [ -s "$logs/resources.log" ] && note "info    kernel resources: $logs/resources.log"
 fi
 
 echo "---- matmul GPU tests ----"

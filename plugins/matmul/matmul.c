@@ -1,22 +1,28 @@
 /*
- * matmul.c -- the matmul family: C = A * B in f32, row-major, any m, n, k >= 1,
- * from the tutorial's triple loop and tiled kernel along the SGEMM path to
- * cublasSgemm.
+ * matmul.c -- the matmul family: C = A * B, row-major, f32 output, any m, n,
+ * k >= 1, from the tutorial's triple loop and tiled kernel along the SGEMM
+ * path to cublasSgemm, and on the tensor cores (precisions tf32, bf16 and
+ * fp32x3) against cuBLAS on the tensor cores.
  *
  * This file holds the descriptor (its variants are the rows of
- * matmul_variants.def), plan(), the inputs and the reference, the two CPU
- * variants and verify().  The kernels are in matmul_kernels.cu, the cuBLAS
- * call in matmul_lib.cu; buffers, CUDA checks, threads and input generators
- * come from the kit (kbench/kit.h).  Without a GPU (host->stream == NULL) no
- * CUDA function is called here.
+ * matmul_variants.def), plan(), the inputs (rounded to the precision once)
+ * and the reference, the two CPU variants and verify().  The SIMT kernels are
+ * in matmul_kernels.cu, the warp-level tensor-core kernels in matmul_tc.cu,
+ * the wgmma ones in matmul_wgmma.cu, the cuBLAS calls in matmul_lib.cu;
+ * buffers, CUDA checks, threads and input generators come from the kit
+ * (kbench/kit.h).  Without a GPU (host->stream == NULL) no CUDA function is
+ * called here.
  *
  * Inputs (the `inputs` parameter).  random: A and B uniform in [-1, 1) (never
- * zero), checked against the worst-case bound of any summation order,
- * |C^ - C| <= gamma(k + 1) |A||B| elementwise, gamma(d) = d u / (1 - d u),
- * u = 2^-24 (README.md has the derivation).  exact: non-zero integers in
- * [-q, q] with k q^2 <= 2^24: every product and every partial sum of every
- * dot product is an integer of magnitude at most 2^24, which f32 holds, so
- * every variant's result is exact in any order and verify() demands equality.
+ * zero), rounded to tf32 or bf16 for those precisions, checked against the
+ * worst-case bound of any summation order, |C^ - C| <= g |A||B|
+ * elementwise, with g = gamma(k + 1) = (k + 1) u / (1 - (k + 1) u), u = 2^-24
+ * for f32 and the precision's own g otherwise (see verification below;
+ * README.md has the derivations).  exact: non-zero integers in [-q, q] with
+ * k q^2 <= 2^24 (and q within the precision's exact integers): every product
+ * and every partial sum of every dot product is an integer of magnitude at
+ * most 2^24, which f32 holds, so every variant's result is exact in any order
+ * and verify() demands equality.
  *
  * The check (the `check` parameter).  full: every element against a double
  * reference computed in setup().  sampled, for shapes where that is too slow
@@ -39,7 +45,7 @@
 
 /* ---- the descriptor ------------------------------------------------------ */
 
-static const char *const precision_choices[] = {"f32"};
+static const char *const precision_choices[] = {"f32", "tf32", "bf16", "fp32x3"};
 static const char *const inputs_choices[] = {"random", "exact"};
 static const char *const check_choices[] = {"auto", "full", "sampled"};
 static const char *const tile_choices[] = {"128x128x16", "128x128x8",  "128x64x16",
@@ -47,6 +53,8 @@ static const char *const tile_choices[] = {"128x128x16", "128x128x8",  "128x64x1
                                            "128x256x8",  "128x128x8w64"};
 
 _Static_assert(sizeof tile_choices / sizeof tile_choices[0] == KBM_N_TILES, "one name per tile");
+_Static_assert(sizeof precision_choices / sizeof precision_choices[0] == KBM_N_PRECISIONS,
+               "one name per precision, in the order of enum kbm_precision");
 
 static const kb_param params[KBM_N_PARAMS] = {
     [KBM_P_M] = {.name = "m", .type = KB_PARAM_SIZE, .def = "256", .min = 1, .max = KBM_MAX_DIM,
@@ -57,7 +65,10 @@ static const kb_param params[KBM_N_PARAMS] = {
                  .help = "columns of A, rows of B (the dot products' length)"},
     [KBM_P_PRECISION] = {.name = "precision", .type = KB_PARAM_ENUM, .def = "f32",
                          KB_CHOICES(precision_choices),
-                         .help = "arithmetic: f32 (inputs, products and sums in single precision)"},
+                         .help = "arithmetic: f32 (inputs, products and sums in single precision); "
+                                 "tensor cores: tf32 (inputs rounded to tf32), bf16 (inputs "
+                                 "rounded to bf16), fp32x3 (f32 inputs split into two tf32 "
+                                 "parts, three products), all accumulating in f32"},
     [KBM_P_INPUTS] = {.name = "inputs", .type = KB_PARAM_ENUM, .def = "random",
                       KB_CHOICES(inputs_choices),
                       .help = "random: uniform in [-1, 1), checked against a derived bound; "
@@ -74,7 +85,7 @@ static const kb_param params[KBM_N_PARAMS] = {
                     KB_CHOICES(tile_choices),
                     .help = "warptile, pipelined: block tile rows x columns x depth"},
     [KBM_P_STAGES] = {.name = "stages", .type = KB_PARAM_INT, .def = "3", .min = 2, .max = 4,
-                      .help = "pipelined: shared-memory stages in flight"},
+                      .help = "pipelined, mma: shared-memory stages in flight"},
 };
 
 static int run_cpu(kbm_state *s, const kbm_impl *impl, kb_host *host);
@@ -89,6 +100,9 @@ static int run_cpu_blocked(kbm_state *s, const kbm_impl *impl, kb_host *host);
 #define U_STAGES KB_USES(KBM_P_STAGES)
 /* The precisions a row runs, for kbm_impl.precisions. */
 #define P_F32 KBM_PRECISION_BIT(KBM_F32)
+#define P_TF32 KBM_PRECISION_BIT(KBM_TF32)
+#define P_BF16 KBM_PRECISION_BIT(KBM_BF16)
+#define P_FP32X3 KBM_PRECISION_BIT(KBM_FP32X3)
 
 #define KBM_FIELDS(...) __VA_ARGS__
 
@@ -134,8 +148,8 @@ static const kb_ops ops = {
 static const kb_plugin descriptor = {
     KB_PLUGIN_HEADER,
     .name = "matmul",
-    .summary = "C = A * B in f32, any shape: the tutorial's naive and tiled kernels, the SGEMM "
-               "path, cublasSgemm",
+    .summary = "C = A * B, any shape: the tutorial's naive and tiled kernels, the SGEMM path "
+               "to cublasSgemm, and tensor cores (tf32, bf16, 3xTF32) against cuBLAS",
     KB_PARAMS(params),
     KB_VARIANTS(variants),
     .item_name = "elements",
@@ -161,13 +175,31 @@ static uint32_t needs_of(uint64_t vmask)
 }
 
 /* Exact inputs: the largest q with k q^2 <= 2^24 (0 when k > 2^24, which the
-   parameter range excludes). */
-static double exact_q(uint64_t k)
+   parameter range excludes), and no larger than the precision's largest
+   integer that every smaller one is exact beside: bf16 holds every integer up
+   to 2^8 (8 significant bits), tf32 every one up to 2^11 (11 bits).  fp32x3
+   keeps to 2^11 as well, so that the tf32 "big" part of every input is the
+   input itself and its "small" part is 0: the three products are then exact
+   (README.md, Tensor cores). */
+static double exact_q(uint64_t k, int precision)
 {
     double q = floor(sqrt(16777216.0 / (double)k));
     while (q > 0 && (double)k * q * q > 16777216.0)
         q -= 1;
-    return q;
+    double cap = precision == KBM_BF16 ? 256.0 : precision == KBM_F32 ? q : 2048.0;
+    return q < cap ? q : cap;
+}
+
+/* cuBLAS's workspace: 32 MiB (what cuBLAS asks for on Hopper) for every
+   shape a measurement cares about, 4 MiB (its default pool elsewhere) for
+   products of at most KBM_SMALL_MNK multiply-adds, where no kernel needs more.
+   The small figure keeps small points' device memory under the conformance
+   check's 32 MiB limit, so that `kbench check` runs the lifecycle at every
+   small point (every precision and variant) rather than at one. */
+#define KBM_SMALL_MNK (1ull << 27)
+static uint64_t cublas_workspace(uint64_t m, uint64_t n, uint64_t k)
+{
+    return m * n * k <= KBM_SMALL_MNK ? KBM_CUBLAS_WORKSPACE_SMALL : KBM_CUBLAS_WORKSPACE;
 }
 
 /* Projection vector entries in exact mode: integers in [-KBM_X_EXACT,
@@ -187,6 +219,9 @@ static int resolve_check(const kb_value *p)
 
 typedef struct kbm_sizes {
     uint64_t a_bytes, b_bytes, c_bytes, ref_bytes, device_bytes, host_bytes;
+    uint64_t a16_bytes, b16_bytes; /* bf16 copies of A and B (precision bf16), else 0 */
+    uint64_t scratch_bytes;        /* kbm_wgmma_scratch_bytes(), 0 when none */
+    uint64_t workspace_bytes;      /* cuBLAS's */
 } kbm_sizes;
 
 static int sizes_of(const kb_value *p, kbm_sizes *z, kb_host *host)
@@ -212,8 +247,19 @@ static int sizes_of(const kb_value *p, kbm_sizes *z, kb_host *host)
         z->ref_bytes = 2 * m * n * 8;
     else /* sampled rows and columns with their bounds, x, z, w, gathered columns of B */
         z->ref_bytes = (2 * KBM_SAMPLES * (n + m) + n + 2 * m + KBM_SAMPLES * k) * 8;
-    z->host_bytes = z->a_bytes + z->b_bytes + z->c_bytes + z->ref_bytes;
-    z->device_bytes = z->a_bytes + z->b_bytes + z->c_bytes + KBM_CUBLAS_WORKSPACE;
+    int precision = (int)p[KBM_P_PRECISION].i;
+    if (precision < 0 || precision >= KBM_N_PRECISIONS)
+        return host->fail(host, KB_EINVAL, "matmul: no precision number %d", precision);
+    /* Upper bounds over the variants (plan does not know which will run):
+       the bf16 copies for precision bf16, the wgmma scratch, the workspace. */
+    z->a16_bytes = precision == KBM_BF16 ? m * k * 2 : 0;
+    z->b16_bytes = precision == KBM_BF16 ? k * n * 2 : 0;
+    z->scratch_bytes = kbm_wgmma_scratch_bytes(m, n, k, precision);
+    z->workspace_bytes = cublas_workspace(m, n, k);
+    z->host_bytes = z->a_bytes + z->b_bytes + z->c_bytes + z->ref_bytes + z->a16_bytes +
+                    z->b16_bytes;
+    z->device_bytes = z->a_bytes + z->b_bytes + z->c_bytes + z->a16_bytes + z->b16_bytes +
+                      z->scratch_bytes + z->workspace_bytes;
     return KB_OK;
 }
 
@@ -226,7 +272,9 @@ static int kbm_plan(const kb_value *p, kb_work *out, kb_host *host)
     if (rc)
         return rc;
     uint64_t m = p[KBM_P_M].u, n = p[KBM_P_N].u, k = p[KBM_P_K].u;
-    out->bytes_read = z.a_bytes + z.b_bytes;
+    /* bf16 runs read A and B as bf16: half the bytes. */
+    out->bytes_read = p[KBM_P_PRECISION].i == KBM_BF16 ? z.a16_bytes + z.b16_bytes
+                                                       : z.a_bytes + z.b_bytes;
     out->bytes_written = z.c_bytes;
     out->flops = 2.0 * (double)m * (double)n * (double)k;
     out->items = m * n;
@@ -392,6 +440,75 @@ out:
     return rc;
 }
 
+/* ---- rounding the inputs to the precision ----------------------------------
+ * Once, in setup(), on the host, so that the reference sees exactly what the
+ * kernels see.  Bit arithmetic on finite values (the inputs are never NaN or
+ * infinite, and far from overflow).
+ *   tf32: 10 explicit significand bits, to nearest with ties away from zero,
+ *         as cvt.rna.tf32.f32 rounds: adding half a tf32 ulp (bit 12) to the
+ *         magnitude and clearing the 13 low bits rounds the magnitude half up
+ *         (a carry into the exponent is the right answer).
+ *   bf16: the top 16 bits, to nearest with ties to even: adding 0x7fff plus
+ *         the lowest kept bit before truncating.
+ * ------------------------------------------------------------------------- */
+static uint32_t f32_bits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+static float f32_of(uint32_t u)
+{
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+static float round_tf32(float x)
+{
+    return f32_of((f32_bits(x) + 0x1000u) & 0xffffe000u);
+}
+
+static uint16_t bf16_bits(float x)
+{
+    uint32_t u = f32_bits(x);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+typedef struct round_job {
+    float *x;      /* rounded in place */
+    uint16_t *x16; /* bf16: the bit patterns, or NULL */
+    int precision;
+} round_job;
+
+static int round_range(void *ctx, uint64_t begin, uint64_t end, int worker)
+{
+    (void)worker;
+    const round_job *j = ctx;
+    for (uint64_t i = begin; i < end; i++) {
+        if (j->precision == KBM_TF32) {
+            j->x[i] = round_tf32(j->x[i]);
+        } else if (j->precision == KBM_BF16) {
+            uint16_t h = bf16_bits(j->x[i]);
+            j->x[i] = f32_of((uint32_t)h << 16);
+            if (j->x16)
+                j->x16[i] = h;
+        }
+    }
+    return KB_OK;
+}
+
+/* Rounds A or B (n elements) to the state's precision, writing the bf16 bit
+   patterns into x16 when it is not NULL; nothing for f32 and fp32x3. */
+static int round_inputs(kb_host *host, float *x, uint16_t *x16, uint64_t n, int precision)
+{
+    if (precision != KBM_TF32 && precision != KBM_BF16)
+        return KB_OK;
+    round_job j = {.x = x, .x16 = x16, .precision = precision};
+    return kbk_parallel_for(host, n, round_range, &j);
+}
+
 /* ---- setup and teardown --------------------------------------------------- */
 
 static int kbm_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **state)
@@ -416,10 +533,15 @@ static int kbm_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **st
     s->gpu = host->stream != NULL;
     s->variants = vmask;
     s->needs = needs_of(vmask);
-    s->q = exact_q(s->k);
+    s->q = exact_q(s->k, s->precision);
     if ((rc = kbk_buf_alloc(host, &s->a, (size_t)z.a_bytes, KBK_BOTH)) ||
         (rc = kbk_buf_alloc(host, &s->b, (size_t)z.b_bytes, KBK_BOTH)) ||
         (rc = kbk_buf_alloc(host, &s->c, (size_t)z.c_bytes, KBK_BOTH)))
+        return rc;
+    /* The bf16 copies, for the variants that read A and B as bf16. */
+    int with16 = s->precision == KBM_BF16 && (s->needs & KBM_NEEDS_BF16);
+    if (with16 && ((rc = kbk_buf_alloc(host, &s->a16, (size_t)z.a16_bytes, KBK_BOTH)) ||
+                   (rc = kbk_buf_alloc(host, &s->b16, (size_t)z.b16_bytes, KBK_BOTH))))
         return rc;
     if (s->inputs == KBM_EXACT)
         rc = kbk_fill_exact_f32(host, s->a.host, s->m * s->k, 0, (int32_t)s->q);
@@ -431,15 +553,28 @@ static int kbm_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **st
         rc = kbk_fill_exact_f32(host, s->b.host, s->k * s->n, 1, (int32_t)s->q);
     else
         rc = kbk_fill_uniform_f32(host, s->b.host, s->k * s->n, 1, -1.0, 1.0);
-    if (rc || (rc = reference(s, host)))
+    if (rc)
+        return rc;
+    /* Rounded once, here: the reference below is computed from the rounded
+       values (README.md, Tensor cores). */
+    if ((rc = round_inputs(host, s->a.host, with16 ? s->a16.host : NULL, s->m * s->k,
+                           s->precision)) ||
+        (rc = round_inputs(host, s->b.host, with16 ? s->b16.host : NULL, s->k * s->n,
+                           s->precision)))
+        return rc;
+    if ((rc = reference(s, host)))
         return rc;
     if (!s->gpu)
         return KB_OK;
-    if ((rc = kbk_buf_upload(host, &s->a)) || (rc = kbk_buf_upload(host, &s->b)))
+    if ((rc = kbk_buf_upload(host, &s->a)) || (rc = kbk_buf_upload(host, &s->b)) ||
+        (with16 && ((rc = kbk_buf_upload(host, &s->a16)) || (rc = kbk_buf_upload(host, &s->b16)))))
+        return rc;
+    if ((s->needs & KBM_NEEDS_SCRATCH) && z.scratch_bytes &&
+        (rc = kbk_buf_alloc(host, &s->scratch, (size_t)z.scratch_bytes, KBK_DEVICE)))
         return rc;
     KBK_CUDA(host, cudaStreamSynchronize((cudaStream_t)host->stream));
     if (s->needs & KBM_NEEDS_CUBLAS) {
-        if ((rc = kbk_buf_alloc(host, &s->workspace, KBM_CUBLAS_WORKSPACE, KBK_DEVICE)))
+        if ((rc = kbk_buf_alloc(host, &s->workspace, (size_t)z.workspace_bytes, KBK_DEVICE)))
             return rc;
         return kbm_cublas_setup(s, host);
     }
@@ -452,7 +587,8 @@ static void kbm_teardown(void *state, kb_host *host)
     if (!s)
         return;
     kbm_cublas_teardown(s); /* accepts a state without a handle */
-    kbk_buf *bufs[] = {&s->a, &s->b, &s->c, &s->workspace};
+    kbm_wgmma_teardown(s);  /* accepts a state without its data */
+    kbk_buf *bufs[] = {&s->a, &s->b, &s->c, &s->workspace, &s->a16, &s->b16, &s->scratch};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         kbk_buf_free(host, bufs[i]);
     double *refs[] = {s->ref, s->ref_abs, s->row_ref, s->row_abs, s->col_ref,
@@ -486,11 +622,18 @@ static int kbm_prepare(void *state, uint32_t v, kb_host *host)
     if ((rc = kbk_buf_poison(host, &s->c, 0xff)))
         return rc;
     if (s->gpu) {
-        if (impls[v].run == kbm_run_pipelined && (rc = kbm_pipelined_prepare(s, host)))
+        if (impls[v].prepare && (rc = impls[v].prepare(s, host)))
             return rc;
         KBK_CUDA(host, cudaStreamSynchronize((cudaStream_t)host->stream));
     }
     return KB_OK;
+}
+
+/* Which copies of A and B a variant reads: the bf16 ones when it takes them
+   and the precision is bf16, the f32 ones otherwise. */
+static int reads16(const kbm_state *s, uint32_t v)
+{
+    return s->precision == KBM_BF16 && (impls[v].needs & KBM_NEEDS_BF16);
 }
 
 static int kbm_upload(void *state, uint32_t v, kb_host *host)
@@ -498,8 +641,10 @@ static int kbm_upload(void *state, uint32_t v, kb_host *host)
     kbm_state *s = state;
     if (!s->gpu || !is_cuda(v))
         return KB_OK;
-    int rc = kbk_buf_upload(host, &s->a);
-    return rc ? rc : kbk_buf_upload(host, &s->b);
+    int rc = reads16(s, v) ? kbk_buf_upload(host, &s->a16) : kbk_buf_upload(host, &s->a);
+    if (rc)
+        return rc;
+    return reads16(s, v) ? kbk_buf_upload(host, &s->b16) : kbk_buf_upload(host, &s->b);
 }
 
 static int kbm_download(void *state, uint32_t v, kb_host *host)
@@ -582,18 +727,41 @@ static int kbm_run(void *state, uint32_t v, kb_host *host)
 }
 
 /* ---- verification -----------------------------------------------------------
- * Random inputs: |C^_ij - C_ij| <= gamma32(k + 1) (|A||B|)_ij for any order of
- * the k products' additions (each product rounded at most once, at most k - 1
- * additions on the longest path, one more allowed for a final scaling); the
- * double reference's own error, gamma64(k + 1) (|A||B|)_ij, is added.  Exact
- * inputs: tolerance 0.  The projection: |(C^ x)_i - (A (B x))_i| <=
- * gamma32(k + 1) w_i + gamma64(n + k + 2) (w_i + (|C^||x|)_i), w = |A|(|B||x|).
+ * Random inputs: |C^_ij - C_ij| <= g (|A||B|)_ij for the (rounded) inputs A
+ * and B, plus the double reference's own error gamma64(k + 1) (|A||B|)_ij,
+ * with g by precision (README.md derives each):
+ *   f32     gamma(k + 1) at u = 2^-24: any order of the k products' additions,
+ *           each rounded to nearest, one more rounding allowed for a final
+ *           scaling or a split-k join;
+ *   tf32,   gamma(k + 1) at u = 2^-22: the products of the rounded inputs are
+ *   bf16    exact in f32, and a tensor core's f32 accumulation may truncate
+ *           both the aligned addends and the normalised sum (two ulps, 2^-22,
+ *           per addition at worst, where round to nearest costs half of one);
+ *   fp32x3  (gamma(k + 1) at u = 2^-24 + 3 * 2^-22) (1 + 2^-9): the f32 bound
+ *           plus the 3xTF32 split's own error (the dropped small * small
+ *           product and the rounding of each remainder to tf32, at most
+ *           3 * 2^-22 (1 + 2^-10) |a||b| per product), the factor covering
+ *           the second-order terms.
+ * Exact inputs: tolerance 0.  The projection: |(C^ x)_i - (A (B x))_i| <=
+ * g w_i + gamma64(n + k + 2) (w_i + (|C^||x|)_i), w = |A|(|B||x|).
  * ------------------------------------------------------------------------- */
 
 static double gamma_of(double d, int bits)
 {
     double du = d * ldexp(1.0, -bits);
     return du < 1 ? du / (1 - du) : INFINITY;
+}
+
+/* g above: the factor of |A||B| in a product's error bound, by precision. */
+static double bound_factor(int precision, uint64_t k)
+{
+    double d = (double)k + 1;
+    switch (precision) {
+    case KBM_TF32:
+    case KBM_BF16: return gamma_of(d, 22);
+    case KBM_FP32X3: return (gamma_of(d, 24) + 3 * ldexp(1.0, -22)) * (1 + ldexp(1.0, -9));
+    default: return gamma_of(d, 24);
+    }
 }
 
 /* The kit's parallel-for starts at most this many workers. */
@@ -605,7 +773,21 @@ typedef struct verify_job {
     double gp32, gp64;    /* projection bound factors */
     uint64_t bad[KBM_MAX_WORKERS]; /* per worker (the kit starts at most 256) */
     uint64_t first[KBM_MAX_WORKERS];
+    double err[KBM_MAX_WORKERS];   /* largest |C^ - C| per worker */
+    double rel[KBM_MAX_WORKERS];   /* largest |C^ - C| / (|A||B|) per worker */
 } verify_job;
+
+/* One element against its reference: whether it is out of bound, and the
+   largest errors seen so far (NaN leaves them alone: it counts as bad). */
+static int element_bad(double got, double ref, double ref_abs, double g, double *err, double *rel)
+{
+    double e = fabs(got - ref);
+    if (e > *err)
+        *err = e;
+    if (ref_abs > 0 && e / ref_abs > *rel)
+        *rel = e / ref_abs;
+    return !(e <= g * ref_abs);
+}
 
 static int verify_full_rows(void *ctx, uint64_t begin, uint64_t end, int worker)
 {
@@ -613,17 +795,20 @@ static int verify_full_rows(void *ctx, uint64_t begin, uint64_t end, int worker)
     const kbm_state *s = j->s;
     const float *C = s->c.host;
     uint64_t n = s->n, bad = 0, first = UINT64_MAX;
+    double err = 0, rel = 0, g = j->g32 + j->g64;
     for (uint64_t e = begin * n; e < end * n; e++) {
-        double tol = (j->g32 + j->g64) * s->ref_abs[e];
-        if (!(fabs((double)C[e] - s->ref[e]) <= tol)) {
+        if (element_bad((double)C[e], s->ref[e], s->ref_abs[e], g, &err, &rel)) {
             if (!bad)
                 first = e;
             bad++;
         }
     }
-    j->bad[worker % KBM_MAX_WORKERS] += bad;
-    if (first < j->first[worker % KBM_MAX_WORKERS])
-        j->first[worker % KBM_MAX_WORKERS] = first;
+    int w = worker % KBM_MAX_WORKERS;
+    j->bad[w] += bad;
+    if (first < j->first[w])
+        j->first[w] = first;
+    j->err[w] = err > j->err[w] ? err : j->err[w];
+    j->rel[w] = rel > j->rel[w] ? rel : j->rel[w];
     return KB_OK;
 }
 
@@ -663,34 +848,34 @@ static int kbm_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
     j->s = s;
     int exact = s->inputs == KBM_EXACT;
     double k = (double)s->k, n = (double)s->n;
-    j->g32 = exact ? 0 : gamma_of(k + 1, 24);
+    j->g32 = exact ? 0 : bound_factor(s->precision, s->k);
     j->g64 = exact ? 0 : gamma_of(k + 1, 53);
-    j->gp32 = exact ? 0 : gamma_of(k + 1, 24);
+    j->gp32 = j->g32;
     j->gp64 = exact ? 0 : gamma_of(n + k + 2, 53);
     for (int w = 0; w < KBM_MAX_WORKERS; w++)
         j->first[w] = UINT64_MAX;
     const float *C = s->c.host;
     uint64_t bad = 0, first = UINT64_MAX;
+    double err = 0, rel = 0;
     int rc;
     if (s->check == KBM_CHECK_FULL) {
         rc = kbk_parallel_for(host, s->m, verify_full_rows, j);
     } else {
         /* The sampled rows and columns, element by element. */
+        double g = j->g32 + j->g64;
         for (int t = 0; t < KBM_SAMPLES; t++) {
             for (uint64_t c = 0; c < s->n; c++) {
                 uint64_t e = s->rows[t] * s->n + c;
-                double ref = s->row_ref[(uint64_t)t * s->n + c];
-                double tol = (j->g32 + j->g64) * s->row_abs[(uint64_t)t * s->n + c];
-                if (!(fabs((double)C[e] - ref) <= tol)) {
+                if (element_bad((double)C[e], s->row_ref[(uint64_t)t * s->n + c],
+                                s->row_abs[(uint64_t)t * s->n + c], g, &err, &rel)) {
                     first = bad ? first : e;
                     bad++;
                 }
             }
             for (uint64_t r = 0; r < s->m; r++) {
                 uint64_t e = r * s->n + s->cols[t];
-                double ref = s->col_ref[(uint64_t)t * s->m + r];
-                double tol = (j->g32 + j->g64) * s->col_abs[(uint64_t)t * s->m + r];
-                if (!(fabs((double)C[e] - ref) <= tol)) {
+                if (element_bad((double)C[e], s->col_ref[(uint64_t)t * s->m + r],
+                                s->col_abs[(uint64_t)t * s->m + r], g, &err, &rel)) {
                     first = bad ? (first < e ? first : e) : e;
                     bad++;
                 }
@@ -703,7 +888,10 @@ static int kbm_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
         bad += j->bad[w];
         if (j->first[w] < first)
             first = j->first[w];
+        err = j->err[w] > err ? j->err[w] : err;
+        rel = j->rel[w] > rel ? j->rel[w] : rel;
     }
+    double g32 = j->g32;
     free(j);
     if (rc)
         return rc;
@@ -714,6 +902,15 @@ static int kbm_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
                   variants[v].name, (unsigned long long)bad,
                   s->check == KBM_CHECK_FULL ? "full" : "sampled",
                   (unsigned long long)(first / s->n), (unsigned long long)(first % s->n));
+    /* The tensor-core precisions are judged on their errors too (fp32x3
+       against cublasSgemm's): say them, for every variant that runs one. */
+    if (s->precision != KBM_F32)
+        host->log(host, KB_LOG_INFO,
+                  "matmul: %s, precision %s, %llu x %llu x %llu: max |C^ - C| = %.3g, max "
+                  "|C^ - C| / (|A||B|) = %.3g (bound factor %.3g) over %s",
+                  variants[v].name, precision_choices[s->precision], (unsigned long long)s->m,
+                  (unsigned long long)s->n, (unsigned long long)s->k, err, rel, g32,
+                  s->check == KBM_CHECK_FULL ? "every element" : "the sampled rows and columns");
     out->measure = "mismatches";
     out->error = (double)bad;
     out->tolerance = 0;

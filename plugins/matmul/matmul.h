@@ -78,8 +78,11 @@ enum kbm_param {
    CUDA's limits (65535 blocks in y with blocks of 8 or more rows). */
 #define KBM_MAX_DIM (1u << 18)
 
-/* cuBLAS workspace, allocated in setup so that run() never allocates. */
+/* cuBLAS workspace, allocated in setup so that run() never allocates: the
+   large one for every shape that is measured, the small one for small
+   products (matmul.c, cublas_workspace()). */
 #define KBM_CUBLAS_WORKSPACE (32u << 20)
+#define KBM_CUBLAS_WORKSPACE_SMALL (4u << 20)
 
 typedef struct kbm_state kbm_state;
 typedef struct kbm_impl kbm_impl;
@@ -97,10 +100,16 @@ enum kbm_needs {
 
 #define KBM_PRECISION_BIT(p) (1u << (p))
 
+/* Called from the plugin's prepare() before variant runs on a GPU (raising a
+   kernel's shared-memory limit, checking the device); KB_EUNSUPPORTED with a
+   sentence skips the variant. */
+typedef int (*kbm_prepare_fn)(kbm_state *s, kb_host *host);
+
 struct kbm_impl {
     kbm_run_fn run;
     uint32_t precisions; /* KBM_PRECISION_BIT of each it runs; 0: all */
     uint32_t needs;      /* enum kbm_needs */
+    kbm_prepare_fn prepare; /* or NULL: nothing to do before a run */
 };
 
 /* The state of one point (setup() .. teardown()). */
@@ -144,6 +153,14 @@ int kbm_run_vec4(kbm_state *s, const kbm_impl *impl, kb_host *host);
 int kbm_run_warptile(kbm_state *s, const kbm_impl *impl, kb_host *host);
 int kbm_run_pipelined(kbm_state *s, const kbm_impl *impl, kb_host *host);
 int kbm_run_cublas(kbm_state *s, const kbm_impl *impl, kb_host *host);
+int kbm_run_cublas_tf32(kbm_state *s, const kbm_impl *impl, kb_host *host);
+int kbm_run_cublas_bf16(kbm_state *s, const kbm_impl *impl, kb_host *host);
+/* matmul_tc.cu: the warp-level tensor-core kernels (wmma, mma.sync). */
+int kbm_run_wmma(kbm_state *s, const kbm_impl *impl, kb_host *host);
+int kbm_run_mma(kbm_state *s, const kbm_impl *impl, kb_host *host);
+/* Raises the mma kernel's dynamic shared-memory limit for the state's
+   precision and stages (called from prepare, not from run). */
+int kbm_mma_prepare(kbm_state *s, kb_host *host);
 
 /* Raises the dynamic shared-memory limit of the pipelined kernel for the
    state's tile and stages (called from prepare, not from run). */
@@ -151,8 +168,9 @@ int kbm_pipelined_prepare(kbm_state *s, kb_host *host);
 /* Shared-memory bytes the pipelined kernel needs for a tile and stages. */
 size_t kbm_pipelined_smem(int tile, int stages);
 
-/* cuBLAS: the handle (pedantic fp32 math, no tensor cores), its stream and
-   workspace; and its release (teardown). */
+/* cuBLAS: the handle, its stream and workspace (each run sets the math mode
+   its row asks for: pedantic fp32, TF32 tensor ops, or the default, which
+   uses tensor cores for bf16); and its release (teardown). */
 int kbm_cublas_setup(kbm_state *s, kb_host *host);
 void kbm_cublas_teardown(kbm_state *s);
 

@@ -1,7 +1,16 @@
 /*
- * matmul_lib.cu -- the library reference: cublasSgemm in pedantic fp32 math
- * (CUBLAS_PEDANTIC_MATH: no tensor cores, no TF32), on the host's stream, with
- * a workspace allocated in setup() so that run() never allocates.
+ * matmul_lib.cu -- the library references, on the host's stream, with a
+ * workspace allocated in setup() so that run() never allocates:
+ *   cublas       cublasSgemm in pedantic fp32 math (CUBLAS_PEDANTIC_MATH: no
+ *                tensor cores, no TF32), for f32 and fp32x3 (whose inputs are
+ *                plain f32);
+ *   cublas-tf32  cublasSgemm with CUBLAS_TF32_TENSOR_OP_MATH, on inputs that
+ *                setup() already rounded to tf32 (cuBLAS's own rounding of
+ *                them changes nothing);
+ *   cublas-bf16  cublasGemmEx on the bf16 copies a16 and b16, f32 output,
+ *                CUBLAS_COMPUTE_32F, in the default math mode (tensor cores).
+ * One handle serves the three: each run sets its row's math mode first (a
+ * field of the handle; no synchronisation, no allocation).
  *
  * cuBLAS is column-major.  A row-major m x n matrix C is the column-major
  * n x m matrix C^T, and C = A B is C^T = B^T A^T: so the call multiplies the
@@ -61,17 +70,64 @@ extern "C" void kbm_cublas_teardown(kbm_state *s)
     s->cublas = nullptr;
 }
 
-extern "C" int kbm_run_cublas(kbm_state *s, const kbm_impl *impl, kb_host *host)
+/* The handle, with the math mode set; NULL after host->fail(). */
+static cublasHandle_t handle_in_mode(kbm_state *s, cublasMath_t mode, kb_host *host)
+{
+    cublasHandle_t h = static_cast<cublasHandle_t>(s->cublas);
+    if (!h) {
+        host->fail(host, KB_EFAIL, "matmul: cuBLAS runs without a handle (setup did not make "
+                   "one)");
+        return nullptr;
+    }
+    cublasStatus_t st = cublasSetMathMode(h, mode);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        host->fail(host, KB_ECUDA, "matmul: cublasSetMathMode failed: %s (%d)", cublas_name(st),
+                   (int)st);
+        return nullptr;
+    }
+    return h;
+}
+
+/* cublasSgemm on the f32 copies of A and B in the given math mode. */
+static int sgemm(kbm_state *s, cublasMath_t mode, kb_host *host)
 {
     const float alpha = 1.0f, beta = 0.0f;
-    cublasHandle_t h = static_cast<cublasHandle_t>(s->cublas);
+    cublasHandle_t h = handle_in_mode(s, mode, host);
     if (!h)
-        return host->fail(host, KB_EFAIL, "matmul: cublas runs without a handle (setup did not "
-                          "make one)");
+        return KB_ECUDA;
     const int m = (int)s->m, n = (int)s->n, k = (int)s->k;
     KBM_CUBLAS(host, cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha,
                                  static_cast<const float *>(s->b.dev), n,
                                  static_cast<const float *>(s->a.dev), k, &beta,
                                  static_cast<float *>(s->c.dev), n));
+    return KB_OK;
+}
+
+extern "C" int kbm_run_cublas(kbm_state *s, const kbm_impl *impl, kb_host *host)
+{
+    (void)impl;
+    return sgemm(s, CUBLAS_PEDANTIC_MATH, host);
+}
+
+extern "C" int kbm_run_cublas_tf32(kbm_state *s, const kbm_impl *impl, kb_host *host)
+{
+    (void)impl;
+    return sgemm(s, CUBLAS_TF32_TENSOR_OP_MATH, host);
+}
+
+extern "C" int kbm_run_cublas_bf16(kbm_state *s, const kbm_impl *impl, kb_host *host)
+{
+    (void)impl;
+    const float alpha = 1.0f, beta = 0.0f;
+    if (!s->a16.dev || !s->b16.dev)
+        return host->fail(host, KB_EFAIL, "matmul: cublas-bf16 runs without the bf16 copies of "
+                          "A and B (setup did not make them)");
+    cublasHandle_t h = handle_in_mode(s, CUBLAS_DEFAULT_MATH, host);
+    if (!h)
+        return KB_ECUDA;
+    const int m = (int)s->m, n = (int)s->n, k = (int)s->k;
+    KBM_CUBLAS(host, cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha, s->b16.dev,
+                                  CUDA_R_16BF, n, s->a16.dev, CUDA_R_16BF, k, &beta, s->c.dev,
+                                  CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     return KB_OK;
 }
