@@ -561,6 +561,50 @@ Test(config, cache_takes_one_value)
                 "key 'cache' in [a]: 'hot, cold' is a sweep, but 'cache' takes one value", NULL);
 }
 
+/* ---- batch = off | auto | N ----------------------------------------------- */
+
+Test(config, batch_defaults_to_off)
+{
+    build_ok("[a]\nplugin = reduce\n");
+    cr_assert_eq(plan.exps[0].measure.batch, KBC_BATCH_OFF);
+}
+
+Test(config, batch_auto_is_accepted)
+{
+    build_ok("[a]\nplugin = reduce\nbatch = auto\n");
+    cr_assert_eq(plan.exps[0].measure.batch, KBC_BATCH_AUTO);
+}
+
+Test(config, batch_count_is_accepted)
+{
+    build_ok("[a]\nplugin = reduce\nbatch = 64\n");
+    cr_assert_eq(plan.exps[0].measure.batch, 64);
+}
+
+Test(config, batch_of_one_is_refused)
+{
+    build_fails("[a]\nplugin = reduce\nbatch = 1\n", 3,
+                "key 'batch' in [a]: '1' is not off, auto or a number of runs per sample", NULL);
+}
+
+Test(config, batch_word_is_refused)
+{
+    build_fails("[a]\nplugin = reduce\nbatch = many\n", 3,
+                "'many' is not off, auto or a number of runs per sample", NULL);
+}
+
+Test(config, batch_count_with_cold_cache_is_refused)
+{
+    build_fails("[a]\nplugin = reduce\ncache = cold\nbatch = 8\n", 4,
+                "batch = 8 cannot be used with cache = cold", NULL);
+}
+
+Test(config, batch_auto_with_cold_cache_is_accepted)
+{
+    build_ok("[a]\nplugin = reduce\ncache = cold\nbatch = auto\n");
+    cr_assert_eq(plan.exps[0].measure.batch, KBC_BATCH_AUTO);
+}
+
 /* Each measure row's declaration carries the row's name, and its default
    parses; every row can be printed. */
 Test(core_keys, measure_rows_are_consistent)
@@ -582,9 +626,9 @@ Test(core_keys, measure_rows_are_consistent)
         cr_assert_eq(kbc_value_parse(k->param, k->param->def, &v, why, sizeof why), 0, "%s: %s",
                      k->name, why);
     }
-    cr_assert_eq(measures, 11,
+    cr_assert_eq(measures, 12,
                  "warmup, runs, budget, min_runs, max_runs, noise, min_time, seed, "
-                 "include_copies, cpu_threads, cache");
+                 "include_copies, cpu_threads, cache, batch");
     cr_assert_null(kbc_core_key_find("n"));
 }
 

@@ -535,7 +535,8 @@ Test(descriptor, flags_and_uses_within_bounds_pass)
     }
 
 /* The header. */
-REFUSED(abi_major_other, f.d.abi_major = 3, "plugin ABI 3.0, but this kbench speaks ABI 2.x")
+REFUSED(abi_major_other, { f.d.abi_major = 3; f.d.abi_minor = 0; },
+        "plugin ABI 3.0, but this kbench speaks ABI 2.x")
 REFUSED(size_before_ops, f.d.size = offsetof(kb_plugin, ops), "smaller than")
 REFUSED(name_null, f.d.name = NULL, "no name")
 REFUSED(name_empty, f.d.name = "", "no name")
@@ -547,7 +548,7 @@ REFUSED(size_not_a_sizeof, f.d.size = sizeof(kb_plugin) - 4,
 
 /* A value a newer minor may have added is refused with a hint. */
 REFUSED(newer_minor_unknown_flag_hints, { f.d.abi_minor = 5; f.v[1].flags = 0x10; },
-        "unknown flags 0x10 (the plugin was built for ABI 2.5, newer than this kbench's 2.0")
+        "unknown flags 0x10 (the plugin was built for ABI 2.5, newer than this kbench's 2.1")
 
 Test(descriptor, current_minor_unknown_flag_has_no_hint)
 {
@@ -637,13 +638,14 @@ ParameterizedTest(struct core_key_case *k, descriptor, core_key_is_reserved)
     expect_refused(&f, want, k->name);
 }
 
-/* The table holds the keys documented in docs/ini-format.md, cache too. */
+/* The table holds the keys documented in docs/ini-format.md, cache and batch too. */
 Test(descriptor, core_keys_include_the_documented_ones)
 {
     static const char *keys[] = {"plugin", "variants", "baseline", "reference",
                                  "warmup", "runs", "budget", "min_runs", "max_runs",
                                  "noise", "min_time", "seed", "include_copies",
-                                 "cpu_threads", "cache", "plugin_path", "description"};
+                                 "cpu_threads", "cache", "batch", "plugin_path",
+                                 "description"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_assert_not_null(kbc_core_key_find(keys[i]), "%s is not a core key", keys[i]);
     cr_assert_eq(kbc_n_core_keys, sizeof keys / sizeof keys[0]);

@@ -502,9 +502,12 @@ Test(report, csv_header_quoting_and_nan)
                             "reason", "runs", "median_s", "min_s", "max_s", "mean_s",
                             "stddev_s", "bytes_read", "bytes_written", "flops", "items", "gbps",
                             "gflops", "items_per_s", "ceiling", "ceiling_gbps", "pct_ceiling",
-                            "speedup_baseline", "speedup_cpu", "speedup_reference",
-                            "check_measure", "check_error", "check_tolerance", "points",
-                            "ignores", "key"};
+                            "peak", "peak_gflops", "pct_peak", "speedup_baseline",
+                            "speedup_cpu", "speedup_reference", "check_measure", "check_error",
+                            "check_tolerance", "batch", "batch_how", "batch_note", "sm_mhz_min",
+                            "sm_mhz_max", "mem_mhz_min", "temp_c_max", "power_w_max",
+                            "clock_reasons", "throttled", "low_clock", "points", "ignores",
+                            "key"};
     size_t ncol = sizeof expect / sizeof expect[0];
     cr_assert_eq(t.nf[0], ncol, "header has %zu columns", t.nf[0]);
     for (size_t i = 0; i < ncol; i++)
@@ -995,4 +998,155 @@ Test(report, results_read_refuses_a_file_without_results)
     cr_assert_eq(kbc_results_read(path, &got, &n, &d), -1);
     cr_assert_not_null(strstr(d.msg, "has no \"results\" array"), "%s", d.msg);
     cr_assert_null(got);
+}
+
+/* ---- clocks, batch mode and the compute ceiling (issue 11 section 3) ------ */
+
+/* The table of the given rows of point 0, as text. */
+static char *table_of(kbc_record *r, size_t n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    kbc_sink s;
+    cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, r, n), 0);
+    s.destroy(s.ctx);
+    fclose(out);
+    return buf;
+}
+
+/* A passing cuda_naive row whose clocks were read twice: SM at `before`
+   and `after` MHz of a 1980 MHz maximum, with the reason bits of after. */
+static void fill_clocked(kbc_record *r, unsigned before, unsigned after, uint64_t reasons)
+{
+    fill_pass(r, &exps[0], 0, red_point0, 1, 1e-3);
+    kbc_clocks_start(&r->clocks, 1980);
+    kbc_clock_sample a = {.known = KBC_CLK_SM | KBC_CLK_TEMP | KBC_CLK_POWER | KBC_CLK_REASONS,
+                          .sm_mhz = before, .temp_c = 60, .power_w = 400.0};
+    kbc_clock_sample b = a;
+    b.sm_mhz = after;
+    b.temp_c = 71;
+    b.power_w = 690.0;
+    b.reasons = reasons;
+    kbc_clocks_add(&r->clocks, &a, 0);
+    kbc_clocks_add(&r->clocks, &b, 1);
+}
+
+Test(report, table_shows_the_lowest_sm_clock)
+{
+    kbc_record r[1];
+    fill_clocked(&r[0], 1980, 1950, 0);
+    char *buf = table_of(r, 1);
+    cr_assert_not_null(strstr(buf, "SM MHz"), "%s", buf);
+    cr_assert_not_null(strstr(buf, " 1950 "), "%s", buf);
+    cr_assert_null(strstr(buf, "clocks:"), "an unmarked row has no clocks note: %s", buf);
+    free(buf);
+}
+
+Test(report, table_marks_a_row_below_ninety_percent_of_the_maximum_clock)
+{
+    kbc_record r[1];
+    fill_clocked(&r[0], 1980, 1650, 0);
+    char *buf = table_of(r, 1);
+    cr_assert_not_null(strstr(buf, " 1650 low "), "%s", buf);
+    cr_assert_not_null(strstr(buf, "clocks: SM clock fell to 1650 MHz, below 90% of its 1980 MHz"),
+                       "%s", buf);
+    free(buf);
+}
+
+Test(report, table_marks_a_throttled_row)
+{
+    kbc_record r[1];
+    fill_clocked(&r[0], 1980, 1980, KBC_REASON_SW_POWER_CAP);
+    char *buf = table_of(r, 1);
+    cr_assert_not_null(strstr(buf, "1980 thr"), "%s", buf);
+    cr_assert_not_null(strstr(buf, "throttled (sw_power_cap); 71 C, 690 W"), "%s", buf);
+    free(buf);
+}
+
+Test(report, table_shows_a_graph_batch)
+{
+    kbc_record r[1];
+    fill_pass(&r[0], &exps[0], 0, red_point0, 1, 3e-6);
+    r[0].mode = (kbc_rec_mode){.batch = 64, .graph = 1, .requested = 64};
+    char *buf = table_of(r, 1);
+    cr_assert_not_null(strstr(buf, " batch "), "%s", buf);
+    cr_assert_not_null(strstr(buf, " x64 "), "%s", buf);
+    cr_assert_null(strstr(buf, "batch:"), "a graph batch needs no note: %s", buf);
+    free(buf);
+}
+
+Test(report, table_says_why_a_batch_was_launched_run_by_run)
+{
+    kbc_record r[1];
+    fill_pass(&r[0], &exps[0], 0, red_point0, 1, 3e-6);
+    r[0].mode = (kbc_rec_mode){.batch = 64, .graph = 0, .requested = 64};
+    snprintf(r[0].mode.note, sizeof r[0].mode.note, "launched run by run: capture failed");
+    char *buf = table_of(r, 1);
+    cr_assert_not_null(strstr(buf, "x64 loop"), "%s", buf);
+    cr_assert_not_null(strstr(buf, "batch: launched run by run: capture failed"), "%s", buf);
+    free(buf);
+}
+
+Test(report, table_says_why_a_syncs_row_was_not_batched)
+{
+    kbc_record r[1];
+    fill_pass(&r[0], &exps[0], 0, red_point0, 1, 3e-6);
+    r[0].mode = (kbc_rec_mode){.batch = 1, .requested = 64};
+    snprintf(r[0].mode.note, sizeof r[0].mode.note, "not batched: run() waits for the stream");
+    char *buf = table_of(r, 1);
+    cr_assert_not_null(strstr(buf, " single "), "%s", buf);
+    cr_assert_not_null(strstr(buf, "batch: not batched: run() waits for the stream"), "%s", buf);
+    free(buf);
+}
+
+Test(report, table_shows_the_percentage_of_the_compute_ceiling)
+{
+    kbc_record r[1];
+    fill_pass(&r[0], &exps[0], 0, red_point0, 1, 1e-3);
+    snprintf(r[0].peak, sizeof r[0].peak, "tf32");
+    r[0].peak_gflops = 400000.0;
+    r[0].pct_peak = 61.5;
+    char *buf = table_of(r, 1);
+    cr_assert_not_null(strstr(buf, "%tf32"), "%s", buf);
+    cr_assert_not_null(strstr(buf, " 62% "), "61.5%% to no decimals: %s", buf);
+    free(buf);
+}
+
+Test(report, json_round_trip_keeps_the_clocks_and_the_mode)
+{
+    kbc_record r[1];
+    fill_clocked(&r[0], 1980, 1650, KBC_REASON_HW_SLOWDOWN | KBC_REASON_GPU_IDLE);
+    r[0].mode = (kbc_rec_mode){.batch = 40, .graph = 1, .requested = 1};
+    snprintf(r[0].mode.note, sizeof r[0].mode.note, "auto: a run takes 5 us");
+    char path[128];
+    snprintf(path, sizeof path, "%s/clocks.json", tmpdir);
+    kbc_sink s;
+    cr_assert_eq(kbc_report_json(path, &s, NULL), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, r, 1), 0);
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+
+    kbc_record *got = NULL;
+    size_t n = 0;
+    kbc_diag d;
+    cr_assert_eq(kbc_results_read(path, &got, &n, &d), 0, "%s", d.msg);
+    cr_assert_eq(n, 1);
+    const kbc_rec_clocks *k = &got[0].clocks;
+    cr_assert_eq(k->n, 2);
+    cr_assert_eq(k->sm_min_mhz, 1650);
+    cr_assert_eq(k->sm_max_mhz, 1980);
+    cr_assert_eq(k->temp_max_c, 71);
+    cr_assert_float_eq(k->power_max_w, 690.0, 1e-9);
+    cr_assert_eq(k->reasons, KBC_REASON_HW_SLOWDOWN | KBC_REASON_GPU_IDLE);
+    cr_assert_eq(k->throttled, 1);
+    cr_assert_eq(k->low_clock, 1);
+    cr_assert_eq(got[0].mode.batch, 40);
+    cr_assert_eq(got[0].mode.graph, 1);
+    cr_assert_eq(got[0].mode.requested, 1);
+    cr_assert_str_eq(got[0].mode.note, "auto: a run takes 5 us");
+    kbc_records_free(got, n);
 }

@@ -195,22 +195,48 @@ static void scalar_text(const json_t *v, char *buf, size_t n)
         snprintf(buf, n, "none");
 }
 
+/* Two experiments' measurement settings are equal when every key is,
+   where a file written before batch mode (no "batch") counts as "off". */
+static int measure_equal(const json_t *a, const json_t *b)
+{
+    json_t *x = json_is_object(a) ? json_copy((json_t *)a) : NULL;
+    json_t *y = json_is_object(b) ? json_copy((json_t *)b) : NULL;
+    if (!x || !y) {
+        json_decref(x);
+        json_decref(y);
+        return json_equal(a, b);
+    }
+    if (!json_object_get(x, "batch"))
+        json_object_set_new(x, "batch", json_string("off"));
+    if (!json_object_get(y, "batch"))
+        json_object_set_new(y, "batch", json_string("off"));
+    int eq = json_equal(x, y);
+    json_decref(x);
+    json_decref(y);
+    return eq;
+}
+
 /* The machine and configuration differences, one sentence each, into a
    JSON array of strings. */
 static json_t *differences(const side *a, const side *b)
 {
+    /* optional: a field that older files lack; it is compared only when
+       both files have it, so that an old file does not differ in it. */
     static const struct {
         const char *what, *obj, *sub, *key;
+        int optional;
     } fields[] = {
-        {"kbench version", "kbench", NULL, "version"},
-        {"kbench revision", "kbench", NULL, "git"},
-        {"host", "machine", NULL, "host"},
-        {"GPU", "machine", NULL, "gpu"},
-        {"compute capability", "machine", NULL, "cc"},
-        {"driver", "machine", NULL, "driver_version_string"},
-        {"runtime", "machine", NULL, "runtime_version_string"},
-        {"SM clock (kHz)", "machine", "clocks_khz", "sm"},
-        {"memory clock (kHz)", "machine", "clocks_khz", "memory"},
+        {"kbench version", "kbench", NULL, "version", 0},
+        {"kbench revision", "kbench", NULL, "git", 0},
+        {"host", "machine", NULL, "host", 0},
+        {"GPU", "machine", NULL, "gpu", 0},
+        {"compute capability", "machine", NULL, "cc", 0},
+        {"driver", "machine", NULL, "driver_version_string", 0},
+        {"runtime", "machine", NULL, "runtime_version_string", 0},
+        {"SM clock (kHz)", "machine", "clocks_khz", "sm", 0},
+        {"memory clock (kHz)", "machine", "clocks_khz", "memory", 0},
+        {"maximum SM clock (MHz, NVML)", "machine", "nvml", "sm_max_mhz", 1},
+        {"maximum memory clock (MHz, NVML)", "machine", "nvml", "mem_max_mhz", 1},
     };
     json_t *out = json_array();
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
@@ -222,6 +248,8 @@ static json_t *differences(const side *a, const side *b)
         }
         x = json_object_get(x, fields[i].key);
         y = json_object_get(y, fields[i].key);
+        if (fields[i].optional && (!x || !y || json_is_null(x) || json_is_null(y)))
+            continue;
         char tx[256], ty[256];
         scalar_text(x, tx, sizeof tx);
         scalar_text(y, ty, sizeof ty);
@@ -244,7 +272,7 @@ static json_t *differences(const side *a, const side *b)
             const char *nb = json_string_value(json_object_get(y, "name"));
             if (!name || !nb || strcmp(name, nb) != 0)
                 continue;
-            if (!json_equal(json_object_get(x, "measure"), json_object_get(y, "measure"))) {
+            if (!measure_equal(json_object_get(x, "measure"), json_object_get(y, "measure"))) {
                 char *s = kbc_xasprintf("experiment '%s': the measurement settings differ", name);
                 json_array_append_new(out, json_string(s));
                 free(s);

@@ -385,6 +385,17 @@ static int parse_measure(const ctx *c, const kbc_section *sec, kbc_measure *m)
             return -1;
         kbc_core_key_store_value(k, v, m);
     }
+    /* A cold cache flushes the L2 before every run, so no two runs can be
+       back to back: a count asked for with it cannot be honoured.  (auto
+       leaves cold rows single, and says so in each row.) */
+    if (m->cache_cold && m->batch >= 2) {
+        found f = lookup(c, sec, "batch");
+        return key_error(c, f, sec,
+                         "batch = %d cannot be used with cache = cold, which flushes the L2 "
+                         "before every run, so runs cannot be back to back; write batch = off "
+                         "(or auto, which times cold runs singly)",
+                         m->batch);
+    }
     return 0;
 }
 
@@ -730,6 +741,14 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
                 "%d\n",
                 m->warmup, m->runs, m->budget_s, (unsigned long long)m->seed,
                 m->include_copies ? "timed" : "not timed", m->cpu_threads);
+        if (m->batch != KBC_BATCH_OFF || m->cache_cold) {
+            char b[16];
+            snprintf(b, sizeof b, "%d", m->batch);
+            fprintf(out, "  cache %s, batch %s\n", m->cache_cold ? "cold" : "hot",
+                    m->batch == KBC_BATCH_OFF    ? "off"
+                    : m->batch == KBC_BATCH_AUTO ? "auto"
+                                                 : b);
+        }
         if (m->noise_pct > 0)
             fprintf(out,
                     "  noise: stop at %g%% (runs not used), min_runs %u, max_runs %u, min_time "

@@ -16,6 +16,8 @@
  *   cpu_threads     threads for parallel CPU variants (default: all cores)
  *   cache           hot (default) or cold: flush the L2 before every timed
  *                   run, outside the timed region
+ *   batch           off (default), auto or N: time N back-to-back runs of a
+ *                   CUDA variant between one pair of events (measure.h)
  *   plugin_path     extra plugin folders or files (global only)
  *   description     free text, carried into the reports
  * The keys, their defaults and how they are parsed are one table, in
@@ -46,7 +48,15 @@ typedef struct kbc_measure {
     uint32_t min_runs, max_runs;
     double noise_pct;
     double min_time_s;
+    /* batch: 0 off (one run per timed sample), 1 auto (batch a CUDA
+       variant whose single run takes under KBC_BATCH_AUTO_BELOW_S), or N
+       >= 2 (N back-to-back runs per timed sample).  measure.h. */
+    int batch;
 } kbc_measure;
+
+/* The values of kbc_measure.batch other than a count. */
+#define KBC_BATCH_OFF 0
+#define KBC_BATCH_AUTO 1
 
 typedef struct kbc_axis {
     const kb_param *param;

@@ -3,7 +3,8 @@
  *
  * The typed measure keys (warmup ... cpu_threads) are parsed with the
  * declarations in sweep.c, which also knows their special syntaxes (a
- * duration for budget, auto for cpu_threads); cache is declared here.
+ * duration for budget, auto for cpu_threads, off and auto for batch); cache
+ * is declared here.
  */
 #include "core_keys.h"
 
@@ -50,6 +51,7 @@ const kbc_core_key kbc_core_keys[] = {
     {.name = "cpu_threads", .where = KBC_IN_ANY,
      MEASURE(kbc_key_cpu_threads, KBC_STORE_INT, cpu_threads)},
     {.name = "cache", .where = KBC_IN_ANY, MEASURE(kbc_key_cache, KBC_STORE_INT, cache_cold)},
+    {.name = "batch", .where = KBC_IN_ANY, MEASURE(kbc_key_batch, KBC_STORE_INT, batch)},
     {.name = "description", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "none",
      .help = "free text, carried into the reports"},
     {.name = "plugin_path", .kind = KBC_KIND_PATHS, .where = KBC_IN_GLOBAL, .def = "none",

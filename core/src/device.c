@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "host.h"
+#include "nvml.h"
+
 void kbc_device_open(kbc_device *d, const kbc_machine *m, int ceilings)
 {
     memset(d, 0, sizeof *d);
@@ -35,6 +38,17 @@ void kbc_device_open(kbc_device *d, const kbc_machine *m, int ceilings)
     snprintf(d->name, sizeof d->name, "%s", m->name);
     if (!ceilings)
         return;
+    char bus[64];
+    if (kbc_gpu_pci_bus_id(d->ordinal, bus, sizeof bus, why, sizeof why) != 0) {
+        snprintf(d->clocks_why, sizeof d->clocks_why, "the device's PCI bus id is unknown (%s)",
+                 why);
+        if (!kbc_host_is_quiet())
+            fprintf(stderr, "kbench: note: no GPU clock readings: %s; rows are not checked "
+                            "for low clocks or throttling.\n",
+                    d->clocks_why);
+    } else {
+        kbc_device_clocks_open(d, bus, kbc_host_is_quiet() ? NULL : stderr);
+    }
     /* Each buffer well beyond the L2 (like the copy ceiling always was):
        a quarter of free memory per buffer, at most 1 GiB. */
     uint64_t bytes = kbc_gpu_free_memory() / 4;
@@ -42,6 +56,42 @@ void kbc_device_open(kbc_device *d, const kbc_machine *m, int ceilings)
         bytes = 1ULL << 30;
     kbc_gpu_ceilings(d->stream, bytes, d->sm_count, &d->ceilings.read_gbps,
                      &d->ceilings.write_gbps, &d->ceilings.copy_gbps);
+    kbc_gpu_flops_ceilings(d->stream, d->sm_count, m->cc_major, &d->flops.fp32_gflops,
+                           &d->flops.tf32_gflops, &d->flops.bf16_gflops);
+    /* Read once the ceilings have woken the GPU, for the run's header. */
+    kbc_device_clocks(d, &d->clocks_at_start);
+}
+
+int kbc_device_clocks_open(kbc_device *d, const char *pci_bus_id, FILE *notice)
+{
+    char why[sizeof d->clocks_why - 8];
+    d->nvml = kbc_nvml_open(pci_bus_id, why, sizeof why);
+    if (!d->nvml) {
+        snprintf(d->clocks_why, sizeof d->clocks_why, "%s", why);
+        if (notice)
+            fprintf(notice, "kbench: note: no GPU clock readings: %s; rows are not checked for "
+                            "low clocks or throttling.\n",
+                    d->clocks_why);
+        return -1;
+    }
+    d->clocks_why[0] = '\0';
+    d->sm_max_mhz = kbc_nvml_sm_max_mhz(d->nvml);
+    d->mem_max_mhz = kbc_nvml_mem_max_mhz(d->nvml);
+    return 0;
+}
+
+int kbc_device_clocks(kbc_device *d, kbc_clock_sample *s)
+{
+    if (!d || !d->nvml) {
+        memset(s, 0, sizeof *s);
+        return -1;
+    }
+    return kbc_nvml_sample(d->nvml, s);
+}
+
+unsigned kbc_device_sm_max_mhz(const kbc_device *d)
+{
+    return d ? d->sm_max_mhz : 0;
 }
 
 void kbc_device_close(kbc_device *d)
@@ -51,6 +101,8 @@ void kbc_device_close(kbc_device *d)
         (void)kbc_gpu_sync(d->stream, why, sizeof why);
     }
     kbc_gpu_free(d->flush);
+    kbc_nvml_close(d->nvml);
+    d->nvml = NULL;
     kbc_gpu_event_destroy(d->ev0);
     kbc_gpu_event_destroy(d->ev1);
     kbc_gpu_stream_destroy(d->stream);

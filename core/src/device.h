@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gpu.h"
 #include "record.h"
@@ -24,16 +25,35 @@ typedef struct kbc_device {
     uint64_t flush_bytes;
     char flush_why[600];    /* why there is no flush buffer, if asked   */
     kbc_ceilings ceilings;  /* 0 where not measured                      */
+    kbc_flops_ceilings flops; /* 0 where not measured                    */
+    struct kbc_nvml *nvml;  /* the clock readings (nvml.h), or NULL      */
+    char clocks_why[600];   /* why there are none, when nvml is NULL     */
+    unsigned sm_max_mhz, mem_max_mhz; /* from NVML; 0 unknown           */
+    kbc_clock_sample clocks_at_start; /* after the ceilings             */
     int lost;               /* a sticky error spoilt the context        */
     char lost_after[400];   /* the error that spoilt it                 */
 } kbc_device;
 
-/* Opens machine m's device: stream, events, and when `ceilings` is set the
-   three bandwidth ceilings.  Without a GPU (m NULL or without one, or when
-   the stream cannot be made) the device is left unusable with why_not set:
-   a missing GPU skips rows, it does not stop a run. */
+/* Opens machine m's device: stream, events, and when `ceilings` is set
+   (a run) the clock readings (kbc_device_clocks_open), the three
+   bandwidth ceilings and the compute ceilings.  Without a GPU (m NULL or
+   without one, or when the stream cannot be made) the device is left
+   unusable with why_not set: a missing GPU skips rows, it does not stop a
+   run. */
 void kbc_device_open(kbc_device *d, const kbc_machine *m, int ceilings);
 void kbc_device_close(kbc_device *d);
+
+/* Opens the clock readings of the device at PCI bus id pci_bus_id
+   through NVML (nvml.h).  Without NVML it sets clocks_why, writes one
+   notice saying so to `notice` (when not NULL) and returns -1: the run goes
+   on without readings.  Needs no CUDA. */
+int kbc_device_clocks_open(kbc_device *d, const char *pci_bus_id, FILE *notice);
+
+/* Reads the clocks now: 0, or -1 when there are no readings. */
+int kbc_device_clocks(kbc_device *d, kbc_clock_sample *s);
+
+/* The maximum SM clock NVML reports, or 0 (no NVML, or d NULL). */
+unsigned kbc_device_sm_max_mhz(const kbc_device *d);
 
 /* Makes the L2 flush buffer (once).  Returns 0, or -1 with flush_why. */
 int kbc_device_flush_prepare(kbc_device *d);

@@ -189,9 +189,17 @@ int kbc_gpu_last_error(char *why, size_t n)
 }
 
 /* What one timed operation of a ceiling measurement does. */
-enum ceiling_op { OP_COPY, OP_READ, OP_WRITE };
+enum ceiling_op { OP_COPY, OP_READ, OP_WRITE, OP_FMA, OP_MMA_TF32, OP_MMA_BF16 };
 
+/* The launchers of gpu_kernels.cu; each returns a cudaError_t. */
 int kbc_gpu_launch_read(const void *buf, uint64_t bytes, void *sink, int sm_count, void *stream);
+int kbc_gpu_launch_fma(void *out, int sm_count, void *stream);
+int kbc_gpu_launch_mma(int bf16, void *out, int sm_count, void *stream);
+/* Floating-point operations of one launch of each, and the floats each
+   writes (the size of `out`). */
+double kbc_gpu_fma_flops(int sm_count);
+double kbc_gpu_mma_flops(int bf16, int sm_count);
+uint64_t kbc_gpu_compute_out_floats(int sm_count);
 
 static cudaError_t ceiling_op_run(enum ceiling_op op, void *a, void *b, uint64_t bytes,
                                   int sm_count, cudaStream_t s)
@@ -203,13 +211,21 @@ static cudaError_t ceiling_op_run(enum ceiling_op op, void *a, void *b, uint64_t
         return (cudaError_t)kbc_gpu_launch_read(a, bytes, b, sm_count, s);
     case OP_WRITE:
         return cudaMemsetAsync(b, 0x02, bytes, s);
+    case OP_FMA:
+        return (cudaError_t)kbc_gpu_launch_fma(b, sm_count, s);
+    case OP_MMA_TF32:
+        return (cudaError_t)kbc_gpu_launch_mma(0, b, sm_count, s);
+    case OP_MMA_BF16:
+        return (cudaError_t)kbc_gpu_launch_mma(1, b, sm_count, s);
     }
     return cudaErrorInvalidValue;
 }
 
 /* Median time of TIMED runs of op on the buffers a (source) and b
-   (destination; the read kernel's sink), after WARMUP untimed runs;
-   moved = bytes the op moves per run.  GB/s, or 0 on any failure. */
+   (destination; the read kernel's sink, the compute kernels' output),
+   after WARMUP untimed runs; moved = bytes the op moves per run (or
+   floating-point operations, for the compute kernels).  Units per second
+   / 1e9 (GB/s, GFLOP/s), or 0 on any failure. */
 static double ceiling_measure(enum ceiling_op op, cudaStream_t s, void *a, void *b,
                               uint64_t bytes, int sm_count, double moved)
 {
@@ -303,4 +319,95 @@ int kbc_gpu_memset_async(void *ptr, int value, uint64_t bytes, void *stream, cha
 {
     cudaError_t e = cudaMemsetAsync(ptr, value, bytes, (cudaStream_t)stream);
     return e == cudaSuccess ? 0 : cuda_fail(e, "cudaMemsetAsync", why, n);
+}
+
+void kbc_gpu_flops_ceilings(void *stream, int sm_count, int cc_major, double *fp32_gflops,
+                            double *tf32_gflops, double *bf16_gflops)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    void *out = NULL;
+    *fp32_gflops = *tf32_gflops = *bf16_gflops = 0.0;
+    if (sm_count <= 0 ||
+        cudaMalloc(&out, kbc_gpu_compute_out_floats(sm_count) * sizeof(float)) != cudaSuccess)
+        goto done;
+    *fp32_gflops = ceiling_measure(OP_FMA, s, NULL, out, 0, sm_count, kbc_gpu_fma_flops(sm_count));
+    /* mma.sync with TF32 and BF16 operands exists from compute capability
+       8.0 (Ampere) on. */
+    if (cc_major >= 8) {
+        *tf32_gflops = ceiling_measure(OP_MMA_TF32, s, NULL, out, 0, sm_count,
+                                       kbc_gpu_mma_flops(0, sm_count));
+        *bf16_gflops = ceiling_measure(OP_MMA_BF16, s, NULL, out, 0, sm_count,
+                                       kbc_gpu_mma_flops(1, sm_count));
+    }
+done:
+    /* As for the bandwidth ceilings: leave no error behind for the first
+       variant to be blamed for. */
+    cudaStreamSynchronize(s);
+    cudaGetLastError();
+    if (out)
+        cudaFree(out);
+    cudaGetLastError();
+}
+
+int kbc_gpu_pci_bus_id(int dev, char *buf, size_t n, char *why, size_t whyn)
+{
+    if (n < 2 || n > (size_t)INT_MAX)
+        return cuda_fail(cudaErrorInvalidValue, "cudaDeviceGetPCIBusId", why, whyn);
+    cudaError_t e = cudaDeviceGetPCIBusId(buf, (int)n, dev);
+    if (e != cudaSuccess) {
+        buf[0] = '\0';
+        cudaGetLastError();
+        return cuda_fail(e, "cudaDeviceGetPCIBusId", why, whyn);
+    }
+    return 0;
+}
+
+int kbc_gpu_capture_begin(void *stream, char *why, size_t n)
+{
+    /* Thread-local: a call that is not allowed during a capture fails in
+       this thread only (and then the batch is timed as a launch loop). */
+    cudaError_t e = cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return cuda_fail(e, "cudaStreamBeginCapture", why, n);
+    }
+    return 0;
+}
+
+int kbc_gpu_capture_end(void *stream, void **exec, size_t *nodes, char *why, size_t n)
+{
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t x = NULL;
+    *exec = NULL;
+    *nodes = 0;
+    cudaError_t e = cudaStreamEndCapture((cudaStream_t)stream, &g);
+    const char *what = "cudaStreamEndCapture";
+    if (e == cudaSuccess && g) {
+        what = "cudaGraphGetNodes";
+        e = cudaGraphGetNodes(g, NULL, nodes);
+    }
+    if (e == cudaSuccess && g) {
+        what = "cudaGraphInstantiate";
+        e = cudaGraphInstantiate(&x, g, 0);
+    }
+    if (g)
+        cudaGraphDestroy(g);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return cuda_fail(e, what, why, n);
+    }
+    *exec = x;
+    return 0;
+}
+
+int kbc_gpu_graph_launch(void *exec, void *stream, char *why, size_t n)
+{
+    cudaError_t e = cudaGraphLaunch((cudaGraphExec_t)exec, (cudaStream_t)stream);
+    return e == cudaSuccess ? 0 : cuda_fail(e, "cudaGraphLaunch", why, n);
+}
+
+void kbc_gpu_graph_destroy(void *exec)
+{
+    if (exec)
+        cudaGraphExecDestroy((cudaGraphExec_t)exec);
 }

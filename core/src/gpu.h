@@ -53,6 +53,28 @@ int kbc_gpu_last_error(char *why, size_t n);
 void kbc_gpu_ceilings(void *stream, uint64_t bytes, int sm_count, double *read_gbps,
                       double *write_gbps, double *copy_gbps);
 
+/* The compute ceilings in GFLOP/s (an FMA counts two operations), each
+   the median of several timed runs of a kernel that does nothing else:
+   fp32, FP32 FMA chains on every SM; tf32 and bf16, mma.sync on
+   register-resident fragments (compute capability 8.0 and up; 0 below).
+   0 for a ceiling that could not be measured.  docs/output.md. */
+void kbc_gpu_flops_ceilings(void *stream, int sm_count, int cc_major, double *fp32_gflops,
+                            double *tf32_gflops, double *bf16_gflops);
+
+/* Batches as CUDA graphs: everything enqueued on `stream` between begin
+   and end is captured (not run) and instantiated into *exec; *nodes says
+   how many operations were captured.  end always leaves capture mode, also
+   after a failure, and clears the error a failed capture leaves.  Each
+   returns 0, or -1 with why set. */
+int kbc_gpu_capture_begin(void *stream, char *why, size_t n);
+int kbc_gpu_capture_end(void *stream, void **exec, size_t *nodes, char *why, size_t n);
+int kbc_gpu_graph_launch(void *exec, void *stream, char *why, size_t n);
+void kbc_gpu_graph_destroy(void *exec);
+
+/* The PCI bus id of device ordinal dev ("0000:19:00.0"), as NVML takes
+   it.  Returns 0, or -1 with why set. */
+int kbc_gpu_pci_bus_id(int dev, char *buf, size_t n, char *why, size_t whyn);
+
 /* A device buffer, and writing every byte of it on a stream (the L2 flush
    of a cold-cache measurement).  Each returns 0, or -1 with why set. */
 int kbc_gpu_alloc(void **ptr, uint64_t bytes, char *why, size_t n);

@@ -16,6 +16,11 @@ void kbc_host_set_quiet(int quiet)
     quiet_mode = quiet;
 }
 
+int kbc_host_is_quiet(void)
+{
+    return quiet_mode;
+}
+
 static int show_progress(void)
 {
     return !quiet_mode && isatty(2);

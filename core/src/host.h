@@ -40,6 +40,7 @@ void kbc_host_progress_clear(kbc_hostctx *hc);
 /* Quiet mode (kbench run -q): no progress line and only the plugins'
    warnings on stderr.  Off by default.  The one process-wide setting. */
 void kbc_host_set_quiet(int quiet);
+int kbc_host_is_quiet(void);
 
 /* "KB_EINVAL" ... for a status code. */
 const char *kbc_status_name(int code);

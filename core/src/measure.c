@@ -1,6 +1,7 @@
 /* measure.c -- see measure.h. */
 #include "measure.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,20 +44,173 @@ static int cuda_fault(kbc_fault *f, const char *stage)
     return -1;
 }
 
-int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda,
+static void note_set(char *note, size_t n, const char *text)
+{
+    if (note && n)
+        snprintf(note, n, "%s", text);
+}
+
+uint32_t kbc_batch_choose(int requested, int cuda, uint32_t flags, int cache_cold, char *note,
+                          size_t n)
+{
+    note_set(note, n, "");
+    if (requested == KBC_BATCH_OFF)
+        return 1;
+    /* A CPU variant is timed with the monotonic clock, whose resolution
+       and overhead are far below a run's; nothing to amortise. */
+    if (!cuda) {
+        note_set(note, n, "not batched: a CPU variant is timed singly");
+        return 1;
+    }
+    if (flags & KB_VARIANT_SYNCS) {
+        note_set(note, n, "not batched: run() waits for the stream (syncs), so its runs cannot "
+                          "be back to back");
+        return 1;
+    }
+    if (cache_cold) {
+        note_set(note, n, "not batched: cache = cold flushes the L2 before every run");
+        return 1;
+    }
+    if (requested == KBC_BATCH_AUTO)
+        return 0;
+    return requested >= 2 ? (uint32_t)requested : 1;
+}
+
+/* "12.3 us" */
+static const char *short_time(double s, char *buf, size_t n)
+{
+    if (s < 1e-3)
+        snprintf(buf, n, "%.3g us", s * 1e6);
+    else if (s < 1)
+        snprintf(buf, n, "%.3g ms", s * 1e3);
+    else
+        snprintf(buf, n, "%.3g s", s);
+    return buf;
+}
+
+uint32_t kbc_batch_size_for(double per_run_s)
+{
+    if (!(per_run_s > 0) || !isfinite(per_run_s))
+        return KBC_BATCH_MAX;
+    double want = ceil(KBC_BATCH_SAMPLE_S / per_run_s);
+    return want >= KBC_BATCH_MAX ? KBC_BATCH_MAX : want <= 2 ? 2 : (uint32_t)want;
+}
+
+uint32_t kbc_batch_auto(double single_s, char *note, size_t n)
+{
+    char t[32];
+    if (!(single_s > 0) || !isfinite(single_s)) {
+        note_set(note, n, "auto: a single run could not be timed, so runs are timed singly");
+        return 1;
+    }
+    if (single_s >= KBC_BATCH_AUTO_BELOW_S) {
+        if (note && n)
+            snprintf(note, n, "auto: one run takes %s, at least %g us, so runs are timed singly",
+                     short_time(single_s, t, sizeof t), KBC_BATCH_AUTO_BELOW_S * 1e6);
+        return 1;
+    }
+    uint32_t b = kbc_batch_size_for(single_s);
+    if (note && n)
+        snprintf(note, n, "auto: one run takes %s alone, under %g us, so %u runs make a sample",
+                 short_time(single_s, t, sizeof t), KBC_BATCH_AUTO_BELOW_S * 1e6, b);
+    return b;
+}
+
+static void read_clocks(kbc_device *dev, kbc_rec_clocks *c, int after)
+{
+    kbc_clock_sample s;
+    if (kbc_device_clocks(dev, &s) == 0)
+        kbc_clocks_add(c, &s, after);
+}
+
+/* Captures `batch` runs into a CUDA graph (*exec).  Returns 0; or -1 with
+   *exec NULL and note saying why, and the batch is then launched run by
+   run: a run() that cannot be captured (a call that is not allowed while
+   a stream captures, copies from pageable host memory) still runs. */
+static int capture_batch(const kb_ops *ops, void *state, uint32_t v, kb_host *host,
+                         kbc_hostctx *hc, int copies, uint32_t batch, kbc_device *dev,
+                         void **exec, char *note, size_t n)
+{
+    const char *call = "run";
+    char why[300];
+    size_t nodes = 0;
+    int r = KB_OK;
+    *exec = NULL;
+    if (kbc_gpu_capture_begin(dev->stream, why, sizeof why) != 0) {
+        snprintf(note, n, "launched run by run: %s", why);
+        return -1;
+    }
+    for (uint32_t j = 0; j < batch && r == KB_OK; j++)
+        r = kbc_one_run(ops, state, v, host, hc, copies, &call);
+    int e = kbc_gpu_capture_end(dev->stream, exec, &nodes, why, sizeof why);
+    if (r != KB_OK || e != 0 || nodes == 0) {
+        if (r != KB_OK)
+            snprintf(note, n, "launched run by run: %s() failed while a CUDA graph captured it%s%.160s",
+                     call, hc->fail_msg[0] ? ": " : "", hc->fail_msg);
+        else if (e != 0)
+            snprintf(note, n, "launched run by run: the CUDA graph capture failed: %s", why);
+        else
+            snprintf(note, n, "launched run by run: a CUDA graph captured nothing (run() does "
+                              "not enqueue on the stream kbench gives it)");
+        kbc_gpu_graph_destroy(*exec);
+        *exec = NULL;
+        kbc_host_clear(hc);
+        kbc_gpu_last_error(why, sizeof why);
+        return -1;
+    }
+    return 0;
+}
+
+/* One timed sample of a CUDA variant: the flush (cold), the start event,
+   `batch` runs with nothing between them (the graph exec when there is
+   one), the stop event.  *total is the seconds between the events.
+   Returns 0, or -1 with f filled. */
+static int cuda_sample(const kb_ops *ops, void *state, uint32_t v, kb_host *host,
+                       kbc_hostctx *hc, int copies, int cold, uint32_t batch, void *exec,
+                       kbc_device *dev, double *total, kbc_fault *f)
+{
+    const char *call = "run";
+    float msec = 0.0f;
+    int r;
+    if (cold && kbc_device_flush(dev, f->why, sizeof f->why) != 0)
+        return cuda_fault(f, "the L2 flush before a timed run");
+    if (kbc_gpu_event_record(dev->ev0, dev->stream, f->why, sizeof f->why) != 0)
+        return cuda_fault(f, "the timed runs");
+    if (exec) {
+        if (kbc_gpu_graph_launch(exec, dev->stream, f->why, sizeof f->why) != 0)
+            return cuda_fault(f, "the timed runs (a CUDA graph of the batch)");
+    } else {
+        for (uint32_t j = 0; j < batch; j++)
+            if ((r = kbc_one_run(ops, state, v, host, hc, copies, &call)) != KB_OK)
+                return plugin_fault(f, r, call);
+    }
+    if (kbc_gpu_event_record(dev->ev1, dev->stream, f->why, sizeof f->why) != 0 ||
+        kbc_gpu_event_elapsed(dev->ev0, dev->ev1, &msec, f->why, sizeof f->why) != 0)
+        return cuda_fault(f, "the timed runs");
+    *total = (double)msec * 1e-3;
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda, uint32_t flags,
                         const kbc_measure *ms, kb_host *host, kbc_hostctx *hc, kbc_device *dev,
-                        kbc_stats *out, double **samples, int *capped,
-                        kbc_fault *f)
+                        kbc_measured *out, kbc_fault *f)
 {
     const char *call = "run";
     const int cold = cuda && ms->cache_cold;
     int r;
     memset(f, 0, sizeof *f);
-    kbc_stats_compute(NULL, 0, out);
-    if (samples)
-        *samples = NULL;
-    if (capped)
-        *capped = 0;
+    memset(out, 0, sizeof *out);
+    kbc_stats_compute(NULL, 0, &out->time);
+    kbc_clocks_start(&out->clocks, cuda ? kbc_device_sm_max_mhz(dev) : 0);
+    out->mode.requested = ms->batch;
+    uint32_t batch = kbc_batch_choose(ms->batch, cuda, flags, cold, out->mode.note,
+                                      sizeof out->mode.note);
 
     /* The flush goes on the stream before each run (and before the start
        event of a timed one), so it is ordered before the run and outside
@@ -70,9 +224,64 @@ int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda,
     if (cuda && kbc_device_settle(dev, f->why, sizeof f->why) != 0)
         return cuda_fault(f, "the warm-up runs");
 
+    const int is_auto = batch == 0;
+    if (is_auto) {
+        /* Auto: a few runs timed alone decide; they count as warm-up. */
+        double one[KBC_BATCH_PROBE_RUNS];
+        for (int i = 0; i < KBC_BATCH_PROBE_RUNS; i++)
+            if (cuda_sample(ops, state, v, host, hc, ms->include_copies, 0, 1, NULL, dev,
+                            &one[i], f))
+                return -1;
+        qsort(one, KBC_BATCH_PROBE_RUNS, sizeof one[0], cmp_double);
+        batch = kbc_batch_auto(one[KBC_BATCH_PROBE_RUNS / 2], out->mode.note,
+                               sizeof out->mode.note);
+    }
+    void *exec = NULL;
+    if (batch > 1) {
+        char why[sizeof out->mode.note];
+        if (capture_batch(ops, state, v, host, hc, ms->include_copies, batch, dev, &exec, why,
+                          sizeof why) != 0)
+            snprintf(out->mode.note, sizeof out->mode.note, "%s", why);
+        /* One untimed sample uploads the graph (its first launch costs
+           more).  For auto it also calibrates: a run alone carries the
+           launch latency, so the batch is sized again from the time a run
+           takes inside the batch, so that a sample lasts about
+           KBC_BATCH_SAMPLE_S. */
+        double whole = 0.0;
+        int st = cuda_sample(ops, state, v, host, hc, ms->include_copies, 0, batch, exec, dev,
+                             &whole, f);
+        if (st == 0 && is_auto) {
+            uint32_t better = kbc_batch_size_for(whole / (double)batch);
+            if (better > batch) {
+                char t[32];
+                batch = better;
+                if (exec) {
+                    kbc_gpu_graph_destroy(exec);
+                    if (capture_batch(ops, state, v, host, hc, ms->include_copies, batch, dev,
+                                      &exec, why, sizeof why) != 0)
+                        snprintf(out->mode.note, sizeof out->mode.note, "%s", why);
+                    else
+                        st = cuda_sample(ops, state, v, host, hc, ms->include_copies, 0, batch,
+                                         exec, dev, &whole, f);
+                }
+                if (exec || !strstr(out->mode.note, "run by run"))
+                    snprintf(out->mode.note, sizeof out->mode.note,
+                             "auto: a run takes %s in a batch, so %u runs make a sample",
+                             short_time(whole / (double)batch, t, sizeof t), batch);
+            }
+        }
+        if (st != 0) {
+            kbc_gpu_graph_destroy(exec);
+            return -1;
+        }
+    }
+    out->mode.batch = batch;
+    out->mode.graph = exec != NULL;
+
     /* With a noise target: at least min_runs and min_time, then until the
        noise of the median is within the target, at most max_runs; without
-       one, `runs`.  The budget caps both. */
+       one, `runs`.  The budget caps both.  In batch mode each of these is
+       a sample of `batch` runs, and the budget counts the whole batch. */
     const int adaptive = ms->noise_pct > 0;
     const double target = ms->noise_pct / 100.0;
     uint32_t runs = adaptive ? (ms->max_runs > ms->min_runs ? ms->max_runs : ms->min_runs)
@@ -85,6 +294,8 @@ int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda,
     size_t n = 0;
     double spent = 0.0;
     int rc = 0;
+    if (cuda)
+        read_clocks(dev, &out->clocks, 0);
     while (n < runs && (n == 0 || spent < ms->budget_s)) {
         if (adaptive && n >= ms->min_runs && spent >= ms->min_time_s &&
             kbc_median_noise(sorted, n) <= target)
@@ -95,31 +306,16 @@ int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda,
             if (sorted)
                 sorted = kbc_xrealloc(sorted, room * sizeof *sorted);
         }
-        double s;
+        double whole, s;
         if (cuda) {
-            float msec = 0.0f;
-            if (cold && kbc_device_flush(dev, f->why, sizeof f->why) != 0) {
-                rc = cuda_fault(f, "the L2 flush before a timed run");
+            if ((rc = cuda_sample(ops, state, v, host, hc, ms->include_copies, cold, batch, exec,
+                                  dev, &whole, f)) != 0)
                 break;
-            }
-            if (kbc_gpu_event_record(dev->ev0, dev->stream, f->why, sizeof f->why) != 0) {
-                rc = cuda_fault(f, "the timed runs");
-                break;
-            }
-            if ((r = kbc_one_run(ops, state, v, host, hc, ms->include_copies, &call)) != KB_OK) {
-                rc = plugin_fault(f, r, call);
-                break;
-            }
-            if (kbc_gpu_event_record(dev->ev1, dev->stream, f->why, sizeof f->why) != 0 ||
-                kbc_gpu_event_elapsed(dev->ev0, dev->ev1, &msec, f->why, sizeof f->why) != 0) {
-                rc = cuda_fault(f, "the timed runs");
-                break;
-            }
-            s = (double)msec * 1e-3;
+            s = whole / (double)batch;
         } else {
             double t0 = kbc_now();
             r = kbc_one_run(ops, state, v, host, hc, ms->include_copies, &call);
-            s = kbc_now() - t0;
+            s = whole = kbc_now() - t0;
             if (r != KB_OK) {
                 rc = plugin_fault(f, r, call);
                 break;
@@ -135,21 +331,24 @@ int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda,
             sorted[at] = s;
         }
         t[n++] = s;
-        spent += s;
+        spent += whole;
     }
-    if (rc == 0 && adaptive && capped)
-        *capped = !(kbc_median_noise(sorted, n) <= target);
+    if (rc == 0 && cuda)
+        read_clocks(dev, &out->clocks, 1);
+    kbc_gpu_graph_destroy(exec);
+    if (rc == 0 && adaptive)
+        out->capped = !(kbc_median_noise(sorted, n) <= target);
     free(sorted);
     /* Launch errors of the timed runs surface only here. */
     if (rc == 0 && cuda && kbc_gpu_last_error(f->why, sizeof f->why) != 0)
         rc = cuda_fault(f, "the timed runs");
-    if (rc == 0 && samples && n > 0) {
+    if (rc == 0 && n > 0) {
         /* In run order, before the summary sorts t. */
-        *samples = kbc_xmalloc(n * sizeof **samples);
-        memcpy(*samples, t, n * sizeof *t);
+        out->samples = kbc_xmalloc(n * sizeof *out->samples);
+        memcpy(out->samples, t, n * sizeof *t);
     }
     if (rc == 0)
-        kbc_stats_compute(t, n, out);
+        kbc_stats_compute(t, n, &out->time);
     free(t);
     return rc;
 }

@@ -4,6 +4,16 @@
  * its copies and, for cache = cold, after an L2 flush outside the timed
  * region.  CUDA variants are timed with events on the device's stream, CPU
  * variants with the monotonic clock.
+ *
+ * Batch mode (kbc_measure.batch): a timed sample of a CUDA variant is one
+ * pair of events around N back-to-back runs with no synchronisation
+ * between them, divided by N, so that a kernel of a few microseconds is
+ * not buried under one event pair's resolution and the launch latency of
+ * a run timed alone.  The N runs are captured once into a CUDA graph and
+ * the graph is replayed for each sample, so that the host's launch rate
+ * (about 3 us a launch) does not bound a kernel shorter than that; where
+ * the capture fails they are launched run by run.  The GPU's clocks are read (device.h, NVML) just
+ * before the timed runs and just after them.
  */
 #ifndef KBENCH_MEASURE_H
 #define KBENCH_MEASURE_H
@@ -12,6 +22,15 @@
 #include "device.h"
 #include "host.h"
 #include "stats.h"
+
+/* Batch auto: a CUDA variant whose single run takes less than this (the
+   median of KBC_BATCH_PROBE_RUNS runs timed alone after the warm-up) is
+   batched, with N chosen so that one sample lasts about
+   KBC_BATCH_SAMPLE_S, at most KBC_BATCH_MAX runs. */
+#define KBC_BATCH_AUTO_BELOW_S 20e-6
+#define KBC_BATCH_SAMPLE_S 200e-6
+#define KBC_BATCH_MAX 1000
+#define KBC_BATCH_PROBE_RUNS 5
 
 /* What stopped a run or a measurement. */
 typedef struct kbc_fault {
@@ -22,22 +41,48 @@ typedef struct kbc_fault {
     char why[400];     /* CUDA: the runtime's sentence          */
 } kbc_fault;
 
+/* What a measurement gives. */
+typedef struct kbc_measured {
+    kbc_stats time;       /* seconds per run                              */
+    double *samples;      /* malloc'd, time.n of them in the order they
+                             ran (per run: a batch's time / batch); NULL
+                             when none                                    */
+    int capped;           /* a noise target was set and the runs stopped
+                             on max_runs or the budget above it           */
+    kbc_rec_clocks clocks;/* the GPU's clocks around the timed runs       */
+    kbc_rec_mode mode;    /* single or batched, and why                   */
+} kbc_measured;
+
 /* One run: run() alone, or upload + run + download.  Returns KB_OK or the
    first failing call's code, with *call naming it. */
 int kbc_one_run(const kb_ops *ops, void *state, uint32_t v, kb_host *host, kbc_hostctx *hc,
                 int copies, const char **call);
 
-/* Warm-up and timed runs of variant v on a set-up, verified state.  Fills
-   out, gives *samples (when samples is not NULL) a malloc'd copy of every
-   timed run's seconds in the order they ran (out->n of them; NULL when
-   none), sets *capped (when not NULL) to 1 when ms sets a noise target and
-   the runs stopped on max_runs or the budget with the noise above it (0
-   otherwise), and returns 0; or fills f and returns -1 with *samples
-   NULL.  With a noise target the runs stop as ms says (config.h).  dev is used for CUDA
-   variants only (cuda != 0) and must then be usable. */
-int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda,
+/* The batch a variant gets, before any probe: requested is
+   kbc_measure.batch.  Returns 1 (single runs; note, when not NULL, says
+   why when batching was asked for and cannot apply), N >= 2 (the count
+   asked for), or 0 when auto must probe a single run's time first
+   (kbc_batch_auto). */
+uint32_t kbc_batch_choose(int requested, int cuda, uint32_t flags, int cache_cold, char *note,
+                          size_t n);
+
+/* Batch auto's choice from the median time of one run alone: 1 when it is
+   at least KBC_BATCH_AUTO_BELOW_S (or not a positive number), else
+   ceil(KBC_BATCH_SAMPLE_S / single_s) within [2, KBC_BATCH_MAX].  note
+   says which and why. */
+uint32_t kbc_batch_auto(double single_s, char *note, size_t n);
+
+/* The batch size that makes a sample of runs of per_run_s seconds last
+   about KBC_BATCH_SAMPLE_S: within [2, KBC_BATCH_MAX]. */
+uint32_t kbc_batch_size_for(double per_run_s);
+
+/* Warm-up and timed runs of variant v (flags: its KB_VARIANT_*) on a
+   set-up, verified state.  Fills out and returns 0; or fills f and
+   returns -1 with out->samples NULL.  With a noise target the runs stop
+   as ms says (config.h).  dev is used for CUDA variants only (cuda != 0)
+   and must then be usable. */
+int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda, uint32_t flags,
                         const kbc_measure *ms, kb_host *host, kbc_hostctx *hc, kbc_device *dev,
-                        kbc_stats *out, double **samples, int *capped,
-                        kbc_fault *f);
+                        kbc_measured *out, kbc_fault *f);
 
 #endif

@@ -64,4 +64,9 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_ho
 double kbc_ceiling_for(const kbc_ceilings *c, uint64_t bytes_read, uint64_t bytes_written,
                        const char **kind);
 
+/* The measured compute ceiling for a kb_work.peak value (GFLOP/s, or 0
+   when not measured), and its name in *kind ("fp32", "tf32", "bf16"; ""
+   for KB_PEAK_NONE or a value this kbench does not know). */
+double kbc_peak_for(const kbc_flops_ceilings *c, uint32_t peak, const char **kind);
+
 #endif

@@ -18,6 +18,9 @@ void kbc_record_init(kbc_record *r)
     r->noise = NAN;
     kbc_stats_compute(NULL, 0, &r->time);
     r->gbps = r->gflops = r->items_per_s = r->ceiling_gbps = r->pct_ceiling = NAN;
+    r->peak_gflops = r->pct_peak = NAN;
+    kbc_clocks_start(&r->clocks, 0);
+    r->mode.batch = 1;
     r->speedup_baseline = r->speedup_cpu = r->speedup_reference = NAN;
 }
 
@@ -116,5 +119,91 @@ uint32_t kbc_flag_parse(const char *name)
     for (size_t i = 0; i < sizeof flag_names / sizeof flag_names[0]; i++)
         if (strcmp(name, flag_names[i].name) == 0)
             return flag_names[i].bit;
+    return 0;
+}
+
+void kbc_clocks_start(kbc_rec_clocks *c, unsigned sm_max_mhz)
+{
+    memset(c, 0, sizeof *c);
+    c->sm_max_mhz = sm_max_mhz;
+    c->power_max_w = NAN;
+}
+
+void kbc_clocks_add(kbc_rec_clocks *c, const kbc_clock_sample *s, int after)
+{
+    if (!s->known)
+        return;
+    if (after)
+        c->after = *s;
+    else
+        c->before = *s;
+    c->n++;
+    c->known |= s->known;
+    if ((s->known & KBC_CLK_SM) && (c->sm_min_mhz == 0 || s->sm_mhz < c->sm_min_mhz))
+        c->sm_min_mhz = s->sm_mhz;
+    if ((s->known & KBC_CLK_TEMP) && s->temp_c > c->temp_max_c)
+        c->temp_max_c = s->temp_c;
+    if ((s->known & KBC_CLK_POWER) && !(s->power_w <= c->power_max_w))
+        c->power_max_w = s->power_w; /* the first reading replaces the NaN */
+    if (s->known & KBC_CLK_REASONS)
+        c->reasons |= s->reasons;
+    c->throttled = (c->reasons & KBC_THROTTLE_MASK) != 0;
+    /* Integer arithmetic: 1781 of 1980 MHz is below 90% (1782), 1782 is not. */
+    c->low_clock = c->sm_max_mhz > 0 && (c->known & KBC_CLK_SM) &&
+                   (uint64_t)c->sm_min_mhz * 10 < (uint64_t)c->sm_max_mhz * 9;
+}
+
+static const struct {
+    uint64_t bit;
+    const char *name;
+} reason_names[] = {{KBC_REASON_GPU_IDLE, "gpu_idle"},
+                    {KBC_REASON_APP_CLOCKS, "app_clocks"},
+                    {KBC_REASON_SW_POWER_CAP, "sw_power_cap"},
+                    {KBC_REASON_HW_SLOWDOWN, "hw_slowdown"},
+                    {KBC_REASON_SYNC_BOOST, "sync_boost"},
+                    {KBC_REASON_SW_THERMAL, "sw_thermal"},
+                    {KBC_REASON_HW_THERMAL, "hw_thermal"},
+                    {KBC_REASON_HW_POWER_BRAKE, "hw_power_brake"},
+                    {KBC_REASON_DISPLAY_CLOCK, "display_clock"}};
+#define N_REASON_NAMES (sizeof reason_names / sizeof reason_names[0])
+
+const char *kbc_clock_reasons_text(uint64_t reasons, const char *sep, char *buf, size_t n)
+{
+    size_t used = 0;
+    if (n)
+        buf[0] = '\0';
+    uint64_t named = 0;
+    for (size_t i = 0; i < N_REASON_NAMES; i++) {
+        named |= reason_names[i].bit;
+        if ((reasons & reason_names[i].bit) && used < n) {
+            int w = snprintf(buf + used, n - used, "%s%s", used ? sep : "", reason_names[i].name);
+            if (w > 0)
+                used += (size_t)w;
+        }
+    }
+    /* A bit a newer driver added is kept, by its value. */
+    for (int b = 0; b < 64; b++) {
+        uint64_t bit = 1ULL << b;
+        if ((reasons & bit) && !(named & bit) && used < n) {
+            int w = snprintf(buf + used, n - used, "%s0x%llx", used ? sep : "",
+                             (unsigned long long)bit);
+            if (w > 0)
+                used += (size_t)w;
+        }
+    }
+    return buf;
+}
+
+uint64_t kbc_clock_reason_parse(const char *name)
+{
+    for (size_t i = 0; i < N_REASON_NAMES; i++)
+        if (strcmp(name, reason_names[i].name) == 0)
+            return reason_names[i].bit;
+    if (strncmp(name, "0x", 2) == 0) {
+        char *end = NULL;
+        unsigned long long v = strtoull(name + 2, &end, 16);
+        if (end && !*end && v && (v & (v - 1)) == 0)
+            return (uint64_t)v;
+    }
     return 0;
 }

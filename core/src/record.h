@@ -45,6 +45,97 @@ typedef struct kbc_ceilings {
     double copy_gbps;  /* cudaMemcpyAsync device to device   */
 } kbc_ceilings;
 
+/* The compute ceilings of a device in GFLOP/s (10^9 floating-point
+   operations per second, an FMA counting two), measured in the run; 0 when
+   not measured.  See docs/output.md, "Compute ceilings". */
+typedef struct kbc_flops_ceilings {
+    double fp32_gflops;      /* FP32 FMA chains on the CUDA cores        */
+    double tf32_gflops;      /* mma.sync m16n8k8 TF32 on tensor cores   */
+    double bf16_gflops;      /* mma.sync m16n8k16 BF16 on tensor cores  */
+} kbc_flops_ceilings;
+
+/* One reading of the GPU's clocks through NVML (nvml.h).  `known` says
+   which fields were read (KBC_CLK_* bits); the others are 0. */
+#define KBC_CLK_SM 0x1u
+#define KBC_CLK_MEM 0x2u
+#define KBC_CLK_TEMP 0x4u
+#define KBC_CLK_POWER 0x8u
+#define KBC_CLK_REASONS 0x10u
+typedef struct kbc_clock_sample {
+    unsigned known;      /* KBC_CLK_* of the fields read; 0: no reading */
+    unsigned sm_mhz;     /* SM clock now                               */
+    unsigned mem_mhz;    /* memory clock now                           */
+    unsigned temp_c;     /* GPU temperature                            */
+    double power_w;      /* board power draw                           */
+    uint64_t reasons;    /* NVML's clocks-event (throttle) reason bits */
+} kbc_clock_sample;
+
+/* NVML's clocks-event reason bits (nvmlClocksEventReason*), and the ones
+   that count as throttling: SW power cap, HW slowdown, SW thermal, HW
+   thermal, HW power brake.  GPU idle, application clocks, sync boost and
+   display clock do not (docs/output.md, "Clocks and throttling"). */
+#define KBC_REASON_GPU_IDLE 0x1ULL
+#define KBC_REASON_APP_CLOCKS 0x2ULL
+#define KBC_REASON_SW_POWER_CAP 0x4ULL
+#define KBC_REASON_HW_SLOWDOWN 0x8ULL
+#define KBC_REASON_SYNC_BOOST 0x10ULL
+#define KBC_REASON_SW_THERMAL 0x20ULL
+#define KBC_REASON_HW_THERMAL 0x40ULL
+#define KBC_REASON_HW_POWER_BRAKE 0x80ULL
+#define KBC_REASON_DISPLAY_CLOCK 0x100ULL
+#define KBC_THROTTLE_MASK                                                                  \
+    (KBC_REASON_SW_POWER_CAP | KBC_REASON_HW_SLOWDOWN | KBC_REASON_SW_THERMAL |           \
+     KBC_REASON_HW_THERMAL | KBC_REASON_HW_POWER_BRAKE)
+
+/* A row is marked low when its lowest SM clock is below this fraction of
+   the device's maximum SM clock. */
+#define KBC_LOW_CLOCK_FRACTION 0.9
+
+/* A row's clocks: the readings just before its timed runs (after the
+   warm-up) and just after them, and what they add up to. */
+typedef struct kbc_rec_clocks {
+    int n;                   /* readings taken: 0 (none: a CPU row, no
+                                NVML, nothing timed), 1 or 2             */
+    kbc_clock_sample before, after;
+    unsigned sm_max_mhz;     /* the device's maximum SM clock; 0 unknown */
+    unsigned sm_min_mhz;     /* the lowest SM clock read; 0 unknown      */
+    unsigned temp_max_c;     /* the highest temperature read             */
+    double power_max_w;      /* the highest power read                   */
+    uint64_t reasons;        /* every reason bit read, ORed              */
+    unsigned known;          /* KBC_CLK_* read at least once             */
+    int throttled;           /* reasons & KBC_THROTTLE_MASK              */
+    int low_clock;           /* sm_min_mhz < 0.9 sm_max_mhz              */
+} kbc_rec_clocks;
+
+/* Starts c empty for a device whose maximum SM clock is sm_max_mhz (0:
+   unknown), and adds one reading as `before` (after == 0) or `after`,
+   updating the minimum, maxima, reasons and the two marks.  A reading
+   with known == 0 is ignored. */
+void kbc_clocks_start(kbc_rec_clocks *c, unsigned sm_max_mhz);
+void kbc_clocks_add(kbc_rec_clocks *c, const kbc_clock_sample *s, int after);
+
+/* The reason bits as names separated by sep ("sw_power_cap,hw_slowdown";
+   an unnamed bit as 0x...; "" for none).  Returns buf. */
+const char *kbc_clock_reasons_text(uint64_t reasons, const char *sep, char *buf, size_t n);
+/* One name back to its bit (0 when unknown). */
+uint64_t kbc_clock_reason_parse(const char *name);
+
+/* How a row's timed runs were made (measure.c): one run per timed sample,
+   or a batch of `batch` back-to-back runs between one pair of events,
+   each sample being the batch's time divided by `batch`; the batch is
+   captured once into a CUDA graph and replayed, or, where capturing fails,
+   launched run by run. */
+typedef struct kbc_rec_mode {
+    uint32_t batch;          /* runs per timed sample: 1 single, >= 2 batch */
+    int graph;               /* a batch replayed as one CUDA graph (1) or
+                                launched run by run (0, the fallback)     */
+    int requested;           /* the experiment's batch: 0 off, 1 auto, N   */
+    char note[400];          /* why the row was not batched when the
+                                experiment asked for it, how auto chose,
+                                or why a batch is launched run by run;
+                                "" otherwise                              */
+} kbc_rec_mode;
+
 /* The outcome of verify(), as the host judged it. */
 typedef struct kbc_rec_check {
     int passed;         /* the host's verdict: error <= tolerance, no NaN */
@@ -101,6 +192,14 @@ typedef struct kbc_record {
     double ceiling_gbps;    /* the ceiling matched to the traffic mix */
     char ceiling[8];        /* "read", "write", "mixed" or ""         */
     double pct_ceiling;     /* gbps / ceiling_gbps * 100, or NaN      */
+    /* The compute ceiling a row with flops is compared with: the peak
+       its plugin declares (kb_work.peak), its measured GFLOP/s (NaN when
+       not measured) and gflops as a percentage of it (NaN). */
+    char peak[8];           /* "fp32", "tf32", "bf16" or ""          */
+    double peak_gflops;
+    double pct_peak;
+    kbc_rec_clocks clocks;  /* the GPU's clocks around the timed runs */
+    kbc_rec_mode mode;      /* single runs or batches                */
     double speedup_baseline, speedup_cpu, speedup_reference; /* or NaN */
 } kbc_record;
 
@@ -152,6 +251,7 @@ typedef struct kbc_exp_info {
     uint64_t seed;
     int cpu_threads;
     int cache_cold;
+    int batch;            /* 0 off, 1 auto, N >= 2 (config.h)    */
     size_t n_params;
     char **param_names;
     char ***param_values; /* param_values[i][k], k < n_values[i], as text */
@@ -164,6 +264,14 @@ typedef struct kbc_run_info {
     const char *config_file;  /* or NULL */
     const kbc_machine *machine;
     kbc_ceilings ceilings;    /* of the device the CUDA rows ran on */
+    kbc_flops_ceilings flops; /* its compute ceilings               */
+    /* The device's clocks as NVML reports them when the run starts:
+       clocks_known is 0 and clocks_why says why when there is no NVML (or
+       no GPU); sm_max_mhz and mem_max_mhz are the maximum clocks. */
+    int clocks_known;
+    const char *clocks_why;
+    unsigned sm_max_mhz, mem_max_mhz;
+    kbc_clock_sample clocks_at_start;
     const char *command_line;
     const kbc_exp_info *exps;
     size_t n_exps;

@@ -30,9 +30,11 @@ typedef struct csv_ctx {
 static const char *const tail_columns[] = {
     "variant", "backend", "flags", "device", "cache", "status", "reason", "runs", "median_s",
     "min_s", "max_s", "mean_s", "stddev_s", "bytes_read", "bytes_written", "flops", "items",
-    "gbps", "gflops", "items_per_s", "ceiling", "ceiling_gbps", "pct_ceiling",
-    "speedup_baseline", "speedup_cpu", "speedup_reference", "check_measure", "check_error",
-    "check_tolerance", "points", "ignores", "key"};
+    "gbps", "gflops", "items_per_s", "ceiling", "ceiling_gbps", "pct_ceiling", "peak",
+    "peak_gflops", "pct_peak", "speedup_baseline", "speedup_cpu", "speedup_reference",
+    "check_measure", "check_error", "check_tolerance", "batch", "batch_how", "batch_note", "sm_mhz_min",
+    "sm_mhz_max", "mem_mhz_min", "temp_c_max", "power_w_max", "clock_reasons", "throttled",
+    "low_clock", "points", "ignores", "key"};
 static const char *const head_columns[] = {"experiment", "plugin", "point"};
 
 /* Writes one field, preceded by a comma unless it opens the line. */
@@ -167,6 +169,9 @@ static void csv_row(csv_ctx *c, const kbc_record *r)
     put_field(f, 0, r->ceiling);
     put_double(f, r->ceiling_gbps);
     put_double(f, r->pct_ceiling);
+    put_field(f, 0, r->peak);
+    put_double(f, r->peak_gflops);
+    put_double(f, r->pct_peak);
     put_double(f, r->speedup_baseline);
     put_double(f, r->speedup_cpu);
     put_double(f, r->speedup_reference);
@@ -180,6 +185,35 @@ static void csv_row(csv_ctx *c, const kbc_record *r)
     } else {
         fputs(",,,", f);
     }
+    /* batch is empty for a row that was not timed. */
+    if (r->time.n > 0)
+        fprintf(f, ",%u", r->mode.batch);
+    else
+        fputc(',', f);
+    put_field(f, 0, r->time.n == 0      ? ""
+                    : r->mode.batch <= 1 ? "single"
+                    : r->mode.graph     ? "graph"
+                                        : "loop");
+    put_field(f, 0, r->mode.note);
+    /* The clock fields are empty where nothing was read. */
+    const kbc_rec_clocks *k = &r->clocks;
+    unsigned mem_min = 0;
+    if (k->before.known & KBC_CLK_MEM)
+        mem_min = k->before.mem_mhz;
+    if ((k->after.known & KBC_CLK_MEM) && (mem_min == 0 || k->after.mem_mhz < mem_min))
+        mem_min = k->after.mem_mhz;
+    put_double(f, (k->known & KBC_CLK_SM) ? (double)k->sm_min_mhz : NAN);
+    put_double(f, k->n && k->sm_max_mhz ? (double)k->sm_max_mhz : NAN);
+    put_double(f, (k->known & KBC_CLK_MEM) ? (double)mem_min : NAN);
+    put_double(f, (k->known & KBC_CLK_TEMP) ? (double)k->temp_max_c : NAN);
+    put_double(f, (k->known & KBC_CLK_POWER) ? k->power_max_w : NAN);
+    put_field(f, 0, (k->known & KBC_CLK_REASONS)
+                        ? kbc_clock_reasons_text(k->reasons, "|", buf, sizeof buf)
+                        : "");
+    put_field(f, 0, k->n ? (k->throttled ? "true" : "false") : "");
+    put_field(f, 0, k->n && (k->known & KBC_CLK_SM) && k->sm_max_mhz
+                        ? (k->low_clock ? "true" : "false")
+                        : "");
     put_u64(f, r->points);
     put_field(f, 0, r->ignores);
     size_t need = kbc_record_key(r, NULL, 0) + 1;

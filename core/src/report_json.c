@@ -73,8 +73,44 @@ static json_t *utc_now(void)
     return json_string(buf);
 }
 
-static json_t *machine_json(const kbc_machine *m, const kbc_ceilings *k)
+static json_t *reasons_json(uint64_t reasons)
 {
+    json_t *a = json_array();
+    char buf[400];
+    kbc_clock_reasons_text(reasons, ",", buf, sizeof buf);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        json_array_append_new(a, json_string(t));
+    return a;
+}
+
+/* One NVML reading: only the fields that were read, the reasons as names. */
+static json_t *sample_json(const kbc_clock_sample *s)
+{
+    if (!s->known)
+        return json_null();
+    json_t *o = json_object();
+    if (s->known & KBC_CLK_SM)
+        json_object_set_new(o, "sm_mhz", json_integer(s->sm_mhz));
+    if (s->known & KBC_CLK_MEM)
+        json_object_set_new(o, "mem_mhz", json_integer(s->mem_mhz));
+    if (s->known & KBC_CLK_TEMP)
+        json_object_set_new(o, "temp_c", json_integer(s->temp_c));
+    if (s->known & KBC_CLK_POWER)
+        json_object_set_new(o, "power_w", num(s->power_w));
+    if (s->known & KBC_CLK_REASONS)
+        json_object_set_new(o, "reasons", reasons_json(s->reasons));
+    return o;
+}
+
+static json_t *gflops_or_null(double x)
+{
+    return x > 0 ? num(x) : json_null();
+}
+
+static json_t *machine_json(const kbc_run_info *info)
+{
+    const kbc_machine *m = info->machine;
+    const kbc_ceilings *k = &info->ceilings;
     json_t *o = json_object();
     if (!m)
         return o;
@@ -114,8 +150,29 @@ static json_t *machine_json(const kbc_machine *m, const kbc_ceilings *k)
     json_object_set_new(c, "read_gbps", k->read_gbps > 0 ? num(k->read_gbps) : json_null());
     json_object_set_new(c, "write_gbps", k->write_gbps > 0 ? num(k->write_gbps) : json_null());
     json_object_set_new(c, "copy_gbps", k->copy_gbps > 0 ? num(k->copy_gbps) : json_null());
+    json_object_set_new(c, "fp32_gflops", gflops_or_null(info->flops.fp32_gflops));
+    json_object_set_new(c, "tf32_gflops", gflops_or_null(info->flops.tf32_gflops));
+    json_object_set_new(c, "bf16_gflops", gflops_or_null(info->flops.bf16_gflops));
     json_object_set_new(o, "ceilings", c);
+    /* The clock readings (NVML): their maxima, and one reading after the
+       ceilings; or why there are none. */
+    json_t *nv = json_object();
+    json_object_set_new(nv, "available", json_boolean(info->clocks_known));
+    json_object_set_new(nv, "reason", info->clocks_known ? json_null()
+                                                         : str_or_null(info->clocks_why));
+    json_object_set_new(nv, "sm_max_mhz",
+                        info->sm_max_mhz ? json_integer(info->sm_max_mhz) : json_null());
+    json_object_set_new(nv, "mem_max_mhz",
+                        info->mem_max_mhz ? json_integer(info->mem_max_mhz) : json_null());
+    json_object_set_new(nv, "at_start", sample_json(&info->clocks_at_start));
+    json_object_set_new(o, "nvml", nv);
     return o;
+}
+
+/* batch as written in an INI file: "off", "auto" or the count. */
+static json_t *batch_json(int batch)
+{
+    return batch == 0 ? json_string("off") : batch == 1 ? json_string("auto") : json_integer(batch);
 }
 
 static json_t *experiment_json(const kbc_exp_info *e)
@@ -144,6 +201,7 @@ static json_t *experiment_json(const kbc_exp_info *e)
     json_object_set_new(m, "seed", u64(e->seed));
     json_object_set_new(m, "cpu_threads", json_integer(e->cpu_threads));
     json_object_set_new(m, "cache", json_string(e->cache_cold ? "cold" : "hot"));
+    json_object_set_new(m, "batch", batch_json(e->batch));
     json_object_set_new(o, "measure", m);
     json_t *params = json_object();
     for (size_t i = 0; i < e->n_params; i++) {
@@ -261,6 +319,39 @@ static json_t *row_json(const kbc_record *r)
     json_object_set_new(o, "ceiling", r->ceiling[0] ? json_string(r->ceiling) : json_null());
     json_object_set_new(o, "ceiling_gbps", num(r->ceiling_gbps));
     json_object_set_new(o, "pct_ceiling", num(r->pct_ceiling));
+    json_object_set_new(o, "peak", r->peak[0] ? json_string(r->peak) : json_null());
+    json_object_set_new(o, "peak_gflops", num(r->peak_gflops));
+    json_object_set_new(o, "pct_peak", num(r->pct_peak));
+    json_t *md = json_object();
+    json_object_set_new(md, "batch", r->time.n > 0 ? json_integer(r->mode.batch) : json_null());
+    json_object_set_new(md, "how", r->time.n == 0        ? json_null()
+                                   : r->mode.batch <= 1 ? json_string("single")
+                                   : r->mode.graph      ? json_string("graph")
+                                                        : json_string("loop"));
+    json_object_set_new(md, "requested", batch_json(r->mode.requested));
+    json_object_set_new(md, "note", r->mode.note[0] ? json_string(r->mode.note) : json_null());
+    json_object_set_new(o, "mode", md);
+    const kbc_rec_clocks *k = &r->clocks;
+    if (k->n > 0) {
+        json_t *ck = json_object();
+        json_object_set_new(ck, "sm_min_mhz",
+                            (k->known & KBC_CLK_SM) ? json_integer(k->sm_min_mhz) : json_null());
+        json_object_set_new(ck, "sm_max_mhz",
+                            k->sm_max_mhz ? json_integer(k->sm_max_mhz) : json_null());
+        json_object_set_new(ck, "temp_max_c",
+                            (k->known & KBC_CLK_TEMP) ? json_integer(k->temp_max_c) : json_null());
+        json_object_set_new(ck, "power_max_w",
+                            (k->known & KBC_CLK_POWER) ? num(k->power_max_w) : json_null());
+        json_object_set_new(ck, "reasons",
+                            (k->known & KBC_CLK_REASONS) ? reasons_json(k->reasons) : json_null());
+        json_object_set_new(ck, "throttled", json_boolean(k->throttled));
+        json_object_set_new(ck, "low_clock", json_boolean(k->low_clock));
+        json_object_set_new(ck, "before", sample_json(&k->before));
+        json_object_set_new(ck, "after", sample_json(&k->after));
+        json_object_set_new(o, "clocks", ck);
+    } else {
+        json_object_set_new(o, "clocks", json_null());
+    }
     json_t *s = json_object();
     json_object_set_new(s, "baseline", num(r->speedup_baseline));
     json_object_set_new(s, "cpu", num(r->speedup_cpu));
@@ -341,7 +432,7 @@ static int json_begin(void *vctx, const kbc_run_info *info)
     json_object_set_new(doc, "kbench", kb);
     json_object_set_new(doc, "command", str_or_null(info->command_line));
     json_object_set_new(doc, "started", utc_now());
-    json_object_set_new(doc, "machine", machine_json(info->machine, &info->ceilings));
+    json_object_set_new(doc, "machine", machine_json(info));
     json_t *config = json_object();
     json_object_set_new(config, "file", str_or_null(info->config_file));
     json_t *exps = json_array();

@@ -24,6 +24,7 @@ typedef struct table_ctx {
     const kbc_record *base; /* --baseline: an earlier run's rows (borrowed) */
     size_t n_base;
     char **base_keys;       /* their keys                                   */
+    int clocks;         /* the run reads the GPU's clocks (NVML)           */
     char nogpu[512];    /* the run-wide skip reason, shown once at the end */
     unsigned nogpu_rows;/* rows skipped for it                             */
 } table_ctx;
@@ -38,7 +39,7 @@ static int run_wide(const kbc_record *r)
 
 /* Widths of the fixed columns.  A time such as "123.4 ms" takes 8. */
 enum { W_BACKEND = 7, W_STATUS = 7, W_TIME = 9, W_RUNS = 5, W_NOISE = 7, W_GBPS = 8, W_PCT = 6,
-       W_GFLOPS = 9, W_SPEEDUP = 8, W_CHANGE = 14 };
+       W_GFLOPS = 9, W_SPEEDUP = 8, W_CHANGE = 14, W_CLOCK = 9, W_BATCH = 8 };
 
 /* A duration in seconds with a unit chosen so that the number lies in
    [1, 1000), printed with at most 4 significant digits: "123.4 us". */
@@ -104,6 +105,79 @@ static const char *fmt_noise(const kbc_record *r, char *buf, size_t n)
         snprintf(buf, n, "%.*f%%%s", r->noise * 100 < 0.1 ? 2 : 1, r->noise * 100,
                  r->noise_capped ? "!" : "");
     return buf;
+}
+
+/* The row's lowest SM clock in MHz, with "low" when it fell below 90% of
+   the maximum or "thr" when a throttle reason was seen (which the note
+   line spells out); "-" without readings. */
+static const char *fmt_clock(const kbc_record *r, char *buf, size_t n)
+{
+    const kbc_rec_clocks *k = &r->clocks;
+    if (k->n == 0 || !(k->known & KBC_CLK_SM))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%u%s", k->sm_min_mhz,
+                 k->throttled ? " thr" : k->low_clock ? " low" : "");
+    return buf;
+}
+
+/* How the row was timed: "x64" for batches of 64 runs replayed as a CUDA
+   graph, "x64 loop" for batches launched run by run, "single". */
+static const char *fmt_batch(const kbc_record *r, char *buf, size_t n)
+{
+    if (r->mode.batch > 1)
+        snprintf(buf, n, "x%u%s", r->mode.batch, r->mode.graph ? "" : " loop");
+    else if (r->time.n > 0)
+        snprintf(buf, n, "single");
+    else
+        snprintf(buf, n, "-");
+    return buf;
+}
+
+/* The sentence of a row marked for its clocks: "SM clock 1650 MHz, below
+   90% of its 1980 MHz maximum; throttled (sw_power_cap); 71 C, 690 W".
+   Empty when the row is not marked. */
+static const char *clock_note(const kbc_record *r, char *buf, size_t n)
+{
+    const kbc_rec_clocks *k = &r->clocks;
+    buf[0] = '\0';
+    if (k->n == 0 || (!k->throttled && !k->low_clock))
+        return buf;
+    size_t used = 0;
+#define NOTE(...)                                                                           \
+    do {                                                                                    \
+        int w_ = snprintf(buf + used, used < n ? n - used : 0, __VA_ARGS__);                \
+        if (w_ > 0)                                                                         \
+            used += (size_t)w_;                                                             \
+        if (used >= n)                                                                      \
+            used = n - 1;                                                                   \
+    } while (0)
+    if (k->low_clock)
+        NOTE("SM clock fell to %u MHz, below %.0f%% of its %u MHz maximum", k->sm_min_mhz,
+             KBC_LOW_CLOCK_FRACTION * 100, k->sm_max_mhz);
+    if (k->throttled) {
+        char names[200];
+        kbc_clock_reasons_text(k->reasons & KBC_THROTTLE_MASK, ", ", names, sizeof names);
+        NOTE("%sthrottled (%s)", used ? "; " : "", names);
+    }
+    if (k->known & KBC_CLK_TEMP)
+        NOTE("; %u C", k->temp_max_c);
+    if ((k->known & KBC_CLK_POWER) && isfinite(k->power_max_w))
+        NOTE("%s%.0f W", (k->known & KBC_CLK_TEMP) ? ", " : "; ", k->power_max_w);
+#undef NOTE
+    return buf;
+}
+
+/* The note of a CUDA row that asked for a batch count and was timed
+   singly (a syncs variant), or whose batch is launched run by run (the
+   capture failed); auto's choices and CPU rows are in the JSON only. */
+static const char *batch_note(const kbc_record *r)
+{
+    if (r->backend != KB_BACKEND_CUDA || r->time.n == 0 || !r->mode.note[0])
+        return NULL;
+    if (r->mode.batch > 1 && !r->mode.graph)
+        return r->mode.note;
+    return r->mode.requested >= 2 && r->mode.batch <= 1 ? r->mode.note : NULL;
 }
 
 /* The change against the baseline run's row with the same key, as
@@ -190,11 +264,54 @@ static int variant_width(const kbc_record *recs, size_t n)
     return w;
 }
 
+/* "compute ceilings: FP32 FMA 60.1, mma.sync TF32 370.2, BF16 740.9 TFLOP/s" */
+static void print_compute_line(FILE *out, const kbc_flops_ceilings *f)
+{
+    if (!(f->fp32_gflops > 0) && !(f->tf32_gflops > 0) && !(f->bf16_gflops > 0)) {
+        fprintf(out, "compute ceilings: not measured\n");
+        return;
+    }
+    char a[32], b[32], d[32];
+    fprintf(out, "compute ceilings: FP32 FMA %s, mma.sync TF32 %s, BF16 %s TFLOP/s\n",
+            fmt_fixed(f->fp32_gflops > 0 ? f->fp32_gflops / 1e3 : NAN, 1, "", a, sizeof a),
+            fmt_fixed(f->tf32_gflops > 0 ? f->tf32_gflops / 1e3 : NAN, 1, "", b, sizeof b),
+            fmt_fixed(f->bf16_gflops > 0 ? f->bf16_gflops / 1e3 : NAN, 1, "", d, sizeof d));
+}
+
+/* "clocks: SM 1980 MHz (max 1980), memory 3201 MHz (max 3201), 38 C, 121 W at the start"
+   or "clocks: not read (why)". */
+static void print_clocks_line(FILE *out, const kbc_run_info *info)
+{
+    if (!info->clocks_known) {
+        fprintf(out, "clocks: not read (%s)\n", info->clocks_why ? info->clocks_why : "unknown");
+        return;
+    }
+    const kbc_clock_sample *s = &info->clocks_at_start;
+    fprintf(out, "clocks:");
+    const char *sep = " ";
+    if (s->known & KBC_CLK_SM) {
+        fprintf(out, "%sSM %u MHz (max %u)", sep, s->sm_mhz, info->sm_max_mhz);
+        sep = ", ";
+    }
+    if (s->known & KBC_CLK_MEM) {
+        fprintf(out, "%smemory %u MHz (max %u)", sep, s->mem_mhz, info->mem_max_mhz);
+        sep = ", ";
+    }
+    if (s->known & KBC_CLK_TEMP) {
+        fprintf(out, "%s%u C", sep, s->temp_c);
+        sep = ", ";
+    }
+    if (s->known & KBC_CLK_POWER)
+        fprintf(out, "%s%.0f W", sep, s->power_w);
+    fprintf(out, "%s\n", s->known ? " after the ceilings (NVML)" : " no reading (NVML)");
+}
+
 static int table_begin(void *vctx, const kbc_run_info *info)
 {
     table_ctx *c = vctx;
     const kbc_machine *m = info->machine;
     c->began = 1;
+    c->clocks = info->clocks_known;
     if (c->markdown) {
         fprintf(c->out, "# kbench results\n\n");
         if (info->command_line)
@@ -218,6 +335,12 @@ static int table_begin(void *vctx, const kbc_run_info *info)
                     k->write_gbps, k->copy_gbps);
         else
             fprintf(c->out, ", ceilings not measured\n");
+        if (c->markdown)
+            fputc('\n', c->out);
+        print_compute_line(c->out, &info->flops);
+        if (c->markdown)
+            fputc('\n', c->out);
+        print_clocks_line(c->out, info);
     }
     if (c->markdown)
         fputc('\n', c->out);
@@ -254,7 +377,7 @@ static void print_heading(FILE *out, const kbc_record *recs, size_t n)
 
 /* One line of cells: the plain table pads each to its width (a negative
    width aligns left), markdown separates them with pipes. */
-#define MAX_CELLS 16
+#define MAX_CELLS 24
 typedef struct line {
     char cell[MAX_CELLS][160];
     int width[MAX_CELLS];
@@ -303,12 +426,21 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
     /* Which optional columns this point needs: decided from the records'
        backends, the experiment's reference and the point's work, never
        from which rows happened to succeed, so that columns stay put. */
-    int has_cuda = 0, has_cpu = 0, has_flops = 0;
+    int has_cuda = 0, has_cpu = 0, has_flops = 0, has_clock = 0, has_batch = 0;
     for (size_t i = 0; i < n; i++) {
         has_cuda |= rows[i].backend == KB_BACKEND_CUDA;
         has_cpu |= rows[i].backend == KB_BACKEND_CPU;
         has_flops |= rows[i].work.flops > 0;
+        /* Clocks are read for every CUDA row of a run that has NVML. */
+        has_clock |= rows[i].clocks.n > 0 || (c->clocks && rows[i].backend == KB_BACKEND_CUDA);
+        has_batch |= rows[i].mode.requested != 0;
     }
+    /* The compute ceiling is the point's (kb_work.peak is per point); its
+       column is titled by it: %fp32, %tf32, %bf16. */
+    char peak_title[16] = "";
+    for (size_t i = 0; i < n && !peak_title[0]; i++)
+        if (rows[i].backend == KB_BACKEND_CUDA && rows[i].peak[0])
+            snprintf(peak_title, sizeof peak_title, "%%%s", rows[i].peak);
     int has_ref = rows[0].reference[0] != '\0';
     int wv = variant_width(rows, n);
 
@@ -331,6 +463,12 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
         put(&h, W_PCT, "%peak");
     if (has_flops)
         put(&h, W_GFLOPS, "GFLOP/s");
+    if (has_flops && peak_title[0])
+        put(&h, W_PCT, peak_title);
+    if (has_clock)
+        put(&h, W_CLOCK, "SM MHz");
+    if (has_batch)
+        put(&h, W_BATCH, "batch");
     put(&h, W_SPEEDUP, "vs base");
     if (has_cpu)
         put(&h, W_SPEEDUP, "vs cpu");
@@ -370,6 +508,12 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
             put(&l, W_PCT, fmt_fixed(cuda ? r->pct_ceiling : NAN, 0, "%", buf, sizeof buf));
         if (has_flops)
             put(&l, W_GFLOPS, fmt_fixed(r->gflops, 1, "", buf, sizeof buf));
+        if (has_flops && peak_title[0])
+            put(&l, W_PCT, fmt_fixed(cuda ? r->pct_peak : NAN, 0, "%", buf, sizeof buf));
+        if (has_clock)
+            put(&l, W_CLOCK, fmt_clock(r, buf, sizeof buf));
+        if (has_batch)
+            put(&l, W_BATCH, fmt_batch(r, buf, sizeof buf));
         put(&l, W_SPEEDUP, fmt_fixed(r->speedup_baseline, 2, "x", buf, sizeof buf));
         if (has_cpu)
             put(&l, W_SPEEDUP, fmt_fixed(r->speedup_cpu, 2, "x", buf, sizeof buf));
@@ -398,6 +542,11 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
             fprintf(out, "  %*s  %s: %s\n", wv, "", kbc_outcome_name((int)r->outcome),
                     r->reason);
         }
+        char note[400];
+        if (clock_note(r, note, sizeof note)[0])
+            fprintf(out, "  %*s  clocks: %s\n", wv, "", note);
+        if (batch_note(r))
+            fprintf(out, "  %*s  batch: %s\n", wv, "", batch_note(r));
     }
     if (md) {
         /* The notes of a markdown table go below it, one bullet each. */
@@ -415,6 +564,11 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
                 fprintf(out, "%s- %s %s: %s\n", any++ ? "" : "\n", r->variant,
                         kbc_outcome_name((int)r->outcome), r->reason);
             }
+            char note[400];
+            if (clock_note(r, note, sizeof note)[0])
+                fprintf(out, "%s- %s clocks: %s\n", any++ ? "" : "\n", r->variant, note);
+            if (batch_note(r))
+                fprintf(out, "%s- %s batch: %s\n", any++ ? "" : "\n", r->variant, batch_note(r));
         }
     }
     fputc('\n', out);

@@ -40,6 +40,67 @@ static kb_param_type type_of(const char *s)
     return KB_PARAM_INT;
 }
 
+/* batch as the JSON writes it ("off", "auto", a count) back to its
+   integer (config.h); absent (a file older than batch mode) is off. */
+static int batch_of(const json_t *v)
+{
+    if (json_is_integer(v))
+        return (int)json_integer_value(v);
+    if (json_is_string(v) && strcmp(json_string_value(v), "auto") == 0)
+        return 1;
+    return 0;
+}
+
+static uint64_t reasons_of(const json_t *a)
+{
+    uint64_t bits = 0;
+    size_t i;
+    const json_t *x;
+    json_array_foreach(a, i, x) if (json_is_string(x)) bits |= kbc_clock_reason_parse(json_string_value(x));
+    return bits;
+}
+
+static void read_sample(const json_t *o, kbc_clock_sample *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!json_is_object(o))
+        return;
+    const json_t *v;
+    if (json_is_integer(v = json_object_get(o, "sm_mhz"))) {
+        s->sm_mhz = (unsigned)json_integer_value(v);
+        s->known |= KBC_CLK_SM;
+    }
+    if (json_is_integer(v = json_object_get(o, "mem_mhz"))) {
+        s->mem_mhz = (unsigned)json_integer_value(v);
+        s->known |= KBC_CLK_MEM;
+    }
+    if (json_is_integer(v = json_object_get(o, "temp_c"))) {
+        s->temp_c = (unsigned)json_integer_value(v);
+        s->known |= KBC_CLK_TEMP;
+    }
+    if (json_is_number(v = json_object_get(o, "power_w"))) {
+        s->power_w = json_number_value(v);
+        s->known |= KBC_CLK_POWER;
+    }
+    if (json_is_array(v = json_object_get(o, "reasons"))) {
+        s->reasons = reasons_of(v);
+        s->known |= KBC_CLK_REASONS;
+    }
+}
+
+/* The row's clocks: the two readings are replayed, so that the minimum,
+   maxima and marks are derived exactly as the run derived them. */
+static void read_clocks(const json_t *ck, kbc_rec_clocks *c)
+{
+    const json_t *mx = json_object_get(ck, "sm_max_mhz");
+    kbc_clocks_start(c, json_is_integer(mx) ? (unsigned)json_integer_value(mx) : 0);
+    kbc_clock_sample s;
+    read_sample(json_object_get(ck, "before"), &s);
+    kbc_clocks_add(c, &s, 0);
+    read_sample(json_object_get(ck, "after"), &s);
+    kbc_clocks_add(c, &s, 1);
+}
+
 static int read_row(const json_t *o, kbc_record *r, char *why, size_t n)
 {
     kbc_record_init(r);
@@ -156,6 +217,23 @@ static int read_row(const json_t *o, kbc_record *r, char *why, size_t n)
     get_str(o, "ceiling", r->ceiling, sizeof r->ceiling);
     r->ceiling_gbps = get_num(o, "ceiling_gbps");
     r->pct_ceiling = get_num(o, "pct_ceiling");
+    get_str(o, "peak", r->peak, sizeof r->peak);
+    r->peak_gflops = get_num(o, "peak_gflops");
+    r->pct_peak = get_num(o, "pct_peak");
+    const json_t *md = json_object_get(o, "mode");
+    if (json_is_object(md)) {
+        const json_t *b = json_object_get(md, "batch");
+        r->mode.batch = json_is_integer(b) && json_integer_value(b) > 0
+                            ? (uint32_t)json_integer_value(b)
+                            : 1;
+        r->mode.requested = batch_of(json_object_get(md, "requested"));
+        const json_t *how = json_object_get(md, "how");
+        r->mode.graph = json_is_string(how) && strcmp(json_string_value(how), "graph") == 0;
+        get_str(md, "note", r->mode.note, sizeof r->mode.note);
+    }
+    const json_t *ck = json_object_get(o, "clocks");
+    if (json_is_object(ck))
+        read_clocks(ck, &r->clocks);
     const json_t *s = json_object_get(o, "speedup");
     r->speedup_baseline = get_num(s, "baseline");
     r->speedup_cpu = get_num(s, "cpu");

@@ -58,6 +58,7 @@ kbc_exp_info *kbc_exp_infos(const kbc_plan *plan)
         x->seed = e->measure.seed;
         x->cpu_threads = e->measure.cpu_threads;
         x->cache_cold = e->measure.cache_cold;
+        x->batch = e->measure.batch;
         x->n_params = e->axes ? d->n_params : 0;
         x->param_names = kbc_xcalloc(x->n_params ? x->n_params : 1, sizeof *x->param_names);
         x->param_values = kbc_xcalloc(x->n_params ? x->n_params : 1, sizeof *x->param_values);
@@ -128,7 +129,16 @@ int kbc_run_plan(const kbc_plan *plan, const kbc_machine *m, kbc_sink *sinks, si
     kbc_exp_info *xs = kbc_exp_infos(plan);
     int *sink_ok = kbc_xcalloc(n_sinks ? n_sinks : 1, sizeof *sink_ok);
     kbc_run_info info = {.config_file = plan->path, .machine = m, .ceilings = dev.ceilings,
-                         .command_line = command_line, .exps = xs, .n_exps = plan->n};
+                         .flops = dev.flops, .command_line = command_line, .exps = xs,
+                         .n_exps = plan->n};
+    info.clocks_known = dev.nvml != NULL;
+    info.clocks_why = dev.nvml            ? NULL
+                      : dev.clocks_why[0] ? dev.clocks_why
+                      : dev.usable        ? "not read"
+                                          : "no GPU";
+    info.sm_max_mhz = dev.sm_max_mhz;
+    info.mem_max_mhz = dev.mem_max_mhz;
+    info.clocks_at_start = dev.clocks_at_start;
     for (size_t s = 0; s < n_sinks; s++)
         sink_ok[s] = !sinks[s].begin || sinks[s].begin(sinks[s].ctx, &info) == 0;
 

@@ -67,6 +67,14 @@ const kb_param kbc_key_cpu_threads = {
     .name = "cpu_threads", .type = KB_PARAM_INT, .def = "auto", .min = 1, .max = 4096,
     .help = "threads of the parallel CPU variants (auto: every online CPU)"};
 
+/* batch: off (0), auto (1) or a count of at least 2, so that the stored
+   integer says everything; the range admits 0 and 1 for off and auto, and
+   the parser refuses them written as numbers (kbc_value_parse_plain). */
+const kb_param kbc_key_batch = {
+    .name = "batch", .type = KB_PARAM_INT, .def = "off", .min = 0, .max = 100000,
+    .help = "off, auto, or N: time N back-to-back runs of a CUDA variant between one pair of "
+            "events (auto: when one run takes under 20 us)"};
+
 static void say(char *why, size_t n, const char *fmt, ...) KB_PRINTF(3, 4);
 
 static void say(char *why, size_t n, const char *fmt, ...)
@@ -307,7 +315,21 @@ int kbc_value_parse_plain(const kb_param *p, const char *s, kb_value *out, char 
     switch (p->type) {
     case KB_PARAM_SIZE: rc = kbc_parse_size(s, &v.u, why, n); break;
     case KB_PARAM_INT:
-        if (p == &kbc_key_cpu_threads && strcasecmp(s, "auto") == 0) {
+        if (p == &kbc_key_batch) {
+            if (strcasecmp(s, "off") == 0) {
+                v.i = 0;
+                rc = 0;
+            } else if (strcasecmp(s, "auto") == 0) {
+                v.i = 1;
+                rc = 0;
+            } else if (kbc_parse_int(s, &v.i, why, n) != 0 || v.i < 2) {
+                say(why, n,
+                    "'%s' is not off, auto or a number of runs per sample from 2 to 100000", s);
+                return -1;
+            } else {
+                rc = 0;
+            }
+        } else if (p == &kbc_key_cpu_threads && strcasecmp(s, "auto") == 0) {
             long cpus = sysconf(_SC_NPROCESSORS_ONLN);
             v.i = cpus < 1 ? 1 : cpus > 4096 ? 4096 : cpus;
             rc = 0;

@@ -6,3 +6,8 @@ kbench_test(test_transpose SOURCES ${CMAKE_CURRENT_LIST_DIR}/tests/test_transpos
             LIBRARIES ${CMAKE_DL_LIBS} m)
 target_include_directories(test_transpose PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 add_dependencies(test_transpose kbench_transpose_plugin)
+# The window and vec16-band kernels' tile code (transpose_tile.cuh) run on
+# the CPU by an emulator that checks every access: CUDA source, host code
+# only, no GPU needed.
+kbench_test(test_transpose_emu SOURCES ${CMAKE_CURRENT_LIST_DIR}/tests/test_transpose_emu.cu)
+target_include_directories(test_transpose_emu PRIVATE ${CMAKE_CURRENT_LIST_DIR})

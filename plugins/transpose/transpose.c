@@ -44,6 +44,15 @@ static const kb_param params[KBT_N_PARAMS] = {
                                "the coalesced side; reg4, reg2)"},
     [KBT_P_BLOCK_Y] = {.name = "block_y", .type = KB_PARAM_INT, .def = "8", .min = 1, .max = 1024,
                        .help = "threads per block along the rows; block_x * block_y <= 1024"},
+    [KBT_P_BAND] = {.name = "band", .type = KB_PARAM_INT, .def = "0", .min = 0,
+                    .max = 2147483647.0,
+                    .help = "window, vec16-band (and -hoist): tile order, tiles walked column "
+                            "by column in bands of this many tile rows; 0 = one band "
+                            "(column-major: each output row written in one stretch), "
+                            "1 = row-major"},
+    [KBT_P_STREAMING] = {.name = "streaming", .type = KB_PARAM_BOOL, .def = "0",
+                         .help = "window, vec16-band (and -hoist): streaming (evict-first, "
+                                 "st.global.cs) stores of the output"},
 };
 
 static int run_cpu(kbt_state *s, const kbt_impl *impl, kb_host *host);
@@ -52,6 +61,7 @@ static int run_cpu_parallel(kbt_state *s, const kbt_impl *impl, kb_host *host);
 /* The parameters a row's code reads, for kb_variant.uses. */
 #define U_BASE (KB_USES(KBT_P_ROWS) | KB_USES(KBT_P_COLS) | KB_USES(KBT_P_DTYPE))
 #define U_BLOCK (KB_USES(KBT_P_BLOCK_X) | KB_USES(KBT_P_BLOCK_Y))
+#define U_ORDER (KB_USES(KBT_P_BAND) | KB_USES(KBT_P_STREAMING))
 
 #define KBT_FIELDS(...) __VA_ARGS__
 
@@ -216,6 +226,8 @@ static int kbt_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **st
     s->esize = dtype_size(s->dtype);
     s->block_x = (int)p[KBT_P_BLOCK_X].i;
     s->block_y = (int)p[KBT_P_BLOCK_Y].i;
+    s->band = (uint64_t)p[KBT_P_BAND].i;
+    s->streaming = (int)p[KBT_P_STREAMING].i;
     s->gpu = host->stream != NULL;
     s->sm_count = host->sm_count > 0 ? host->sm_count : 132;
     s->variants = vmask;

@@ -27,7 +27,16 @@ extern "C" {
 enum kbt_dtype { KBT_F32 = 0, KBT_F64 = 1, KBT_U16 = 2, KBT_N_DTYPES };
 
 /* Parameters, in declaration order (params[] is indexed with these). */
-enum kbt_param { KBT_P_ROWS = 0, KBT_P_COLS, KBT_P_DTYPE, KBT_P_BLOCK_X, KBT_P_BLOCK_Y, KBT_N_PARAMS };
+enum kbt_param {
+    KBT_P_ROWS = 0,
+    KBT_P_COLS,
+    KBT_P_DTYPE,
+    KBT_P_BLOCK_X,
+    KBT_P_BLOCK_Y,
+    KBT_P_BAND,      /* window, vec16-band: tile rows per band of the tile order */
+    KBT_P_STREAMING, /* window, vec16-band: evict-first (.cs) stores          */
+    KBT_N_PARAMS
+};
 
 typedef struct kbt_state kbt_state;
 typedef struct kbt_impl kbt_impl;
@@ -59,6 +68,8 @@ struct kbt_state {
     int dtype;
     size_t esize;        /* bytes per element                                */
     int block_x, block_y; /* the block shape of naive, naive-mirror, reg4, reg2 */
+    uint64_t band;       /* window, vec16-band: tile rows per band (0: all)  */
+    int streaming;       /* window, vec16-band: .cs stores                    */
     int gpu;             /* host->stream != NULL                              */
     int sm_count;
     uint64_t variants;   /* the variants setup() was asked for               */
@@ -83,7 +94,7 @@ struct kbt_state {
 static inline uint64_t kbt_ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /* ---- the CUDA side: the run entries of the rows (transpose_kernels.cu,
-   transpose_lib.cu).  Each returns KB_OK, or a kb_status after host->fail()
+   transpose_fast.cu, transpose_lib.cu).  Each returns KB_OK, or a kb_status after host->fail()
    named the call. ------------------------------------------------------- */
 int kbt_run_naive(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_naive_mirror(kbt_state *s, const kbt_impl *impl, kb_host *host);
@@ -94,6 +105,10 @@ int kbt_run_reg4(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_reg2(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_vec16(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_vec16_pipe(kbt_state *s, const kbt_impl *impl, kb_host *host);
+int kbt_run_window(kbt_state *s, const kbt_impl *impl, kb_host *host);
+int kbt_run_vec16_band(kbt_state *s, const kbt_impl *impl, kb_host *host);
+int kbt_run_window_hoist(kbt_state *s, const kbt_impl *impl, kb_host *host);
+int kbt_run_vec16_band_hoist(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_copy(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_cublas(kbt_state *s, const kbt_impl *impl, kb_host *host);
 

@@ -57,7 +57,7 @@ extern "C" {
  *     m unless host->abi_minor >= m.
  * ---------------------------------------------------------------------- */
 #define KB_ABI_MAJOR 2
-#define KB_ABI_MINOR 0
+#define KB_ABI_MINOR 1 /* 1: kb_work.peak */
 
 /* Marks the entry symbol as the one thing a plugin exports. */
 #if defined(__GNUC__)
@@ -162,9 +162,20 @@ typedef struct kb_variant {
 /* ------------------------------------------------------------------------
  * The work of one point, filled in by kb_ops.plan().  The host derives GB/s
  * from the bytes, GFLOP/s from the flops and items/s from items, checks
- * host_bytes and device_bytes against free memory before setup, and picks
- * the bandwidth ceiling that matches the read/write mix.
+ * host_bytes and device_bytes against free memory before setup, picks the
+ * bandwidth ceiling that matches the read/write mix, and compares GFLOP/s
+ * with the compute ceiling that `peak` names.
  * ---------------------------------------------------------------------- */
+
+/* Which measured compute ceiling a point's flops are compared with
+   (kb_work.peak, minor 1).  The host measures each once per run. */
+typedef enum kb_peak {
+    KB_PEAK_FP32 = 0, /* FP32 FMA on the CUDA cores (the default)          */
+    KB_PEAK_TF32 = 1, /* TF32 tensor-core MMA, f32 accumulate              */
+    KB_PEAK_BF16 = 2, /* BF16 tensor-core MMA, f32 accumulate              */
+    KB_PEAK_NONE = 3  /* none applies (FP64, integer work ...): no percent */
+} kb_peak;
+
 typedef struct kb_work {
     uint64_t bytes_read;    /* fewest bytes one run must read              */
     uint64_t bytes_written; /* fewest bytes one run must write             */
@@ -172,7 +183,13 @@ typedef struct kb_work {
     uint64_t items;         /* elements, keys, ... one run processes       */
     uint64_t host_bytes;    /* host memory setup() will take               */
     uint64_t device_bytes;  /* device memory setup() will take             */
+    /* Minor 1: write only when host->abi_minor >= 1 (kb_work_set_peak). */
+    uint32_t peak;          /* kb_peak of the flops; KB_PEAK_FP32 (0) when
+                               left alone                                  */
 } kb_work;
+
+/* kb_work_set_peak(out, host, peak), at the end of this header, sets peak
+   only where the host has the field. */
 
 /* The outcome of kb_ops.verify().  The host decides pass or fail itself:
  * error <= tolerance, and neither is NaN.  A plugin whose `passed`
@@ -374,6 +391,15 @@ static inline double kb_rand_uniform(uint64_t seed, uint32_t stream, uint64_t i,
 {
     double u = (double)(kb_rand_u64(seed, stream, i) >> 11) * (1.0 / 9007199254740992.0);
     return lo + (hi - lo) * u;
+}
+
+/* Sets out->peak where the host has the field (an older host's kb_work
+   ends before it: writing it there would write past the host's structure),
+   so that a plugin's plan() says which peak applies in one line. */
+static inline void kb_work_set_peak(kb_work *out, const kb_host *host, kb_peak peak)
+{
+    if (host && host->abi_minor >= 1)
+        out->peak = (uint32_t)peak;
 }
 
 /* Bit set for variant v in a variant mask. */

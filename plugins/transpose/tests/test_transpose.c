@@ -68,6 +68,8 @@ static void params_of(kb_value *p, uint64_t rows, uint64_t cols, int dtype)
     p[KBT_P_DTYPE].i = dtype;
     p[KBT_P_BLOCK_X].i = 32;
     p[KBT_P_BLOCK_Y].i = 8;
+    p[KBT_P_BAND].i = 0;
+    p[KBT_P_STREAMING].i = 0;
 }
 
 static size_t esize_of(int dtype) { return dtype == KBT_F64 ? 8 : dtype == KBT_U16 ? 2 : 4; }
@@ -82,10 +84,13 @@ Test(transpose, descriptor)
     cr_assert_str_eq(plug->params[KBT_P_DTYPE].name, "dtype");
     cr_assert_str_eq(plug->params[KBT_P_BLOCK_X].name, "block_x");
     cr_assert_str_eq(plug->params[KBT_P_BLOCK_Y].name, "block_y");
+    cr_assert_str_eq(plug->params[KBT_P_BAND].name, "band");
+    cr_assert_str_eq(plug->params[KBT_P_STREAMING].name, "streaming");
     static const char *const order[] = {"cpu",   "cpu-parallel", "naive",      "naive-mirror",
                                         "smem",  "smem-padded",  "smem-swizzled", "reg4",
-                                        "reg2",  "vec16",        "vec16-pipe", "cublas",
-                                        "copy"};
+                                        "reg2",  "vec16",        "vec16-pipe", "window",
+                                        "vec16-band", "window-hoist", "vec16-band-hoist",
+                                        "cublas", "copy"};
     cr_assert_eq(plug->n_variants, sizeof order / sizeof order[0]);
     for (uint32_t v = 0; v < plug->n_variants; v++) {
         cr_assert_str_eq(plug->variants[v].name, order[v]);
@@ -93,19 +98,36 @@ Test(transpose, descriptor)
     }
 }
 
+/* band is a non-negative tile-row count defaulting to 0 (one band:
+   column-major order); streaming a boolean defaulting to off. */
+Test(transpose, band_and_streaming_params)
+{
+    const kb_param *b = &plug->params[KBT_P_BAND], *st = &plug->params[KBT_P_STREAMING];
+    cr_assert_eq(b->type, KB_PARAM_INT);
+    cr_assert_str_eq(b->def, "0");
+    cr_assert_eq(b->min, 0.0);
+    cr_assert_eq(b->max, 2147483647.0);
+    cr_assert_eq(st->type, KB_PARAM_BOOL);
+    cr_assert_str_eq(st->def, "0");
+}
+
 /* Only the variants whose block shape comes from the INI file use block_x
-   and block_y, so that a block sweep does not re-time the others; only the
-   two references are library rows; no variant waits for the stream. */
+   and block_y, only window, vec16-band and their -hoist forms use band and
+   streaming, so that a sweep of one re-times only those; only the two
+   references are library rows; no variant waits for the stream. */
 Test(transpose, uses_and_flags)
 {
     uint64_t block = KB_USES(KBT_P_BLOCK_X) | KB_USES(KBT_P_BLOCK_Y);
+    uint64_t order = KB_USES(KBT_P_BAND) | KB_USES(KBT_P_STREAMING);
     uint64_t base = KB_USES(KBT_P_ROWS) | KB_USES(KBT_P_COLS) | KB_USES(KBT_P_DTYPE);
     for (uint32_t v = 0; v < plug->n_variants; v++) {
         const kb_variant *k = &plug->variants[v];
         int blocky = !strcmp(k->name, "naive") || !strcmp(k->name, "naive-mirror") ||
                      !strcmp(k->name, "reg4") || !strcmp(k->name, "reg2");
-        cr_assert_eq(k->uses, blocky ? base | block : base, "%s uses %llx", k->name,
-                     (unsigned long long)k->uses);
+        int banded = !strcmp(k->name, "window") || !strcmp(k->name, "vec16-band") ||
+                     !strcmp(k->name, "window-hoist") || !strcmp(k->name, "vec16-band-hoist");
+        uint64_t want = base | (blocky ? block : 0) | (banded ? order : 0);
+        cr_assert_eq(k->uses, want, "%s uses %llx", k->name, (unsigned long long)k->uses);
         int lib = !strcmp(k->name, "cublas") || !strcmp(k->name, "copy");
         cr_assert_eq(k->flags, lib ? KB_VARIANT_LIBRARY : 0u, "%s flags %x", k->name, k->flags);
     }

@@ -1,0 +1,184 @@
+/*
+ * transpose_fast.cu -- the window and vec16-band variants: the tile code of
+ * transpose_tile.cuh on the GPU, one tile per block in the order of the
+ * `band` parameter, with plain or streaming (evict-first) stores.
+ *
+ *   window      every tile through the window path: 16-byte loads and
+ *               stores at any shape (ragged rows included), element accesses
+ *               only at the two ends of each output segment and past the
+ *               input's end;
+ *   vec16-band  full tiles of a matrix whose rows and cols are multiples of
+ *               the 16-byte chunk through vec16's vector tile, every other
+ *               tile (edges, ragged shapes) through the window path;
+ *   window-hoist, vec16-band-hoist
+ *               the same with the hoisted tile code (transpose_tile.cuh,
+ *               "the hoisted paths"): the same accesses, the per-job index
+ *               arithmetic worked out once per tile.
+ *
+ * Launch: TILE x TILE tiles, THREADS threads (kbt_tile_cfg), a block per
+ * tile up to 2^31 - 1 blocks (blocks loop past that), static shared memory
+ * of TILE * TILE * sizeof(T) bytes.
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "transpose.h"
+#include "transpose_tile.cuh"
+
+namespace {
+
+/* The GPU's memory model for the tile code.  Loads: 16-byte read-only
+   loads (LDG.128 through the non-coherent path: the input is never written
+   while a kernel runs).  Stores: plain, or with the .cs (streaming,
+   evict-first) hint when STREAM is set, so that written lines leave L2
+   first. */
+template <bool STREAM> struct dev_mem {
+    template <typename T> static __device__ __forceinline__ uint4 ld16(const T *p)
+    {
+        return __ldg(reinterpret_cast<const uint4 *>(p));
+    }
+    template <typename T> static __device__ __forceinline__ T ld1(const T *p) { return __ldg(p); }
+    template <typename T> static __device__ __forceinline__ void st16(T *p, uint4 v)
+    {
+        if (STREAM)
+            asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x),
+                         "r"(v.y), "r"(v.z), "r"(v.w));
+        else
+            *reinterpret_cast<uint4 *>(p) = v;
+    }
+    template <typename T> static __device__ __forceinline__ void st1(T *p, T v)
+    {
+        if (STREAM)
+            st1_cs(p, v);
+        else
+            *p = v;
+    }
+    template <typename T> static __device__ __forceinline__ void sts(T *sm, unsigned i, T v, int)
+    {
+        sm[i] = v;
+    }
+    template <typename T> static __device__ __forceinline__ T lds(const T *sm, unsigned i, int)
+    {
+        return sm[i];
+    }
+    static __device__ __forceinline__ void sts16(uint4 *sm, unsigned i, uint4 v, int) { sm[i] = v; }
+    static __device__ __forceinline__ uint4 lds16(const uint4 *sm, unsigned i, int) { return sm[i]; }
+
+  private:
+    /* The .cs stores written out, without the "memory" clobber of __stcs:
+       nothing in a kernel reads the output, so the compiler may schedule
+       them freely (with the clobber, u16's vec16-band spilled 16 bytes). */
+    static __device__ __forceinline__ void st1_cs(uint32_t *p, uint32_t v)
+    {
+        asm volatile("st.global.cs.u32 [%0], %1;" ::"l"(p), "r"(v));
+    }
+    static __device__ __forceinline__ void st1_cs(uint64_t *p, uint64_t v)
+    {
+        asm volatile("st.global.cs.u64 [%0], %1;" ::"l"(p), "l"(v));
+    }
+    static __device__ __forceinline__ void st1_cs(uint16_t *p, uint16_t v)
+    {
+        asm volatile("st.global.cs.u16 [%0], %1;" ::"l"(p), "h"(v));
+    }
+};
+
+/* One kernel for the four variants: VEC takes full tiles of an aligned
+   matrix through the vector path (vec16-band), otherwise every tile goes
+   through the window path (window); HOIST picks the hoisted tile code
+   (window-hoist, vec16-band-hoist). */
+template <typename T, bool VEC, bool HOIST, bool STREAM>
+__global__ void __launch_bounds__(kbt_tile_cfg<T>::THREADS, kbt_tile_cfg<T>::MIN_BLOCKS)
+    tiles_kernel(const T *__restrict__ in, T *__restrict__ out, const kbt_geom g)
+{
+    typedef kbt_shape<T> S;
+    typedef dev_mem<STREAM> M;
+    __shared__ uint4 smq[S::SMEM_Q];
+    T *sm = reinterpret_cast<T *>(smq);
+    const unsigned t = threadIdx.x;
+    for (uint64_t b = blockIdx.x; b < g.ntiles; b += gridDim.x) { /* the same for the block */
+        uint64_t r0, c0;
+        if (HOIST)
+            kbt_tile_of_fast<S::TILE>(g, b, r0, c0);
+        else
+            kbt_tile_of<S::TILE>(g, b, r0, c0);
+        if (VEC && g.aligned && r0 + S::TILE <= g.rows && c0 + S::TILE <= g.cols) {
+            if (HOIST)
+                kbt_vech_in<T, M>(t, in, smq, g, r0, c0);
+            else
+                kbt_vec_in<T, M>(t, in, smq, g, r0, c0);
+            __syncthreads();
+            if (HOIST)
+                kbt_vech_out<T, M>(t, out, smq, g, r0, c0);
+            else
+                kbt_vec_out<T, M>(t, out, smq, g, r0, c0);
+        } else if (HOIST) {
+            kbt_windowh_in<T, M>(t, in, sm, g, r0, c0);
+            __syncthreads();
+            kbt_windowh_out<T, M>(t, out, sm, g, r0, c0);
+        } else {
+            kbt_window_in<T, M>(t, in, sm, g, r0, c0);
+            __syncthreads();
+            kbt_window_out<T, M>(t, out, sm, g, r0, c0);
+        }
+        __syncthreads(); /* the next tile overwrites this one */
+    }
+}
+
+template <typename T, bool VEC, bool HOIST>
+int launch_tiles(kbt_state *s, kb_host *host, const char *name)
+{
+    const T *in = static_cast<const T *>(s->in.dev);
+    T *out = static_cast<T *>(s->out.dev);
+    /* The 16-byte accesses need 16-byte aligned matrices; cudaMalloc gives
+       256 bytes, so this only guards against a future caller. */
+    if (((uintptr_t)in | (uintptr_t)out) % 16 != 0)
+        return host->fail(host, KB_EUNSUPPORTED,
+                          "transpose: %s needs 16-byte aligned input and output buffers", name);
+    kbt_geom g = kbt_geom_make<T>(s->rows, s->cols, s->band);
+    unsigned grid = (unsigned)(g.ntiles < KBT_MAX_GRID ? g.ntiles : KBT_MAX_GRID);
+    cudaStream_t st = (cudaStream_t)host->stream;
+    if (s->streaming)
+        tiles_kernel<T, VEC, HOIST, true><<<grid, kbt_tile_cfg<T>::THREADS, 0, st>>>(in, out, g);
+    else
+        tiles_kernel<T, VEC, HOIST, false><<<grid, kbt_tile_cfg<T>::THREADS, 0, st>>>(in, out, g);
+    KBK_CUDA_LAUNCH(host, name);
+    return KB_OK;
+}
+
+} /* namespace */
+
+extern "C" int kbt_run_window(kbt_state *s, const kbt_impl *, kb_host *host)
+{
+    if (s->esize == 4)
+        return launch_tiles<uint32_t, false, false>(s, host, "window tiles_kernel");
+    if (s->esize == 8)
+        return launch_tiles<uint64_t, false, false>(s, host, "window tiles_kernel");
+    return launch_tiles<uint16_t, false, false>(s, host, "window tiles_kernel");
+}
+
+extern "C" int kbt_run_vec16_band(kbt_state *s, const kbt_impl *, kb_host *host)
+{
+    if (s->esize == 4)
+        return launch_tiles<uint32_t, true, false>(s, host, "vec16-band tiles_kernel");
+    if (s->esize == 8)
+        return launch_tiles<uint64_t, true, false>(s, host, "vec16-band tiles_kernel");
+    return launch_tiles<uint16_t, true, false>(s, host, "vec16-band tiles_kernel");
+}
+
+extern "C" int kbt_run_window_hoist(kbt_state *s, const kbt_impl *, kb_host *host)
+{
+    if (s->esize == 4)
+        return launch_tiles<uint32_t, false, true>(s, host, "window-hoist tiles_kernel");
+    if (s->esize == 8)
+        return launch_tiles<uint64_t, false, true>(s, host, "window-hoist tiles_kernel");
+    return launch_tiles<uint16_t, false, true>(s, host, "window-hoist tiles_kernel");
+}
+
+extern "C" int kbt_run_vec16_band_hoist(kbt_state *s, const kbt_impl *, kb_host *host)
+{
+    if (s->esize == 4)
+        return launch_tiles<uint32_t, true, true>(s, host, "vec16-band-hoist tiles_kernel");
+    if (s->esize == 8)
+        return launch_tiles<uint64_t, true, true>(s, host, "vec16-band-hoist tiles_kernel");
+    return launch_tiles<uint16_t, true, true>(s, host, "vec16-band-hoist tiles_kernel");
+}
