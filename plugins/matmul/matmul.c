@@ -48,7 +48,9 @@
 static const char *const precision_choices[] = {"f32", "tf32", "bf16", "fp32x3"};
 static const char *const inputs_choices[] = {"random", "exact"};
 static const char *const check_choices[] = {"auto", "full", "sampled"};
-static const char *const tile_choices[] = {"128x128x16", "128x128x8", "128x64x16", "64x64x16"};
+static const char *const tile_choices[] = {"128x128x16", "128x128x8",  "128x64x16",
+                                           "64x64x16",   "256x128x8",  "256x128x16",
+                                           "128x256x8",  "128x128x8w64"};
 
 _Static_assert(sizeof tile_choices / sizeof tile_choices[0] == KBM_N_TILES, "one name per tile");
 _Static_assert(sizeof precision_choices / sizeof precision_choices[0] == KBM_N_PRECISIONS,

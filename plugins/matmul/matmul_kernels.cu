@@ -341,11 +341,13 @@ struct wt_shape {
 constexpr int WT_APAD = 4; /* A tile row padding (floats), keeps 16-byte alignment */
 /* Blocks per multiprocessor the warp-tiled kernels are compiled for: 2 caps
    them at 128 registers a thread with 256 threads (two blocks of 8 warps fit
-   in the 64K registers), so that one block's barrier does not idle the SM. */
+   in the 64K registers), so that one block's barrier does not idle the SM.
+   The 64 x 64 warp tiles (128 accumulators a lane) are compiled for one block
+   of 8 warps, or two of 4, per SM instead (MINB). */
 constexpr int WT_MIN_BLOCKS = 2;
 
-template <int BM, int BN, int BK, int WM, int WN, bool VEC>
-__global__ void __launch_bounds__(wt_shape<BM, BN, BK, WM, WN>::NT, WT_MIN_BLOCKS)
+template <int BM, int BN, int BK, int WM, int WN, bool VEC, int MINB = WT_MIN_BLOCKS>
+__global__ void __launch_bounds__(wt_shape<BM, BN, BK, WM, WN>::NT, MINB)
     mm_warptile(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
                 int m, int n, int k)
 {
@@ -610,6 +612,252 @@ __global__ void __launch_bounds__(wt_shape<BM, BN, BK, WM, WN>::NT, WT_MIN_BLOCK
         }
 }
 
+/* ---- 64 x 64 warp tiles (the pipelined kernel's large tiles) ----------------
+ * cuBLAS's SIMT shape: a 256 x 128 (or 128 x 256, 128 x 128) block tile, warps
+ * of 64 x 64, lanes 4 down x 8 across, each lane 16 x 8 outputs (128
+ * accumulators) as 4 x 2 sub-tiles of 4 x 4 spaced 16 rows and 32 columns
+ * apart.  Per k step a lane loads 4 float4 of A and 2 float4 of B (6 shared
+ * loads feed 128 FMAs, against 4 for 64 in the 64 x 32 warp tiles), and the
+ * next step's fragments load into a second register set while this one
+ * computes.  One block of 8 warps per SM (up to 255 registers a thread), or
+ * two of 4 warps for the 128 x 128 tile.
+ *
+ * A is stored transposed (k-major, As[k][row], rows padded by 4 floats) so
+ * that a lane's A values for one k step are whole float4: cp.async cannot
+ * transpose 16-byte pieces, so A is copied element by element with 4-byte
+ * cp.async, the 8 consecutive k of a row to 8 consecutive lanes (a warp's copy
+ * reads 4 rows x 32 bytes, and the padding spreads its 32 shared stores over
+ * the 32 banks).  That path does not depend on k % 4, so a ragged k costs
+ * nothing.  B is copied in 16-byte pieces when n % 4 == 0, else in 4-byte
+ * pieces.  Tiles sticking out of A or B are zero-filled (source size 0).
+ *
+ * The pipeline: `stages` shared stages; at the start of tile t the copies of
+ * tile t + stages - 1 go into the stage of tile t - 1, which every thread has
+ * finished reading (its last fragment was loaded before the barrier that
+ * ended tile t - 1).  One barrier per tile: before the last k step of tile t
+ * computes, the thread waits for its copies of tile t + 1, the block meets,
+ * and the first fragments of tile t + 1 load while that last step computes.
+ *
+ * Block order: consecutive blocks walk down a group of BW_GROUP_ROWS / BM
+ * block rows before moving one block column right, so that the blocks
+ * resident at once share A rows and B columns in L2. */
+template <int BM_, int BN_, int BK_, int WGM_, int WGN_, int MINB_>
+struct bw_shape {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_;
+    static constexpr int NT = WGM_ * WGN_ * 32;  /* threads */
+    static constexpr int MINB = MINB_;           /* blocks per SM the registers allow */
+    static constexpr int WGN = WGN_;             /* warps across */
+    static constexpr int WM = BM / WGM_, WN = BN / WGN_;
+    static constexpr int LR = 4, LC = 8;         /* lanes down, across */
+    static constexpr int TM = WM / LR, TN = WN / LC; /* outputs per lane */
+    static constexpr int MI = TM / 4, NI = TN / 4;   /* 4 x 4 sub-tiles per lane */
+    static constexpr int ASTRIDE = BM + 4;       /* floats per k row of A in shared memory */
+    static constexpr int AFLOATS = BK * ASTRIDE; /* one stage of A */
+    static constexpr int STAGE = AFLOATS + BK * BN;  /* one stage of A and B, floats */
+    static constexpr int LA = BM * BK / NT;      /* 4-byte copies of A per thread per tile */
+    static_assert(WM == 64 && WN == 64, "64 x 64 warp tiles");
+    static_assert(TM % 4 == 0 && TN % 4 == 0, "whole 4 x 4 sub-tiles per lane");
+    static_assert(BK % 8 == 0 && NT % 32 == 0, "A copies: 8 consecutive k per 8 lanes");
+    static_assert(LA * NT == BM * BK && (NT / 8) % 4 == 0 && BM % (NT / 8) == 0,
+                  "A tile split into 4-byte copies, 4 whole rows per warp");
+    static_assert(BM % 32 == 0, "A's k rows padded to 4 banks past a multiple of 32");
+    static_assert((ASTRIDE * 4) % 16 == 0 && (STAGE * 4) % 16 == 0, "16-byte aligned rows and stages");
+};
+
+/* Block rows a group of the block order spans (see above). */
+constexpr int BW_GROUP_ROWS = 2048;
+
+template <class S, bool VEC>
+__global__ void __launch_bounds__(S::NT, S::MINB)
+    mm_bigwarp(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
+               int m, int n, int k, int stages)
+{
+    constexpr int BM = S::BM, BN = S::BN, BK = S::BK;
+    extern __shared__ float4 bw_smem4[];
+    float *smem = reinterpret_cast<float *>(bw_smem4);
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int wm0 = (warp / S::WGN) * S::WM, wn0 = (warp % S::WGN) * S::WN;
+    const int lr = lane / S::LC, lc = lane % S::LC;
+
+    /* The block's tile: groups of `group` block rows, column by column. */
+    const int tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
+    const int group = BW_GROUP_ROWS / BM;
+    const int per_group = group * tiles_n;
+    const int g = (int)blockIdx.x / per_group, in_group = (int)blockIdx.x % per_group;
+    const int first = g * group;
+    const int rows_here = tiles_m - first < group ? tiles_m - first : group;
+    const int bm0 = (first + in_group % rows_here) * BM;
+    const int bn0 = (in_group / rows_here) * BN;
+    const int ntiles = (k + BK - 1) / BK;
+
+    /* Who copies what, worked out once.  A: a thread copies k column 8 h + akk
+       (h < BK / 8) of tile rows ar0 + r NT / 8 (r < BM / (NT / 8)); 8
+       consecutive lanes take the 8 k of a row.  B: tile rows br0 + e BROWS,
+       one piece (column bc) each. */
+    constexpr int AROWS = S::NT / 8, AR = BM / AROWS, AH = BK / 8;
+    static_assert(AR * AH == S::LA && AR <= 32, "A copies: rows x k groups");
+    const int akk = tid % 8, ar0 = tid / 8;
+    const size_t a_step = (size_t)AROWS * (size_t)k;
+    unsigned a_rows = 0; /* bit r: row ar0 + r AROWS of the tile lies inside A */
+#pragma unroll
+    for (int r = 0; r < AR; ++r)
+        a_rows |= (bm0 + ar0 + r * AROWS < m ? 1u : 0u) << r;
+    constexpr int BPR = VEC ? BN / 4 : BN; /* copies per B tile row */
+    constexpr int BROWS = S::NT / BPR, BE = BK / BROWS;
+    static_assert(S::NT % BPR == 0 && BE * BROWS == BK, "B copies: whole rows per step");
+    const int br0 = tid / BPR, bc = (tid % BPR) * (VEC ? 4 : 1);
+    const bool b_col = bn0 + bc < n; /* VEC: n % 4 == 0, so the piece is wholly in or out */
+    const size_t b_step = (size_t)BROWS * (size_t)n;
+    float *const as_dst = smem + akk * S::ASTRIDE + ar0;
+    float *const bs_dst = smem + S::AFLOATS + br0 * BN + bc;
+    /* The next k tile's first column (t_next) and the thread's first sources
+       in it; they move by a tile after each load.  Sources of pieces outside
+       A or B are formed but never read. */
+    int t_next = 0;
+    const float *a_src = A + (size_t)(bm0 + ar0) * (size_t)k + akk;
+    const float *b_src = B + (size_t)br0 * (size_t)n + (bn0 + bc);
+
+    /* Copies k tiles 0, 1, 2 ... in turn, each into the stage given.  A block
+       whose tile lies wholly inside C copies every k tile but a ragged last
+       one without bounds checks (whole pieces, no selects); the others check
+       each piece and zero-fill those outside. */
+    const bool inside = bm0 + BM <= m && bn0 + BN <= n;
+    auto load_next = [&](int stage) {
+        const int t0 = t_next;
+        float *as = as_dst + stage * S::STAGE, *bs = bs_dst + stage * S::STAGE;
+        if (inside && t0 + BK <= k) {
+#pragma unroll
+            for (int h = 0; h < AH; ++h) {
+                const float *src = a_src + h * 8;
+#pragma unroll
+                for (int r = 0; r < AR; ++r) {
+                    cp_async4(as + h * 8 * S::ASTRIDE + r * AROWS, src, 4);
+                    src += a_step;
+                }
+            }
+            const float *src = b_src;
+#pragma unroll
+            for (int e = 0; e < BE; ++e) {
+                if (VEC)
+                    cp_async16(bs + e * BROWS * BN, src, 16);
+                else
+                    cp_async4(bs + e * BROWS * BN, src, 4);
+                src += b_step;
+            }
+        } else {
+#pragma unroll
+            for (int h = 0; h < AH; ++h) {
+                const bool kin = t0 + h * 8 + akk < k;
+                const float *src = a_src + h * 8;
+#pragma unroll
+                for (int r = 0; r < AR; ++r) {
+                    const bool in = kin && ((a_rows >> r) & 1u);
+                    cp_async4(as + h * 8 * S::ASTRIDE + r * AROWS, in ? src : A, in ? 4 : 0);
+                    src += a_step;
+                }
+            }
+            const float *src = b_src;
+#pragma unroll
+            for (int e = 0; e < BE; ++e) {
+                const bool in = b_col && t0 + br0 + e * BROWS < k;
+                if (VEC)
+                    cp_async16(bs + e * BROWS * BN, in ? src : B, in ? 16 : 0);
+                else
+                    cp_async4(bs + e * BROWS * BN, in ? src : B, in ? 4 : 0);
+                src += b_step;
+            }
+        }
+        t_next += BK;
+        a_src += BK;
+        b_src += (size_t)BK * (size_t)n;
+    };
+    /* A lane's fragments for k step p of a stage: sub-tile rows 16 apart,
+       columns 32 apart; the 4 (8) lanes of a row (column) read 4 (8)
+       consecutive float4: one shared-memory wavefront each. */
+    auto load_frag = [&](const float *st, int p, float4 *fa, float4 *fb) {
+        const float *as = st + p * S::ASTRIDE + wm0 + lr * 4;
+        const float *bs = st + S::AFLOATS + p * BN + wn0 + lc * 4;
+#pragma unroll
+        for (int i = 0; i < S::MI; ++i)
+            fa[i] = *reinterpret_cast<const float4 *>(as + i * S::LR * 4);
+#pragma unroll
+        for (int j = 0; j < S::NI; ++j)
+            fb[j] = *reinterpret_cast<const float4 *>(bs + j * S::LC * 4);
+    };
+
+    float acc[S::TM][S::TN];
+#pragma unroll
+    for (int i = 0; i < S::TM; ++i)
+#pragma unroll
+        for (int j = 0; j < S::TN; ++j)
+            acc[i][j] = 0.0f;
+
+    /* Prologue: tiles 0 .. stages-2, one commit group each (empty groups
+       past the last tile keep the count uniform); then tile 0 has landed
+       for every thread, and its first fragments load. */
+    for (int s = 0; s < stages - 1; ++s) {
+        if (s < ntiles)
+            load_next(s);
+        cp_async_commit();
+    }
+    cp_async_wait(stages - 2);
+    __syncthreads();
+    float4 fa[2][S::MI], fb[2][S::NI];
+    load_frag(smem, 0, fa[0], fb[0]);
+
+    int rs = 0, ws = stages - 1; /* the stages of tile t and of tile t + stages - 1 */
+    for (int t = 0; t < ntiles; ++t) {
+        if (t + stages - 1 < ntiles)
+            load_next(ws); /* k tile t + stages - 1 */
+        cp_async_commit();
+        const float *cur = smem + rs * S::STAGE;
+        rs = rs + 1 == stages ? 0 : rs + 1;
+        ws = ws + 1 == stages ? 0 : ws + 1;
+#pragma unroll
+        for (int p = 0; p < BK; ++p) {
+            const int nb = (p + 1) & 1; /* BK is even: tile t + 1 starts in set 0 */
+            if (p + 1 < BK) {
+                load_frag(cur, p + 1, fa[nb], fb[nb]);
+            } else if (t + 1 < ntiles) {
+                /* Groups committed: stages + t; tile t + 1 is group t + 1. */
+                cp_async_wait(stages - 2);
+                __syncthreads();
+                load_frag(smem + rs * S::STAGE, 0, fa[nb], fb[nb]);
+            }
+            const float4 *a4 = fa[p & 1], *b4 = fb[p & 1];
+#pragma unroll
+            for (int i = 0; i < S::MI; ++i) {
+#pragma unroll
+                for (int ii = 0; ii < 4; ++ii) {
+                    const float a = ii == 0 ? a4[i].x : ii == 1 ? a4[i].y : ii == 2 ? a4[i].z : a4[i].w;
+                    float *c = acc[i * 4 + ii];
+#pragma unroll
+                    for (int j = 0; j < S::NI; ++j) {
+                        c[j * 4 + 0] += a * b4[j].x;
+                        c[j * 4 + 1] += a * b4[j].y;
+                        c[j * 4 + 2] += a * b4[j].z;
+                        c[j * 4 + 3] += a * b4[j].w;
+                    }
+                }
+            }
+        }
+    }
+    cp_async_wait(0);
+
+#pragma unroll
+    for (int i = 0; i < S::MI; ++i)
+#pragma unroll
+        for (int ii = 0; ii < 4; ++ii) {
+            const int row = bm0 + wm0 + i * S::LR * 4 + lr * 4 + ii;
+#pragma unroll
+            for (int j = 0; j < S::NI; ++j) {
+                const float *a = acc[i * 4 + ii] + j * 4;
+                store4<VEC>(C, row, bn0 + wn0 + j * S::LC * 4 + lc * 4, m, n,
+                            make_float4(a[0], a[1], a[2], a[3]));
+            }
+        }
+}
+
 /* ---- launch helpers -------------------------------------------------------- */
 
 struct dims {
@@ -641,15 +889,17 @@ dim3 grid_of(const dims &d, int bm, int bn)
 /* 16-byte accesses apply: every row of A, B and C starts on 16 bytes. */
 bool vec_ok(const dims &d) { return d.k % 4 == 0 && d.n % 4 == 0; }
 
-template <int BM, int BN, int BK, int WM, int WN>
+template <int BM, int BN, int BK, int WM, int WN, int MINB = WT_MIN_BLOCKS>
 int launch_warptile(const dims &d, kb_host *host)
 {
     using S = wt_shape<BM, BN, BK, WM, WN>;
     dim3 g = grid_of(d, BM, BN);
     if (vec_ok(d))
-        mm_warptile<BM, BN, BK, WM, WN, true><<<g, S::NT, 0, d.st>>>(d.A, d.B, d.C, d.m, d.n, d.k);
+        mm_warptile<BM, BN, BK, WM, WN, true, MINB>
+            <<<g, S::NT, 0, d.st>>>(d.A, d.B, d.C, d.m, d.n, d.k);
     else
-        mm_warptile<BM, BN, BK, WM, WN, false><<<g, S::NT, 0, d.st>>>(d.A, d.B, d.C, d.m, d.n, d.k);
+        mm_warptile<BM, BN, BK, WM, WN, false, MINB>
+            <<<g, S::NT, 0, d.st>>>(d.A, d.B, d.C, d.m, d.n, d.k);
     KBK_CUDA_LAUNCH(host, "mm_warptile");
     return KB_OK;
 }
@@ -684,6 +934,46 @@ int launch_pipelined(const dims &d, int stages, kb_host *host)
         mm_pipelined<BM, BN, BK, WM, WN, false>
             <<<g, S::NT, bytes, d.st>>>(d.A, d.B, d.C, d.m, d.n, d.k, stages);
     KBK_CUDA_LAUNCH(host, "mm_pipelined");
+    return KB_OK;
+}
+
+/* The 64 x 64 warp-tile shapes of the pipelined variant's large tiles:
+   block tile, depth, warps down and across, blocks per SM. */
+using BW_256x128x8 = bw_shape<256, 128, 8, 4, 2, 1>;
+using BW_256x128x16 = bw_shape<256, 128, 16, 4, 2, 1>;
+using BW_128x256x8 = bw_shape<128, 256, 8, 2, 4, 1>;
+using BW_128x128x8 = bw_shape<128, 128, 8, 2, 2, 2>;
+
+template <class S>
+size_t bigwarp_smem(int stages)
+{
+    return (size_t)stages * S::STAGE * sizeof(float);
+}
+
+template <class S>
+int prepare_bigwarp(int stages, kb_host *host)
+{
+    int bytes = (int)bigwarp_smem<S>(stages);
+    KBK_CUDA(host, cudaFuncSetAttribute(mm_bigwarp<S, true>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    KBK_CUDA(host, cudaFuncSetAttribute(mm_bigwarp<S, false>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    return KB_OK;
+}
+
+/* 16-byte B copies and C stores need only n % 4 == 0 here: A is copied in
+   4-byte pieces whatever k is. */
+template <class S>
+int launch_bigwarp(const dims &d, int stages, kb_host *host)
+{
+    const unsigned blocks = (unsigned)(kbm_ceil_div((uint64_t)d.m, (uint64_t)S::BM) *
+                                       kbm_ceil_div((uint64_t)d.n, (uint64_t)S::BN));
+    size_t bytes = bigwarp_smem<S>(stages);
+    if (d.n % 4 == 0)
+        mm_bigwarp<S, true><<<blocks, S::NT, bytes, d.st>>>(d.A, d.B, d.C, d.m, d.n, d.k, stages);
+    else
+        mm_bigwarp<S, false><<<blocks, S::NT, bytes, d.st>>>(d.A, d.B, d.C, d.m, d.n, d.k, stages);
+    KBK_CUDA_LAUNCH(host, "mm_bigwarp");
     return KB_OK;
 }
 
@@ -767,6 +1057,10 @@ extern "C" int kbm_run_warptile(kbm_state *s, const kbm_impl *impl, kb_host *hos
     case KBM_T128x128x8: return launch_warptile<128, 128, 8, 64, 32>(d, host);
     case KBM_T128x64x16: return launch_warptile<128, 64, 16, 64, 32>(d, host);
     case KBM_T64x64x16: return launch_warptile<64, 64, 16, 32, 32>(d, host);
+    case KBM_T256x128x8: return launch_warptile<256, 128, 8, 64, 64, 1>(d, host);
+    case KBM_T256x128x16: return launch_warptile<256, 128, 16, 64, 64, 1>(d, host);
+    case KBM_T128x256x8: return launch_warptile<128, 256, 8, 64, 64, 1>(d, host);
+    case KBM_T128x128x8W64: return launch_warptile<128, 128, 8, 64, 64, 2>(d, host);
     }
     return host->fail(host, KB_EINVAL, "matmul: no tile number %d", s->tile);
 }
@@ -778,6 +1072,10 @@ extern "C" size_t kbm_pipelined_smem(int tile, int stages)
     case KBM_T128x128x8: return pipelined_smem<128, 128, 8, 64, 32>(stages);
     case KBM_T128x64x16: return pipelined_smem<128, 64, 16, 64, 32>(stages);
     case KBM_T64x64x16: return pipelined_smem<64, 64, 16, 32, 32>(stages);
+    case KBM_T256x128x8: return bigwarp_smem<BW_256x128x8>(stages);
+    case KBM_T256x128x16: return bigwarp_smem<BW_256x128x16>(stages);
+    case KBM_T128x256x8: return bigwarp_smem<BW_128x256x8>(stages);
+    case KBM_T128x128x8W64: return bigwarp_smem<BW_128x128x8>(stages);
     }
     return 0;
 }
@@ -792,6 +1090,10 @@ extern "C" int kbm_pipelined_prepare(kbm_state *s, kb_host *host)
     case KBM_T128x128x8: return prepare_pipelined<128, 128, 8, 64, 32>(s->stages, host);
     case KBM_T128x64x16: return prepare_pipelined<128, 64, 16, 64, 32>(s->stages, host);
     case KBM_T64x64x16: return prepare_pipelined<64, 64, 16, 32, 32>(s->stages, host);
+    case KBM_T256x128x8: return prepare_bigwarp<BW_256x128x8>(s->stages, host);
+    case KBM_T256x128x16: return prepare_bigwarp<BW_256x128x16>(s->stages, host);
+    case KBM_T128x256x8: return prepare_bigwarp<BW_128x256x8>(s->stages, host);
+    case KBM_T128x128x8W64: return prepare_bigwarp<BW_128x128x8>(s->stages, host);
     }
     return host->fail(host, KB_EINVAL, "matmul: no tile number %d", s->tile);
 }
@@ -804,6 +1106,10 @@ extern "C" int kbm_run_pipelined(kbm_state *s, const kbm_impl *impl, kb_host *ho
     case KBM_T128x128x8: return launch_pipelined<128, 128, 8, 64, 32>(d, s->stages, host);
     case KBM_T128x64x16: return launch_pipelined<128, 64, 16, 64, 32>(d, s->stages, host);
     case KBM_T64x64x16: return launch_pipelined<64, 64, 16, 32, 32>(d, s->stages, host);
+    case KBM_T256x128x8: return launch_bigwarp<BW_256x128x8>(d, s->stages, host);
+    case KBM_T256x128x16: return launch_bigwarp<BW_256x128x16>(d, s->stages, host);
+    case KBM_T128x256x8: return launch_bigwarp<BW_128x256x8>(d, s->stages, host);
+    case KBM_T128x128x8W64: return launch_bigwarp<BW_128x128x8>(d, s->stages, host);
     }
     return host->fail(host, KB_EINVAL, "matmul: no tile number %d", s->tile);
 }
