@@ -141,6 +141,12 @@ struct wg_cfg {
     static constexpr int cluster = CL;
     static constexpr int b_rows = BN_ / CL; /* rows of Bt one block copies */
     static constexpr int stage_bytes = parts * (a_bytes + b_bytes);
+    /* fp32x3 at BN 128: each k stage's wgmmas accumulate into a partial
+       set started from zero, which the consumer adds to the f32 result with
+       ordinary (round-to-nearest) FADDs ("promotion", see wg_consume).  At
+       BN 256 a second set of 128 accumulators does not fit in the
+       registers, so that configuration accumulates in the wgmmas alone. */
+    static constexpr bool promote = NPROD == 3 && BN_ == 128;
     /* One atom of slack to align the dynamic shared memory to 1024 bytes. */
     static constexpr size_t smem = (size_t)ST * stage_bytes + WG_ATOM_BYTES;
     static_assert(EB == 2 || EB == 4, "bf16 or tf32");
@@ -472,9 +478,12 @@ __device__ __forceinline__ void wg_consume(uint64_t *full, uint64_t *empty, uint
 {
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     float d[C::bn / 2];
+    /* The partial accumulators of promotion (C::promote); unused (and
+       given no registers) otherwise. */
+    float p[C::bn / 2];
 #pragma unroll
     for (int i = 0; i < C::bn / 2; ++i)
-        d[i] = 0.0f;
+        d[i] = p[i] = 0.0f;
 
     /* Descriptor constants: K-major (A, Bt): LBO unused (16), SBO = 8 rows;
        N-major B: LBO = one 64-column box (64 k rows of 128 bytes), SBO = 8
@@ -491,33 +500,58 @@ __device__ __forceinline__ void wg_consume(uint64_t *full, uint64_t *empty, uint
         wg_unit_coords(u, units_m, tiles_n, WG_GROUP_M / C::cluster, um, tn);
         const int tm = um * C::cluster + (int)rank;
         uint32_t prev = 0;
+        if (C::promote) { /* without promotion the first wgmma's scale-d = 0 does this */
+#pragma unroll
+            for (int i = 0; i < C::bn / 2; ++i)
+                d[i] = 0.0f;
+        }
         for (int kt = 0; kt < nk; ++kt, ++it) {
             const uint32_t s = it % C::stages;
             mbar_wait(smem_addr(&full[s]), (it / C::stages) & 1u);
             const uint32_t st = base + s * C::stage_bytes;
             const uint32_t sa = st + cw * (64 * WG_ROW_BYTES); /* this warpgroup's 64 rows */
             const uint32_t sb = st + C::parts * C::a_bytes;
+            /* The wgmmas' accumulators: the result itself, or with
+               promotion the partial set, restarted (scale-d = 0) at the
+               first wgmma of every stage. */
+            float(&acc)[C::bn / 2] = C::promote ? p : d;
+            const bool fresh = C::promote ? true : kt == 0;
 #pragma unroll
             for (int i = 0; i < C::bn / 2; ++i)
-                reg_fence(d[i]);
+                reg_fence(acc[i]);
             wgmma_fence();
 #pragma unroll
             for (int j = 0; j < C::ksteps; ++j) {
                 const uint64_t da = sw128_desc(sa + j * WG_KSTEP_BYTES, k_lbo, k_sbo);
                 const uint64_t db = C::b_mn ? sw128_desc(sb + j * b_step, n_lbo, n_sbo)
                                             : sw128_desc(sb + j * b_step, k_lbo, k_sbo);
-                wg_mma<C::eb, C::bn, C::b_mn>::run(d, da, db, (kt | j) != 0);
+                wg_mma<C::eb, C::bn, C::b_mn>::run(acc, da, db, (fresh && j == 0) ? 0 : 1);
                 if (C::nprod == 3) {
                     const uint64_t da_small =
                         sw128_desc(sa + C::a_bytes + j * WG_KSTEP_BYTES, k_lbo, k_sbo);
                     const uint64_t db_small =
                         sw128_desc(sb + C::b_bytes + j * b_step, k_lbo, k_sbo);
-                    wg_mma<C::eb, C::bn, false>::run(d, da, db_small, 1);
-                    wg_mma<C::eb, C::bn, false>::run(d, da_small, db, 1);
+                    wg_mma<C::eb, C::bn, false>::run(acc, da, db_small, 1);
+                    wg_mma<C::eb, C::bn, false>::run(acc, da_small, db, 1);
                 }
             }
             wgmma_commit();
-            if (kt > 0) {
+            if (C::promote) {
+                /* Promotion: this stage's partial sum is complete, the
+                   stage can go back at once, and the partial joins the
+                   result with round-to-nearest adds.  The next stage's
+                   wgmmas overwrite p, so they wait for this (the other
+                   consumer warpgroup keeps the tensor cores busy
+                   meanwhile). */
+                wgmma_wait<0>();
+                if (lane == 0)
+                    wg_release<C::cluster>(smem_addr(&empty[s]));
+#pragma unroll
+                for (int i = 0; i < C::bn / 2; ++i) {
+                    reg_fence(p[i]);
+                    d[i] += p[i];
+                }
+            } else if (kt > 0) {
                 /* The previous stage's group is done: give the stage back. */
                 wgmma_wait<1>();
                 if (lane == 0)
@@ -525,9 +559,11 @@ __device__ __forceinline__ void wg_consume(uint64_t *full, uint64_t *empty, uint
             }
             prev = s;
         }
-        wgmma_wait<0>();
-        if (lane == 0)
-            wg_release<C::cluster>(smem_addr(&empty[prev]));
+        if (!C::promote) {
+            wgmma_wait<0>();
+            if (lane == 0)
+                wg_release<C::cluster>(smem_addr(&empty[prev]));
+        }
 #pragma unroll
         for (int i = 0; i < C::bn / 2; ++i)
             reg_fence(d[i]);
@@ -643,9 +679,18 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
                     /* B's boxes: 64 k rows x 64 columns (128 bytes) each;
                        this block copies BN/64/cluster of them. */
                     constexpr int boxes = C::bn / 64 / C::cluster;
+                    /* The column a box starts on is B's inner coordinate:
+                       a box past n starts on the last box that holds real
+                       columns (a multiple of 64), never on n - 1.  A box
+                       whose inner start is not a multiple of 16 bytes
+                       (n - 1 for most n) is what every shape that trapped
+                       on the H200 had and no shape that passed had (bf16
+                       B N-major at n = 128 with BN 256, n = 300, n = 264:
+                       the full barrier never completed). */
+                    const int last_box = ((n - 1) / 64) * 64;
                     for (int q = (int)rank * boxes; q < ((int)rank + 1) * boxes; ++q)
                         wg_load_b<C::cluster>(sb + q * (64 * WG_ROW_BYTES), &tb0, fb,
-                                              min(tn * C::bn + q * 64, n - 1), k0);
+                                              min(tn * C::bn + q * 64, last_box), k0);
                 } else {
                     /* Bt's box: BN/cluster rows of n, 128 bytes of k each. */
                     const uint32_t half = rank * C::b_rows * WG_ROW_BYTES;
@@ -758,14 +803,18 @@ struct wg_options {
     int cluster;           /* clusters of 2 blocks sharing B through TMA multicast (wide only) */
 };
 
-/* The configuration run() uses for each precision: BN = 256, persistent, B
-   N-major for bf16, no clusters.  The self-test (tools/wgmma_selftest.cu)
+/* The configuration run() uses for each precision: BN = 256 (128 for
+   fp32x3), persistent, B N-major for bf16, no clusters.  The self-test (tools/wgmma_selftest.cu)
    checks and times every configuration; should one of these fail on a GPU,
    or another be faster, this table is the one place to change (the scratch
    size follows it). */
 wg_options wg_defaults(int precision)
 {
-    (void)precision;
+    /* fp32x3: BN 128, the configuration with promotion (and the faster one
+       on the H200 before promotion: 2.46x cublasSgemm at 4096^3 against
+       1.97x for BN 256). */
+    if (precision == KBM_FP32X3)
+        return wg_options{0, 0, 1, 0};
     return wg_options{0, 1, 1, 0};
 }
 
