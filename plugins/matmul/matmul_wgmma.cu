@@ -113,6 +113,10 @@ constexpr int WG_GROUP_M = 8;
    at 1.98 GHz) means a lost transaction or arrival: the kernel traps (a
    launch error the host reports) instead of hanging the process. */
 constexpr long long WG_HANG_CYCLES = 1ll << 35;
+/* fp32x3 promotion (BN 128): k stages of 32 per chunk of partial
+   accumulation (see wg_consume and README.md "Tensor cores").  Chosen on
+   the H200 by the self-test's timing of 1, 2 and 4. */
+constexpr int WG_PROMOTE_EVERY = 2;
 /* Bytes of one swizzled row, the swizzle's period, and one k step of wgmma
    (16 bf16 or 8 tf32). */
 constexpr int WG_ROW_BYTES = 128;
@@ -466,25 +470,13 @@ __device__ __forceinline__ void wg_unit_coords(int u, int units_m, int tiles_n, 
     tn = local / rows;
 }
 
-/* The consumers' work: for each block tile, every k step's wgmmas on this
-   warpgroup's 64 rows (cw: 0 or 1), then the epilogue.  A stage is released
-   to the producer of every block of the cluster (each of them writes its
-   half of B into this block's stage). */
+/* Issues one k stage's wgmmas on this warpgroup's 64 rows (A at sa, B at
+   sb) into acc, and commits them as one group; `zero` starts acc from zero
+   (scale-d = 0 on the first wgmma). */
 template <class C>
-__device__ __forceinline__ void wg_consume(uint64_t *full, uint64_t *empty, uint32_t base,
-                                           float *__restrict__ c, int m, int n, int nk,
-                                           int nunits, int units_m, int tiles_n, uint32_t rank,
-                                           int cw)
+__device__ __forceinline__ void wg_issue_stage(float (&acc)[C::bn / 2], uint32_t sa, uint32_t sb,
+                                               bool zero)
 {
-    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
-    float d[C::bn / 2];
-    /* The partial accumulators of promotion (C::promote); unused (and
-       given no registers) otherwise. */
-    float p[C::bn / 2];
-#pragma unroll
-    for (int i = 0; i < C::bn / 2; ++i)
-        d[i] = p[i] = 0.0f;
-
     /* Descriptor constants: K-major (A, Bt): LBO unused (16), SBO = 8 rows;
        N-major B: LBO = one 64-column box (64 k rows of 128 bytes), SBO = 8
        k rows. */
@@ -493,6 +485,57 @@ __device__ __forceinline__ void wg_consume(uint64_t *full, uint64_t *empty, uint
     /* Bytes one k step advances the B descriptor: 32 inside the row
        (K-major), or kstep rows (N-major). */
     constexpr uint32_t b_step = C::b_mn ? C::kstep * WG_ROW_BYTES : WG_KSTEP_BYTES;
+#pragma unroll
+    for (int i = 0; i < C::bn / 2; ++i)
+        reg_fence(acc[i]);
+    wgmma_fence();
+#pragma unroll
+    for (int j = 0; j < C::ksteps; ++j) {
+        const uint64_t da = sw128_desc(sa + j * WG_KSTEP_BYTES, k_lbo, k_sbo);
+        const uint64_t db = C::b_mn ? sw128_desc(sb + j * b_step, n_lbo, n_sbo)
+                                    : sw128_desc(sb + j * b_step, k_lbo, k_sbo);
+        wg_mma<C::eb, C::bn, C::b_mn>::run(acc, da, db, (zero && j == 0) ? 0 : 1);
+        if (C::nprod == 3) {
+            const uint64_t da_small =
+                sw128_desc(sa + C::a_bytes + j * WG_KSTEP_BYTES, k_lbo, k_sbo);
+            const uint64_t db_small = sw128_desc(sb + C::b_bytes + j * b_step, k_lbo, k_sbo);
+            wg_mma<C::eb, C::bn, false>::run(acc, da, db_small, 1);
+            wg_mma<C::eb, C::bn, false>::run(acc, da_small, db, 1);
+        }
+    }
+    wgmma_commit();
+}
+
+/* Promotion: d += part with round-to-nearest FADDs, once part's group is
+   done (wgmma.wait_group). */
+template <class C>
+__device__ __forceinline__ void wg_promote(float (&d)[C::bn / 2], float (&part)[C::bn / 2])
+{
+#pragma unroll
+    for (int i = 0; i < C::bn / 2; ++i) {
+        reg_fence(part[i]);
+        d[i] += part[i];
+    }
+}
+
+/* The consumers' work: for each block tile, every k step's wgmmas on this
+   warpgroup's 64 rows (cw: 0 or 1), then the epilogue.  A stage is released
+   to the producer of every block of the cluster (each of them writes its
+   half of B into this block's stage). */
+template <class C>
+__device__ __forceinline__ void wg_consume(uint64_t *full, uint64_t *empty, uint32_t base,
+                                           float *__restrict__ c, int m, int n, int nk,
+                                           int nunits, int units_m, int tiles_n, uint32_t rank,
+                                           int cw, int every)
+{
+    const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    float d[C::bn / 2];
+    /* The partial set of promotion (C::promote); unused (and given no
+       registers) otherwise. */
+    float p[C::bn / 2];
+#pragma unroll
+    for (int i = 0; i < C::bn / 2; ++i)
+        d[i] = p[i] = 0.0f;
 
     uint32_t it = 0; /* k steps consumed so far, over all tiles */
     for (int u = blockIdx.x / C::cluster; u < nunits; u += gridDim.x / C::cluster) {
@@ -500,66 +543,65 @@ __device__ __forceinline__ void wg_consume(uint64_t *full, uint64_t *empty, uint
         wg_unit_coords(u, units_m, tiles_n, WG_GROUP_M / C::cluster, um, tn);
         const int tm = um * C::cluster + (int)rank;
         uint32_t prev = 0;
-        if (C::promote) { /* without promotion the first wgmma's scale-d = 0 does this */
+        if (C::promote) {
+            /* Promotion: the wgmmas of `every` consecutive k stages (a
+               chunk) accumulate into p, from zero at the chunk's first
+               wgmma; at the chunk's end wgmma.wait_group 0, and p joins d
+               with round-to-nearest FADDs.  Inside a chunk one group stays
+               in flight, as without promotion; at its end the next stage's
+               wgmmas wait for the FADDs (they overwrite p), while the other
+               consumer warpgroup keeps the tensor cores busy.  A second
+               partial set to overlap that too would not fit in the
+               registers (ptxas spills). */
 #pragma unroll
             for (int i = 0; i < C::bn / 2; ++i)
                 d[i] = 0.0f;
-        }
-        for (int kt = 0; kt < nk; ++kt, ++it) {
-            const uint32_t s = it % C::stages;
-            mbar_wait(smem_addr(&full[s]), (it / C::stages) & 1u);
-            const uint32_t st = base + s * C::stage_bytes;
-            const uint32_t sa = st + cw * (64 * WG_ROW_BYTES); /* this warpgroup's 64 rows */
-            const uint32_t sb = st + C::parts * C::a_bytes;
-            /* The wgmmas' accumulators: the result itself, or with
-               promotion the partial set, restarted (scale-d = 0) at the
-               first wgmma of every stage. */
-            float(&acc)[C::bn / 2] = C::promote ? p : d;
-            const bool fresh = C::promote ? true : kt == 0;
-#pragma unroll
-            for (int i = 0; i < C::bn / 2; ++i)
-                reg_fence(acc[i]);
-            wgmma_fence();
-#pragma unroll
-            for (int j = 0; j < C::ksteps; ++j) {
-                const uint64_t da = sw128_desc(sa + j * WG_KSTEP_BYTES, k_lbo, k_sbo);
-                const uint64_t db = C::b_mn ? sw128_desc(sb + j * b_step, n_lbo, n_sbo)
-                                            : sw128_desc(sb + j * b_step, k_lbo, k_sbo);
-                wg_mma<C::eb, C::bn, C::b_mn>::run(acc, da, db, (fresh && j == 0) ? 0 : 1);
-                if (C::nprod == 3) {
-                    const uint64_t da_small =
-                        sw128_desc(sa + C::a_bytes + j * WG_KSTEP_BYTES, k_lbo, k_sbo);
-                    const uint64_t db_small =
-                        sw128_desc(sb + C::b_bytes + j * b_step, k_lbo, k_sbo);
-                    wg_mma<C::eb, C::bn, false>::run(acc, da, db_small, 1);
-                    wg_mma<C::eb, C::bn, false>::run(acc, da_small, db, 1);
+            bool pending = false; /* stage `prev` is committed but not released */
+            int in_chunk = 0;     /* stages of the current chunk issued before this one */
+            for (int kt = 0; kt < nk; ++kt, ++it) {
+                const uint32_t s = it % C::stages;
+                mbar_wait(smem_addr(&full[s]), (it / C::stages) & 1u);
+                const uint32_t st = base + s * C::stage_bytes;
+                wg_issue_stage<C>(p, st + cw * (64 * WG_ROW_BYTES), st + C::parts * C::a_bytes,
+                                  in_chunk == 0);
+                if (in_chunk + 1 == every || kt + 1 == nk) {
+                    wgmma_wait<0>();
+                    if (lane == 0) {
+                        if (pending)
+                            wg_release<C::cluster>(smem_addr(&empty[prev]));
+                        wg_release<C::cluster>(smem_addr(&empty[s]));
+                    }
+                    wg_promote<C>(d, p);
+                    pending = false;
+                    in_chunk = 0;
+                } else {
+                    if (pending) {
+                        wgmma_wait<1>();
+                        if (lane == 0)
+                            wg_release<C::cluster>(smem_addr(&empty[prev]));
+                    }
+                    pending = true;
+                    prev = s;
+                    ++in_chunk;
                 }
             }
-            wgmma_commit();
-            if (C::promote) {
-                /* Promotion: this stage's partial sum is complete, the
-                   stage can go back at once, and the partial joins the
-                   result with round-to-nearest adds.  The next stage's
-                   wgmmas overwrite p, so they wait for this (the other
-                   consumer warpgroup keeps the tensor cores busy
-                   meanwhile). */
-                wgmma_wait<0>();
-                if (lane == 0)
-                    wg_release<C::cluster>(smem_addr(&empty[s]));
-#pragma unroll
-                for (int i = 0; i < C::bn / 2; ++i) {
-                    reg_fence(p[i]);
-                    d[i] += p[i];
+        } else {
+            for (int kt = 0; kt < nk; ++kt, ++it) {
+                const uint32_t s = it % C::stages;
+                mbar_wait(smem_addr(&full[s]), (it / C::stages) & 1u);
+                const uint32_t st = base + s * C::stage_bytes;
+                const uint32_t sa = st + cw * (64 * WG_ROW_BYTES); /* this warpgroup's 64 rows */
+                const uint32_t sb = st + C::parts * C::a_bytes;
+                /* The first wgmma of a tile starts d from zero (scale-d = 0). */
+                wg_issue_stage<C>(d, sa, sb, kt == 0);
+                if (kt > 0) {
+                    /* The previous stage's group is done: give the stage back. */
+                    wgmma_wait<1>();
+                    if (lane == 0)
+                        wg_release<C::cluster>(smem_addr(&empty[prev]));
                 }
-            } else if (kt > 0) {
-                /* The previous stage's group is done: give the stage back. */
-                wgmma_wait<1>();
-                if (lane == 0)
-                    wg_release<C::cluster>(smem_addr(&empty[prev]));
+                prev = s;
             }
-            prev = s;
-        }
-        if (!C::promote) {
             wgmma_wait<0>();
             if (lane == 0)
                 wg_release<C::cluster>(smem_addr(&empty[prev]));
@@ -608,7 +650,7 @@ template <class C>
 __global__ void __launch_bounds__(WG_THREADS, 1)
     wg_gemm(const __grid_constant__ CUtensorMap ta0, const __grid_constant__ CUtensorMap ta1,
             const __grid_constant__ CUtensorMap tb0, const __grid_constant__ CUtensorMap tb1,
-            float *__restrict__ c, int m, int n, int k, int tiles_m, int tiles_n)
+            float *__restrict__ c, int m, int n, int k, int tiles_m, int tiles_n, int every)
 {
     __shared__ __align__(8) uint64_t full[C::stages];
     __shared__ __align__(8) uint64_t empty[C::stages];
@@ -706,7 +748,7 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
            rows 64-127 ---- */
         setmaxnreg_inc<WG_CONSUMER_REGS>();
         wg_consume<C>(full, empty, base, c, m, n, nk, nunits, units_m, tiles_n, rank,
-                      warpgroup - 1);
+                      warpgroup - 1, every);
     }
     /* No block of a cluster leaves while another may still arrive on its
        barriers (the last releases) or copy into its shared memory. */
@@ -801,6 +843,8 @@ struct wg_options {
     int persistent;        /* one block (cluster) per SM (pair) looping over tiles, else one
                               tile (pair) per block (cluster) */
     int cluster;           /* clusters of 2 blocks sharing B through TMA multicast (wide only) */
+    int promote_every;     /* fp32x3 at BN 128: k stages (of 32) per promotion chunk; 0 takes
+                              WG_PROMOTE_EVERY */
 };
 
 /* The configuration run() uses for each precision: BN = 256 (128 for
@@ -814,8 +858,8 @@ wg_options wg_defaults(int precision)
        on the H200 before promotion: 2.46x cublasSgemm at 4096^3 against
        1.97x for BN 256). */
     if (precision == KBM_FP32X3)
-        return wg_options{0, 0, 1, 0};
-    return wg_options{0, 1, 1, 0};
+        return wg_options{0, 0, 1, 0, WG_PROMOTE_EVERY};
+    return wg_options{0, 1, 1, 0, 0};
 }
 
 /* Where each operand lives: in the caller's buffers or in scratch, with its
@@ -890,6 +934,7 @@ struct wg_data {
     wg_layout lay;
     int precision;
     int m, n, k, tiles_m, tiles_n, grid, sms;
+    int every; /* fp32x3 promotion: k stages per chunk (>= 1) */
     size_t smem;
     const void *a_src, *b_src;     /* the caller's A and B (f32 or bf16) */
     uint8_t *scratch;
@@ -925,14 +970,14 @@ int wg_launch(const wg_data *w, float *c, cudaStream_t stream, kb_host *host)
         wg_gemm<C><<<w->grid, WG_THREADS, C::smem, stream>>>(w->maps[0], w->maps[1],
                                                               w->maps[2], w->maps[3], c, w->m,
                                                               w->n, w->k, w->tiles_m,
-                                                              w->tiles_n);
+                                                              w->tiles_n, w->every);
         KBK_CUDA_LAUNCH(host, "wgmma gemm");
     } else {
         cudaLaunchAttribute attr;
         const cudaLaunchConfig_t cfg = wg_cluster_config<C>((unsigned)w->grid, stream, &attr);
         KBK_CUDA(host, cudaLaunchKernelEx(&cfg, wg_gemm<C>, w->maps[0], w->maps[1], w->maps[2],
                                           w->maps[3], c, w->m, w->n, w->k, w->tiles_m,
-                                          w->tiles_n));
+                                          w->tiles_n, w->every));
         KBK_CUDA_LAUNCH(host, "wgmma gemm (clusters of 2)");
     }
     return KB_OK;
@@ -1184,6 +1229,7 @@ int wg_prepare_with(kbm_state *s, kb_host *host, const wg_options &opt)
     }
     wg_data *w = static_cast<wg_data *>(s->wgmma);
     w->opt = opt;
+    w->every = opt.promote_every > 0 ? opt.promote_every : WG_PROMOTE_EVERY;
     w->precision = s->precision;
     w->m = (int)s->m;
     w->n = (int)s->n;

@@ -402,9 +402,14 @@ st_result check(const st_case &cs, const std::vector<float> &A, const std::vecto
 const char *opt_name(const wg_options &o, int precision)
 {
     static char buf[96];
-    snprintf(buf, sizeof buf, "%s%s%s%s", o.wide ? "BN256" : "BN128",
+    char promo[32] = "";
+    if (precision == KBM_FP32X3 && !o.wide)
+        snprintf(promo, sizeof promo, " promote/%d",
+                 o.promote_every > 0 ? o.promote_every : WG_PROMOTE_EVERY);
+    snprintf(buf, sizeof buf, "%s%s%s%s%s", o.wide ? "BN256" : "BN128",
              o.persistent ? " persistent" : " one-tile-per-block", o.cluster ? " cluster2" : "",
-             precision == KBM_BF16 ? (o.bf16_b_transposed ? " B-transposed" : " B-N-major") : "");
+             precision == KBM_BF16 ? (o.bf16_b_transposed ? " B-transposed" : " B-N-major") : "",
+             promo);
     return buf;
 }
 
@@ -603,6 +608,9 @@ int time_size(int precision, uint64_t sz, const std::vector<wg_options> &opts,
     for (const wg_options &o : opts) {
         if (precision != KBM_BF16 && o.bf16_b_transposed)
             continue;
+        /* Promotion chunks other than the default: fp32x3's alone. */
+        if (precision != KBM_FP32X3 && o.promote_every)
+            continue;
         if (wg_prepare_with(&s, &host, o) != KB_OK) {
             ++failed;
             continue;
@@ -625,7 +633,9 @@ int time_size(int precision, uint64_t sz, const std::vector<wg_options> &opts,
                the others are reported. */
             const wg_options d = wg_defaults(KBM_FP32X3);
             const bool is_default = o.wide == d.wide && o.persistent == d.persistent &&
-                                    o.cluster == d.cluster;
+                                    o.cluster == d.cluster &&
+                                    (o.promote_every ? o.promote_every : WG_PROMOTE_EVERY) ==
+                                        d.promote_every;
             const bool acc_ok = err <= 2.0 * err_ref;
             printf("  max err/|A||B| %.3g = x%.2f of cuBLAS's%s", err,
                    err_ref > 0 ? err / err_ref : 0.0,
@@ -740,6 +750,7 @@ int main(int argc, char **argv)
         {0, 1, 0, 1}, /* clusters of 2 (B multicast), one pair of tiles per cluster */
         {0, 1, 1, 1}, /* clusters of 2, persistent */
         {1, 1, 1, 1}, /* clusters of 2, persistent, bf16 B transposed */
+        {0, 0, 1, 0, 3}, /* fp32x3: BN 128, persistent, promotion every 3 k stages */
     };
     /* A device that can run the kernels at all, asked in a child so that
        this process never starts CUDA before it forks. */
@@ -773,6 +784,8 @@ int main(int argc, char **argv)
                    same kernels for tf32 and fp32x3. */
                 if (p != KBM_BF16 && o.bf16_b_transposed)
                     continue;
+                if (p != KBM_FP32X3 && o.promote_every)
+                    continue;
                 /* fp32x3 at BN 256 has no promotion (no registers for it):
                    it misses fp32x3's accuracy requirement by design and
                    run() never uses it; the timing still reports it. */
@@ -788,7 +801,10 @@ int main(int argc, char **argv)
     }
     if (do_time) {
         printf("== timing (median of 10 after 2 warm-up runs; wgmma includes its pre-passes)\n");
+        /* fp32x3 also times promotion every 1 and 4 k stages besides the
+           default (2). */
         std::vector<wg_options> opts = {wg_defaults(KBM_BF16), {1, 1, 1, 0}, {0, 0, 1, 0},
+                                        {0, 0, 1, 0, 1}, {0, 0, 1, 0, 4},
                                         {0, 1, 1, 1}, {1, 1, 1, 1}};
         failed += in_child("timing", [&] { return run_timing(opts, precs); });
     }
