@@ -623,9 +623,15 @@ int time_size(int precision, uint64_t sz, const std::vector<wg_options> &opts,
             kbm_wgmma_teardown(&s);
             return 1; /* the context may be gone */
         }
-        printf("  %-6s %5llu^3 wgmma %-38s %8.3f ms %6.1f TFLOP/s  x%.2f of %s",
+        /* The pre-passes alone (transposes, splits, padding), part of t. */
+        const wg_data *wd = static_cast<const wg_data *>(s.wgmma);
+        const double t_pre =
+            wd->lay.bytes ? median_ms([&] { return wg_prepasses(wd, stream, &host) != KB_OK; })
+                          : 0.0;
+        printf("  %-6s %5llu^3 wgmma %-38s %8.3f ms %6.1f TFLOP/s  x%.2f of %s  (pre-passes "
+               "%.3f ms)",
                prec_name(precision), (unsigned long long)sz, opt_name(o, precision), t,
-               flops / t * 1e-9, t_ref > 0 ? t_ref / t : 0.0, ref_name);
+               flops / t * 1e-9, t_ref > 0 ? t_ref / t : 0.0, ref_name, t_pre);
         if (x3 && err_ref >= 0) {
             ST_CUDA(cudaMemcpy(Cs.data(), g.c, sz * sz * 4, cudaMemcpyDeviceToHost));
             const double err = check(cs, A, B, Cs).max_err;
