@@ -106,8 +106,9 @@ constexpr int WG_THREADS = 384;
    256) plus addresses.  128*40 + 256*232 = 64512 <= 65536 registers. */
 constexpr int WG_PRODUCER_REGS = 40;
 constexpr int WG_CONSUMER_REGS = 232;
-/* Block-tile rows per group of the rasterisation: 8 rows of 128 and the
-   columns that 132 blocks cover keep the running blocks' operands in L2. */
+/* Block-tile rows per group of the rasterisation (the default; wg_options
+   can change it): 8 rows of 128 and the columns that 132 blocks cover keep
+   the running blocks' operands in L2. */
 constexpr int WG_GROUP_M = 8;
 /* A wait on an mbarrier that lasts this many clock cycles (2^35: about 18 s
    at 1.98 GHz) means a lost transaction or arrival: the kernel traps (a
@@ -526,7 +527,7 @@ template <class C>
 __device__ __forceinline__ void wg_consume(uint64_t *full, uint64_t *empty, uint32_t base,
                                            float *__restrict__ c, int m, int n, int nk,
                                            int nunits, int units_m, int tiles_n, uint32_t rank,
-                                           int cw, int every)
+                                           int cw, int every, int group_m)
 {
     const int warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     float d[C::bn / 2];
@@ -540,7 +541,7 @@ __device__ __forceinline__ void wg_consume(uint64_t *full, uint64_t *empty, uint
     uint32_t it = 0; /* k steps consumed so far, over all tiles */
     for (int u = blockIdx.x / C::cluster; u < nunits; u += gridDim.x / C::cluster) {
         int um, tn;
-        wg_unit_coords(u, units_m, tiles_n, WG_GROUP_M / C::cluster, um, tn);
+        wg_unit_coords(u, units_m, tiles_n, group_m, um, tn);
         const int tm = um * C::cluster + (int)rank;
         uint32_t prev = 0;
         if (C::promote) {
@@ -650,7 +651,8 @@ template <class C>
 __global__ void __launch_bounds__(WG_THREADS, 1)
     wg_gemm(const __grid_constant__ CUtensorMap ta0, const __grid_constant__ CUtensorMap ta1,
             const __grid_constant__ CUtensorMap tb0, const __grid_constant__ CUtensorMap tb1,
-            float *__restrict__ c, int m, int n, int k, int tiles_m, int tiles_n, int every)
+            float *__restrict__ c, int m, int n, int k, int tiles_m, int tiles_n, int every,
+            int group_m)
 {
     __shared__ __align__(8) uint64_t full[C::stages];
     __shared__ __align__(8) uint64_t empty[C::stages];
@@ -696,7 +698,7 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
         for (int u = blockIdx.x / C::cluster; threadIdx.x == 0 && u < nunits;
              u += gridDim.x / C::cluster) {
             int um, tn;
-            wg_unit_coords(u, units_m, tiles_n, WG_GROUP_M / C::cluster, um, tn);
+            wg_unit_coords(u, units_m, tiles_n, group_m, um, tn);
             /* Boxes never start outside their tensor: a block whose tile
                row or columns lie past the edge (the second tile of a pair,
                B boxes past n) copies the last real rows or columns instead.
@@ -748,7 +750,7 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
            rows 64-127 ---- */
         setmaxnreg_inc<WG_CONSUMER_REGS>();
         wg_consume<C>(full, empty, base, c, m, n, nk, nunits, units_m, tiles_n, rank,
-                      warpgroup - 1, every);
+                      warpgroup - 1, every, group_m);
     }
     /* No block of a cluster leaves while another may still arrive on its
        barriers (the last releases) or copy into its shared memory. */
@@ -845,6 +847,7 @@ struct wg_options {
     int cluster;           /* clusters of 2 blocks sharing B through TMA multicast (wide only) */
     int promote_every;     /* fp32x3 at BN 128: k stages (of 32) per promotion chunk; 0 takes
                               WG_PROMOTE_EVERY */
+    int group_m;           /* tile rows per group of the rasterisation; 0 takes WG_GROUP_M */
 };
 
 /* The configuration run() uses for each precision: BN = 256 (128 for
@@ -858,8 +861,8 @@ wg_options wg_defaults(int precision)
        on the H200 before promotion: 2.46x cublasSgemm at 4096^3 against
        1.97x for BN 256). */
     if (precision == KBM_FP32X3)
-        return wg_options{0, 0, 1, 0, WG_PROMOTE_EVERY};
-    return wg_options{0, 1, 1, 0, 0};
+        return wg_options{0, 0, 1, 0, WG_PROMOTE_EVERY, WG_GROUP_M};
+    return wg_options{0, 1, 1, 0, 0, WG_GROUP_M};
 }
 
 /* Where each operand lives: in the caller's buffers or in scratch, with its
@@ -934,7 +937,8 @@ struct wg_data {
     wg_layout lay;
     int precision;
     int m, n, k, tiles_m, tiles_n, grid, sms;
-    int every; /* fp32x3 promotion: k stages per chunk (>= 1) */
+    int every;   /* fp32x3 promotion: k stages per chunk (>= 1) */
+    int group_m; /* units (tile rows, or pairs) per group of the rasterisation (>= 1) */
     size_t smem;
     const void *a_src, *b_src;     /* the caller's A and B (f32 or bf16) */
     uint8_t *scratch;
@@ -970,14 +974,15 @@ int wg_launch(const wg_data *w, float *c, cudaStream_t stream, kb_host *host)
         wg_gemm<C><<<w->grid, WG_THREADS, C::smem, stream>>>(w->maps[0], w->maps[1],
                                                               w->maps[2], w->maps[3], c, w->m,
                                                               w->n, w->k, w->tiles_m,
-                                                              w->tiles_n, w->every);
+                                                              w->tiles_n, w->every,
+                                                              w->group_m);
         KBK_CUDA_LAUNCH(host, "wgmma gemm");
     } else {
         cudaLaunchAttribute attr;
         const cudaLaunchConfig_t cfg = wg_cluster_config<C>((unsigned)w->grid, stream, &attr);
         KBK_CUDA(host, cudaLaunchKernelEx(&cfg, wg_gemm<C>, w->maps[0], w->maps[1], w->maps[2],
                                           w->maps[3], c, w->m, w->n, w->k, w->tiles_m,
-                                          w->tiles_n, w->every));
+                                          w->tiles_n, w->every, w->group_m));
         KBK_CUDA_LAUNCH(host, "wgmma gemm (clusters of 2)");
     }
     return KB_OK;
@@ -1230,6 +1235,10 @@ int wg_prepare_with(kbm_state *s, kb_host *host, const wg_options &opt)
     wg_data *w = static_cast<wg_data *>(s->wgmma);
     w->opt = opt;
     w->every = opt.promote_every > 0 ? opt.promote_every : WG_PROMOTE_EVERY;
+    {
+        const int g = opt.group_m > 0 ? opt.group_m : WG_GROUP_M;
+        w->group_m = opt.cluster ? (g / 2 > 0 ? g / 2 : 1) : g; /* units are pairs of rows */
+    }
     w->precision = s->precision;
     w->m = (int)s->m;
     w->n = (int)s->n;

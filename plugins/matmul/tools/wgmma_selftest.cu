@@ -406,6 +406,8 @@ const char *opt_name(const wg_options &o, int precision)
     if (precision == KBM_FP32X3 && !o.wide)
         snprintf(promo, sizeof promo, " promote/%d",
                  o.promote_every > 0 ? o.promote_every : WG_PROMOTE_EVERY);
+    else if (o.group_m && o.group_m != WG_GROUP_M)
+        snprintf(promo, sizeof promo, " group%d", o.group_m);
     snprintf(buf, sizeof buf, "%s%s%s%s%s", o.wide ? "BN256" : "BN128",
              o.persistent ? " persistent" : " one-tile-per-block", o.cluster ? " cluster2" : "",
              precision == KBM_BF16 ? (o.bf16_b_transposed ? " B-transposed" : " B-N-major") : "",
@@ -608,8 +610,11 @@ int time_size(int precision, uint64_t sz, const std::vector<wg_options> &opts,
     for (const wg_options &o : opts) {
         if (precision != KBM_BF16 && o.bf16_b_transposed)
             continue;
-        /* Promotion chunks other than the default: fp32x3's alone. */
+        /* Promotion chunks other than the default: fp32x3's alone; other
+           rasterisation groups: bf16's and tf32's. */
         if (precision != KBM_FP32X3 && o.promote_every)
+            continue;
+        if (precision == KBM_FP32X3 && o.group_m)
             continue;
         if (wg_prepare_with(&s, &host, o) != KB_OK) {
             ++failed;
@@ -808,9 +813,10 @@ int main(int argc, char **argv)
     if (do_time) {
         printf("== timing (median of 10 after 2 warm-up runs; wgmma includes its pre-passes)\n");
         /* fp32x3 also times promotion every 1 and 4 k stages besides the
-           default (2). */
+           default (2); bf16 and tf32 groups of 16 and 4 tile rows besides 8. */
         std::vector<wg_options> opts = {wg_defaults(KBM_BF16), {1, 1, 1, 0}, {0, 0, 1, 0},
                                         {0, 0, 1, 0, 1}, {0, 0, 1, 0, 4},
+                                        {0, 1, 1, 0, 0, 16}, {0, 1, 1, 0, 0, 4},
                                         {0, 1, 1, 1}, {1, 1, 1, 1}};
         failed += in_child("timing", [&] { return run_timing(opts, precs); });
     }
