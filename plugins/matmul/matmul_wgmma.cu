@@ -11,7 +11,11 @@
  *   fp32x3  the same tf32 instruction three times per step on the two tf32
  *           parts of each operand, big = tf32(x) and small = tf32(x - big):
  *           C += Abig Bbig + Abig Bsmall + Asmall Bbig (3xTF32: the dropped
- *           Asmall Bsmall term is about 2^-22 |a||b|, f32-level accuracy).
+ *           Asmall Bsmall term is about 2^-22 |a||b|, f32-level accuracy),
+ *           with promotion: the wgmmas of a chunk of k stages accumulate
+ *           into a partial set started from zero, added to C's registers
+ *           with round-to-nearest FADDs (the tensor cores' accumulation
+ *           truncates; see wg_consume and README.md "Tensor cores").
  *
  * Operand layouts.  wgmma reads A and B from shared memory through 64-bit
  * matrix descriptors.  A (row-major, k contiguous) is "K-major", which every
@@ -30,7 +34,8 @@
  * and TMA fills a box that sticks out of the tensor with zeros (adding a zero
  * product is exact).  No box starts wholly outside its tensor (a tile past an
  * edge copies the last real rows or columns instead, into places that only
- * feed elements of C past the edge).  Only elements inside C are stored.
+ * feed elements of C past the edge; a box's inner coordinate stays a
+ * multiple of 128 bytes).  Only elements inside C are stored.
  *
  * Shared-memory layout: every operand tile is a stack of 128-byte rows (64
  * bf16 or 32 f32 of the contiguous dimension) written by TMA with its
@@ -59,7 +64,7 @@
  * take them (232): 128 f32 accumulators per consumer thread at BN = 256.  The
  * grid is persistent (one block per SM, block tiles dealt round-robin), so
  * the producer fills the next tile's stages while the consumers store the
- * last one; block tiles are visited in groups of WG_GROUP_M rows of tiles so
+ * last one; block tiles are visited in groups of group_m rows of tiles so
  * that the blocks running at once share A and B in L2.  The epilogue writes
  * C straight from the accumulators, guarded at the m and n edges.
  *
@@ -72,9 +77,10 @@
  * 16 arrivals, each consumer warp arriving on both blocks' barrier).
  *
  * Configurations (wg_options): BN 256 or 128; persistent or one tile per
- * block; bf16's B N-major or transposed into scratch; clusters of 2 or not.
- * wg_defaults() picks run()'s configuration per precision (BN 256,
- * persistent, bf16 B N-major, no clusters); the self-test
+ * block; bf16's B N-major or transposed into scratch; clusters of 2 or not;
+ * fp32x3's promotion chunk; the rasterisation group.  wg_defaults() picks
+ * run()'s configuration per precision (BN 256, persistent, bf16 B N-major,
+ * no clusters; fp32x3: BN 128 with promotion every 4 k stages); the self-test
  * (tools/wgmma_selftest.cu) checks and times every configuration, so that a
  * failing default can be replaced by a passing simpler one there and a
  * faster one adopted.
