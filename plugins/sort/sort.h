@@ -88,11 +88,14 @@ enum {
 };
 
 /* The shape `tile` stands for (auto resolved); never SORT_TILE_AUTO. */
+/* auto: the shapes that were fastest on an H200 (plugins/sort/tune.ini,
+   docs/results/2026-11-22-h200/run8): keys alone 256x24 (2^28 u32 6.84 ms
+   against 7.33 for 384x20), pairs 384x23 (8.80 ms against 9.25; 256x24
+   spills with values). */
 static inline int sort_early_shape(int tile, int pairs)
 {
-    (void)pairs;
     if (tile == SORT_TILE_AUTO)
-        return SORT_TILE_384X20;
+        return pairs ? SORT_TILE_384X23 : SORT_TILE_256X24;
     return tile;
 }
 

@@ -10,7 +10,8 @@
  *
  * Shapes (sort.h, SORT_TILE_*; `tile` in an INI file): threads x keys per
  * thread.  384x20 is CUB's choice for 32-bit keys on sm_90, 384x23 its
- * choice for pairs; the others are there to be swept.  Blocks per SM asked
+ * choice for pairs; auto takes 256x24 for keys and 384x23 for pairs, the
+ * fastest in the H200 sweep (sort.h).  Blocks per SM asked
  * of the compiler: 2 (384 and 512 threads: registers capped at 85 and 64),
  * 3 for 256 threads (85).  Shared memory is dynamic (pairs need more than
  * the 48 KiB of a static array); setup raises each kernel's limit.
