@@ -84,6 +84,26 @@ static void write_results(const char *path)
                        row("headline", "cub", KB_VARIANT_LIBRARY, 1ULL << 28, 0, "f32", 0, 0,
                            2750)};
     cr_assert_eq(s.point(s.ctx, h, 3), 0);
+    /* A compute-bound point (70% of the FP32 ceiling, 2% of the memory
+       one) and a memory-bound one that also counts flops (99% against 2%). */
+    kbc_record mm[2] = {row("mm", "tiled", 0, 1ULL << 12, 0, "f32", 0, 0, 60),
+                        row("mm", "cublas", KB_VARIANT_LIBRARY, 1ULL << 12, 0, "f32", 0, 0, 66)};
+    kbc_record sum[2] = {row("sum", "onepass", 0, 1ULL << 28, 0, "f32", 0, 0, 2970),
+                         row("sum", "cub", KB_VARIANT_LIBRARY, 1ULL << 28, 0, "f32", 0, 0, 2950)};
+    for (int i = 0; i < 2; i++) {
+        mm[i].pct_ceiling = mm[i].gbps / 30.0;
+        mm[i].gflops = 46000 + 5000 * i;
+        snprintf(mm[i].peak, sizeof mm[i].peak, "fp32");
+        mm[i].peak_gflops = 65800;
+        mm[i].pct_peak = mm[i].gflops / 658.0;
+        sum[i].pct_ceiling = sum[i].gbps / 30.0;
+        sum[i].gflops = 740;
+        snprintf(sum[i].peak, sizeof sum[i].peak, "fp32");
+        sum[i].peak_gflops = 65800;
+        sum[i].pct_peak = sum[i].gflops / 658.0;
+    }
+    cr_assert_eq(s.point(s.ctx, mm, 2), 0);
+    cr_assert_eq(s.point(s.ctx, sum, 2), 0);
     cr_assert_eq(s.end(s.ctx, 0), 0);
     s.destroy(s.ctx);
 }
@@ -176,6 +196,30 @@ Test(plot, the_library_and_the_ceiling_are_drawn_distinctly)
     cr_assert_not_null(strstr(s, "title \"cub (library)\" lw 3 dt 2"), "%s", s);
     cr_assert_not_null(strstr(s, "title \"read ceiling (3000 GB/s)\" with lines"), "%s", s);
     cr_assert_not_null(strstr(s, "title \"naive\" lw 1.5"), "%s", s);
+}
+
+/* The rate is the roofline's binding side: GFLOP/s and the compute
+   ceiling where rows come nearer the compute ceiling than the memory one. */
+Test(plot, a_compute_bound_point_shows_gflops_and_the_compute_ceiling)
+{
+    cr_assert_eq(plot("results.json -o p", "/nonexistent"), 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/p/mm-point1.gp", tmpdir);
+    char *s = slurp(path);
+    cr_assert_not_null(s);
+    cr_assert_not_null(strstr(s, "set ylabel \"throughput (GFLOP/s)\""), "%s", s);
+    cr_assert_not_null(strstr(s, "title \"fp32 ceiling (65800 GFLOP/s)\" with lines"), "%s", s);
+}
+
+Test(plot, a_memory_bound_point_that_counts_flops_stays_in_gbps)
+{
+    cr_assert_eq(plot("results.json -o p", "/nonexistent"), 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/p/sum-point1.gp", tmpdir);
+    char *s = slurp(path);
+    cr_assert_not_null(s);
+    cr_assert_not_null(strstr(s, "set ylabel \"throughput (GB/s"), "%s", s);
+    cr_assert_not_null(strstr(s, "ceiling (3000 GB/s)\" with lines"), "%s", s);
 }
 
 Test(plot, without_gnuplot_it_says_how_to_get_it_and_exits_zero)

@@ -32,9 +32,67 @@ int kbc_have_gnuplot(void)
     return found;
 }
 
-/* Which rate a plot shows: GB/s where the rows move bytes, else GFLOP/s,
-   else items per second. */
+/* Which rate a plot shows: the side of the roofline that binds.  GFLOP/s
+   where the rows come nearer their compute ceiling than their memory one
+   (matmul: 70% of FP32 against 2% of the bandwidth), GB/s where the rows
+   move bytes and no compute share is larger (reduce, transpose, sort, and
+   files written before compute ceilings existed), else GFLOP/s, else
+   items per second. */
 typedef enum { RATE_GBPS, RATE_GFLOPS, RATE_ITEMS } rate_kind;
+
+typedef struct rate_votes {
+    int any_gbps, any_gflops;
+    double best_mem, best_compute; /* highest % of each ceiling seen */
+} rate_votes;
+
+static void rate_vote(rate_votes *v, const kbc_record *r)
+{
+    v->any_gbps |= isfinite(r->gbps) && r->gbps > 0;
+    v->any_gflops |= isfinite(r->gflops) && r->gflops > 0;
+    if (isfinite(r->pct_ceiling) && r->pct_ceiling > v->best_mem)
+        v->best_mem = r->pct_ceiling;
+    if (isfinite(r->pct_peak) && r->pct_peak > v->best_compute)
+        v->best_compute = r->pct_peak;
+}
+
+static rate_kind rate_pick(const rate_votes *v)
+{
+    if (v->any_gflops && v->best_compute > v->best_mem)
+        return RATE_GFLOPS;
+    return v->any_gbps ? RATE_GBPS : v->any_gflops ? RATE_GFLOPS : RATE_ITEMS;
+}
+
+/* The ceiling line of a plot: the largest ceiling of the chosen rate among
+   its rows (memory ceilings in GB/s, compute ceilings in GFLOP/s). */
+typedef struct plot_ceiling {
+    double value;
+    const char *kind; /* "read", "mixed", ... or "fp32", "tf32", "bf16" */
+} plot_ceiling;
+
+static void ceiling_note(plot_ceiling *c, rate_kind rk, const kbc_record *r)
+{
+    if (rk == RATE_GBPS && isfinite(r->ceiling_gbps) && r->ceiling_gbps > c->value) {
+        c->value = r->ceiling_gbps;
+        c->kind = r->ceiling;
+    } else if (rk == RATE_GFLOPS && isfinite(r->peak_gflops) && r->peak_gflops > c->value) {
+        c->value = r->peak_gflops;
+        c->kind = r->peak;
+    }
+}
+
+/* The ceiling's line in a plot command (none when there is no ceiling). */
+static void ceiling_line(FILE *f, rate_kind rk, const plot_ceiling *c)
+{
+    if (!(c->value > 0))
+        return;
+    const char *kind = c->kind && c->kind[0] ? c->kind : rk == RATE_GFLOPS ? "compute" : "bandwidth";
+    /* The tensor ceilings are measured with mma.sync (docs/output.md), which
+       wgmma kernels pass: the label says so. */
+    int mma = strcmp(kind, "tf32") == 0 || strcmp(kind, "bf16") == 0;
+    fprintf(f, "  %.9g title \"%s%s ceiling (%.0f %s)\" with lines lw 2 dt 4 lc rgb '#c00000'\n",
+            c->value, kind, mma ? " mma.sync" : "", c->value,
+            rk == RATE_GFLOPS ? "GFLOP/s" : "GB/s");
+}
 
 static double rate_of(const kbc_record *r, rate_kind k)
 {
@@ -161,15 +219,14 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
     const char *vars[KB_MAX_VARIANTS];
     uint32_t flags[KB_MAX_VARIANTS];
     size_t nv = 0;
-    int any_gbps = 0, any_gflops = 0;
+    rate_votes votes = {0};
     char g[512];
     for (size_t i = 0; i < c->n; i++) {
         const kbc_record *r = &c->recs[i];
         group_of(r, x, g, sizeof g);
         if (strcmp(r->experiment, exp) != 0 || strcmp(g, group) != 0)
             continue;
-        any_gbps |= isfinite(r->gbps) && r->gbps > 0;
-        any_gflops |= isfinite(r->gflops) && r->gflops > 0;
+        rate_vote(&votes, r);
         size_t k = 0;
         while (k < nv && strcmp(vars[k], r->variant) != 0)
             k++;
@@ -178,7 +235,7 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
             vars[nv++] = r->variant;
         }
     }
-    rate_kind rk = any_gbps ? RATE_GBPS : any_gflops ? RATE_GFLOPS : RATE_ITEMS;
+    rate_kind rk = rate_pick(&votes);
     char *stem = file_stem(exp, group);
     char *path = kbc_xasprintf("%s/%s.gp", c->dir, stem);
     FILE *f = fopen(path, "w");
@@ -190,8 +247,7 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
     }
     gp_head(f, stem);
     /* Each variant's points, sorted by x, as a data block. */
-    double ceiling = 0;
-    const char *ceiling_kind = "";
+    plot_ceiling ceiling = {0, ""};
     for (size_t k = 0; k < nv; k++) {
         fprintf(f, "$v%zu << EOD\n", k);
         /* Rows in file order are in sweep order; sort by x here. */
@@ -208,10 +264,7 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
             double yv = rate_of(r, rk);
             if (!isfinite(xv) || !isfinite(yv))
                 continue;
-            if (rk == RATE_GBPS && r->ceiling_gbps > ceiling) {
-                ceiling = r->ceiling_gbps;
-                ceiling_kind = r->ceiling;
-            }
+            ceiling_note(&ceiling, rk, r);
             size_t at = m++;
             while (at > 0 && xs[at - 1] > xv) {
                 xs[at] = xs[at - 1];
@@ -264,11 +317,9 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
             fprintf(f, "\" lw 1.5 pt %zu lc %zu", 5 + own % 9, 1 + own);
             own++;
         }
-        fprintf(f, "%s", k + 1 < nv || ceiling > 0 ? ", \\\n" : "\n");
+        fprintf(f, "%s", k + 1 < nv || ceiling.value > 0 ? ", \\\n" : "\n");
     }
-    if (ceiling > 0)
-        fprintf(f, "  %.9g title \"%s ceiling (%.0f GB/s)\" with lines lw 2 dt 4 lc rgb '#c00000'\n",
-                ceiling, ceiling_kind[0] ? ceiling_kind : "bandwidth", ceiling);
+    ceiling_line(f, rk, &ceiling);
     gp_outputs(f, stem);
     int bad = fclose(f) != 0;
     if (bad)
@@ -288,12 +339,10 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
 static int bar_plot(plot_ctx *c, size_t i0, size_t i1)
 {
     const kbc_record *r0 = &c->recs[i0];
-    int any_gbps = 0, any_gflops = 0;
-    for (size_t i = i0; i < i1; i++) {
-        any_gbps |= isfinite(c->recs[i].gbps) && c->recs[i].gbps > 0;
-        any_gflops |= isfinite(c->recs[i].gflops) && c->recs[i].gflops > 0;
-    }
-    rate_kind rk = any_gbps ? RATE_GBPS : any_gflops ? RATE_GFLOPS : RATE_ITEMS;
+    rate_votes votes = {0};
+    for (size_t i = i0; i < i1; i++)
+        rate_vote(&votes, &c->recs[i]);
+    rate_kind rk = rate_pick(&votes);
     char g[512], pt[32];
     group_of(r0, NULL, g, sizeof g);
     if (!g[0])
@@ -308,7 +357,7 @@ static int bar_plot(plot_ctx *c, size_t i0, size_t i1)
         return -1;
     }
     gp_head(f, stem);
-    double ceiling = 0;
+    plot_ceiling ceiling = {0, ""};
     fprintf(f, "$bars << EOD\n");
     for (size_t i = i0; i < i1; i++) {
         const kbc_record *r = &c->recs[i];
@@ -317,16 +366,18 @@ static int bar_plot(plot_ctx *c, size_t i0, size_t i1)
         for (const char *p = r->variant; *p; p++)
             fputc(*p == '"' ? '\'' : *p, f);
         fprintf(f, "\" %.9g %d\n", isfinite(y) ? y : 0.0, (r->flags & KB_VARIANT_LIBRARY) ? 1 : 0);
-        if (rk == RATE_GBPS && ran(r) && r->ceiling_gbps > ceiling)
-            ceiling = r->ceiling_gbps;
+        if (ran(r))
+            ceiling_note(&ceiling, rk, r);
     }
     fprintf(f, "EOD\n");
     fprintf(f, "set title \"");
     gp_text(f, r0->experiment);
     snprintf(pt, sizeof pt, "%llu", (unsigned long long)r0->point + 1);
     fprintf(f, " point %s", pt);
+    /* Parameters four to a line, so that a long title is not cut off at
+       the canvas's edges. */
     for (uint32_t i = 0; i < r0->n_params; i++) {
-        fprintf(f, ", ");
+        fputs(i % 4 == 0 ? "\\n" : ", ", f);
         gp_text(f, r0->params[i].name);
         fputc('=', f);
         gp_text(f, r0->params[i].text);
@@ -340,16 +391,14 @@ static int bar_plot(plot_ctx *c, size_t i0, size_t i1)
                "set grid ytics\nset xrange [-0.6:%zu.4]\n",
             rate_label(rk), i1 - i0 - 1);
     fprintf(f, "set style fill solid 0.7 border -1\nset boxwidth 0.7\nset xtics rotate by -35\n");
-    fprintf(f, "set key outside right top\n");
+    fprintf(f, "set key above horizontal\n");
     gp_svg(f, stem);
     fprintf(f, "plot $bars using 0:($3 == 0 ? $2 : 1/0):xtic(1) with boxes lc 1 title "
                "\"kernel\", \\\n");
     fprintf(f, "  $bars using 0:($3 == 1 ? $2 : 1/0) with boxes lc rgb '#404040' fs pattern 2 "
                "title \"library\"%s\n",
-            ceiling > 0 ? ", \\" : "");
-    if (ceiling > 0)
-        fprintf(f, "  %.9g title \"ceiling (%.0f GB/s)\" with lines lw 2 dt 4 lc rgb '#c00000'\n",
-                ceiling, ceiling);
+            ceiling.value > 0 ? ", \\" : "");
+    ceiling_line(f, rk, &ceiling);
     gp_outputs(f, stem);
     int bad = fclose(f) != 0;
     if (!bad) {
