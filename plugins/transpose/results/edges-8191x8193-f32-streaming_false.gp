@@ -1,0 +1,37 @@
+# Written by kbench plot; run with: gnuplot edges-8191x8193-f32-streaming_false.gp (writes edges-8191x8193-f32-streaming_false.svg and edges-8191x8193-f32-streaming_false.png)
+reset
+set encoding utf8
+$bars << EOD
+"smem-padded" 1346.37795 0
+"vec16" 2451.37578 0
+"vec16-pipe" 2460.18271 0
+"window" 2607.18189 0
+"vec16-band" 2643.12181 0
+"window-hoist" 2322.42741 0
+"vec16-band-hoist" 2339.91855 0
+"cublas" 3365.53976 1
+"copy" 4008.89268 1
+EOD
+set title "edges-8191x8193-f32 point 1\nrows=8191, cols=8193, dtype=f32, block\\_x=8\nblock\\_y=8, band=0, streaming=false\nNVIDIA H200"
+set ylabel "throughput (GB/s, bytes read + written)"
+set yrange [0:*]
+set offsets 0, 0, graph 0.08, 0
+set grid ytics
+set xrange [-0.6:8.4]
+set style fill solid 0.7 border -1
+set boxwidth 0.7
+set xtics rotate by -35
+set key above horizontal
+set terminal svg size 900,560 dynamic enhanced font 'sans,13'
+set output 'edges-8191x8193-f32-streaming_false.svg'
+plot $bars using 0:($3 == 0 ? $2 : 1/0):xtic(1) with boxes lc 1 title "kernel", \
+  $bars using 0:($3 == 1 ? $2 : 1/0) with boxes lc rgb '#404040' fs pattern 2 title "library", \
+  4539.90411 title "mixed ceiling (4540 GB/s)" with lines lw 2 dt 4 lc rgb '#c00000'
+if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
+    set terminal pngcairo size 900,560 enhanced font 'sans,11'
+} else {
+    set terminal png size 900,560 enhanced
+}
+set output 'edges-8191x8193-f32-streaming_false.png'
+replot
+set output
