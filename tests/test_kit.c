@@ -522,3 +522,32 @@ Test(kit_buf, allocation_failure_says_so_and_leaves_it_empty)
     cr_assert(strstr(last_error, "host memory") != NULL, "message: %s", last_error);
     cr_assert_null(b.host);
 }
+
+/* ---- KBK_OPS and KBK_EXPORT_ONE ------------------------------------------ */
+
+KBK_OPS(tk);
+static int tk_plan(const kb_value *p, kb_work *o, kb_host *h) { (void)p; (void)o; (void)h; return 1; }
+static int tk_setup(const kb_value *p, uint64_t m, kb_host *h, void **s) { (void)p; (void)m; (void)h; (void)s; return 2; }
+static int tk_prepare(void *s, uint32_t v, kb_host *h) { (void)s; (void)v; (void)h; return 3; }
+static int tk_upload(void *s, uint32_t v, kb_host *h) { (void)s; (void)v; (void)h; return 4; }
+static int tk_run(void *s, uint32_t v, kb_host *h) { (void)s; (void)v; (void)h; return 5; }
+static int tk_download(void *s, uint32_t v, kb_host *h) { (void)s; (void)v; (void)h; return 6; }
+static int tk_verify(void *s, uint32_t v, kb_check *c, kb_host *h) { (void)s; (void)v; (void)c; (void)h; return 7; }
+static void tk_teardown(void *s, kb_host *h) { (void)s; (void)h; }
+static const void *tk_extension(const char *name) { return name; }
+
+/* The table KBK_OPS defines carries the ABI header and each entry of its
+   own name, none swapped. */
+Test(kit, kbk_ops_points_each_entry_at_its_function)
+{
+    cr_assert_eq(tk_ops.size, sizeof(kb_ops));
+    cr_assert_eq(tk_ops.plan(NULL, NULL, NULL), 1);
+    cr_assert_eq(tk_ops.setup(NULL, 0, NULL, NULL), 2);
+    cr_assert_eq(tk_ops.prepare(NULL, 0, NULL), 3);
+    cr_assert_eq(tk_ops.upload(NULL, 0, NULL), 4);
+    cr_assert_eq(tk_ops.run(NULL, 0, NULL), 5);
+    cr_assert_eq(tk_ops.download(NULL, 0, NULL), 6);
+    cr_assert_eq(tk_ops.verify(NULL, 0, NULL, NULL), 7);
+    cr_assert(tk_ops.teardown == tk_teardown);
+    cr_assert_str_eq((const char *)tk_ops.extension("x"), "x");
+}

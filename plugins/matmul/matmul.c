@@ -122,28 +122,7 @@ static const kbm_impl impls[] = {
 _Static_assert(sizeof impls / sizeof impls[0] == KBM_N_VARIANTS, "one kbm_impl per variant");
 _Static_assert(KBM_N_VARIANTS <= KB_MAX_VARIANTS, "too many variants for a 64-bit mask");
 
-static int kbm_plan(const kb_value *p, kb_work *out, kb_host *host);
-static int kbm_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **state);
-static int kbm_prepare(void *state, uint32_t v, kb_host *host);
-static int kbm_upload(void *state, uint32_t v, kb_host *host);
-static int kbm_run(void *state, uint32_t v, kb_host *host);
-static int kbm_download(void *state, uint32_t v, kb_host *host);
-static int kbm_verify(void *state, uint32_t v, kb_check *out, kb_host *host);
-static void kbm_teardown(void *state, kb_host *host);
-static const void *kbm_extension(const char *name);
-
-static const kb_ops ops = {
-    KB_OPS_HEADER,
-    .plan = kbm_plan,
-    .setup = kbm_setup,
-    .prepare = kbm_prepare,
-    .upload = kbm_upload,
-    .run = kbm_run,
-    .download = kbm_download,
-    .verify = kbm_verify,
-    .teardown = kbm_teardown,
-    .extension = kbm_extension,
-};
+KBK_OPS(kbm);
 
 static const kb_plugin descriptor = {
     KB_PLUGIN_HEADER,
@@ -153,13 +132,10 @@ static const kb_plugin descriptor = {
     KB_PARAMS(params),
     KB_VARIANTS(variants),
     .item_name = "elements",
-    .ops = &ops,
+    .ops = &kbm_ops,
 };
 
-KB_EXPORT const kb_plugin *kbench_plugin(uint32_t index)
-{
-    return index == 0 ? &descriptor : NULL;
-}
+KBK_EXPORT_ONE(descriptor)
 
 /* ---- sizes ---------------------------------------------------------------- */
 

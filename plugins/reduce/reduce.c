@@ -104,28 +104,7 @@ static const kbr_impl impls[] = {
 _Static_assert(sizeof impls / sizeof impls[0] == KBR_N_VARIANTS, "one kbr_impl per variant");
 _Static_assert(KBR_N_VARIANTS <= KB_MAX_VARIANTS, "too many variants for a 64-bit mask");
 
-static int kbr_plan(const kb_value *p, kb_work *out, kb_host *host);
-static int kbr_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **state);
-static int kbr_prepare(void *state, uint32_t v, kb_host *host);
-static int kbr_upload(void *state, uint32_t v, kb_host *host);
-static int kbr_run(void *state, uint32_t v, kb_host *host);
-static int kbr_download(void *state, uint32_t v, kb_host *host);
-static int kbr_verify(void *state, uint32_t v, kb_check *out, kb_host *host);
-static void kbr_teardown(void *state, kb_host *host);
-static const void *kbr_extension(const char *name);
-
-static const kb_ops ops = {
-    KB_OPS_HEADER,
-    .plan = kbr_plan,
-    .setup = kbr_setup,
-    .prepare = kbr_prepare,
-    .upload = kbr_upload,
-    .run = kbr_run,
-    .download = kbr_download,
-    .verify = kbr_verify,
-    .teardown = kbr_teardown,
-    .extension = kbr_extension,
-};
+KBK_OPS(kbr);
 
 static const kb_plugin descriptor = {
     KB_PLUGIN_HEADER,
@@ -135,13 +114,10 @@ static const kb_plugin descriptor = {
     KB_PARAMS(params),
     KB_VARIANTS(variants),
     .item_name = "elements",
-    .ops = &ops,
+    .ops = &kbr_ops,
 };
 
-KB_EXPORT const kb_plugin *kbench_plugin(uint32_t index)
-{
-    return index == 0 ? &descriptor : NULL;
-}
+KBK_EXPORT_ONE(descriptor)
 
 /* ---- small helpers -------------------------------------------------------- */
 

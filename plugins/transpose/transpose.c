@@ -81,28 +81,7 @@ static const kbt_impl impls[] = {
 _Static_assert(sizeof impls / sizeof impls[0] == KBT_N_VARIANTS, "one kbt_impl per variant");
 _Static_assert(KBT_N_VARIANTS <= KB_MAX_VARIANTS, "too many variants for a 64-bit mask");
 
-static int kbt_plan(const kb_value *p, kb_work *out, kb_host *host);
-static int kbt_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **state);
-static int kbt_prepare(void *state, uint32_t v, kb_host *host);
-static int kbt_upload(void *state, uint32_t v, kb_host *host);
-static int kbt_run(void *state, uint32_t v, kb_host *host);
-static int kbt_download(void *state, uint32_t v, kb_host *host);
-static int kbt_verify(void *state, uint32_t v, kb_check *out, kb_host *host);
-static void kbt_teardown(void *state, kb_host *host);
-static const void *kbt_extension(const char *name);
-
-static const kb_ops ops = {
-    KB_OPS_HEADER,
-    .plan = kbt_plan,
-    .setup = kbt_setup,
-    .prepare = kbt_prepare,
-    .upload = kbt_upload,
-    .run = kbt_run,
-    .download = kbt_download,
-    .verify = kbt_verify,
-    .teardown = kbt_teardown,
-    .extension = kbt_extension,
-};
+KBK_OPS(kbt);
 
 static const kb_plugin descriptor = {
     KB_PLUGIN_HEADER,
@@ -112,13 +91,10 @@ static const kb_plugin descriptor = {
     KB_PARAMS(params),
     KB_VARIANTS(variants),
     .item_name = "elements",
-    .ops = &ops,
+    .ops = &kbt_ops,
 };
 
-KB_EXPORT const kb_plugin *kbench_plugin(uint32_t index)
-{
-    return index == 0 ? &descriptor : NULL;
-}
+KBK_EXPORT_ONE(descriptor)
 
 /* ---- helpers ---------------------------------------------------------------- */
 

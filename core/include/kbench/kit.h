@@ -147,6 +147,45 @@ void kbk_check_f32(kb_check *check, const float *got, const double *want, uint64
 void kbk_check_exact(kb_check *check, const void *got, const void *want, uint64_t n,
                      size_t elem_bytes, uint64_t *first_bad);
 
+/* ------------------------------------------------------------------------
+ * The descriptor's plumbing.  KBK_OPS(p) declares a family's nine entries,
+ * static and named p_plan, p_setup, p_prepare, p_upload, p_run,
+ * p_download, p_verify, p_teardown and p_extension (the kb_ops signatures,
+ * plugin.h), and defines `static const kb_ops p_ops` pointing at them; the
+ * family then defines the nine functions.  A family that leaves an entry
+ * NULL writes its table by hand.  KBK_EXPORT_ONE(descriptor) defines the
+ * entry point kbench_plugin() of a file that holds one plugin.
+ * ---------------------------------------------------------------------- */
+#define KBK_OPS(p)                                                                       \
+    static int p##_plan(const kb_value *params, kb_work *out, kb_host *host);            \
+    static int p##_setup(const kb_value *params, uint64_t vmask, kb_host *host,          \
+                         void **state);                                                  \
+    static int p##_prepare(void *state, uint32_t v, kb_host *host);                      \
+    static int p##_upload(void *state, uint32_t v, kb_host *host);                       \
+    static int p##_run(void *state, uint32_t v, kb_host *host);                          \
+    static int p##_download(void *state, uint32_t v, kb_host *host);                     \
+    static int p##_verify(void *state, uint32_t v, kb_check *out, kb_host *host);        \
+    static void p##_teardown(void *state, kb_host *host);                                \
+    static const void *p##_extension(const char *name);                                  \
+    static const kb_ops p##_ops = {                                                      \
+        KB_OPS_HEADER,                                                                   \
+        .plan = p##_plan,                                                                \
+        .setup = p##_setup,                                                              \
+        .prepare = p##_prepare,                                                          \
+        .upload = p##_upload,                                                            \
+        .run = p##_run,                                                                  \
+        .download = p##_download,                                                        \
+        .verify = p##_verify,                                                            \
+        .teardown = p##_teardown,                                                        \
+        .extension = p##_extension,                                                      \
+    }
+
+#define KBK_EXPORT_ONE(descriptor)                                                       \
+    KB_EXPORT const kb_plugin *kbench_plugin(uint32_t index)                             \
+    {                                                                                    \
+        return index == 0 ? &(descriptor) : NULL;                                        \
+    }
+
 #ifdef __cplusplus
 }
 #endif
