@@ -124,9 +124,20 @@ template <class C, bool PAIRS> struct oe_smem_layout {
     static const int WORDS = VALS + (PAIRS ? C::TILE : 0);
 };
 
-/* The histogram: 128 threads, 16 keys each per 2048-key tile. */
+/* The histogram: 128 threads, 16 keys each per 2048-key tile.  Its shared
+   counters come in P copies ("parts"): lane l adds to part l % P, so lanes
+   of a warp that share a digit hit P different words (in P different
+   banks) instead of one; that divides the serialization of same-address
+   shared atomics by P when digits concentrate (f32's top byte, few distinct
+   keys).  Counter (pos, d, part) is word (pos * 256 + d) * P + part; the
+   ticket follows the 1024 * P counters. */
 const int OE_HIST_THREADS = 128;
 const int OE_HIST_TILE = OE_HIST_THREADS * 16;
+template <int P> struct oe_hist_smem {
+    static_assert(P == 1 || P == 2 || P == 4 || P == 8, "parts: a power of two, at most 8");
+    static const int TICKET = 1024 * P;
+    static const int WORDS = 1024 * P + 1;
+};
 /* Its buffer (32-bit words): counts[4][256], starts[4][256], the ticket of
    the histogram blocks, then one tile counter per pass.  Zeroed per run. */
 const int OE_BUF_COUNTS = 0, OE_BUF_STARTS = 1024, OE_BUF_TICKET = 2048, OE_BUF_TILES = 2049;
@@ -177,20 +188,23 @@ struct oe_hist_args {
 };
 
 /* Adds the four digits of one ordered key to the shared counters. */
-OE_FN void oe_hist_add1(uint32_t *h, uint32_t o)
+template <int P> OE_FN void oe_hist_add1(uint32_t *h, uint32_t o)
 {
 #pragma unroll
     for (uint32_t p = 0; p < 4; p++)
-        oe_atomic_add(&h[p * 256 + oe_byte(o, p)], 1u);
+        oe_atomic_add(&h[(p * 256 + oe_byte(o, p)) * P], 1u);
 }
 
-template <bool F32>
+template <bool F32, int P>
 OE_FN void oe_hist_body(const oe_hist_args &a, unsigned t, unsigned block, unsigned grid)
 {
-    uint32_t *h = oe_smem(); /* [4][256] counters, then one word: the ticket */
-    for (unsigned k = t; k < 1024; k += OE_HIST_THREADS)
-        h[k] = 0;
+    typedef oe_hist_smem<P> HS;
+    uint32_t *hs = oe_smem(); /* [4][256][P] counters, then one word: the ticket */
+    for (unsigned k = t; k < 1024u * P; k += OE_HIST_THREADS)
+        hs[k] = 0;
     oe_sync();
+    /* this lane's part: h[(pos * 256 + d) * P] is its counter of (pos, d) */
+    uint32_t *h = hs + (t & (unsigned)(P - 1));
     const uint32_t tiles = a.n / OE_HIST_TILE;
     /* Whole tiles: four coalesced 16-byte loads per thread (the buffer is
        cudaMalloc'ed, hence 256-byte aligned, and a tile is 8 KiB). */
@@ -213,23 +227,26 @@ OE_FN void oe_hist_body(const oe_hist_args &a, unsigned t, unsigned block, unsig
             x |= o[i] ^ o[0];
 #pragma unroll
         for (uint32_t pos = 0; pos < 4; pos++) {
-            uint32_t *hp = h + pos * 256;
+            uint32_t *hp = h + pos * 256 * P;
             if (oe_byte(x, pos) == 0) {
-                oe_atomic_add(&hp[oe_byte(o[0], pos)], 16u);
+                oe_atomic_add(&hp[oe_byte(o[0], pos) * P], 16u);
             } else {
 #pragma unroll
                 for (int i = 0; i < 16; i++)
-                    oe_atomic_add(&hp[oe_byte(o[i], pos)], 1u);
+                    oe_atomic_add(&hp[oe_byte(o[i], pos) * P], 1u);
             }
         }
     }
     /* The keys past the last whole tile (fewer than 2048): the last block. */
     if (block == grid - 1)
         for (uint32_t i = tiles * OE_HIST_TILE + t; i < a.n; i += OE_HIST_THREADS)
-            oe_hist_add1(h, oe_ord<F32>(a.keys[i], a.flip));
+            oe_hist_add1<P>(h, oe_ord<F32>(a.keys[i], a.flip));
     oe_sync();
     for (unsigned k = t; k < 1024; k += OE_HIST_THREADS) {
-        uint32_t c = h[k];
+        uint32_t c = 0;
+#pragma unroll
+        for (int q = 0; q < P; q++)
+            c += hs[k * P + q];
         if (c)
             oe_atomic_add(&a.buf[OE_BUF_COUNTS + k], c);
     }
@@ -239,11 +256,14 @@ OE_FN void oe_hist_body(const oe_hist_args &a, unsigned t, unsigned block, unsig
     oe_fence();
     oe_sync();
     if (t == 0)
-        h[1024] = oe_atomic_add(&a.buf[OE_BUF_TICKET], 1u);
+        hs[HS::TICKET] = oe_atomic_add(&a.buf[OE_BUF_TICKET], 1u);
     oe_sync();
-    if (h[1024] != grid - 1)
+    if (hs[HS::TICKET] != grid - 1)
         return; /* the whole block: no barrier follows for it */
     oe_fence();
+    /* From here on the first 1024 words hold the device-wide counts, one
+       copy (the parts are no longer needed). */
+    h = hs;
     for (unsigned k = t; k < 1024; k += OE_HIST_THREADS)
         h[k] = oe_ldcg(&a.buf[OE_BUF_COUNTS + k]);
     oe_sync();
@@ -344,6 +364,8 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
         count = total;
         if (!FULL && t == 255)
             count -= (uint32_t)C::TILE - tcount;
+        if (FULL && count == (uint32_t)C::TILE)
+            misc[17] = t + 1u; /* the whole tile has digit t (misc[17] was 0) */
         oe_st_relaxed(&a.status[(size_t)tile * 256 + t],
                       oe_word(a.epoch, tile == 0 ? OE_FLAG_PRE : OE_FLAG_AGG, count));
         inc = total; /* warps 0..7 hold the 256 digits whole */
@@ -367,6 +389,15 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
             whist[k * 256 + t] += local;
     }
     oe_sync();
+    /* A full tile whose keys all share one digit (all-equal keys, sorted
+       runs): its ranks are the input order, key j of this lane being
+       tile-local key w * 32 * IT + 32 j + lane, so it skips the ranking
+       (and its atomics and shuffles).  Staging and scatter stay as they
+       are: writing from registers after the look-back would keep the keys
+       live across it, which spills the pairs kernels.  Block-uniform:
+       misc[17] was written before the barrier above by the one thread
+       whose digit holds all TILE keys, or by none. */
+    const uint32_t single = FULL ? misc[17] : 0u;
 
     /* 4. rank: mask[j] becomes the key's tile-local position.  The digit
        is computed again from the key XOR a.zero, which the compiler cannot
@@ -375,18 +406,24 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
        them.  For the same reason each phase of a partial tile tells missing
        keys with its own form of rem. */
     const uint32_t below = (1u << lane) - 1u;
+    if (single) {
 #pragma unroll
-    for (int j = 0; j < IT; j++) {
-        uint32_t m = mask[j];
-        uint32_t d = oe_byte(oe_ord<F32>(key[j] ^ a.zero, a.flip), a.pos);
-        if (!FULL && (int32_t)(32u * j + lane) >= (int32_t)(rem + a.zero))
-            d = 255u;
-        unsigned leader = 31u - oe_clz(m); /* m holds this lane: never 0 */
-        uint32_t b = 0;
-        if (lane == leader)
-            b = oe_atomic_add(&wh[d], oe_popc(m));
-        b = oe_shfl(b, leader);
-        mask[j] = b + oe_popc(m & below);
+        for (int j = 0; j < IT; j++)
+            mask[j] = w * 32u * IT + 32u * j + lane;
+    } else {
+#pragma unroll
+        for (int j = 0; j < IT; j++) {
+            uint32_t m = mask[j];
+            uint32_t d = oe_byte(oe_ord<F32>(key[j] ^ a.zero, a.flip), a.pos);
+            if (!FULL && (int32_t)(32u * j + lane) >= (int32_t)(rem + a.zero))
+                d = 255u;
+            unsigned leader = 31u - oe_clz(m); /* m holds this lane: never 0 */
+            uint32_t b = 0;
+            if (lane == leader)
+                b = oe_atomic_add(&wh[d], oe_popc(m));
+            b = oe_shfl(b, leader);
+            mask[j] = b + oe_popc(m & below);
+        }
     }
 
     /* 5. stage (missing keys too: their slots are past tcount), look back */
@@ -444,8 +481,10 @@ template <class C, bool F32, bool PAIRS> OE_FN void oe_pass_body(const oe_pass_a
     typedef oe_smem_layout<C, PAIRS> L;
     uint32_t *sm = oe_smem();
     uint32_t *misc = sm + L::MISC;
-    if (t == 0)
+    if (t == 0) {
         misc[16] = oe_atomic_add(a.tile_counter, 1u);
+        misc[17] = 0; /* no single-digit tile yet (oe_tile) */
+    }
     for (unsigned k = t; k < (unsigned)C::NW * 256; k += C::NT)
         sm[L::WHIST + k] = 0;
     oe_sync();

@@ -70,6 +70,7 @@ static void params(kb_value *p, uint64_t n, int key, int pairs, int dist)
     p[SORT_P_VALUES].i = pairs;
     p[SORT_P_DIST].i = dist;
     p[SORT_P_TILE].i = SORT_TILE_AUTO;
+    p[SORT_P_HIST].i = SORT_HIST_AUTO;
 }
 
 /* setup with the CPU variants, prepare + run variant v; returns the state. */
@@ -111,9 +112,10 @@ Test(sort, descriptor)
         cr_assert_eq(x->backend, v < 2 ? KB_BACKEND_CPU : KB_BACKEND_CUDA, "%s", x->name);
         cr_assert_eq(x->flags & KB_VARIANT_LIBRARY, v >= 9 ? KB_VARIANT_LIBRARY : 0u, "%s",
                      x->name);
-        /* tile is onesweep-early's alone; every variant reads the rest */
+        /* tile and hist are onesweep-early's alone; every variant reads the rest */
         uint64_t all = (1ull << SORT_N_PARAMS) - 1;
-        uint64_t want = strcmp(x->name, "onesweep-early") == 0 ? all : all & ~(1ull << SORT_P_TILE);
+        uint64_t early = (1ull << SORT_P_TILE) | (1ull << SORT_P_HIST);
+        uint64_t want = strcmp(x->name, "onesweep-early") == 0 ? all : all & ~early;
         cr_assert_eq(x->uses, want, "%s: the parameters it reads", x->name);
     }
 }
