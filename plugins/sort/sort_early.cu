@@ -31,10 +31,18 @@ typedef oe_cfg<512, 16, false, 2> cfg_512x16;
 typedef oe_cfg<256, 24, false, 3> cfg_256x24;
 typedef oe_cfg<384, 20, true, 2> cfg_384x20_hw;
 
-template <class C, bool F32, bool PAIRS>
+template <class C, int KM, bool PAIRS>
 __global__ void __launch_bounds__(C::NT, C::MINB) oe_pass(oe_pass_args a)
 {
-    oe_pass_body<C, F32, PAIRS>(a, threadIdx.x);
+    oe_pass_body<C, KM, PAIRS>(a, threadIdx.x);
+}
+
+/* The key mode of pass p (sort_early.cuh, oe_key_mode). */
+inline int key_mode(bool f32, uint32_t p)
+{
+    if (!f32)
+        return OE_KEY_INT;
+    return p == 0 ? OE_KEY_F32_IN : p == 3 ? OE_KEY_F32_OUT : OE_KEY_F32_MID;
 }
 
 template <bool F32, int P>
@@ -102,17 +110,35 @@ template <class C, bool PAIRS> size_t pass_smem()
 /* Lets the pass kernel of this shape take its dynamic shared memory, and
    prefers shared memory over L1 (the pass streams; two blocks per SM need
    up to 2 x 82 KiB). */
+template <class C, int KM, bool PAIRS> int pass_attrs(kb_host *host)
+{
+    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, KM, PAIRS>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)pass_smem<C, PAIRS>()));
+    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, KM, PAIRS>,
+                                        cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        (int)cudaSharedmemCarveoutMaxShared));
+    return KB_OK;
+}
+
 template <class C, bool F32, bool PAIRS> int attrs(sort_state *s, kb_host *host)
 {
     int rc = hist_setup<F32>(s, host);
     if (rc)
         return rc;
-    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, F32, PAIRS>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)pass_smem<C, PAIRS>()));
-    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, F32, PAIRS>,
-                                        cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        (int)cudaSharedmemCarveoutMaxShared));
+    if (!F32)
+        return pass_attrs<C, OE_KEY_INT, PAIRS>(host);
+    if ((rc = pass_attrs<C, OE_KEY_F32_IN, PAIRS>(host)) ||
+        (rc = pass_attrs<C, OE_KEY_F32_MID, PAIRS>(host)))
+        return rc;
+    return pass_attrs<C, OE_KEY_F32_OUT, PAIRS>(host);
+}
+
+template <class C, int KM, bool PAIRS>
+int pass_launch(const oe_pass_args &a, uint32_t tiles, cudaStream_t st, kb_host *host)
+{
+    oe_pass<C, KM, PAIRS><<<tiles, C::NT, pass_smem<C, PAIRS>(), st>>>(a);
+    KBK_CUDA_LAUNCH(host, "oe_pass");
     return KB_OK;
 }
 
@@ -154,8 +180,14 @@ template <class C, bool F32, bool PAIRS> int launch(sort_state *s, kb_host *host
         a.tile_counter = buf + OE_BUF_TILES + p;
         a.epoch = s->oe_epoch;
         a.zero = 0;
-        oe_pass<C, F32, PAIRS><<<tiles, C::NT, pass_smem<C, PAIRS>(), st>>>(a);
-        KBK_CUDA_LAUNCH(host, "oe_pass");
+        switch (key_mode(F32, p)) {
+        case OE_KEY_INT: rc = pass_launch<C, OE_KEY_INT, PAIRS>(a, tiles, st, host); break;
+        case OE_KEY_F32_IN: rc = pass_launch<C, OE_KEY_F32_IN, PAIRS>(a, tiles, st, host); break;
+        case OE_KEY_F32_MID: rc = pass_launch<C, OE_KEY_F32_MID, PAIRS>(a, tiles, st, host); break;
+        default: rc = pass_launch<C, OE_KEY_F32_OUT, PAIRS>(a, tiles, st, host); break;
+        }
+        if (rc)
+            return rc;
     }
     return KB_OK;
 }
