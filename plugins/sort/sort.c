@@ -70,7 +70,7 @@ static const kb_param params[SORT_N_PARAMS] = {
     [SORT_P_HIST] = {.name = "hist", .type = KB_PARAM_ENUM, .def = "auto",
                      KB_CHOICES(hist_choices),
                      .help = "onesweep-early's histogram: copies of its shared counters per "
-                             "block, lane l adding to copy l % hist: auto (4), 1, 4 or 8; the "
+                             "block, lane l adding to copy l % hist: auto (1), 1, 4 or 8; the "
                              "other variants ignore it"},
 };
 

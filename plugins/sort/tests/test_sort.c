@@ -143,6 +143,29 @@ Test(sort, plan_refuses_a_tile_that_is_no_shape)
     cr_assert_not_null(strstr(last_error, "tile"), "sentence: %s", last_error);
 }
 
+Test(sort, plan_refuses_a_hist_that_is_no_choice)
+{
+    kb_value p[SORT_N_PARAMS];
+    params(p, 100, SORT_U32, SORT_KEYS_ONLY, SORT_UNIFORM);
+    p[SORT_P_HIST].i = SORT_N_HISTS;
+    kb_host h = make_host();
+    kb_work w;
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(plug->ops->plan(p, &w, &h), KB_EINVAL);
+    cr_assert_not_null(strstr(last_error, "hist"), "sentence: %s", last_error);
+}
+
+/* hist: auto is the single copy; each choice its number of parts; no
+   parts for a value that is no choice. */
+Test(sort, early_hist_parts)
+{
+    cr_assert_eq(sort_early_hist_parts(SORT_HIST_AUTO), 1);
+    cr_assert_eq(sort_early_hist_parts(SORT_HIST_1), 1);
+    cr_assert_eq(sort_early_hist_parts(SORT_HIST_4), 4);
+    cr_assert_eq(sort_early_hist_parts(SORT_HIST_8), 8);
+    cr_assert_eq(sort_early_hist_parts(SORT_N_HISTS), 0);
+}
+
 /* auto is 256x24 for keys and 384x23 for pairs; each shape's tile is threads x keys per thread, and the
    status holds four passes of 256 words of 8 bytes per tile, the partial
    last tile included. */
