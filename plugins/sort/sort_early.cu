@@ -1,7 +1,8 @@
 /*
  * sort_early.cu -- onesweep-early on the GPU: the kernels of sort_early.cuh
- * instantiated for each tile shape, key kind and value mode, and their
- * launchers.
+ * instantiated for each tile shape, key mode (sort_early.cuh, oe_key_mode:
+ * integers one, f32 three: first, middle and last pass) and value mode,
+ * and their launchers.
  *
  * One run: clear the 8 KiB buffer (counts, starts, ticket, tile counters),
  * one histogram launch (which also scans), then one pass launch per digit,

@@ -2,10 +2,11 @@
  * sort_early.cuh -- the kernel bodies of onesweep-early: a onesweep LSD radix
  * sort whose tiles publish their digit counts before they rank their keys.
  *
- * What it computes.  Four passes over 8-bit digits of the ordered key
- * (ord(), sort.h's sort_ord), stable, in -> alt -> out -> alt -> out, after
- * one histogram kernel that counts all four digits and turns the counts into
- * each digit's first output position.
+ * What it computes.  Four passes over 8-bit digits of a value in sort.h's
+ * sort_ord order (oe_sort_value: for f32 keys, which travel between passes
+ * in a flipped form, see "Keys and their digits" below), stable,
+ * in -> alt -> out -> alt -> out, after one histogram kernel that counts all
+ * four digits and turns the counts into each digit's first output position.
  *
  * This file holds only the bodies, written against a handful of primitives
  * (oe_sync, oe_ballot, oe_shfl, ...) so that the same code runs on the GPU
@@ -16,8 +17,9 @@
  * The histogram (oe_hist_body, 128 threads, tiles of 2048 keys): a thread
  * reads 16 keys with four 16-byte loads, and for each digit position either
  * adds 16 to one counter (when its 16 keys share that digit: sorted and
- * repetitive inputs) or adds 1 per key; counters live in shared memory and
- * go to global memory with one atomic per non-zero bin.  The last block to
+ * repetitive inputs) or adds 1 per key; counters live in shared memory (in
+ * P lane-indexed copies, `hist`) and go to global memory with one atomic
+ * per non-zero bin.  The last block to
  * finish (a ticket counter) turns the 4 x 256 counts into exclusive starts.
  *
  * A pass (oe_pass_body, NT threads x IT keys per tile):
@@ -32,7 +34,10 @@
  *      publishes the tile's count of digit d (status word: aggregate, or the
  *      inclusive prefix for tile 0) -- early, before any ranking -- and the
  *      block scans the 256 counts into the tile-local start of each digit;
- *   4. ranking: per item, the group leader reserves the group's positions
+ *   4. ranking (skipped by a full tile whose keys share one digit: its
+ *      ranks are its input order; keys alone then also skip 5's staging
+ *      and write straight from registers): per item, the group leader
+ *      reserves the group's positions
  *      with an atomic add on the warp's offset of the digit, a shuffle hands
  *      the base to the group, and each key's tile-local rank is the base plus
  *      the group lanes below it (stable: items in order, lanes in order);
