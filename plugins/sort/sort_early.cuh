@@ -439,8 +439,9 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
     /* A full tile whose keys all share one digit (all-equal keys, sorted
        runs): its ranks are the input order, key j of this lane being
        tile-local key w * 32 * IT + 32 j + lane, so it skips the ranking
-       (and its atomics and shuffles); keys alone also skip the staging
-       (6').  Block-uniform:
+       (and its atomics and shuffles).  Staging and scatter stay as they
+       are: writing from registers after the look-back would keep the keys
+       live across it, which spills the pairs kernels.  Block-uniform:
        misc[17] was written before the barrier above by the one thread
        whose digit holds all TILE keys, or by none. */
     const uint32_t single = FULL ? misc[17] : 0u;
@@ -472,17 +473,10 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
         }
     }
 
-    /* 5. stage (missing keys too: their slots are past tcount), look back.
-       A single-digit tile of keys alone keeps its keys in registers and
-       writes them straight out after the look-back (6'), but in f32's
-       first pass, where that spills 16-20 bytes. */
-    const bool direct_mode = !PAIRS && KM != OE_KEY_F32_IN;
-    const bool direct = direct_mode && single;
-    if (!direct) {
+    /* 5. stage (missing keys too: their slots are past tcount), look back */
 #pragma unroll
-        for (int j = 0; j < IT; j++)
-            sk[mask[j]] = key[j];
-    }
+    for (int j = 0; j < IT; j++)
+        sk[mask[j]] = key[j];
     if (PAIRS) {
         /* Values are loaded here, not with the keys, and staged before the
            look-back: holding them across it (or across the ranking) costs
@@ -514,19 +508,6 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
         dbase[t] = a.gstart[t] + excl - local;
     }
     oe_sync();
-
-    if (direct_mode && FULL && single) {
-        /* 6'. one digit d: its tile-local start is 0, so tile-local key
-           w * 32 * IT + 32 j + lane goes to dbase[d] plus that; each warp
-           row is 128 contiguous bytes.  (Pairs stage as usual: holding the
-           keys across the look-back spills their kernels.)  kout gets the
-           keys' stored form: raw floats in f32's last pass. */
-        const uint32_t o = dbase[single - 1u] + w * 32u * IT + lane;
-#pragma unroll
-        for (int j = 0; j < IT; j++)
-            a.kout[o + 32u * j] = KM == OE_KEY_F32_OUT ? oe_f32_back(key[j]) : key[j];
-        return;
-    }
 
     /* 6. scatter from the stage */
 #pragma unroll
