@@ -34,10 +34,7 @@
  *      publishes the tile's count of digit d (status word: aggregate, or the
  *      inclusive prefix for tile 0) -- early, before any ranking -- and the
  *      block scans the 256 counts into the tile-local start of each digit;
- *   4. ranking (skipped by a full tile whose keys share one digit: its
- *      ranks are its input order; keys alone then also skip 5's staging
- *      and write straight from registers): per item, the group leader
- *      reserves the group's positions
+ *   4. ranking: per item, the group leader reserves the group's positions
  *      with an atomic add on the warp's offset of the digit, a shuffle hands
  *      the base to the group, and each key's tile-local rank is the base plus
  *      the group lanes below it (stable: items in order, lanes in order);
@@ -411,8 +408,6 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
         count = total;
         if (!FULL && t == 255)
             count -= (uint32_t)C::TILE - tcount;
-        if (FULL && count == (uint32_t)C::TILE)
-            misc[17] = t + 1u; /* the whole tile has digit t (misc[17] was 0) */
         oe_st_relaxed(&a.status[(size_t)tile * 256 + t],
                       oe_word(a.epoch, tile == 0 ? OE_FLAG_PRE : OE_FLAG_AGG, count));
         inc = total; /* warps 0..7 hold the 256 digits whole */
@@ -436,15 +431,6 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
             whist[k * 256 + t] += local;
     }
     oe_sync();
-    /* A full tile whose keys all share one digit (all-equal keys, sorted
-       runs): its ranks are the input order, key j of this lane being
-       tile-local key w * 32 * IT + 32 j + lane, so it skips the ranking
-       (and its atomics and shuffles).  Staging and scatter stay as they
-       are: writing from registers after the look-back would keep the keys
-       live across it, which spills the pairs kernels.  Block-uniform:
-       misc[17] was written before the barrier above by the one thread
-       whose digit holds all TILE keys, or by none. */
-    const uint32_t single = FULL ? misc[17] : 0u;
 
     /* 4. rank: mask[j] becomes the key's tile-local position.  The digit
        is computed again from the key XOR a.zero, which the compiler cannot
@@ -453,24 +439,18 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
        them.  For the same reason each phase of a partial tile tells missing
        keys with its own form of rem. */
     const uint32_t below = (1u << lane) - 1u;
-    if (single) {
 #pragma unroll
-        for (int j = 0; j < IT; j++)
-            mask[j] = w * 32u * IT + 32u * j + lane;
-    } else {
-#pragma unroll
-        for (int j = 0; j < IT; j++) {
-            uint32_t m = mask[j];
-            uint32_t d = oe_byte(oe_sort_value<KM>(key[j] ^ a.zero, a.flip), a.pos);
-            if (!FULL && (int32_t)(32u * j + lane) >= (int32_t)(rem + a.zero))
-                d = 255u;
-            unsigned leader = 31u - oe_clz(m); /* m holds this lane: never 0 */
-            uint32_t b = 0;
-            if (lane == leader)
-                b = oe_atomic_add(&wh[d], oe_popc(m));
-            b = oe_shfl(b, leader);
-            mask[j] = b + oe_popc(m & below);
-        }
+    for (int j = 0; j < IT; j++) {
+        uint32_t m = mask[j];
+        uint32_t d = oe_byte(oe_sort_value<KM>(key[j] ^ a.zero, a.flip), a.pos);
+        if (!FULL && (int32_t)(32u * j + lane) >= (int32_t)(rem + a.zero))
+            d = 255u;
+        unsigned leader = 31u - oe_clz(m); /* m holds this lane: never 0 */
+        uint32_t b = 0;
+        if (lane == leader)
+            b = oe_atomic_add(&wh[d], oe_popc(m));
+        b = oe_shfl(b, leader);
+        mask[j] = b + oe_popc(m & below);
     }
 
     /* 5. stage (missing keys too: their slots are past tcount), look back */
@@ -528,10 +508,8 @@ template <class C, int KM, bool PAIRS> OE_FN void oe_pass_body(const oe_pass_arg
     typedef oe_smem_layout<C, PAIRS> L;
     uint32_t *sm = oe_smem();
     uint32_t *misc = sm + L::MISC;
-    if (t == 0) {
+    if (t == 0)
         misc[16] = oe_atomic_add(a.tile_counter, 1u);
-        misc[17] = 0; /* no single-digit tile yet (oe_tile) */
-    }
     for (unsigned k = t; k < (unsigned)C::NW * 256; k += C::NT)
         sm[L::WHIST + k] = 0;
     oe_sync();

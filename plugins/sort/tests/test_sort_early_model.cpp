@@ -213,10 +213,11 @@ Test(sort_early_model, histogram_counts_and_starts_1_part) { check_histogram<1>(
 Test(sort_early_model, histogram_counts_and_starts_4_parts) { check_histogram<4>(); }
 Test(sort_early_model, histogram_counts_and_starts_8_parts) { check_histogram<8>(); }
 
-/* Full tiles whose keys share one digit in a pass skip ranking and staging
-   (oe_tile's `single`): tiles of one key, of keys that differ only in
-   their low byte, and random tiles, interleaved, with a partial last tile;
-   pairs, so values and stability are checked too. */
+/* Full tiles whose keys share one digit in some passes (the case a
+   single-digit shortcut would take; the branch tried two and reverted them,
+   README): tiles of one key, of keys that differ only in their low byte,
+   and random tiles, interleaved, with a partial last tile; pairs, so values
+   and stability are checked too; three histogram copy counts. */
 Test(sort_early_model, single_digit_tiles_among_others)
 {
     Sorter S(31);
