@@ -43,6 +43,8 @@ _Static_assert(sizeof dist_choices / sizeof dist_choices[0] == SORT_N_DISTS, "on
 static const char *const tile_choices[] = {"auto",   "384x20", "384x23",
                                            "512x16", "256x24", "384x20-match"};
 _Static_assert(sizeof tile_choices / sizeof tile_choices[0] == SORT_N_TILES, "one name per tile");
+static const char *const hist_choices[] = {"auto", "1", "4", "8"};
+_Static_assert(sizeof hist_choices / sizeof hist_choices[0] == SORT_N_HISTS, "one name per hist");
 
 static const kb_param params[SORT_N_PARAMS] = {
     [SORT_P_N] = {.name = "n", .type = KB_PARAM_SIZE, .def = "2^20", .min = 1,
@@ -61,20 +63,25 @@ static const kb_param params[SORT_N_PARAMS] = {
                              "+-0, subnormals, +-inf, extremes among random bits)"},
     [SORT_P_TILE] = {.name = "tile", .type = KB_PARAM_ENUM, .def = "auto",
                      KB_CHOICES(tile_choices),
-                     .help = "onesweep-early's tile, threads x keys per thread: auto (384x20), "
+                     .help = "onesweep-early's tile, threads x keys per thread: auto (256x24 keys, 384x23 pairs), "
                              "384x20, 384x23, 512x16, 256x24, or 384x20-match "
                              "(__match_any_sync instead of ballots); the other variants "
                              "ignore it"},
+    [SORT_P_HIST] = {.name = "hist", .type = KB_PARAM_ENUM, .def = "auto",
+                     KB_CHOICES(hist_choices),
+                     .help = "onesweep-early's histogram: copies of its shared counters per "
+                             "block, lane l adding to copy l % hist: auto (1), 1, 4 or 8; the "
+                             "other variants ignore it"},
 };
 
 static int run_cpu_qsort(sort_state *s, const sort_impl *impl, kb_host *host);
 static int run_cpu_radix(sort_state *s, const sort_impl *impl, kb_host *host);
 
 /* Every variant reads n, key, values and dist; only onesweep-early reads
-   tile (U_TILE), so a sweep over tile runs the others once. */
+   tile and hist (U_TILE), so a sweep over them runs the others once. */
 #define U_ALL                                                                                 \
     (KB_USES(SORT_P_N) | KB_USES(SORT_P_KEY) | KB_USES(SORT_P_VALUES) | KB_USES(SORT_P_DIST))
-#define U_TILE (U_ALL | KB_USES(SORT_P_TILE))
+#define U_TILE (U_ALL | KB_USES(SORT_P_TILE) | KB_USES(SORT_P_HIST))
 
 #define SORT_FIELDS(...) __VA_ARGS__
 
@@ -148,6 +155,9 @@ static int check_params(const kb_value *p, kb_host *host)
     if (p[SORT_P_TILE].i < 0 || p[SORT_P_TILE].i >= SORT_N_TILES)
         return host->fail(host, KB_EINVAL, "sort: tile = %lld is not one of the %d shapes",
                           (long long)p[SORT_P_TILE].i, SORT_N_TILES);
+    if (p[SORT_P_HIST].i < 0 || p[SORT_P_HIST].i >= SORT_N_HISTS)
+        return host->fail(host, KB_EINVAL, "sort: hist = %lld is not one of the %d choices",
+                          (long long)p[SORT_P_HIST].i, SORT_N_HISTS);
     if (p[SORT_P_DIST].i == SORT_SPECIAL && p[SORT_P_KEY].i != SORT_F32)
         return host->fail(host, KB_EINVAL,
                           "sort: dist = special (signed zeros, subnormals, infinities) needs "
@@ -463,6 +473,7 @@ static int sort_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **s
     s->pairs = p[SORT_P_VALUES].i == SORT_PAIRS;
     s->dist = (int)p[SORT_P_DIST].i;
     s->tile = (int)p[SORT_P_TILE].i;
+    s->hist = (int)p[SORT_P_HIST].i;
     s->gpu = host->stream != NULL;
     s->sm_count = host->sm_count > 0 ? host->sm_count : 132;
     s->variants = vmask;

@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-enum { SORT_P_N, SORT_P_KEY, SORT_P_VALUES, SORT_P_DIST, SORT_P_TILE, SORT_N_PARAMS };
+enum { SORT_P_N, SORT_P_KEY, SORT_P_VALUES, SORT_P_DIST, SORT_P_TILE, SORT_P_HIST, SORT_N_PARAMS };
 enum { SORT_U32, SORT_I32, SORT_F32 };
 enum { SORT_KEYS_ONLY, SORT_PAIRS };
 enum {
@@ -99,6 +99,31 @@ static inline int sort_early_shape(int tile, int pairs)
     return tile;
 }
 
+/* onesweep-early's histogram (the `hist` parameter): how many copies
+   ("parts") of its shared counters a block keeps, lane l adding to part
+   l % P (sort_early.cuh, oe_hist_body).  1 is the single copy it had
+   before, and auto: on an H200 (2^26 keys, ncu) 4 parts took the kernel
+   from 82 to 68 us on all-equal keys but from 122 to 130 us on uniform u32
+   and from 108 to 113 us on uniform f32, and the whole sort did not move
+   on f32 (README). */
+enum { SORT_HIST_AUTO, SORT_HIST_1, SORT_HIST_4, SORT_HIST_8, SORT_N_HISTS };
+
+/* The parts `hist` stands for (auto resolved); 0 for a value that is none. */
+static inline int sort_early_hist_parts(int hist)
+{
+    switch (hist) {
+    case SORT_HIST_AUTO:
+    case SORT_HIST_1:
+        return 1;
+    case SORT_HIST_4:
+        return 4;
+    case SORT_HIST_8:
+        return 8;
+    default:
+        return 0;
+    }
+}
+
 /* Keys per tile of a shape; 0 for a value that is no shape. */
 static inline uint32_t sort_early_tile_keys(int shape)
 {
@@ -157,6 +182,7 @@ struct sort_state {
     uint64_t n;
     int key, pairs, dist;
     int tile;         /* SORT_TILE_*, as given (onesweep-early) */
+    int hist;         /* SORT_HIST_*, as given (onesweep-early) */
     int gpu;
     int sm_count;
     uint64_t variants; /* the mask setup() received */

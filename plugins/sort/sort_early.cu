@@ -1,7 +1,8 @@
 /*
  * sort_early.cu -- onesweep-early on the GPU: the kernels of sort_early.cuh
- * instantiated for each tile shape, key kind and value mode, and their
- * launchers.
+ * instantiated for each tile shape, key mode (sort_early.cuh, oe_key_mode:
+ * integers one, f32 three: first, middle and last pass) and value mode,
+ * and their launchers.
  *
  * One run: clear the 8 KiB buffer (counts, starts, ticket, tile counters),
  * one histogram launch (which also scans), then one pass launch per digit,
@@ -31,20 +32,76 @@ typedef oe_cfg<512, 16, false, 2> cfg_512x16;
 typedef oe_cfg<256, 24, false, 3> cfg_256x24;
 typedef oe_cfg<384, 20, true, 2> cfg_384x20_hw;
 
-template <class C, bool F32, bool PAIRS>
+template <class C, int KM, bool PAIRS>
 __global__ void __launch_bounds__(C::NT, C::MINB) oe_pass(oe_pass_args a)
 {
-    oe_pass_body<C, F32, PAIRS>(a, threadIdx.x);
+    oe_pass_body<C, KM, PAIRS>(a, threadIdx.x);
 }
 
-template <bool F32> __global__ void __launch_bounds__(OE_HIST_THREADS) oe_hist(oe_hist_args a)
+/* The key mode of pass p (sort_early.cuh, oe_key_mode). */
+inline int key_mode(bool f32, uint32_t p)
 {
-    oe_hist_body<F32>(a, threadIdx.x, blockIdx.x, gridDim.x);
+    if (!f32)
+        return OE_KEY_INT;
+    return p == 0 ? OE_KEY_F32_IN : p == 3 ? OE_KEY_F32_OUT : OE_KEY_F32_MID;
 }
 
-/* Histogram blocks per SM: 12 x 128 threads (CUB's grid on sm_90). */
-const unsigned OE_HIST_BLOCKS_PER_SM = 12;
-const size_t OE_HIST_SMEM = (1024 + 1) * sizeof(uint32_t);
+template <bool F32, int P>
+__global__ void __launch_bounds__(OE_HIST_THREADS) oe_hist(oe_hist_args a)
+{
+    oe_hist_body<F32, P>(a, threadIdx.x, blockIdx.x, gridDim.x);
+}
+
+/* Histogram blocks per SM: 12 x 128 threads (CUB's grid on sm_90) while
+   their counters fit: P = 8 parts take 32 KiB a block, so 6 of them. */
+template <int P> unsigned hist_blocks_per_sm() { return P >= 8 ? 6u : 12u; }
+template <int P> size_t hist_smem() { return (size_t)oe_hist_smem<P>::WORDS * sizeof(uint32_t); }
+
+/* The histogram's parts for `hist` (sort.h, sort_early_hist_parts). */
+template <bool F32, int P> int hist_attrs(kb_host *host)
+{
+    KBK_CUDA(host, cudaFuncSetAttribute(oe_hist<F32, P>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)hist_smem<P>()));
+    KBK_CUDA(host, cudaFuncSetAttribute(oe_hist<F32, P>,
+                                        cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        (int)cudaSharedmemCarveoutMaxShared));
+    return KB_OK;
+}
+
+template <bool F32, int P>
+int hist_launch(const sort_state *s, const oe_hist_args &h, cudaStream_t st, kb_host *host)
+{
+    uint64_t hblocks = h.n / OE_HIST_TILE;
+    uint64_t cap = (uint64_t)s->sm_count * hist_blocks_per_sm<P>();
+    if (hblocks > cap)
+        hblocks = cap;
+    if (hblocks < 1)
+        hblocks = 1;
+    oe_hist<F32, P><<<(unsigned)hblocks, OE_HIST_THREADS, hist_smem<P>(), st>>>(h);
+    KBK_CUDA_LAUNCH(host, "oe_hist");
+    return KB_OK;
+}
+
+template <bool F32> int hist_setup(const sort_state *s, kb_host *host)
+{
+    switch (sort_early_hist_parts(s->hist)) {
+    case 1: return hist_attrs<F32, 1>(host);
+    case 4: return hist_attrs<F32, 4>(host);
+    case 8: return hist_attrs<F32, 8>(host);
+    default: return host->fail(host, KB_EINVAL, "sort: onesweep-early: no histogram %d", s->hist);
+    }
+}
+
+template <bool F32>
+int hist_run(const sort_state *s, const oe_hist_args &h, cudaStream_t st, kb_host *host)
+{
+    switch (sort_early_hist_parts(s->hist)) {
+    case 1: return hist_launch<F32, 1>(s, h, st, host);
+    case 4: return hist_launch<F32, 4>(s, h, st, host);
+    case 8: return hist_launch<F32, 8>(s, h, st, host);
+    default: return host->fail(host, KB_EINVAL, "sort: onesweep-early: no histogram %d", s->hist);
+    }
+}
 
 template <class C, bool PAIRS> size_t pass_smem()
 {
@@ -54,15 +111,35 @@ template <class C, bool PAIRS> size_t pass_smem()
 /* Lets the pass kernel of this shape take its dynamic shared memory, and
    prefers shared memory over L1 (the pass streams; two blocks per SM need
    up to 2 x 82 KiB). */
-template <class C, bool F32, bool PAIRS> int attrs(sort_state *s, kb_host *host)
+template <class C, int KM, bool PAIRS> int pass_attrs(kb_host *host)
 {
-    (void)s;
-    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, F32, PAIRS>,
+    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, KM, PAIRS>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)pass_smem<C, PAIRS>()));
-    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, F32, PAIRS>,
+    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, KM, PAIRS>,
                                         cudaFuncAttributePreferredSharedMemoryCarveout,
                                         (int)cudaSharedmemCarveoutMaxShared));
+    return KB_OK;
+}
+
+template <class C, bool F32, bool PAIRS> int attrs(sort_state *s, kb_host *host)
+{
+    int rc = hist_setup<F32>(s, host);
+    if (rc)
+        return rc;
+    if (!F32)
+        return pass_attrs<C, OE_KEY_INT, PAIRS>(host);
+    if ((rc = pass_attrs<C, OE_KEY_F32_IN, PAIRS>(host)) ||
+        (rc = pass_attrs<C, OE_KEY_F32_MID, PAIRS>(host)))
+        return rc;
+    return pass_attrs<C, OE_KEY_F32_OUT, PAIRS>(host);
+}
+
+template <class C, int KM, bool PAIRS>
+int pass_launch(const oe_pass_args &a, uint32_t tiles, cudaStream_t st, kb_host *host)
+{
+    oe_pass<C, KM, PAIRS><<<tiles, C::NT, pass_smem<C, PAIRS>(), st>>>(a);
+    KBK_CUDA_LAUNCH(host, "oe_pass");
     return KB_OK;
 }
 
@@ -83,14 +160,9 @@ template <class C, bool F32, bool PAIRS> int launch(sort_state *s, kb_host *host
     h.n = n;
     h.flip = flip;
     h.buf = buf;
-    uint64_t hblocks = n / OE_HIST_TILE;
-    uint64_t cap = (uint64_t)s->sm_count * OE_HIST_BLOCKS_PER_SM;
-    if (hblocks > cap)
-        hblocks = cap;
-    if (hblocks < 1)
-        hblocks = 1;
-    oe_hist<F32><<<(unsigned)hblocks, OE_HIST_THREADS, OE_HIST_SMEM, st>>>(h);
-    KBK_CUDA_LAUNCH(host, "oe_hist");
+    int rc = hist_run<F32>(s, h, st, host);
+    if (rc)
+        return rc;
 
     const uint32_t *kin = (const uint32_t *)s->keys_in.dev, *vin = (const uint32_t *)s->vals_in.dev;
     uint32_t *ko = (uint32_t *)s->keys_out.dev, *vo = (uint32_t *)s->vals_out.dev;
@@ -109,8 +181,14 @@ template <class C, bool F32, bool PAIRS> int launch(sort_state *s, kb_host *host
         a.tile_counter = buf + OE_BUF_TILES + p;
         a.epoch = s->oe_epoch;
         a.zero = 0;
-        oe_pass<C, F32, PAIRS><<<tiles, C::NT, pass_smem<C, PAIRS>(), st>>>(a);
-        KBK_CUDA_LAUNCH(host, "oe_pass");
+        switch (key_mode(F32, p)) {
+        case OE_KEY_INT: rc = pass_launch<C, OE_KEY_INT, PAIRS>(a, tiles, st, host); break;
+        case OE_KEY_F32_IN: rc = pass_launch<C, OE_KEY_F32_IN, PAIRS>(a, tiles, st, host); break;
+        case OE_KEY_F32_MID: rc = pass_launch<C, OE_KEY_F32_MID, PAIRS>(a, tiles, st, host); break;
+        default: rc = pass_launch<C, OE_KEY_F32_OUT, PAIRS>(a, tiles, st, host); break;
+        }
+        if (rc)
+            return rc;
     }
     return KB_OK;
 }

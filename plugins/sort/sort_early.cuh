@@ -2,10 +2,11 @@
  * sort_early.cuh -- the kernel bodies of onesweep-early: a onesweep LSD radix
  * sort whose tiles publish their digit counts before they rank their keys.
  *
- * What it computes.  Four passes over 8-bit digits of the ordered key
- * (ord(), sort.h's sort_ord), stable, in -> alt -> out -> alt -> out, after
- * one histogram kernel that counts all four digits and turns the counts into
- * each digit's first output position.
+ * What it computes.  Four passes over 8-bit digits of a value in sort.h's
+ * sort_ord order (oe_sort_value: for f32 keys, which travel between passes
+ * in a flipped form, see "Keys and their digits" below), stable,
+ * in -> alt -> out -> alt -> out, after one histogram kernel that counts all
+ * four digits and turns the counts into each digit's first output position.
  *
  * This file holds only the bodies, written against a handful of primitives
  * (oe_sync, oe_ballot, oe_shfl, ...) so that the same code runs on the GPU
@@ -16,8 +17,9 @@
  * The histogram (oe_hist_body, 128 threads, tiles of 2048 keys): a thread
  * reads 16 keys with four 16-byte loads, and for each digit position either
  * adds 16 to one counter (when its 16 keys share that digit: sorted and
- * repetitive inputs) or adds 1 per key; counters live in shared memory and
- * go to global memory with one atomic per non-zero bin.  The last block to
+ * repetitive inputs) or adds 1 per key; counters live in shared memory (in
+ * P lane-indexed copies, `hist`) and go to global memory with one atomic
+ * per non-zero bin.  The last block to
  * finish (a ticket counter) turns the 4 x 256 counts into exclusive starts.
  *
  * A pass (oe_pass_body, NT threads x IT keys per tile):
@@ -124,9 +126,20 @@ template <class C, bool PAIRS> struct oe_smem_layout {
     static const int WORDS = VALS + (PAIRS ? C::TILE : 0);
 };
 
-/* The histogram: 128 threads, 16 keys each per 2048-key tile. */
+/* The histogram: 128 threads, 16 keys each per 2048-key tile.  Its shared
+   counters come in P copies ("parts"): lane l adds to part l % P, so lanes
+   of a warp that share a digit hit P different words (in P different
+   banks) instead of one; that divides the serialization of same-address
+   shared atomics by P when digits concentrate (f32's top byte, few distinct
+   keys).  Counter (pos, d, part) is word (pos * 256 + d) * P + part; the
+   ticket follows the 1024 * P counters. */
 const int OE_HIST_THREADS = 128;
 const int OE_HIST_TILE = OE_HIST_THREADS * 16;
+template <int P> struct oe_hist_smem {
+    static_assert(P == 1 || P == 2 || P == 4 || P == 8, "parts: a power of two, at most 8");
+    static const int TICKET = 1024 * P;
+    static const int WORDS = 1024 * P + 1;
+};
 /* Its buffer (32-bit words): counts[4][256], starts[4][256], the ticket of
    the histogram blocks, then one tile counter per pass.  Zeroed per run. */
 const int OE_BUF_COUNTS = 0, OE_BUF_STARTS = 1024, OE_BUF_TICKET = 2048, OE_BUF_TILES = 2049;
@@ -139,16 +152,53 @@ OE_FN unsigned long long oe_word(uint32_t epoch, unsigned long long flag, uint32
     return ((unsigned long long)epoch << 34) | flag | count;
 }
 
-/* The key order (sort.h, sort_ord): F32 maps -0 to +0, flips negatives
-   entirely and sets the sign bit of positives; integers are XORed with
-   `flip` (0 for u32, the sign bit for i32). */
-template <bool F32> OE_FN uint32_t oe_ord(uint32_t b, uint32_t flip)
+/* Keys and their digits.
+ *
+ * Integers: the digits are those of b ^ flip (0 for u32, the sign bit for
+ * i32), sort.h's sort_ord; keys move as they are.
+ *
+ * f32: sort_ord (-0 mapped to +0, then negatives flipped entirely and
+ * positives' sign bit set) costs four instructions a digit, and a pass
+ * takes a key's digit three times (count, rank, scatter): measured on an
+ * H200, that made every f32 pass about 7% slower than a u32 pass.  So f32
+ * keys travel between passes in a flipped form, s = fwd(b) (negatives
+ * flipped entirely, positives' sign bit set: a bijection, so -0, which
+ * becomes 0x7fffffff, stays apart from +0, 0x80000000), pass 0 flipping
+ * them once as it loads them and pass 3 flipping them back once as it
+ * writes them (oe_key_mode).  The digits are those of
+ * rk(s) = s - (s >> 31): the identity below 0x80000000 and one less from
+ * there, so -0 and +0 both become 0x7fffffff, and everything else stays
+ * strictly in sort_ord's order (NaN, which is outside the order, aside).
+ * Sorting by rk(fwd(b)) is therefore sorting by sort_ord with -0 equal to
+ * +0, and the histogram counts the same digits.  rk is two instructions.
+ */
+enum oe_key_mode {
+    OE_KEY_INT = 0,     /* integer keys, as they are */
+    OE_KEY_F32_IN = 1,  /* f32: loads raw floats, writes the flipped form (pass 0) */
+    OE_KEY_F32_MID = 2, /* f32: flipped form in and out (passes 1, 2) */
+    OE_KEY_F32_OUT = 3  /* f32: flipped form in, raw floats out (pass 3) */
+};
+OE_FN uint32_t oe_f32_fwd(uint32_t b) { return b ^ ((uint32_t)((int32_t)b >> 31) | 0x80000000u); }
+OE_FN uint32_t oe_f32_back(uint32_t s)
 {
-    if (F32) {
-        if (b == 0x80000000u)
-            b = 0;
-        return b ^ ((uint32_t)((int32_t)b >> 31) | 0x80000000u);
-    }
+    return s ^ ((uint32_t)((int32_t)~s >> 31) | 0x80000000u);
+}
+OE_FN uint32_t oe_f32_rk(uint32_t s) { return s - (s >> 31); }
+
+/* The value whose digits are sorted, of a key as it is stored between
+   passes in key mode KM (the f32 modes: the flipped form). */
+template <int KM> OE_FN uint32_t oe_sort_value(uint32_t k, uint32_t flip)
+{
+    if (KM == OE_KEY_INT)
+        return k ^ flip;
+    return oe_f32_rk(k);
+}
+
+/* The same value, of a key as the caller gave it (the histogram). */
+template <bool F32> OE_FN uint32_t oe_sort_value_raw(uint32_t b, uint32_t flip)
+{
+    if (F32)
+        return oe_f32_rk(oe_f32_fwd(b));
     return b ^ flip;
 }
 
@@ -177,20 +227,23 @@ struct oe_hist_args {
 };
 
 /* Adds the four digits of one ordered key to the shared counters. */
-OE_FN void oe_hist_add1(uint32_t *h, uint32_t o)
+template <int P> OE_FN void oe_hist_add1(uint32_t *h, uint32_t o)
 {
 #pragma unroll
     for (uint32_t p = 0; p < 4; p++)
-        oe_atomic_add(&h[p * 256 + oe_byte(o, p)], 1u);
+        oe_atomic_add(&h[(p * 256 + oe_byte(o, p)) * P], 1u);
 }
 
-template <bool F32>
+template <bool F32, int P>
 OE_FN void oe_hist_body(const oe_hist_args &a, unsigned t, unsigned block, unsigned grid)
 {
-    uint32_t *h = oe_smem(); /* [4][256] counters, then one word: the ticket */
-    for (unsigned k = t; k < 1024; k += OE_HIST_THREADS)
-        h[k] = 0;
+    typedef oe_hist_smem<P> HS;
+    uint32_t *hs = oe_smem(); /* [4][256][P] counters, then one word: the ticket */
+    for (unsigned k = t; k < 1024u * P; k += OE_HIST_THREADS)
+        hs[k] = 0;
     oe_sync();
+    /* this lane's part: h[(pos * 256 + d) * P] is its counter of (pos, d) */
+    uint32_t *h = hs + (t & (unsigned)(P - 1));
     const uint32_t tiles = a.n / OE_HIST_TILE;
     /* Whole tiles: four coalesced 16-byte loads per thread (the buffer is
        cudaMalloc'ed, hence 256-byte aligned, and a tile is 8 KiB). */
@@ -200,10 +253,10 @@ OE_FN void oe_hist_body(const oe_hist_args &a, unsigned t, unsigned block, unsig
 #pragma unroll
         for (int q = 0; q < 4; q++) {
             uint4 v = oe_ld4(p + q * OE_HIST_THREADS + t);
-            o[4 * q + 0] = oe_ord<F32>(v.x, a.flip);
-            o[4 * q + 1] = oe_ord<F32>(v.y, a.flip);
-            o[4 * q + 2] = oe_ord<F32>(v.z, a.flip);
-            o[4 * q + 3] = oe_ord<F32>(v.w, a.flip);
+            o[4 * q + 0] = oe_sort_value_raw<F32>(v.x, a.flip);
+            o[4 * q + 1] = oe_sort_value_raw<F32>(v.y, a.flip);
+            o[4 * q + 2] = oe_sort_value_raw<F32>(v.z, a.flip);
+            o[4 * q + 3] = oe_sort_value_raw<F32>(v.w, a.flip);
         }
         /* x has a 1 wherever some key differs from the first: a zero byte
            means all 16 keys share that digit. */
@@ -213,23 +266,26 @@ OE_FN void oe_hist_body(const oe_hist_args &a, unsigned t, unsigned block, unsig
             x |= o[i] ^ o[0];
 #pragma unroll
         for (uint32_t pos = 0; pos < 4; pos++) {
-            uint32_t *hp = h + pos * 256;
+            uint32_t *hp = h + pos * 256 * P;
             if (oe_byte(x, pos) == 0) {
-                oe_atomic_add(&hp[oe_byte(o[0], pos)], 16u);
+                oe_atomic_add(&hp[oe_byte(o[0], pos) * P], 16u);
             } else {
 #pragma unroll
                 for (int i = 0; i < 16; i++)
-                    oe_atomic_add(&hp[oe_byte(o[i], pos)], 1u);
+                    oe_atomic_add(&hp[oe_byte(o[i], pos) * P], 1u);
             }
         }
     }
     /* The keys past the last whole tile (fewer than 2048): the last block. */
     if (block == grid - 1)
         for (uint32_t i = tiles * OE_HIST_TILE + t; i < a.n; i += OE_HIST_THREADS)
-            oe_hist_add1(h, oe_ord<F32>(a.keys[i], a.flip));
+            oe_hist_add1<P>(h, oe_sort_value_raw<F32>(a.keys[i], a.flip));
     oe_sync();
     for (unsigned k = t; k < 1024; k += OE_HIST_THREADS) {
-        uint32_t c = h[k];
+        uint32_t c = 0;
+#pragma unroll
+        for (int q = 0; q < P; q++)
+            c += hs[k * P + q];
         if (c)
             oe_atomic_add(&a.buf[OE_BUF_COUNTS + k], c);
     }
@@ -239,11 +295,14 @@ OE_FN void oe_hist_body(const oe_hist_args &a, unsigned t, unsigned block, unsig
     oe_fence();
     oe_sync();
     if (t == 0)
-        h[1024] = oe_atomic_add(&a.buf[OE_BUF_TICKET], 1u);
+        hs[HS::TICKET] = oe_atomic_add(&a.buf[OE_BUF_TICKET], 1u);
     oe_sync();
-    if (h[1024] != grid - 1)
+    if (hs[HS::TICKET] != grid - 1)
         return; /* the whole block: no barrier follows for it */
     oe_fence();
+    /* From here on the first 1024 words hold the device-wide counts, one
+       copy (the parts are no longer needed). */
+    h = hs;
     for (unsigned k = t; k < 1024; k += OE_HIST_THREADS)
         h[k] = oe_ldcg(&a.buf[OE_BUF_COUNTS + k]);
     oe_sync();
@@ -295,7 +354,7 @@ struct oe_pass_args {
    them out, and no other digit's start moves (255 is the last digit).  So
    the partial tile runs the same code as a full one but for the loads, the
    digit of a missing key, that one count and the bound of the scatter. */
-template <class C, bool F32, bool PAIRS, bool FULL>
+template <class C, int KM, bool PAIRS, bool FULL>
 OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
 {
     typedef oe_smem_layout<C, PAIRS> L;
@@ -319,9 +378,14 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
 #pragma unroll
     for (int j = 0; j < IT; j++)
         key[j] = (FULL || (int32_t)(32u * j + lane) < rem) ? kp[32 * j] : 0u;
+    if (KM == OE_KEY_F32_IN) { /* from here on, the flipped form */
+#pragma unroll
+        for (int j = 0; j < IT; j++)
+            key[j] = oe_f32_fwd(key[j]);
+    }
 #pragma unroll
     for (int j = 0; j < IT; j++) {
-        uint32_t d = oe_byte(oe_ord<F32>(key[j], a.flip), a.pos);
+        uint32_t d = oe_byte(oe_sort_value<KM>(key[j], a.flip), a.pos);
         if (!FULL && (int32_t)(32u * j + lane) >= rem)
             d = 255u;
         uint32_t m = oe_match<C::HW>(d);
@@ -378,7 +442,7 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
 #pragma unroll
     for (int j = 0; j < IT; j++) {
         uint32_t m = mask[j];
-        uint32_t d = oe_byte(oe_ord<F32>(key[j] ^ a.zero, a.flip), a.pos);
+        uint32_t d = oe_byte(oe_sort_value<KM>(key[j] ^ a.zero, a.flip), a.pos);
         if (!FULL && (int32_t)(32u * j + lane) >= (int32_t)(rem + a.zero))
             d = 255u;
         unsigned leader = 31u - oe_clz(m); /* m holds this lane: never 0 */
@@ -431,15 +495,15 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
         uint32_t i = (uint32_t)k * C::NT + t;
         if (FULL || i < tcount) {
             uint32_t kb = sk[i];
-            uint32_t o = i + dbase[oe_byte(oe_ord<F32>(kb, a.flip), a.pos)];
-            a.kout[o] = kb;
+            uint32_t o = i + dbase[oe_byte(oe_sort_value<KM>(kb, a.flip), a.pos)];
+            a.kout[o] = KM == OE_KEY_F32_OUT ? oe_f32_back(kb) : kb;
             if (PAIRS)
                 a.vout[o] = sv[i];
         }
     }
 }
 
-template <class C, bool F32, bool PAIRS> OE_FN void oe_pass_body(const oe_pass_args &a, unsigned t)
+template <class C, int KM, bool PAIRS> OE_FN void oe_pass_body(const oe_pass_args &a, unsigned t)
 {
     typedef oe_smem_layout<C, PAIRS> L;
     uint32_t *sm = oe_smem();
@@ -452,9 +516,9 @@ template <class C, bool F32, bool PAIRS> OE_FN void oe_pass_body(const oe_pass_a
     uint32_t tile = misc[16];
     /* base + TILE < 2^31 + 2^16: no overflow */
     if (tile * (uint32_t)C::TILE + (uint32_t)C::TILE <= a.n)
-        oe_tile<C, F32, PAIRS, true>(a, t, tile);
+        oe_tile<C, KM, PAIRS, true>(a, t, tile);
     else
-        oe_tile<C, F32, PAIRS, false>(a, t, tile);
+        oe_tile<C, KM, PAIRS, false>(a, t, tile);
 }
 
 #endif

@@ -70,6 +70,7 @@ static void params(kb_value *p, uint64_t n, int key, int pairs, int dist)
     p[SORT_P_VALUES].i = pairs;
     p[SORT_P_DIST].i = dist;
     p[SORT_P_TILE].i = SORT_TILE_AUTO;
+    p[SORT_P_HIST].i = SORT_HIST_AUTO;
 }
 
 /* setup with the CPU variants, prepare + run variant v; returns the state. */
@@ -111,9 +112,10 @@ Test(sort, descriptor)
         cr_assert_eq(x->backend, v < 2 ? KB_BACKEND_CPU : KB_BACKEND_CUDA, "%s", x->name);
         cr_assert_eq(x->flags & KB_VARIANT_LIBRARY, v >= 9 ? KB_VARIANT_LIBRARY : 0u, "%s",
                      x->name);
-        /* tile is onesweep-early's alone; every variant reads the rest */
+        /* tile and hist are onesweep-early's alone; every variant reads the rest */
         uint64_t all = (1ull << SORT_N_PARAMS) - 1;
-        uint64_t want = strcmp(x->name, "onesweep-early") == 0 ? all : all & ~(1ull << SORT_P_TILE);
+        uint64_t early = (1ull << SORT_P_TILE) | (1ull << SORT_P_HIST);
+        uint64_t want = strcmp(x->name, "onesweep-early") == 0 ? all : all & ~early;
         cr_assert_eq(x->uses, want, "%s: the parameters it reads", x->name);
     }
 }
@@ -139,6 +141,29 @@ Test(sort, plan_refuses_a_tile_that_is_no_shape)
     memset(&w, 0, sizeof w);
     cr_assert_eq(plug->ops->plan(p, &w, &h), KB_EINVAL);
     cr_assert_not_null(strstr(last_error, "tile"), "sentence: %s", last_error);
+}
+
+Test(sort, plan_refuses_a_hist_that_is_no_choice)
+{
+    kb_value p[SORT_N_PARAMS];
+    params(p, 100, SORT_U32, SORT_KEYS_ONLY, SORT_UNIFORM);
+    p[SORT_P_HIST].i = SORT_N_HISTS;
+    kb_host h = make_host();
+    kb_work w;
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(plug->ops->plan(p, &w, &h), KB_EINVAL);
+    cr_assert_not_null(strstr(last_error, "hist"), "sentence: %s", last_error);
+}
+
+/* hist: auto is the single copy; each choice its number of parts; no
+   parts for a value that is no choice. */
+Test(sort, early_hist_parts)
+{
+    cr_assert_eq(sort_early_hist_parts(SORT_HIST_AUTO), 1);
+    cr_assert_eq(sort_early_hist_parts(SORT_HIST_1), 1);
+    cr_assert_eq(sort_early_hist_parts(SORT_HIST_4), 4);
+    cr_assert_eq(sort_early_hist_parts(SORT_HIST_8), 8);
+    cr_assert_eq(sort_early_hist_parts(SORT_N_HISTS), 0);
 }
 
 /* auto is 256x24 for keys and 384x23 for pairs; each shape's tile is threads x keys per thread, and the

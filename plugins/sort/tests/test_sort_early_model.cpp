@@ -41,6 +41,7 @@ struct Sorter {
     uint32_t epoch = 0;
     unsigned resident = 3;  /* pass blocks at once */
     unsigned hist_cap = 3;  /* most histogram blocks */
+    int hist_parts = 4;     /* copies of the histogram's counters: 1, 4 or 8 */
     explicit Sorter(uint64_t seed) { m.rng.seed(seed); }
 };
 
@@ -66,8 +67,15 @@ void model_sort(Sorter &S, const std::vector<uint32_t> &kin, const std::vector<u
     h.flip = flip;
     h.buf = S.buf.data();
     unsigned hgrid = std::max(1u, std::min(n / (uint32_t)OE_HIST_TILE, S.hist_cap));
-    simt::run_grid(S.m, hgrid, OE_HIST_THREADS, 1025, 2,
-                   [&](unsigned t, unsigned b, unsigned g) { oe_hist_body<F32>(h, t, b, g); });
+    if (S.hist_parts == 1)
+        simt::run_grid(S.m, hgrid, OE_HIST_THREADS, oe_hist_smem<1>::WORDS, 2,
+                       [&](unsigned t, unsigned b, unsigned g) { oe_hist_body<F32, 1>(h, t, b, g); });
+    else if (S.hist_parts == 8)
+        simt::run_grid(S.m, hgrid, OE_HIST_THREADS, oe_hist_smem<8>::WORDS, 2,
+                       [&](unsigned t, unsigned b, unsigned g) { oe_hist_body<F32, 8>(h, t, b, g); });
+    else
+        simt::run_grid(S.m, hgrid, OE_HIST_THREADS, oe_hist_smem<4>::WORDS, 2,
+                       [&](unsigned t, unsigned b, unsigned g) { oe_hist_body<F32, 4>(h, t, b, g); });
 
     for (uint32_t p = 0; p < 4; p++) {
         oe_pass_args a;
@@ -84,7 +92,16 @@ void model_sort(Sorter &S, const std::vector<uint32_t> &kin, const std::vector<u
         a.epoch = S.epoch;
         a.zero = 0;
         simt::run_grid(S.m, tiles, C::NT, L::WORDS, S.resident,
-                       [&](unsigned t, unsigned, unsigned) { oe_pass_body<C, F32, PAIRS>(a, t); });
+                       [&](unsigned t, unsigned, unsigned) {
+                           if (!F32)
+                               oe_pass_body<C, OE_KEY_INT, PAIRS>(a, t);
+                           else if (p == 0)
+                               oe_pass_body<C, OE_KEY_F32_IN, PAIRS>(a, t);
+                           else if (p == 3)
+                               oe_pass_body<C, OE_KEY_F32_OUT, PAIRS>(a, t);
+                           else
+                               oe_pass_body<C, OE_KEY_F32_MID, PAIRS>(a, t);
+                       });
     }
 }
 
@@ -153,14 +170,18 @@ std::vector<uint32_t> special_floats(size_t n, uint64_t seed)
 
 TestSuite(sort_early_model, .timeout = 170);
 
-Test(sort_early_model, histogram_counts_and_starts)
+template <int P> void check_histogram()
 {
-    for (uint32_t n : {1u, 2047u, 2048u, 2049u, 3u * 2048 + 17, 9u * 2048 + 5, 20000u}) {
+    for (uint32_t n : {1u, 2047u, 2048u, 2049u, 3u * 2048 + 17, 9u * 2048 + 5, 20000u, 20001u}) {
         std::vector<uint32_t> k = random_keys(n, n, n % 2 ? 0xffffffffu : 0x0f0f0f0fu);
         if (n == 20000) /* runs of 4096 keys sharing their top 3 bytes: the
                            histogram counts whole groups of 16 at once */
             for (uint32_t i = 0; i < n; i++)
                 k[i] = (k[i] & 0xffu) | ((uint32_t)(i / 4096 + 1) * 0x01010100u);
+        if (n == 20001) /* three distinct top bytes at random: many lanes of
+                           a warp share a counter (f32-like) */
+            for (uint32_t i = 0; i < n; i++)
+                k[i] = (k[i] & 0x00ffffffu) | ((k[i] % 3 + 0x3eu) << 24);
         Sorter S(n);
         S.buf.assign(OE_BUF_WORDS, 0);
         oe_hist_args h;
@@ -169,8 +190,8 @@ Test(sort_early_model, histogram_counts_and_starts)
         h.flip = 0;
         h.buf = S.buf.data();
         unsigned grid = std::max(1u, std::min(n / 2048, 4u)); /* several tiles per block */
-        simt::run_grid(S.m, grid, OE_HIST_THREADS, 1025, 3,
-                       [&](unsigned t, unsigned b, unsigned g) { oe_hist_body<false>(h, t, b, g); });
+        simt::run_grid(S.m, grid, OE_HIST_THREADS, oe_hist_smem<P>::WORDS, 3,
+                       [&](unsigned t, unsigned b, unsigned g) { oe_hist_body<false, P>(h, t, b, g); });
         uint32_t count[1024] = {0};
         for (uint32_t x : k)
             for (int p = 0; p < 4; p++)
@@ -179,13 +200,61 @@ Test(sort_early_model, histogram_counts_and_starts)
             uint32_t run = 0;
             for (int d = 0; d < 256; d++) {
                 cr_assert_eq(S.buf[OE_BUF_COUNTS + p * 256 + d], count[p * 256 + d],
-                             "n = %u: count of digit %d at position %d", n, d, p);
+                             "parts %d, n = %u: count of digit %d at position %d", P, n, d, p);
                 cr_assert_eq(S.buf[OE_BUF_STARTS + p * 256 + d], run,
-                             "n = %u: start of digit %d at position %d", n, d, p);
+                             "parts %d, n = %u: start of digit %d at position %d", P, n, d, p);
                 run += count[p * 256 + d];
             }
         }
     }
+}
+
+Test(sort_early_model, histogram_counts_and_starts_1_part) { check_histogram<1>(); }
+Test(sort_early_model, histogram_counts_and_starts_4_parts) { check_histogram<4>(); }
+Test(sort_early_model, histogram_counts_and_starts_8_parts) { check_histogram<8>(); }
+
+/* Full tiles whose keys share one digit in some passes (the case a
+   single-digit shortcut would take; the branch tried two and reverted them,
+   README): tiles of one key, of keys that differ only in their low byte,
+   and random tiles, interleaved, with a partial last tile; pairs, so values
+   and stability are checked too; three histogram copy counts. */
+Test(sort_early_model, single_digit_tiles_among_others)
+{
+    Sorter S(31);
+    const uint32_t T = 384 * 20;
+    std::vector<uint32_t> k = random_keys(6 * T + 333, 32);
+    for (uint32_t i = 0; i < 6 * T; i++) {
+        uint32_t tile = i / T;
+        if (tile % 3 == 0)
+            k[i] = 0x12345678u; /* one digit in every pass */
+        else if (tile % 3 == 1)
+            k[i] = 0x9abcde00u | (k[i] & 0x3u); /* one digit in passes 1..3 */
+    }
+    check_sort<cfg_384x20, true>(S, k, U32);
+    check_sort<cfg_384x20, false>(S, k, U32);
+    S.hist_parts = 8;
+    check_sort<cfg_256x24, true>(S, k, U32);
+    S.hist_parts = 1;
+    check_sort<cfg_384x23, false>(S, k, I32);
+}
+
+/* f32 keys travel between passes as fwd(b) and are sorted by the digits of
+   rk(fwd(b)): fwd must round-trip every bit pattern, and rk(fwd(.)) must
+   order special and random floats exactly as sort_ord does (-0 equal to
+   +0 included). */
+Test(sort_early_model, f32_flipped_form_round_trips_and_keeps_the_order)
+{
+    std::vector<uint32_t> k = special_floats(3000, 41);
+    for (uint32_t b : k)
+        cr_assert_eq(oe_f32_back(oe_f32_fwd(b)), b, "fwd/back of 0x%08x", b);
+    for (size_t i = 0; i < k.size(); i++)
+        for (size_t j = 0; j < k.size(); j += 7) {
+            uint32_t ox = sort_ord(k[i], SORT_F32), oy = sort_ord(k[j], SORT_F32);
+            uint32_t rx = oe_sort_value_raw<true>(k[i], 0), ry = oe_sort_value_raw<true>(k[j], 0);
+            cr_assert_eq(ox < oy, rx < ry, "0x%08x against 0x%08x", k[i], k[j]);
+            cr_assert_eq(ox == oy, rx == ry, "0x%08x against 0x%08x", k[i], k[j]);
+            cr_assert_eq(oe_sort_value<OE_KEY_F32_MID>(oe_f32_fwd(k[i]), 0), rx);
+        }
 }
 
 Test(sort_early_model, keys_at_tile_edges)
