@@ -101,28 +101,7 @@ static const sort_impl impls[] = {
 _Static_assert(sizeof impls / sizeof impls[0] == sizeof variants / sizeof variants[0],
                "one sort_impl per variant");
 
-static int sort_plan(const kb_value *p, kb_work *out, kb_host *host);
-static int sort_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **state);
-static int sort_prepare(void *state, uint32_t v, kb_host *host);
-static int sort_upload(void *state, uint32_t v, kb_host *host);
-static int sort_run(void *state, uint32_t v, kb_host *host);
-static int sort_download(void *state, uint32_t v, kb_host *host);
-static int sort_verify(void *state, uint32_t v, kb_check *out, kb_host *host);
-static void sort_teardown(void *state, kb_host *host);
-static const void *sort_extension(const char *name);
-
-static const kb_ops ops = {
-    KB_OPS_HEADER,
-    .plan = sort_plan,
-    .setup = sort_setup,
-    .prepare = sort_prepare,
-    .upload = sort_upload,
-    .run = sort_run,
-    .download = sort_download,
-    .verify = sort_verify,
-    .teardown = sort_teardown,
-    .extension = sort_extension,
-};
+KBK_OPS(sort);
 
 static const kb_plugin descriptor = {
     KB_PLUGIN_HEADER,
@@ -132,13 +111,10 @@ static const kb_plugin descriptor = {
     KB_PARAMS(params),
     KB_VARIANTS(variants),
     .item_name = "keys",
-    .ops = &ops,
+    .ops = &sort_ops,
 };
 
-KB_EXPORT const kb_plugin *kbench_plugin(uint32_t index)
-{
-    return index == 0 ? &descriptor : NULL;
-}
+KBK_EXPORT_ONE(descriptor)
 
 /* ---- plan ----------------------------------------------------------------- */
 
