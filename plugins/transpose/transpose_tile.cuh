@@ -665,4 +665,215 @@ KBT_HD void kbt_vech_out(unsigned t, T *__restrict__ out, const uint4 *smq, cons
     }
 }
 
+/* ---- the ragged path --------------------------------------------------------
+ * For shapes whose rows break 16-byte alignment (8191 x 8193), where the
+ * window path's 128-byte pieces per warp instruction split into two cache
+ * lines each.  The same window idea (aligned 16-byte chunks of the flat
+ * input; output chunks wholly inside a segment stored whole, partial ones
+ * element by element), with these differences:
+ *
+ *   - a tile row and an output row segment are 512 bytes for f32 and f64
+ *     (TILE 128 and 64) and 256 for u16 (TILE 128), and one warp (half a
+ *     warp for u16) takes a whole row: a 16-byte warp access covers 32
+ *     consecutive chunks, 512 contiguous bytes, so a misaligned row touches
+ *     5 lines where 4 would do (the window path's 8 chunks of one row per
+ *     warp touch 2 where 1 would do);
+ *   - shared memory: element (y, x) at y * TILE + (x ^ s(y, x)),
+ *     s = ((x >> 5) & 3) ^ ((y >> 2) & 31): for f32, a warp's element i of
+ *     32 consecutive chunks of one row (x = 4j + i - ph), and of 32
+ *     consecutive output chunks of one tile column (y = 4m + i - q), fall in
+ *     32 different banks, at every phase;
+ *   - a thread's jobs are STEP rows apart (STEP a multiple of W), so they
+ *     share one chunk column, one phase and one element mask, worked out
+ *     once per tile; the addresses step by STEP rows;
+ *   - dynamic shared memory (64 KiB for f32, 32 KiB for f64 and u16), 256
+ *     threads, 3 (f32, u16) or 4 (f64) blocks per multiprocessor asked of
+ *     the compiler (u16 spills at 4; its loads go out 4 at a time).
+ * ------------------------------------------------------------------------ */
+template <typename T> struct kbt_ragged_cfg;
+template <> struct kbt_ragged_cfg<uint32_t> {
+    static constexpr unsigned TILE = 128, THREADS = 256, MIN_BLOCKS = 3, BATCH = 8;
+};
+template <> struct kbt_ragged_cfg<uint64_t> {
+    static constexpr unsigned TILE = 64, THREADS = 256, MIN_BLOCKS = 4, BATCH = 8;
+};
+template <> struct kbt_ragged_cfg<uint16_t> {
+    static constexpr unsigned TILE = 128, THREADS = 256, MIN_BLOCKS = 3, BATCH = 4;
+};
+
+template <typename T> struct kbt_rshape {
+    static constexpr unsigned TILE = kbt_ragged_cfg<T>::TILE;
+    static constexpr unsigned THREADS = kbt_ragged_cfg<T>::THREADS;
+    static constexpr unsigned BATCH = kbt_ragged_cfg<T>::BATCH;
+    static constexpr unsigned W = 16 / sizeof(T); /* elements per chunk         */
+    static constexpr unsigned G = TILE / W;       /* chunks per tile row        */
+    static constexpr unsigned STEP = THREADS / G; /* rows between a thread's jobs */
+    static constexpr unsigned JOBS = TILE / STEP; /* chunk jobs per thread and phase */
+    static constexpr unsigned SMEM_BYTES = TILE * TILE * sizeof(T);
+    static_assert(THREADS % G == 0 && TILE % STEP == 0, "whole rows per round of jobs");
+    static_assert(STEP % W == 0, "a thread's rows share one phase");
+    static_assert(JOBS % BATCH == 0, "the batches cover a thread's jobs");
+    static_assert(THREADS >= TILE, "one thread per row takes the extra chunk");
+    static_assert(TILE % 32 == 0 && TILE >= 64, "the swizzle changes bits 0..4 of x only");
+};
+
+/* Element (y, x) of the ragged layout. */
+template <typename T>
+KBT_HD unsigned kbt_ridx(unsigned y, unsigned x)
+{
+    return y * kbt_rshape<T>::TILE + (x ^ (((x >> 5) & 3u) ^ ((y >> 2) & 31u)));
+}
+
+/* The launch geometry of the ragged path: kbt_geom with its own tile. */
+template <typename T> inline kbt_geom kbt_ragged_geom(uint64_t rows, uint64_t cols, uint64_t band)
+{
+    const unsigned TILE = kbt_rshape<T>::TILE, W = 16 / sizeof(T);
+    kbt_geom g;
+    g.rows = rows;
+    g.cols = cols;
+    g.n = rows * cols;
+    g.trows = (rows + TILE - 1) / TILE;
+    g.tcols = (cols + TILE - 1) / TILE;
+    g.ntiles = g.trows * g.tcols;
+    g.band = band == 0 || band > g.trows ? g.trows : band;
+    g.swz = 0;
+    g.aligned = rows % W == 0 && cols % W == 0;
+    return g;
+}
+
+/* Mask of the elements i < W whose place l + i lies in [0, lim). */
+template <unsigned W> KBT_HD unsigned kbt_rmask(int l, int lim)
+{
+    unsigned m = 0;
+#pragma unroll
+    for (unsigned i = 0; i < W; i++)
+        if (l + (int)i >= 0 && l + (int)i < lim)
+            m |= 1u << i;
+    return m;
+}
+
+/* The in phase of the ragged path for thread t.  Main jobs s = 0 .. JOBS-1:
+   tile row y0 + s * STEP, chunk k of its window (the aligned chunks from the
+   one holding the row's first element), elements at tile columns
+   l .. l + W - 1, l = k * W - ph, those in [0, C) kept.  The extra job
+   (t < TILE): chunk G of row t, which holds the row's last ph elements.
+   Loads in batches of BATCH (all of a batch in flight, then its shared
+   stores); the extra load goes out with the first batch. */
+template <typename T, class M>
+KBT_HD void kbt_ragged_in(unsigned t, const T *__restrict__ in, T *sm, const kbt_geom &g,
+                          uint64_t r0, uint64_t c0)
+{
+    typedef kbt_rshape<T> S;
+    constexpr unsigned W = S::W;
+    const int R = (int)(g.rows - r0 < S::TILE ? g.rows - r0 : S::TILE);
+    const int C = (int)(g.cols - c0 < S::TILE ? g.cols - c0 : S::TILE);
+    const unsigned k = t % S::G, y0 = t / S::G;
+    const uint64_t base0 = (r0 + y0) * g.cols + c0; /* flat index of (y0, 0) */
+    const int ph = (int)(base0 % W);                 /* the same for y0 + s * STEP */
+    const int l = (int)(k * W) - ph;
+    const unsigned ok = kbt_rmask<W>(l, C);
+    const uint64_t f0 = base0 - (uint64_t)ph + k * W, fstep = (uint64_t)S::STEP * g.cols;
+    /* the extra job: chunk G of row t */
+    const bool xjob = t < S::TILE && (int)t < R;
+    uint64_t xf = 0;
+    unsigned xok = 0;
+    int xl = 0;
+    if (xjob) {
+        uint64_t xb = (r0 + t) * g.cols + c0;
+        int xph = (int)(xb % W);
+        xl = (int)S::TILE - xph;
+        xok = kbt_rmask<W>(xl, C);
+        xf = xb - (uint64_t)xph + S::G * W;
+    }
+    kbt_chunk<T> xv;
+    xv.q = make_uint4(0, 0, 0, 0);
+#pragma unroll 1
+    for (unsigned s0 = 0; s0 < S::JOBS; s0 += S::BATCH) {
+        kbt_chunk<T> v[S::BATCH];
+#pragma unroll
+        for (unsigned u = 0; u < S::BATCH; u++) {
+            unsigned y = y0 + (s0 + u) * S::STEP;
+            v[u].q = make_uint4(0, 0, 0, 0);
+            if ((int)y < R && ok)
+                v[u].q = kbt_load_chunk<T, M>(in, f0 + (s0 + u) * fstep, g.n, ok);
+        }
+        if (s0 == 0 && xok)
+            xv.q = kbt_load_chunk<T, M>(in, xf, g.n, xok);
+#pragma unroll
+        for (unsigned u = 0; u < S::BATCH; u++) {
+            unsigned y = y0 + (s0 + u) * S::STEP;
+            if ((int)y >= R)
+                continue;
+#pragma unroll
+            for (unsigned i = 0; i < W; i++)
+                if (ok >> i & 1u)
+                    M::sts(sm, kbt_ridx<T>(y, (unsigned)(l + (int)i)), v[u].e[i],
+                           (int)((s0 + u) * W + i));
+        }
+    }
+#pragma unroll
+    for (unsigned i = 0; i < W; i++)
+        if (xok >> i & 1u)
+            M::sts(sm, kbt_ridx<T>(t, (unsigned)(xl + (int)i)), xv.e[i], (int)(S::JOBS * W + i));
+}
+
+/* The out phase of the ragged path for thread t.  Main jobs: output row
+   c0 + x, x = x0 + s * STEP, chunk slot m of its segment (flat
+   (c0 + x) * rows + r0, phase q, the same for every s): tile rows
+   l .. l + W - 1, l = m * W - q, those in [0, R) written; a 16-byte store
+   when all W are, element stores otherwise (the segment's first chunk when
+   q > 0, or an edge tile's last).  The extra job (t < TILE): slot G of output
+   row t, the segment's last q elements. */
+template <typename T, class M>
+KBT_HD void kbt_ragged_out(unsigned t, T *__restrict__ out, const T *sm, const kbt_geom &g,
+                           uint64_t r0, uint64_t c0)
+{
+    typedef kbt_rshape<T> S;
+    constexpr unsigned W = S::W;
+    const int R = (int)(g.rows - r0 < S::TILE ? g.rows - r0 : S::TILE);
+    const int C = (int)(g.cols - c0 < S::TILE ? g.cols - c0 : S::TILE);
+    const unsigned m = t % S::G, x0 = t / S::G;
+    const uint64_t obase0 = (c0 + x0) * g.rows + r0; /* flat index of output (c0 + x0, r0) */
+    const int q = (int)(obase0 % W);
+    const int l = (int)(m * W) - q;
+    const unsigned ok = kbt_rmask<W>(l, R);
+    const bool whole = ok == (1u << W) - 1u;
+    const uint64_t f0 = obase0 - (uint64_t)q + m * W, fstep = (uint64_t)S::STEP * g.rows;
+    if (ok) {
+#pragma unroll
+        for (unsigned s = 0; s < S::JOBS; s++) {
+            unsigned x = x0 + s * S::STEP;
+            if ((int)x >= C)
+                continue;
+            kbt_chunk<T> o;
+            o.q = make_uint4(0, 0, 0, 0);
+#pragma unroll
+            for (unsigned i = 0; i < W; i++)
+                if (ok >> i & 1u)
+                    o.e[i] = M::lds(sm, kbt_ridx<T>((unsigned)(l + (int)i), x), (int)(s * W + i));
+            T *p = out + f0 + s * fstep;
+            if (whole) {
+                M::st16(p, o.q);
+            } else {
+#pragma unroll
+                for (unsigned i = 0; i < W; i++)
+                    if (ok >> i & 1u)
+                        M::st1(p + i, o.e[i]);
+            }
+        }
+    }
+    if (t < S::TILE && (int)t < C) {
+        uint64_t xb = (c0 + t) * g.rows + r0;
+        int xq = (int)(xb % W);
+        int xl = (int)S::TILE - xq;
+        unsigned xok = kbt_rmask<W>(xl, R);
+        T *p = out + (xb - (uint64_t)xq + S::G * W);
+#pragma unroll
+        for (unsigned i = 0; i < W; i++)
+            if (xok >> i & 1u)
+                M::st1(p + i, M::lds(sm, kbt_ridx<T>((unsigned)(xl + (int)i), t),
+                                     (int)(S::JOBS * W + i)));
+    }
+}
+
 #endif
