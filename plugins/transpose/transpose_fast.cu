@@ -146,7 +146,7 @@ int launch_tiles(kbt_state *s, kb_host *host, const char *name)
 }
 
 /* ragged: the ragged path of transpose_tile.cuh for every tile, in band
-   order; its tile (TILE x TILE elements of kbt_ragged_cfg) lives in dynamic
+   order; its tile (TR x TC elements of kbt_ragged_cfg) lives in dynamic
    shared memory (64 KiB for f32, over the 48 KiB of a static array). */
 template <typename T, bool STREAM>
 __global__ void __launch_bounds__(kbt_ragged_cfg<T>::THREADS, kbt_ragged_cfg<T>::MIN_BLOCKS)
@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(kbt_ragged_cfg<T>::THREADS, kbt_ragged_cfg<T>:
     const unsigned t = threadIdx.x;
     for (uint64_t b = blockIdx.x; b < g.ntiles; b += gridDim.x) { /* the same for the block */
         uint64_t r0, c0;
-        kbt_tile_of_fast<S::TILE>(g, b, r0, c0);
+        kbt_ragged_tile<T>(g, b, r0, c0);
         kbt_ragged_in<T, M>(t, in, sm, g, r0, c0);
         __syncthreads();
         kbt_ragged_out<T, M>(t, out, sm, g, r0, c0);

@@ -692,53 +692,74 @@ KBT_HD void kbt_vech_out(unsigned t, T *__restrict__ out, const uint4 *smq, cons
  * ------------------------------------------------------------------------ */
 template <typename T> struct kbt_ragged_cfg;
 template <> struct kbt_ragged_cfg<uint32_t> {
-    static constexpr unsigned TILE = 128, THREADS = 256, MIN_BLOCKS = 3, BATCH = 8;
+    static constexpr unsigned TR = 128, TC = 128, THREADS = 256, MIN_BLOCKS = 3, BATCH = 8;
 };
 template <> struct kbt_ragged_cfg<uint64_t> {
-    static constexpr unsigned TILE = 64, THREADS = 256, MIN_BLOCKS = 4, BATCH = 8;
+    static constexpr unsigned TR = 64, TC = 64, THREADS = 256, MIN_BLOCKS = 4, BATCH = 8;
 };
 template <> struct kbt_ragged_cfg<uint16_t> {
-    static constexpr unsigned TILE = 128, THREADS = 256, MIN_BLOCKS = 3, BATCH = 4;
+    static constexpr unsigned TR = 128, TC = 128, THREADS = 256, MIN_BLOCKS = 3, BATCH = 4;
 };
 
+/* The numbers of the ragged path.  A tile is TR input rows x TC input
+   columns (TC output rows of TR elements). */
 template <typename T> struct kbt_rshape {
-    static constexpr unsigned TILE = kbt_ragged_cfg<T>::TILE;
+    static constexpr unsigned TR = kbt_ragged_cfg<T>::TR, TC = kbt_ragged_cfg<T>::TC;
     static constexpr unsigned THREADS = kbt_ragged_cfg<T>::THREADS;
     static constexpr unsigned BATCH = kbt_ragged_cfg<T>::BATCH;
-    static constexpr unsigned W = 16 / sizeof(T); /* elements per chunk         */
-    static constexpr unsigned G = TILE / W;       /* chunks per tile row        */
-    static constexpr unsigned STEP = THREADS / G; /* rows between a thread's jobs */
-    static constexpr unsigned JOBS = TILE / STEP; /* chunk jobs per thread and phase */
-    static constexpr unsigned SMEM_BYTES = TILE * TILE * sizeof(T);
-    static_assert(THREADS % G == 0 && TILE % STEP == 0, "whole rows per round of jobs");
-    static_assert(STEP % W == 0, "a thread's rows share one phase");
-    static_assert(JOBS % BATCH == 0, "the batches cover a thread's jobs");
-    static_assert(THREADS >= TILE, "one thread per row takes the extra chunk");
-    static_assert(TILE % 32 == 0 && TILE >= 64, "the swizzle changes bits 0..4 of x only");
+    static constexpr unsigned W = 16 / sizeof(T);    /* elements per chunk              */
+    static constexpr unsigned GI = TC / W;           /* chunks per tile row             */
+    static constexpr unsigned GO = TR / W;           /* chunks per output segment       */
+    static constexpr unsigned STEPI = THREADS / GI;  /* rows between a thread's in jobs */
+    static constexpr unsigned STEPO = THREADS / GO;  /* output rows between its out jobs */
+    static constexpr unsigned JOBSI = TR / STEPI, JOBSO = TC / STEPO;
+    static constexpr unsigned LO = GO < 32 ? GO : 32; /* lanes of a warp per output row  */
+    static constexpr unsigned SMEM_BYTES = TR * TC * sizeof(T);
+    static_assert(THREADS % GI == 0 && TR % STEPI == 0, "whole rows per round of in jobs");
+    static_assert(THREADS % GO == 0 && TC % STEPO == 0, "whole rows per round of out jobs");
+    static_assert(STEPI % W == 0 && STEPO % W == 0, "a thread's rows share one phase");
+    static_assert(JOBSI % BATCH == 0, "the batches cover a thread's in jobs");
+    static_assert(THREADS >= TR && THREADS >= TC, "one thread per row takes the extra chunk");
+    static_assert(TC % 32 == 0 && (LO & (LO - 1)) == 0, "the swizzle changes bits 0..4 of x only");
 };
 
-/* Element (y, x) of the ragged layout. */
+/* Element (y, x) of the ragged layout: y * TC + (x ^ s), s < 32 made of
+   (x >> 5) & 3 (a warp's element i of consecutive chunks of one row, x =
+   W * j + i - ph, then spans all the banks) and (y / W) mod LO, spread over
+   bits 0..4 (the LO lanes of one output row read rows y = W * m + i - q:
+   different banks, and the 32 / LO output rows of a warp differ in the low
+   bits of x). */
 template <typename T>
 KBT_HD unsigned kbt_ridx(unsigned y, unsigned x)
 {
-    return y * kbt_rshape<T>::TILE + (x ^ (((x >> 5) & 3u) ^ ((y >> 2) & 31u)));
+    typedef kbt_rshape<T> S;
+    return y * S::TC + (x ^ (((x >> 5) & 3u) ^ (((y / S::W) & (S::LO - 1u)) * (32u / S::LO))));
 }
 
-/* The launch geometry of the ragged path: kbt_geom with its own tile. */
+/* The launch geometry of the ragged path: kbt_geom counted in its tiles. */
 template <typename T> inline kbt_geom kbt_ragged_geom(uint64_t rows, uint64_t cols, uint64_t band)
 {
-    const unsigned TILE = kbt_rshape<T>::TILE, W = 16 / sizeof(T);
+    typedef kbt_rshape<T> S;
     kbt_geom g;
     g.rows = rows;
     g.cols = cols;
     g.n = rows * cols;
-    g.trows = (rows + TILE - 1) / TILE;
-    g.tcols = (cols + TILE - 1) / TILE;
+    g.trows = (rows + S::TR - 1) / S::TR;
+    g.tcols = (cols + S::TC - 1) / S::TC;
     g.ntiles = g.trows * g.tcols;
     g.band = band == 0 || band > g.trows ? g.trows : band;
     g.swz = 0;
-    g.aligned = rows % W == 0 && cols % W == 0;
+    g.aligned = rows % S::W == 0 && cols % S::W == 0;
     return g;
+}
+
+/* Tile number b -> its first input row and column, in band order. */
+template <typename T>
+KBT_HD void kbt_ragged_tile(const kbt_geom &g, uint64_t b, uint64_t &r0, uint64_t &c0)
+{
+    kbt_tile_of_fast<1>(g, b, r0, c0); /* tile row and column */
+    r0 *= kbt_rshape<T>::TR;
+    c0 *= kbt_rshape<T>::TC;
 }
 
 /* Mask of the elements i < W whose place l + i lies in [0, lim). */
@@ -752,11 +773,11 @@ template <unsigned W> KBT_HD unsigned kbt_rmask(int l, int lim)
     return m;
 }
 
-/* The in phase of the ragged path for thread t.  Main jobs s = 0 .. JOBS-1:
-   tile row y0 + s * STEP, chunk k of its window (the aligned chunks from the
+/* The in phase of the ragged path for thread t.  Main jobs s = 0 .. JOBSI-1:
+   tile row y0 + s * STEPI, chunk k of its window (the aligned chunks from the
    one holding the row's first element), elements at tile columns
    l .. l + W - 1, l = k * W - ph, those in [0, C) kept.  The extra job
-   (t < TILE): chunk G of row t, which holds the row's last ph elements.
+   (t < TR): chunk GI of row t, which holds the row's last ph elements.
    Loads in batches of BATCH (all of a batch in flight, then its shared
    stores); the extra load goes out with the first batch. */
 template <typename T, class M>
@@ -765,34 +786,34 @@ KBT_HD void kbt_ragged_in(unsigned t, const T *__restrict__ in, T *sm, const kbt
 {
     typedef kbt_rshape<T> S;
     constexpr unsigned W = S::W;
-    const int R = (int)(g.rows - r0 < S::TILE ? g.rows - r0 : S::TILE);
-    const int C = (int)(g.cols - c0 < S::TILE ? g.cols - c0 : S::TILE);
-    const unsigned k = t % S::G, y0 = t / S::G;
+    const int R = (int)(g.rows - r0 < S::TR ? g.rows - r0 : S::TR);
+    const int C = (int)(g.cols - c0 < S::TC ? g.cols - c0 : S::TC);
+    const unsigned k = t % S::GI, y0 = t / S::GI;
     const uint64_t base0 = (r0 + y0) * g.cols + c0; /* flat index of (y0, 0) */
-    const int ph = (int)(base0 % W);                 /* the same for y0 + s * STEP */
+    const int ph = (int)(base0 % W);                 /* the same for y0 + s * STEPI */
     const int l = (int)(k * W) - ph;
     const unsigned ok = kbt_rmask<W>(l, C);
-    const uint64_t f0 = base0 - (uint64_t)ph + k * W, fstep = (uint64_t)S::STEP * g.cols;
-    /* the extra job: chunk G of row t */
-    const bool xjob = t < S::TILE && (int)t < R;
+    const uint64_t f0 = base0 - (uint64_t)ph + k * W, fstep = (uint64_t)S::STEPI * g.cols;
+    /* the extra job: chunk GI of row t */
+    const bool xjob = t < S::TR && (int)t < R;
     uint64_t xf = 0;
     unsigned xok = 0;
     int xl = 0;
     if (xjob) {
         uint64_t xb = (r0 + t) * g.cols + c0;
         int xph = (int)(xb % W);
-        xl = (int)S::TILE - xph;
+        xl = (int)S::TC - xph;
         xok = kbt_rmask<W>(xl, C);
-        xf = xb - (uint64_t)xph + S::G * W;
+        xf = xb - (uint64_t)xph + S::GI * W;
     }
     kbt_chunk<T> xv;
     xv.q = make_uint4(0, 0, 0, 0);
 #pragma unroll 1
-    for (unsigned s0 = 0; s0 < S::JOBS; s0 += S::BATCH) {
+    for (unsigned s0 = 0; s0 < S::JOBSI; s0 += S::BATCH) {
         kbt_chunk<T> v[S::BATCH];
 #pragma unroll
         for (unsigned u = 0; u < S::BATCH; u++) {
-            unsigned y = y0 + (s0 + u) * S::STEP;
+            unsigned y = y0 + (s0 + u) * S::STEPI;
             v[u].q = make_uint4(0, 0, 0, 0);
             if ((int)y < R && ok)
                 v[u].q = kbt_load_chunk<T, M>(in, f0 + (s0 + u) * fstep, g.n, ok);
@@ -801,7 +822,7 @@ KBT_HD void kbt_ragged_in(unsigned t, const T *__restrict__ in, T *sm, const kbt
             xv.q = kbt_load_chunk<T, M>(in, xf, g.n, xok);
 #pragma unroll
         for (unsigned u = 0; u < S::BATCH; u++) {
-            unsigned y = y0 + (s0 + u) * S::STEP;
+            unsigned y = y0 + (s0 + u) * S::STEPI;
             if ((int)y >= R)
                 continue;
 #pragma unroll
@@ -814,15 +835,15 @@ KBT_HD void kbt_ragged_in(unsigned t, const T *__restrict__ in, T *sm, const kbt
 #pragma unroll
     for (unsigned i = 0; i < W; i++)
         if (xok >> i & 1u)
-            M::sts(sm, kbt_ridx<T>(t, (unsigned)(xl + (int)i)), xv.e[i], (int)(S::JOBS * W + i));
+            M::sts(sm, kbt_ridx<T>(t, (unsigned)(xl + (int)i)), xv.e[i], (int)(S::JOBSI * W + i));
 }
 
 /* The out phase of the ragged path for thread t.  Main jobs: output row
-   c0 + x, x = x0 + s * STEP, chunk slot m of its segment (flat
+   c0 + x, x = x0 + s * STEPO, chunk slot m of its segment (flat
    (c0 + x) * rows + r0, phase q, the same for every s): tile rows
    l .. l + W - 1, l = m * W - q, those in [0, R) written; a 16-byte store
    when all W are, element stores otherwise (the segment's first chunk when
-   q > 0, or an edge tile's last).  The extra job (t < TILE): slot G of output
+   q > 0, or an edge tile's last).  The extra job (t < TC): slot GO of output
    row t, the segment's last q elements. */
 template <typename T, class M>
 KBT_HD void kbt_ragged_out(unsigned t, T *__restrict__ out, const T *sm, const kbt_geom &g,
@@ -830,19 +851,19 @@ KBT_HD void kbt_ragged_out(unsigned t, T *__restrict__ out, const T *sm, const k
 {
     typedef kbt_rshape<T> S;
     constexpr unsigned W = S::W;
-    const int R = (int)(g.rows - r0 < S::TILE ? g.rows - r0 : S::TILE);
-    const int C = (int)(g.cols - c0 < S::TILE ? g.cols - c0 : S::TILE);
-    const unsigned m = t % S::G, x0 = t / S::G;
+    const int R = (int)(g.rows - r0 < S::TR ? g.rows - r0 : S::TR);
+    const int C = (int)(g.cols - c0 < S::TC ? g.cols - c0 : S::TC);
+    const unsigned m = t % S::GO, x0 = t / S::GO;
     const uint64_t obase0 = (c0 + x0) * g.rows + r0; /* flat index of output (c0 + x0, r0) */
     const int q = (int)(obase0 % W);
     const int l = (int)(m * W) - q;
     const unsigned ok = kbt_rmask<W>(l, R);
     const bool whole = ok == (1u << W) - 1u;
-    const uint64_t f0 = obase0 - (uint64_t)q + m * W, fstep = (uint64_t)S::STEP * g.rows;
+    const uint64_t f0 = obase0 - (uint64_t)q + m * W, fstep = (uint64_t)S::STEPO * g.rows;
     if (ok) {
 #pragma unroll
-        for (unsigned s = 0; s < S::JOBS; s++) {
-            unsigned x = x0 + s * S::STEP;
+        for (unsigned s = 0; s < S::JOBSO; s++) {
+            unsigned x = x0 + s * S::STEPO;
             if ((int)x >= C)
                 continue;
             kbt_chunk<T> o;
@@ -862,17 +883,17 @@ KBT_HD void kbt_ragged_out(unsigned t, T *__restrict__ out, const T *sm, const k
             }
         }
     }
-    if (t < S::TILE && (int)t < C) {
+    if (t < S::TC && (int)t < C) {
         uint64_t xb = (c0 + t) * g.rows + r0;
         int xq = (int)(xb % W);
-        int xl = (int)S::TILE - xq;
+        int xl = (int)S::TR - xq;
         unsigned xok = kbt_rmask<W>(xl, R);
-        T *p = out + (xb - (uint64_t)xq + S::G * W);
+        T *p = out + (xb - (uint64_t)xq + S::GO * W);
 #pragma unroll
         for (unsigned i = 0; i < W; i++)
             if (xok >> i & 1u)
                 M::st1(p + i, M::lds(sm, kbt_ridx<T>((unsigned)(xl + (int)i), t),
-                                     (int)(S::JOBS * W + i)));
+                                     (int)(S::JOBSO * W + i)));
     }
 }
 

@@ -684,14 +684,14 @@ static emu_report emulate_ragged(uint64_t rows, uint64_t cols, uint64_t band, bo
     std::vector<unsigned> seen(g.ntiles, 0);
     for (uint64_t b = 0; b < g.ntiles; b++) {
         uint64_t r0, c0;
-        kbt_tile_of_fast<S::TILE>(g, b, r0, c0);
-        uint64_t tr = r0 / S::TILE, tc = c0 / S::TILE;
-        if (r0 % S::TILE || c0 % S::TILE || tr >= g.trows || tc >= g.tcols) {
+        kbt_ragged_tile<T>(g, b, r0, c0);
+        uint64_t tr = r0 / S::TR, tc = c0 / S::TC;
+        if (r0 % S::TR || c0 % S::TC || tr >= g.trows || tc >= g.tcols) {
             rep.tiles_missed++;
             continue;
         }
         seen[tr * g.tcols + tc]++;
-        bool full = r0 + S::TILE <= rows && c0 + S::TILE <= cols;
+        bool full = r0 + S::TR <= rows && c0 + S::TC <= cols;
         E.tile = (long)b;
         for (int phase = PH_IN; phase <= PH_OUT; phase++) {
             E.phase = phase;
@@ -710,7 +710,7 @@ static emu_report emulate_ragged(uint64_t rows, uint64_t cols, uint64_t band, bo
                     unsigned got, least;
                     wavefronts(s.second, &got, &least);
                     double ratio = least ? (double)got / least : 1.0;
-                    bool extra = s.first.second >= (int)(S::JOBS * S::W);
+                    bool extra = s.first.second >= (int)((phase == PH_IN ? S::JOBSI : S::JOBSO) * S::W);
                     double &worst = extra ? rep.worst_ratio_extra : rep.worst_ratio;
                     worst = ratio > worst ? ratio : worst;
                 }
@@ -748,8 +748,8 @@ template <typename T> static void ragged_exact(const char *what)
                             {127, 129}, {2048, 512}};
     for (unsigned rr = 0; rr < S::W; rr++)
         for (unsigned cr = 0; cr < S::W; cr++)
-            v.push_back(shape{2 * S::TILE + 8 + rr, S::TILE + 24 + cr});
-    v.push_back(shape{2 * S::TILE, 3 * S::TILE});
+            v.push_back(shape{2 * S::TR + 8 + rr, S::TC + 24 + cr});
+    v.push_back(shape{2 * S::TR, 3 * S::TC});
     for (const shape &s : v)
         for (uint64_t band : {0ull, 1ull, 2ull}) {
             emu_report r = emulate_ragged<T>(s.rows, s.cols, band);
@@ -781,7 +781,7 @@ template <typename T> static void ragged_conflicts(double bound)
     typedef kbt_rshape<T> S;
     for (unsigned rr = 0; rr < S::W; rr++)
         for (unsigned cr = 0; cr < S::W; cr++) {
-            shape s = {2 * S::TILE + 8 + rr, 2 * S::TILE + 24 + cr};
+            shape s = {2 * S::TR + 8 + rr, 2 * S::TC + 24 + cr};
             emu_report r = emulate_ragged<T>(s.rows, s.cols, 0, true);
             cr_assert(clean(r));
             cr_log_info("ragged %zu-byte rows %% W = %u, cols %% W = %u: main %.2f-way, extra %.2f-way",
