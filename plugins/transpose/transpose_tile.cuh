@@ -729,11 +729,19 @@ template <typename T> struct kbt_rshape {
    bits 0..4 (the LO lanes of one output row read rows y = W * m + i - q:
    different banks, and the 32 / LO output rows of a warp differ in the low
    bits of x). */
+/* The two halves of the swizzle: kbt_ridx(y, x) = y * TC + (kbt_rsx(x) ^
+   kbt_rsy<T>(y)).  The phases work them out once per thread and per job, so
+   that an element access costs one XOR and one add. */
+KBT_HD unsigned kbt_rsx(unsigned x) { return x ^ ((x >> 5) & 3u); }
+template <typename T> KBT_HD unsigned kbt_rsy(unsigned y)
+{
+    typedef kbt_rshape<T> S;
+    return ((y / S::W) & (S::LO - 1u)) * (32u / S::LO);
+}
 template <typename T>
 KBT_HD unsigned kbt_ridx(unsigned y, unsigned x)
 {
-    typedef kbt_rshape<T> S;
-    return y * S::TC + (x ^ (((x >> 5) & 3u) ^ (((y / S::W) & (S::LO - 1u)) * (32u / S::LO))));
+    return y * kbt_rshape<T>::TC + (kbt_rsx(x) ^ kbt_rsy<T>(y));
 }
 
 /* The launch geometry of the ragged path: kbt_geom counted in its tiles. */
@@ -808,15 +816,20 @@ KBT_HD void kbt_ragged_in(unsigned t, const T *__restrict__ in, T *sm, const kbt
     }
     kbt_chunk<T> xv;
     xv.q = make_uint4(0, 0, 0, 0);
+    unsigned xs[W]; /* kbt_rsx of the thread's W tile columns */
+#pragma unroll
+    for (unsigned i = 0; i < W; i++)
+        xs[i] = kbt_rsx((unsigned)(l + (int)i));
 #pragma unroll 1
     for (unsigned s0 = 0; s0 < S::JOBSI; s0 += S::BATCH) {
         kbt_chunk<T> v[S::BATCH];
+        uint64_t f = f0 + s0 * fstep; /* the flat start of job s0's chunk */
 #pragma unroll
-        for (unsigned u = 0; u < S::BATCH; u++) {
+        for (unsigned u = 0; u < S::BATCH; u++, f += fstep) {
             unsigned y = y0 + (s0 + u) * S::STEPI;
             v[u].q = make_uint4(0, 0, 0, 0);
             if ((int)y < R && ok)
-                v[u].q = kbt_load_chunk<T, M>(in, f0 + (s0 + u) * fstep, g.n, ok);
+                v[u].q = kbt_load_chunk<T, M>(in, f, g.n, ok);
         }
         if (s0 == 0 && xok)
             xv.q = kbt_load_chunk<T, M>(in, xf, g.n, xok);
@@ -825,11 +838,11 @@ KBT_HD void kbt_ragged_in(unsigned t, const T *__restrict__ in, T *sm, const kbt
             unsigned y = y0 + (s0 + u) * S::STEPI;
             if ((int)y >= R)
                 continue;
+            const unsigned rb = y * S::TC, sy = kbt_rsy<T>(y);
 #pragma unroll
             for (unsigned i = 0; i < W; i++)
                 if (ok >> i & 1u)
-                    M::sts(sm, kbt_ridx<T>(y, (unsigned)(l + (int)i)), v[u].e[i],
-                           (int)((s0 + u) * W + i));
+                    M::sts(sm, rb + (xs[i] ^ sy), v[u].e[i], (int)((s0 + u) * W + i));
         }
     }
 #pragma unroll
@@ -861,18 +874,31 @@ KBT_HD void kbt_ragged_out(unsigned t, T *__restrict__ out, const T *sm, const k
     const bool whole = ok == (1u << W) - 1u;
     const uint64_t f0 = obase0 - (uint64_t)q + m * W, fstep = (uint64_t)S::STEPO * g.rows;
     if (ok) {
+        /* Row starts and kbt_rsy of the thread's W tile rows.  Every shared
+           load is made (no branch per element); one outside the segment is
+           moved W rows in (the neighbouring lane's element: the same word,
+           no bank conflict), then clamped into [0, R), so that it reads an
+           element this tile wrote, and its value is not stored. */
+        unsigned rb[W], sy[W];
 #pragma unroll
-        for (unsigned s = 0; s < S::JOBSO; s++) {
+        for (unsigned i = 0; i < W; i++) {
+            int yi = l + (int)i;
+            yi = yi < 0 ? yi + (int)W : yi >= R ? yi - (int)W : yi;
+            unsigned y = (unsigned)(yi < 0 ? 0 : yi >= R ? R - 1 : yi);
+            rb[i] = y * S::TC;
+            sy[i] = kbt_rsy<T>(y);
+        }
+        T *p = out + f0; /* job s's chunk, stepped by STEPO output rows */
+#pragma unroll
+        for (unsigned s = 0; s < S::JOBSO; s++, p += fstep) {
             unsigned x = x0 + s * S::STEPO;
             if ((int)x >= C)
                 continue;
+            const unsigned sx = kbt_rsx(x);
             kbt_chunk<T> o;
-            o.q = make_uint4(0, 0, 0, 0);
 #pragma unroll
             for (unsigned i = 0; i < W; i++)
-                if (ok >> i & 1u)
-                    o.e[i] = M::lds(sm, kbt_ridx<T>((unsigned)(l + (int)i), x), (int)(s * W + i));
-            T *p = out + f0 + s * fstep;
+                o.e[i] = M::lds(sm, rb[i] + (sx ^ sy[i]), (int)(s * W + i));
             if (whole) {
                 M::st16(p, o.q);
             } else {
