@@ -157,31 +157,6 @@ __global__ void __launch_bounds__(kbt_ragged_cfg<T>::THREADS, kbt_ragged_cfg<T>:
     extern __shared__ uint4 rsmq[];
     T *sm = reinterpret_cast<T *>(rsmq);
     const unsigned t = threadIdx.x;
-    if (S::PIPE) {
-        /* A grid of MIN_BLOCKS blocks per multiprocessor, each looping over
-           its tiles: the next tile's loads go out (into v, xv) before the
-           current tile is written out of shared memory. */
-        kbt_chunk<T> v[S::JOBSI], xv;
-        uint64_t b = blockIdx.x, r0 = 0, c0 = 0; /* the same for the block */
-        if (b < g.ntiles) {
-            kbt_ragged_tile<T>(g, b, r0, c0);
-            kbt_ragged_load<T, M>(t, in, g, r0, c0, v, xv);
-        }
-        for (; b < g.ntiles; b += gridDim.x) {
-            kbt_ragged_store<T, M>(t, sm, g, r0, c0, v, xv);
-            __syncthreads();
-            uint64_t nb = b + gridDim.x, nr0 = 0, nc0 = 0;
-            if (nb < g.ntiles) {
-                kbt_ragged_tile<T>(g, nb, nr0, nc0);
-                kbt_ragged_load<T, M>(t, in, g, nr0, nc0, v, xv);
-            }
-            kbt_ragged_out<T, M>(t, out, sm, g, r0, c0);
-            __syncthreads(); /* the next tile overwrites this one */
-            r0 = nr0;
-            c0 = nc0;
-        }
-        return;
-    }
     for (uint64_t b = blockIdx.x; b < g.ntiles; b += gridDim.x) { /* the same for the block */
         uint64_t r0, c0;
         kbt_ragged_tile<T>(g, b, r0, c0);
@@ -197,9 +172,7 @@ template <typename T, bool STREAM> int launch_ragged_as(kbt_state *s, kb_host *h
     typedef kbt_rshape<T> S;
     const T *in = static_cast<const T *>(s->in.dev);
     T *out = static_cast<T *>(s->out.dev);
-    uint64_t cap = S::PIPE ? (uint64_t)(s->sm_count > 0 ? s->sm_count : 1) * kbt_ragged_cfg<T>::MIN_BLOCKS
-                           : KBT_MAX_GRID;
-    unsigned grid = (unsigned)(g.ntiles < cap ? g.ntiles : cap);
+    unsigned grid = (unsigned)(g.ntiles < KBT_MAX_GRID ? g.ntiles : KBT_MAX_GRID);
     KBK_CUDA(host, cudaFuncSetAttribute(ragged_kernel<T, STREAM>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)S::SMEM_BYTES));

@@ -693,15 +693,12 @@ KBT_HD void kbt_vech_out(unsigned t, T *__restrict__ out, const uint4 *smq, cons
 template <typename T> struct kbt_ragged_cfg;
 template <> struct kbt_ragged_cfg<uint32_t> {
     static constexpr unsigned TR = 128, TC = 128, THREADS = 256, MIN_BLOCKS = 3, BATCH = 8;
-    static constexpr bool PIPE = false;
 };
 template <> struct kbt_ragged_cfg<uint64_t> {
     static constexpr unsigned TR = 64, TC = 64, THREADS = 256, MIN_BLOCKS = 4, BATCH = 8;
-    static constexpr bool PIPE = false;
 };
 template <> struct kbt_ragged_cfg<uint16_t> {
     static constexpr unsigned TR = 128, TC = 128, THREADS = 256, MIN_BLOCKS = 3, BATCH = 4;
-    static constexpr bool PIPE = false;
 };
 
 /* The numbers of the ragged path.  A tile is TR input rows x TC input
@@ -710,7 +707,6 @@ template <typename T> struct kbt_rshape {
     static constexpr unsigned TR = kbt_ragged_cfg<T>::TR, TC = kbt_ragged_cfg<T>::TC;
     static constexpr unsigned THREADS = kbt_ragged_cfg<T>::THREADS;
     static constexpr unsigned BATCH = kbt_ragged_cfg<T>::BATCH;
-    static constexpr bool PIPE = kbt_ragged_cfg<T>::PIPE;
     static constexpr unsigned W = 16 / sizeof(T);    /* elements per chunk              */
     static constexpr unsigned GI = TC / W;           /* chunks per tile row             */
     static constexpr unsigned GO = TR / W;           /* chunks per output segment       */
@@ -723,7 +719,6 @@ template <typename T> struct kbt_rshape {
     static_assert(THREADS % GO == 0 && TC % STEPO == 0, "whole rows per round of out jobs");
     static_assert(STEPI % W == 0 && STEPO % W == 0, "a thread's rows share one phase");
     static_assert(JOBSI % BATCH == 0, "the batches cover a thread's in jobs");
-    static_assert(!PIPE || JOBSI == BATCH, "the pipelined kernel holds a whole tile's loads");
     static_assert(THREADS >= TR && THREADS >= TC, "one thread per row takes the extra chunk");
     static_assert(TC % 32 == 0 && (LO & (LO - 1)) == 0, "the swizzle changes bits 0..4 of x only");
 };
@@ -854,81 +849,6 @@ KBT_HD void kbt_ragged_in(unsigned t, const T *__restrict__ in, T *sm, const kbt
     for (unsigned i = 0; i < W; i++)
         if (xok >> i & 1u)
             M::sts(sm, kbt_ridx<T>(t, (unsigned)(xl + (int)i)), xv.e[i], (int)(S::JOBSI * W + i));
-}
-
-/* The in phase split in two for the pipelined kernel (PIPE): the loads of
-   a tile into registers (v: the main jobs, xv: the extra chunk), issued
-   while the block writes the tile before out of shared memory, and their
-   shared stores after that tile's last barrier.  The same jobs, loads and
-   stores as kbt_ragged_in in one batch. */
-template <typename T, class M>
-KBT_HD void kbt_ragged_load(unsigned t, const T *__restrict__ in, const kbt_geom &g, uint64_t r0,
-                            uint64_t c0, kbt_chunk<T> (&v)[kbt_rshape<T>::JOBSI], kbt_chunk<T> &xv)
-{
-    typedef kbt_rshape<T> S;
-    constexpr unsigned W = S::W;
-    const int R = (int)(g.rows - r0 < S::TR ? g.rows - r0 : S::TR);
-    const int C = (int)(g.cols - c0 < S::TC ? g.cols - c0 : S::TC);
-    const unsigned k = t % S::GI, y0 = t / S::GI;
-    const uint64_t base0 = (r0 + y0) * g.cols + c0;
-    const int ph = (int)(base0 % W);
-    const int l = (int)(k * W) - ph;
-    const unsigned ok = kbt_rmask<W>(l, C);
-    const uint64_t fstep = (uint64_t)S::STEPI * g.cols;
-    uint64_t f = base0 - (uint64_t)ph + k * W;
-#pragma unroll
-    for (unsigned u = 0; u < S::JOBSI; u++, f += fstep) {
-        unsigned y = y0 + u * S::STEPI;
-        v[u].q = make_uint4(0, 0, 0, 0);
-        if ((int)y < R && ok)
-            v[u].q = kbt_load_chunk<T, M>(in, f, g.n, ok);
-    }
-    xv.q = make_uint4(0, 0, 0, 0);
-    if (t < S::TR && (int)t < R) {
-        uint64_t xb = (r0 + t) * g.cols + c0;
-        int xph = (int)(xb % W);
-        unsigned xok = kbt_rmask<W>((int)S::TC - xph, C);
-        if (xok)
-            xv.q = kbt_load_chunk<T, M>(in, xb - (uint64_t)xph + S::GI * W, g.n, xok);
-    }
-}
-
-template <typename T, class M>
-KBT_HD void kbt_ragged_store(unsigned t, T *sm, const kbt_geom &g, uint64_t r0, uint64_t c0,
-                             const kbt_chunk<T> (&v)[kbt_rshape<T>::JOBSI], const kbt_chunk<T> &xv)
-{
-    typedef kbt_rshape<T> S;
-    constexpr unsigned W = S::W;
-    const int R = (int)(g.rows - r0 < S::TR ? g.rows - r0 : S::TR);
-    const int C = (int)(g.cols - c0 < S::TC ? g.cols - c0 : S::TC);
-    const unsigned k = t % S::GI, y0 = t / S::GI;
-    const int ph = (int)(((r0 + y0) * g.cols + c0) % W);
-    const int l = (int)(k * W) - ph;
-    const unsigned ok = kbt_rmask<W>(l, C);
-    unsigned xs[W];
-#pragma unroll
-    for (unsigned i = 0; i < W; i++)
-        xs[i] = kbt_rsx((unsigned)(l + (int)i));
-#pragma unroll
-    for (unsigned u = 0; u < S::JOBSI; u++) {
-        unsigned y = y0 + u * S::STEPI;
-        if ((int)y >= R)
-            continue;
-        const unsigned rb = y * S::TC, sy = kbt_rsy<T>(y);
-#pragma unroll
-        for (unsigned i = 0; i < W; i++)
-            if (ok >> i & 1u)
-                M::sts(sm, rb + (xs[i] ^ sy), v[u].e[i], (int)(u * W + i));
-    }
-    if (t < S::TR && (int)t < R) {
-        int xph = (int)(((r0 + t) * g.cols + c0) % W);
-        int xl = (int)S::TC - xph;
-        unsigned xok = kbt_rmask<W>(xl, C);
-#pragma unroll
-        for (unsigned i = 0; i < W; i++)
-            if (xok >> i & 1u)
-                M::sts(sm, kbt_ridx<T>(t, (unsigned)(xl + (int)i)), xv.e[i], (int)(S::JOBSI * W + i));
-    }
 }
 
 /* The out phase of the ragged path for thread t.  Main jobs: output row

@@ -700,11 +700,7 @@ static emu_report emulate_ragged(uint64_t rows, uint64_t cols, uint64_t band, bo
             for (unsigned t = 0; t < S::THREADS; t++) {
                 E.thread = t;
                 T *sm = reinterpret_cast<T *>(smq.data());
-                if (phase == PH_IN && S::PIPE) {
-                    kbt_chunk<T> v[S::JOBSI], xv;
-                    kbt_ragged_load<T, emu_mem>(t, in, g, r0, c0, v, xv);
-                    kbt_ragged_store<T, emu_mem>(t, sm, g, r0, c0, v, xv);
-                } else if (phase == PH_IN)
+                if (phase == PH_IN)
                     kbt_ragged_in<T, emu_mem>(t, in, sm, g, r0, c0);
                 else
                     kbt_ragged_out<T, emu_mem>(t, out, sm, g, r0, c0);
