@@ -692,7 +692,7 @@ KBT_HD void kbt_vech_out(unsigned t, T *__restrict__ out, const uint4 *smq, cons
  * ------------------------------------------------------------------------ */
 template <typename T> struct kbt_ragged_cfg;
 template <> struct kbt_ragged_cfg<uint32_t> {
-    static constexpr unsigned TR = 128, TC = 128, THREADS = 256, MIN_BLOCKS = 3, BATCH = 8;
+    static constexpr unsigned TR = 128, TC = 64, THREADS = 256, MIN_BLOCKS = 4, BATCH = 8;
 };
 template <> struct kbt_ragged_cfg<uint64_t> {
     static constexpr unsigned TR = 64, TC = 64, THREADS = 256, MIN_BLOCKS = 4, BATCH = 8;
