@@ -13,9 +13,12 @@
  *   window-hoist, vec16-band-hoist
  *               the same with the hoisted tile code (transpose_tile.cuh,
  *               "the hoisted paths"): the same accesses, the per-job index
- *               arithmetic worked out once per tile.
+ *               arithmetic worked out once per tile;
+ *   ragged      every tile through the ragged path (transpose_tile.cuh):
+ *               a warp takes 16 to 32 chunks of one row, so that ragged rows
+ *               cost few extra cache lines; its own tile and launch below.
  *
- * Launch: TILE x TILE tiles, THREADS threads (kbt_tile_cfg), a block per
+ * Launch (all but ragged): TILE x TILE tiles, THREADS threads (kbt_tile_cfg), a block per
  * tile up to 2^31 - 1 blocks (blocks loop past that), static shared memory
  * of TILE * TILE * sizeof(T) bytes.
  */
@@ -146,8 +149,10 @@ int launch_tiles(kbt_state *s, kb_host *host, const char *name)
 }
 
 /* ragged: the ragged path of transpose_tile.cuh for every tile, in band
-   order; its tile (TR x TC elements of kbt_ragged_cfg) lives in dynamic
-   shared memory (64 KiB for f32, over the 48 KiB of a static array). */
+   order, one tile per block (a grid-stride loop past 2^31 - 1 tiles); its
+   tile (TR x TC elements of kbt_ragged_cfg: 32 KiB for every dtype) lives in
+   dynamic shared memory, its size set per launch (so that a larger tile
+   past the 48 KiB of a static array needs no other change). */
 template <typename T, bool STREAM>
 __global__ void __launch_bounds__(kbt_ragged_cfg<T>::THREADS, kbt_ragged_cfg<T>::MIN_BLOCKS)
     ragged_kernel(const T *__restrict__ in, T *__restrict__ out, const kbt_geom g)

@@ -1,5 +1,5 @@
 /*
- * transpose_tile.cuh -- the tile code of the window and vec16-band variants
+ * transpose_tile.cuh -- the tile code of the window, vec16-band and ragged variants
  * (transpose_fast.cu), written once for two callers: the kernels, and the
  * CPU emulator of tests/test_transpose_emu.cu, which runs the same functions
  * thread by thread and checks every access they make.
@@ -666,31 +666,37 @@ KBT_HD void kbt_vech_out(unsigned t, T *__restrict__ out, const uint4 *smq, cons
 }
 
 /* ---- the ragged path --------------------------------------------------------
- * For shapes whose rows break 16-byte alignment (8191 x 8193), where the
- * window path's 128-byte pieces per warp instruction split into two cache
- * lines each.  The same window idea (aligned 16-byte chunks of the flat
- * input; output chunks wholly inside a segment stored whole, partial ones
- * element by element), with these differences:
+ * For shapes whose rows break 16-byte alignment (8191 x 8193).  The window
+ * path's idea (aligned 16-byte chunks of the flat input, each element put in
+ * place in shared memory; output chunks wholly inside a segment stored
+ * whole, partial ones element by element), with these differences:
  *
- *   - a tile row and an output row segment are 512 bytes for f32 and f64
- *     (TILE 128 and 64) and 256 for u16 (TILE 128), and one warp (half a
- *     warp for u16) takes a whole row: a 16-byte warp access covers 32
- *     consecutive chunks, 512 contiguous bytes, so a misaligned row touches
- *     5 lines where 4 would do (the window path's 8 chunks of one row per
- *     warp touch 2 where 1 would do);
- *   - shared memory: element (y, x) at y * TILE + (x ^ s(y, x)),
- *     s = ((x >> 5) & 3) ^ ((y >> 2) & 31): for f32, a warp's element i of
- *     32 consecutive chunks of one row (x = 4j + i - ph), and of 32
- *     consecutive output chunks of one tile column (y = 4m + i - q), fall in
- *     32 different banks, at every phase;
- *   - a thread's jobs are STEP rows apart (STEP a multiple of W), so they
- *     share one chunk column, one phase and one element mask, worked out
- *     once per tile; the addresses step by STEP rows;
- *   - dynamic shared memory (64 KiB for f32, 32 KiB for f64 and u16), 256
- *     threads, 3 (f32, u16) or 4 (f64) blocks per multiprocessor asked of
- *     the compiler (u16 spills at 4; its loads go out 4 at a time).
+ *   - long pieces per warp instruction: the window path's warp takes 8
+ *     chunks (128 bytes) of each of 4 rows, which at a ragged phase touch 2
+ *     cache lines each; here a warp takes 32 consecutive chunks of one
+ *     output row (f32: 512 bytes, 5 lines where 4 would do) and 16 of each
+ *     of 2 input rows (256 bytes, 3 lines).  The H200 run counted 7.1 M L2
+ *     requests at 8191 x 8193 f32 against the window path's 10.5 M;
+ *   - a tile of TR input rows x TC input columns (f32 128 x 64, f64 64 x 64,
+ *     u16 128 x 128), 256 threads, dynamic shared memory;
+ *   - shared memory: element (y, x) at y * TC + (kbt_rsx(x) ^ kbt_rsy(y))
+ *     (kbt_ridx): a warp's element i of the chunks of one output row (rows
+ *     y = W * m + i - q) falls in different banks at every phase; for f32
+ *     the in phase (two input rows per warp) is at most two-way, the out
+ *     phase conflict-free (the emulator holds both bounds);
+ *   - a thread's jobs are STEPI rows (STEPO output rows) apart, a multiple
+ *     of W, so they share one chunk column, one phase, one element mask and
+ *     one half of the swizzle, worked out once per tile; an element access
+ *     costs one XOR and one add, and the out phase's shared loads are made
+ *     without a branch (rows outside the segment read the neighbouring
+ *     lane's word and are not stored).
  * ------------------------------------------------------------------------ */
 template <typename T> struct kbt_ragged_cfg;
+/* TR, TC: the tile; MIN_BLOCKS: resident blocks per multiprocessor asked of
+   the compiler (registers: 64 for f32 and f64, 85 for u16, whose 8
+   elements per chunk spill at 64; its loads go out BATCH = 4 at a time).
+   f32's shape is the fastest of five tried on the H200 (transpose README,
+   "ragged"). */
 template <> struct kbt_ragged_cfg<uint32_t> {
     static constexpr unsigned TR = 128, TC = 64, THREADS = 256, MIN_BLOCKS = 4, BATCH = 8;
 };
