@@ -46,12 +46,12 @@ static const kb_param params[KBT_N_PARAMS] = {
                        .help = "threads per block along the rows; block_x * block_y <= 1024"},
     [KBT_P_BAND] = {.name = "band", .type = KB_PARAM_INT, .def = "0", .min = 0,
                     .max = 2147483647.0,
-                    .help = "window, vec16-band (and -hoist): tile order, tiles walked column "
+                    .help = "window, vec16-band (and -hoist), ragged: tile order, tiles walked column "
                             "by column in bands of this many tile rows; 0 = one band "
                             "(column-major: each output row written in one stretch), "
                             "1 = row-major"},
     [KBT_P_STREAMING] = {.name = "streaming", .type = KB_PARAM_BOOL, .def = "0",
-                         .help = "window, vec16-band (and -hoist): streaming (evict-first, "
+                         .help = "window, vec16-band (and -hoist), ragged: streaming (evict-first, "
                                  "st.global.cs) stores of the output"},
 };
 

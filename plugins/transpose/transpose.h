@@ -109,6 +109,7 @@ int kbt_run_window(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_vec16_band(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_window_hoist(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_vec16_band_hoist(kbt_state *s, const kbt_impl *impl, kb_host *host);
+int kbt_run_ragged(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_copy(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_cublas(kbt_state *s, const kbt_impl *impl, kb_host *host);
 

@@ -13,9 +13,12 @@
  *   window-hoist, vec16-band-hoist
  *               the same with the hoisted tile code (transpose_tile.cuh,
  *               "the hoisted paths"): the same accesses, the per-job index
- *               arithmetic worked out once per tile.
+ *               arithmetic worked out once per tile;
+ *   ragged      every tile through the ragged path (transpose_tile.cuh):
+ *               a warp takes 16 to 32 chunks of one row, so that ragged rows
+ *               cost few extra cache lines; its own tile and launch below.
  *
- * Launch: TILE x TILE tiles, THREADS threads (kbt_tile_cfg), a block per
+ * Launch (all but ragged): TILE x TILE tiles, THREADS threads (kbt_tile_cfg), a block per
  * tile up to 2^31 - 1 blocks (blocks loop past that), static shared memory
  * of TILE * TILE * sizeof(T) bytes.
  */
@@ -145,6 +148,55 @@ int launch_tiles(kbt_state *s, kb_host *host, const char *name)
     return KB_OK;
 }
 
+/* ragged: the ragged path of transpose_tile.cuh for every tile, in band
+   order, one tile per block (a grid-stride loop past 2^31 - 1 tiles); its
+   tile (TR x TC elements of kbt_ragged_cfg: 32 KiB for every dtype) lives in
+   dynamic shared memory, its size set per launch (so that a larger tile
+   past the 48 KiB of a static array needs no other change). */
+template <typename T, bool STREAM>
+__global__ void __launch_bounds__(kbt_ragged_cfg<T>::THREADS, kbt_ragged_cfg<T>::MIN_BLOCKS)
+    ragged_kernel(const T *__restrict__ in, T *__restrict__ out, const kbt_geom g)
+{
+    typedef kbt_rshape<T> S;
+    typedef dev_mem<STREAM> M;
+    extern __shared__ uint4 rsmq[];
+    T *sm = reinterpret_cast<T *>(rsmq);
+    const unsigned t = threadIdx.x;
+    for (uint64_t b = blockIdx.x; b < g.ntiles; b += gridDim.x) { /* the same for the block */
+        uint64_t r0, c0;
+        kbt_ragged_tile<T>(g, b, r0, c0);
+        kbt_ragged_in<T, M>(t, in, sm, g, r0, c0);
+        __syncthreads();
+        kbt_ragged_out<T, M>(t, out, sm, g, r0, c0);
+        __syncthreads(); /* the next tile overwrites this one */
+    }
+}
+
+template <typename T, bool STREAM> int launch_ragged_as(kbt_state *s, kb_host *host, const kbt_geom &g)
+{
+    typedef kbt_rshape<T> S;
+    const T *in = static_cast<const T *>(s->in.dev);
+    T *out = static_cast<T *>(s->out.dev);
+    unsigned grid = (unsigned)(g.ntiles < KBT_MAX_GRID ? g.ntiles : KBT_MAX_GRID);
+    KBK_CUDA(host, cudaFuncSetAttribute(ragged_kernel<T, STREAM>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)S::SMEM_BYTES));
+    ragged_kernel<T, STREAM><<<grid, S::THREADS, S::SMEM_BYTES, (cudaStream_t)host->stream>>>(in, out, g);
+    KBK_CUDA_LAUNCH(host, "ragged_kernel");
+    return KB_OK;
+}
+
+template <typename T> int launch_ragged(kbt_state *s, kb_host *host)
+{
+    if (((uintptr_t)s->in.dev | (uintptr_t)s->out.dev) % 16 != 0)
+        return host->fail(host, KB_EUNSUPPORTED,
+                          "transpose: ragged needs 16-byte aligned input and output buffers");
+    kbt_geom g = kbt_ragged_geom<T>(s->rows, s->cols, s->band);
+    if (s->streaming)
+        return launch_ragged_as<T, true>(s, host, g);
+    return launch_ragged_as<T, false>(s, host, g);
+}
+
 } /* namespace */
 
 extern "C" int kbt_run_window(kbt_state *s, const kbt_impl *, kb_host *host)
@@ -181,4 +233,13 @@ extern "C" int kbt_run_vec16_band_hoist(kbt_state *s, const kbt_impl *, kb_host 
     if (s->esize == 8)
         return launch_tiles<uint64_t, true, true>(s, host, "vec16-band-hoist tiles_kernel");
     return launch_tiles<uint16_t, true, true>(s, host, "vec16-band-hoist tiles_kernel");
+}
+
+extern "C" int kbt_run_ragged(kbt_state *s, const kbt_impl *, kb_host *host)
+{
+    if (s->esize == 4)
+        return launch_ragged<uint32_t>(s, host);
+    if (s->esize == 8)
+        return launch_ragged<uint64_t>(s, host);
+    return launch_ragged<uint16_t>(s, host);
 }

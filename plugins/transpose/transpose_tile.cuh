@@ -1,5 +1,5 @@
 /*
- * transpose_tile.cuh -- the tile code of the window and vec16-band variants
+ * transpose_tile.cuh -- the tile code of the window, vec16-band and ragged variants
  * (transpose_fast.cu), written once for two callers: the kernels, and the
  * CPU emulator of tests/test_transpose_emu.cu, which runs the same functions
  * thread by thread and checks every access they make.
@@ -662,6 +662,270 @@ KBT_HD void kbt_vech_out(unsigned t, T *__restrict__ out, const uint4 *smq, cons
 #pragma unroll
         for (unsigned j = 0; j < W; j++)
             M::st16(p + (uint64_t)(s * S::VSTEP * W + j) * g.rows, kbt_column<T>(a, j).q);
+    }
+}
+
+/* ---- the ragged path --------------------------------------------------------
+ * For shapes whose rows break 16-byte alignment (8191 x 8193).  The window
+ * path's idea (aligned 16-byte chunks of the flat input, each element put in
+ * place in shared memory; output chunks wholly inside a segment stored
+ * whole, partial ones element by element), with these differences:
+ *
+ *   - long pieces per warp instruction: the window path's warp takes 8
+ *     chunks (128 bytes) of each of 4 rows, which at a ragged phase touch 2
+ *     cache lines each; here a warp takes 32 consecutive chunks of one
+ *     output row (f32: 512 bytes, 5 lines where 4 would do) and 16 of each
+ *     of 2 input rows (256 bytes, 3 lines).  The H200 run counted 7.1 M L2
+ *     requests at 8191 x 8193 f32 against the window path's 10.5 M;
+ *   - a tile of TR input rows x TC input columns (f32 128 x 64, f64 64 x 64,
+ *     u16 128 x 128), 256 threads, dynamic shared memory;
+ *   - shared memory: element (y, x) at y * TC + (kbt_rsx(x) ^ kbt_rsy(y))
+ *     (kbt_ridx): a warp's element i of the chunks of one output row (rows
+ *     y = W * m + i - q) falls in different banks at every phase; for f32
+ *     the in phase (two input rows per warp) is at most two-way, the out
+ *     phase conflict-free (the emulator holds both bounds);
+ *   - a thread's jobs are STEPI rows (STEPO output rows) apart, a multiple
+ *     of W, so they share one chunk column, one phase, one element mask and
+ *     one half of the swizzle, worked out once per tile; an element access
+ *     costs one XOR and one add, and the out phase's shared loads are made
+ *     without a branch (rows outside the segment read the neighbouring
+ *     lane's word and are not stored).
+ * ------------------------------------------------------------------------ */
+template <typename T> struct kbt_ragged_cfg;
+/* TR, TC: the tile; MIN_BLOCKS: resident blocks per multiprocessor asked of
+   the compiler (registers: 64 for f32 and f64, 85 for u16, whose 8
+   elements per chunk spill at 64; its loads go out BATCH = 4 at a time).
+   f32's shape is the fastest of five tried on the H200 (transpose README,
+   "ragged"). */
+template <> struct kbt_ragged_cfg<uint32_t> {
+    static constexpr unsigned TR = 128, TC = 64, THREADS = 256, MIN_BLOCKS = 4, BATCH = 8;
+};
+template <> struct kbt_ragged_cfg<uint64_t> {
+    static constexpr unsigned TR = 64, TC = 64, THREADS = 256, MIN_BLOCKS = 4, BATCH = 8;
+};
+template <> struct kbt_ragged_cfg<uint16_t> {
+    static constexpr unsigned TR = 128, TC = 128, THREADS = 256, MIN_BLOCKS = 3, BATCH = 4;
+};
+
+/* The numbers of the ragged path.  A tile is TR input rows x TC input
+   columns (TC output rows of TR elements). */
+template <typename T> struct kbt_rshape {
+    static constexpr unsigned TR = kbt_ragged_cfg<T>::TR, TC = kbt_ragged_cfg<T>::TC;
+    static constexpr unsigned THREADS = kbt_ragged_cfg<T>::THREADS;
+    static constexpr unsigned BATCH = kbt_ragged_cfg<T>::BATCH;
+    static constexpr unsigned W = 16 / sizeof(T);    /* elements per chunk              */
+    static constexpr unsigned GI = TC / W;           /* chunks per tile row             */
+    static constexpr unsigned GO = TR / W;           /* chunks per output segment       */
+    static constexpr unsigned STEPI = THREADS / GI;  /* rows between a thread's in jobs */
+    static constexpr unsigned STEPO = THREADS / GO;  /* output rows between its out jobs */
+    static constexpr unsigned JOBSI = TR / STEPI, JOBSO = TC / STEPO;
+    static constexpr unsigned LO = GO < 32 ? GO : 32; /* lanes of a warp per output row  */
+    static constexpr unsigned SMEM_BYTES = TR * TC * sizeof(T);
+    static_assert(THREADS % GI == 0 && TR % STEPI == 0, "whole rows per round of in jobs");
+    static_assert(THREADS % GO == 0 && TC % STEPO == 0, "whole rows per round of out jobs");
+    static_assert(STEPI % W == 0 && STEPO % W == 0, "a thread's rows share one phase");
+    static_assert(JOBSI % BATCH == 0, "the batches cover a thread's in jobs");
+    static_assert(THREADS >= TR && THREADS >= TC, "one thread per row takes the extra chunk");
+    static_assert(TC % 32 == 0 && (LO & (LO - 1)) == 0, "the swizzle changes bits 0..4 of x only");
+};
+
+/* Element (y, x) of the ragged layout: y * TC + (x ^ s), s < 32 made of
+   (x >> 5) & 3 (a warp's element i of consecutive chunks of one row, x =
+   W * j + i - ph, then spans all the banks) and (y / W) mod LO, spread over
+   bits 0..4 (the LO lanes of one output row read rows y = W * m + i - q:
+   different banks, and the 32 / LO output rows of a warp differ in the low
+   bits of x). */
+/* The two halves of the swizzle: kbt_ridx(y, x) = y * TC + (kbt_rsx(x) ^
+   kbt_rsy<T>(y)).  The phases work them out once per thread and per job, so
+   that an element access costs one XOR and one add. */
+KBT_HD unsigned kbt_rsx(unsigned x) { return x ^ ((x >> 5) & 3u); }
+template <typename T> KBT_HD unsigned kbt_rsy(unsigned y)
+{
+    typedef kbt_rshape<T> S;
+    return ((y / S::W) & (S::LO - 1u)) * (32u / S::LO);
+}
+template <typename T>
+KBT_HD unsigned kbt_ridx(unsigned y, unsigned x)
+{
+    return y * kbt_rshape<T>::TC + (kbt_rsx(x) ^ kbt_rsy<T>(y));
+}
+
+/* The launch geometry of the ragged path: kbt_geom counted in its tiles. */
+template <typename T> inline kbt_geom kbt_ragged_geom(uint64_t rows, uint64_t cols, uint64_t band)
+{
+    typedef kbt_rshape<T> S;
+    kbt_geom g;
+    g.rows = rows;
+    g.cols = cols;
+    g.n = rows * cols;
+    g.trows = (rows + S::TR - 1) / S::TR;
+    g.tcols = (cols + S::TC - 1) / S::TC;
+    g.ntiles = g.trows * g.tcols;
+    g.band = band == 0 || band > g.trows ? g.trows : band;
+    g.swz = 0;
+    g.aligned = rows % S::W == 0 && cols % S::W == 0;
+    return g;
+}
+
+/* Tile number b -> its first input row and column, in band order. */
+template <typename T>
+KBT_HD void kbt_ragged_tile(const kbt_geom &g, uint64_t b, uint64_t &r0, uint64_t &c0)
+{
+    kbt_tile_of_fast<1>(g, b, r0, c0); /* tile row and column */
+    r0 *= kbt_rshape<T>::TR;
+    c0 *= kbt_rshape<T>::TC;
+}
+
+/* Mask of the elements i < W whose place l + i lies in [0, lim). */
+template <unsigned W> KBT_HD unsigned kbt_rmask(int l, int lim)
+{
+    unsigned m = 0;
+#pragma unroll
+    for (unsigned i = 0; i < W; i++)
+        if (l + (int)i >= 0 && l + (int)i < lim)
+            m |= 1u << i;
+    return m;
+}
+
+/* The in phase of the ragged path for thread t.  Main jobs s = 0 .. JOBSI-1:
+   tile row y0 + s * STEPI, chunk k of its window (the aligned chunks from the
+   one holding the row's first element), elements at tile columns
+   l .. l + W - 1, l = k * W - ph, those in [0, C) kept.  The extra job
+   (t < TR): chunk GI of row t, which holds the row's last ph elements.
+   Loads in batches of BATCH (all of a batch in flight, then its shared
+   stores); the extra load goes out with the first batch. */
+template <typename T, class M>
+KBT_HD void kbt_ragged_in(unsigned t, const T *__restrict__ in, T *sm, const kbt_geom &g,
+                          uint64_t r0, uint64_t c0)
+{
+    typedef kbt_rshape<T> S;
+    constexpr unsigned W = S::W;
+    const int R = (int)(g.rows - r0 < S::TR ? g.rows - r0 : S::TR);
+    const int C = (int)(g.cols - c0 < S::TC ? g.cols - c0 : S::TC);
+    const unsigned k = t % S::GI, y0 = t / S::GI;
+    const uint64_t base0 = (r0 + y0) * g.cols + c0; /* flat index of (y0, 0) */
+    const int ph = (int)(base0 % W);                 /* the same for y0 + s * STEPI */
+    const int l = (int)(k * W) - ph;
+    const unsigned ok = kbt_rmask<W>(l, C);
+    const uint64_t f0 = base0 - (uint64_t)ph + k * W, fstep = (uint64_t)S::STEPI * g.cols;
+    /* the extra job: chunk GI of row t */
+    const bool xjob = t < S::TR && (int)t < R;
+    uint64_t xf = 0;
+    unsigned xok = 0;
+    int xl = 0;
+    if (xjob) {
+        uint64_t xb = (r0 + t) * g.cols + c0;
+        int xph = (int)(xb % W);
+        xl = (int)S::TC - xph;
+        xok = kbt_rmask<W>(xl, C);
+        xf = xb - (uint64_t)xph + S::GI * W;
+    }
+    kbt_chunk<T> xv;
+    xv.q = make_uint4(0, 0, 0, 0);
+    unsigned xs[W]; /* kbt_rsx of the thread's W tile columns */
+#pragma unroll
+    for (unsigned i = 0; i < W; i++)
+        xs[i] = kbt_rsx((unsigned)(l + (int)i));
+#pragma unroll 1
+    for (unsigned s0 = 0; s0 < S::JOBSI; s0 += S::BATCH) {
+        kbt_chunk<T> v[S::BATCH];
+        uint64_t f = f0 + s0 * fstep; /* the flat start of job s0's chunk */
+#pragma unroll
+        for (unsigned u = 0; u < S::BATCH; u++, f += fstep) {
+            unsigned y = y0 + (s0 + u) * S::STEPI;
+            v[u].q = make_uint4(0, 0, 0, 0);
+            if ((int)y < R && ok)
+                v[u].q = kbt_load_chunk<T, M>(in, f, g.n, ok);
+        }
+        if (s0 == 0 && xok)
+            xv.q = kbt_load_chunk<T, M>(in, xf, g.n, xok);
+#pragma unroll
+        for (unsigned u = 0; u < S::BATCH; u++) {
+            unsigned y = y0 + (s0 + u) * S::STEPI;
+            if ((int)y >= R)
+                continue;
+            const unsigned rb = y * S::TC, sy = kbt_rsy<T>(y);
+#pragma unroll
+            for (unsigned i = 0; i < W; i++)
+                if (ok >> i & 1u)
+                    M::sts(sm, rb + (xs[i] ^ sy), v[u].e[i], (int)((s0 + u) * W + i));
+        }
+    }
+#pragma unroll
+    for (unsigned i = 0; i < W; i++)
+        if (xok >> i & 1u)
+            M::sts(sm, kbt_ridx<T>(t, (unsigned)(xl + (int)i)), xv.e[i], (int)(S::JOBSI * W + i));
+}
+
+/* The out phase of the ragged path for thread t.  Main jobs: output row
+   c0 + x, x = x0 + s * STEPO, chunk slot m of its segment (flat
+   (c0 + x) * rows + r0, phase q, the same for every s): tile rows
+   l .. l + W - 1, l = m * W - q, those in [0, R) written; a 16-byte store
+   when all W are, element stores otherwise (the segment's first chunk when
+   q > 0, or an edge tile's last).  The extra job (t < TC): slot GO of output
+   row t, the segment's last q elements. */
+template <typename T, class M>
+KBT_HD void kbt_ragged_out(unsigned t, T *__restrict__ out, const T *sm, const kbt_geom &g,
+                           uint64_t r0, uint64_t c0)
+{
+    typedef kbt_rshape<T> S;
+    constexpr unsigned W = S::W;
+    const int R = (int)(g.rows - r0 < S::TR ? g.rows - r0 : S::TR);
+    const int C = (int)(g.cols - c0 < S::TC ? g.cols - c0 : S::TC);
+    const unsigned m = t % S::GO, x0 = t / S::GO;
+    const uint64_t obase0 = (c0 + x0) * g.rows + r0; /* flat index of output (c0 + x0, r0) */
+    const int q = (int)(obase0 % W);
+    const int l = (int)(m * W) - q;
+    const unsigned ok = kbt_rmask<W>(l, R);
+    const bool whole = ok == (1u << W) - 1u;
+    const uint64_t f0 = obase0 - (uint64_t)q + m * W, fstep = (uint64_t)S::STEPO * g.rows;
+    if (ok) {
+        /* Row starts and kbt_rsy of the thread's W tile rows.  Every shared
+           load is made (no branch per element); one outside the segment is
+           moved W rows in (the neighbouring lane's element: the same word,
+           no bank conflict), then clamped into [0, R), so that it reads an
+           element this tile wrote, and its value is not stored. */
+        unsigned rb[W], sy[W];
+#pragma unroll
+        for (unsigned i = 0; i < W; i++) {
+            int yi = l + (int)i;
+            yi = yi < 0 ? yi + (int)W : yi >= R ? yi - (int)W : yi;
+            unsigned y = (unsigned)(yi < 0 ? 0 : yi >= R ? R - 1 : yi);
+            rb[i] = y * S::TC;
+            sy[i] = kbt_rsy<T>(y);
+        }
+        T *p = out + f0; /* job s's chunk, stepped by STEPO output rows */
+#pragma unroll
+        for (unsigned s = 0; s < S::JOBSO; s++, p += fstep) {
+            unsigned x = x0 + s * S::STEPO;
+            if ((int)x >= C)
+                continue;
+            const unsigned sx = kbt_rsx(x);
+            kbt_chunk<T> o;
+#pragma unroll
+            for (unsigned i = 0; i < W; i++)
+                o.e[i] = M::lds(sm, rb[i] + (sx ^ sy[i]), (int)(s * W + i));
+            if (whole) {
+                M::st16(p, o.q);
+            } else {
+#pragma unroll
+                for (unsigned i = 0; i < W; i++)
+                    if (ok >> i & 1u)
+                        M::st1(p + i, o.e[i]);
+            }
+        }
+    }
+    if (t < S::TC && (int)t < C) {
+        uint64_t xb = (c0 + t) * g.rows + r0;
+        int xq = (int)(xb % W);
+        int xl = (int)S::TR - xq;
+        unsigned xok = kbt_rmask<W>(xl, R);
+        T *p = out + (xb - (uint64_t)xq + S::GO * W);
+#pragma unroll
+        for (unsigned i = 0; i < W; i++)
+            if (xok >> i & 1u)
+                M::st1(p + i, M::lds(sm, kbt_ridx<T>((unsigned)(xl + (int)i), t),
+                                     (int)(S::JOBSO * W + i)));
     }
 }
 

@@ -226,6 +226,7 @@ struct emu_report {
     uint64_t tiles_seen_twice, tiles_missed;
     double worst_ratio;       /* bank conflicts of the chunk jobs, full tiles */
     double worst_ratio_extra; /* the window's extra chunk (one row per lane)  */
+    double worst_ratio_out;   /* ragged: the out phase's chunk jobs (worst_ratio: its in phase's) */
     std::string first;
 };
 
@@ -646,3 +647,160 @@ template <typename T> static void random_shapes_exact(const char *what)
 Test(transpose_emu, f32_random_shapes_exact) { random_shapes_exact<uint32_t>("f32"); }
 Test(transpose_emu, f64_random_shapes_exact) { random_shapes_exact<uint64_t>("f64"); }
 Test(transpose_emu, u16_random_shapes_exact) { random_shapes_exact<uint16_t>("u16"); }
+
+/* ---- the ragged path ---------------------------------------------------------
+ * The same checks for the ragged variant's tile code (kbt_ragged_in/out):
+ * its own tile, threads and layout, tiles in band order as the kernel takes
+ * them (kbt_tile_of_fast on kbt_ragged_geom).  worst_ratio: the main jobs'
+ * shared accesses in full tiles; worst_ratio_extra: the extra chunk's.
+ * ------------------------------------------------------------------------ */
+template <typename T>
+static emu_report emulate_ragged(uint64_t rows, uint64_t cols, uint64_t band, bool banks = false)
+{
+    typedef kbt_rshape<T> S;
+    uint64_t n = rows * cols;
+    std::vector<uint4> inq((n * sizeof(T) + 15) / 16 + 1), outq((n * sizeof(T) + 15) / 16 + 1);
+    T *in = reinterpret_cast<T *>(inq.data());
+    T *out = reinterpret_cast<T *>(outq.data());
+    for (uint64_t i = 0; i < n; i++)
+        in[i] = input_value<T>(i);
+    memset(out, 0xff, n * sizeof(T));
+    std::vector<uint4> smq(S::SMEM_BYTES / 16);
+
+    E = emu_state();
+    E.in_base = reinterpret_cast<const unsigned char *>(in);
+    E.in_bytes = n * sizeof(T);
+    E.out_base = reinterpret_cast<unsigned char *>(out);
+    E.out_bytes = n * sizeof(T);
+    E.esize = sizeof(T);
+    E.writes.assign(n, 0);
+    E.sm_base = reinterpret_cast<const unsigned char *>(smq.data());
+    E.sm_bytes = smq.size() * 16;
+    E.stamp.assign(E.sm_bytes, -1);
+    E.writer.assign(E.sm_bytes, -1);
+    E.threads = S::THREADS;
+
+    kbt_geom g = kbt_ragged_geom<T>(rows, cols, band);
+    emu_report rep = emu_report();
+    std::vector<unsigned> seen(g.ntiles, 0);
+    for (uint64_t b = 0; b < g.ntiles; b++) {
+        uint64_t r0, c0;
+        kbt_ragged_tile<T>(g, b, r0, c0);
+        uint64_t tr = r0 / S::TR, tc = c0 / S::TC;
+        if (r0 % S::TR || c0 % S::TC || tr >= g.trows || tc >= g.tcols) {
+            rep.tiles_missed++;
+            continue;
+        }
+        seen[tr * g.tcols + tc]++;
+        bool full = r0 + S::TR <= rows && c0 + S::TC <= cols;
+        E.tile = (long)b;
+        for (int phase = PH_IN; phase <= PH_OUT; phase++) {
+            E.phase = phase;
+            E.phase_serial++;
+            E.sites.clear();
+            for (unsigned t = 0; t < S::THREADS; t++) {
+                E.thread = t;
+                T *sm = reinterpret_cast<T *>(smq.data());
+                if (phase == PH_IN)
+                    kbt_ragged_in<T, emu_mem>(t, in, sm, g, r0, c0);
+                else
+                    kbt_ragged_out<T, emu_mem>(t, out, sm, g, r0, c0);
+            }
+            if (banks && full) {
+                for (auto &s : E.sites) {
+                    unsigned got, least;
+                    wavefronts(s.second, &got, &least);
+                    double ratio = least ? (double)got / least : 1.0;
+                    bool extra = s.first.second >= (int)((phase == PH_IN ? S::JOBSI : S::JOBSO) * S::W);
+                    double &worst = extra ? rep.worst_ratio_extra
+                                    : phase == PH_IN ? rep.worst_ratio : rep.worst_ratio_out;
+                    worst = ratio > worst ? ratio : worst;
+                }
+            }
+        }
+    }
+    for (uint64_t k = 0; k < g.ntiles; k++) {
+        rep.tiles_seen_twice += seen[k] > 1;
+        rep.tiles_missed += seen[k] == 0;
+    }
+    for (uint64_t r = 0; r < rows; r++)
+        for (uint64_t c = 0; c < cols; c++) {
+            uint64_t o = c * rows + r;
+            unsigned w = E.writes[o];
+            rep.unwritten += w == 0;
+            rep.multiple += w > 1;
+            rep.wrong += w == 1 && out[o] != in[r * cols + c];
+        }
+    rep.oob = E.oob;
+    rep.misaligned = E.misaligned;
+    rep.races = E.races;
+    rep.stale = E.stale;
+    rep.wrong_phase = E.wrong_phase;
+    rep.first = E.first;
+    return rep;
+}
+
+/* The family's awkward shapes and one shape per phase class with full and
+   edge tiles on both sides (the ragged tile), bands 0, 1 and 2; then 40
+   random shapes (1 .. 700, fixed seed, random band). */
+template <typename T> static void ragged_exact(const char *what)
+{
+    typedef kbt_rshape<T> S;
+    std::vector<shape> v = {{1, 1}, {1, 4097}, {4097, 1}, {31, 33}, {33, 31}, {2, 3}, {7, 300},
+                            {127, 129}, {2048, 512}};
+    for (unsigned rr = 0; rr < S::W; rr++)
+        for (unsigned cr = 0; cr < S::W; cr++)
+            v.push_back(shape{2 * S::TR + 8 + rr, S::TC + 24 + cr});
+    v.push_back(shape{2 * S::TR, 3 * S::TC});
+    for (const shape &s : v)
+        for (uint64_t band : {0ull, 1ull, 2ull}) {
+            emu_report r = emulate_ragged<T>(s.rows, s.cols, band);
+            cr_assert(clean(r), "%s", describe(what, s, band, r).c_str());
+        }
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    for (int k = 0; k < 40; k++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t rows = 1 + (x >> 33) % 700, cols = 1 + (x >> 13) % 700, band = (x >> 55) % 4;
+        emu_report r = emulate_ragged<T>(rows, cols, band);
+        cr_assert(clean(r), "%s", describe(what, shape{rows, cols}, band, r).c_str());
+    }
+}
+
+Test(transpose_emu, ragged_f32_exact_and_in_bounds) { ragged_exact<uint32_t>("ragged f32"); }
+Test(transpose_emu, ragged_f64_exact_and_in_bounds) { ragged_exact<uint64_t>("ragged f64"); }
+Test(transpose_emu, ragged_u16_exact_and_in_bounds) { ragged_exact<uint16_t>("ragged u16"); }
+
+Test(transpose_emu, ragged_f32_8191x8193_exact_and_in_bounds)
+{
+    emu_report r = emulate_ragged<uint32_t>(8191, 8193, 0);
+    cr_assert(clean(r), "%s", describe("ragged f32", shape{8191, 8193}, 0, r).c_str());
+}
+
+/* The shared accesses of the chunk jobs in full tiles, every phase class,
+   against bounds: f32 (128 x 64 tile, two input rows per warp in the in
+   phase) at most two-way in the in phase and conflict-free in the out phase;
+   f64 and u16 logged, not bounded. */
+template <typename T> static void ragged_conflicts(double bound_in, double bound_out)
+{
+    typedef kbt_rshape<T> S;
+    for (unsigned rr = 0; rr < S::W; rr++)
+        for (unsigned cr = 0; cr < S::W; cr++) {
+            shape s = {2 * S::TR + 8 + rr, 2 * S::TC + 24 + cr};
+            emu_report r = emulate_ragged<T>(s.rows, s.cols, 0, true);
+            cr_assert(clean(r));
+            cr_log_info("ragged %zu-byte rows %% W = %u, cols %% W = %u: in %.2f-way, out %.2f-way, "
+                        "extra %.2f-way",
+                        sizeof(T), rr, cr, r.worst_ratio, r.worst_ratio_out, r.worst_ratio_extra);
+            if (bound_in > 0)
+                cr_assert(r.worst_ratio <= bound_in && r.worst_ratio_out <= bound_out,
+                          "ragged %zu-byte rows %% W = %u, cols %% W = %u: in %.2f-way, out %.2f-way",
+                          sizeof(T), rr, cr, r.worst_ratio, r.worst_ratio_out);
+        }
+}
+
+Test(transpose_emu, ragged_f32_conflicts_bounded) { ragged_conflicts<uint32_t>(2.0, 1.0); }
+Test(transpose_emu, ragged_f64_u16_conflicts_logged)
+{
+    ragged_conflicts<uint64_t>(0, 0);
+    ragged_conflicts<uint16_t>(0, 0);
+}
