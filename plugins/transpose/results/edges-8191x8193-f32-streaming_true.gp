@@ -1,0 +1,33 @@
+# Written by kbench plot; run with: gnuplot edges-8191x8193-f32-streaming_true.gp (writes edges-8191x8193-f32-streaming_true.svg and edges-8191x8193-f32-streaming_true.png)
+reset
+set encoding utf8
+$bars << EOD
+"window" 2700.99267 0
+"vec16-band" 2651.68576 0
+"window-hoist" 2629.86373 0
+"vec16-band-hoist" 2620.62098 0
+"ragged" 3489.80051 0
+EOD
+set title "edges-8191x8193-f32 point 2\nrows=8191, cols=8193, dtype=f32, block\\_x=8\nblock\\_y=8, band=0, streaming=true\nNVIDIA H200"
+set ylabel "throughput (GB/s, bytes read + written)"
+set yrange [0:*]
+set offsets 0, 0, graph 0.08, 0
+set grid ytics
+set xrange [-0.6:4.4]
+set style fill solid 0.7 border -1
+set boxwidth 0.7
+set xtics rotate by -35
+set key above horizontal
+set terminal svg size 900,560 dynamic enhanced font 'sans,13'
+set output 'edges-8191x8193-f32-streaming_true.svg'
+plot $bars using 0:($3 == 0 ? $2 : 1/0):xtic(1) with boxes lc 1 title "kernel", \
+  $bars using 0:($3 == 1 ? $2 : 1/0) with boxes lc rgb '#404040' fs pattern 2 title "library", \
+  4473.92423 title "mixed ceiling (4474 GB/s)" with lines lw 2 dt 4 lc rgb '#c00000'
+if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
+    set terminal pngcairo size 900,560 enhanced font 'sans,11'
+} else {
+    set terminal png size 900,560 enhanced
+}
+set output 'edges-8191x8193-f32-streaming_true.png'
+replot
+set output
