@@ -242,6 +242,67 @@ template <typename T> static T input_value(uint64_t i)
     return (T)((i & 0xffffffffffull) | (h & 0x7fff000000000000ull));
 }
 
+/* The matrices of one emulated run: input element i is input_value(i), the
+   output poisoned with 0xff bytes; both 16-byte aligned with a spare chunk,
+   as cudaMalloc's would be. */
+template <typename T> struct emu_matrices {
+    uint64_t n;
+    std::vector<uint4> inq, outq;
+    T *in, *out;
+    explicit emu_matrices(uint64_t count)
+        : n(count), inq((count * sizeof(T) + 15) / 16 + 1), outq((count * sizeof(T) + 15) / 16 + 1),
+          in(reinterpret_cast<T *>(inq.data())), out(reinterpret_cast<T *>(outq.data()))
+    {
+        for (uint64_t i = 0; i < n; i++)
+            in[i] = input_value<T>(i);
+        memset(out, 0xff, n * sizeof(T));
+    }
+};
+
+/* A fresh emulator state over io's matrices and the shared tile sm. */
+template <typename T>
+static void emu_reset(const emu_matrices<T> &io, const std::vector<uint4> &sm, unsigned threads)
+{
+    E = emu_state();
+    E.in_base = reinterpret_cast<const unsigned char *>(io.in);
+    E.in_bytes = io.n * sizeof(T);
+    E.out_base = reinterpret_cast<unsigned char *>(io.out);
+    E.out_bytes = io.n * sizeof(T);
+    E.esize = sizeof(T);
+    E.writes.assign(io.n, 0);
+    E.sm_base = reinterpret_cast<const unsigned char *>(sm.data());
+    E.sm_bytes = sm.size() * 16;
+    E.stamp.assign(E.sm_bytes, -1);
+    E.writer.assign(E.sm_bytes, -1);
+    E.threads = threads;
+}
+
+/* After every tile: tiles seen twice or never, output elements unwritten,
+   written twice or wrong, and the emulator's findings, into rep. */
+template <typename T>
+static void emu_tally(emu_report &rep, const std::vector<unsigned> &seen, const emu_matrices<T> &io,
+                      uint64_t rows, uint64_t cols)
+{
+    for (size_t k = 0; k < seen.size(); k++) {
+        rep.tiles_seen_twice += seen[k] > 1;
+        rep.tiles_missed += seen[k] == 0;
+    }
+    for (uint64_t r = 0; r < rows; r++)
+        for (uint64_t c = 0; c < cols; c++) {
+            uint64_t o = c * rows + r;
+            unsigned w = E.writes[o];
+            rep.unwritten += w == 0;
+            rep.multiple += w > 1;
+            rep.wrong += w == 1 && io.out[o] != io.in[r * cols + c];
+        }
+    rep.oob = E.oob;
+    rep.misaligned = E.misaligned;
+    rep.races = E.races;
+    rep.stale = E.stale;
+    rep.wrong_phase = E.wrong_phase;
+    rep.first = E.first;
+}
+
 /* HOIST: the hoisted tile code (window-hoist, vec16-band-hoist) instead of
    the plain one. */
 template <typename T, bool VEC, bool HOIST = false>
@@ -249,27 +310,12 @@ static emu_report emulate(uint64_t rows, uint64_t cols, uint64_t band, bool bank
                           const uint32_t *swz = NULL)
 {
     typedef kbt_shape<T> S;
-    uint64_t n = rows * cols;
-    std::vector<uint4> inq((n * sizeof(T) + 15) / 16 + 1), outq((n * sizeof(T) + 15) / 16 + 1);
-    T *in = reinterpret_cast<T *>(inq.data());
-    T *out = reinterpret_cast<T *>(outq.data());
-    for (uint64_t i = 0; i < n; i++)
-        in[i] = input_value<T>(i);
-    memset(out, 0xff, n * sizeof(T));
+    emu_matrices<T> io(rows * cols);
+    const T *in = io.in;
+    T *out = io.out;
     std::vector<uint4> smq(S::SMEM_Q);
 
-    E = emu_state();
-    E.in_base = reinterpret_cast<const unsigned char *>(in);
-    E.in_bytes = n * sizeof(T);
-    E.out_base = reinterpret_cast<unsigned char *>(out);
-    E.out_bytes = n * sizeof(T);
-    E.esize = sizeof(T);
-    E.writes.assign(n, 0);
-    E.sm_base = reinterpret_cast<const unsigned char *>(smq.data());
-    E.sm_bytes = smq.size() * 16;
-    E.stamp.assign(E.sm_bytes, -1);
-    E.writer.assign(E.sm_bytes, -1);
-    E.threads = S::THREADS;
+    emu_reset(io, smq, S::THREADS);
 
     kbt_geom g = kbt_geom_make<T>(rows, cols, band);
     if (swz)
@@ -327,24 +373,7 @@ static emu_report emulate(uint64_t rows, uint64_t cols, uint64_t band, bool bank
             }
         }
     }
-    for (uint64_t k = 0; k < g.ntiles; k++) {
-        rep.tiles_seen_twice += seen[k] > 1;
-        rep.tiles_missed += seen[k] == 0;
-    }
-    for (uint64_t r = 0; r < rows; r++)
-        for (uint64_t c = 0; c < cols; c++) {
-            uint64_t o = c * rows + r;
-            unsigned w = E.writes[o];
-            rep.unwritten += w == 0;
-            rep.multiple += w > 1;
-            rep.wrong += w == 1 && out[o] != in[r * cols + c];
-        }
-    rep.oob = E.oob;
-    rep.misaligned = E.misaligned;
-    rep.races = E.races;
-    rep.stale = E.stale;
-    rep.wrong_phase = E.wrong_phase;
-    rep.first = E.first;
+    emu_tally(rep, seen, io, rows, cols);
     return rep;
 }
 
@@ -658,27 +687,12 @@ template <typename T>
 static emu_report emulate_ragged(uint64_t rows, uint64_t cols, uint64_t band, bool banks = false)
 {
     typedef kbt_rshape<T> S;
-    uint64_t n = rows * cols;
-    std::vector<uint4> inq((n * sizeof(T) + 15) / 16 + 1), outq((n * sizeof(T) + 15) / 16 + 1);
-    T *in = reinterpret_cast<T *>(inq.data());
-    T *out = reinterpret_cast<T *>(outq.data());
-    for (uint64_t i = 0; i < n; i++)
-        in[i] = input_value<T>(i);
-    memset(out, 0xff, n * sizeof(T));
+    emu_matrices<T> io(rows * cols);
+    const T *in = io.in;
+    T *out = io.out;
     std::vector<uint4> smq(S::SMEM_BYTES / 16);
 
-    E = emu_state();
-    E.in_base = reinterpret_cast<const unsigned char *>(in);
-    E.in_bytes = n * sizeof(T);
-    E.out_base = reinterpret_cast<unsigned char *>(out);
-    E.out_bytes = n * sizeof(T);
-    E.esize = sizeof(T);
-    E.writes.assign(n, 0);
-    E.sm_base = reinterpret_cast<const unsigned char *>(smq.data());
-    E.sm_bytes = smq.size() * 16;
-    E.stamp.assign(E.sm_bytes, -1);
-    E.writer.assign(E.sm_bytes, -1);
-    E.threads = S::THREADS;
+    emu_reset(io, smq, S::THREADS);
 
     kbt_geom g = kbt_ragged_geom<T>(rows, cols, band);
     emu_report rep = emu_report();
@@ -719,24 +733,7 @@ static emu_report emulate_ragged(uint64_t rows, uint64_t cols, uint64_t band, bo
             }
         }
     }
-    for (uint64_t k = 0; k < g.ntiles; k++) {
-        rep.tiles_seen_twice += seen[k] > 1;
-        rep.tiles_missed += seen[k] == 0;
-    }
-    for (uint64_t r = 0; r < rows; r++)
-        for (uint64_t c = 0; c < cols; c++) {
-            uint64_t o = c * rows + r;
-            unsigned w = E.writes[o];
-            rep.unwritten += w == 0;
-            rep.multiple += w > 1;
-            rep.wrong += w == 1 && out[o] != in[r * cols + c];
-        }
-    rep.oob = E.oob;
-    rep.misaligned = E.misaligned;
-    rep.races = E.races;
-    rep.stale = E.stale;
-    rep.wrong_phase = E.wrong_phase;
-    rep.first = E.first;
+    emu_tally(rep, seen, io, rows, cols);
     return rep;
 }
 
