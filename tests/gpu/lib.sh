@@ -2,10 +2,12 @@
 # by them: sh is POSIX, the functions set the caller's variables.
 #   gpu_init FAMILY BUILD_DIR   logs in $OUT/FAMILY (or ./gpu-test-logs/FAMILY)
 #   gpu_check                   kbench check FAMILY
-#   gpu_correctness             kbench run plugins/FAMILY/gpu-correctness.ini
-#   gpu_sanitize                compute-sanitizer memcheck on gpu-sanitize.ini,
-#                               racecheck on gpu-racecheck.ini where the family
-#                               has one (a smaller file), else on gpu-sanitize.ini
+#   gpu_correctness [INI]       kbench run INI (default: gpu-correctness.ini
+#                               beside the calling script)
+#   gpu_sanitize [INI [RACE]]   compute-sanitizer memcheck on INI (default:
+#                               gpu-sanitize.ini), racecheck on RACE (default:
+#                               gpu-racecheck.ini where the family has one, a
+#                               smaller file, else INI)
 #   gpu_finish                  prints the summary, exits 0 (all passed) or 1
 # gpu_note "line" adds a line of the caller's own to the summary.  A step
 # fails on a non-zero exit, on any FAIL or error row, on a run in which
@@ -57,20 +59,26 @@ gpu_check() {
     fi
 }
 
-gpu_correctness() {
-    "$kbench" run "$here/gpu-correctness.ini" -q -o "$logs/correctness" >"$logs/correctness.log" 2>&1
+gpu_correctness() { # [ini]
+    "$kbench" run "${1:-$here/gpu-correctness.ini}" -q -o "$logs/correctness" >"$logs/correctness.log" 2>&1
     gpu_check_run correctness "$logs/correctness.log" $?
 }
 
-gpu_sanitize() {
+gpu_sanitize() { # [ini [race-ini]]
     if ! command -v compute-sanitizer >/dev/null 2>&1; then
         gpu_note "FAILED  compute-sanitizer not found"
         status=1
         return
     fi
     for tool in memcheck racecheck; do
-        ini="$here/gpu-sanitize.ini"
-        [ $tool = racecheck ] && [ -f "$here/gpu-racecheck.ini" ] && ini="$here/gpu-racecheck.ini"
+        ini=${1:-$here/gpu-sanitize.ini}
+        if [ $tool = racecheck ]; then
+            if [ -n "${2:-}" ]; then
+                ini=$2
+            elif [ -z "${1:-}" ] && [ -f "$here/gpu-racecheck.ini" ]; then
+                ini="$here/gpu-racecheck.ini"
+            fi
+        fi
         log="$logs/sanitize-$tool.log"
         compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
             "$kbench" run "$ini" -q >"$log" 2>&1

@@ -6,69 +6,20 @@
 # 2. compute-sanitizer memcheck and racecheck run kbench on a small-size
 #    INI; any reported error fails the script.
 # 3. with --study, conf/reduce-study.ini runs too (timings, not checked).
-# Logs go to $OUT (when set) or ./gpu-test-logs.  A short summary is printed
-# last.  Exit status: 0 when every step passed, 1 otherwise, 2 on bad usage.
+# The steps are tests/gpu/lib.sh's, as the other families' gpu.sh.  Logs go to
+# $OUT/reduce (when OUT is set) or ./gpu-test-logs/reduce.  A short summary
+# is printed last.  Exit status: 0 when every step passed, 1 otherwise, 2 on
+# bad usage.
 set -u
 [ $# -ge 1 ] || { echo "usage: tests/gpu/run.sh BUILD_DIR [--study]" >&2; exit 2; }
-build=$1
 study=${2:-}
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+gpu_init reduce "$1"
 root=$(cd "$here/../.." && pwd)
-logs=${OUT:-$PWD/gpu-test-logs}
-mkdir -p "$logs"
-kbench="$build/kbench"
-[ -x "$kbench" ] || { echo "run.sh: no kbench at $kbench (build it first)" >&2; exit 2; }
-summary=""
-status=0
-
-note() { summary="$summary$1
-"; }
-
-# The table's last line reads "summary: P pass, F FAIL, E error, S skipped; exit code C".
-check_run() { # name log rc
-    line=$(grep '^summary:' "$2" | tail -1)
-    fails=$(echo "$line" | sed -n 's/.* \([0-9]*\) FAIL, \([0-9]*\) error.*/\1 \2/p')
-    if [ "$3" -ne 0 ] || [ -z "$line" ] || [ "$fails" != "0 0" ]; then
-        note "FAILED  $1: exit $3; ${line:-no summary line} (log: $2)"
-        grep -E ' (FAIL|error) ' "$2" | head -20
-        status=1
-    else
-        note "ok      $1: $line"
-    fi
-}
-
-"$kbench" run "$here/reduce-correctness.ini" -q -o "$logs/correctness" >"$logs/correctness.log" 2>&1
-check_run correctness "$logs/correctness.log" $?
-
-if command -v compute-sanitizer >/dev/null 2>&1; then
-    for tool in memcheck racecheck; do
-        log="$logs/sanitize-$tool.log"
-        compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
-            "$kbench" run "$here/reduce-sanitize.ini" -q >"$log" 2>&1
-        rc=$?
-        # memcheck ends with "ERROR SUMMARY: N errors", racecheck with
-        # "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)".
-        errors=$(grep -E '(ERROR|RACECHECK) SUMMARY: [0-9]+' "$log" | tail -1)
-        if [ $rc -ne 0 ] || ! echo "$errors" | grep -qE 'ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards displayed \(0 errors, 0 warnings\)'; then
-            note "FAILED  $tool: exit $rc; ${errors:-no error summary} (log: $log)"
-            grep -m 20 -E '=========  (Invalid|Error|Race|.*hazard)' "$log"
-            status=1
-        else
-            check_run "$tool (kbench results)" "$log" 0
-            note "ok      $tool: $errors"
-        fi
-    done
-else
-    note "FAILED  compute-sanitizer not found"
-    status=1
-fi
-
+gpu_correctness "$here/reduce-correctness.ini"
+gpu_sanitize "$here/reduce-sanitize.ini"
 if [ "$study" = "--study" ]; then
     "$kbench" run "$root/conf/reduce-study.ini" -o "$logs/study" >"$logs/study.log" 2>&1
-    check_run study "$logs/study.log" $?
+    gpu_check_run study "$logs/study.log" $?
 fi
-
-echo "---- reduce GPU tests ----"
-printf '%s' "$summary"
-[ $status -eq 0 ] && echo "all passed" || echo "some steps failed"
-exit $status
+gpu_finish
