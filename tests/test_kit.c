@@ -551,3 +551,24 @@ Test(kit, kbk_ops_points_each_entry_at_its_function)
     cr_assert(tk_ops.teardown == tk_teardown);
     cr_assert_str_eq((const char *)tk_ops.extension("x"), "x");
 }
+
+/* ---- kb_work_set_peak (plugin.h, minor 1) ---------------------------------- */
+
+Test(kit_peak, a_minor_1_host_gets_the_peak)
+{
+    kb_host h = make_host(1, 1);
+    kb_work w = {0};
+    kb_work_set_peak(&w, &h, KB_PEAK_TF32);
+    cr_assert_eq(w.peak, (uint32_t)KB_PEAK_TF32);
+}
+
+/* An older host's kb_work ends before `peak`: nothing may be written there. */
+Test(kit_peak, a_minor_0_host_is_left_alone)
+{
+    kb_host h = make_host(1, 1);
+    h.abi_minor = 0;
+    kb_work w;
+    memset(&w, 0xab, sizeof w);
+    kb_work_set_peak(&w, &h, KB_PEAK_BF16);
+    cr_assert_eq(w.peak, 0xababababu);
+}
