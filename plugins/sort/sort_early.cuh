@@ -202,19 +202,50 @@ template <bool F32> OE_FN uint32_t oe_sort_value_raw(uint32_t b, uint32_t flip)
     return b ^ flip;
 }
 
-/* Lanes of the warp whose d equals this lane's (d < 256). */
+/* Lanes of the warp whose d equals this lane's (d < 256): for each of the
+   8 bits, the ballot of that bit, complemented in the lanes where it is 0,
+   and the AND of the eight.  On the GPU it is written in PTX: the eight
+   predicates come from one R2P and one test, each bit is a ballot and a
+   predicated complement, and the AND of the eight takes four LOP3s, about
+   22 instructions an item.  Written in C as `m &= bit ? v : ~v`, the
+   compiler tested each bit twice (once for the ballot, once for a select)
+   and ANDed one ballot at a time: about 55 instructions an item, on every
+   key of every pass (SASS of the sm_90 build, 2026-11-23).  HW: the
+   hardware's match.any instead. */
 template <bool HW> OE_FN uint32_t oe_match(uint32_t d)
 {
     if (HW)
         return oe_match_any(d);
+#if defined(__CUDACC__)
+    uint32_t m;
+    asm("{\n\t"
+        ".reg .pred p<8>;\n\t"
+        ".reg .b32 t, v<8>;\n\t"
+#define OE_MATCH_BIT(b, bit)                                                                 \
+    "and.b32 t, %1, " #bit ";\n\t"                                                          \
+    "setp.ne.u32 p" #b ", t, 0;\n\t"                                                        \
+    "vote.sync.ballot.b32 v" #b ", p" #b ", 0xffffffff;\n\t"                               \
+    "@!p" #b " not.b32 v" #b ", v" #b ";\n\t"
+        OE_MATCH_BIT(0, 1) OE_MATCH_BIT(1, 2) OE_MATCH_BIT(2, 4) OE_MATCH_BIT(3, 8)
+        OE_MATCH_BIT(4, 16) OE_MATCH_BIT(5, 32) OE_MATCH_BIT(6, 64) OE_MATCH_BIT(7, 128)
+#undef OE_MATCH_BIT
+        "lop3.b32 v0, v0, v1, v2, 0x80;\n\t"
+        "lop3.b32 v3, v3, v4, v5, 0x80;\n\t"
+        "lop3.b32 %0, v0, v3, v6, 0x80;\n\t"
+        "and.b32 %0, %0, v7;\n\t"
+        "}"
+        : "=r"(m)
+        : "r"(d));
+    return m;
+#else
     uint32_t m = 0xffffffffu;
-#pragma unroll
     for (int b = 0; b < 8; b++) {
         bool bit = (d >> b) & 1u;
         uint32_t v = oe_ballot(bit);
         m &= bit ? v : ~v;
     }
     return m;
+#endif
 }
 
 /* ---- the histogram ---------------------------------------------------------------- */
