@@ -40,8 +40,9 @@ static const char *const dist_choices[] = {"uniform",     "permutation", "sorted
                                            "reversed",    "nearly-sorted", "few-unique",
                                            "all-equal",   "special"};
 _Static_assert(sizeof dist_choices / sizeof dist_choices[0] == SORT_N_DISTS, "one name per dist");
-static const char *const tile_choices[] = {"auto",   "384x20", "384x23",
-                                           "512x16", "256x24", "384x20-match"};
+static const char *const tile_choices[] = {"auto",   "384x20", "384x23", "512x16",
+                                           "256x24", "384x20-match", "256x20", "256x18",
+                                           "384x16", "384x21"};
 _Static_assert(sizeof tile_choices / sizeof tile_choices[0] == SORT_N_TILES, "one name per tile");
 static const char *const hist_choices[] = {"auto", "1", "4", "8"};
 _Static_assert(sizeof hist_choices / sizeof hist_choices[0] == SORT_N_HISTS, "one name per hist");
@@ -63,8 +64,8 @@ static const kb_param params[SORT_N_PARAMS] = {
                              "+-0, subnormals, +-inf, extremes among random bits)"},
     [SORT_P_TILE] = {.name = "tile", .type = KB_PARAM_ENUM, .def = "auto",
                      KB_CHOICES(tile_choices),
-                     .help = "onesweep-early's tile, threads x keys per thread: auto (256x24 keys, 384x23 pairs), "
-                             "384x20, 384x23, 512x16, 256x24, or 384x20-match "
+                     .help = "onesweep-early's tile, threads x keys per thread: auto (256x20 keys, 384x23 pairs), "
+                             "384x20, 384x23, 512x16, 256x24, 256x20, 256x18, 384x16, 384x21, or 384x20-match "
                              "(__match_any_sync instead of ballots); the other variants "
                              "ignore it"},
     [SORT_P_HIST] = {.name = "hist", .type = KB_PARAM_ENUM, .def = "auto",

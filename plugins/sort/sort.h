@@ -73,10 +73,10 @@ static inline uint32_t sort_ord(uint32_t b, int key)
 
 /* onesweep-early's tile shapes (the `tile` parameter): threads x keys per
    thread; 384x20-match groups digits with __match_any_sync instead of
-   ballots.  auto is 384x20 (CUB's shape for 32-bit keys on sm_90; CUB
-   takes 384x23 for pairs, which is here to be swept).  sort_early.cu
-   instantiates each one.  `pairs` is there so that auto may one day
-   differ by value mode. */
+   ballots.  Each shape has a number of blocks per SM asked of the
+   compiler (sort_early.cu), which caps its registers: 2 for 384- and
+   512-thread shapes, 3 for 256x24 and 384x16, 4 for 256x20 and 256x18.
+   sort_early.cu instantiates each one. */
 enum {
     SORT_TILE_AUTO,
     SORT_TILE_384X20,
@@ -84,18 +84,23 @@ enum {
     SORT_TILE_512X16,
     SORT_TILE_256X24,
     SORT_TILE_384X20_MATCH,
+    SORT_TILE_256X20,
+    SORT_TILE_256X18,
+    SORT_TILE_384X16,
+    SORT_TILE_384X21,
     SORT_N_TILES
 };
 
 /* The shape `tile` stands for (auto resolved); never SORT_TILE_AUTO. */
-/* auto: the shapes that were fastest on an H200 (plugins/sort/tune.ini,
-   docs/results/2026-11-22-h200/run8): keys alone 256x24 (2^28 u32 6.84 ms
-   against 7.33 for 384x20), pairs 384x23 (8.80 ms against 9.25; 256x24
-   spills with values). */
+/* auto: the shapes that were fastest on an H200 (tune.ini;
+   docs/results/2026-11-22-h200/run18-sort-tiles): keys alone 256x20, four
+   blocks of 64 registers an SM (2^28 f32 5.71 ms against 5.99 for 256x24,
+   u32 5.86 against 6.08), pairs 384x23 (8.19 ms against 8.49 for 384x21,
+   which does not spill, and 8.62 for 384x20). */
 static inline int sort_early_shape(int tile, int pairs)
 {
     if (tile == SORT_TILE_AUTO)
-        return pairs ? SORT_TILE_384X23 : SORT_TILE_256X24;
+        return pairs ? SORT_TILE_384X23 : SORT_TILE_256X20;
     return tile;
 }
 
@@ -137,6 +142,14 @@ static inline uint32_t sort_early_tile_keys(int shape)
         return 512 * 16;
     case SORT_TILE_256X24:
         return 256 * 24;
+    case SORT_TILE_256X20:
+        return 256 * 20;
+    case SORT_TILE_256X18:
+        return 256 * 18;
+    case SORT_TILE_384X16:
+        return 384 * 16;
+    case SORT_TILE_384X21:
+        return 384 * 21;
     default:
         return 0;
     }

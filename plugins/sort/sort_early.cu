@@ -31,6 +31,10 @@ typedef oe_cfg<384, 23, false, 2> cfg_384x23;
 typedef oe_cfg<512, 16, false, 2> cfg_512x16;
 typedef oe_cfg<256, 24, false, 3> cfg_256x24;
 typedef oe_cfg<384, 20, true, 2> cfg_384x20_hw;
+typedef oe_cfg<256, 20, false, 4> cfg_256x20;
+typedef oe_cfg<256, 18, false, 4> cfg_256x18;
+typedef oe_cfg<384, 16, false, 3> cfg_384x16;
+typedef oe_cfg<384, 21, false, 2> cfg_384x21;
 
 template <class C, int KM, bool PAIRS>
 __global__ void __launch_bounds__(C::NT, C::MINB) oe_pass(oe_pass_args a)
@@ -211,6 +215,10 @@ template <class C, bool F32, bool PAIRS> int launch(sort_state *s, kb_host *host
         case SORT_TILE_512X16: OE_DISPATCH_KEYS(FN, cfg_512x16, s, host);                      \
         case SORT_TILE_256X24: OE_DISPATCH_KEYS(FN, cfg_256x24, s, host);                      \
         case SORT_TILE_384X20_MATCH: OE_DISPATCH_KEYS(FN, cfg_384x20_hw, s, host);             \
+        case SORT_TILE_256X20: OE_DISPATCH_KEYS(FN, cfg_256x20, s, host);                      \
+        case SORT_TILE_256X18: OE_DISPATCH_KEYS(FN, cfg_256x18, s, host);                      \
+        case SORT_TILE_384X16: OE_DISPATCH_KEYS(FN, cfg_384x16, s, host);                      \
+        case SORT_TILE_384X21: OE_DISPATCH_KEYS(FN, cfg_384x21, s, host);                      \
         default:                                                                               \
             return (host)->fail((host), KB_EINVAL, "sort: onesweep-early: no tile shape %d",   \
                                 (s)->tile);                                                    \
