@@ -64,7 +64,7 @@ static const kb_param params[SORT_N_PARAMS] = {
                              "+-0, subnormals, +-inf, extremes among random bits)"},
     [SORT_P_TILE] = {.name = "tile", .type = KB_PARAM_ENUM, .def = "auto",
                      KB_CHOICES(tile_choices),
-                     .help = "onesweep-early's tile, threads x keys per thread: auto (256x20 keys, 384x23 pairs), "
+                     .help = "onesweep-early's tile, threads x keys per thread: auto (256x24 keys, 384x20 pairs), "
                              "384x20, 384x23, 512x16, 256x24, 256x20, 256x18, 384x16, 384x21, or 384x20-match "
                              "(__match_any_sync instead of ballots); the other variants "
                              "ignore it"},

@@ -74,9 +74,9 @@ static inline uint32_t sort_ord(uint32_t b, int key)
 /* onesweep-early's tile shapes (the `tile` parameter): threads x keys per
    thread; 384x20-match groups digits with __match_any_sync instead of
    ballots.  Each shape has a number of blocks per SM asked of the
-   compiler (sort_early.cu), which caps its registers: 2 for 384- and
-   512-thread shapes, 3 for 256x24 and 384x16, 4 for 256x20 and 256x18.
-   sort_early.cu instantiates each one. */
+   compiler (sort_early.cu), which caps its registers: 2 for 384x23,
+   384x21, 512x16 and 384x20-match, 3 for 384x20 and 384x16, 4 for 256x24,
+   256x20 and 256x18.  sort_early.cu instantiates each one. */
 enum {
     SORT_TILE_AUTO,
     SORT_TILE_384X20,
@@ -93,14 +93,14 @@ enum {
 
 /* The shape `tile` stands for (auto resolved); never SORT_TILE_AUTO. */
 /* auto: the shapes that were fastest on an H200 (tune.ini;
-   docs/results/2026-11-22-h200/run18-sort-tiles): keys alone 256x20, four
-   blocks of 64 registers an SM (2^28 f32 5.71 ms against 5.99 for 256x24,
-   u32 5.86 against 6.08), pairs 384x23 (8.19 ms against 8.49 for 384x21,
-   which does not spill, and 8.62 for 384x20). */
+   docs/results/2026-11-22-h200/run19-sort-rank): keys alone 256x24, four
+   blocks of 64 registers an SM (2^28 f32 5.18 ms, u32 5.31; 384x20 at
+   three blocks 5.20 and 5.34, 256x20 5.49 and 5.65), pairs 384x20 at
+   three blocks (7.58 ms against 7.96 for 384x23 and 8.75 for 256x20). */
 static inline int sort_early_shape(int tile, int pairs)
 {
     if (tile == SORT_TILE_AUTO)
-        return pairs ? SORT_TILE_384X23 : SORT_TILE_256X20;
+        return pairs ? SORT_TILE_384X20 : SORT_TILE_256X24;
     return tile;
 }
 

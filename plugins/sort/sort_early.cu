@@ -26,10 +26,10 @@
 
 namespace {
 
-typedef oe_cfg<384, 20, false, 2> cfg_384x20;
+typedef oe_cfg<384, 20, false, 3> cfg_384x20;
 typedef oe_cfg<384, 23, false, 2> cfg_384x23;
 typedef oe_cfg<512, 16, false, 2> cfg_512x16;
-typedef oe_cfg<256, 24, false, 3> cfg_256x24;
+typedef oe_cfg<256, 24, false, 4> cfg_256x24;
 typedef oe_cfg<384, 20, true, 2> cfg_384x20_hw;
 typedef oe_cfg<256, 20, false, 4> cfg_256x20;
 typedef oe_cfg<256, 18, false, 4> cfg_256x18;
@@ -113,8 +113,8 @@ template <class C, bool PAIRS> size_t pass_smem()
 }
 
 /* Lets the pass kernel of this shape take its dynamic shared memory, and
-   prefers shared memory over L1 (the pass streams; two blocks per SM need
-   up to 2 x 82 KiB). */
+   prefers shared memory over L1 (the pass streams; its blocks per SM need
+   up to 3 x 74 KiB: 384x20 pairs). */
 template <class C, int KM, bool PAIRS> int pass_attrs(kb_host *host)
 {
     KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, KM, PAIRS>,

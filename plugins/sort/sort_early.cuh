@@ -29,15 +29,16 @@
  *      32j + l of the warp's run (coalesced 128-byte rows), and groups equal
  *      digits of an item with a match (8 ballots, or __match_any_sync); the
  *      group's highest lane adds the group size to the warp's counter of the
- *      digit in shared memory (one atomic per distinct digit);
+ *      digit in shared memory (one atomic per distinct digit), and the
+ *      counter's value before it, handed to the group by a shuffle, plus
+ *      the group's lanes below a key is the key's rank among the warp's
+ *      keys of that digit (stable: items in order, lanes in order);
  *   3. thread d < 256 turns digit d's per-warp counts into per-warp offsets,
  *      publishes the tile's count of digit d (status word: aggregate, or the
  *      inclusive prefix for tile 0) -- early, before any ranking -- and the
  *      block scans the 256 counts into the tile-local start of each digit;
- *   4. ranking: per item, the group leader reserves the group's positions
- *      with an atomic add on the warp's offset of the digit, a shuffle hands
- *      the base to the group, and each key's tile-local rank is the base plus
- *      the group lanes below it (stable: items in order, lanes in order);
+ *   4. a key's tile-local position is its warp's start of its digit plus
+ *      its rank from step 2;
  *   5. keys and values are written to shared memory at their ranks; thread
  *      d walks the predecessors' status words back to an inclusive prefix
  *      (decoupled look-back), publishes its own inclusive prefix and stores
@@ -405,7 +406,11 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
     /* Loads through one pointer and constant offsets: no index per item
        stays alive until the values are loaded. */
     const uint32_t *kp = a.kin + wbase + lane;
-    uint32_t key[IT], mask[IT];
+    /* rank[]: each key's rank among the warp's keys of its digit, two
+       16-bit ranks a word (a rank is below 32 * IT <= 2^16), so that a
+       tile holds IT + IT / 2 words a thread across the barriers below
+       instead of 2 * IT. */
+    uint32_t key[IT], rank[(IT + 1) / 2];
 #pragma unroll
     for (int j = 0; j < IT; j++)
         key[j] = (FULL || (int32_t)(32u * j + lane) < rem) ? kp[32 * j] : 0u;
@@ -414,15 +419,23 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
         for (int j = 0; j < IT; j++)
             key[j] = oe_f32_fwd(key[j]);
     }
+    const uint32_t below = (1u << lane) - 1u;
 #pragma unroll
     for (int j = 0; j < IT; j++) {
         uint32_t d = oe_byte(oe_sort_value<KM>(key[j], a.flip), a.pos);
         if (!FULL && (int32_t)(32u * j + lane) >= rem)
             d = 255u;
         uint32_t m = oe_match<C::HW>(d);
-        mask[j] = m;
-        if ((m >> lane) == 1u) /* the group's highest lane */
-            oe_atomic_add(&wh[d], oe_popc(m));
+        /* The group's highest lane adds the group's size to the warp's
+           count of d; the count before it is where the group starts among
+           the warp's keys of d (items in order: stable), and each lane
+           adds the group's lanes below it. */
+        unsigned leader = 31u - oe_clz(m); /* m holds this lane: never 0 */
+        uint32_t b = 0;
+        if (lane == leader)
+            b = oe_atomic_add(&wh[d], oe_popc(m));
+        uint32_t r = oe_shfl(b, leader) + oe_popc(m & below);
+        rank[j / 2] = (j & 1) ? rank[j / 2] | (r << 16) : r;
     }
     oe_sync();
 
@@ -463,40 +476,33 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
     }
     oe_sync();
 
-    /* 4. rank: mask[j] becomes the key's tile-local position.  The digit
+    /* 4. rank: a key's tile-local position is its warp's start of its
+       digit plus its rank among the warp's keys of that digit.  The digit
        is computed again from the key XOR a.zero, which the compiler cannot
-       know to be 0: otherwise it keeps the count phase's digits (and group
-       leaders) alive across the barriers, 2 x IT more registers, and spills
-       them.  For the same reason each phase of a partial tile tells missing
-       keys with its own form of rem. */
-    const uint32_t below = (1u << lane) - 1u;
+       know to be 0: otherwise it keeps the count phase's digits alive
+       across the barriers, IT more registers, and spills them.  For the
+       same reason each phase of a partial tile tells missing keys with its
+       own form of rem. */
+    uint32_t pos[IT];
 #pragma unroll
     for (int j = 0; j < IT; j++) {
-        uint32_t m = mask[j];
         uint32_t d = oe_byte(oe_sort_value<KM>(key[j] ^ a.zero, a.flip), a.pos);
         if (!FULL && (int32_t)(32u * j + lane) >= (int32_t)(rem + a.zero))
             d = 255u;
-        unsigned leader = 31u - oe_clz(m); /* m holds this lane: never 0 */
-        uint32_t b = 0;
-        if (lane == leader)
-            b = oe_atomic_add(&wh[d], oe_popc(m));
-        b = oe_shfl(b, leader);
-        mask[j] = b + oe_popc(m & below);
+        pos[j] = wh[d] + ((rank[j / 2] >> (16 * (j & 1))) & 0xffffu);
+        sk[pos[j]] = key[j]; /* stage (missing keys too: their slots are past tcount) */
     }
 
-    /* 5. stage (missing keys too: their slots are past tcount), look back */
-#pragma unroll
-    for (int j = 0; j < IT; j++)
-        sk[mask[j]] = key[j];
+    /* 5. stage the values, look back */
     if (PAIRS) {
         /* Values are loaded here, not with the keys, and staged before the
            look-back: holding them across it (or across the ranking) costs
-           IT registers more than two blocks of 384 threads have, and
+           IT registers more than the shapes' register caps allow, and
            spills. */
         const uint32_t *vp = a.vin + wbase + lane;
 #pragma unroll
         for (int j = 0; j < IT; j++)
-            sv[mask[j]] = (FULL || (int32_t)(32u * j + lane) < (int32_t)(rem ^ a.zero)) ? vp[32 * j]
+            sv[pos[j]] = (FULL || (int32_t)(32u * j + lane) < (int32_t)(rem ^ a.zero)) ? vp[32 * j]
                                                                                     : 0u;
     }
     if (t < 256) {

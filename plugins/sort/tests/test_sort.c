@@ -166,13 +166,13 @@ Test(sort, early_hist_parts)
     cr_assert_eq(sort_early_hist_parts(SORT_N_HISTS), 0);
 }
 
-/* auto is 256x20 for keys and 384x23 for pairs; each shape's tile is threads x keys per thread, and the
+/* auto is 256x24 for keys and 384x20 for pairs; each shape's tile is threads x keys per thread, and the
    status holds four passes of 256 words of 8 bytes per tile, the partial
    last tile included. */
 Test(sort, early_tile_shapes_and_status_bytes)
 {
-    cr_assert_eq(sort_early_shape(SORT_TILE_AUTO, 0), SORT_TILE_256X20);
-    cr_assert_eq(sort_early_shape(SORT_TILE_AUTO, 1), SORT_TILE_384X23);
+    cr_assert_eq(sort_early_shape(SORT_TILE_AUTO, 0), SORT_TILE_256X24);
+    cr_assert_eq(sort_early_shape(SORT_TILE_AUTO, 1), SORT_TILE_384X20);
     cr_assert_eq(sort_early_shape(SORT_TILE_512X16, 1), SORT_TILE_512X16);
     cr_assert_eq(sort_early_tile_keys(SORT_TILE_384X23), 384u * 23);
     cr_assert_eq(sort_early_tile_keys(SORT_TILE_256X24), 256u * 24);
@@ -181,10 +181,10 @@ Test(sort, early_tile_shapes_and_status_bytes)
     cr_assert_eq(sort_early_tile_keys(SORT_TILE_384X21), 384u * 21);
     cr_assert_eq(sort_early_tile_keys(SORT_TILE_AUTO), 0u);
     cr_assert_eq(sort_early_status_bytes(1, SORT_TILE_AUTO, 0), 4u * 256 * 8);
-    cr_assert_eq(sort_early_status_bytes(5120, SORT_TILE_AUTO, 0), 4u * 256 * 8);
-    cr_assert_eq(sort_early_status_bytes(5121, SORT_TILE_AUTO, 0), 2u * 4 * 256 * 8);
-    cr_assert_eq(sort_early_status_bytes(8832, SORT_TILE_AUTO, 1), 4u * 256 * 8);
-    cr_assert_eq(sort_early_status_bytes(8833, SORT_TILE_AUTO, 1), 2u * 4 * 256 * 8);
+    cr_assert_eq(sort_early_status_bytes(6144, SORT_TILE_AUTO, 0), 4u * 256 * 8);
+    cr_assert_eq(sort_early_status_bytes(6145, SORT_TILE_AUTO, 0), 2u * 4 * 256 * 8);
+    cr_assert_eq(sort_early_status_bytes(7680, SORT_TILE_AUTO, 1), 4u * 256 * 8);
+    cr_assert_eq(sort_early_status_bytes(7681, SORT_TILE_AUTO, 1), 2u * 4 * 256 * 8);
 }
 
 Test(sort, plan_counts_keys_and_values_once)
