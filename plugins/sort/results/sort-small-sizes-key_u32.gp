@@ -2,36 +2,36 @@
 reset
 set encoding utf8
 $v0 << EOD
-1048576 28.2102768
-16777216 23.837165
+1048576 27.5926536
+16777216 23.7963213
 EOD
 $v1 << EOD
-1048576 38.6358131
-16777216 38.7468161
+1048576 38.5109438
+16777216 38.6948047
 EOD
 $v2 << EOD
-1048576 67.8689955
-16777216 92.8446609
+1048576 71.1574377
+16777216 92.51189
 EOD
 $v3 << EOD
-1048576 72.5959564
-16777216 152.578402
+1048576 73.6049395
+16777216 152.0998
 EOD
 $v4 << EOD
-1048576 94.3303356
-16777216 258.995584
+1048576 109.959732
+16777216 322.551924
 EOD
 $v5 << EOD
-1048576 97.741986
-16777216 285.705797
+1048576 102.761266
+16777216 289.222451
 EOD
 $v6 << EOD
-1048576 87.0332005
-16777216 173.652018
+1048576 88.5472061
+16777216 173.27897
 EOD
 $v7 << EOD
-1048576 40.4980679
-16777216 194.194225
+1048576 49.275188
+16777216 195.511298
 EOD
 set title "sort-small-sizes (key=u32), NVIDIA H200"
 set xlabel "n (elements, log_2 scale)"
@@ -54,7 +54,7 @@ plot \
   $v5 using 1:2 title "cub-radix (library)" lw 3 dt 2 pt 4 ps 1.2 lc rgb '#000000', \
   $v6 using 1:2 title "cub-merge (library)" lw 3 dt 2 pt 4 ps 1.2 lc rgb '#606060', \
   $v7 using 1:2 title "thrust (library)" lw 3 dt 2 pt 4 ps 1.2 lc rgb '#000000', \
-  4452.84746 title "mixed ceiling (4453 GB/s)" with lines lw 2 dt 4 lc rgb '#c00000'
+  4467.66951 title "mixed ceiling (4468 GB/s)" with lines lw 2 dt 4 lc rgb '#c00000'
 if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
     set terminal pngcairo size 900,560 enhanced font 'sans,11'
 } else {
