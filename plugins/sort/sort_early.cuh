@@ -35,11 +35,12 @@
  *      keys of that digit (stable: items in order, lanes in order);
  *   3. thread d < 256 turns digit d's per-warp counts into per-warp offsets,
  *      publishes the tile's count of digit d (status word: aggregate, or the
- *      inclusive prefix for tile 0) -- early, before any ranking -- and the
- *      block scans the 256 counts into the tile-local start of each digit;
+ *      inclusive prefix for tile 0) -- early, before any key's position in
+ *      the tile is known -- and the block scans the 256 counts into the
+ *      tile-local start of each digit;
  *   4. a key's tile-local position is its warp's start of its digit plus
- *      its rank from step 2;
- *   5. keys and values are written to shared memory at their ranks; thread
+ *      its rank from step 2, and the key is written to shared memory there;
+ *   5. values are written to shared memory at the same positions; thread
  *      d walks the predecessors' status words back to an inclusive prefix
  *      (decoupled look-back), publishes its own inclusive prefix and stores
  *      dbase[d] = global start of d + prefix - tile-local start of d;

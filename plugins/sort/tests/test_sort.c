@@ -120,15 +120,21 @@ Test(sort, descriptor)
     }
 }
 
-Test(sort, plan_refuses_special_for_integer_keys)
+/* plan() refuses p with KB_EINVAL and a sentence that holds `word`. */
+static void assert_plan_refuses(const kb_value *p, const char *word)
 {
-    kb_value p[SORT_N_PARAMS];
-    params(p, 100, SORT_U32, SORT_KEYS_ONLY, SORT_SPECIAL);
     kb_host h = make_host();
     kb_work w;
     memset(&w, 0, sizeof w);
     cr_assert_eq(plug->ops->plan(p, &w, &h), KB_EINVAL);
-    cr_assert_not_null(strstr(last_error, "key = f32"), "sentence: %s", last_error);
+    cr_assert_not_null(strstr(last_error, word), "sentence: %s", last_error);
+}
+
+Test(sort, plan_refuses_special_for_integer_keys)
+{
+    kb_value p[SORT_N_PARAMS];
+    params(p, 100, SORT_U32, SORT_KEYS_ONLY, SORT_SPECIAL);
+    assert_plan_refuses(p, "key = f32");
 }
 
 Test(sort, plan_refuses_a_tile_that_is_no_shape)
@@ -136,11 +142,7 @@ Test(sort, plan_refuses_a_tile_that_is_no_shape)
     kb_value p[SORT_N_PARAMS];
     params(p, 100, SORT_U32, SORT_KEYS_ONLY, SORT_UNIFORM);
     p[SORT_P_TILE].i = SORT_N_TILES;
-    kb_host h = make_host();
-    kb_work w;
-    memset(&w, 0, sizeof w);
-    cr_assert_eq(plug->ops->plan(p, &w, &h), KB_EINVAL);
-    cr_assert_not_null(strstr(last_error, "tile"), "sentence: %s", last_error);
+    assert_plan_refuses(p, "tile");
 }
 
 Test(sort, plan_refuses_a_hist_that_is_no_choice)
@@ -148,11 +150,7 @@ Test(sort, plan_refuses_a_hist_that_is_no_choice)
     kb_value p[SORT_N_PARAMS];
     params(p, 100, SORT_U32, SORT_KEYS_ONLY, SORT_UNIFORM);
     p[SORT_P_HIST].i = SORT_N_HISTS;
-    kb_host h = make_host();
-    kb_work w;
-    memset(&w, 0, sizeof w);
-    cr_assert_eq(plug->ops->plan(p, &w, &h), KB_EINVAL);
-    cr_assert_not_null(strstr(last_error, "hist"), "sentence: %s", last_error);
+    assert_plan_refuses(p, "hist");
 }
 
 /* hist: auto is the single copy; each choice its number of parts; no
