@@ -450,6 +450,34 @@ __device__ __forceinline__ void cp_async4(void *smem, const void *gmem, int src_
 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 
+/* Copies with PTX's zero-fill predicate: the piece is copied when `idx` is
+   below `lim`, else the source is not read and the destination gets zeros, so
+   a copy outside A or B needs neither a branch nor a select of its address
+   (ptxas makes it one compare and a predicated LDGSTS).  `dst` is a
+   shared-window address. */
+__device__ __forceinline__ void cp_async4_below(unsigned dst, const void *src, int idx, int lim)
+{
+    asm volatile("{\n .reg .pred p;\n setp.ge.s32 p, %2, %3;\n"
+                 " cp.async.ca.shared.global.L2::128B [%0], [%1], 4, p;\n}\n" ::"r"(dst),
+                 "l"(src), "r"(idx), "r"(lim)
+                 : "memory");
+}
+
+__device__ __forceinline__ void cp_async16_below(unsigned dst, const void *src, int idx, int lim)
+{
+    asm volatile("{\n .reg .pred p;\n setp.ge.s32 p, %2, %3;\n"
+                 " cp.async.cg.shared.global.L2::128B [%0], [%1], 16, p;\n}\n" ::"r"(dst),
+                 "l"(src), "r"(idx), "r"(lim)
+                 : "memory");
+}
+
+/* Waits until at most N groups are in flight. */
+template <int N>
+__device__ __forceinline__ void cp_async_wait_n()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 /* Waits until at most `pending` groups are in flight (an immediate in PTX). */
 __device__ __forceinline__ void cp_async_wait(int pending)
 {
@@ -637,6 +665,13 @@ __global__ void __launch_bounds__(wt_shape<BM, BN, BK, WM, WN>::NT, WT_MIN_BLOCK
  * ended tile t - 1).  One barrier per tile: before the last k step of tile t
  * computes, the thread waits for its copies of tile t + 1, the block meets,
  * and the first fragments of tile t + 1 load while that last step computes.
+ * The k loop has no branch but its own: the stage count is a template
+ * argument (the wait is an immediate), every copy is predicated by one
+ * compare against a per-block limit (zeros outside A and B, and for the
+ * tiles past the last one), and the last tile waits and meets as the others
+ * do.  An earlier form branched per tile between a checked and an unchecked
+ * copy path and on the stage count; its SASS spent 10-15% of a k tile's
+ * issue slots on compares, branches and their fixed-latency stalls.
  *
  * Block order: consecutive blocks walk down a group of BW_GROUP_ROWS / BM
  * block rows before moving one block column right, so that the blocks
@@ -667,10 +702,10 @@ struct bw_shape {
 /* Block rows a group of the block order spans (see above). */
 constexpr int BW_GROUP_ROWS = 2048;
 
-template <class S, bool VEC>
+template <class S, int STAGES, bool VEC>
 __global__ void __launch_bounds__(S::NT, S::MINB)
     mm_bigwarp(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
-               int m, int n, int k, int stages)
+               int m, int n, int k)
 {
     constexpr int BM = S::BM, BN = S::BN, BK = S::BK;
     extern __shared__ float4 bw_smem4[];
@@ -698,74 +733,55 @@ __global__ void __launch_bounds__(S::NT, S::MINB)
     static_assert(AR * AH == S::LA && AR <= 32, "A copies: rows x k groups");
     const int akk = tid % 8, ar0 = tid / 8;
     const size_t a_step = (size_t)AROWS * (size_t)k;
-    unsigned a_rows = 0; /* bit r: row ar0 + r AROWS of the tile lies inside A */
-#pragma unroll
-    for (int r = 0; r < AR; ++r)
-        a_rows |= (bm0 + ar0 + r * AROWS < m ? 1u : 0u) << r;
     constexpr int BPR = VEC ? BN / 4 : BN; /* copies per B tile row */
     constexpr int BROWS = S::NT / BPR, BE = BK / BROWS;
     static_assert(S::NT % BPR == 0 && BE * BROWS == BK, "B copies: whole rows per step");
     const int br0 = tid / BPR, bc = (tid % BPR) * (VEC ? 4 : 1);
     const bool b_col = bn0 + bc < n; /* VEC: n % 4 == 0, so the piece is wholly in or out */
     const size_t b_step = (size_t)BROWS * (size_t)n;
-    float *const as_dst = smem + akk * S::ASTRIDE + ar0;
-    float *const bs_dst = smem + S::AFLOATS + br0 * BN + bc;
     /* The next k tile's first column (t_next) and the thread's first sources
        in it; they move by a tile after each load.  Sources of pieces outside
-       A or B are formed but never read. */
+       A or B are formed but never read (the copy's zero-fill predicate). */
     int t_next = 0;
     const float *a_src = A + (size_t)(bm0 + ar0) * (size_t)k + akk;
     const float *b_src = B + (size_t)br0 * (size_t)n + (bn0 + bc);
+    /* A piece is copied when its k index is below its limit: k for rows and
+       columns inside A and B, 0 (nothing) outside.  The limits are fixed for
+       the block, so a k tile's copies need one compare each and no branch;
+       the tiles past the last one (the pipeline's tail) zero-fill a stage
+       that is never read. */
+    int a_lim[AR];
+#pragma unroll
+    for (int r = 0; r < AR; ++r)
+        a_lim[r] = bm0 + ar0 + r * AROWS < m ? k : 0;
+    const int b_lim = b_col ? k : 0;
+    const unsigned sbase = (unsigned)__cvta_generic_to_shared(smem);
+    const unsigned as_dst = sbase + 4u * (unsigned)(akk * S::ASTRIDE + ar0);
+    const unsigned bs_dst = sbase + 4u * (unsigned)(S::AFLOATS + br0 * BN + bc);
 
-    /* Copies k tiles 0, 1, 2 ... in turn, each into the stage given.  A block
-       whose tile lies wholly inside C copies every k tile but a ragged last
-       one without bounds checks (whole pieces, no selects); the others check
-       each piece and zero-fill those outside. */
-    const bool inside = bm0 + BM <= m && bn0 + BN <= n;
-    auto load_next = [&](int stage) {
+    /* Copies k tiles 0, 1, 2 ... in turn, each into the stage at byte offset
+       `stage`, zeros outside A and B. */
+    auto load_next = [&](unsigned stage) {
         const int t0 = t_next;
-        float *as = as_dst + stage * S::STAGE, *bs = bs_dst + stage * S::STAGE;
-        if (inside && t0 + BK <= k) {
+        const unsigned as = as_dst + stage, bs = bs_dst + stage;
 #pragma unroll
-            for (int h = 0; h < AH; ++h) {
-                const float *src = a_src + h * 8;
+        for (int h = 0; h < AH; ++h) {
+            const float *src = a_src + h * 8;
 #pragma unroll
-                for (int r = 0; r < AR; ++r) {
-                    cp_async4(as + h * 8 * S::ASTRIDE + r * AROWS, src, 4);
-                    src += a_step;
-                }
+            for (int r = 0; r < AR; ++r) {
+                cp_async4_below(as + 4u * (unsigned)(h * 8 * S::ASTRIDE + r * AROWS), src,
+                                t0 + h * 8 + akk, a_lim[r]);
+                src += a_step;
             }
-            const float *src = b_src;
+        }
+        const float *src = b_src;
 #pragma unroll
-            for (int e = 0; e < BE; ++e) {
-                if (VEC)
-                    cp_async16(bs + e * BROWS * BN, src, 16);
-                else
-                    cp_async4(bs + e * BROWS * BN, src, 4);
-                src += b_step;
-            }
-        } else {
-#pragma unroll
-            for (int h = 0; h < AH; ++h) {
-                const bool kin = t0 + h * 8 + akk < k;
-                const float *src = a_src + h * 8;
-#pragma unroll
-                for (int r = 0; r < AR; ++r) {
-                    const bool in = kin && ((a_rows >> r) & 1u);
-                    cp_async4(as + h * 8 * S::ASTRIDE + r * AROWS, in ? src : A, in ? 4 : 0);
-                    src += a_step;
-                }
-            }
-            const float *src = b_src;
-#pragma unroll
-            for (int e = 0; e < BE; ++e) {
-                const bool in = b_col && t0 + br0 + e * BROWS < k;
-                if (VEC)
-                    cp_async16(bs + e * BROWS * BN, in ? src : B, in ? 16 : 0);
-                else
-                    cp_async4(bs + e * BROWS * BN, in ? src : B, in ? 4 : 0);
-                src += b_step;
-            }
+        for (int e = 0; e < BE; ++e) {
+            if (VEC)
+                cp_async16_below(bs + 4u * (unsigned)(e * BROWS * BN), src, t0 + br0 + e * BROWS, b_lim);
+            else
+                cp_async4_below(bs + 4u * (unsigned)(e * BROWS * BN), src, t0 + br0 + e * BROWS, b_lim);
+            src += b_step;
         }
         t_next += BK;
         a_src += BK;
@@ -792,37 +808,41 @@ __global__ void __launch_bounds__(S::NT, S::MINB)
         for (int j = 0; j < S::TN; ++j)
             acc[i][j] = 0.0f;
 
-    /* Prologue: tiles 0 .. stages-2, one commit group each (empty groups
-       past the last tile keep the count uniform); then tile 0 has landed
-       for every thread, and its first fragments load. */
-    for (int s = 0; s < stages - 1; ++s) {
-        if (s < ntiles)
-            load_next(s);
+    /* Prologue: tiles 0 .. STAGES-2, one commit group each (groups past the
+       last tile copy zeros and keep the count uniform); then tile 0 has
+       landed for every thread, and its first fragments load. */
+    constexpr unsigned STAGE_BYTES = 4u * S::STAGE;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        load_next((unsigned)s * STAGE_BYTES);
         cp_async_commit();
     }
-    cp_async_wait(stages - 2);
+    cp_async_wait_n<STAGES - 2>();
     __syncthreads();
     float4 fa[2][S::MI], fb[2][S::NI];
     load_frag(smem, 0, fa[0], fb[0]);
 
-    int rs = 0, ws = stages - 1; /* the stages of tile t and of tile t + stages - 1 */
+    /* Byte offsets of the stages of tile t and of tile t + STAGES - 1.  The
+       loop body has no branch: the last tile's copies and its barrier run as
+       every other tile's (the copies zero-fill, the fragments loaded after
+       the barrier are not used). */
+    unsigned rs = 0, ws = (STAGES - 1) * STAGE_BYTES;
     for (int t = 0; t < ntiles; ++t) {
-        if (t + stages - 1 < ntiles)
-            load_next(ws); /* k tile t + stages - 1 */
+        load_next(ws); /* k tile t + STAGES - 1 */
         cp_async_commit();
-        const float *cur = smem + rs * S::STAGE;
-        rs = rs + 1 == stages ? 0 : rs + 1;
-        ws = ws + 1 == stages ? 0 : ws + 1;
+        const float *cur = smem + rs / 4u;
+        rs = rs + STAGE_BYTES == STAGES * STAGE_BYTES ? 0u : rs + STAGE_BYTES;
+        ws = ws + STAGE_BYTES == STAGES * STAGE_BYTES ? 0u : ws + STAGE_BYTES;
 #pragma unroll
         for (int p = 0; p < BK; ++p) {
             const int nb = (p + 1) & 1; /* BK is even: tile t + 1 starts in set 0 */
             if (p + 1 < BK) {
                 load_frag(cur, p + 1, fa[nb], fb[nb]);
-            } else if (t + 1 < ntiles) {
-                /* Groups committed: stages + t; tile t + 1 is group t + 1. */
-                cp_async_wait(stages - 2);
+            } else {
+                /* Groups committed: STAGES + t; tile t + 1 is group t + 1. */
+                cp_async_wait_n<STAGES - 2>();
                 __syncthreads();
-                load_frag(smem + rs * S::STAGE, 0, fa[nb], fb[nb]);
+                load_frag(smem + rs / 4u, 0, fa[nb], fb[nb]);
             }
             const float4 *a4 = fa[p & 1], *b4 = fb[p & 1];
 #pragma unroll
@@ -950,15 +970,37 @@ size_t bigwarp_smem(int stages)
     return (size_t)stages * S::STAGE * sizeof(float);
 }
 
+template <class S, int STAGES>
+int prepare_bigwarp_at(int bytes, kb_host *host)
+{
+    KBK_CUDA(host, cudaFuncSetAttribute(mm_bigwarp<S, STAGES, true>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    KBK_CUDA(host, cudaFuncSetAttribute(mm_bigwarp<S, STAGES, false>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    return KB_OK;
+}
+
+/* The stage count is a template argument of the kernel (the pipeline's wait
+   is an immediate and its stage offsets constants); `stages` (2 to 4, the
+   parameter's range) picks the instantiation. */
 template <class S>
 int prepare_bigwarp(int stages, kb_host *host)
 {
     int bytes = (int)bigwarp_smem<S>(stages);
-    KBK_CUDA(host, cudaFuncSetAttribute(mm_bigwarp<S, true>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    KBK_CUDA(host, cudaFuncSetAttribute(mm_bigwarp<S, false>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    return KB_OK;
+    switch (stages) {
+    case 2: return prepare_bigwarp_at<S, 2>(bytes, host);
+    case 3: return prepare_bigwarp_at<S, 3>(bytes, host);
+    default: return prepare_bigwarp_at<S, 4>(bytes, host);
+    }
+}
+
+template <class S, int STAGES>
+void launch_bigwarp_at(const dims &d, unsigned blocks, size_t bytes)
+{
+    if (d.n % 4 == 0)
+        mm_bigwarp<S, STAGES, true><<<blocks, S::NT, bytes, d.st>>>(d.A, d.B, d.C, d.m, d.n, d.k);
+    else
+        mm_bigwarp<S, STAGES, false><<<blocks, S::NT, bytes, d.st>>>(d.A, d.B, d.C, d.m, d.n, d.k);
 }
 
 /* 16-byte B copies and C stores need only n % 4 == 0 here: A is copied in
@@ -969,10 +1011,11 @@ int launch_bigwarp(const dims &d, int stages, kb_host *host)
     const unsigned blocks = (unsigned)(kbm_ceil_div((uint64_t)d.m, (uint64_t)S::BM) *
                                        kbm_ceil_div((uint64_t)d.n, (uint64_t)S::BN));
     size_t bytes = bigwarp_smem<S>(stages);
-    if (d.n % 4 == 0)
-        mm_bigwarp<S, true><<<blocks, S::NT, bytes, d.st>>>(d.A, d.B, d.C, d.m, d.n, d.k, stages);
-    else
-        mm_bigwarp<S, false><<<blocks, S::NT, bytes, d.st>>>(d.A, d.B, d.C, d.m, d.n, d.k, stages);
+    switch (stages) {
+    case 2: launch_bigwarp_at<S, 2>(d, blocks, bytes); break;
+    case 3: launch_bigwarp_at<S, 3>(d, blocks, bytes); break;
+    default: launch_bigwarp_at<S, 4>(d, blocks, bytes); break;
+    }
     KBK_CUDA_LAUNCH(host, "mm_bigwarp");
     return KB_OK;
 }

@@ -131,6 +131,20 @@ static inline void sim_cp(void *dst_, const void *src_, int size, int bytes)
 
 static inline void cp_async16(void *smem, const void *gmem, int src_bytes) { sim_cp(smem, gmem, 16, src_bytes); }
 static inline void cp_async4(void *smem, const void *gmem, int src_bytes) { sim_cp(smem, gmem, 4, src_bytes); }
+/* The kernels' shared-window addresses are offsets into the block's buffer
+   here; the zero-fill copies copy when idx < lim, as matmul_kernels.cu's. */
+static inline size_t __cvta_generic_to_shared(const void *p)
+{
+    return (size_t)(static_cast<const char *>(p) - reinterpret_cast<const char *>(sim_smem));
+}
+static inline void cp_async4_below(unsigned dst, const void *src, int idx, int lim)
+{
+    sim_cp(reinterpret_cast<char *>(sim_smem) + dst, src, 4, idx < lim ? 4 : 0);
+}
+static inline void cp_async16_below(unsigned dst, const void *src, int idx, int lim)
+{
+    sim_cp(reinterpret_cast<char *>(sim_smem) + dst, src, 16, idx < lim ? 16 : 0);
+}
 static inline void cp_async_commit()
 {
     sim_groups.push_back(sim_open);
@@ -148,6 +162,11 @@ static inline void cp_async_wait(int pending)
             sim_land(c);
         sim_groups.erase(sim_groups.begin());
     }
+}
+template <int N>
+static inline void cp_async_wait_n()
+{
+    cp_async_wait(N);
 }
 /* Threads reach the barrier in an order the random yields vary. */
 static inline void __syncthreads()
