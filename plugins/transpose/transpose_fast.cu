@@ -56,6 +56,23 @@ template <bool STREAM> struct dev_mem {
         else
             *p = v;
     }
+    /* Predicated stores (one instruction each, no branch): the ragged
+       path's full tiles mix whole and partial chunks within a warp. */
+    template <typename T> static __device__ __forceinline__ void st16_if(T *p, uint4 v, bool c)
+    {
+        if (STREAM)
+            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %5, 0;\n"
+                         " @q st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"l"(p),
+                         "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"((unsigned)c));
+        else
+            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %5, 0;\n"
+                         " @q st.global.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"l"(p),
+                         "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"((unsigned)c));
+    }
+    template <typename T> static __device__ __forceinline__ void st1_if(T *p, T v, bool c)
+    {
+        st1_pred(p, v, (unsigned)c);
+    }
     template <typename T> static __device__ __forceinline__ void sts(T *sm, unsigned i, T v, int)
     {
         sm[i] = v;
@@ -68,6 +85,33 @@ template <bool STREAM> struct dev_mem {
     static __device__ __forceinline__ uint4 lds16(const uint4 *sm, unsigned i, int) { return sm[i]; }
 
   private:
+    static __device__ __forceinline__ void st1_pred(uint32_t *p, uint32_t v, unsigned c)
+    {
+        if (STREAM)
+            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %2, 0;\n @q st.global.cs.u32 [%0], %1;\n}"
+                         ::"l"(p), "r"(v), "r"(c));
+        else
+            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %2, 0;\n @q st.global.u32 [%0], %1;\n}"
+                         ::"l"(p), "r"(v), "r"(c));
+    }
+    static __device__ __forceinline__ void st1_pred(uint64_t *p, uint64_t v, unsigned c)
+    {
+        if (STREAM)
+            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %2, 0;\n @q st.global.cs.u64 [%0], %1;\n}"
+                         ::"l"(p), "l"(v), "r"(c));
+        else
+            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %2, 0;\n @q st.global.u64 [%0], %1;\n}"
+                         ::"l"(p), "l"(v), "r"(c));
+    }
+    static __device__ __forceinline__ void st1_pred(uint16_t *p, uint16_t v, unsigned c)
+    {
+        if (STREAM)
+            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %2, 0;\n @q st.global.cs.u16 [%0], %1;\n}"
+                         ::"l"(p), "h"(v), "r"(c));
+        else
+            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %2, 0;\n @q st.global.u16 [%0], %1;\n}"
+                         ::"l"(p), "h"(v), "r"(c));
+    }
     /* The .cs stores written out, without the "memory" clobber of __stcs:
        nothing in a kernel reads the output, so the compiler may schedule
        them freely (with the clobber, u16's vec16-band spilled 16 bytes). */
@@ -165,9 +209,15 @@ __global__ void __launch_bounds__(kbt_ragged_cfg<T>::THREADS, kbt_ragged_cfg<T>:
     for (uint64_t b = blockIdx.x; b < g.ntiles; b += gridDim.x) { /* the same for the block */
         uint64_t r0, c0;
         kbt_ragged_tile<T>(g, b, r0, c0);
-        kbt_ragged_in<T, M>(t, in, sm, g, r0, c0);
-        __syncthreads();
-        kbt_ragged_out<T, M>(t, out, sm, g, r0, c0);
+        if (kbt_ragged_full<T>(g, r0, c0)) { /* the same for the block */
+            kbt_ragged_in_full<T, M>(t, in, sm, g, r0, c0);
+            __syncthreads();
+            kbt_ragged_out_full<T, M>(t, out, sm, g, r0, c0);
+        } else {
+            kbt_ragged_in<T, M>(t, in, sm, g, r0, c0);
+            __syncthreads();
+            kbt_ragged_out<T, M>(t, out, sm, g, r0, c0);
+        }
         __syncthreads(); /* the next tile overwrites this one */
     }
 }

@@ -158,6 +158,16 @@ struct emu_mem {
         *p = v;
         stored(p, 1);
     }
+    template <typename T> static void st16_if(T *p, uint4 v, bool c)
+    {
+        if (c)
+            st16(p, v);
+    }
+    template <typename T> static void st1_if(T *p, T v, bool c)
+    {
+        if (c)
+            st1(p, v);
+    }
     template <typename T> static void sts(T *sm, unsigned i, T v, int site)
     {
         shared_access(sm + i, sizeof(T), true, site);
@@ -715,8 +725,13 @@ static emu_report emulate_ragged(uint64_t rows, uint64_t cols, uint64_t band, bo
             for (unsigned t = 0; t < S::THREADS; t++) {
                 E.thread = t;
                 T *sm = reinterpret_cast<T *>(smq.data());
-                if (phase == PH_IN)
+                const bool fast = kbt_ragged_full<T>(g, r0, c0);
+                if (phase == PH_IN && fast)
+                    kbt_ragged_in_full<T, emu_mem>(t, in, sm, g, r0, c0);
+                else if (phase == PH_IN)
                     kbt_ragged_in<T, emu_mem>(t, in, sm, g, r0, c0);
+                else if (fast)
+                    kbt_ragged_out_full<T, emu_mem>(t, out, sm, g, r0, c0);
                 else
                     kbt_ragged_out<T, emu_mem>(t, out, sm, g, r0, c0);
             }
