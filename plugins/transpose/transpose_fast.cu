@@ -35,6 +35,12 @@ namespace {
    while a kernel runs).  Stores: plain, or with the .cs (streaming,
    evict-first) hint when STREAM is set, so that written lines leave L2
    first. */
+/* `@q st.global<SUFFIX> [p], VALUE` with q = c: the store happens when c is
+   set (p, c and the value operands are the caller's). */
+#define KBT_ST_IF(SUFFIX, VALUE, ...)                                                          \
+    asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %1, 0;\n @q st.global" SUFFIX           \
+                 " [%0], " VALUE ";\n}" ::"l"(p), "r"((unsigned)c), __VA_ARGS__)
+
 template <bool STREAM> struct dev_mem {
     template <typename T> static __device__ __forceinline__ uint4 ld16(const T *p)
     {
@@ -61,17 +67,30 @@ template <bool STREAM> struct dev_mem {
     template <typename T> static __device__ __forceinline__ void st16_if(T *p, uint4 v, bool c)
     {
         if (STREAM)
-            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %5, 0;\n"
-                         " @q st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"l"(p),
-                         "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"((unsigned)c));
+            KBT_ST_IF(".cs.v4.u32", "{%2, %3, %4, %5}", "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
         else
-            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %5, 0;\n"
-                         " @q st.global.v4.u32 [%0], {%1, %2, %3, %4};\n}" ::"l"(p),
-                         "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"((unsigned)c));
+            KBT_ST_IF(".v4.u32", "{%2, %3, %4, %5}", "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
     }
-    template <typename T> static __device__ __forceinline__ void st1_if(T *p, T v, bool c)
+    static __device__ __forceinline__ void st1_if(uint32_t *p, uint32_t v, bool c)
     {
-        st1_pred(p, v, (unsigned)c);
+        if (STREAM)
+            KBT_ST_IF(".cs.u32", "%2", "r"(v));
+        else
+            KBT_ST_IF(".u32", "%2", "r"(v));
+    }
+    static __device__ __forceinline__ void st1_if(uint64_t *p, uint64_t v, bool c)
+    {
+        if (STREAM)
+            KBT_ST_IF(".cs.u64", "%2", "l"(v));
+        else
+            KBT_ST_IF(".u64", "%2", "l"(v));
+    }
+    static __device__ __forceinline__ void st1_if(uint16_t *p, uint16_t v, bool c)
+    {
+        if (STREAM)
+            KBT_ST_IF(".cs.u16", "%2", "h"(v));
+        else
+            KBT_ST_IF(".u16", "%2", "h"(v));
     }
     template <typename T> static __device__ __forceinline__ void sts(T *sm, unsigned i, T v, int)
     {
@@ -85,33 +104,6 @@ template <bool STREAM> struct dev_mem {
     static __device__ __forceinline__ uint4 lds16(const uint4 *sm, unsigned i, int) { return sm[i]; }
 
   private:
-    static __device__ __forceinline__ void st1_pred(uint32_t *p, uint32_t v, unsigned c)
-    {
-        if (STREAM)
-            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %2, 0;\n @q st.global.cs.u32 [%0], %1;\n}"
-                         ::"l"(p), "r"(v), "r"(c));
-        else
-            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %2, 0;\n @q st.global.u32 [%0], %1;\n}"
-                         ::"l"(p), "r"(v), "r"(c));
-    }
-    static __device__ __forceinline__ void st1_pred(uint64_t *p, uint64_t v, unsigned c)
-    {
-        if (STREAM)
-            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %2, 0;\n @q st.global.cs.u64 [%0], %1;\n}"
-                         ::"l"(p), "l"(v), "r"(c));
-        else
-            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %2, 0;\n @q st.global.u64 [%0], %1;\n}"
-                         ::"l"(p), "l"(v), "r"(c));
-    }
-    static __device__ __forceinline__ void st1_pred(uint16_t *p, uint16_t v, unsigned c)
-    {
-        if (STREAM)
-            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %2, 0;\n @q st.global.cs.u16 [%0], %1;\n}"
-                         ::"l"(p), "h"(v), "r"(c));
-        else
-            asm volatile("{\n .reg .pred q;\n setp.ne.u32 q, %2, 0;\n @q st.global.u16 [%0], %1;\n}"
-                         ::"l"(p), "h"(v), "r"(c));
-    }
     /* The .cs stores written out, without the "memory" clobber of __stcs:
        nothing in a kernel reads the output, so the compiler may schedule
        them freely (with the clobber, u16's vec16-band spilled 16 bytes). */
@@ -209,15 +201,10 @@ __global__ void __launch_bounds__(kbt_ragged_cfg<T>::THREADS, kbt_ragged_cfg<T>:
     for (uint64_t b = blockIdx.x; b < g.ntiles; b += gridDim.x) { /* the same for the block */
         uint64_t r0, c0;
         kbt_ragged_tile<T>(g, b, r0, c0);
-        if (kbt_ragged_full<T>(g, r0, c0)) { /* the same for the block */
-            kbt_ragged_in_full<T, M>(t, in, sm, g, r0, c0);
-            __syncthreads();
-            kbt_ragged_out_full<T, M>(t, out, sm, g, r0, c0);
-        } else {
-            kbt_ragged_in<T, M>(t, in, sm, g, r0, c0);
-            __syncthreads();
-            kbt_ragged_out<T, M>(t, out, sm, g, r0, c0);
-        }
+        const bool full = kbt_ragged_full<T>(g, r0, c0); /* the same for the block */
+        kbt_ragged_in<T, M>(full, t, in, sm, g, r0, c0);
+        __syncthreads();
+        kbt_ragged_out<T, M>(full, t, out, sm, g, r0, c0);
         __syncthreads(); /* the next tile overwrites this one */
     }
 }

@@ -787,7 +787,8 @@ template <unsigned W> KBT_HD unsigned kbt_rmask(int l, int lim)
     return m;
 }
 
-/* The in phase of the ragged path for thread t.  Main jobs s = 0 .. JOBSI-1:
+/* The in phase of the ragged path for thread t, at any tile (edge tiles,
+   and tiles whose reads reach the input's end).  Main jobs s = 0 .. JOBSI-1:
    tile row y0 + s * STEPI, chunk k of its window (the aligned chunks from the
    one holding the row's first element), elements at tile columns
    l .. l + W - 1, l = k * W - ph, those in [0, C) kept.  The extra job
@@ -795,8 +796,8 @@ template <unsigned W> KBT_HD unsigned kbt_rmask(int l, int lim)
    Loads in batches of BATCH (all of a batch in flight, then its shared
    stores); the extra load goes out with the first batch. */
 template <typename T, class M>
-KBT_HD void kbt_ragged_in(unsigned t, const T *__restrict__ in, T *sm, const kbt_geom &g,
-                          uint64_t r0, uint64_t c0)
+KBT_HD void kbt_ragged_in_edge(unsigned t, const T *__restrict__ in, T *sm, const kbt_geom &g,
+                               uint64_t r0, uint64_t c0)
 {
     typedef kbt_rshape<T> S;
     constexpr unsigned W = S::W;
@@ -865,8 +866,8 @@ KBT_HD void kbt_ragged_in(unsigned t, const T *__restrict__ in, T *sm, const kbt
    q > 0, or an edge tile's last).  The extra job (t < TC): slot GO of output
    row t, the segment's last q elements. */
 template <typename T, class M>
-KBT_HD void kbt_ragged_out(unsigned t, T *__restrict__ out, const T *sm, const kbt_geom &g,
-                           uint64_t r0, uint64_t c0)
+KBT_HD void kbt_ragged_out_edge(unsigned t, T *__restrict__ out, const T *sm, const kbt_geom &g,
+                                uint64_t r0, uint64_t c0)
 {
     typedef kbt_rshape<T> S;
     constexpr unsigned W = S::W;
@@ -1070,6 +1071,29 @@ KBT_HD void kbt_ragged_out_full(unsigned t, T *__restrict__ out, const T *sm, co
                 }
         }
     }
+}
+
+/* The two phases of tile (r0, c0) for thread t: the full-tile code when
+   `full` (kbt_ragged_full, worked out once per tile by the caller), the
+   general code otherwise.  The kernel and the emulator both call these. */
+template <typename T, class M>
+KBT_HD void kbt_ragged_in(bool full, unsigned t, const T *__restrict__ in, T *sm,
+                          const kbt_geom &g, uint64_t r0, uint64_t c0)
+{
+    if (full)
+        kbt_ragged_in_full<T, M>(t, in, sm, g, r0, c0);
+    else
+        kbt_ragged_in_edge<T, M>(t, in, sm, g, r0, c0);
+}
+
+template <typename T, class M>
+KBT_HD void kbt_ragged_out(bool full, unsigned t, T *__restrict__ out, const T *sm,
+                           const kbt_geom &g, uint64_t r0, uint64_t c0)
+{
+    if (full)
+        kbt_ragged_out_full<T, M>(t, out, sm, g, r0, c0);
+    else
+        kbt_ragged_out_edge<T, M>(t, out, sm, g, r0, c0);
 }
 
 #endif

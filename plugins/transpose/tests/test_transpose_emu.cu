@@ -717,6 +717,7 @@ static emu_report emulate_ragged(uint64_t rows, uint64_t cols, uint64_t band, bo
         }
         seen[tr * g.tcols + tc]++;
         bool full = r0 + S::TR <= rows && c0 + S::TC <= cols;
+        const bool reads_inside = kbt_ragged_full<T>(g, r0, c0); /* the kernel's choice */
         E.tile = (long)b;
         for (int phase = PH_IN; phase <= PH_OUT; phase++) {
             E.phase = phase;
@@ -725,15 +726,10 @@ static emu_report emulate_ragged(uint64_t rows, uint64_t cols, uint64_t band, bo
             for (unsigned t = 0; t < S::THREADS; t++) {
                 E.thread = t;
                 T *sm = reinterpret_cast<T *>(smq.data());
-                const bool fast = kbt_ragged_full<T>(g, r0, c0);
-                if (phase == PH_IN && fast)
-                    kbt_ragged_in_full<T, emu_mem>(t, in, sm, g, r0, c0);
-                else if (phase == PH_IN)
-                    kbt_ragged_in<T, emu_mem>(t, in, sm, g, r0, c0);
-                else if (fast)
-                    kbt_ragged_out_full<T, emu_mem>(t, out, sm, g, r0, c0);
+                if (phase == PH_IN)
+                    kbt_ragged_in<T, emu_mem>(reads_inside, t, in, sm, g, r0, c0);
                 else
-                    kbt_ragged_out<T, emu_mem>(t, out, sm, g, r0, c0);
+                    kbt_ragged_out<T, emu_mem>(reads_inside, t, out, sm, g, r0, c0);
             }
             if (banks && full) {
                 for (auto &s : E.sites) {
