@@ -1,6 +1,7 @@
 /*
  * nvml.h -- the GPU's clocks, temperature, power draw and clock-event
- * (throttle) reasons, read through NVML.
+ * (throttle) reasons, read through NVML, and the list of the machine's GPUs
+ * as NVML sees them.
  *
  * NVML ships with the driver (libnvidia-ml.so.1), not with the toolkit, so
  * kbench never links it: it is loaded with dlopen() when a run opens its
@@ -33,5 +34,31 @@ unsigned kbc_nvml_mem_max_mhz(const kbc_nvml *x);
 /* Reads every field it can into s (s->known says which; a field whose call
    failed is left out, not guessed).  Returns 0 when anything was read. */
 int kbc_nvml_sample(kbc_nvml *x, kbc_clock_sample *s);
+
+/* One GPU as NVML names it. */
+typedef struct kbc_gpu_id {
+    unsigned index;               /* NVML's index (not CUDA's ordinal)           */
+    char uuid[96];                /* "GPU-xxxxxxxx-..." as NVML gives it         */
+    char pci_bus_id[32];          /* "00000000:19:00.0" as NVML gives it         */
+    char name[96];                /* "NVIDIA H100 80GB HBM3"                     */
+    unsigned long long mem_bytes; /* total memory; 0 when NVML could not say     */
+} kbc_gpu_id;
+
+/* Lists the GPUs NVML sees (all of the machine's: NVML ignores
+   CUDA_VISIBLE_DEVICES), sorted by PCI bus id, into out[0..max); when there
+   are more than max, the first max by bus id.  A device NVML gives no
+   handle or no PCI bus id for is left out; its UUID or name is left empty
+   when NVML cannot read it.  Returns how many (0..max) were written, or -1
+   with why set to one clause when NVML cannot be loaded or initialised
+   ("KBENCH_NVML is off", "libnvidia-ml.so.1 could not be loaded (...)",
+   "nvmlInit_v2 failed: ...").  Never touches CUDA. */
+int kbc_nvml_list(kbc_gpu_id *out, int max, char *why, size_t n);
+
+/* Whether two PCI bus ids, "domain:bus:device.function" in hex, name the
+   same device, ignoring case and the width of the domain field
+   ("0000:19:00.0" from CUDA equals "00000000:19:00.0" from NVML); an id
+   without its domain ("19:00.0") has domain 0.  An id that does not parse
+   equals nothing.  Returns 1 or 0. */
+int kbc_pci_bus_id_same(const char *a, const char *b);
 
 #endif
