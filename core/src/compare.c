@@ -465,7 +465,7 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
     cmp_row *rows = kbc_xcalloc(a.n ? a.n : 1, sizeof *rows);
     char **only_a = kbc_xcalloc(a.n ? a.n : 1, sizeof *only_a);
     char **only_b = kbc_xcalloc(b.n ? b.n : 1, sizeof *only_b);
-    size_t nr = 0, na = 0, nb = 0, count[4] = {0};
+    size_t nr = 0, na = 0, nb = 0, count[4] = {0}, lost_new = 0;
     for (size_t i = 0; i < a.n; i++) {
         long j = find_key(&b, a.keys[i]);
         if (j < 0) {
@@ -478,6 +478,12 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
         if (!ran(x) || !ran(y)) {
             kbc_compare_samples(NULL, 0, NULL, 0, o, &r->c);
             r->note = !ran(x) ? "did not run in base" : "did not run in new";
+            /* A new row that crashed or timed out is a failure of the new
+               run, not a row without a verdict: it fails the compare. */
+            if (y->outcome == KBC_CRASHED || y->outcome == KBC_TIMEOUT) {
+                r->note = y->outcome == KBC_CRASHED ? "crashed in new" : "timed out in new";
+                lost_new++;
+            }
         } else {
             kbc_compare_samples(x->samples, x->n_samples, y->samples, y->n_samples, o, &r->c);
             if (r->c.verdict == KBC_UNTESTED)
@@ -490,7 +496,7 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
     for (size_t j = 0; j < b.n; j++)
         if (find_key(&a, b.keys[j]) < 0)
             only_b[nb++] = b.keys[j];
-    int code = count[KBC_SLOWER] ? KBC_EXIT_FAILED : KBC_EXIT_OK;
+    int code = count[KBC_SLOWER] || lost_new ? KBC_EXIT_FAILED : KBC_EXIT_OK;
     if (o->format == KBC_CMP_JSON)
         print_json(out, &a, &b, o, warn, rows, nr, only_a, na, only_b, nb, count, code);
     else

@@ -18,6 +18,7 @@
  *                   run, outside the timed region
  *   batch           off (default), auto or N: time N back-to-back runs of a
  *                   CUDA variant between one pair of events (measure.h)
+ *   timeout         the watchdog of each point (default auto)
  *   plugin_path     extra plugin folders or files (global only)
  *   description     free text, carried into the reports
  * The keys, their defaults and how they are parsed are one table, in
@@ -52,6 +53,9 @@ typedef struct kbc_measure {
        variant whose single run takes under KBC_BATCH_AUTO_BELOW_S), or N
        >= 2 (N back-to-back runs per timed sample).  measure.h. */
     int batch;
+    /* The watchdog of each point in seconds; 0: derived from the budget
+       (supervisor.h). */
+    double timeout_s;
 } kbc_measure;
 
 /* The values of kbc_measure.batch other than a count. */

@@ -52,6 +52,8 @@ const kbc_core_key kbc_core_keys[] = {
      MEASURE(kbc_key_cpu_threads, KBC_STORE_INT, cpu_threads)},
     {.name = "cache", .where = KBC_IN_ANY, MEASURE(kbc_key_cache, KBC_STORE_INT, cache_cold)},
     {.name = "batch", .where = KBC_IN_ANY, MEASURE(kbc_key_batch, KBC_STORE_INT, batch)},
+    {.name = "timeout", .where = KBC_IN_ANY,
+     MEASURE(kbc_key_timeout, KBC_STORE_DOUBLE, timeout_s)},
     {.name = "description", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "none",
      .help = "free text, carried into the reports"},
     {.name = "plugin_path", .kind = KBC_KIND_PATHS, .where = KBC_IN_GLOBAL, .def = "none",

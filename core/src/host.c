@@ -36,6 +36,8 @@ void kbc_host_progress_clear(kbc_hostctx *hc)
 
 void kbc_host_progress(kbc_hostctx *hc, const char *experiment, const char *variant)
 {
+    if (hc->on_variant)
+        hc->on_variant(hc->on_variant_arg, experiment, variant);
     if (!show_progress())
         return;
     fprintf(stderr, "\r\033[K[%llu/%llu points] %s: %s ...", (unsigned long long)hc->done + 1,

@@ -19,6 +19,11 @@ typedef struct kbc_hostctx {
     int said;            /* fail() was called since the last clear   */
     int progress_shown;  /* a progress line is on the terminal now   */
     uint64_t done, total;/* points so far and in all, for progress   */
+    /* Called (when set) as each variant starts, before the progress line:
+       a worker tells its supervisor which variant is running, so that a
+       crash is blamed on the right one. */
+    void (*on_variant)(void *arg, const char *experiment, const char *variant);
+    void *on_variant_arg;
 } kbc_hostctx;
 
 /* Fills h with the core's log() and fail(), host_private = hc, and the
@@ -32,7 +37,8 @@ int kbc_host_fail(kb_host *h, int code, const char *fmt, ...) KB_PRINTF(3, 4);
 /* Forgets the last fail() sentence (before each plugin call). */
 void kbc_host_clear(kbc_hostctx *hc);
 
-/* "[3/10 points] exp: variant ..." on a terminal, unless quiet. */
+/* "[3/10 points] exp: variant ..." on a terminal, unless quiet; and the
+   on_variant hook. */
 void kbc_host_progress(kbc_hostctx *hc, const char *experiment, const char *variant);
 /* Wipes the progress line so that the next stderr text starts clean. */
 void kbc_host_progress_clear(kbc_hostctx *hc);

@@ -27,6 +27,9 @@
 #include "report.h"
 #include "results_read.h"
 #include "runner.h"
+#include "shard.h"
+#include "supervisor.h"
+#include "worker.h"
 #include "util.h"
 
 /* The usage text before the options, and after them; the options part
@@ -35,7 +38,10 @@ static const char usage_head[] =
     "usage: kbench list\n"
     "       kbench describe PLUGIN\n"
     "       kbench check PLUGIN [--variants a,b,...]\n"
-    "       kbench run FILE [--dry-run] [-o DIR [--plot]] [-q] [--baseline OLD.json]\n"
+    "       kbench run FILE [--dry-run] [-o DIR [--plot] [--resume | --force]] [-q]\n"
+    "                  [--baseline OLD.json] [--gpus all|LIST] [--shard i/N|auto]\n"
+    "                  [--isolate point]\n"
+    "       kbench merge DIR... -o OUT [--allow-mixed]\n"
     "       kbench plot RESULTS.json [-o DIR]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
     "                      [--format table|markdown|json]\n"
@@ -47,6 +53,7 @@ static const char usage_head[] =
     "  run FILE          run the experiments of an INI file and print a table\n"
     "  check PLUGIN      conformance check of a plugin against the plugin rules\n"
     "  plot RESULTS      gnuplot scripts (and SVG and PNG, with gnuplot) of a run\n"
+    "  merge DIR...      join the folders of a sharded run (--shard) into one\n"
     "  compare BASE NEW  each row's change between two results.json files, with a\n"
     "                    confidence interval and a verdict; exit 1 when one is slower\n"
     "  help              this text\n"
@@ -56,14 +63,15 @@ static const char usage_head[] =
 static const char usage_tail[] =
     "\n"
     "Exit codes: 0 everything that could run passed (skipped variants do not\n"
-    "fail a run); 1 a verification failed or a variant erred; 2 a usage,\n"
-    "configuration or plugin error; 3 a system error (out of memory, an output\n"
-    "that cannot be written).  Plugins are searched in the build's plugin\n"
+    "fail a run); 1 a verification failed, a variant erred, crashed or timed\n"
+    "out; 2 a usage, configuration or plugin error; 3 a system error (out of\n"
+    "memory, an output that cannot be written, a worker that cannot start);\n"
+    "130 interrupted (rerun with --resume to finish).  Plugins are searched in the build's plugin\n"
     "folder (for a build) or PREFIX/lib/kbench/plugins (when installed), then\n"
     "$KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
 
-static const char *const commands[] = {"list", "describe", "run", "check", "compare", "plot",
-                                       "help"};
+static const char *const commands[] = {"list", "describe", "run",  "check",
+                                       "compare", "plot",   "merge", "help"};
 
 /* Prints "kbench: <sentence>" and, for usage errors, where help is. */
 static void say(int with_help, const char *fmt, ...) KB_PRINTF(2, 3);
@@ -97,11 +105,20 @@ typedef struct cli {
     int n_plugin_paths;
     const char *out_dir;
     int dry_run, quiet, help, version, plot;
-    char only[64];         /* the first command-specific option seen, as typed */
-    const char *only_cmd;  /* the command it belongs to                       */
+    /* The command-specific options seen, as typed, and the commands each
+       belongs to, checked against the command once it is known. */
+    char only[16][64];
+    const char *only_cmd[16];
+    int n_only;
     const char *variants;  /* check: --variants                               */
     const char *threshold, *alpha, *format; /* compare                        */
     const char *baseline;  /* run: --baseline                                 */
+    const char *gpus;      /* run: --gpus                                     */
+    const char *shard;     /* run: --shard                                    */
+    const char *shards;    /* run: --shards (with --shard auto)               */
+    const char *isolate;   /* run: --isolate                                  */
+    const char *resume;    /* run: --resume ("" or "accept"), or NULL         */
+    int force, allow_mixed, allow_shared;
 } cli;
 
 /* One command-line option.  A row names the option, says whether it takes
@@ -112,6 +129,9 @@ typedef struct option_row {
     char short_name;  /* 'o', or 0 */
     const char *arg;  /* "DIR" when the option takes a value, else NULL */
     int repeatable;   /* a value option that may be given more than once */
+    /* A flag that may also be given a value after '=' (--resume=accept);
+       arg names that value in --help. */
+    int optional_value;
     const char *only; /* the commands that take it ("run plot"), or NULL for any */
     const char *help; /* lines separated by '\n' */
     void (*handle)(cli *c, const char *value);
@@ -157,6 +177,38 @@ static void opt_quiet(cli *c, const char *v)
 {
     c->quiet = 1;
 }
+static void opt_gpus(cli *c, const char *v)
+{
+    c->gpus = v;
+}
+static void opt_shard(cli *c, const char *v)
+{
+    c->shard = v;
+}
+static void opt_shards(cli *c, const char *v)
+{
+    c->shards = v;
+}
+static void opt_isolate(cli *c, const char *v)
+{
+    c->isolate = v;
+}
+static void opt_resume(cli *c, const char *v)
+{
+    c->resume = v ? v : "";
+}
+static void opt_force(cli *c, const char *v)
+{
+    c->force = 1;
+}
+static void opt_allow_mixed(cli *c, const char *v)
+{
+    c->allow_mixed = 1;
+}
+static void opt_allow_shared(cli *c, const char *v)
+{
+    c->allow_shared = 1;
+}
 static void opt_help(cli *c, const char *v)
 {
     c->help = 1;
@@ -167,31 +219,50 @@ static void opt_version(cli *c, const char *v)
 }
 
 static const option_row option_table[] = {
-    {"--plugin-path", 0, "P", 1, NULL,
+    {"--plugin-path", 0, "P", 1, 0, NULL,
      "also load plugins from folder or file P (repeatable;\nbefore or after the command)",
      opt_plugin_path},
-    {"--dry-run", 'n', NULL, 0, "run", "run: print the expanded plan, run nothing, touch no GPU",
+    {"--dry-run", 'n', NULL, 0, 0, "run", "run: print the expanded plan, run nothing, touch no GPU",
      opt_dry_run},
-    {"--output", 'o', "DIR", 0, "run plot",
-     "run: also write DIR/results.csv, DIR/results.json and\nDIR/results.md; plot: write into DIR (DIR is created\nwhen missing)",
+    {"--output", 'o', "DIR", 0, 0, "run plot merge",
+     "run: also write DIR/results.csv, DIR/results.json,\nDIR/results.md and DIR/journal.jsonl (a DIR that holds\nresults is refused without --resume or --force); plot:\nwrite into DIR; merge: the merged results (DIR is\ncreated when missing)",
      opt_output},
-    {"--baseline", 0, "OLD", 0, "run",
+    {"--resume", 0, "accept", 0, 1, "run",
+     "run: with -o, skip the points DIR/journal.jsonl holds\n(same key, plugin build and GPU model); =accept keeps\nthem also when the INI file's plan changed",
+     opt_resume},
+    {"--force", 0, NULL, 0, 0, "run", "run: with -o, start afresh in a DIR that holds results",
+     opt_force},
+    {"--gpus", 0, "GPUS", 0, 0, "run",
+     "run: one worker per GPU: all, or NVML indices or UUIDs\n(0,2 or GPU-...); default: one GPU ($KBENCH_DEVICE)",
+     opt_gpus},
+    {"--allow-shared", 0, NULL, 0, 0, "run", "run: let --gpus name one GPU more than once",
+     opt_allow_shared},
+    {"--allow-mixed", 0, NULL, 0, 0, "run merge",
+     "run, merge: accept GPUs of different models in one run", opt_allow_mixed},
+    {"--shard", 0, "SPEC", 0, 0, "run",
+     "run: only shard i of N of the plan (i/N, from 0), or auto:\ni and N from Slurm, Open MPI, MPICH or Kubernetes",
+     opt_shard},
+    {"--shards", 0, "N", 0, 0, "run", "run: the count for --shard auto where the launcher\ngives only an index (a Kubernetes Indexed Job)", opt_shards},
+    {"--isolate", 0, "MODE", 0, 0, "run",
+     "run: point: a fresh worker for every point (default: one\nworker per GPU for the whole run)",
+     opt_isolate},
+    {"--baseline", 0, "OLD", 0, 0, "run",
      "run: beside each row, its change against the same row of\nOLD (an earlier results.json), as compare judges it",
      opt_baseline},
-    {"--plot", 0, NULL, 0, "run",
+    {"--plot", 0, NULL, 0, 0, "run",
      "run: with -o, also plot the results into DIR (kbench plot)\nand link the plots from DIR/results.md",
      opt_plot},
-    {"--quiet", 'q', NULL, 0, "run", "run: no progress line, only warnings on stderr", opt_quiet},
-    {"--variants", 0, "LIST", 0, "check", "check: only these variants (comma-separated)",
+    {"--quiet", 'q', NULL, 0, 0, "run", "run: no progress line, only warnings on stderr", opt_quiet},
+    {"--variants", 0, "LIST", 0, 0, "check", "check: only these variants (comma-separated)",
      opt_variants},
-    {"--threshold", 0, "PCT", 0, "compare",
+    {"--threshold", 0, "PCT", 0, 0, "compare",
      "compare: a change smaller than PCT percent is no change\n(default 5)", opt_threshold},
-    {"--alpha", 0, "ALPHA", 0, "compare",
+    {"--alpha", 0, "ALPHA", 0, 0, "compare",
      "compare: the interval has confidence 1 - ALPHA (default 0.05)", opt_alpha},
-    {"--format", 0, "FMT", 0, "compare", "compare: table (default), markdown or json",
+    {"--format", 0, "FMT", 0, 0, "compare", "compare: table (default), markdown or json",
      opt_format},
-    {"--help", 'h', NULL, 0, NULL, "this text", opt_help},
-    {"--version", 'V', NULL, 0, NULL, "the version and git revision", opt_version},
+    {"--help", 'h', NULL, 0, 0, NULL, "this text", opt_help},
+    {"--version", 'V', NULL, 0, 0, NULL, "the version and git revision", opt_version},
 };
 #define N_OPTIONS (sizeof option_table / sizeof *option_table)
 
@@ -204,6 +275,10 @@ static const char *arg_noun(const option_row *o)
            : strcmp(o->arg, "ALPHA") == 0 ? "significance level"
            : strcmp(o->arg, "FMT") == 0   ? "format"
            : strcmp(o->arg, "OLD") == 0   ? "results file"
+           : strcmp(o->arg, "GPUS") == 0  ? "list of GPUs"
+           : strcmp(o->arg, "SPEC") == 0  ? "shard (i/N or auto)"
+           : strcmp(o->arg, "N") == 0     ? "count"
+           : strcmp(o->arg, "MODE") == 0  ? "mode"
                                           : "path";
 }
 
@@ -213,7 +288,10 @@ static void option_left(const option_row *o, char *buf, size_t n)
     char shrt[8] = "    ";
     if (o->short_name)
         snprintf(shrt, sizeof shrt, "-%c, ", o->short_name);
-    snprintf(buf, n, "%s%s%s%s", shrt, o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+    if (o->optional_value)
+        snprintf(buf, n, "%s%s[=%s]", shrt, o->name, o->arg);
+    else
+        snprintf(buf, n, "%s%s%s%s", shrt, o->name, o->arg ? " " : "", o->arg ? o->arg : "");
 }
 
 /* The usage text, with one entry per row of the option table. */
@@ -250,6 +328,16 @@ static const option_row *find_option(const char *name)
             return o;
     }
     return NULL;
+}
+
+/* Remembers a command-specific option for the check against the command
+   (options may come before the command). */
+static void note_only(cli *c, const option_row *o, const char *name)
+{
+    if (!o->only || c->n_only >= (int)(sizeof c->only / sizeof *c->only))
+        return;
+    snprintf(c->only[c->n_only], sizeof c->only[0], "%s", name);
+    c->only_cmd[c->n_only++] = o->only;
 }
 
 /* Returns 0, or an exit code after printing why. */
@@ -305,6 +393,16 @@ static int parse(int argc, char **argv, cli *c)
                 say(1, "unknown option '%s'", name);
             return KBC_EXIT_USAGE;
         }
+        if (o->optional_value) {
+            if (value && strcmp(value, o->arg) != 0) {
+                say(1, "option %s takes no value but %s (%s=%s), not '%s'", name, o->arg, name,
+                    o->arg, value);
+                return KBC_EXIT_USAGE;
+            }
+            note_only(c, o, name);
+            o->handle(c, value);
+            continue;
+        }
         if (!o->arg && value) {
             say(1, "option %s takes no value", name);
             return KBC_EXIT_USAGE;
@@ -339,10 +437,7 @@ static int parse(int argc, char **argv, cli *c)
             }
             seen[row] = value;
         }
-        if (o->only && !c->only[0]) {
-            snprintf(c->only, sizeof c->only, "%s", name);
-            c->only_cmd = o->only;
-        }
+        note_only(c, o, name);
         o->handle(c, value);
     }
     return 0;
@@ -422,6 +517,108 @@ static char *join_args(int argc, char **argv)
     return s;
 }
 
+/* Whether dir holds the results of an earlier run. */
+static const char *earlier_results(const char *dir)
+{
+    static const char *const names[] = {"journal.jsonl", "results.json", "results.csv"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char *p = kbc_xasprintf("%s/%s", dir, names[i]);
+        int there = access(p, F_OK) == 0;
+        free(p);
+        if (there)
+            return names[i];
+    }
+    return NULL;
+}
+
+/* The options of kbench run that shape how it runs (not what): checked
+   before the INI file is read.  Returns 0, or an exit code after saying
+   why. */
+static int run_options(const cli *c, kbc_super_opts *o)
+{
+    if (c->plot && !c->out_dir) {
+        say(1, "option --plot needs -o DIR, the folder the plots go to");
+        return KBC_EXIT_USAGE;
+    }
+    if (c->resume && !c->out_dir) {
+        say(1, "option --resume needs -o DIR, the folder of the run to resume");
+        return KBC_EXIT_USAGE;
+    }
+    if (c->resume && c->force) {
+        say(1, "options --resume and --force contradict each other (finish the run in DIR, or "
+               "start it afresh)");
+        return KBC_EXIT_USAGE;
+    }
+    if (c->isolate && strcmp(c->isolate, "point") != 0) {
+        say(1, "option --isolate wants point, not '%s'", c->isolate);
+        return KBC_EXIT_USAGE;
+    }
+    o->isolate_point = c->isolate != NULL;
+    o->resume = c->resume != NULL;
+    o->accept_other_plan = c->resume && strcmp(c->resume, "accept") == 0;
+    int hint = 0;
+    if (c->shards) {
+        char *end;
+        errno = 0;
+        long v = strtol(c->shards, &end, 10);
+        if (errno || *end || v < 1 || v > 1000000) {
+            say(1, "option --shards wants a count of at least 1, not '%s'", c->shards);
+            return KBC_EXIT_USAGE;
+        }
+        if (!c->shard || strcmp(c->shard, "auto") != 0) {
+            say(1, "option --shards goes with --shard auto (with --shard i/N the count is N)");
+            return KBC_EXIT_USAGE;
+        }
+        hint = (int)v;
+    }
+    if (c->shard) {
+        char why[600];
+        if (kbc_shard_parse(c->shard, hint, &o->shard_index, &o->shard_count, why,
+                            sizeof why) != 0) {
+            say(1, "%s", why);
+            return KBC_EXIT_USAGE;
+        }
+        if (!c->out_dir && !c->dry_run) {
+            say(1, "option --shard needs -o DIR: a shard's results are merged from its folder "
+                   "(kbench merge)");
+            return KBC_EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
+/* The dry run of a shard: which of the plan's points are its own, and
+   how the expected cost splits. */
+static void print_shards(const kbc_plan *plan, const kbc_super_opts *o, FILE *out)
+{
+    size_t n;
+    kbc_job *jobs = kbc_plan_jobs(plan, &n);
+    double *loads = kbc_xcalloc((size_t)o->shard_count, sizeof *loads);
+    kbc_jobs_partition(jobs, n, o->shard_count, loads);
+    double lo = loads[0], hi = loads[0], sum = 0;
+    size_t mine = 0;
+    for (int i = 0; i < o->shard_count; i++) {
+        lo = loads[i] < lo ? loads[i] : lo;
+        hi = loads[i] > hi ? loads[i] : hi;
+        sum += loads[i];
+    }
+    for (size_t j = 0; j < n; j++)
+        mine += jobs[j].shard == o->shard_index;
+    char hash[65];
+    kbc_plan_hash(plan, hash);
+    fprintf(out,
+            "\nshard %d of %d (plan %.12s): %zu of %zu points; expected cost %.4g s of %.4g s "
+            "(shards from %.4g to %.4g s: imbalance %.1f%% over the mean)\n",
+            o->shard_index, o->shard_count, hash, mine, n, loads[o->shard_index], sum, lo, hi,
+            sum > 0 ? (hi / (sum / o->shard_count) - 1) * 100 : 0.0);
+    for (size_t j = 0; j < n; j++)
+        if (jobs[j].shard == o->shard_index)
+            fprintf(out, "  [%s] point %llu\n", plan->exps[jobs[j].exp].name,
+                    (unsigned long long)jobs[j].point);
+    free(loads);
+    free(jobs);
+}
+
 static int cmd_run(const cli *c, int argc, char **argv)
 {
     const char *path = c->args[0];
@@ -429,7 +626,8 @@ static int cmd_run(const cli *c, int argc, char **argv)
     kbc_ini ini = {0};
     kbc_plan plan = {0};
     kbc_diag d = {{0}};
-    kbc_machine m;
+    kbc_super_opts so;
+    memset(&so, 0, sizeof so);
     int code = load_plugins(c, &reg);
     int have_ini = 0, have_plan = 0;
     kbc_sink sinks[4];
@@ -437,28 +635,31 @@ static int cmd_run(const cli *c, int argc, char **argv)
     char *cmdline = NULL;
     kbc_record *base = NULL;
     size_t n_base = 0;
-    memset(&m, 0, sizeof m);
-    m.device = -1;
+    kbc_gpu_pick *picks = NULL;
+    size_t n_picks = 0;
+    unsigned long long min_mem = 0;
+    char self[4096];
     if (code)
         goto out;
-
-    if (c->plot && !c->out_dir) {
-        say(1, "option --plot needs -o DIR, the folder the plots go to");
-        code = KBC_EXIT_USAGE;
+    if ((code = run_options(c, &so)) != 0)
         goto out;
-    }
     if (kbc_ini_load(path, &ini, &d) != 0) {
         say(0, "%s", d.msg);
         code = KBC_EXIT_USAGE;
         goto out;
     }
     have_ini = 1;
-    /* A dry run must work on any machine and quickly, so it never wakes
-       the CUDA runtime; the real run wants the device's size so that a
-       point too big for it is refused before anything runs. */
-    if (!c->dry_run)
-        kbc_gpu_probe(&m);
-    if (kbc_plan_build(&ini, &reg, m.has_gpu ? m.mem_bytes : 0, &plan, &d) != 0) {
+    /* The supervisor never touches CUDA: the GPUs come from NVML, and
+       their size lets the plan refuse a point too big for them before
+       anything runs.  A dry run asks nothing of the machine. */
+    if (c->gpus && !c->dry_run &&
+        kbc_gpus_pick(c->gpus, c->allow_mixed, c->allow_shared, &picks, &n_picks, &min_mem,
+                      d.msg, sizeof d.msg) != 0) {
+        say(1, "%s", d.msg);
+        code = KBC_EXIT_USAGE;
+        goto out;
+    }
+    if (kbc_plan_build(&ini, &reg, min_mem, &plan, &d) != 0) {
         kbc_registry_print_refused(&reg, stderr);
         say(0, "%s", d.msg);
         code = KBC_EXIT_USAGE;
@@ -469,6 +670,8 @@ static int cmd_run(const cli *c, int argc, char **argv)
 
     if (c->dry_run) {
         kbc_plan_print(&plan, stdout);
+        if (so.shard_count > 0)
+            print_shards(&plan, &so, stdout);
         fflush(stdout);
         code = ferror(stdout) ? KBC_EXIT_SYSTEM : KBC_EXIT_OK;
         goto out;
@@ -480,6 +683,25 @@ static int cmd_run(const cli *c, int argc, char **argv)
         say(0, "--baseline: %s", d.msg);
         code = KBC_EXIT_USAGE;
         goto out;
+    }
+    if (c->out_dir && !c->resume && !c->force && earlier_results(c->out_dir)) {
+        say(0,
+            "the output folder '%s' holds an earlier run (%s); add --resume to finish that run, "
+            "or --force to start afresh in it",
+            c->out_dir, earlier_results(c->out_dir));
+        code = KBC_EXIT_USAGE;
+        goto out;
+    }
+    if (c->resume) {
+        char *j = kbc_xasprintf("%s/journal.jsonl", c->out_dir);
+        int there = access(j, F_OK) == 0;
+        free(j);
+        if (!there) {
+            say(0, "--resume: '%s' holds no journal.jsonl, so there is no run to resume there",
+                c->out_dir);
+            code = KBC_EXIT_USAGE;
+            goto out;
+        }
     }
     if (kbc_report_table(stdout, &sinks[n_sinks], &d) != 0) {
         say(0, "%s", d.msg);
@@ -526,10 +748,26 @@ static int cmd_run(const cli *c, int argc, char **argv)
             goto out;
         }
     }
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        say(0, "cannot find the kbench binary to start its workers (/proc/self/exe: %s)",
+            strerror(errno));
+        code = KBC_EXIT_SYSTEM;
+        goto out;
+    }
+    self[len] = '\0';
     cmdline = join_args(argc, argv);
     kbc_run_set_quiet(c->quiet);
-    code = kbc_run_plan(&plan, &m, sinks, n_sinks, cmdline);
-    if (c->plot) {
+    so.self = self;
+    so.ini_path = path;
+    so.plugin_paths = c->plugin_paths;
+    so.n_plugin_paths = c->n_plugin_paths;
+    so.quiet = c->quiet;
+    so.out_dir = c->out_dir;
+    so.gpus = picks;
+    so.n_gpus = n_picks;
+    code = kbc_supervise(&plan, &so, sinks, n_sinks, cmdline);
+    if (c->plot && code != KBC_EXIT_INTERRUPTED) {
         /* The reports are complete once their sinks are closed. */
         for (size_t i = 0; i < n_sinks; i++)
             if (sinks[i].destroy)
@@ -549,6 +787,7 @@ out:
         if (sinks[i].destroy)
             sinks[i].destroy(sinks[i].ctx);
     free(cmdline);
+    free(picks);
     kbc_records_free(base, n_base);
     if (have_plan)
         kbc_plan_free(&plan);
@@ -678,6 +917,9 @@ static int finish_stdout(int code)
 
 int main(int argc, char **argv)
 {
+    /* A worker of a run (worker.h): not a user's command. */
+    if (argc > 1 && strcmp(argv[1], KBC_WORKER_COMMAND) == 0)
+        return kbc_worker_main(argc - 1, argv + 1);
     cli c;
     int code = parse(argc, argv, &c);
     if (code)
@@ -708,15 +950,22 @@ int main(int argc, char **argv)
         code = KBC_EXIT_USAGE;
         goto out;
     }
-    if (c.only[0] && !takes(c.only_cmd, c.command)) {
-        char cmds[128];
-        snprintf(cmds, sizeof cmds, "%s", c.only_cmd);
-        char *sp = strchr(cmds, ' ');
-        if (sp) /* two commands at most: "run plot" */
-            say(1, "option %s applies only to kbench %.*s and kbench %s", c.only,
-                (int)(sp - cmds), cmds, sp + 1);
-        else
-            say(1, "option %s applies only to kbench %s", c.only, cmds);
+    for (int i = 0; i < c.n_only; i++) {
+        if (takes(c.only_cmd[i], c.command))
+            continue;
+        /* "kbench run", "kbench run and kbench plot", "kbench run, kbench
+           plot and kbench merge" */
+        char cmds[256] = "";
+        size_t used = 0, words = 0, at = 0;
+        for (const char *p = c.only_cmd[i]; *p; p += strcspn(p, " "), p += *p == ' ')
+            words++;
+        for (const char *p = c.only_cmd[i]; *p; at++) {
+            size_t w = strcspn(p, " ");
+            used += (size_t)snprintf(cmds + used, sizeof cmds - used, "%skbench %.*s",
+                                     at == 0 ? "" : at + 1 == words ? " and " : ", ", (int)w, p);
+            p += w + (p[w] == ' ');
+        }
+        say(1, "option %s applies only to %s", c.only[i], cmds);
         code = KBC_EXIT_USAGE;
         goto out;
     }

@@ -410,12 +410,8 @@ static double median_for(const kbc_experiment *e, uint64_t p, int v, const kbc_r
     return kept ? kept[kbc_point_representative(e, p, (uint32_t)v)] : NAN;
 }
 
-/* Rates from the work numbers, the ceiling that matches the traffic, and
-   speed-ups against the baseline, the first CPU variant that ran here, and
-   the reference (the baseline's and the reference's median from the point
-   where their configuration ran, when that was earlier). */
-static void derive(const kbc_experiment *e, uint64_t p, kbc_record *recs, size_t n,
-                   const kbc_device *dev, kbc_point_memory *mem)
+void kbc_point_speedups(const kbc_experiment *e, uint64_t p, kbc_record *recs, size_t n,
+                        kbc_point_memory *mem)
 {
     const kbc_record *cpu = NULL;
     for (size_t i = 0; i < n && !cpu; i++)
@@ -426,6 +422,19 @@ static void derive(const kbc_experiment *e, uint64_t p, kbc_record *recs, size_t
     double ref = median_for(e, p, e->reference, record_of(recs, n, e->reference),
                             mem ? mem->reference : NULL);
     double cpu_med = median_of(cpu);
+    for (size_t i = 0; i < n; i++) {
+        kbc_record *r = &recs[i];
+        r->speedup_baseline = ratio(base, r);
+        r->speedup_cpu = ratio(cpu_med, r);
+        r->speedup_reference = ratio(ref, r);
+    }
+}
+
+/* Rates from the work numbers, the ceiling that matches the traffic, and
+   the speed-ups (kbc_point_speedups). */
+static void derive(const kbc_experiment *e, uint64_t p, kbc_record *recs, size_t n,
+                   const kbc_device *dev, kbc_point_memory *mem)
+{
     for (size_t i = 0; i < n; i++) {
         kbc_record *r = &recs[i];
         if (r->backend == KB_BACKEND_CUDA && dev && dev->usable)
@@ -456,10 +465,8 @@ static void derive(const kbc_experiment *e, uint64_t p, kbc_record *recs, size_t
                 r->pct_peak = r->gflops / c * 100.0;
             }
         }
-        r->speedup_baseline = ratio(base, r);
-        r->speedup_cpu = ratio(cpu_med, r);
-        r->speedup_reference = ratio(ref, r);
     }
+    kbc_point_speedups(e, p, recs, n, mem);
 }
 
 size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_host *host,
@@ -515,7 +522,7 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_ho
             continue;
         }
         if (dev->lost) {
-            snprintf(r->reason, sizeof r->reason, "the CUDA context was lost after %s",
+            snprintf(r->reason, sizeof r->reason, KBC_LOST_REASON "%s",
                      dev->lost_after);
             continue;
         }
@@ -572,7 +579,7 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_ho
             if (!(mask & KB_VARIANT_BIT(r->variant_index)))
                 continue;
             if (r->backend == KB_BACKEND_CUDA && dev->lost) {
-                snprintf(r->reason, sizeof r->reason, "the CUDA context was lost after %s",
+                snprintf(r->reason, sizeof r->reason, KBC_LOST_REASON "%s",
                          dev->lost_after);
                 continue;
             }

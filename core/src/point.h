@@ -14,6 +14,10 @@
 #include "host.h"
 #include "record.h"
 
+/* How a row skipped because an earlier variant spoilt the CUDA context
+   begins its reason (the supervisor runs such rows again elsewhere). */
+#define KBC_LOST_REASON "the CUDA context was lost after "
+
 /* Whether point p is the first point of variant v's configuration: the
    points that differ only in parameters v does not use (kb_variant.uses;
    0 means all) form one configuration, and only its first point runs v.
@@ -56,6 +60,16 @@ void kbc_record_identify(kbc_record *r, const kbc_experiment *e, uint64_t p,
    its configuration. */
 size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_host *host,
                      kbc_point_memory *mem, kbc_record *recs);
+
+/* The speed-ups of a point's records (recs[0..n), as kbc_point_run
+   leaves them): against the baseline and the reference (their record
+   here, or the median mem kept from the earlier point where their
+   configuration ran; kept in mem when they ran here) and against the first
+   CPU variant that ran here.  NaN where there is nothing to compare.  The
+   supervisor calls it again on rows that came back from workers in plan
+   order, since a worker sees only its own points. */
+void kbc_point_speedups(const kbc_experiment *e, uint64_t p, kbc_record *recs, size_t n,
+                        kbc_point_memory *mem);
 
 /* The ceiling that matches a traffic mix (see docs/output.md): read-only
    rows against the read ceiling, write-only against the write ceiling,

@@ -76,18 +76,25 @@ const char *kbc_check_measure(const kbc_record *r)
     return r->check.measure[0] ? r->check.measure : NULL;
 }
 
-static const char *const outcome_names[] = {"pass", "FAIL", "error", "skipped"};
+static const char *const outcome_names[KBC_N_OUTCOMES] = {"pass",    "FAIL",    "error",
+                                                          "skipped", "crashed", "timeout"};
+
+int kbc_outcome_failed(int outcome)
+{
+    return outcome == KBC_FAIL || outcome == KBC_ERROR || outcome == KBC_CRASHED ||
+           outcome == KBC_TIMEOUT;
+}
 
 const char *kbc_outcome_name(int outcome)
 {
-    if (outcome >= 0 && outcome < 4)
+    if (outcome >= 0 && outcome < KBC_N_OUTCOMES)
         return outcome_names[outcome];
     return "unknown";
 }
 
 int kbc_outcome_parse(const char *name)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < KBC_N_OUTCOMES; i++)
         if (name && strcmp(name, outcome_names[i]) == 0)
             return i;
     return -1;

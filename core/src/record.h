@@ -21,8 +21,16 @@ typedef enum kbc_outcome {
     KBC_PASS = 0,    /* ran and verified                         */
     KBC_FAIL = 1,    /* ran, but verification failed             */
     KBC_ERROR = 2,   /* a plugin call or CUDA call failed        */
-    KBC_SKIPPED = 3  /* could not run here (no GPU, too big ...) */
+    KBC_SKIPPED = 3, /* could not run here (no GPU, too big ...) */
+    KBC_CRASHED = 4, /* the worker running it died, wrote garbage, or
+                        its CUDA context was lost (supervisor.h)   */
+    KBC_TIMEOUT = 5  /* the point ran past its watchdog            */
 } kbc_outcome;
+#define KBC_N_OUTCOMES 6
+
+/* Whether an outcome counts as a failure in the exit code, the summary
+   and compare: FAIL, error, crashed and timeout. */
+int kbc_outcome_failed(int outcome);
 
 #define KBC_REC_NAME 128 /* experiment, plugin, variant names  */
 #define KBC_REC_PNAME 64 /* a parameter's name                  */
@@ -159,6 +167,12 @@ typedef struct kbc_record {
     char baseline[KBC_REC_NAME];  /* the experiment's baseline, or "" */
     char reference[KBC_REC_NAME]; /* its reference variant, or ""     */
     char device[256];       /* the GPU for a CUDA row; "cpu" else    */
+    /* Where it ran (set by the supervisor; "" and 0 when unknown, as in
+       files written before kbench ran points in workers). */
+    char host[256];         /* the host's name                       */
+    char gpu_uuid[96];      /* NVML's UUID of the worker's GPU        */
+    char pci_bus_id[32];    /* its PCI bus id                         */
+    int worker_pid;         /* the worker process that ran the point  */
     int cache_cold;         /* L2 flushed before every timed run     */
 
     /* Distinct configurations: the record stands for `points` points of
@@ -259,6 +273,13 @@ typedef struct kbc_exp_info {
     uint64_t n_points;
 } kbc_exp_info;
 
+/* One plugin file a run used. */
+typedef struct kbc_build_info {
+    char name[KBC_REC_NAME];
+    char file[1024];
+    char sha256[65];        /* "" when the file could not be read */
+} kbc_build_info;
+
 /* What a reporter learns when the run begins. */
 typedef struct kbc_run_info {
     const char *config_file;  /* or NULL */
@@ -275,6 +296,18 @@ typedef struct kbc_run_info {
     const char *command_line;
     const kbc_exp_info *exps;
     size_t n_exps;
+    /* The plan's identity (shard.h) and this run's share of it: shard
+       index of count (count 0: the run is not a shard); jobs: the points
+       this run was to run.  plan_hash NULL: unknown (results.json then
+       has no "plan"). */
+    const char *plan_hash;
+    int shard_index, shard_count;
+    uint64_t jobs;
+    /* Provenance: each plugin the plan uses, with the SHA-256 of its file,
+       and the libraries' versions (0: unknown). */
+    const kbc_build_info *builds;
+    size_t n_builds;
+    int cccl_version;
 } kbc_run_info;
 
 /* A reporter.  point() gets all records of one point at once (so a table

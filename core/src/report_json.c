@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "record_json.h"
 #include "version.h"
 #include "util.h"
 
@@ -236,7 +237,7 @@ static json_t *value_json(const kbc_rec_param *q)
 
 static const char *const type_names[] = {"int", "size", "float", "enum", "bool"};
 
-static json_t *row_json(const kbc_record *r)
+json_t *kbc_record_to_json(const kbc_record *r)
 {
     char buf[256];
     json_t *o = json_object();
@@ -263,6 +264,10 @@ static json_t *row_json(const kbc_record *r)
                                                                          : "int"));
         json_object_set_new(x, "text", json_string(q->text));
         json_object_set_new(x, "swept", json_boolean(q->swept));
+        /* An enum's choice by number too, so that a row read back (from a
+           worker, a journal or a shard) has the typed value it was run with. */
+        if (q->type == KB_PARAM_ENUM)
+            json_object_set_new(x, "index", json_integer(q->value.i));
         json_array_append_new(pm, x);
     }
     json_object_set_new(o, "param_info", pm);
@@ -278,6 +283,12 @@ static json_t *row_json(const kbc_record *r)
     json_object_set_new(o, "reference", r->reference[0] ? json_string(r->reference) : json_null());
     json_object_set_new(o, "device", r->device[0] ? json_string(r->device) : json_null());
     json_object_set_new(o, "cache", json_string(r->cache_cold ? "cold" : "hot"));
+    json_object_set_new(o, "host", r->host[0] ? json_string(r->host) : json_null());
+    json_object_set_new(o, "gpu_uuid", r->gpu_uuid[0] ? json_string(r->gpu_uuid) : json_null());
+    json_object_set_new(o, "pci_bus_id",
+                        r->pci_bus_id[0] ? json_string(r->pci_bus_id) : json_null());
+    json_object_set_new(o, "worker_pid", r->worker_pid > 0 ? json_integer(r->worker_pid)
+                                                           : json_null());
     json_object_set_new(o, "points", u64(r->points));
     json_t *ig = json_array();
     snprintf(buf, sizeof buf, "%s", r->ignores);
@@ -440,6 +451,35 @@ static int json_begin(void *vctx, const kbc_run_info *info)
         json_array_append_new(exps, experiment_json(&info->exps[i]));
     json_object_set_new(config, "experiments", exps);
     json_object_set_new(doc, "config", config);
+    if (info->plan_hash) {
+        json_t *plan = json_object();
+        json_object_set_new(plan, "hash", json_string(info->plan_hash));
+        if (info->shard_count > 0) {
+            json_t *sh = json_object();
+            json_object_set_new(sh, "index", json_integer(info->shard_index));
+            json_object_set_new(sh, "count", json_integer(info->shard_count));
+            json_object_set_new(plan, "shard", sh);
+        } else {
+            json_object_set_new(plan, "shard", json_null());
+        }
+        json_object_set_new(plan, "jobs", u64(info->jobs));
+        json_object_set_new(doc, "plan", plan);
+    }
+    json_t *prov = json_object();
+    json_t *plugins = json_array();
+    for (size_t i = 0; i < info->n_builds; i++) {
+        const kbc_build_info *b = &info->builds[i];
+        json_t *x = json_object();
+        json_object_set_new(x, "name", json_string(b->name));
+        json_object_set_new(x, "file", json_string(b->file));
+        json_object_set_new(x, "sha256", b->sha256[0] ? json_string(b->sha256) : json_null());
+        json_array_append_new(plugins, x);
+    }
+    json_object_set_new(prov, "plugins", plugins);
+    json_object_set_new(prov, "cccl_version", info->cccl_version > 0
+                                                  ? json_integer(info->cccl_version)
+                                                  : json_null());
+    json_object_set_new(doc, "provenance", prov);
     c->results = json_array();
     json_object_set_new(doc, "results", c->results);
     json_object_set_new(doc, "exit_code", json_null());
@@ -455,7 +495,7 @@ static int json_point(void *vctx, const kbc_record *rows, size_t n)
     if (!c->doc)
         return -1; /* begin() never ran */
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(c->results, row_json(&rows[i]));
+        json_array_append_new(c->results, kbc_record_to_json(&rows[i]));
     /* The whole document is rewritten, so writing it after every point
        would cost time quadratic in the rows of a long plan.  Instead it is
        written after the first point, then whenever at least ten times the

@@ -19,7 +19,7 @@ typedef struct table_ctx {
     FILE *out;
     int markdown;       /* results.md: headings and pipe tables            */
     int own;            /* out was opened here and is closed at destroy    */
-    unsigned counts[4]; /* rows per outcome, indexed by kbc_outcome */
+    unsigned counts[KBC_N_OUTCOMES]; /* rows per outcome, indexed by kbc_outcome */
     int began;
     const kbc_record *base; /* --baseline: an earlier run's rows (borrowed) */
     size_t n_base;
@@ -523,7 +523,7 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
             put(&l, W_CHANGE, fmt_change(c, r, buf, sizeof buf));
         put(&l, 0, fmt_check(r, chk, sizeof chk));
         print_line(out, md, &l);
-        if ((unsigned)r->outcome < 4)
+        if ((unsigned)r->outcome < KBC_N_OUTCOMES)
             c->counts[r->outcome]++;
         if (md)
             continue; /* notes follow the whole table */
@@ -579,9 +579,14 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
 static int table_end(void *vctx, int exit_code)
 {
     table_ctx *c = vctx;
-    fprintf(c->out, "summary: %u pass, %u FAIL, %u error, %u skipped; exit code %d\n",
-            c->counts[KBC_PASS], c->counts[KBC_FAIL], c->counts[KBC_ERROR],
-            c->counts[KBC_SKIPPED], exit_code);
+    fprintf(c->out, "summary: %u pass, %u FAIL, %u error, %u skipped", c->counts[KBC_PASS],
+            c->counts[KBC_FAIL], c->counts[KBC_ERROR], c->counts[KBC_SKIPPED]);
+    /* Crashed and timed-out rows are named only when there are some, so
+       that the summary of a clean run reads as it always has. */
+    if (c->counts[KBC_CRASHED] || c->counts[KBC_TIMEOUT])
+        fprintf(c->out, ", %u crashed, %u timeout", c->counts[KBC_CRASHED],
+                c->counts[KBC_TIMEOUT]);
+    fprintf(c->out, "; exit code %d\n", exit_code);
     if (c->nogpu_rows)
         fprintf(c->out, "skipped: %u CUDA row%s: %s\n", c->nogpu_rows,
                 c->nogpu_rows == 1 ? "" : "s", c->nogpu);

@@ -1,7 +1,8 @@
-/* results_read.c -- see results_read.h; the inverse of row_json() in
-   report_json.c.  Reals were written with 15 significant digits, so a
+/* results_read.c -- see results_read.h; the inverse of kbc_record_to_json()
+   in report_json.c.  Reals were written with 15 significant digits, so a
    number read back equals the one written to that precision. */
 #include "results_read.h"
+#include "record_json.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -101,7 +102,7 @@ static void read_clocks(const json_t *ck, kbc_rec_clocks *c)
     kbc_clocks_add(c, &s, 1);
 }
 
-static int read_row(const json_t *o, kbc_record *r, char *why, size_t n)
+int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
 {
     kbc_record_init(r);
     if (!json_is_object(o)) {
@@ -149,15 +150,27 @@ static int read_row(const json_t *o, kbc_record *r, char *why, size_t n)
             q->value.i = json_is_true(v);
             break;
         case KB_PARAM_ENUM:
-            /* The index is not written (only the choice's name); the text
-               is what identifies the value. */
-            q->value.i = 0;
+            /* Files before kbench 3 wrote only the choice's name (the text
+               identifies the value); later ones also its index. */
+            q->value.i = json_is_integer(json_object_get(x, "index"))
+                             ? json_integer_value(json_object_get(x, "index"))
+                             : 0;
             break;
         }
     }
     get_str(o, "baseline", r->baseline, sizeof r->baseline);
     get_str(o, "reference", r->reference, sizeof r->reference);
     get_str(o, "device", r->device, sizeof r->device);
+    get_str(o, "host", r->host, sizeof r->host);
+    get_str(o, "gpu_uuid", r->gpu_uuid, sizeof r->gpu_uuid);
+    get_str(o, "pci_bus_id", r->pci_bus_id, sizeof r->pci_bus_id);
+    {
+        const json_t *pid = json_object_get(o, "worker_pid");
+        r->worker_pid = json_is_integer(pid) && json_integer_value(pid) > 0 &&
+                                json_integer_value(pid) <= 0x7fffffff
+                            ? (int)json_integer_value(pid)
+                            : 0;
+    }
     get_str(o, "cache", buf, sizeof buf);
     r->cache_cold = strcmp(buf, "cold") == 0;
     r->points = get_u64(o, "points");
@@ -268,7 +281,7 @@ int kbc_results_read(const char *path, kbc_record **recs, size_t *n, kbc_diag *d
     kbc_record *out = kbc_xcalloc(count ? count : 1, sizeof *out);
     for (size_t i = 0; i < count; i++) {
         char why[256];
-        if (read_row(json_array_get(rs, i), &out[i], why, sizeof why) != 0) {
+        if (kbc_record_from_json(json_array_get(rs, i), &out[i], why, sizeof why) != 0) {
             kbc_diag_set(d, "%s: result %zu: %s.", path, i, why);
             kbc_records_free(out, i);
             json_decref(doc);
@@ -279,4 +292,293 @@ int kbc_results_read(const char *path, kbc_record **recs, size_t *n, kbc_diag *d
     *recs = out;
     *n = count;
     return 0;
+}
+
+/* ---- The whole document: header and rows ---------------------------- */
+
+static char *dup_str_or_null(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_string(v) ? kbc_xstrdup(json_string_value(v)) : NULL;
+}
+
+static int get_int(const json_t *o, const char *key, int fallback)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? (int)json_integer_value(v) : fallback;
+}
+
+/* A ceiling: written null when not measured, which the run_info spells 0. */
+static double get_ceiling(const json_t *o, const char *key)
+{
+    double x = get_num(o, key);
+    return isnan(x) ? 0 : x;
+}
+
+/* "machine", as machine_json in report_json.c writes it. */
+static void read_machine(const json_t *m, kbc_run_doc *doc)
+{
+    kbc_machine *k = &doc->machine;
+    memset(k, 0, sizeof *k);
+    if (!json_is_object(m))
+        return;
+    doc->has_machine = 1;
+    k->has_gpu = json_is_true(json_object_get(m, "has_gpu"));
+    get_str(m, "reason", k->no_gpu_reason, sizeof k->no_gpu_reason);
+    get_str(m, "gpu", k->name, sizeof k->name);
+    const json_t *cc = json_object_get(m, "cc");
+    if (json_is_string(cc) &&
+        sscanf(json_string_value(cc), "%d.%d", &k->cc_major, &k->cc_minor) != 2)
+        k->cc_major = k->cc_minor = 0;
+    k->device = get_int(m, "device", 0);
+    k->sm_count = get_int(m, "sm_count", 0);
+    const json_t *ck = json_object_get(m, "clocks_khz");
+    k->clock_khz = get_int(ck, "sm", 0);
+    k->mem_clock_khz = get_int(ck, "memory", 0);
+    k->mem_bytes = get_u64(m, "memory_bytes");
+    k->l2_bytes = get_u64(m, "l2_bytes");
+    k->driver_version = get_int(m, "driver_version", 0);
+    k->runtime_version = get_int(m, "runtime_version", 0);
+    get_str(m, "host", k->host, sizeof k->host);
+    k->cpu_threads = get_int(m, "cpu_threads", 0);
+
+    kbc_run_info *in = &doc->info;
+    const json_t *c = json_object_get(m, "ceilings");
+    in->ceilings.read_gbps = get_ceiling(c, "read_gbps");
+    in->ceilings.write_gbps = get_ceiling(c, "write_gbps");
+    in->ceilings.copy_gbps = get_ceiling(c, "copy_gbps");
+    if (!json_is_object(c)) /* files from before the three ceilings */
+        in->ceilings.copy_gbps = get_ceiling(m, "copy_gbps");
+    in->flops.fp32_gflops = get_ceiling(c, "fp32_gflops");
+    in->flops.tf32_gflops = get_ceiling(c, "tf32_gflops");
+    in->flops.bf16_gflops = get_ceiling(c, "bf16_gflops");
+
+    const json_t *nv = json_object_get(m, "nvml");
+    in->clocks_known = json_is_true(json_object_get(nv, "available"));
+    doc->clocks_why = dup_str_or_null(nv, "reason");
+    in->sm_max_mhz = (unsigned)get_int(nv, "sm_max_mhz", 0);
+    in->mem_max_mhz = (unsigned)get_int(nv, "mem_max_mhz", 0);
+    read_sample(json_object_get(nv, "at_start"), &in->clocks_at_start);
+}
+
+static char **string_array(const json_t *a, size_t *n)
+{
+    *n = 0;
+    size_t count = json_array_size(a);
+    char **out = kbc_xcalloc(count ? count : 1, sizeof *out);
+    size_t i;
+    const json_t *x;
+    json_array_foreach(a, i, x) if (json_is_string(x)) out[(*n)++] = kbc_xstrdup(json_string_value(x));
+    return out;
+}
+
+/* One of "config"."experiments", as experiment_json writes it and
+   kbc_exp_infos (runner.c) fills it. */
+static void read_experiment(const json_t *o, kbc_exp_info *x)
+{
+    memset(x, 0, sizeof *x);
+    const json_t *name = json_object_get(o, "name");
+    x->name = kbc_xstrdup(json_is_string(name) ? json_string_value(name) : "");
+    x->line = get_int(o, "line", 0);
+    x->description = dup_str_or_null(o, "description");
+    const json_t *plugin = json_object_get(o, "plugin");
+    x->plugin = kbc_xstrdup(json_is_string(plugin) ? json_string_value(plugin) : "");
+    x->plugin_file = dup_str_or_null(o, "plugin_file");
+    x->variants = string_array(json_object_get(o, "variants"), &x->n_variants);
+    x->baseline = dup_str_or_null(o, "baseline");
+    x->reference = dup_str_or_null(o, "reference");
+    const json_t *m = json_object_get(o, "measure");
+    x->warmup = (uint32_t)get_u64(m, "warmup");
+    x->runs = (uint32_t)get_u64(m, "runs");
+    x->budget_s = get_num(m, "budget_s");
+    x->noise_pct = get_num(m, "noise_pct");
+    x->min_runs = (uint32_t)get_u64(m, "min_runs");
+    x->max_runs = (uint32_t)get_u64(m, "max_runs");
+    x->min_time_s = get_num(m, "min_time_s");
+    x->include_copies = json_is_true(json_object_get(m, "include_copies"));
+    x->seed = get_u64(m, "seed");
+    x->cpu_threads = get_int(m, "cpu_threads", 0);
+    const json_t *cache = json_object_get(m, "cache");
+    x->cache_cold = json_is_string(cache) && strcmp(json_string_value(cache), "cold") == 0;
+    x->batch = batch_of(json_object_get(m, "batch"));
+    const json_t *params = json_object_get(o, "params");
+    size_t np = json_object_size(params);
+    x->param_names = kbc_xcalloc(np ? np : 1, sizeof *x->param_names);
+    x->param_values = kbc_xcalloc(np ? np : 1, sizeof *x->param_values);
+    x->n_values = kbc_xcalloc(np ? np : 1, sizeof *x->n_values);
+    const char *key;
+    const json_t *vals;
+    json_object_foreach((json_t *)params, key, vals)
+    {
+        size_t k = x->n_params++;
+        x->param_names[k] = kbc_xstrdup(key);
+        x->param_values[k] = string_array(vals, &x->n_values[k]);
+    }
+    x->n_points = get_u64(o, "points");
+}
+
+static void free_experiment(kbc_exp_info *x)
+{
+    free(x->name);
+    free(x->description);
+    free(x->plugin);
+    free(x->plugin_file);
+    for (size_t k = 0; k < x->n_variants; k++)
+        free(x->variants[k]);
+    free(x->variants);
+    free(x->baseline);
+    free(x->reference);
+    for (size_t k = 0; k < x->n_params; k++) {
+        for (size_t j = 0; j < x->n_values[k]; j++)
+            free(x->param_values[k][j]);
+        free(x->param_values[k]);
+        free(x->param_names[k]);
+    }
+    free(x->param_names);
+    free(x->param_values);
+    free(x->n_values);
+}
+
+/* "plan": {"hash", "shard": {"index", "count"} or null, "jobs"}.  Returns
+   0, or -1 with why set when the plan is there but malformed. */
+static int read_plan(const json_t *p, kbc_run_doc *doc, char *why, size_t n)
+{
+    if (!p)
+        return 0;
+    const json_t *hash = json_object_get(p, "hash");
+    if (!json_is_object(p) || !json_is_string(hash)) {
+        snprintf(why, n, "its \"plan\" has no hash");
+        return -1;
+    }
+    doc->has_plan = 1;
+    doc->plan_hash = kbc_xstrdup(json_string_value(hash));
+    const json_t *sh = json_object_get(p, "shard");
+    if (json_is_object(sh)) {
+        const json_t *i = json_object_get(sh, "index"), *c = json_object_get(sh, "count");
+        if (!json_is_integer(i) || !json_is_integer(c) || json_integer_value(c) < 1 ||
+            json_integer_value(c) > 1000000 || json_integer_value(i) < 0 ||
+            json_integer_value(i) >= json_integer_value(c)) {
+            snprintf(why, n, "its \"plan\" has a shard that is not an index below a count");
+            return -1;
+        }
+        doc->shard_index = (int)json_integer_value(i);
+        doc->shard_count = (int)json_integer_value(c);
+    } else if (sh && !json_is_null(sh)) {
+        snprintf(why, n, "its \"plan\" has a shard that is neither an object nor null");
+        return -1;
+    }
+    doc->jobs = get_u64(p, "jobs");
+    return 0;
+}
+
+static void read_provenance(const json_t *pv, kbc_run_doc *doc)
+{
+    const json_t *pl = json_object_get(pv, "plugins");
+    size_t count = json_array_size(pl);
+    doc->builds = kbc_xcalloc(count ? count : 1, sizeof *doc->builds);
+    size_t i;
+    const json_t *x;
+    json_array_foreach(pl, i, x)
+    {
+        if (!json_is_object(x))
+            continue;
+        kbc_build_info *b = &doc->builds[doc->n_builds++];
+        get_str(x, "name", b->name, sizeof b->name);
+        get_str(x, "file", b->file, sizeof b->file);
+        get_str(x, "sha256", b->sha256, sizeof b->sha256);
+    }
+    doc->cccl_version = get_int(pv, "cccl_version", 0);
+}
+
+/* Points info's pointers at what doc owns. */
+static void link_info(kbc_run_doc *doc)
+{
+    kbc_run_info *in = &doc->info;
+    in->config_file = doc->config_file;
+    in->machine = doc->has_machine ? &doc->machine : NULL;
+    in->clocks_why = doc->clocks_why;
+    in->command_line = doc->command;
+    in->exps = doc->exps;
+    in->n_exps = doc->n_exps;
+    in->plan_hash = doc->has_plan ? doc->plan_hash : NULL;
+    in->shard_index = doc->shard_index;
+    in->shard_count = doc->shard_count;
+    in->jobs = doc->jobs;
+    in->builds = doc->builds;
+    in->n_builds = doc->n_builds;
+    in->cccl_version = doc->cccl_version;
+}
+
+int kbc_run_doc_from_json(const json_t *root, const char *path, kbc_run_doc *doc, kbc_diag *d)
+{
+    memset(doc, 0, sizeof *doc);
+    doc->exit_code = -1;
+    const json_t *rs = json_object_get(root, "results");
+    if (!json_is_object(root) || !json_is_array(rs)) {
+        kbc_diag_set(d, "%s: has no \"results\" array; is it a kbench results file?", path);
+        return -1;
+    }
+    char why[256];
+    if (read_plan(json_object_get(root, "plan"), doc, why, sizeof why) != 0) {
+        kbc_diag_set(d, "%s: %s.", path, why);
+        kbc_run_doc_free(doc);
+        return -1;
+    }
+    doc->command = dup_str_or_null(root, "command");
+    read_machine(json_object_get(root, "machine"), doc);
+    const json_t *config = json_object_get(root, "config");
+    doc->config_file = dup_str_or_null(config, "file");
+    const json_t *exps = json_object_get(config, "experiments");
+    size_t ne = json_array_size(exps);
+    doc->exps = kbc_xcalloc(ne ? ne : 1, sizeof *doc->exps);
+    size_t i;
+    const json_t *x;
+    json_array_foreach(exps, i, x) if (json_is_object(x)) read_experiment(x, &doc->exps[doc->n_exps++]);
+    read_provenance(json_object_get(root, "provenance"), doc);
+    const json_t *ec = json_object_get(root, "exit_code");
+    doc->exit_code = json_is_integer(ec) ? (int)json_integer_value(ec) : -1;
+    const json_t *fin = json_object_get(root, "finished");
+    doc->finished = fin != NULL && !json_is_null(fin);
+    size_t count = json_array_size(rs);
+    doc->recs = kbc_xcalloc(count ? count : 1, sizeof *doc->recs);
+    for (i = 0; i < count; i++) {
+        if (kbc_record_from_json(json_array_get(rs, i), &doc->recs[i], why, sizeof why) != 0) {
+            kbc_diag_set(d, "%s: result %zu: %s.", path, i, why);
+            doc->n_recs = i;
+            kbc_run_doc_free(doc);
+            return -1;
+        }
+        doc->n_recs = i + 1;
+    }
+    link_info(doc);
+    return 0;
+}
+
+int kbc_results_read_run(const char *path, kbc_run_doc *doc, kbc_diag *d)
+{
+    memset(doc, 0, sizeof *doc);
+    json_error_t err;
+    json_t *root = json_load_file(path, 0, &err);
+    if (!root) {
+        kbc_diag_set(d, "%s:%d: cannot read the results: %s.", path, err.line, err.text);
+        return -1;
+    }
+    int r = kbc_run_doc_from_json(root, path, doc, d);
+    json_decref(root);
+    return r;
+}
+
+void kbc_run_doc_free(kbc_run_doc *doc)
+{
+    free(doc->command);
+    free(doc->config_file);
+    free(doc->clocks_why);
+    for (size_t i = 0; i < doc->n_exps; i++)
+        free_experiment(&doc->exps[i]);
+    free(doc->exps);
+    free(doc->plan_hash);
+    free(doc->builds);
+    kbc_records_free(doc->recs, doc->n_recs);
+    memset(doc, 0, sizeof *doc);
+    doc->exit_code = -1;
 }

@@ -15,4 +15,48 @@
    them, each with its samples; free with kbc_records_free).  Returns 0, or -1 with d set to one sentence. */
 int kbc_results_read(const char *path, kbc_record **recs, size_t *n, kbc_diag *d);
 
+/* The whole document: the header a run's reporters were given (the
+   run_info, rebuilt) and every row.  Everything is owned by the doc;
+   info's pointers point into it.  Free with kbc_run_doc_free. */
+typedef struct kbc_run_doc {
+    kbc_run_info info;       /* ready to hand to a sink's begin()       */
+    kbc_machine machine;     /* "machine" (info.machine points here)   */
+    int has_machine;         /* the document has a "machine" object    */
+    char *command;           /* "command", or NULL                     */
+    char *config_file;       /* "config"."file", or NULL               */
+    char *clocks_why;        /* "machine"."nvml"."reason", or NULL     */
+    kbc_exp_info *exps;      /* "config"."experiments"                 */
+    size_t n_exps;
+    /* "plan": has_plan 0 when the document has none (a file written
+       before plans had a hash); shard_count 0 when "shard" is null. */
+    int has_plan;
+    char *plan_hash;
+    int shard_index, shard_count;
+    uint64_t jobs;
+    kbc_build_info *builds;  /* "provenance"."plugins"                 */
+    size_t n_builds;
+    int cccl_version;        /* 0: unknown                             */
+    /* "exit_code" and "finished": finished 0 (and exit_code -1) when
+       null, which is how a run cut short looks. */
+    int exit_code;
+    int finished;
+    kbc_record *recs;        /* "results", in the document's order     */
+    size_t n_recs;
+} kbc_run_doc;
+
+/* Reads the document at path into *doc: the header (machine, command,
+   configuration, plan, provenance, exit code) and the rows.  Returns 0,
+   or -1 with d set to one sentence naming the file (doc is then empty and
+   needs no free). */
+int kbc_results_read_run(const char *path, kbc_run_doc *doc, kbc_diag *d);
+
+/* The same from a document already parsed by jansson (root is a json_t
+   *); path only names the file in d. */
+struct json_t;
+int kbc_run_doc_from_json(const struct json_t *root, const char *path, kbc_run_doc *doc,
+                          kbc_diag *d);
+
+/* Frees what doc owns and leaves it empty. */
+void kbc_run_doc_free(kbc_run_doc *doc);
+
 #endif

@@ -53,6 +53,12 @@ const kb_param kbc_key_noise = {
 const kb_param kbc_key_min_time = {
     .name = "min_time", .type = KB_PARAM_FLOAT, .def = "0", .min = 0, .max = 1e6,
     .help = "with noise: seconds of timed runs before the noise is judged (s or ms allowed)"};
+/* 0 stands for auto: the supervisor derives each point's watchdog from
+   its budget (supervisor.h, kbc_point_timeout). */
+const kb_param kbc_key_timeout = {
+    .name = "timeout", .type = KB_PARAM_FLOAT, .def = "auto", .min = 0, .max = 1e6,
+    .help = "seconds a point may run before its worker is stopped and the point recorded as "
+            "timeout (auto: 300 s plus twice the point's budget; s or ms allowed)"};
 /* The seed's maximum is 2^64, above every size, so that the range check
    (skipped when min > max) still refuses 0. */
 const kb_param kbc_key_seed = {
@@ -338,7 +344,10 @@ int kbc_value_parse_plain(const kb_param *p, const char *s, kb_value *out, char 
         }
         break;
     case KB_PARAM_FLOAT:
-        if (p == &kbc_key_budget || p == &kbc_key_min_time) {
+        if (p == &kbc_key_timeout && strcasecmp(s, "auto") == 0) {
+            v.f = 0;
+            rc = 0;
+        } else if (p == &kbc_key_budget || p == &kbc_key_min_time || p == &kbc_key_timeout) {
             /* Durations take a unit: "500ms", "2s". */
             size_t len = strlen(s);
             char tmp[128];

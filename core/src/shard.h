@@ -1,0 +1,66 @@
+/*
+ * shard.h -- a plan as a list of jobs, and the jobs split into shards.
+ *
+ * A job is one point of one experiment at which at least one selected
+ * variant's configuration starts (point.h): the unit a worker runs.  Each
+ * job has an expected cost, a model from the plan's bytes and flops and
+ * the experiment's runs and budget (not a measurement), used to hand out
+ * the longest jobs first and to balance shards.
+ *
+ * Jobs that share a configuration (a variant that ignores a swept
+ * parameter runs at the first point of its configuration only, and the
+ * later points take its median for their speed-ups) are kept in one
+ * shard, so that every shard computes its speed-ups on its own.
+ */
+#ifndef KBENCH_SHARD_H
+#define KBENCH_SHARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+typedef struct kbc_job {
+    uint32_t exp;       /* index into plan->exps                  */
+    uint64_t point;     /* index into the experiment's sweep      */
+    double cost;        /* expected seconds (a model)             */
+    uint32_t group;     /* jobs of one group share configurations */
+    int shard;          /* the shard it belongs to (0 with one)   */
+} kbc_job;
+
+/* The plan's jobs in plan order (experiment, then point); *n of them.
+   free() the array. */
+kbc_job *kbc_plan_jobs(const kbc_plan *plan, size_t *n);
+
+/* Assigns every job a shard in [0, count): whole groups, largest expected
+   cost first, each to the least loaded shard (the lowest index on a tie),
+   so that the same plan always splits the same way.  loads (count
+   doubles, or NULL) receives each shard's expected cost. */
+void kbc_jobs_partition(kbc_job *jobs, size_t n, int count, double *loads);
+
+/* The watchdog of a job in seconds: the experiment's timeout key, or when
+   it is auto, 300 s plus twice the budget of each variant that runs
+   there (a variant stops timing at its budget; the rest is set-up,
+   warm-up and verification, which the 300 s floor covers for a CPU
+   variant at 2^28). */
+double kbc_job_timeout(const kbc_plan *plan, const kbc_job *j);
+
+/* The plan's identity: SHA-256 (hex) over each experiment's name, plugin,
+   variants, baseline, reference and measure settings, and every point's
+   parameter values as text.  Two plans with the same hash run the same
+   rows.  Independent of paths and machines. */
+void kbc_plan_hash(const kbc_plan *plan, char hex[65]);
+
+/* "--shard i/N": parses text into *index, *count (0 <= i < N).  "auto"
+   reads the launcher's environment (shard_count_hint: --shards N, for
+   launchers that give only an index, 0 if not given).  Returns 0, or -1
+   with why set to one sentence (naming every variable looked for when
+   none was found). */
+int kbc_shard_parse(const char *text, int shard_count_hint, int *index, int *count,
+                    char *why, size_t n);
+
+/* The launcher --shard auto found, for messages ("Slurm array", "Open
+   MPI" ...); "" before a successful auto parse. */
+const char *kbc_shard_launcher(void);
+
+#endif

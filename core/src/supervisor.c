@@ -1,0 +1,1126 @@
+/* supervisor.c -- see supervisor.h. */
+#define _GNU_SOURCE
+#include "supervisor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hello.h"
+#include "journal.h"
+#include "nvml.h"
+#include "point.h"
+#include "record_json.h"
+#include "runner.h"
+#include "sha256.h"
+#include "shard.h"
+#include "util.h"
+#include "worker.h"
+
+/* A worker's last lines on stderr kept for a crashed row's reason. */
+#define LOG_KEEP 4
+#define LOG_LINE 240
+/* A worker that has not said hello after this long is stuck. */
+#define HELLO_TIMEOUT_S 600.0
+/* One message may not be longer than this (a point's rows with every
+   sample stay far below it). */
+#define MAX_MESSAGE (256u << 20)
+
+enum { JOB_PENDING, JOB_RUNNING, JOB_DONE };
+
+/* One point to run: its state and the rows gathered so far (a point whose
+   worker crashed runs again in parts). */
+typedef struct slot {
+    kbc_job job;
+    int state;
+    uint64_t remaining; /* plugin variant bits still to run here          */
+    kbc_record *recs;   /* one per position in the experiment's variants   */
+    unsigned char *have;
+} slot;
+
+typedef struct buf {
+    char *p;
+    size_t n, cap;
+} buf;
+
+typedef struct worker {
+    pid_t pid;          /* 0: no process                                   */
+    int to, from, err;  /* its stdin, its channel, its stderr; -1 closed   */
+    buf in, errb;
+    char log[LOG_KEEP][LOG_LINE];
+    unsigned n_log;     /* lines kept since the job started                */
+    int has_hello;
+    kbc_hello hello;
+    long job;           /* the slot it runs, or -1                         */
+    char variant[KBC_REC_NAME];
+    double started, deadline;
+    int gpu;            /* index into the picks, or -1                     */
+    int retiring;       /* it will exit: no more points for it             */
+    int killed;         /* kbench stopped it: its channel is not read on   */
+    int points_run;
+} worker;
+
+typedef struct super {
+    const kbc_plan *plan;
+    const kbc_super_opts *o;
+    kbc_sink *sinks;
+    size_t n_sinks;
+    int *sink_ok;
+    slot *slots;        /* this run's jobs, in plan order                 */
+    size_t n_slots, n_done, next_emit;
+    size_t *order;      /* the order points are handed out                */
+    worker *w;
+    size_t n_w;
+    kbc_journal journal;
+    int journal_on;
+    kbc_point_memory *mems;
+    kbc_build_info *builds;
+    size_t n_builds;
+    char plan_hash[65];
+    int begun, resumed, any_failed, code;
+    char fatal[1200];   /* a sentence that stops the run                  */
+    kbc_exp_info *xs;
+    kbc_run_info info;
+    kbc_hello first;    /* the first hello: the header's machine facts    */
+    int have_first;
+    int progress_shown;
+} super;
+
+static volatile sig_atomic_t signals_seen;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    signals_seen++;
+}
+
+/* ---- small helpers ---- */
+
+static void buf_add(buf *b, const char *p, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        b->cap = (b->n + n + 1) * 2;
+        b->p = kbc_xrealloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+/* Takes the first whole line out of b into *line (malloc'd, without its
+   newline).  Returns 1 when there was one. */
+static int buf_line(buf *b, char **line)
+{
+    char *nl = b->n ? memchr(b->p, '\n', b->n) : NULL;
+    if (!nl)
+        return 0;
+    size_t len = (size_t)(nl - b->p);
+    *line = kbc_xstrndup(b->p, len);
+    memmove(b->p, nl + 1, b->n - len - 1);
+    b->n -= len + 1;
+    b->p[b->n] = '\0';
+    return 1;
+}
+
+static void progress_clear(super *s)
+{
+    if (s->progress_shown) {
+        fputs("\r\033[K", stderr);
+        s->progress_shown = 0;
+    }
+}
+
+static void progress(super *s, const worker *w)
+{
+    if (s->o->quiet || !isatty(STDERR_FILENO))
+        return;
+    const kbc_experiment *e = w->job >= 0 ? &s->plan->exps[s->slots[w->job].job.exp] : NULL;
+    fprintf(stderr, "\r\033[K[%zu/%zu points] %s: %s ...", s->n_done + 1, s->n_slots,
+            e ? e->name : "", w->variant);
+    fflush(stderr);
+    s->progress_shown = 1;
+}
+
+static const kbc_experiment *exp_of(const super *s, const slot *sl)
+{
+    return &s->plan->exps[sl->job.exp];
+}
+
+/* The position of plugin variant v in e's selection, or -1. */
+static int position(const kbc_experiment *e, uint32_t v)
+{
+    for (uint32_t k = 0; k < e->n_variants; k++)
+        if (e->variants[k] == v)
+            return (int)k;
+    return -1;
+}
+
+static const char *gpu_model(const super *s)
+{
+    return s->first.machine.has_gpu ? s->first.machine.name : "none";
+}
+
+static const kbc_build_info *build_of(const super *s, const kbc_experiment *e)
+{
+    for (size_t i = 0; i < s->n_builds; i++)
+        if (strcmp(s->builds[i].name, e->plugin->desc->name) == 0)
+            return &s->builds[i];
+    return NULL;
+}
+
+/* ---- the rows of a slot ---- */
+
+static void slot_init(super *s, slot *sl)
+{
+    const kbc_experiment *e = exp_of(s, sl);
+    sl->recs = kbc_xcalloc(e->n_variants ? e->n_variants : 1, sizeof *sl->recs);
+    sl->have = kbc_xcalloc(e->n_variants ? e->n_variants : 1, 1);
+    for (uint32_t k = 0; k < e->n_variants; k++) {
+        uint64_t pts;
+        if (kbc_point_first_of(e, sl->job.point, e->variants[k], &pts, NULL, 0))
+            sl->remaining |= KB_VARIANT_BIT(e->variants[k]);
+    }
+}
+
+/* Stamps where a row ran, and keeps it at its variant's place. */
+static void slot_store(super *s, slot *sl, const kbc_record *r, const worker *w)
+{
+    const kbc_experiment *e = exp_of(s, sl);
+    int k = position(e, r->variant_index);
+    if (k < 0)
+        return;
+    if (sl->have[k])
+        kbc_record_free(&sl->recs[k]);
+    sl->recs[k] = *r;
+    sl->have[k] = 1;
+    sl->remaining &= ~KB_VARIANT_BIT(r->variant_index);
+    if (w) {
+        kbc_record *x = &sl->recs[k];
+        snprintf(x->host, sizeof x->host, "%s", w->hello.machine.host);
+        if (w->gpu >= 0) {
+            snprintf(x->gpu_uuid, sizeof x->gpu_uuid, "%s", s->o->gpus[w->gpu].uuid);
+            snprintf(x->pci_bus_id, sizeof x->pci_bus_id, "%s", s->o->gpus[w->gpu].pci_bus_id);
+        }
+        x->worker_pid = (int)w->pid;
+    }
+}
+
+/* A row for variant v at the slot's point that never came back from a
+   worker: crashed or timeout, with why. */
+static void slot_lose(super *s, slot *sl, uint32_t v, int outcome, const char *why,
+                      const worker *w)
+{
+    const kbc_experiment *e = exp_of(s, sl);
+    const kb_plugin *d = e->plugin->desc;
+    kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
+    kbc_experiment_point(e, sl->job.point, values);
+    kbc_record r;
+    kbc_record_identify(&r, e, sl->job.point, values, v);
+    kbc_point_first_of(e, sl->job.point, v, &r.points, r.ignores, sizeof r.ignores);
+    r.outcome = outcome;
+    snprintf(r.reason, sizeof r.reason, "%s", why);
+    free(values);
+    slot_store(s, sl, &r, w);
+}
+
+/* The slot's rows in the experiment's order, as one JSON array. */
+static json_t *slot_rows_json(const super *s, const slot *sl)
+{
+    json_t *a = json_array();
+    const kbc_experiment *e = exp_of(s, sl);
+    for (uint32_t k = 0; k < e->n_variants; k++)
+        if (sl->have[k])
+            json_array_append_new(a, kbc_record_to_json(&sl->recs[k]));
+    return a;
+}
+
+/* A point is finished: journal it before it is reported. */
+static void slot_finish(super *s, slot *sl)
+{
+    sl->state = JOB_DONE;
+    s->n_done++;
+    if (!s->journal_on)
+        return;
+    const kbc_experiment *e = exp_of(s, sl);
+    const kbc_build_info *b = build_of(s, e);
+    kbc_diag d = {{0}};
+    if (kbc_journal_append(&s->journal, e->name, sl->job.exp, sl->job.point, b ? b->sha256 : "",
+                           gpu_model(s), slot_rows_json(s, sl), &d) != 0) {
+        /* Without the journal, --resume would run this point again and
+           nothing else is lost; the run goes on and the exit code says
+           so. */
+        progress_clear(s);
+        fprintf(stderr, "kbench: %s; the run goes on without its journal.\n", d.msg);
+        s->journal_on = 0;
+        s->code = KBC_EXIT_SYSTEM;
+    }
+}
+
+/* Reports every finished point that is next in plan order (all of them,
+   gaps skipped, when flush is set: the end of an interrupted run). */
+static void emit(super *s, int flush)
+{
+    while (s->begun && s->next_emit < s->n_slots) {
+        slot *sl = &s->slots[s->next_emit];
+        if (sl->state != JOB_DONE) {
+            if (!flush)
+                return;
+            s->next_emit++;
+            continue;
+        }
+        s->next_emit++;
+        const kbc_experiment *e = exp_of(s, sl);
+        kbc_record *recs = kbc_xcalloc(e->n_variants ? e->n_variants : 1, sizeof *recs);
+        size_t n = 0;
+        for (uint32_t k = 0; k < e->n_variants; k++)
+            if (sl->have[k])
+                recs[n++] = sl->recs[k];
+        kbc_point_speedups(e, sl->job.point, recs, n, &s->mems[sl->job.exp]);
+        for (size_t k = 0; k < n; k++)
+            if (kbc_outcome_failed((int)recs[k].outcome))
+                s->any_failed = 1;
+        progress_clear(s);
+        for (size_t k = 0; k < s->n_sinks; k++)
+            if (s->sink_ok[k] && s->sinks[k].point &&
+                s->sinks[k].point(s->sinks[k].ctx, recs, n) != 0) {
+                fprintf(stderr,
+                        "kbench: a report could not be written; it stops at experiment '%s' "
+                        "point %llu.\n",
+                        e->name, (unsigned long long)sl->job.point);
+                s->sink_ok[k] = 0;
+            }
+        for (size_t k = 0; k < n; k++)
+            kbc_record_free(&recs[k]);
+        free(recs);
+        memset(sl->have, 0, e->n_variants ? e->n_variants : 1);
+    }
+}
+
+/* ---- workers ---- */
+
+/* dup()s fd to a descriptor of at least 10, without close-on-exec. */
+static int high_dup(int fd)
+{
+    return fcntl(fd, F_DUPFD, 10);
+}
+
+static void worker_spawn(super *s, worker *w, int gpu)
+{
+    int to[2], from[2], err[2];
+    memset(w, 0, sizeof *w);
+    w->to = w->from = w->err = -1;
+    w->job = -1;
+    w->gpu = gpu;
+    if (pipe2(to, O_CLOEXEC) != 0 || pipe2(from, O_CLOEXEC) != 0 ||
+        pipe2(err, O_CLOEXEC) != 0) {
+        snprintf(s->fatal, sizeof s->fatal, "cannot make a worker's pipes: %s", strerror(errno));
+        return;
+    }
+    const kbc_super_opts *o = s->o;
+    char **argv = kbc_xcalloc((size_t)o->n_plugin_paths * 2 + 6, sizeof *argv);
+    size_t a = 0;
+    argv[a++] = (char *)o->self;
+    argv[a++] = (char *)KBC_WORKER_COMMAND;
+    argv[a++] = (char *)o->ini_path;
+    for (int i = 0; i < o->n_plugin_paths; i++) {
+        argv[a++] = (char *)"--plugin-path";
+        argv[a++] = (char *)o->plugin_paths[i];
+    }
+    if (o->quiet)
+        argv[a++] = (char *)"-q";
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(s->fatal, sizeof s->fatal, "cannot start a worker: %s", strerror(errno));
+        free(argv);
+        return;
+    }
+    if (pid == 0) {
+        /* Its own process group: a Ctrl-C at the terminal reaches the
+           supervisor, which decides what the workers do. */
+        setpgid(0, 0);
+        int i0 = high_dup(to[0]), i2 = high_dup(err[1]), i3 = high_dup(from[1]);
+        if (i0 < 0 || i2 < 0 || i3 < 0 || dup2(i0, 0) < 0 || dup2(i2, 2) < 0 ||
+            dup2(i3, 3) < 0)
+            _exit(127);
+        setenv(KBC_WORKER_FD_ENV, "3", 1);
+        if (gpu >= 0) {
+            setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+            setenv("CUDA_VISIBLE_DEVICES", o->gpus[gpu].uuid, 1);
+            unsetenv("KBENCH_DEVICE");
+        }
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGPIPE, SIG_DFL);
+        execv(o->self, argv);
+        char msg[600];
+        int n = snprintf(msg, sizeof msg,
+                         "{\"fatal\": \"cannot start the worker: exec of %s failed (%s)\"}\n",
+                         o->self, strerror(errno));
+        if (n > 0 && write(3, msg, (size_t)n) < 0)
+            _exit(127);
+        _exit(127);
+    }
+    free(argv);
+    close(to[0]);
+    close(from[1]);
+    close(err[1]);
+    w->pid = pid;
+    w->to = to[1];
+    w->from = from[0];
+    w->err = err[0];
+    fcntl(w->from, F_SETFL, O_NONBLOCK);
+    fcntl(w->err, F_SETFL, O_NONBLOCK);
+    w->started = kbc_now();
+    w->deadline = w->started + HELLO_TIMEOUT_S;
+}
+
+/* Stops a worker whose point cannot be trusted; the reap follows when
+   its channel ends. */
+static void worker_kill(worker *w)
+{
+    kill(w->pid, SIGKILL);
+    w->killed = 1;
+    w->retiring = 1;
+}
+
+static void keep_log(worker *w, const char *line)
+{
+    snprintf(w->log[w->n_log % LOG_KEEP], LOG_LINE, "%s", line);
+    w->n_log++;
+}
+
+/* Passes the worker's stderr on, line by line, and keeps the last lines. */
+static void worker_stderr(super *s, worker *w, int final)
+{
+    char chunk[4096];
+    ssize_t r;
+    while ((r = read(w->err, chunk, sizeof chunk)) > 0)
+        buf_add(&w->errb, chunk, (size_t)r);
+    char *line;
+    while (buf_line(&w->errb, &line)) {
+        progress_clear(s);
+        if (s->n_w > 1)
+            fprintf(stderr, "[worker %zu] %s\n", (size_t)(w - s->w), line);
+        else
+            fprintf(stderr, "%s\n", line);
+        keep_log(w, line);
+        free(line);
+    }
+    if (final && w->errb.n) {
+        progress_clear(s);
+        fprintf(stderr, "%s\n", w->errb.p);
+        keep_log(w, w->errb.p);
+        w->errb.n = 0;
+    }
+}
+
+/* "; its last log lines: 'a' | 'b'" from what the worker wrote on stderr
+   during the point, or "". */
+static void last_log(const worker *w, char *out, size_t n)
+{
+    out[0] = '\0';
+    unsigned have = w->n_log < LOG_KEEP ? w->n_log : LOG_KEEP;
+    if (!have)
+        return;
+    size_t used = (size_t)snprintf(out, n, "; its last log line%s: ", have > 1 ? "s" : "");
+    for (unsigned i = w->n_log - have; i < w->n_log && used < n; i++)
+        used += (size_t)snprintf(out + used, n - used, "%s'%s'", i > w->n_log - have ? " | " : "",
+                                 w->log[i % LOG_KEEP]);
+}
+
+static void worker_close(worker *w)
+{
+    if (w->to >= 0)
+        close(w->to);
+    if (w->from >= 0)
+        close(w->from);
+    if (w->err >= 0)
+        close(w->err);
+    w->to = w->from = w->err = -1;
+    free(w->in.p);
+    free(w->errb.p);
+    memset(&w->in, 0, sizeof w->in);
+    memset(&w->errb, 0, sizeof w->errb);
+    w->pid = 0;
+}
+
+/* The point the worker was running lost variant `w->variant` (or, when
+   none had started, every variant left): those rows are recorded with
+   outcome and why, and the rest of the point runs again elsewhere. */
+static void lose_job(super *s, worker *w, int outcome, const char *why)
+{
+    if (w->job < 0)
+        return;
+    slot *sl = &s->slots[w->job];
+    const kbc_experiment *e = exp_of(s, sl);
+    char logs[600], reason[700];
+    last_log(w, logs, sizeof logs);
+    int v = -1;
+    for (uint32_t k = 0; w->variant[0] && k < e->n_variants; k++)
+        if (strcmp(e->plugin->desc->variants[e->variants[k]].name, w->variant) == 0 &&
+            (sl->remaining & KB_VARIANT_BIT(e->variants[k])))
+            v = (int)e->variants[k];
+    if (v >= 0) {
+        snprintf(reason, sizeof reason, "%s%s", why, logs);
+        slot_lose(s, sl, (uint32_t)v, outcome, reason, w);
+    } else {
+        snprintf(reason, sizeof reason, "%s before any variant started%s", why, logs);
+        for (uint32_t k = 0; k < e->n_variants; k++)
+            if (sl->remaining & KB_VARIANT_BIT(e->variants[k]))
+                slot_lose(s, sl, e->variants[k], outcome, reason, w);
+    }
+    w->job = -1;
+    w->variant[0] = '\0';
+    if (sl->remaining)
+        sl->state = JOB_PENDING; /* the others run again in a fresh worker */
+    else
+        slot_finish(s, sl);
+}
+
+/* Why the worker ended, in words. */
+static void exit_words(int status, char *out, size_t n)
+{
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        const char *abbrev = sigabbrev_np(sig);
+        snprintf(out, n, "the worker was killed by signal SIG%s (%s)", abbrev ? abbrev : "?",
+                 strsignal(sig));
+    } else if (WIFEXITED(status)) {
+        snprintf(out, n, "the worker exited with status %d in the middle of the point (a "
+                         "plugin called exit()?)",
+                 WEXITSTATUS(status));
+    } else {
+        snprintf(out, n, "the worker ended (wait status %#x)", status);
+    }
+}
+
+/* Waits for a worker that closed its channel (killing it when it does not
+   end within a second) and records what it was running. */
+static void worker_reap(super *s, worker *w, int kill_it)
+{
+    int status = 0;
+    pid_t r = 0;
+    if (kill_it)
+        kill(w->pid, SIGKILL);
+    for (int i = 0; i < 100 && (r = waitpid(w->pid, &status, WNOHANG)) == 0; i++)
+        usleep(10000);
+    if (r == 0) {
+        kill(w->pid, SIGKILL);
+        waitpid(w->pid, &status, 0);
+    }
+    worker_stderr(s, w, 1);
+    if (w->job >= 0) {
+        char why[300];
+        exit_words(status, why, sizeof why);
+        lose_job(s, w, KBC_CRASHED, why);
+    } else if (!w->has_hello && !s->fatal[0] && !signals_seen) {
+        char why[300];
+        exit_words(status, why, sizeof why);
+        char logs[600];
+        last_log(w, logs, sizeof logs);
+        snprintf(s->fatal, sizeof s->fatal, "a worker could not start: %s%s", why, logs);
+    }
+    worker_close(w);
+}
+
+static void send_point(super *s, worker *w, size_t si)
+{
+    slot *sl = &s->slots[si];
+    char line[96];
+    int n = snprintf(line, sizeof line, "point %u %llu %llx\n", sl->job.exp,
+                     (unsigned long long)sl->job.point, (unsigned long long)sl->remaining);
+    sl->state = JOB_RUNNING;
+    w->job = (long)si;
+    w->variant[0] = '\0';
+    w->n_log = 0;
+    w->started = kbc_now();
+    w->deadline = w->started + kbc_job_timeout(s->plan, &sl->job);
+    w->points_run++;
+    if (write(w->to, line, (size_t)n) != n) {
+        /* It died before reading: its channel ends soon, and the reap
+           records the point. */
+    }
+}
+
+/* Matches the journal's points to this run's (same experiment and point,
+   same plugin build, same GPU model) and marks them done. */
+static void resume_from_journal(super *s)
+{
+    size_t taken = 0;
+    for (size_t i = 0; i < s->journal.n_entries; i++) {
+        const kbc_journal_entry *je = &s->journal.entries[i];
+        if (je->exp_index >= s->plan->n)
+            continue;
+        const kbc_experiment *e = &s->plan->exps[je->exp_index];
+        const kbc_build_info *b = build_of(s, e);
+        if (strcmp(e->name, je->exp) != 0 || !b || strcmp(b->sha256, je->plugin_sha256) != 0 ||
+            strcmp(gpu_model(s), je->gpu_model) != 0)
+            continue;
+        for (size_t k = 0; k < s->n_slots; k++) {
+            slot *sl = &s->slots[k];
+            if (sl->job.exp != je->exp_index || sl->job.point != je->point ||
+                sl->state == JOB_RUNNING)
+                continue;
+            size_t j;
+            const json_t *row;
+            json_array_foreach(je->rows, j, row)
+            {
+                kbc_record r;
+                char why[256];
+                if (kbc_record_from_json(row, &r, why, sizeof why) == 0 &&
+                    strcmp(r.experiment, e->name) == 0 && r.point == sl->job.point)
+                    slot_store(s, sl, &r, NULL);
+            }
+            if (!sl->remaining && sl->state != JOB_DONE) {
+                sl->state = JOB_DONE;
+                s->n_done++;
+                taken++;
+            }
+            break;
+        }
+    }
+    s->resumed = (int)taken;
+    if (!s->o->quiet)
+        fprintf(stderr, "kbench: --resume: %zu of %zu points were finished already.\n", taken,
+                s->n_slots);
+}
+
+static void begin_sinks(super *s)
+{
+    s->info.config_file = s->plan->path;
+    kbc_hello_run_info(&s->first, &s->info);
+    s->begun = 1;
+    for (size_t k = 0; k < s->n_sinks; k++)
+        s->sink_ok[k] = !s->sinks[k].begin || s->sinks[k].begin(s->sinks[k].ctx, &s->info) == 0;
+}
+
+/* One line from a worker's channel. */
+static void on_message(super *s, worker *w, const char *line)
+{
+    json_error_t je;
+    json_t *m = json_loads(line, JSON_REJECT_DUPLICATES, &je);
+    const json_t *v;
+    char why[700];
+    if (m && (v = json_object_get(m, "hello")) && !w->has_hello) {
+        if (kbc_hello_from_json(v, &w->hello, why, sizeof why) != 0) {
+            snprintf(s->fatal, sizeof s->fatal, "a worker could not start: %s", why);
+        } else if (strcmp(w->hello.plan_hash, s->plan_hash) != 0) {
+            snprintf(s->fatal, sizeof s->fatal,
+                     "a worker read %s as another plan (the file changed while kbench ran?)",
+                     s->o->ini_path);
+        } else {
+            w->has_hello = 1;
+            w->deadline = 0;
+            w->hello.pid = (int)w->pid;
+            if (!s->have_first) {
+                s->first = w->hello;
+                s->have_first = 1;
+                if (s->journal_on && s->o->resume)
+                    resume_from_journal(s);
+                begin_sinks(s);
+            }
+        }
+    } else if (m && json_is_string(v = json_object_get(m, "fatal"))) {
+        snprintf(s->fatal, sizeof s->fatal, "a worker could not go on: %s", json_string_value(v));
+    } else if (m && json_is_string(v = json_object_get(m, "variant")) && w->job >= 0) {
+        snprintf(w->variant, sizeof w->variant, "%s", json_string_value(v));
+        progress(s, w);
+    } else if (m && (v = json_object_get(m, "done")) && w->job >= 0 &&
+               json_is_array(json_object_get(m, "rows"))) {
+        slot *sl = &s->slots[w->job];
+        const json_t *lost = json_object_get(v, "lost");
+        if ((uint64_t)json_integer_value(json_object_get(v, "exp")) != sl->job.exp ||
+            (uint64_t)json_integer_value(json_object_get(v, "point")) != sl->job.point) {
+            json_decref(m);
+            worker_kill(w);
+            lose_job(s, w, KBC_CRASHED, "the worker answered for another point than it ran");
+            return;
+        }
+        size_t i;
+        const json_t *row;
+        kbc_record *got = kbc_xcalloc(json_array_size(json_object_get(m, "rows")) + 1,
+                                      sizeof *got);
+        size_t n = 0;
+        int bad = 0;
+        json_array_foreach(json_object_get(m, "rows"), i, row)
+        {
+            if (kbc_record_from_json(row, &got[n], why, sizeof why) != 0) {
+                bad = 1;
+                break;
+            }
+            n++;
+        }
+        if (bad) {
+            kbc_records_free(got, n);
+            json_decref(m);
+            worker_kill(w);
+            lose_job(s, w, KBC_CRASHED, "the worker sent a row that cannot be read");
+            return;
+        }
+        for (size_t k = 0; k < n; k++) {
+            /* A row skipped for a context that an earlier variant spoilt
+               runs again in a fresh worker. */
+            if (json_is_string(lost) &&
+                strncmp(got[k].reason, KBC_LOST_REASON, strlen(KBC_LOST_REASON)) == 0)
+                kbc_record_free(&got[k]);
+            else
+                slot_store(s, sl, &got[k], w);
+        }
+        free(got);
+        w->job = -1;
+        w->variant[0] = '\0';
+        if (json_is_string(lost))
+            w->retiring = 1;
+        if (sl->remaining && !json_is_string(lost)) {
+            /* Rows a worker left out are a fault of the worker, not a
+               pass; they are named rather than dropped. */
+            const kbc_experiment *e = exp_of(s, sl);
+            for (uint32_t k = 0; k < e->n_variants; k++)
+                if (sl->remaining & KB_VARIANT_BIT(e->variants[k]))
+                    slot_lose(s, sl, e->variants[k], KBC_CRASHED,
+                              "the worker's answer left this variant out", w);
+        }
+        if (sl->remaining)
+            sl->state = JOB_PENDING;
+        else
+            slot_finish(s, sl);
+    } else {
+        /* Anything else on the channel is not kbench's: a plugin wrote to
+           it, or the worker is broken.  Either way its point cannot be
+           trusted. */
+        char shown[80];
+        size_t k = 0;
+        for (const char *p = line; *p && k + 5 < sizeof shown; p++)
+            shown[k++] = (*p >= 32 && *p < 127) ? *p : '?';
+        shown[k] = '\0';
+        snprintf(why, sizeof why,
+                 "the worker wrote something on its channel that is not a kbench message "
+                 "('%s'); a plugin must not write to descriptor %s",
+                 shown, "3");
+        json_decref(m);
+        worker_kill(w);
+        lose_job(s, w, KBC_CRASHED, why);
+        return;
+    }
+    json_decref(m);
+}
+
+/* Reads what the worker's channel holds; returns -1 at its end. */
+static int worker_channel(super *s, worker *w)
+{
+    char chunk[65536];
+    for (;;) {
+        ssize_t r = read(w->from, chunk, sizeof chunk);
+        if (r > 0) {
+            buf_add(&w->in, chunk, (size_t)r);
+            if (w->in.n > MAX_MESSAGE) {
+                worker_kill(w);
+                lose_job(s, w, KBC_CRASHED, "the worker wrote a message too long to be one");
+                return -1;
+            }
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        char *line;
+        while (w->pid && !w->killed && buf_line(&w->in, &line)) {
+            on_message(s, w, line);
+            free(line);
+        }
+        if (r == 0)
+            return -1;
+        return 0; /* EAGAIN: nothing more now */
+    }
+}
+
+/* ---- the run ---- */
+
+static int wants_gpu(const kbc_plan *plan)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        const kbc_experiment *e = &plan->exps[i];
+        for (uint32_t k = 0; k < e->n_variants; k++)
+            if (e->plugin->desc->variants[e->variants[k]].backend == KB_BACKEND_CUDA)
+                return 1;
+    }
+    return 0;
+}
+
+static int by_cost(const void *a, const void *b, void *arg)
+{
+    const slot *sl = arg;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    if (sl[x].job.cost != sl[y].job.cost)
+        return sl[x].job.cost > sl[y].job.cost ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+static void builds_make(super *s)
+{
+    s->builds = kbc_xcalloc(s->plan->n ? s->plan->n : 1, sizeof *s->builds);
+    for (size_t i = 0; i < s->plan->n; i++) {
+        const kbc_plugin *p = s->plan->exps[i].plugin;
+        if (build_of(s, &s->plan->exps[i]))
+            continue;
+        kbc_build_info *b = &s->builds[s->n_builds++];
+        snprintf(b->name, sizeof b->name, "%s", p->desc->name);
+        snprintf(b->file, sizeof b->file, "%s", p->path ? p->path : "");
+        char why[300];
+        if (!p->path || kbc_sha256_file(p->path, b->sha256, why, sizeof why) != 0)
+            b->sha256[0] = '\0';
+    }
+}
+
+/* Picks the next point for a worker: the first pending one in the
+   hand-out order. */
+static long next_pending(super *s)
+{
+    for (size_t i = 0; i < s->n_slots; i++) {
+        size_t k = s->order[i];
+        if (s->slots[k].state == JOB_PENDING)
+            return (long)k;
+    }
+    return -1;
+}
+
+static int running(const super *s)
+{
+    for (size_t i = 0; i < s->n_w; i++)
+        if (s->w[i].job >= 0)
+            return 1;
+    return 0;
+}
+
+int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks,
+                  size_t n_sinks, const char *command_line)
+{
+    super st;
+    super *s = &st;
+    memset(s, 0, sizeof *s);
+    s->plan = plan;
+    s->o = o;
+    s->sinks = sinks;
+    s->n_sinks = n_sinks;
+    s->sink_ok = kbc_xcalloc(n_sinks ? n_sinks : 1, sizeof *s->sink_ok);
+    kbc_plan_hash(plan, s->plan_hash);
+    builds_make(s);
+
+    /* This run's points, in plan order. */
+    size_t n_jobs;
+    kbc_job *jobs = kbc_plan_jobs(plan, &n_jobs);
+    if (o->shard_count > 1)
+        kbc_jobs_partition(jobs, n_jobs, o->shard_count, NULL);
+    s->slots = kbc_xcalloc(n_jobs ? n_jobs : 1, sizeof *s->slots);
+    for (size_t j = 0; j < n_jobs; j++)
+        if (o->shard_count <= 1 || jobs[j].shard == o->shard_index)
+            s->slots[s->n_slots++].job = jobs[j];
+    free(jobs);
+    for (size_t i = 0; i < s->n_slots; i++)
+        slot_init(s, &s->slots[i]);
+    s->mems = kbc_xcalloc(plan->n ? plan->n : 1, sizeof *s->mems);
+    for (size_t i = 0; i < plan->n; i++)
+        kbc_point_memory_init(&s->mems[i], &plan->exps[i]);
+
+    /* Several workers take the longest points first, so that no long one
+       is left for the end; one worker runs them in plan order, so that
+       the table grows as it goes. */
+    s->n_w = o->gpus && o->n_gpus > 0 ? o->n_gpus : 1;
+    s->order = kbc_xmalloc((s->n_slots ? s->n_slots : 1) * sizeof *s->order);
+    for (size_t i = 0; i < s->n_slots; i++)
+        s->order[i] = i;
+    if (s->n_w > 1)
+        qsort_r(s->order, s->n_slots, sizeof *s->order, by_cost, s->slots);
+
+    s->xs = kbc_exp_infos(plan);
+    s->info.command_line = command_line;
+    s->info.exps = s->xs;
+    s->info.n_exps = plan->n;
+    s->info.plan_hash = s->plan_hash;
+    s->info.shard_index = o->shard_index;
+    s->info.shard_count = o->shard_count > 1 ? o->shard_count : 0;
+    s->info.jobs = s->n_slots;
+    s->info.builds = s->builds;
+    s->info.n_builds = s->n_builds;
+
+    if (o->out_dir) {
+        kbc_diag d = {{0}};
+        int sc = o->shard_count > 1 ? o->shard_count : 0;
+        int r = o->resume ? kbc_journal_resume(&s->journal, o->out_dir, s->plan_hash,
+                                               o->shard_index, sc, o->accept_other_plan, stderr,
+                                               &d)
+                          : kbc_journal_create(&s->journal, o->out_dir, s->plan_hash,
+                                               o->shard_index, sc, &d);
+        if (r != 0) {
+            fprintf(stderr, "kbench: %s.\n", d.msg);
+            s->code = o->resume ? KBC_EXIT_USAGE : KBC_EXIT_SYSTEM;
+            kbc_journal_close(&s->journal);
+            goto out;
+        }
+        s->journal_on = 1;
+    }
+
+    struct sigaction sa, old_int, old_term, old_pipe;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, &old_pipe);
+    signals_seen = 0;
+
+    s->w = kbc_xcalloc(s->n_w, sizeof *s->w);
+    for (size_t i = 0; i < s->n_w; i++) {
+        s->w[i].pid = 0;
+        s->w[i].to = s->w[i].from = s->w[i].err = -1;
+        s->w[i].job = -1;
+    }
+    (void)wants_gpu;
+    int killed = 0;
+    struct pollfd *pf = kbc_xcalloc(2 * s->n_w, sizeof *pf);
+    for (;;) {
+        if (signals_seen >= 2 && !killed) {
+            /* The second signal: stop at once. */
+            for (size_t i = 0; i < s->n_w; i++)
+                if (s->w[i].pid)
+                    kill(s->w[i].pid, SIGKILL);
+            killed = 1;
+        }
+        emit(s, 0);
+        int pending = next_pending(s) >= 0;
+        if (s->fatal[0] || (killed && !running(s)))
+            break;
+        if (!running(s) && (!pending || signals_seen) && s->have_first)
+            break;
+        if (!running(s) && !pending && !s->n_slots && s->have_first)
+            break;
+        /* Start and feed the workers. */
+        for (size_t i = 0; i < s->n_w && !signals_seen; i++) {
+            worker *w = &s->w[i];
+            int gpu = o->gpus && o->n_gpus > 0 ? (int)i : -1;
+            if (!w->pid && (pending || !s->have_first))
+                worker_spawn(s, w, gpu);
+            if (s->fatal[0])
+                break;
+            if (w->pid && w->has_hello && w->job < 0 && !w->retiring) {
+                if (o->isolate_point && w->points_run > 0) {
+                    if (w->to >= 0) {
+                        close(w->to); /* end of input: it exits */
+                        w->to = -1;
+                    }
+                    w->retiring = 1;
+                    continue;
+                }
+                long k = next_pending(s);
+                if (k >= 0)
+                    send_point(s, w, (size_t)k);
+                pending = next_pending(s) >= 0;
+            }
+        }
+        if (s->fatal[0])
+            break;
+        /* Wait for the workers. */
+        size_t np = 0;
+        double now = kbc_now(), wait_s = 0.25;
+        for (size_t i = 0; i < s->n_w; i++) {
+            worker *w = &s->w[i];
+            if (!w->pid)
+                continue;
+            if (w->deadline > 0 && w->deadline - now < wait_s)
+                wait_s = w->deadline - now;
+            pf[np++] = (struct pollfd){.fd = w->from, .events = POLLIN};
+            pf[np++] = (struct pollfd){.fd = w->err, .events = POLLIN};
+        }
+        int ms = wait_s <= 0 ? 0 : (int)(wait_s * 1000) + 1;
+        if (poll(pf, np, ms) < 0 && errno != EINTR) {
+            snprintf(s->fatal, sizeof s->fatal, "cannot wait for the workers: %s",
+                     strerror(errno));
+            break;
+        }
+        for (size_t i = 0; i < s->n_w; i++) {
+            worker *w = &s->w[i];
+            if (!w->pid)
+                continue;
+            worker_stderr(s, w, 0);
+            if (worker_channel(s, w) != 0 && w->pid)
+                worker_reap(s, w, 0);
+            else if (w->pid && w->deadline > 0 && kbc_now() > w->deadline) {
+                if (w->job >= 0) {
+                    char why[300];
+                    snprintf(why, sizeof why,
+                             "the point ran past its watchdog of %.4g s (the timeout key) and "
+                             "its worker was stopped",
+                             w->deadline - w->started);
+                    lose_job(s, w, KBC_TIMEOUT, why);
+                    worker_reap(s, w, 1);
+                } else {
+                    snprintf(s->fatal, sizeof s->fatal,
+                             "a worker did not start within %.0f s", HELLO_TIMEOUT_S);
+                    worker_reap(s, w, 1);
+                }
+            }
+        }
+    }
+    free(pf);
+    /* Every worker ends: told to quit, or stopped. */
+    for (size_t i = 0; i < s->n_w; i++) {
+        worker *w = &s->w[i];
+        if (!w->pid)
+            continue;
+        int stop = s->fatal[0] || killed || w->job >= 0;
+        if (w->to >= 0 && write(w->to, "quit\n", 5) < 0)
+            stop = 1;
+        if (stop)
+            kill(w->pid, SIGKILL);
+        int status;
+        waitpid(w->pid, &status, 0);
+        worker_stderr(s, w, 1);
+        worker_close(w);
+    }
+    free(s->w);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGPIPE, &old_pipe, NULL);
+
+    int interrupted = signals_seen > 0;
+    emit(s, 1);
+    progress_clear(s);
+    if (s->fatal[0]) {
+        fprintf(stderr, "kbench: %s.\n", s->fatal);
+        s->code = KBC_EXIT_SYSTEM;
+    } else if (interrupted) {
+        fprintf(stderr,
+                "kbench: interrupted after %zu of %zu points%s.\n", s->n_done, s->n_slots,
+                o->out_dir ? "; run again with --resume and the same -o to finish" : "");
+        s->code = KBC_EXIT_INTERRUPTED;
+    } else if (!s->code) {
+        s->code = s->any_failed ? KBC_EXIT_FAILED : KBC_EXIT_OK;
+    }
+    if (s->begun) {
+        for (size_t k = 0; k < n_sinks; k++)
+            if (!s->sink_ok[k])
+                s->code = KBC_EXIT_SYSTEM;
+        for (size_t k = 0; k < n_sinks; k++)
+            if (s->sink_ok[k] && sinks[k].end && sinks[k].end(sinks[k].ctx, s->code) != 0)
+                s->code = KBC_EXIT_SYSTEM;
+    }
+    if (s->journal_on || s->journal.path)
+        kbc_journal_close(&s->journal);
+out:
+    for (size_t i = 0; i < s->n_slots; i++) {
+        const kbc_experiment *e = exp_of(s, &s->slots[i]);
+        for (uint32_t k = 0; k < e->n_variants; k++)
+            if (s->slots[i].have && s->slots[i].have[k])
+                kbc_record_free(&s->slots[i].recs[k]);
+        free(s->slots[i].recs);
+        free(s->slots[i].have);
+    }
+    free(s->slots);
+    free(s->order);
+    for (size_t i = 0; i < plan->n; i++)
+        kbc_point_memory_free(&s->mems[i]);
+    free(s->mems);
+    free(s->builds);
+    kbc_exp_infos_free(s->xs, plan->n);
+    free(s->sink_ok);
+    return s->code;
+}
+
+/* ---- --gpus ---- */
+
+#define MAX_GPUS 64
+
+int kbc_gpus_pick(const char *spec, int allow_mixed, int allow_shared, kbc_gpu_pick **picks,
+                  size_t *n, unsigned long long *min_mem, char *why, size_t whyn)
+{
+    *picks = NULL;
+    *n = 0;
+    *min_mem = 0;
+    kbc_gpu_id ids[MAX_GPUS];
+    char nwhy[400];
+    int count = kbc_nvml_list(ids, MAX_GPUS, nwhy, sizeof nwhy);
+    if (count < 0) {
+        snprintf(why, whyn, "--gpus %s: the GPUs cannot be listed, because %s", spec, nwhy);
+        return -1;
+    }
+    /* What there is, for the messages. */
+    char there[600];
+    size_t used = (size_t)snprintf(there, sizeof there, "NVML sees %d GPU%s", count,
+                                   count == 1 ? "" : "s");
+    for (int i = 0; i < count && used < sizeof there; i++)
+        used += (size_t)snprintf(there + used, sizeof there - used, "%s%u %s", i ? ", " : ": ",
+                                 ids[i].index, ids[i].name);
+    int chosen[MAX_GPUS];
+    size_t k = 0;
+    if (strcmp(spec, "all") == 0) {
+        for (int i = 0; i < count; i++)
+            chosen[k++] = i;
+    } else {
+        char *copy = kbc_xstrdup(spec);
+        for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+            int found = -1;
+            char *end;
+            errno = 0;
+            long idx = strtol(tok, &end, 10);
+            if (*tok >= '0' && *tok <= '9' && !*end && !errno) {
+                for (int i = 0; i < count; i++)
+                    if ((long)ids[i].index == idx)
+                        found = i;
+            } else {
+                for (int i = 0; i < count; i++)
+                    if (strcmp(ids[i].uuid, tok) == 0)
+                        found = i;
+            }
+            if (found < 0 || k >= MAX_GPUS) {
+                snprintf(why, whyn, "--gpus %s: there is no GPU '%s' on this machine (%s)", spec,
+                         tok, there);
+                free(copy);
+                return -1;
+            }
+            for (size_t j = 0; j < k; j++)
+                if (chosen[j] == found && !allow_shared) {
+                    snprintf(why, whyn,
+                             "--gpus %s: GPU %u is named twice; two workers on one GPU time "
+                             "each other's kernels (add --allow-shared if that is meant)",
+                             spec, ids[found].index);
+                    free(copy);
+                    return -1;
+                }
+            chosen[k++] = found;
+        }
+        free(copy);
+    }
+    if (k == 0) {
+        snprintf(why, whyn, "--gpus %s: no GPU to run on (%s)", spec, there);
+        return -1;
+    }
+    for (size_t j = 1; j < k; j++)
+        if (strcmp(ids[chosen[j]].name, ids[chosen[0]].name) != 0 && !allow_mixed) {
+            snprintf(why, whyn,
+                     "--gpus %s: GPU %u is a %s and GPU %u a %s; rows of different models are "
+                     "not comparable (add --allow-mixed if that is meant)",
+                     spec, ids[chosen[0]].index, ids[chosen[0]].name, ids[chosen[j]].index,
+                     ids[chosen[j]].name);
+            return -1;
+        }
+    *picks = kbc_xcalloc(k, sizeof **picks);
+    for (size_t j = 0; j < k; j++) {
+        const kbc_gpu_id *g = &ids[chosen[j]];
+        snprintf((*picks)[j].uuid, sizeof (*picks)[j].uuid, "%s", g->uuid);
+        snprintf((*picks)[j].pci_bus_id, sizeof (*picks)[j].pci_bus_id, "%s", g->pci_bus_id);
+        snprintf((*picks)[j].name, sizeof (*picks)[j].name, "%s", g->name);
+        if (g->mem_bytes && (!*min_mem || g->mem_bytes < *min_mem))
+            *min_mem = g->mem_bytes;
+    }
+    *n = k;
+    return 0;
+}

@@ -1,0 +1,70 @@
+/*
+ * supervisor.h -- `kbench run` as a supervisor: it runs every point in a
+ * worker process (worker.h), one worker per GPU, and never touches CUDA
+ * itself.
+ *
+ * Points are handed out one at a time (the longest expected first when
+ * several workers share the plan), and their rows are reported in plan
+ * order, so that the table, CSV, JSON and markdown read as one process's
+ * run.  A point whose worker dies (a signal, exit(), abort()), writes
+ * something that is not a message, loses its CUDA context to a sticky
+ * error, or runs past its watchdog is recorded as `crashed` or `timeout`
+ * with the reason (and the plugin's last log lines); the worker is
+ * replaced and the other variants of that point run again in the new one.
+ *
+ * With an output folder every finished point is appended to
+ * DIR/journal.jsonl (journal.h) before it is reported; --resume skips the
+ * points found there.  SIGINT and SIGTERM stop handing out points; the
+ * running ones finish, everything is written, and the run exits 130; a
+ * second signal stops the workers at once.
+ */
+#ifndef KBENCH_SUPERVISOR_H
+#define KBENCH_SUPERVISOR_H
+
+#include <stddef.h>
+
+#include "config.h"
+#include "record.h"
+
+/* Exit code of an interrupted run (128 + SIGINT, as shells report it). */
+#define KBC_EXIT_INTERRUPTED 130
+
+/* One GPU a worker is bound to, found through NVML (nvml.h). */
+typedef struct kbc_gpu_pick {
+    char uuid[96];
+    char pci_bus_id[32];
+    char name[96];
+} kbc_gpu_pick;
+
+typedef struct kbc_super_opts {
+    const char *self;            /* the kbench binary the workers exec  */
+    const char *ini_path;
+    const char *const *plugin_paths; /* --plugin-path, passed on        */
+    int n_plugin_paths;
+    int quiet;
+    const char *out_dir;         /* the journal's folder, or NULL       */
+    int resume;                  /* skip the points in the journal      */
+    int accept_other_plan;       /* --resume=accept                     */
+    int isolate_point;           /* a fresh worker for every point      */
+    const kbc_gpu_pick *gpus;    /* one worker each; NULL: one worker on
+                                    the default device ($KBENCH_DEVICE)  */
+    size_t n_gpus;
+    int shard_index, shard_count;/* count 0: the whole plan             */
+} kbc_super_opts;
+
+/* Resolves --gpus (spec: "all", or comma-separated NVML indices or UUIDs)
+   through NVML into *picks (malloc'd, *n of them).  Refuses, with one
+   sentence in why: a GPU that does not exist (naming those that do), one
+   named twice unless allow_shared, models that differ unless allow_mixed,
+   and a machine whose GPUs NVML cannot list.  *min_mem: the smallest
+   memory among them (for the plan's size check).  Returns 0 or -1. */
+int kbc_gpus_pick(const char *spec, int allow_mixed, int allow_shared, kbc_gpu_pick **picks,
+                  size_t *n, unsigned long long *min_mem, char *why, size_t whyn);
+
+/* Runs plan's points (this shard's) in workers and feeds every sink.
+   Returns an exit code (util.h; KBC_EXIT_INTERRUPTED when stopped by a
+   signal). */
+int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks,
+                  size_t n_sinks, const char *command_line);
+
+#endif

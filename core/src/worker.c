@@ -1,0 +1,231 @@
+/* worker.c -- see worker.h. */
+#define _GNU_SOURCE
+#include "worker.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "device.h"
+#include "gpu.h"
+#include "hello.h"
+#include "host.h"
+#include "ini.h"
+#include "loader.h"
+#include "point.h"
+#include "record_json.h"
+#include "runner.h"
+#include "shard.h"
+#include "util.h"
+
+static int chan = -1; /* the descriptor the supervisor reads */
+
+/* Writes one message as one line with one write() where it can, so that
+   the supervisor never sees half of it next to something else.  A channel
+   that is gone (the supervisor died) ends the worker. */
+static void send_json(json_t *msg)
+{
+    char *text = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(msg);
+    if (!text)
+        exit(KBC_EXIT_SYSTEM);
+    size_t n = strlen(text);
+    text[n] = '\n';
+    const char *p = text;
+    size_t left = n + 1;
+    while (left > 0) {
+        ssize_t w = write(chan, p, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            exit(KBC_EXIT_SYSTEM);
+        p += w;
+        left -= (size_t)w;
+    }
+    free(text);
+}
+
+static int fatal(const char *fmt, ...) KB_PRINTF(1, 2);
+
+static int fatal(const char *fmt, ...)
+{
+    char buf[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    json_t *m = json_object();
+    json_object_set_new(m, "fatal", json_string(buf));
+    send_json(m);
+    return KBC_EXIT_USAGE;
+}
+
+static void on_variant(void *arg, const char *experiment, const char *variant)
+{
+    (void)arg;
+    (void)experiment;
+    json_t *m = json_object();
+    json_object_set_new(m, "variant", json_string(variant));
+    send_json(m);
+}
+
+/* Whether any experiment selects a CUDA variant. */
+static int wants_gpu(const kbc_plan *plan)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        const kbc_experiment *e = &plan->exps[i];
+        for (uint32_t k = 0; k < e->n_variants; k++)
+            if (e->plugin->desc->variants[e->variants[k]].backend == KB_BACKEND_CUDA)
+                return 1;
+    }
+    return 0;
+}
+
+/* The records of a lost context: the variant whose run spoilt it (the last
+   CUDA row in error before the first row skipped for the lost context) is
+   crashed, naming the error; the rows skipped because of it are left for
+   the supervisor to run again in a fresh worker (it sees them by their
+   reason). */
+static void blame_lost(kbc_record *recs, size_t n, const char *lost)
+{
+    long cause = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (strncmp(recs[i].reason, KBC_LOST_REASON, strlen(KBC_LOST_REASON)) == 0)
+            break;
+        if (recs[i].backend == KB_BACKEND_CUDA && recs[i].outcome == KBC_ERROR)
+            cause = (long)i;
+    }
+    if (cause < 0)
+        return;
+    kbc_record *r = &recs[cause];
+    r->outcome = KBC_CRASHED;
+    char was[sizeof r->reason];
+    snprintf(was, sizeof was, "%s", r->reason);
+    snprintf(r->reason, sizeof r->reason, "the CUDA context was lost (%.300s): %.360s", lost, was);
+}
+
+static int run_point(const kbc_plan *plan, uint32_t x, uint64_t p, uint64_t mask,
+                     kbc_device *dev, int threads_default)
+{
+    const kbc_experiment *full = &plan->exps[x];
+    /* The variants asked for, as an experiment of their own. */
+    kbc_experiment e = *full;
+    if (mask) {
+        e.n_variants = 0;
+        for (uint32_t k = 0; k < full->n_variants; k++)
+            if (mask & KB_VARIANT_BIT(full->variants[k]))
+                e.variants[e.n_variants++] = full->variants[k];
+    }
+    int threads = e.measure.cpu_threads > 0 ? e.measure.cpu_threads : threads_default;
+    kbc_hostctx hc;
+    memset(&hc, 0, sizeof hc);
+    kb_host host;
+    kbc_host_init(&host, &hc, e.plugin->desc->name, e.measure.seed, threads);
+    hc.on_variant = on_variant;
+    hc.total = plan->n_points;
+    kbc_record *recs = kbc_xcalloc(e.n_variants ? e.n_variants : 1, sizeof *recs);
+    size_t n = kbc_point_run(&e, p, dev, &host, NULL, recs);
+    kbc_host_progress_clear(&hc);
+    const char *lost = dev->lost ? dev->lost_after : NULL;
+    if (lost)
+        blame_lost(recs, n, lost);
+    json_t *m = json_object();
+    json_t *done = json_object();
+    json_object_set_new(done, "exp", json_integer(x));
+    json_object_set_new(done, "point", json_integer((json_int_t)p));
+    json_object_set_new(done, "lost", lost ? json_string(lost) : json_null());
+    json_object_set_new(m, "done", done);
+    json_t *rows = json_array();
+    for (size_t k = 0; k < n; k++)
+        json_array_append_new(rows, kbc_record_to_json(&recs[k]));
+    json_object_set_new(m, "rows", rows);
+    send_json(m);
+    kbc_records_free(recs, n);
+    return lost ? 1 : 0;
+}
+
+int kbc_worker_main(int argc, char **argv)
+{
+    const char *fd_text = getenv(KBC_WORKER_FD_ENV);
+    char *end = NULL;
+    long fd = fd_text ? strtol(fd_text, &end, 10) : -1;
+    if (!fd_text || *end || fd < 3 || fd > 1 << 20) {
+        fprintf(stderr, "kbench: %s is an internal command that `kbench run` starts; it needs "
+                        "%s.\n",
+                KBC_WORKER_COMMAND, KBC_WORKER_FD_ENV);
+        return KBC_EXIT_USAGE;
+    }
+    chan = (int)fd;
+    /* A plugin's printf must not reach the supervisor as a message. */
+    if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+        return fatal("cannot point standard output at standard error: %s", strerror(errno));
+
+    const char *ini_path = NULL;
+    kbc_registry reg;
+    kbc_registry_init(&reg);
+    kbc_registry_add_defaults(&reg);
+    for (int i = 1; i < argc; i++) {
+        kbc_diag d = {{0}};
+        if (strcmp(argv[i], "--plugin-path") == 0 && i + 1 < argc) {
+            if (kbc_registry_add_path(&reg, argv[++i], &d) < 0 && d.msg[0])
+                return fatal("--plugin-path: %s", d.msg);
+        } else if (strcmp(argv[i], "-q") == 0) {
+            kbc_run_set_quiet(1);
+        } else if (!ini_path) {
+            ini_path = argv[i];
+        } else {
+            return fatal("the worker was given '%s', which it does not take", argv[i]);
+        }
+    }
+    if (!ini_path)
+        return fatal("the worker was given no INI file");
+
+    kbc_ini ini = {0};
+    kbc_plan plan = {0};
+    kbc_diag d = {{0}};
+    if (kbc_ini_load(ini_path, &ini, &d) != 0)
+        return fatal("%s", d.msg);
+    kbc_hello h;
+    memset(&h, 0, sizeof h);
+    h.pid = (int)getpid();
+    kbc_gpu_probe(&h.machine);
+    if (kbc_plan_build(&ini, &reg, 0, &plan, &d) != 0)
+        return fatal("%s", d.msg);
+    kbc_plan_hash(&plan, h.plan_hash);
+
+    kbc_device dev;
+    if (wants_gpu(&plan) || !h.machine.has_gpu)
+        kbc_device_open(&dev, &h.machine, 1);
+    else
+        kbc_device_open(&dev, NULL, 0);
+    kbc_hello_from_device(&h, &dev);
+    send_json(kbc_hello_to_json(&h));
+
+    int threads = h.machine.cpu_threads > 0 ? h.machine.cpu_threads : 1;
+    char *line = NULL;
+    size_t cap = 0;
+    int code = KBC_EXIT_OK;
+    while (getline(&line, &cap, stdin) > 0) {
+        unsigned x;
+        unsigned long long p, mask;
+        if (strncmp(line, "quit", 4) == 0)
+            break;
+        if (sscanf(line, "point %u %llu %llx", &x, &p, &mask) != 3 || x >= plan.n ||
+            p >= plan.exps[x].n_points) {
+            code = fatal("the worker was sent '%.80s', which is not a point of its plan", line);
+            break;
+        }
+        if (run_point(&plan, x, p, mask, &dev, threads) != 0)
+            break; /* the context is lost: a fresh worker takes over */
+    }
+    free(line);
+    kbc_device_close(&dev);
+    kbc_plan_free(&plan);
+    kbc_ini_free(&ini);
+    kbc_registry_free(&reg);
+    return code;
+}
