@@ -362,6 +362,25 @@ int kbc_gpu_pci_bus_id(int dev, char *buf, size_t n, char *why, size_t whyn)
     return 0;
 }
 
+int kbc_gpu_uuid(int dev, char *buf, size_t n, char *why, size_t whyn)
+{
+    struct cudaDeviceProp p;
+    cudaError_t e = cudaGetDeviceProperties(&p, dev);
+    if (e != cudaSuccess) {
+        if (n)
+            buf[0] = '\0';
+        cudaGetLastError();
+        return cuda_fail(e, "cudaGetDeviceProperties", why, whyn);
+    }
+    const unsigned char *u = (const unsigned char *)p.uuid.bytes;
+    /* NVML's spelling: GPU-8-4-4-4-12 hexadecimal digits. */
+    snprintf(buf, n,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+             u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+             u[14], u[15]);
+    return 0;
+}
+
 int kbc_gpu_capture_begin(void *stream, char *why, size_t n)
 {
     /* Thread-local: a call that is not allowed during a capture fails in

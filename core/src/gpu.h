@@ -29,6 +29,10 @@ typedef struct kbc_machine {
    otherwise. */
 void kbc_gpu_probe(kbc_machine *m);
 
+/* The CCCL version of the build (CCCL_VERSION, 3000001 for 3.0.1), or 0;
+   a constant: it touches no device. */
+int kbc_gpu_cccl_version(void);
+
 /* Free device memory now, or 0 when unknown. */
 uint64_t kbc_gpu_free_memory(void);
 
@@ -74,6 +78,10 @@ void kbc_gpu_graph_destroy(void *exec);
 /* The PCI bus id of device ordinal dev ("0000:19:00.0"), as NVML takes
    it.  Returns 0, or -1 with why set. */
 int kbc_gpu_pci_bus_id(int dev, char *buf, size_t n, char *why, size_t whyn);
+
+/* The UUID of device ordinal dev as NVML spells it ("GPU-1a2b..."), from
+   the CUDA runtime.  Returns 0, or -1 with why set. */
+int kbc_gpu_uuid(int dev, char *buf, size_t n, char *why, size_t whyn);
 
 /* A device buffer, and writing every byte of it on a stream (the L2 flush
    of a cold-cache measurement).  Each returns 0, or -1 with why set. */

@@ -6,6 +6,8 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
+#include <cuda/std/version>
+
 /* Reads n 16-byte words with a grid-stride loop and writes one word per
    block only when a condition that never holds on the buffer's contents
    (all bytes 0x01) is met, so the compiler cannot drop the loads and the
@@ -225,4 +227,16 @@ extern "C" int kbc_gpu_launch_mma(int bf16, void *out, int sm_count, void *strea
         kbc_mma_kernel<0><<<mma_blocks(0, sm_count), MMA_THREADS, 0, (cudaStream_t)stream>>>(
             (float *)out, MMA_ITERS, scale);
     return (int)cudaGetLastError();
+}
+
+/* The CCCL (CUB, Thrust, libcu++) version this kbench was built with, as
+   CCCL_VERSION spells it (3000001 for 3.0.1): a constant of the build,
+   read without touching the device. */
+extern "C" int kbc_gpu_cccl_version(void)
+{
+#ifdef CCCL_VERSION
+    return CCCL_VERSION;
+#else
+    return 0;
+#endif
 }

@@ -85,6 +85,8 @@ int kbc_hello_from_json(const json_t *o, kbc_hello *h, char *why, size_t n)
     TERMINATE(h->machine.host);
     TERMINATE(h->why_not);
     TERMINATE(h->device_name);
+    TERMINATE(h->gpu_uuid);
+    TERMINATE(h->pci_bus_id);
     TERMINATE(h->clocks_why);
     return 0;
 }

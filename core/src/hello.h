@@ -26,6 +26,8 @@ typedef struct kbc_hello {
     int usable;              /* the device opened (stream, events)  */
     char why_not[512];
     char device_name[256];
+    char gpu_uuid[96];       /* of the device, "" without one       */
+    char pci_bus_id[32];
     kbc_ceilings ceilings;
     kbc_flops_ceilings flops;
     int clocks_known;

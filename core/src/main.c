@@ -24,6 +24,7 @@
 #include "gpu.h"
 #include "ini.h"
 #include "loader.h"
+#include "merge.h"
 #include "report.h"
 #include "results_read.h"
 #include "runner.h"
@@ -40,7 +41,7 @@ static const char usage_head[] =
     "       kbench check PLUGIN [--variants a,b,...]\n"
     "       kbench run FILE [--dry-run] [-o DIR [--plot] [--resume | --force]] [-q]\n"
     "                  [--baseline OLD.json] [--gpus all|LIST] [--shard i/N|auto]\n"
-    "                  [--isolate point]\n"
+    "                  [--isolate point] [--sanitize-on-crash]\n"
     "       kbench merge DIR... -o OUT [--allow-mixed]\n"
     "       kbench plot RESULTS.json [-o DIR]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
@@ -118,7 +119,7 @@ typedef struct cli {
     const char *shards;    /* run: --shards (with --shard auto)               */
     const char *isolate;   /* run: --isolate                                  */
     const char *resume;    /* run: --resume ("" or "accept"), or NULL         */
-    int force, allow_mixed, allow_shared;
+    int force, allow_mixed, allow_shared, sanitize_on_crash;
 } cli;
 
 /* One command-line option.  A row names the option, says whether it takes
@@ -209,6 +210,10 @@ static void opt_allow_shared(cli *c, const char *v)
 {
     c->allow_shared = 1;
 }
+static void opt_sanitize_on_crash(cli *c, const char *v)
+{
+    c->sanitize_on_crash = 1;
+}
 static void opt_help(cli *c, const char *v)
 {
     c->help = 1;
@@ -246,6 +251,9 @@ static const option_row option_table[] = {
     {"--isolate", 0, "MODE", 0, 0, "run",
      "run: point: a fresh worker for every point (default: one\nworker per GPU for the whole run)",
      opt_isolate},
+    {"--sanitize-on-crash", 0, NULL, 0, 0, "run",
+     "run: rerun a crashed CUDA variant once under compute-sanitizer\nmemcheck and attach its first report to the row",
+     opt_sanitize_on_crash},
     {"--baseline", 0, "OLD", 0, 0, "run",
      "run: beside each row, its change against the same row of\nOLD (an earlier results.json), as compare judges it",
      opt_baseline},
@@ -764,6 +772,7 @@ static int cmd_run(const cli *c, int argc, char **argv)
     so.n_plugin_paths = c->n_plugin_paths;
     so.quiet = c->quiet;
     so.out_dir = c->out_dir;
+    so.sanitize_on_crash = c->sanitize_on_crash;
     so.gpus = picks;
     so.n_gpus = n_picks;
     code = kbc_supervise(&plan, &so, sinks, n_sinks, cmdline);
@@ -976,6 +985,17 @@ int main(int argc, char **argv)
     } else if (strcmp(c.command, "plot") == 0) {
         if ((code = check_args(&c, 1, "one results file")) == 0)
             code = cmd_plot(&c);
+    } else if (strcmp(c.command, "merge") == 0) {
+        if (c.n_args < 1) {
+            say(1, "kbench merge needs the folders of the shards to join");
+            code = KBC_EXIT_USAGE;
+        } else if (!c.out_dir) {
+            say(1, "kbench merge needs -o OUT, the folder the joined results go to");
+            code = KBC_EXIT_USAGE;
+        } else {
+            code = kbc_cmd_merge((const char *const *)c.args, (size_t)c.n_args, c.out_dir,
+                                 c.allow_mixed, stdout, stderr);
+        }
     } else if (strcmp(c.command, "compare") == 0) {
         if ((code = check_args(&c, 2, "two results files, BASE.json and NEW.json")) == 0)
             code = cmd_compare(&c);

@@ -185,6 +185,10 @@ typedef struct kbc_record {
     /* How it went. */
     kbc_outcome outcome;
     char reason[700];       /* for FAIL, ERROR and SKIPPED            */
+    /* For a crashed CUDA row rerun under compute-sanitizer
+       (--sanitize-on-crash): the first report memcheck printed, or why
+       there is none; "" otherwise. */
+    char sanitizer[1024];
     kb_work work;
     kbc_rec_check check;
     kbc_stats time;         /* seconds                                */

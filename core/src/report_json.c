@@ -297,6 +297,8 @@ json_t *kbc_record_to_json(const kbc_record *r)
     json_object_set_new(o, "ignores", ig);
     json_object_set_new(o, "status", json_string(kbc_outcome_name((int)r->outcome)));
     json_object_set_new(o, "reason", r->reason[0] ? json_string(r->reason) : json_null());
+    if (r->sanitizer[0])
+        json_object_set_new(o, "sanitizer", json_string(r->sanitizer));
     json_object_set_new(o, "runs", json_integer((json_int_t)r->time.n));
     json_t *t = json_object();
     json_object_set_new(t, "median", num(r->time.median));

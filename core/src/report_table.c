@@ -542,6 +542,8 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
             fprintf(out, "  %*s  %s: %s\n", wv, "", kbc_outcome_name((int)r->outcome),
                     r->reason);
         }
+        if (r->sanitizer[0])
+            fprintf(out, "  %*s  sanitizer: %s\n", wv, "", r->sanitizer);
         char note[400];
         if (clock_note(r, note, sizeof note)[0])
             fprintf(out, "  %*s  clocks: %s\n", wv, "", note);
@@ -564,6 +566,9 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
                 fprintf(out, "%s- %s %s: %s\n", any++ ? "" : "\n", r->variant,
                         kbc_outcome_name((int)r->outcome), r->reason);
             }
+            if (r->sanitizer[0])
+                fprintf(out, "%s- %s sanitizer: %s\n", any++ ? "" : "\n", r->variant,
+                        r->sanitizer);
             char note[400];
             if (clock_note(r, note, sizeof note)[0])
                 fprintf(out, "%s- %s clocks: %s\n", any++ ? "" : "\n", r->variant, note);

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gpu.h"
 #include "hello.h"
 #include "journal.h"
 #include "nvml.h"
@@ -205,10 +206,15 @@ static void slot_store(super *s, slot *sl, const kbc_record *r, const worker *w)
     if (w) {
         kbc_record *x = &sl->recs[k];
         snprintf(x->host, sizeof x->host, "%s", w->hello.machine.host);
-        if (w->gpu >= 0) {
-            snprintf(x->gpu_uuid, sizeof x->gpu_uuid, "%s", s->o->gpus[w->gpu].uuid);
-            snprintf(x->pci_bus_id, sizeof x->pci_bus_id, "%s", s->o->gpus[w->gpu].pci_bus_id);
-        }
+        /* The worker's own view of its device, else the GPU it was given. */
+        const char *uuid = w->hello.gpu_uuid[0] ? w->hello.gpu_uuid
+                           : w->gpu >= 0        ? s->o->gpus[w->gpu].uuid
+                                                : "";
+        const char *pci = w->hello.pci_bus_id[0] ? w->hello.pci_bus_id
+                          : w->gpu >= 0          ? s->o->gpus[w->gpu].pci_bus_id
+                                                 : "";
+        snprintf(x->gpu_uuid, sizeof x->gpu_uuid, "%s", uuid);
+        snprintf(x->pci_bus_id, sizeof x->pci_bus_id, "%s", pci);
         x->worker_pid = (int)w->pid;
     }
 }
@@ -453,6 +459,137 @@ static void worker_close(worker *w)
     w->pid = 0;
 }
 
+/* Reruns variant v of the slot's point once in a throw-away worker under
+   compute-sanitizer memcheck, on the GPU of the worker that crashed, and
+   keeps memcheck's first report (its lines joined by " / ") in out.
+   Blocks; the time it takes is added to the other workers' watchdogs. */
+static void sanitize_rerun(super *s, const slot *sl, uint32_t v, int gpu, char *out, size_t n)
+{
+    double t0 = kbc_now();
+    int to[2], from[2], err[2];
+    if (pipe2(to, O_CLOEXEC) != 0 || pipe2(from, O_CLOEXEC) != 0 ||
+        pipe2(err, O_CLOEXEC) != 0) {
+        snprintf(out, n, "not rerun: cannot make pipes (%s)", strerror(errno));
+        return;
+    }
+    const kbc_super_opts *o = s->o;
+    char **argv = kbc_xcalloc((size_t)o->n_plugin_paths * 2 + 12, sizeof *argv);
+    size_t a = 0;
+    argv[a++] = (char *)"compute-sanitizer";
+    argv[a++] = (char *)"--tool";
+    argv[a++] = (char *)"memcheck";
+    argv[a++] = (char *)"--print-limit";
+    argv[a++] = (char *)"1";
+    argv[a++] = (char *)o->self;
+    argv[a++] = (char *)KBC_WORKER_COMMAND;
+    argv[a++] = (char *)o->ini_path;
+    for (int i = 0; i < o->n_plugin_paths; i++) {
+        argv[a++] = (char *)"--plugin-path";
+        argv[a++] = (char *)o->plugin_paths[i];
+    }
+    argv[a++] = (char *)"-q";
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        int i0 = high_dup(to[0]), i2 = high_dup(err[1]), i3 = high_dup(from[1]);
+        if (i0 < 0 || i2 < 0 || i3 < 0 || dup2(i0, 0) < 0 || dup2(i2, 2) < 0 ||
+            dup2(i3, 3) < 0)
+            _exit(127);
+        setenv(KBC_WORKER_FD_ENV, "3", 1);
+        if (gpu >= 0) {
+            setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+            setenv("CUDA_VISIBLE_DEVICES", o->gpus[gpu].uuid, 1);
+            unsetenv("KBENCH_DEVICE");
+        }
+        execvp("compute-sanitizer", argv);
+        dprintf(2, "compute-sanitizer could not be started (%s)\n", strerror(errno));
+        _exit(127);
+    }
+    free(argv);
+    close(to[0]);
+    close(from[1]);
+    close(err[1]);
+    if (pid < 0) {
+        snprintf(out, n, "not rerun: cannot fork (%s)", strerror(errno));
+        close(to[1]);
+        close(from[0]);
+        close(err[0]);
+        return;
+    }
+    char line[96];
+    int len = snprintf(line, sizeof line, "point %u %llu %llx\nquit\n", sl->job.exp,
+                       (unsigned long long)sl->job.point,
+                       (unsigned long long)KB_VARIANT_BIT(v));
+    if (write(to[1], line, (size_t)len) != len) {
+        /* it died at once; what it printed says why */
+    }
+    close(to[1]);
+    /* Read both pipes to their end (the channel only to keep the worker
+       from blocking on it), under the point's watchdog, ten times over:
+       memcheck slows kernels down. */
+    double deadline = t0 + 10 * kbc_job_timeout(s->plan, &sl->job);
+    buf eb = {0};
+    int open_from = 1, open_err = 1;
+    while ((open_from || open_err) && kbc_now() < deadline) {
+        struct pollfd pf[2] = {{.fd = open_from ? from[0] : -1, .events = POLLIN},
+                               {.fd = open_err ? err[0] : -1, .events = POLLIN}};
+        if (poll(pf, 2, 250) < 0 && errno != EINTR)
+            break;
+        char chunk[4096];
+        ssize_t r;
+        if (open_from && (pf[0].revents & (POLLIN | POLLHUP)) &&
+            (r = read(from[0], chunk, sizeof chunk)) <= 0)
+            open_from = 0;
+        if (open_err && (pf[1].revents & (POLLIN | POLLHUP))) {
+            if ((r = read(err[0], chunk, sizeof chunk)) > 0)
+                buf_add(&eb, chunk, (size_t)r);
+            else
+                open_err = 0;
+        }
+    }
+    kill(pid, SIGKILL);
+    kill(-pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    close(from[0]);
+    close(err[0]);
+    /* memcheck's report: the lines that begin "========= " from the first
+       error line to the blank report line after it. */
+    out[0] = '\0';
+    size_t used = 0;
+    int in_report = 0;
+    for (char *p = eb.p, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+        nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        int tagged = strncmp(p, "========= ", 10) == 0;
+        const char *body = tagged ? p + 10 : p;
+        while (*body == ' ')
+            body++;
+        if (tagged && !in_report && strstr(body, "SUMMARY") == NULL && *body)
+            in_report = 1;
+        else if (in_report && (!tagged || !*body))
+            break;
+        if (in_report && used < n)
+            used += (size_t)snprintf(out + used, n - used, "%s%s", used ? " / " : "", body);
+        if (!nl)
+            break;
+    }
+    if (!out[0]) {
+        const char *last = eb.p ? eb.p : "";
+        snprintf(out, n, "memcheck reported nothing for this variant%s%.300s",
+                 *last ? "; it printed: " : "", last);
+        for (char *c = out; *c; c++)
+            if (*c == '\n')
+                *c = ' ';
+    }
+    free(eb.p);
+    double spent = kbc_now() - t0;
+    for (size_t i = 0; i < s->n_w; i++)
+        if (s->w[i].deadline > 0)
+            s->w[i].deadline += spent;
+}
+
 /* The point the worker was running lost variant `w->variant` (or, when
    none had started, every variant left): those rows are recorded with
    outcome and why, and the rest of the point runs again elsewhere. */
@@ -472,6 +609,11 @@ static void lose_job(super *s, worker *w, int outcome, const char *why)
     if (v >= 0) {
         snprintf(reason, sizeof reason, "%s%s", why, logs);
         slot_lose(s, sl, (uint32_t)v, outcome, reason, w);
+        if (s->o->sanitize_on_crash && outcome == KBC_CRASHED &&
+            e->plugin->desc->variants[v].backend == KB_BACKEND_CUDA) {
+            kbc_record *r = &sl->recs[position(e, (uint32_t)v)];
+            sanitize_rerun(s, sl, (uint32_t)v, w->gpu, r->sanitizer, sizeof r->sanitizer);
+        }
     } else {
         snprintf(reason, sizeof reason, "%s before any variant started%s", why, logs);
         for (uint32_t k = 0; k < e->n_variants; k++)
@@ -672,8 +814,16 @@ static void on_message(super *s, worker *w, const char *line)
             if (json_is_string(lost) &&
                 strncmp(got[k].reason, KBC_LOST_REASON, strlen(KBC_LOST_REASON)) == 0)
                 kbc_record_free(&got[k]);
-            else
+            else {
+                int sanitize = s->o->sanitize_on_crash && got[k].outcome == KBC_CRASHED &&
+                               got[k].backend == KB_BACKEND_CUDA;
+                uint32_t vi = got[k].variant_index;
                 slot_store(s, sl, &got[k], w);
+                int at = position(exp_of(s, sl), vi);
+                if (sanitize && at >= 0)
+                    sanitize_rerun(s, sl, vi, w->gpu, sl->recs[at].sanitizer,
+                                   sizeof sl->recs[at].sanitizer);
+            }
         }
         free(got);
         w->job = -1;
@@ -850,6 +1000,7 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
     s->info.jobs = s->n_slots;
     s->info.builds = s->builds;
     s->info.n_builds = s->n_builds;
+    s->info.cccl_version = kbc_gpu_cccl_version();
 
     if (o->out_dir) {
         kbc_diag d = {{0}};
@@ -991,7 +1142,8 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGPIPE, &old_pipe, NULL);
 
-    int interrupted = signals_seen > 0;
+    /* A signal that came after the last point is not an interruption. */
+    int interrupted = signals_seen > 0 && s->n_done < s->n_slots;
     emit(s, 1);
     progress_clear(s);
     if (s->fatal[0]) {

@@ -46,6 +46,8 @@ typedef struct kbc_super_opts {
     int resume;                  /* skip the points in the journal      */
     int accept_other_plan;       /* --resume=accept                     */
     int isolate_point;           /* a fresh worker for every point      */
+    int sanitize_on_crash;       /* rerun a crashed CUDA variant once
+                                    under compute-sanitizer memcheck     */
     const kbc_gpu_pick *gpus;    /* one worker each; NULL: one worker on
                                     the default device ($KBENCH_DEVICE)  */
     size_t n_gpus;

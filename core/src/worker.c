@@ -203,6 +203,12 @@ int kbc_worker_main(int argc, char **argv)
     else
         kbc_device_open(&dev, NULL, 0);
     kbc_hello_from_device(&h, &dev);
+    if (h.machine.has_gpu) {
+        char why[300];
+        kbc_gpu_uuid(h.machine.device, h.gpu_uuid, sizeof h.gpu_uuid, why, sizeof why);
+        kbc_gpu_pci_bus_id(h.machine.device, h.pci_bus_id, sizeof h.pci_bus_id, why,
+                           sizeof why);
+    }
     send_json(kbc_hello_to_json(&h));
 
     int threads = h.machine.cpu_threads > 0 ? h.machine.cpu_threads : 1;
