@@ -493,8 +493,10 @@ static void sanitize_rerun(super *s, const slot *sl, uint32_t v, int gpu, char *
     if (pid == 0) {
         setpgid(0, 0);
         int i0 = high_dup(to[0]), i2 = high_dup(err[1]), i3 = high_dup(from[1]);
-        if (i0 < 0 || i2 < 0 || i3 < 0 || dup2(i0, 0) < 0 || dup2(i2, 2) < 0 ||
-            dup2(i3, 3) < 0)
+        /* compute-sanitizer prints its reports on its standard output:
+           that goes to the pipe read here, not to kbench's table. */
+        if (i0 < 0 || i2 < 0 || i3 < 0 || dup2(i0, 0) < 0 || dup2(i2, 1) < 0 ||
+            dup2(i2, 2) < 0 || dup2(i3, 3) < 0)
             _exit(127);
         setenv(KBC_WORKER_FD_ENV, "3", 1);
         if (gpu >= 0) {
@@ -554,7 +556,8 @@ static void sanitize_rerun(super *s, const slot *sl, uint32_t v, int gpu, char *
     close(from[0]);
     close(err[0]);
     /* memcheck's report: the lines that begin "========= " from the first
-       error line to the blank report line after it. */
+       error line (after its banner) to the host backtrace or the blank
+       line that ends the report. */
     out[0] = '\0';
     size_t used = 0;
     int in_report = 0;
@@ -566,9 +569,10 @@ static void sanitize_rerun(super *s, const slot *sl, uint32_t v, int gpu, char *
         const char *body = tagged ? p + 10 : p;
         while (*body == ' ')
             body++;
-        if (tagged && !in_report && strstr(body, "SUMMARY") == NULL && *body)
+        if (tagged && !in_report && *body && !strstr(body, "SUMMARY") &&
+            !strstr(body, "COMPUTE-SANITIZER"))
             in_report = 1;
-        else if (in_report && (!tagged || !*body))
+        else if (in_report && (!tagged || !*body || strstr(body, "host backtrace")))
             break;
         if (in_report && used < n)
             used += (size_t)snprintf(out + used, n - used, "%s%s", used ? " / " : "", body);

@@ -80,7 +80,7 @@ gpu_sanitize() { # [ini [race-ini]]
             fi
         fi
         log="$logs/sanitize-$tool.log"
-        compute-sanitizer --tool $tool --error-exitcode 99 --print-limit 20 \
+        compute-sanitizer --tool $tool --target-processes all --error-exitcode 99 --print-limit 20 \
             "$kbench" run "$ini" -q >"$log" 2>&1
         rc=$?
         # memcheck ends with "ERROR SUMMARY: N errors", racecheck with
