@@ -35,6 +35,29 @@ if ! command -v gnuplot >/dev/null 2>&1 && ! have_pkg gnuplot-nox; then
     fi
 fi
 
+# Open MPI's mpirun, Slurm and munge run the cluster tests (tests/cluster),
+# which start the shards of a run through them; they are optional (the tests
+# skip, saying why, without them), so a failed install does not stop setup.
+# No daemon is configured: the Slurm test starts and stops its own.
+# KBENCH_SETUP_CLUSTER=0 leaves them out.
+if [ "${KBENCH_SETUP_CLUSTER:-1}" != 0 ]; then
+    cluster=""
+    for p in openmpi-bin munge slurmctld slurmd slurm-client; do
+        have_pkg "$p" || cluster="$cluster $p"
+    done
+    if [ -n "$cluster" ]; then
+        if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo=none; fi
+        install_cluster() {
+            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $cluster >&2 2>/dev/null
+        }
+        if [ "$sudo" != none ] && { install_cluster || { $sudo apt-get update -qq >&2 2>/dev/null && install_cluster; }; }; then
+            echo "kbench setup: installed$cluster (for the cluster tests)" >&2
+        else
+            echo "kbench setup: could not install$cluster (optional: the cluster tests then skip; apt-get install$cluster adds them)." >&2
+        fi
+    fi
+fi
+
 # nvcc: on PATH, or where the toolkit installs it by default.
 if ! command -v nvcc >/dev/null 2>&1; then
     for d in /usr/local/cuda/bin /usr/local/cuda-13.0/bin /usr/lib/nvidia-cuda-toolkit/bin; do
