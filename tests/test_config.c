@@ -389,7 +389,7 @@ ParameterizedTestParameters(config, refusals)
         {"[a]\nplugin = needy\n", 1, "parameter 'n' of plugin 'needy' has no default", ""},
         {"[a]\nplugin = broken\n", 1, "plugin 'broken' (/fake/broken.so)", "'12Q' is not a size"},
         {"[a]\nplugin = mute\n", 1, "experiment [a] point n=4096, inclusive=false:",
-         "plan() failed with code 5 without saying why"},
+         "plan() returned 5 (KB_EFAIL) without saying why"},
         {"[a]\nplugin =\n", 2, "key 'plugin' in [a]: the value is empty; write plugin = NAME.",
          ""},
         /* Variants. */

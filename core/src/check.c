@@ -32,6 +32,7 @@
 
 #include "gpu.h"
 #include "host.h"
+#include "instance.h"
 #include "sweep.h"
 #include "util.h"
 
@@ -166,12 +167,12 @@ static void ck_skip(ck *c, const char *check, const char *fmt, ...)
 }
 
 /* "the plugin's sentence", or a note that it gave none. */
-static const char *said(const ck *c, const char *call, int code, char *buf, size_t n)
+/* A failed call in check's words: the call, then the error's sentence
+   (instance.h words a plugin that gave none). */
+static const char *said(const kbc_error *err, char *buf, size_t n)
 {
-    if (c->hc.fail_msg[0])
-        snprintf(buf, n, "%s() returned %d: %s", call, code, c->hc.fail_msg);
-    else
-        snprintf(buf, n, "%s() returned %d without a sentence through fail()", call, code);
+    snprintf(buf, n, "%s() returned %s: %s", err->origin, kbc_status_name(err->code),
+             err->sentence);
     return buf;
 }
 
@@ -358,7 +359,7 @@ static const char *where(const ck *c, size_t pt, char *buf, size_t n)
 
 static void check_plan(ck *c)
 {
-    const kb_ops *ops = c->d->ops;
+    const kbc_instance in = kbc_instance_of(c->d, &c->host);
     c->plan_rc = kbc_xcalloc(c->n_pts, sizeof *c->plan_rc);
     c->work = kbc_xcalloc(c->n_pts, sizeof *c->work);
     char pure_fail[800] = "", alloc_fail[800] = "", err_fail[800] = "", at[400];
@@ -373,15 +374,13 @@ static void check_plan(ck *c)
         /* Nothing between the two heap readings may allocate: no output, no
            formatting, only the plugin's call. */
         memset(&w1, 0, sizeof w1);
-        kbc_host_clear(&c->hc);
         size_t h0 = heap_in_use();
-        int r1 = ops->plan(v, &w1, &c->host);
+        int r1 = kbc_call_plan(in, v, &w1, NULL);
         size_t h1 = heap_in_use();
         memcpy(msg1, c->hc.fail_msg, sizeof msg1);
         memset(&w2, 0, sizeof w2);
-        kbc_host_clear(&c->hc);
         size_t h2 = heap_in_use();
-        int r2 = ops->plan(v, &w2, &c->host);
+        int r2 = kbc_call_plan(in, v, &w2, NULL);
         size_t h3 = heap_in_use();
         c->plan_rc[i] = r1;
         c->work[i] = w1;
@@ -432,7 +431,7 @@ static void check_plan(ck *c)
         for (size_t i = 0; i < c->n_pts; i++) {
             kb_work w;
             memset(&w, 0, sizeof w);
-            ops->plan(&c->pts[i * c->np], &w, &c->host);
+            kbc_call_plan(in, &c->pts[i * c->np], &w, NULL);
         }
         uint64_t d2 = drop_of(f0, kbc_gpu_free_memory());
         drop = d2 < drop ? d2 : drop;
@@ -502,23 +501,14 @@ static int gpu_settle(ck *c, uint32_t v, char *why, size_t n)
    KB_OK and fills chk, KB_EUNSUPPORTED, or another code with why set. */
 static int attempt(ck *c, void *state, uint32_t v, int run, kb_check *chk, char *why, size_t n)
 {
-    const kb_ops *ops = c->d->ops;
+    const kbc_instance in = kbc_instance_of(c->d, &c->host);
+    kbc_error err;
     int r;
-    kbc_host_clear(&c->hc);
-    if ((r = ops->prepare(state, v, &c->host)) != KB_OK) {
-        said(c, "prepare", r, why, n);
-        return r;
-    }
-    if (run && ops->upload && (r = ops->upload(state, v, &c->host)) != KB_OK) {
-        said(c, "upload", r, why, n);
-        return r;
-    }
-    if (run && (r = ops->run(state, v, &c->host)) != KB_OK) {
-        said(c, "run", r, why, n);
-        return r;
-    }
-    if (ops->download && (r = ops->download(state, v, &c->host)) != KB_OK) {
-        said(c, "download", r, why, n);
+    if ((r = kbc_call_prepare(in, state, v, &err)) != KB_OK ||
+        (run && (r = kbc_call_upload(in, state, v, &err)) != KB_OK) ||
+        (run && (r = kbc_call_run(in, state, v, &err)) != KB_OK) ||
+        (r = kbc_call_download(in, state, v, &err)) != KB_OK) {
+        said(&err, why, n);
         return r;
     }
     char cw[400];
@@ -526,18 +516,11 @@ static int attempt(ck *c, void *state, uint32_t v, int run, kb_check *chk, char 
         snprintf(why, n, "the CUDA runtime reported an error: %s", cw);
         return KB_ECUDA;
     }
-    memset(chk, 0, sizeof *chk);
-    kbc_host_clear(&c->hc);
-    if ((r = ops->verify(state, v, chk, &c->host)) != KB_OK) {
-        said(c, "verify", r, why, n);
+    if ((r = kbc_call_verify(in, state, v, chk, &err)) != KB_OK) {
+        said(&err, why, n);
         return r;
     }
     return KB_OK;
-}
-
-static int host_pass(const kb_check *k)
-{
-    return !isnan(k->error) && !isnan(k->tolerance) && k->error <= k->tolerance;
 }
 
 static void result_fail(ck_result *r, const char *fmt, ...) KB_PRINTF(2, 3);
@@ -556,7 +539,7 @@ static void result_fail(ck_result *r, const char *fmt, ...)
 /* Judges verify-consistent on one verify. */
 static void consistent(ck_variant *cv, const kb_check *k, const char *when, const char *at)
 {
-    int pass = host_pass(k);
+    int pass = kbc_check_passes(k);
     cv->r[R_CONSISTENT].judged++;
     if (!k->passed != !pass)
         result_fail(&cv->r[R_CONSISTENT],
@@ -583,7 +566,7 @@ static void life_variant(ck *c, void *state, uint32_t v, const char *at, ck_vari
         return;
     }
     consistent(cv, &k1, "on an output that was never run", at);
-    int pass1 = host_pass(&k1);
+    int pass1 = kbc_check_passes(&k1);
     if (pass1)
         result_fail(&cv->r[R_CAN_FAIL],
                     "%s, verify() passed an output that was prepared but never run (%s error "
@@ -598,7 +581,7 @@ static void life_variant(ck *c, void *state, uint32_t v, const char *at, ck_vari
         return;
     }
     consistent(cv, &k2, "after a run", at);
-    int pass2 = host_pass(&k2);
+    int pass2 = kbc_check_passes(&k2);
     if (!pass2)
         result_fail(&cv->r[R_CORRECT], "%s, %s error %g is not within the tolerance %g", at,
                     k2.measure ? k2.measure : "(unnamed)", k2.error, k2.tolerance);
@@ -614,7 +597,7 @@ static void life_variant(ck *c, void *state, uint32_t v, const char *at, ck_vari
         return;
     }
     consistent(cv, &k3, "after prepare following a run", at);
-    if (host_pass(&k3))
+    if (kbc_check_passes(&k3))
         result_fail(&cv->r[R_POISONS],
                     "%s, after a correct run, prepare() and download() without a run still "
                     "verify (%s error %g within tolerance %g): prepare does not poison the "
@@ -626,15 +609,15 @@ static void life_variant(ck *c, void *state, uint32_t v, const char *at, ck_vari
    results: the measured cycle of the leak check. */
 static void run_all(ck *c, void *state, uint64_t mask)
 {
-    const kb_ops *ops = c->d->ops;
+    const kbc_instance in = kbc_instance_of(c->d, &c->host);
     char why[400];
     for (uint32_t v = 0; v < c->d->n_variants; v++) {
         if (!(mask & KB_VARIANT_BIT(v)))
             continue;
-        if (ops->prepare(state, v, &c->host) == KB_OK &&
-            (!ops->upload || ops->upload(state, v, &c->host) == KB_OK) &&
-            ops->run(state, v, &c->host) == KB_OK && ops->download)
-            ops->download(state, v, &c->host);
+        if (kbc_call_prepare(in, state, v, NULL) == KB_OK &&
+            kbc_call_upload(in, state, v, NULL) == KB_OK &&
+            kbc_call_run(in, state, v, NULL) == KB_OK)
+            kbc_call_download(in, state, v, NULL);
         gpu_settle(c, v, why, sizeof why);
     }
 }
@@ -647,10 +630,10 @@ static uint64_t measured_cycle(ck *c, const kb_value *vals, uint64_t mask)
     void *state = NULL;
     kbc_gpu_sync(c->stream, why, sizeof why);
     uint64_t before = kbc_gpu_free_memory();
-    if (c->d->ops->setup(vals, mask, &c->host, &state) == KB_OK)
+    const kbc_instance in = kbc_instance_of(c->d, &c->host);
+    if (kbc_call_setup(in, vals, mask, &state, NULL) == KB_OK)
         run_all(c, state, mask);
-    if (state)
-        c->d->ops->teardown(state, &c->host);
+    kbc_call_teardown(in, state);
     kbc_gpu_sync(c->stream, why, sizeof why);
     kbc_gpu_last_error(why, sizeof why);
     return drop_of(before, kbc_gpu_free_memory());
@@ -659,7 +642,8 @@ static uint64_t measured_cycle(ck *c, const kb_value *vals, uint64_t mask)
 static void check_lifecycle(ck *c)
 {
     const kb_plugin *d = c->d;
-    const kb_ops *ops = d->ops;
+    const kbc_instance in = kbc_instance_of(d, &c->host);
+    kbc_error err;
     ck_variant *cv = kbc_xcalloc(d->n_variants, sizeof *cv);
     char at[400], why[700];
     char st_fail[2048] = "", leak_fail[2048] = "";
@@ -697,24 +681,20 @@ static void check_lifecycle(ck *c)
 
         /* Teardown straight after setup, nothing run. */
         void *state = NULL;
-        kbc_host_clear(&c->hc);
-        int r = ops->setup(vals, mask, &c->host, &state);
+        int r = kbc_call_setup(in, vals, mask, &state, &err);
         if (r == KB_EUNSUPPORTED) {
             st_unsup++;
-            if (state)
-                ops->teardown(state, &c->host);
+            kbc_call_teardown(in, state);
             continue;
         }
         st_judged++;
         if (r != KB_OK) {
             if (!st_fail[0])
-                snprintf(st_fail, sizeof st_fail, "%s, %s", at,
-                         said(c, "setup", r, why, sizeof why));
-            if (state)
-                ops->teardown(state, &c->host);
+                snprintf(st_fail, sizeof st_fail, "%s, %s", at, said(&err, why, sizeof why));
+            kbc_call_teardown(in, state);
             continue;
         }
-        ops->teardown(state, &c->host);
+        kbc_call_teardown(in, state);
         if (c->gpu && (kbc_gpu_sync(c->stream, why, sizeof why) != 0 ||
                        kbc_gpu_last_error(why, sizeof why) != 0) && !st_fail[0])
             snprintf(st_fail, sizeof st_fail,
@@ -723,20 +703,18 @@ static void check_lifecycle(ck *c)
 
         /* The checks of each variant on one fresh state. */
         state = NULL;
-        kbc_host_clear(&c->hc);
-        r = ops->setup(vals, mask, &c->host, &state);
+        r = kbc_call_setup(in, vals, mask, &state, &err);
         if (r != KB_OK) {
             if (!st_fail[0])
                 snprintf(st_fail, sizeof st_fail, "%s, the second time: %s", at,
-                         said(c, "setup", r, why, sizeof why));
-            if (state)
-                ops->teardown(state, &c->host);
+                         said(&err, why, sizeof why));
+            kbc_call_teardown(in, state);
             continue;
         }
         for (uint32_t v = 0; v < d->n_variants; v++)
             if (mask & KB_VARIANT_BIT(v))
                 life_variant(c, state, v, at, &cv[v]);
-        ops->teardown(state, &c->host);
+        kbc_call_teardown(in, state);
 
         /* A third cycle, now that lazily loaded kernels and library state
            exist, measured for device memory. */

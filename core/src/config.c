@@ -23,6 +23,7 @@
 
 #include "core_keys.h"
 #include "host.h"
+#include "instance.h"
 #include "sweep.h"
 
 /* More points than this is a typing mistake, not an experiment; the cap
@@ -560,8 +561,8 @@ static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_m
         kbc_experiment_point(x, p, values);
         kb_work work;
         memset(&work, 0, sizeof work);
-        kbc_host_clear(&ph.hc);
-        int st = d->ops->plan(values, &work, &ph.h);
+        kbc_error err;
+        int st = kbc_call_plan(kbc_instance_of(d, &ph.h), values, &work, &err);
         int too_big_dev = device_mem > 0 && work.device_bytes > device_mem;
         int too_big_host = host_mem > 0 && work.host_bytes > host_mem;
         if (st == KB_OK && !too_big_dev && !too_big_host)
@@ -569,11 +570,7 @@ static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_m
         char pt[600], what[700], need[32], have[32];
         point_text(x, values, pt, sizeof pt);
         if (st != KB_OK) {
-            if (ph.hc.said)
-                end_sentence(what, sizeof what, ph.hc.fail_msg);
-            else
-                snprintf(what, sizeof what, "plan() failed with code %d without saying why.",
-                         st);
+            end_sentence(what, sizeof what, err.sentence);
         } else if (too_big_dev) {
             snprintf(what, sizeof what,
                      "it needs %s of device memory and the device has %s.",
@@ -786,10 +783,9 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
                         kbc_value_format(&d->params[j], values[j], buf, sizeof buf));
             kb_work work;
             memset(&work, 0, sizeof work);
-            kbc_host_clear(&ph.hc);
-            int st = d->ops->plan ? d->ops->plan(values, &work, &ph.h) : KB_EFAIL;
-            if (st != KB_OK) {
-                fprintf(out, "  | plan failed: %s\n", ph.hc.fail_msg[0] ? ph.hc.fail_msg : "(no reason given)");
+            kbc_error err;
+            if (kbc_call_plan(kbc_instance_of(d, &ph.h), values, &work, &err) != KB_OK) {
+                fprintf(out, "  | plan failed: %s\n", err.sentence);
                 continue;
             }
             char r[32], wr[32], dv[32];

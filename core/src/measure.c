@@ -8,32 +8,22 @@
 
 #include "util.h"
 
-int kbc_one_run(const kb_ops *ops, void *state, uint32_t v, kb_host *host, kbc_hostctx *hc,
-                int copies, const char **call)
+int kbc_one_run(kbc_instance in, void *state, uint32_t v, int copies, kbc_error *err)
 {
     int r;
-    kbc_host_clear(hc);
-    if (copies && ops->upload) {
-        *call = "upload";
-        if ((r = ops->upload(state, v, host)) != KB_OK)
-            return r;
-    }
-    *call = "run";
-    if ((r = ops->run(state, v, host)) != KB_OK)
+    if (copies && (r = kbc_call_upload(in, state, v, err)) != KB_OK)
         return r;
-    if (copies && ops->download) {
-        *call = "download";
-        if ((r = ops->download(state, v, host)) != KB_OK)
-            return r;
-    }
+    if ((r = kbc_call_run(in, state, v, err)) != KB_OK)
+        return r;
+    if (copies && (r = kbc_call_download(in, state, v, err)) != KB_OK)
+        return r;
     return KB_OK;
 }
 
-static int plugin_fault(kbc_fault *f, int code, const char *call)
+/* f->err holds the failed call. */
+static int plugin_fault(kbc_fault *f)
 {
     f->kind = KBC_FAULT_PLUGIN;
-    f->code = code;
-    f->call = call;
     return -1;
 }
 
@@ -127,11 +117,10 @@ static void read_clocks(kbc_device *dev, kbc_rec_clocks *c, int after)
    *exec NULL and note saying why, and the batch is then launched run by
    run: a run() that cannot be captured (a call that is not allowed while
    a stream captures, copies from pageable host memory) still runs. */
-static int capture_batch(const kb_ops *ops, void *state, uint32_t v, kb_host *host,
-                         kbc_hostctx *hc, int copies, uint32_t batch, kbc_device *dev,
-                         void **exec, char *note, size_t n)
+static int capture_batch(kbc_instance in, void *state, uint32_t v, int copies, uint32_t batch,
+                         kbc_device *dev, void **exec, char *note, size_t n)
 {
-    const char *call = "run";
+    kbc_error err;
     char why[300];
     size_t nodes = 0;
     int r = KB_OK;
@@ -141,12 +130,12 @@ static int capture_batch(const kb_ops *ops, void *state, uint32_t v, kb_host *ho
         return -1;
     }
     for (uint32_t j = 0; j < batch && r == KB_OK; j++)
-        r = kbc_one_run(ops, state, v, host, hc, copies, &call);
+        r = kbc_one_run(in, state, v, copies, &err);
     int e = kbc_gpu_capture_end(dev->stream, exec, &nodes, why, sizeof why);
     if (r != KB_OK || e != 0 || nodes == 0) {
         if (r != KB_OK)
-            snprintf(note, n, "launched run by run: %s() failed while a CUDA graph captured it%s%.160s",
-                     call, hc->fail_msg[0] ? ": " : "", hc->fail_msg);
+            snprintf(note, n, "launched run by run: %s() failed while a CUDA graph captured it: %.160s",
+                     err.origin, err.sentence);
         else if (e != 0)
             snprintf(note, n, "launched run by run: the CUDA graph capture failed: %s", why);
         else
@@ -154,7 +143,7 @@ static int capture_batch(const kb_ops *ops, void *state, uint32_t v, kb_host *ho
                               "not enqueue on the stream kbench gives it)");
         kbc_gpu_graph_destroy(*exec);
         *exec = NULL;
-        kbc_host_clear(hc);
+        kbc_host_clear(in.host->host_private);
         kbc_gpu_last_error(why, sizeof why);
         return -1;
     }
@@ -165,13 +154,10 @@ static int capture_batch(const kb_ops *ops, void *state, uint32_t v, kb_host *ho
    `batch` runs with nothing between them (the graph exec when there is
    one), the stop event.  *total is the seconds between the events.
    Returns 0, or -1 with f filled. */
-static int cuda_sample(const kb_ops *ops, void *state, uint32_t v, kb_host *host,
-                       kbc_hostctx *hc, int copies, int cold, uint32_t batch, void *exec,
-                       kbc_device *dev, double *total, kbc_fault *f)
+static int cuda_sample(kbc_instance in, void *state, uint32_t v, int copies, int cold,
+                       uint32_t batch, void *exec, kbc_device *dev, double *total, kbc_fault *f)
 {
-    const char *call = "run";
     float msec = 0.0f;
-    int r;
     if (cold && kbc_device_flush(dev, f->why, sizeof f->why) != 0)
         return cuda_fault(f, "the L2 flush before a timed run");
     if (kbc_gpu_event_record(dev->ev0, dev->stream, f->why, sizeof f->why) != 0)
@@ -181,8 +167,8 @@ static int cuda_sample(const kb_ops *ops, void *state, uint32_t v, kb_host *host
             return cuda_fault(f, "the timed runs (a CUDA graph of the batch)");
     } else {
         for (uint32_t j = 0; j < batch; j++)
-            if ((r = kbc_one_run(ops, state, v, host, hc, copies, &call)) != KB_OK)
-                return plugin_fault(f, r, call);
+            if (kbc_one_run(in, state, v, copies, &f->err) != KB_OK)
+                return plugin_fault(f);
     }
     if (kbc_gpu_event_record(dev->ev1, dev->stream, f->why, sizeof f->why) != 0 ||
         kbc_gpu_event_elapsed(dev->ev0, dev->ev1, &msec, f->why, sizeof f->why) != 0)
@@ -197,13 +183,10 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda, uint32_t flags,
-                        const kbc_measure *ms, kb_host *host, kbc_hostctx *hc, kbc_device *dev,
-                        kbc_measured *out, kbc_fault *f)
+int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint32_t flags,
+                        const kbc_measure *ms, kbc_device *dev, kbc_measured *out, kbc_fault *f)
 {
-    const char *call = "run";
     const int cold = cuda && ms->cache_cold;
-    int r;
     memset(f, 0, sizeof *f);
     memset(out, 0, sizeof *out);
     kbc_stats_compute(NULL, 0, &out->time);
@@ -218,8 +201,8 @@ int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda, ui
     for (uint32_t i = 0; i < ms->warmup; i++) {
         if (cold && kbc_device_flush(dev, f->why, sizeof f->why) != 0)
             return cuda_fault(f, "the L2 flush before a warm-up run");
-        if ((r = kbc_one_run(ops, state, v, host, hc, ms->include_copies, &call)) != KB_OK)
-            return plugin_fault(f, r, call);
+        if (kbc_one_run(in, state, v, ms->include_copies, &f->err) != KB_OK)
+            return plugin_fault(f);
     }
     if (cuda && kbc_device_settle(dev, f->why, sizeof f->why) != 0)
         return cuda_fault(f, "the warm-up runs");
@@ -229,7 +212,7 @@ int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda, ui
         /* Auto: a few runs timed alone decide; they count as warm-up. */
         double one[KBC_BATCH_PROBE_RUNS];
         for (int i = 0; i < KBC_BATCH_PROBE_RUNS; i++)
-            if (cuda_sample(ops, state, v, host, hc, ms->include_copies, 0, 1, NULL, dev,
+            if (cuda_sample(in, state, v, ms->include_copies, 0, 1, NULL, dev,
                             &one[i], f))
                 return -1;
         qsort(one, KBC_BATCH_PROBE_RUNS, sizeof one[0], cmp_double);
@@ -239,7 +222,7 @@ int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda, ui
     void *exec = NULL;
     if (batch > 1) {
         char why[sizeof out->mode.note];
-        if (capture_batch(ops, state, v, host, hc, ms->include_copies, batch, dev, &exec, why,
+        if (capture_batch(in, state, v, ms->include_copies, batch, dev, &exec, why,
                           sizeof why) != 0)
             snprintf(out->mode.note, sizeof out->mode.note, "%s", why);
         /* One untimed sample uploads the graph (its first launch costs
@@ -248,7 +231,7 @@ int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda, ui
            takes inside the batch, so that a sample lasts about
            KBC_BATCH_SAMPLE_S. */
         double whole = 0.0;
-        int st = cuda_sample(ops, state, v, host, hc, ms->include_copies, 0, batch, exec, dev,
+        int st = cuda_sample(in, state, v, ms->include_copies, 0, batch, exec, dev,
                              &whole, f);
         if (st == 0 && is_auto) {
             uint32_t better = kbc_batch_size_for(whole / (double)batch);
@@ -257,11 +240,11 @@ int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda, ui
                 batch = better;
                 if (exec) {
                     kbc_gpu_graph_destroy(exec);
-                    if (capture_batch(ops, state, v, host, hc, ms->include_copies, batch, dev,
+                    if (capture_batch(in, state, v, ms->include_copies, batch, dev,
                                       &exec, why, sizeof why) != 0)
                         snprintf(out->mode.note, sizeof out->mode.note, "%s", why);
                     else
-                        st = cuda_sample(ops, state, v, host, hc, ms->include_copies, 0, batch,
+                        st = cuda_sample(in, state, v, ms->include_copies, 0, batch,
                                          exec, dev, &whole, f);
                 }
                 if (exec || !strstr(out->mode.note, "run by run"))
@@ -308,16 +291,16 @@ int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda, ui
         }
         double whole, s;
         if (cuda) {
-            if ((rc = cuda_sample(ops, state, v, host, hc, ms->include_copies, cold, batch, exec,
+            if ((rc = cuda_sample(in, state, v, ms->include_copies, cold, batch, exec,
                                   dev, &whole, f)) != 0)
                 break;
             s = whole / (double)batch;
         } else {
             double t0 = kbc_now();
-            r = kbc_one_run(ops, state, v, host, hc, ms->include_copies, &call);
+            int r = kbc_one_run(in, state, v, ms->include_copies, &f->err);
             s = whole = kbc_now() - t0;
             if (r != KB_OK) {
-                rc = plugin_fault(f, r, call);
+                rc = plugin_fault(f);
                 break;
             }
         }

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "device.h"
 #include "host.h"
+#include "instance.h"
 #include "stats.h"
 
 /* Batch auto: a CUDA variant whose single run takes less than this (the
@@ -35,8 +36,7 @@
 /* What stopped a run or a measurement. */
 typedef struct kbc_fault {
     enum { KBC_FAULT_NONE, KBC_FAULT_PLUGIN, KBC_FAULT_CUDA } kind;
-    int code;          /* PLUGIN: the call's kb_status          */
-    const char *call;  /* PLUGIN: "upload", "run", "download"   */
+    kbc_error err;     /* PLUGIN: the call that failed           */
     const char *stage; /* CUDA: "the warm-up runs", ...         */
     char why[400];     /* CUDA: the runtime's sentence          */
 } kbc_fault;
@@ -54,9 +54,8 @@ typedef struct kbc_measured {
 } kbc_measured;
 
 /* One run: run() alone, or upload + run + download.  Returns KB_OK or the
-   first failing call's code, with *call naming it. */
-int kbc_one_run(const kb_ops *ops, void *state, uint32_t v, kb_host *host, kbc_hostctx *hc,
-                int copies, const char **call);
+   first failing call's code, with err filled. */
+int kbc_one_run(kbc_instance in, void *state, uint32_t v, int copies, kbc_error *err);
 
 /* The batch a variant gets, before any probe: requested is
    kbc_measure.batch.  Returns 1 (single runs; note, when not NULL, says
@@ -81,8 +80,7 @@ uint32_t kbc_batch_size_for(double per_run_s);
    returns -1 with out->samples NULL.  With a noise target the runs stop
    as ms says (config.h).  dev is used for CUDA variants only (cuda != 0)
    and must then be usable. */
-int kbc_measure_variant(const kb_ops *ops, void *state, uint32_t v, int cuda, uint32_t flags,
-                        const kbc_measure *ms, kb_host *host, kbc_hostctx *hc, kbc_device *dev,
-                        kbc_measured *out, kbc_fault *f);
+int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint32_t flags,
+                        const kbc_measure *ms, kbc_device *dev, kbc_measured *out, kbc_fault *f);
 
 #endif

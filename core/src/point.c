@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "instance.h"
 #include "measure.h"
 #include "sweep.h"
 #include "util.h"
@@ -176,18 +177,13 @@ double kbc_peak_for(const kbc_flops_ceilings *c, uint32_t peak, const char **kin
     return 0.0;
 }
 
-/* Turns a plugin call's non-KB_OK return into the record's outcome and
-   reason: KB_EUNSUPPORTED is a limit of the variant (SKIPPED), anything
-   else an ERROR.  The plugin's own sentence is the reason; a plugin that
-   forgot to give one is named as such rather than leaving a blank. */
-static void from_status(kbc_record *r, const kbc_hostctx *hc, const char *call, int code)
+/* A plugin call's failure as the record's outcome and reason:
+   KB_EUNSUPPORTED is a limit of the variant (SKIPPED), anything else an
+   ERROR; the reason is the error's sentence (instance.h). */
+static void from_error(kbc_record *r, const kbc_error *err)
 {
-    r->outcome = code == KB_EUNSUPPORTED ? KBC_SKIPPED : KBC_ERROR;
-    if (hc->fail_msg[0])
-        snprintf(r->reason, sizeof r->reason, "%s", hc->fail_msg);
-    else
-        snprintf(r->reason, sizeof r->reason, "%s() returned %d (%s) without saying why", call,
-                 code, kbc_status_name(code));
+    r->outcome = err->code == KB_EUNSUPPORTED ? KBC_SKIPPED : KBC_ERROR;
+    snprintf(r->reason, sizeof r->reason, "%s", err->sentence);
 }
 
 static void cuda_error(kbc_record *r, const char *stage, const char *why)
@@ -226,7 +222,7 @@ static int judge(kbc_record *r, const kb_check *c)
     set_text(r->check.measure, sizeof r->check.measure, m);
     r->check.error = c->error;
     r->check.tolerance = c->tolerance;
-    int pass = !isnan(c->error) && !isnan(c->tolerance) && c->error <= c->tolerance;
+    int pass = kbc_check_passes(c);
     r->check.passed = pass;
     if (!c->passed != !pass) {
         r->outcome = KBC_ERROR;
@@ -257,14 +253,13 @@ static int judge(kbc_record *r, const kb_check *c)
 static void verify_after_batch(const kbc_experiment *e, void *state, kbc_device *dev,
                                kb_host *host, kbc_record *r)
 {
-    const kb_ops *ops = e->plugin->desc->ops;
+    const kbc_instance in = kbc_instance_of(e->plugin->desc, host);
     const uint32_t v = r->variant_index;
-    kbc_hostctx *hc = host->host_private;
+    kbc_error err;
     char why[400];
     int st;
-    kbc_host_clear(hc);
-    if (ops->download && (st = ops->download(state, v, host)) != KB_OK) {
-        from_status(r, hc, "download", st);
+    if ((st = kbc_call_download(in, state, v, &err)) != KB_OK) {
+        from_error(r, &err);
         if (st == KB_ECUDA)
             lost_after(dev, host, r->reason);
         return;
@@ -277,14 +272,12 @@ static void verify_after_batch(const kbc_experiment *e, void *state, kbc_device 
         return;
     }
     kb_check check;
-    memset(&check, 0, sizeof check);
-    kbc_host_clear(hc);
-    if ((st = ops->verify(state, v, &check, host)) != KB_OK) {
-        from_status(r, hc, "verify", st);
+    if (kbc_call_verify(in, state, v, &check, &err) != KB_OK) {
+        from_error(r, &err);
         return;
     }
     const char *m = check.measure ? check.measure : "unnamed";
-    int pass = !isnan(check.error) && !isnan(check.tolerance) && check.error <= check.tolerance;
+    int pass = kbc_check_passes(&check);
     if (!pass && r->outcome == KBC_PASS) {
         r->outcome = KBC_FAIL;
         r->check.passed = 0;
@@ -302,39 +295,33 @@ static void verify_after_batch(const kbc_experiment *e, void *state, kbc_device 
 static void run_variant(const kbc_experiment *e, void *state, kbc_device *dev, kb_host *host,
                         kbc_record *r)
 {
-    const kb_ops *ops = e->plugin->desc->ops;
+    const kbc_instance in = kbc_instance_of(e->plugin->desc, host);
     const uint32_t v = r->variant_index;
     const int cuda = r->backend == KB_BACKEND_CUDA;
-    kbc_hostctx *hc = host->host_private;
-    const char *call = "prepare";
+    kbc_error err;
     char why[400];
     int st;
 
     /* Poison, then one checked run with the copies, so that verify() sees
        what this variant wrote and nothing left by another. */
-    kbc_host_clear(hc);
-    if ((st = ops->prepare(state, v, host)) != KB_OK)
+    if ((st = kbc_call_prepare(in, state, v, &err)) != KB_OK)
         goto plugin_failed;
-    if ((st = kbc_one_run(ops, state, v, host, hc, 1, &call)) != KB_OK)
+    if ((st = kbc_one_run(in, state, v, 1, &err)) != KB_OK)
         goto plugin_failed;
     if (cuda && kbc_device_settle(dev, why, sizeof why) != 0) {
         cuda_error(r, "the checked run", why);
         lost_after(dev, host, why);
         return;
     }
-    kbc_host_clear(hc);
-    call = "verify";
     kb_check check;
-    memset(&check, 0, sizeof check);
-    if ((st = ops->verify(state, v, &check, host)) != KB_OK)
+    if ((st = kbc_call_verify(in, state, v, &check, &err)) != KB_OK)
         goto plugin_failed;
     if (judge(r, &check) != 0)
         return;
 
     kbc_fault f;
     kbc_measured got;
-    if (kbc_measure_variant(ops, state, v, cuda, r->flags, &e->measure, host, hc, dev, &got,
-                            &f) == 0) {
+    if (kbc_measure_variant(in, state, v, cuda, r->flags, &e->measure, dev, &got, &f) == 0) {
         kbc_record_free(r);
         r->time = got.time;
         r->samples = got.samples;
@@ -360,10 +347,10 @@ static void run_variant(const kbc_experiment *e, void *state, kbc_device *dev, k
         lost_after(dev, host, f.why);
         return;
     }
-    st = f.code;
-    call = f.call;
+    err = f.err;
+    st = err.code;
 plugin_failed:
-    from_status(r, hc, call, st);
+    from_error(r, &err);
     kbc_stats_compute(NULL, 0, &r->time);
     if (cuda && st == KB_ECUDA)
         lost_after(dev, host, r->reason);
@@ -493,17 +480,18 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_ho
     if (n == 0)
         goto out;
 
+    const kbc_instance in = kbc_instance_of(d, host);
+    kbc_error err;
     kb_work work;
     memset(&work, 0, sizeof work);
-    kbc_host_clear(hc);
-    int st = d->ops->plan(values, &work, host);
+    int st = kbc_call_plan(in, values, &work, &err);
     for (size_t i = 0; i < n; i++)
         recs[i].work = work;
     if (st != KB_OK) {
         /* The plan was checked when the configuration was read, so this is
            a plugin whose plan() is not a function of its parameters. */
         for (size_t i = 0; i < n; i++)
-            from_status(&recs[i], hc, "plan", st);
+            from_error(&recs[i], &err);
         goto report;
     }
 
@@ -548,12 +536,11 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_ho
         goto report;
 
     void *state = NULL;
-    kbc_host_clear(hc);
-    st = d->ops->setup(values, mask, host, &state);
+    st = kbc_call_setup(in, values, mask, &state, &err);
     if (st != KB_OK) {
         for (size_t i = 0; i < n; i++)
             if (mask & KB_VARIANT_BIT(recs[i].variant_index))
-                from_status(&recs[i], hc, "setup", st);
+                from_error(&recs[i], &err);
     } else {
         char why[400];
         int any_cuda = 0;
@@ -589,8 +576,7 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_ho
     }
     /* Teardown also after a failed setup: the contract lets setup hand
        back a half-built state, and leaking it would starve later points. */
-    if (state)
-        d->ops->teardown(state, host);
+    kbc_call_teardown(in, state);
 
 report:
     derive(e, p, recs, n, dev, mem);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "host.h"
+#include "instance.h"
 #include "point.h"
 #include "sha256.h"
 #include "util.h"
@@ -82,8 +83,7 @@ kbc_job *kbc_plan_jobs(const kbc_plan *plan, size_t *n)
                 if (!planned) {
                     /* plan() is pure and was called for this point when
                        the plan was built; a failure now costs nothing. */
-                    kbc_host_clear(&hc);
-                    if (d->ops->plan(values, &w, &host) != KB_OK)
+                    if (kbc_call_plan(kbc_instance_of(d, &host), values, &w, NULL) != KB_OK)
                         memset(&w, 0, sizeof w);
                     planned = 1;
                 }

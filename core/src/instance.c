@@ -1,0 +1,95 @@
+/* instance.c -- see instance.h. */
+#include "instance.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Clears the host's last fail() before a call. */
+static kbc_hostctx *before(kbc_instance in)
+{
+    kbc_hostctx *hc = in.host->host_private;
+    kbc_host_clear(hc);
+    return hc;
+}
+
+/* The error record of a call that returned code: the plugin's sentence,
+   or, for a plugin that forgot to give one, words that name the call. */
+static int after(kbc_instance in, const char *call, int code, kbc_error *err)
+{
+    if (code == KB_OK || !err)
+        return code;
+    const kbc_hostctx *hc = in.host->host_private;
+    err->code = code;
+    err->origin = call;
+    if (hc->fail_msg[0])
+        snprintf(err->sentence, sizeof err->sentence, "%s", hc->fail_msg);
+    else
+        snprintf(err->sentence, sizeof err->sentence,
+                 "%s() returned %d (%s) without saying why", call, code, kbc_status_name(code));
+    return code;
+}
+
+int kbc_call_plan(kbc_instance in, const kb_value *values, kb_work *out, kbc_error *err)
+{
+    before(in);
+    if (!in.desc->ops->plan)
+        return after(in, "plan", KB_EFAIL, err);
+    return after(in, "plan", in.desc->ops->plan(values, out, in.host), err);
+}
+
+int kbc_call_setup(kbc_instance in, const kb_value *values, uint64_t variants, void **state,
+                   kbc_error *err)
+{
+    before(in);
+    *state = NULL;
+    return after(in, "setup", in.desc->ops->setup(values, variants, in.host, state), err);
+}
+
+int kbc_call_prepare(kbc_instance in, void *state, uint32_t v, kbc_error *err)
+{
+    before(in);
+    return after(in, "prepare", in.desc->ops->prepare(state, v, in.host), err);
+}
+
+int kbc_call_upload(kbc_instance in, void *state, uint32_t v, kbc_error *err)
+{
+    if (!in.desc->ops->upload)
+        return KB_OK;
+    before(in);
+    return after(in, "upload", in.desc->ops->upload(state, v, in.host), err);
+}
+
+int kbc_call_run(kbc_instance in, void *state, uint32_t v, kbc_error *err)
+{
+    before(in);
+    return after(in, "run", in.desc->ops->run(state, v, in.host), err);
+}
+
+int kbc_call_download(kbc_instance in, void *state, uint32_t v, kbc_error *err)
+{
+    if (!in.desc->ops->download)
+        return KB_OK;
+    before(in);
+    return after(in, "download", in.desc->ops->download(state, v, in.host), err);
+}
+
+int kbc_call_verify(kbc_instance in, void *state, uint32_t v, kb_check *check, kbc_error *err)
+{
+    before(in);
+    memset(check, 0, sizeof *check);
+    return after(in, "verify", in.desc->ops->verify(state, v, check, in.host), err);
+}
+
+void kbc_call_teardown(kbc_instance in, void *state)
+{
+    if (!state)
+        return;
+    before(in);
+    in.desc->ops->teardown(state, in.host);
+}
+
+int kbc_check_passes(const kb_check *c)
+{
+    return !isnan(c->error) && !isnan(c->tolerance) && c->error <= c->tolerance;
+}

@@ -1,0 +1,64 @@
+/*
+ * instance.h -- the one layer that calls into a plugin.
+ *
+ * Every call the core makes to a plugin's kb_ops (plan, setup, prepare,
+ * upload, run, download, verify, teardown) goes through these functions:
+ * the runner's points, the measurement loop, `kbench check`, the plan's
+ * checks and the shard's cost model.  Each clears the host's last fail()
+ * sentence before the call, and on a status other than KB_OK fills one
+ * error record: the code, the call it came from, and one sentence (the
+ * plugin's own, or words saying it gave none).  The pass/fail judgement of
+ * a kb_check is here too, once.
+ *
+ * The optional calls (upload, download) succeed at once when the plugin
+ * has none.
+ */
+#ifndef KBENCH_INSTANCE_H
+#define KBENCH_INSTANCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "host.h"
+#include "kbench/plugin.h"
+
+/* A plugin call that did not return KB_OK. */
+typedef struct kbc_error {
+    int code;             /* the KB_* status                          */
+    const char *origin;   /* the call: "plan", "setup", "run", ...    */
+    char sentence[600];   /* what the plugin said, or that it said nothing */
+} kbc_error;
+
+/* One plugin as the core calls it: its descriptor and the host it is
+   given (whose host_private is a kbc_hostctx). */
+typedef struct kbc_instance {
+    const kb_plugin *desc;
+    kb_host *host;
+} kbc_instance;
+
+static inline kbc_instance kbc_instance_of(const kb_plugin *d, kb_host *host)
+{
+    kbc_instance in = {d, host};
+    return in;
+}
+
+/* Each returns the plugin's status; err (may be NULL) is filled when it is
+   not KB_OK. */
+int kbc_call_plan(kbc_instance in, const kb_value *values, kb_work *out, kbc_error *err);
+int kbc_call_setup(kbc_instance in, const kb_value *values, uint64_t variants, void **state,
+                   kbc_error *err);
+int kbc_call_prepare(kbc_instance in, void *state, uint32_t v, kbc_error *err);
+int kbc_call_upload(kbc_instance in, void *state, uint32_t v, kbc_error *err);
+int kbc_call_run(kbc_instance in, void *state, uint32_t v, kbc_error *err);
+int kbc_call_download(kbc_instance in, void *state, uint32_t v, kbc_error *err);
+/* verify() with *check zeroed first. */
+int kbc_call_verify(kbc_instance in, void *state, uint32_t v, kb_check *check, kbc_error *err);
+/* teardown() of a state (nothing for NULL). */
+void kbc_call_teardown(kbc_instance in, void *state);
+
+/* The host's verdict on a check: the error is within the tolerance and
+   neither is NaN.  A plugin's own `passed` is compared with this, never
+   believed. */
+int kbc_check_passes(const kb_check *c);
+
+#endif
