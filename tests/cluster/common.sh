@@ -129,6 +129,12 @@ cl_check_parts() {
     i=0
     while [ "$i" -lt "$count" ]; do
         [ -f "$tmp/part-$i/results.json" ] || cl_fail "shard $i wrote no $tmp/part-$i/results.json"
+        # Which shard did --shard auto make of this process's launcher variables?
+        got=$(python3 -c 'import json, sys
+s = (json.load(open(sys.argv[1])).get("plan") or {}).get("shard") or {}
+print("%s/%s" % (s.get("index"), s.get("count")))' "$tmp/part-$i/results.json")
+        [ "$got" = "$i/$count" ] ||
+            cl_fail "part-$i (process $i of $count) ran shard $got, not $i/$count: --shard auto read the wrong launcher variables"
         parts="$parts $tmp/part-$i"
         i=$((i + 1))
     done

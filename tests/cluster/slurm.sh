@@ -1,16 +1,19 @@
 #!/bin/sh
-# slurm.sh BUILD_DIR [FIXTURE_DIR] -- sharded kbench runs launched by a real Slurm.
+# slurm.sh BUILD_DIR [FIXTURE_DIR [CASE...]] -- sharded kbench runs launched
+# by a real Slurm.
 #
 # Starts a one-node Slurm cluster on this machine, all of it under one
 # temporary folder: munged with its own key and socket, slurmctld and slurmd
 # (-D, in the background) with a slurm.conf written here (SLURM_CONF), on
-# ports that were free.  Then:
-#   1. sbatch --array=0-2 --wait: each array task runs
+# ports that were free.  Then the cases (all when none are named):
+#   array0: sbatch --array=0-2 --wait; each array task runs
 #      `kbench run INI --shard auto -o part-$SLURM_ARRAY_TASK_ID`;
-#   2. sbatch --array=1-3 --wait: the same where the task ids start at 1
-#      (--shard auto counts from SLURM_ARRAY_TASK_MIN, so the parts are
-#      still shards 0..2);
-#   3. srun -n 3: three tasks of one job step, by SLURM_PROCID;
+#   array1: the same with --array=1-3 (--shard auto counts from
+#      SLURM_ARRAY_TASK_MIN, so the parts are still shards 0..2);
+#   srun: srun -n 3, three tasks of one job step, by SLURM_PROCID;
+#   mpirun: sbatch -n 3 of a script that starts 3 ranks with mpirun, by
+#      OMPI_COMM_WORLD_RANK (each rank also sees the batch step's
+#      SLURM_PROCID and SLURM_NTASKS);
 # and after each, `kbench merge` of the parts must hold the same rows (keys
 # and statuses, each key once) as a one-process run of the same INI, and a
 # merge without one part must fail naming it.  kbench links no Slurm
@@ -210,15 +213,7 @@ if [ "$rc" != 0 ]; then
     cl_skip "this Slurm cannot run a job here (srun true exited $rc: $(tail -n 1 "$tmp/probe.log"); slurmd's log is above)"
 fi
 
-# The batch script of the array jobs: one shard a task.
-cat >"$tmp/shard.sh" <<EOF
-#!/bin/sh
-set -eu
-exec "$kbench" run "$ini" -q --shard auto -o "$tmp/part-\$((SLURM_ARRAY_TASK_ID - \$1))" --plugin-path "$fixtures"
-EOF
-chmod +x "$tmp/shard.sh"
-
-# clear_parts: moves the previous launcher's folders aside.
+# clear_parts NAME: moves the previous case's folders aside into NAME.
 clear_parts() {
     mkdir -p "$tmp/$1"
     for d in "$tmp"/part-* "$tmp/merged" "$tmp/one" "$tmp/lacking" "$tmp"/broken-*; do
@@ -226,41 +221,81 @@ clear_parts() {
     done
 }
 
-# run_array FIRST: sbatch --array=FIRST-(FIRST+2) --wait; part-<id - FIRST>.
-run_array() {
-    first=$1
-    last=$((first + 2))
+# submit WHAT LOG SBATCH-ARGS...: sbatch --wait; fails showing the job's output.
+submit() {
+    what=$1
+    log=$2
+    shift 2
     start=$(date +%s)
     rc=0
-    cl_bounded 120 "$tmp/sbatch.log" sbatch --quiet --wait --array="$first-$last" --ntasks=1 \
-        --job-name=kbench-shard --output="$tmp/log/array-%A_%a.out" "$tmp/shard.sh" "$first" || rc=$?
+    cl_bounded 120 "$log" sbatch --quiet --wait "$@" || rc=$?
     if [ "$rc" != 0 ]; then
-        cat "$tmp/sbatch.log" >&2
-        show_log "$tmp"/log/array-*.out
-        cl_fail "sbatch --array=$first-$last --wait exited $rc (sbatch's output and the tasks' are above)"
+        cat "$log" >&2
+        show_log "$tmp"/log/job-*.out
+        cl_fail "$what exited $rc (sbatch's output and the job's are above)"
     fi
-    cl_say "sbatch --array=$first-$last --wait: 3 array tasks took $(($(date +%s) - start)) s"
+    cl_say "$what: took $(($(date +%s) - start)) s"
 }
 
-run_array 0
-cl_check_parts 3
-clear_parts array-0
+# Case array0 / array1: sbatch --array=FIRST-(FIRST+2) --wait, one shard a
+# task, into part-<task id - FIRST>.
+case_array() {
+    first=$1
+    last=$((first + 2))
+    cat >"$tmp/array.sh" <<EOF
+#!/bin/sh
+set -eu
+exec "$kbench" run "$ini" -q --shard auto -o "$tmp/part-\$((SLURM_ARRAY_TASK_ID - $first))" --plugin-path "$fixtures"
+EOF
+    submit "sbatch --array=$first-$last --wait" "$tmp/sbatch.log" --array="$first-$last" \
+        --ntasks=1 --job-name=kbench-array --output="$tmp/log/job-%A_%a.out" "$tmp/array.sh"
+    cl_check_parts 3
+}
 
-run_array 1
-cl_check_parts 3
-clear_parts array-1
+# Case srun: three tasks of one job step, into part-<SLURM_PROCID>.
+case_srun() {
+    start=$(date +%s)
+    rc=0
+    # shellcheck disable=SC2016 # expanded by each task's sh, not here
+    cl_bounded 120 "$tmp/srun.log" srun --quiet --overcommit -n 3 \
+        sh -c 'exec "$1" run "$2" -q --shard auto -o "$3/part-$SLURM_PROCID" --plugin-path "$4"' \
+        sh "$kbench" "$ini" "$tmp" "$fixtures" || rc=$?
+    if [ "$rc" != 0 ]; then
+        cat "$tmp/srun.log" >&2
+        cl_fail "srun -n 3 kbench run --shard auto exited $rc (output above)"
+    fi
+    cl_say "srun -n 3: took $(($(date +%s) - start)) s"
+    cl_check_parts 3
+}
 
-start=$(date +%s)
-rc=0
-# shellcheck disable=SC2016 # expanded by each task's sh, not here
-cl_bounded 120 "$tmp/srun.log" srun --quiet --overcommit -n 3 \
-    sh -c 'exec "$1" run "$2" -q --shard auto -o "$3/part-$SLURM_PROCID" --plugin-path "$4"' \
-    sh "$kbench" "$ini" "$tmp" "$fixtures" || rc=$?
-if [ "$rc" != 0 ]; then
-    cat "$tmp/srun.log" >&2
-    cl_fail "srun -n 3 kbench run --shard auto exited $rc (output above)"
-fi
-cl_say "srun -n 3: the 3 tasks took $(($(date +%s) - start)) s"
-cl_check_parts 3
+# Case mpirun: a batch job of 3 tasks whose script starts 3 ranks with
+# mpirun, into part-<OMPI_COMM_WORLD_RANK>.  Every rank also sees the batch
+# step's SLURM_PROCID (0) and SLURM_NTASKS (3); its rank must win.
+case_mpirun() {
+    command -v mpirun >/dev/null 2>&1 || cl_skip "case mpirun: mpirun is not installed"
+    cat >"$tmp/mpirun.sh" <<EOF
+#!/bin/sh
+set -eu
+exec mpirun --allow-run-as-root --oversubscribe -np 3 \\
+    sh -c 'exec "\$0" run "\$1" -q --shard auto -o "\$2/part-\$OMPI_COMM_WORLD_RANK" --plugin-path "\$3"' \\
+    "$kbench" "$ini" "$tmp" "$fixtures"
+EOF
+    submit "sbatch -n 3 --wait of mpirun -np 3" "$tmp/sbatch.log" --ntasks=3 --overcommit \
+        --job-name=kbench-mpirun --output="$tmp/log/job-%j.out" "$tmp/mpirun.sh"
+    cl_check_parts 3
+}
 
-cl_say "passed"
+# The cases: those named after FIXTURE_DIR, else all.
+if [ "$#" -gt 2 ]; then shift 2; else set -- array0 array1 srun mpirun; fi
+for c in "$@"; do
+    case $c in
+        array0) case_array 0 ;;
+        array1) case_array 1 ;;
+        srun) case_srun ;;
+        mpirun) case_mpirun ;;
+        *) cl_fail "unknown case '$c' (the cases are array0, array1, srun, mpirun)" ;;
+    esac
+    clear_parts "done-$c"
+done
+
+cl_say "passed: $*"
