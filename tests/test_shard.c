@@ -399,6 +399,23 @@ Test(hash, another_folder_and_file_name_keep_the_hash)
     cr_assert_str_eq(a, b);
 }
 
+/* cpu_threads = auto (the default) is not this machine's CPU count: the
+   same INI must hash alike on nodes with different counts, so that their
+   shards merge. */
+Test(hash, cpu_threads_auto_is_not_the_machines_count)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    char *explicit_count = NULL;
+    cr_assert_gt(asprintf(&explicit_count, "[global]\ncpu_threads = %ld\n%s", cpus,
+                          hash_ini + 9),
+                 0);
+    char a[65], b[65];
+    hash_of("h.ini", hash_ini, TOY_DIR, a);
+    hash_of("h.ini", explicit_count, TOY_DIR, b);
+    cr_assert_str_neq(a, b, "auto hashed as this machine's %ld CPUs", cpus);
+    free(explicit_count);
+}
+
 /* The same plugin found through another plugin_path: its folder, or the
    file itself. */
 Test(hash, another_plugin_path_keeps_the_hash)
@@ -578,6 +595,21 @@ Test(parse, auto_refuses_a_rank_not_below_the_size)
     parsed p = parse("auto", 0);
     cr_assert_eq(p.rc, -1, "accepted as %d/%d", p.index, p.count);
     assert_has(p.why, "OMPI_COMM_WORLD_RANK");
+}
+
+/* mpirun inside a Slurm allocation: the ranks inherit the Slurm step's
+   variables (the batch step's SLURM_PROCID=0 and the allocation's
+   SLURM_NTASKS, or those of the srun that started mpirun's daemons), which
+   are the same for every rank on a node; only the MPI rank tells them
+   apart. */
+Test(parse, auto_prefers_the_mpi_rank_to_the_slurm_step_around_it)
+{
+    clear_launchers();
+    setenv("SLURM_PROCID", "0", 1);
+    setenv("SLURM_NTASKS", "4", 1);
+    setenv("OMPI_COMM_WORLD_RANK", "2", 1);
+    setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+    auto_parses_to(0, 2, 4, "Open MPI");
 }
 
 /* The launcher of an earlier auto parse is forgotten by an i/N one. */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core_keys.h"
 #include "sweep.h"
 #include "value.h"
 
@@ -165,36 +166,92 @@ Test(value, format)
     cr_assert_str_eq(kbc_value_format(&p_bool, (kb_value){.i = 0}, buf, sizeof buf), "false");
 }
 
+/* A core key's value, parsed as the configuration parses it. */
+static int key_parse(const char *name, const char *text, kb_value *v, char *why, size_t n)
+{
+    const kbc_core_key *k = kbc_core_key_find(name);
+    cr_assert_not_null(k, "%s is not a core key", name);
+    return kbc_core_key_parse(k, text, v, why, n);
+}
+
 Test(value, core_keys)
 {
     kb_value v;
     char why[256] = "";
-    cr_assert_eq(kbc_value_parse(&kbc_key_budget, "500ms", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(key_parse("budget", "500ms", &v, why, sizeof why), 0, "%s", why);
     cr_assert_float_eq(v.f, 0.5, 1e-12);
-    cr_assert_eq(kbc_value_parse(&kbc_key_budget, "2s", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(key_parse("budget", "2s", &v, why, sizeof why), 0, "%s", why);
     cr_assert_eq(v.f, 2.0);
-    cr_assert_eq(kbc_value_parse(&kbc_key_budget, "3", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(key_parse("budget", "3", &v, why, sizeof why), 0, "%s", why);
     cr_assert_eq(v.f, 3.0);
-    cr_assert_eq(kbc_value_parse(&kbc_key_budget, "0", &v, why, sizeof why), -1);
+    cr_assert_eq(key_parse("budget", "0", &v, why, sizeof why), -1);
     assert_has(why, "below the minimum");
-    cr_assert_eq(kbc_value_parse(&kbc_key_budget, "soon", &v, why, sizeof why), -1);
+    cr_assert_eq(key_parse("budget", "soon", &v, why, sizeof why), -1);
     assert_has(why, "'soon' is not a duration");
-    cr_assert_eq(kbc_value_parse(&kbc_key_cpu_threads, "auto", &v, why, sizeof why), 0);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    cr_assert_eq(v.i, cpus < 1 ? 1 : cpus > 4096 ? 4096 : cpus);
-    cr_assert_eq(kbc_value_parse(&kbc_key_cpu_threads, "5000", &v, why, sizeof why), -1);
-    cr_assert_eq(kbc_value_parse(&kbc_key_runs, "0", &v, why, sizeof why), -1);
+    cr_assert_eq(key_parse("cpu_threads", "5000", &v, why, sizeof why), -1);
+    cr_assert_eq(key_parse("runs", "0", &v, why, sizeof why), -1);
     cr_assert_str_eq(why, "0 is below the minimum 1");
-    /* Every core key's own default parses. */
-    const kb_param *keys[] = {&kbc_key_warmup, &kbc_key_runs, &kbc_key_budget, &kbc_key_seed,
-                              &kbc_key_include_copies, &kbc_key_cpu_threads};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
-        cr_assert_eq(kbc_value_parse(keys[i], keys[i]->def, &v, why, sizeof why), 0, "%s: %s",
-                     keys[i]->name, why);
-    kbc_value_parse(&kbc_key_warmup, kbc_key_warmup.def, &v, why, sizeof why);
+    /* Every measure key's own default parses. */
+    for (size_t i = 0; i < kbc_n_core_keys; i++) {
+        const kbc_core_key *k = &kbc_core_keys[i];
+        if (k->kind != KBC_KIND_MEASURE)
+            continue;
+        cr_assert_eq(kbc_core_key_parse(k, k->param->def, &v, why, sizeof why), 0, "%s: %s",
+                     k->name, why);
+    }
+    key_parse("warmup", kbc_key_warmup.def, &v, why, sizeof why);
     cr_assert_eq(v.i, 3);
-    kbc_value_parse(&kbc_key_runs, kbc_key_runs.def, &v, why, sizeof why);
+    key_parse("runs", kbc_key_runs.def, &v, why, sizeof why);
     cr_assert_eq(v.i, 20);
+}
+
+/* auto is kept as 0 and resolved where threads are made, so that a plan
+   (and its hash) does not depend on the machine that read it. */
+Test(value, cpu_threads_auto_is_kept_as_zero_and_resolved_later)
+{
+    kb_value v = {.i = 7};
+    char why[256] = "";
+    cr_assert_eq(key_parse("cpu_threads", "auto", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.i, 0);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cr_assert_eq(kbc_cpu_threads(0), cpus < 1 ? 1 : cpus > 4096 ? 4096 : cpus);
+    cr_assert_eq(kbc_cpu_threads(3), 3);
+}
+
+Test(value, cpu_threads_zero_written_out_is_refused)
+{
+    kb_value v;
+    char why[256] = "";
+    cr_assert_eq(key_parse("cpu_threads", "0", &v, why, sizeof why), -1);
+    cr_assert_str_eq(why, "0 is below the minimum 1");
+}
+
+Test(value, timeout_takes_a_duration_or_auto)
+{
+    kb_value v;
+    char why[256] = "";
+    cr_assert_eq(key_parse("timeout", "auto", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.f, 0.0);
+    cr_assert_eq(key_parse("timeout", "90s", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.f, 90.0);
+    cr_assert_eq(key_parse("timeout", "500ms", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_float_eq(v.f, 0.5, 1e-12);
+    cr_assert_eq(key_parse("timeout", "0", &v, why, sizeof why), -1);
+    assert_has(why, "below the minimum");
+}
+
+Test(value, batch_takes_off_auto_or_a_count_from_two)
+{
+    kb_value v;
+    char why[256] = "";
+    cr_assert_eq(key_parse("batch", "off", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.i, KBC_BATCH_OFF);
+    cr_assert_eq(key_parse("batch", "auto", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.i, KBC_BATCH_AUTO);
+    cr_assert_eq(key_parse("batch", "16", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.i, 16);
+    cr_assert_eq(key_parse("batch", "1", &v, why, sizeof why), -1);
+    assert_has(why, "'1' is not off, auto or a number of runs per sample from 2");
 }
 
 /* The reason a value of p is refused; the test fails when it is accepted. */

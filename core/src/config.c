@@ -354,12 +354,14 @@ static int pick_variant(const ctx *c, const kbc_section *sec, kbc_experiment *x,
 }
 
 /* One core key with a single typed value, or its default. */
-static int core_value(const ctx *c, const kbc_section *sec, const kb_param *p, kb_value *out)
+static int core_value(const ctx *c, const kbc_section *sec, const kbc_core_key *k,
+                      kb_value *out)
 {
+    const kb_param *p = k->param;
     found f = lookup(c, sec, p->name);
     char why[400];
     if (!f.e) {
-        if (kbc_value_parse(p, p->def, out, why, sizeof why) == 0)
+        if (kbc_core_key_parse(k, p->def, out, why, sizeof why) == 0)
             return 0;
         kbc_diag_set(c->d, "%s: internal error: the default of '%s' is bad: %s.", c->ini->path,
                      p->name, why);
@@ -368,7 +370,7 @@ static int core_value(const ctx *c, const kbc_section *sec, const kb_param *p, k
     if (strchr(f.e->value, ',') || strstr(f.e->value, ".."))
         return key_error(c, f, sec, "'%s' is a sweep, but '%s' takes one value", f.e->value,
                          p->name);
-    if (kbc_value_parse(p, f.e->value, out, why, sizeof why) != 0)
+    if (kbc_core_key_parse(k, f.e->value, out, why, sizeof why) != 0)
         return key_error(c, f, sec, "%s", why);
     return 0;
 }
@@ -382,7 +384,7 @@ static int parse_measure(const ctx *c, const kbc_section *sec, kbc_measure *m)
         if (k->kind != KBC_KIND_MEASURE)
             continue;
         kb_value v;
-        if (core_value(c, sec, k->param, &v))
+        if (core_value(c, sec, k, &v))
             return -1;
         kbc_core_key_store_value(k, v, m);
     }
@@ -514,7 +516,7 @@ static void plan_log(kb_host *h, kb_log_level level, const char *fmt, ...)
 static void plan_host_init(plan_host *ph, const kbc_experiment *x)
 {
     kbc_host_init(&ph->h, &ph->hc, x->plugin->desc->name, x->measure.seed,
-                  x->measure.cpu_threads);
+                  kbc_cpu_threads(x->measure.cpu_threads));
     ph->h.log = plan_log;
 }
 
@@ -738,6 +740,8 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
                 "%d\n",
                 m->warmup, m->runs, m->budget_s, (unsigned long long)m->seed,
                 m->include_copies ? "timed" : "not timed", m->cpu_threads);
+        if (m->cpu_threads == 0)
+            fprintf(out, "  (cpu_threads 0: auto, every CPU of the machine that runs it)\n");
         if (m->batch != KBC_BATCH_OFF || m->cache_cold) {
             char b[16];
             snprintf(b, sizeof b, "%d", m->batch);

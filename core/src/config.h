@@ -31,36 +31,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core_keys.h"
 #include "ini.h"
 #include "loader.h"
-
-typedef struct kbc_measure {
-    uint32_t warmup;
-    uint32_t runs;
-    double budget_s;
-    int include_copies;
-    uint64_t seed;
-    int cpu_threads;
-    int cache_cold; /* cache = cold: flush the L2 before every timed run */
-    /* Stopping on noise (noise_pct > 0): at least min_runs timed runs and
-       min_time_s seconds of them, then stop once the achieved noise is at
-       most noise_pct percent, or at max_runs, or when the budget is spent.
-       With noise_pct == 0, `runs` timed runs (or the budget). */
-    uint32_t min_runs, max_runs;
-    double noise_pct;
-    double min_time_s;
-    /* batch: 0 off (one run per timed sample), 1 auto (batch a CUDA
-       variant whose single run takes under KBC_BATCH_AUTO_BELOW_S), or N
-       >= 2 (N back-to-back runs per timed sample).  measure.h. */
-    int batch;
-    /* The watchdog of each point in seconds; 0: derived from the budget
-       (supervisor.h). */
-    double timeout_s;
-} kbc_measure;
-
-/* The values of kbc_measure.batch other than a count. */
-#define KBC_BATCH_OFF 0
-#define KBC_BATCH_AUTO 1
 
 typedef struct kbc_axis {
     const kb_param *param;

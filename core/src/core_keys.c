@@ -1,17 +1,76 @@
 /*
  * core_keys.c -- the table of core keys (see core_keys.h).
  *
- * The typed measure keys (warmup ... cpu_threads) are parsed with the
- * declarations in sweep.c, which also knows their special syntaxes (a
- * duration for budget, auto for cpu_threads, off and auto for batch); cache
- * is declared here.
+ * The typed measure keys are declared here with their types, defaults and
+ * ranges (kb_param, as a plugin declares its parameters), and each row says
+ * how its value is written beyond its type: a duration with a unit, auto,
+ * off (kbc_key_syntax).  kbc_core_key_parse reads them; value.c knows
+ * nothing of core keys.
  */
 #include "core_keys.h"
 
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
-#include "config.h"
-#include "sweep.h"
+#include "util.h"
+#include "value.h"
+
+const kb_param kbc_key_warmup = {
+    .name = "warmup", .type = KB_PARAM_INT, .def = "3", .min = 0, .max = 1e6,
+    .help = "untimed runs of each variant before the timed ones"};
+const kb_param kbc_key_runs = {
+    .name = "runs", .type = KB_PARAM_INT, .def = "20", .min = 1, .max = 1e7,
+    .help = "timed runs of each variant per point"};
+const kb_param kbc_key_budget = {
+    .name = "budget", .type = KB_PARAM_FLOAT, .def = "10", .min = 1e-6, .max = 1e6,
+    .help = "seconds of timed runs per variant before stopping early (a trailing s or ms is "
+            "allowed)"};
+const kb_param kbc_key_min_runs = {
+    .name = "min_runs", .type = KB_PARAM_INT, .def = "5", .min = 1, .max = 1e7,
+    .help = "with noise: timed runs before the noise is judged"};
+const kb_param kbc_key_max_runs = {
+    .name = "max_runs", .type = KB_PARAM_INT, .def = "1000", .min = 1, .max = 1e7,
+    .help = "with noise: the most timed runs (budget stays the cap too)"};
+const kb_param kbc_key_noise = {
+    .name = "noise", .type = KB_PARAM_FLOAT, .def = "0", .min = 0, .max = 100,
+    .help = "target noise in percent: stop once the 95% interval of the median is within "
+            "+-noise% (0: off, time `runs` runs)"};
+const kb_param kbc_key_min_time = {
+    .name = "min_time", .type = KB_PARAM_FLOAT, .def = "0", .min = 0, .max = 1e6,
+    .help = "with noise: seconds of timed runs before the noise is judged (s or ms allowed)"};
+/* auto is stored as 0: the supervisor derives each point's watchdog from
+   its budget (shard.h, kbc_job_timeout).  A written 0 is refused. */
+const kb_param kbc_key_timeout = {
+    .name = "timeout", .type = KB_PARAM_FLOAT, .def = "auto", .min = 1e-3, .max = 1e6,
+    .help = "seconds a point may run before its worker is stopped and the point recorded as "
+            "timeout (auto: 300 s plus twice the point's budget; s or ms allowed)"};
+/* The seed's maximum is 2^64, above every size, so that the range check
+   (skipped when min > max) still refuses 0. */
+const kb_param kbc_key_seed = {
+    .name = "seed", .type = KB_PARAM_SIZE, .def = "1", .min = 1, .max = 18446744073709551616.0,
+    .help = "seed of the generated inputs"};
+const kb_param kbc_key_include_copies = {
+    .name = "include_copies", .type = KB_PARAM_BOOL, .def = "false", .min = 1, .max = 0,
+    .help = "time host-device copies together with the kernel"};
+/* auto is stored as 0 and resolved where the threads are made
+   (kbc_cpu_threads), so that a plan means the same on every machine. */
+const kb_param kbc_key_cpu_threads = {
+    .name = "cpu_threads", .type = KB_PARAM_INT, .def = "auto", .min = 1, .max = 4096,
+    .help = "threads of the parallel CPU variants (auto: every online CPU)"};
+
+/* batch: off (0), auto (1) or a count of at least 2, so that the stored
+   integer says everything; the range admits 0 and 1 for off and auto, and
+   the parser refuses them written as numbers (kbc_core_key_parse). */
+const kb_param kbc_key_batch = {
+    .name = "batch", .type = KB_PARAM_INT, .def = "off", .min = 0, .max = 100000,
+    .help = "off, auto, or N: time N back-to-back runs of a CUDA variant between one pair of "
+            "events (auto: when one run takes under 20 us)"};
+
 
 static const char *const cache_choices[] = {"hot", "cold"};
 
@@ -22,6 +81,7 @@ const kb_param kbc_key_cache = {
 #define MEASURE(key, st, field)                                                                \
     .kind = KBC_KIND_MEASURE, .param = &(key), .store = (st),                                  \
     .offset = offsetof(kbc_measure, field)
+#define SYNTAX(s) .syntax = KBC_SYNTAX_##s
 
 /* The order is the order of docs/ini-format.md and of `kbench --help`. */
 const kbc_core_key kbc_core_keys[] = {
@@ -37,23 +97,24 @@ const kbc_core_key kbc_core_keys[] = {
     {.name = "warmup", .where = KBC_IN_ANY, MEASURE(kbc_key_warmup, KBC_STORE_U32, warmup)},
     {.name = "runs", .where = KBC_IN_ANY, MEASURE(kbc_key_runs, KBC_STORE_U32, runs)},
     {.name = "budget", .where = KBC_IN_ANY,
-     MEASURE(kbc_key_budget, KBC_STORE_DOUBLE, budget_s)},
+     MEASURE(kbc_key_budget, KBC_STORE_DOUBLE, budget_s), SYNTAX(DURATION)},
     {.name = "min_runs", .where = KBC_IN_ANY,
      MEASURE(kbc_key_min_runs, KBC_STORE_U32, min_runs)},
     {.name = "max_runs", .where = KBC_IN_ANY,
      MEASURE(kbc_key_max_runs, KBC_STORE_U32, max_runs)},
     {.name = "noise", .where = KBC_IN_ANY, MEASURE(kbc_key_noise, KBC_STORE_DOUBLE, noise_pct)},
     {.name = "min_time", .where = KBC_IN_ANY,
-     MEASURE(kbc_key_min_time, KBC_STORE_DOUBLE, min_time_s)},
+     MEASURE(kbc_key_min_time, KBC_STORE_DOUBLE, min_time_s), SYNTAX(DURATION)},
     {.name = "seed", .where = KBC_IN_ANY, MEASURE(kbc_key_seed, KBC_STORE_U64, seed)},
     {.name = "include_copies", .where = KBC_IN_ANY,
      MEASURE(kbc_key_include_copies, KBC_STORE_INT, include_copies)},
     {.name = "cpu_threads", .where = KBC_IN_ANY,
-     MEASURE(kbc_key_cpu_threads, KBC_STORE_INT, cpu_threads)},
+     MEASURE(kbc_key_cpu_threads, KBC_STORE_INT, cpu_threads), SYNTAX(COUNT_AUTO)},
     {.name = "cache", .where = KBC_IN_ANY, MEASURE(kbc_key_cache, KBC_STORE_INT, cache_cold)},
-    {.name = "batch", .where = KBC_IN_ANY, MEASURE(kbc_key_batch, KBC_STORE_INT, batch)},
+    {.name = "batch", .where = KBC_IN_ANY, MEASURE(kbc_key_batch, KBC_STORE_INT, batch),
+     SYNTAX(BATCH)},
     {.name = "timeout", .where = KBC_IN_ANY,
-     MEASURE(kbc_key_timeout, KBC_STORE_DOUBLE, timeout_s)},
+     MEASURE(kbc_key_timeout, KBC_STORE_DOUBLE, timeout_s), SYNTAX(DURATION_AUTO)},
     {.name = "description", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "none",
      .help = "free text, carried into the reports"},
     {.name = "plugin_path", .kind = KBC_KIND_PATHS, .where = KBC_IN_GLOBAL, .def = "none",
@@ -121,4 +182,115 @@ void kbc_core_keys_print(FILE *out)
         fprintf(out, "  %-*s  %-*s  %s%s\n", wn, k->name, wd, kbc_core_key_default(k), kbc_core_key_help(k),
                 k->where == KBC_IN_GLOBAL ? " ([global] only)" : "");
     }
+}
+
+static void say(char *why, size_t n, const char *fmt, ...) KB_PRINTF(3, 4);
+
+static void say(char *why, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, n, fmt, ap);
+    va_end(ap);
+}
+
+/* Seconds with an optional unit: "500ms", "2s", "2". */
+static int parse_duration(const char *s, double *out, char *why, size_t n)
+{
+    size_t len = strlen(s);
+    char tmp[128];
+    double scale = 1;
+    if (len > 2 && strcasecmp(s + len - 2, "ms") == 0) {
+        len -= 2;
+        scale = 1e-3;
+    } else if (len > 1 && (s[len - 1] == 's' || s[len - 1] == 'S')) {
+        len -= 1;
+    }
+    while (len > 0 && isspace((unsigned char)s[len - 1]))
+        len--;
+    if (len >= sizeof tmp) {
+        say(why, n, "'%s' is not a number", s);
+        return -1;
+    }
+    memcpy(tmp, s, len);
+    tmp[len] = '\0';
+    if (kbc_parse_float(tmp, out, why, n) != 0) {
+        say(why, n, "'%s' is not a duration (use seconds, e.g. 2, 2s or 500ms)", s);
+        return -1;
+    }
+    *out *= scale;
+    return 0;
+}
+
+int kbc_core_key_parse(const kbc_core_key *k, const char *text, kb_value *out, char *why,
+                       size_t n)
+{
+    if (!k->param) {
+        say(why, n, "'%s' takes no typed value", k->name);
+        return -1;
+    }
+    if (!text) {
+        say(why, n, "there is no value");
+        return -1;
+    }
+    char *s = kbc_trim_dup(text);
+    kb_value v = {0};
+    int rc, ranged = 1;
+    int is_auto = strcasecmp(s, "auto") == 0;
+    switch (k->syntax) {
+    case KBC_SYNTAX_DURATION:
+        rc = *s ? parse_duration(s, &v.f, why, n) : kbc_value_parse_plain(k->param, s, &v, why, n);
+        break;
+    case KBC_SYNTAX_DURATION_AUTO:
+        if (is_auto) {
+            v.f = 0;
+            rc = 0;
+            ranged = 0;
+        } else {
+            rc = *s ? parse_duration(s, &v.f, why, n)
+                    : kbc_value_parse_plain(k->param, s, &v, why, n);
+        }
+        break;
+    case KBC_SYNTAX_COUNT_AUTO:
+        if (is_auto) {
+            v.i = 0;
+            rc = 0;
+            ranged = 0;
+        } else {
+            rc = kbc_value_parse_plain(k->param, s, &v, why, n);
+        }
+        break;
+    case KBC_SYNTAX_BATCH:
+        ranged = 0;
+        if (strcasecmp(s, "off") == 0) {
+            v.i = KBC_BATCH_OFF;
+            rc = 0;
+        } else if (is_auto) {
+            v.i = KBC_BATCH_AUTO;
+            rc = 0;
+        } else if (kbc_parse_int(s, &v.i, why, n) != 0 || v.i < 2 || v.i > k->param->max) {
+            say(why, n, "'%s' is not off, auto or a number of runs per sample from 2 to %g", s,
+                k->param->max);
+            rc = -1;
+        } else {
+            rc = 0;
+        }
+        break;
+    default:
+        rc = kbc_value_parse_plain(k->param, s, &v, why, n);
+    }
+    if (rc == 0 && ranged)
+        rc = kbc_value_check_range(k->param, v, why, n);
+    if (rc == 0)
+        *out = v;
+    free(s);
+    return rc;
+}
+
+int kbc_cpu_threads(int configured)
+{
+    if (configured > 0)
+        return configured;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : cpus > 4096 ? 4096 : (int)cpus;
 }

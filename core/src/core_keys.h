@@ -13,6 +13,7 @@
 #define KBENCH_CORE_KEYS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "kbench/plugin.h"
@@ -41,6 +42,44 @@ typedef enum kbc_key_store {
     KBC_STORE_DOUBLE  /* double from value.f   */
 } kbc_key_store;
 
+/* How a measure key's value is written, beyond its type (value.h). */
+typedef enum kbc_key_syntax {
+    KBC_SYNTAX_PLAIN,         /* the type's own syntax                      */
+    KBC_SYNTAX_DURATION,      /* seconds, with an optional unit: 2, 2s, 500ms */
+    KBC_SYNTAX_DURATION_AUTO, /* a duration, or auto (stored as 0)          */
+    KBC_SYNTAX_COUNT_AUTO,    /* a count, or auto (stored as 0)             */
+    KBC_SYNTAX_BATCH          /* off (0), auto (1), or a count from 2       */
+} kbc_key_syntax;
+
+/* The measure settings of an experiment, each the value of a core key. */
+typedef struct kbc_measure {
+    uint32_t warmup;
+    uint32_t runs;
+    double budget_s;
+    int include_copies;
+    uint64_t seed;
+    int cpu_threads; /* 0: auto, every online CPU (kbc_cpu_threads)     */
+    int cache_cold;  /* cache = cold: flush the L2 before every timed run */
+    /* Stopping on noise (noise_pct > 0): at least min_runs timed runs and
+       min_time_s seconds of them, then stop once the achieved noise is at
+       most noise_pct percent, or at max_runs, or when the budget is spent.
+       With noise_pct == 0, `runs` timed runs (or the budget). */
+    uint32_t min_runs, max_runs;
+    double noise_pct;
+    double min_time_s;
+    /* batch: 0 off (one run per timed sample), 1 auto (batch a CUDA
+       variant whose single run takes under KBC_BATCH_AUTO_BELOW_S), or N
+       >= 2 (N back-to-back runs per timed sample).  measure.h. */
+    int batch;
+    /* The watchdog of each point in seconds; 0: auto, derived from the
+       budget (shard.h, kbc_job_timeout). */
+    double timeout_s;
+} kbc_measure;
+
+/* The values of kbc_measure.batch other than a count. */
+#define KBC_BATCH_OFF 0
+#define KBC_BATCH_AUTO 1
+
 typedef struct kbc_core_key {
     const char *name;
     kbc_key_kind kind;
@@ -51,6 +90,7 @@ typedef struct kbc_core_key {
     const kb_param *param; /* KBC_KIND_MEASURE: the typed declaration */
     kbc_key_store store;
     size_t offset;       /* offsetof(kbc_measure, field) */
+    kbc_key_syntax syntax; /* KBC_KIND_MEASURE: how its value is written */
 } kbc_core_key;
 
 extern const kbc_core_key kbc_core_keys[];
@@ -68,6 +108,21 @@ void kbc_core_key_store_value(const kbc_core_key *k, kb_value v, void *measure);
 extern const kb_param kbc_key_cache;
 
 /* The default and the help line of a row, from its param when it has one. */
+/* The typed declarations of the measure keys (their names, types,
+   defaults, ranges and help, as `kbench --help` and the docs show them). */
+extern const kb_param kbc_key_warmup, kbc_key_runs, kbc_key_budget, kbc_key_seed,
+    kbc_key_include_copies, kbc_key_cpu_threads, kbc_key_min_runs, kbc_key_max_runs,
+    kbc_key_noise, kbc_key_min_time, kbc_key_batch, kbc_key_timeout;
+
+/* Parses the value of measure key k (its syntax, then its range).  Returns
+   0, or -1 with why set to one clause, as kbc_value_parse does. */
+int kbc_core_key_parse(const kbc_core_key *k, const char *text, kb_value *out, char *why,
+                       size_t n);
+
+/* The threads of a CPU variant: the configured count, or for auto (0)
+   every online CPU. */
+int kbc_cpu_threads(int configured);
+
 const char *kbc_core_key_default(const kbc_core_key *k);
 const char *kbc_core_key_help(const kbc_core_key *k);
 

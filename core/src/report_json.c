@@ -200,7 +200,8 @@ static json_t *experiment_json(const kbc_exp_info *e)
     json_object_set_new(m, "min_time_s", num(e->min_time_s));
     json_object_set_new(m, "include_copies", json_boolean(e->include_copies));
     json_object_set_new(m, "seed", u64(e->seed));
-    json_object_set_new(m, "cpu_threads", json_integer(e->cpu_threads));
+    json_object_set_new(m, "cpu_threads", e->cpu_threads > 0 ? json_integer(e->cpu_threads)
+                                                          : json_string("auto"));
     json_object_set_new(m, "cache", json_string(e->cache_cold ? "cold" : "hot"));
     json_object_set_new(m, "batch", batch_json(e->batch));
     json_object_set_new(o, "measure", m);

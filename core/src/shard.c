@@ -66,7 +66,7 @@ kbc_job *kbc_plan_jobs(const kbc_plan *plan, size_t *n)
         kbc_hostctx hc;
         memset(&hc, 0, sizeof hc);
         kb_host host;
-        int threads = e->measure.cpu_threads > 0 ? e->measure.cpu_threads : 1;
+        int threads = kbc_cpu_threads(e->measure.cpu_threads);
         kbc_host_init(&host, &hc, d->name, e->measure.seed, threads);
         for (uint64_t p = 0; p < e->n_points; p++) {
             at[i][p] = SIZE_MAX;
@@ -297,8 +297,25 @@ static int from_pair(const char *who, const char *iname, const char *nname, int 
     return 0;
 }
 
+/* The index and count of an MPI launcher (Open MPI, then MPICH): 0 found,
+   1 none, -1 bad (why set). */
+static int mpi_rank(int *index, int *count, char *why, size_t n)
+{
+    int r = from_pair("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", index, count,
+                      why, n);
+    if (r != 1)
+        return r;
+    return from_pair("MPICH", "PMI_RANK", "PMI_SIZE", index, count, why, n);
+}
+
 static int shard_auto(int hint, int *index, int *count, char *why, size_t n)
 {
+    /* An MPI rank comes first: mpirun inside an sbatch job or an srun
+       step gives every rank that step's SLURM_PROCID, the same for all. */
+    int mi = 0, mc = 0;
+    int mr = mpi_rank(&mi, &mc, why, n);
+    if (mr < 0)
+        return -1;
     /* A Slurm array task: its id relative to the array's first, over the
        step (1 unless the array was given as a:b:step). */
     long id = 0, amin = 0, acount = 0, step = 1;
@@ -315,18 +332,32 @@ static int shard_auto(int hint, int *index, int *count, char *why, size_t n)
                      "a:b:step)");
             return -1;
         }
-        *index = (int)((id - amin) / step);
-        *count = (int)acount;
+        int ai = (int)((id - amin) / step), ac = (int)acount;
+        if (mr == 0) {
+            /* An array of MPI jobs: each task's ranks split its share. */
+            if ((long)ac * mc > 1000000) {
+                snprintf(why, n, "--shard auto: %d array tasks of %d ranks are too many shards",
+                         ac, mc);
+                return -1;
+            }
+            *index = ai * mc + mi;
+            *count = ac * mc;
+            snprintf(launcher, sizeof launcher, "Slurm array of %s jobs",
+                     getenv("OMPI_COMM_WORLD_RANK") ? "Open MPI" : "MPICH");
+            return 0;
+        }
+        *index = ai;
+        *count = ac;
         snprintf(launcher, sizeof launcher, "Slurm array");
+        return 0;
+    }
+    if (mr == 0) {
+        *index = mi;
+        *count = mc;
         return 0;
     }
     int r;
     if ((r = from_pair("srun", "SLURM_PROCID", "SLURM_NTASKS", index, count, why, n)) != 1)
-        return r;
-    if ((r = from_pair("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", index, count,
-                       why, n)) != 1)
-        return r;
-    if ((r = from_pair("MPICH", "PMI_RANK", "PMI_SIZE", index, count, why, n)) != 1)
         return r;
     long k = 0;
     int rk = env_int("JOB_COMPLETION_INDEX", &k);
@@ -353,10 +384,10 @@ static int shard_auto(int hint, int *index, int *count, char *why, size_t n)
         return -1;
     }
     snprintf(why, n,
-             "--shard auto found no launcher: it looked for SLURM_ARRAY_TASK_ID (sbatch "
-             "--array), SLURM_PROCID and SLURM_NTASKS (srun), OMPI_COMM_WORLD_RANK and _SIZE "
-             "(Open MPI), PMI_RANK and PMI_SIZE (MPICH) and JOB_COMPLETION_INDEX (Kubernetes); "
-             "give --shard i/N instead");
+             "--shard auto found no launcher: it looked for OMPI_COMM_WORLD_RANK and _SIZE "
+             "(Open MPI), PMI_RANK and PMI_SIZE (MPICH), SLURM_ARRAY_TASK_ID (sbatch --array), "
+             "SLURM_PROCID and SLURM_NTASKS (srun) and JOB_COMPLETION_INDEX (Kubernetes); give "
+             "--shard i/N instead");
     return -1;
 }
 

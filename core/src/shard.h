@@ -53,7 +53,11 @@ void kbc_plan_hash(const kbc_plan *plan, char hex[65]);
 
 /* "--shard i/N": parses text into *index, *count (0 <= i < N).  "auto"
    reads the launcher's environment (shard_count_hint: --shards N, for
-   launchers that give only an index, 0 if not given).  Returns 0, or -1
+   launchers that give only an index, 0 if not given): an MPI rank (Open
+   MPI, MPICH) first, since mpirun inside a Slurm job inherits the job
+   step's SLURM_PROCID; a Slurm array task (combined with the MPI rank when
+   both are there: task * ranks + rank of tasks * ranks); srun's
+   SLURM_PROCID; a Kubernetes Indexed Job.  Returns 0, or -1
    with why set to one sentence (naming every variable looked for when
    none was found). */
 int kbc_shard_parse(const char *text, int shard_count_hint, int *index, int *count,

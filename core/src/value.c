@@ -23,63 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "util.h"
 
 static const char *const bool_true[] = {"true", "yes", "on", "1"};
 static const char *const bool_false[] = {"false", "no", "off", "0"};
-
-const kb_param kbc_key_warmup = {
-    .name = "warmup", .type = KB_PARAM_INT, .def = "3", .min = 0, .max = 1e6,
-    .help = "untimed runs of each variant before the timed ones"};
-const kb_param kbc_key_runs = {
-    .name = "runs", .type = KB_PARAM_INT, .def = "20", .min = 1, .max = 1e7,
-    .help = "timed runs of each variant per point"};
-const kb_param kbc_key_budget = {
-    .name = "budget", .type = KB_PARAM_FLOAT, .def = "10", .min = 1e-6, .max = 1e6,
-    .help = "seconds of timed runs per variant before stopping early (a trailing s or ms is "
-            "allowed)"};
-const kb_param kbc_key_min_runs = {
-    .name = "min_runs", .type = KB_PARAM_INT, .def = "5", .min = 1, .max = 1e7,
-    .help = "with noise: timed runs before the noise is judged"};
-const kb_param kbc_key_max_runs = {
-    .name = "max_runs", .type = KB_PARAM_INT, .def = "1000", .min = 1, .max = 1e7,
-    .help = "with noise: the most timed runs (budget stays the cap too)"};
-const kb_param kbc_key_noise = {
-    .name = "noise", .type = KB_PARAM_FLOAT, .def = "0", .min = 0, .max = 100,
-    .help = "target noise in percent: stop once the 95% interval of the median is within "
-            "+-noise% (0: off, time `runs` runs)"};
-const kb_param kbc_key_min_time = {
-    .name = "min_time", .type = KB_PARAM_FLOAT, .def = "0", .min = 0, .max = 1e6,
-    .help = "with noise: seconds of timed runs before the noise is judged (s or ms allowed)"};
-/* 0 stands for auto: the supervisor derives each point's watchdog from
-   its budget (supervisor.h, kbc_point_timeout). */
-const kb_param kbc_key_timeout = {
-    .name = "timeout", .type = KB_PARAM_FLOAT, .def = "auto", .min = 0, .max = 1e6,
-    .help = "seconds a point may run before its worker is stopped and the point recorded as "
-            "timeout (auto: 300 s plus twice the point's budget; s or ms allowed)"};
-/* The seed's maximum is 2^64, above every size, so that the range check
-   (skipped when min > max) still refuses 0. */
-const kb_param kbc_key_seed = {
-    .name = "seed", .type = KB_PARAM_SIZE, .def = "1", .min = 1, .max = 18446744073709551616.0,
-    .help = "seed of the generated inputs"};
-const kb_param kbc_key_include_copies = {
-    .name = "include_copies", .type = KB_PARAM_BOOL, .def = "false", .min = 1, .max = 0,
-    .help = "time host-device copies together with the kernel"};
-/* "auto" is resolved when the value is parsed, to the CPUs online then:
-   a descriptor is constant data and cannot hold the count itself. */
-const kb_param kbc_key_cpu_threads = {
-    .name = "cpu_threads", .type = KB_PARAM_INT, .def = "auto", .min = 1, .max = 4096,
-    .help = "threads of the parallel CPU variants (auto: every online CPU)"};
-
-/* batch: off (0), auto (1) or a count of at least 2, so that the stored
-   integer says everything; the range admits 0 and 1 for off and auto, and
-   the parser refuses them written as numbers (kbc_value_parse_plain). */
-const kb_param kbc_key_batch = {
-    .name = "batch", .type = KB_PARAM_INT, .def = "off", .min = 0, .max = 100000,
-    .help = "off, auto, or N: time N back-to-back runs of a CUDA variant between one pair of "
-            "events (auto: when one run takes under 20 us)"};
 
 static void say(char *why, size_t n, const char *fmt, ...) KB_PRINTF(3, 4);
 
@@ -320,60 +268,8 @@ int kbc_value_parse_plain(const kb_param *p, const char *s, kb_value *out, char 
     int rc = -1;
     switch (p->type) {
     case KB_PARAM_SIZE: rc = kbc_parse_size(s, &v.u, why, n); break;
-    case KB_PARAM_INT:
-        if (p == &kbc_key_batch) {
-            if (strcasecmp(s, "off") == 0) {
-                v.i = 0;
-                rc = 0;
-            } else if (strcasecmp(s, "auto") == 0) {
-                v.i = 1;
-                rc = 0;
-            } else if (kbc_parse_int(s, &v.i, why, n) != 0 || v.i < 2) {
-                say(why, n,
-                    "'%s' is not off, auto or a number of runs per sample from 2 to 100000", s);
-                return -1;
-            } else {
-                rc = 0;
-            }
-        } else if (p == &kbc_key_cpu_threads && strcasecmp(s, "auto") == 0) {
-            long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-            v.i = cpus < 1 ? 1 : cpus > 4096 ? 4096 : cpus;
-            rc = 0;
-        } else {
-            rc = kbc_parse_int(s, &v.i, why, n);
-        }
-        break;
-    case KB_PARAM_FLOAT:
-        if (p == &kbc_key_timeout && strcasecmp(s, "auto") == 0) {
-            v.f = 0;
-            rc = 0;
-        } else if (p == &kbc_key_budget || p == &kbc_key_min_time || p == &kbc_key_timeout) {
-            /* Durations take a unit: "500ms", "2s". */
-            size_t len = strlen(s);
-            char tmp[128];
-            double scale = 1;
-            if (len > 2 && strcasecmp(s + len - 2, "ms") == 0) {
-                len -= 2;
-                scale = 1e-3;
-            } else if (len > 1 && (s[len - 1] == 's' || s[len - 1] == 'S')) {
-                len -= 1;
-            }
-            while (len > 0 && isspace((unsigned char)s[len - 1]))
-                len--;
-            if (len >= sizeof tmp) {
-                say(why, n, "'%s' is not a number", s);
-                return -1;
-            }
-            memcpy(tmp, s, len);
-            tmp[len] = '\0';
-            rc = kbc_parse_float(tmp, &v.f, why, n);
-            if (rc != 0)
-                say(why, n, "'%s' is not a duration (use seconds, e.g. 2, 2s or 500ms)", s);
-            v.f *= scale;
-        } else {
-            rc = kbc_parse_float(s, &v.f, why, n);
-        }
-        break;
+    case KB_PARAM_INT: rc = kbc_parse_int(s, &v.i, why, n); break;
+    case KB_PARAM_FLOAT: rc = kbc_parse_float(s, &v.f, why, n); break;
     case KB_PARAM_ENUM: rc = parse_enum(p, s, &v.i, why, n); break;
     case KB_PARAM_BOOL: rc = parse_bool(s, &v.i, why, n); break;
     default: say(why, n, "parameter '%s' has an unknown type %d", p->name, (int)p->type);

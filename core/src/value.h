@@ -54,10 +54,5 @@ char *kbc_value_format(const kb_param *p, kb_value v, char *buf, size_t n);
    limits, %g otherwise.  Returns buf. */
 char *kbc_bound_format(const kb_param *p, double x, char *buf, size_t n);
 
-/* The core's own typed keys (warmup, runs, budget ...) use the same parser
-   through these declarations. */
-extern const kb_param kbc_key_warmup, kbc_key_runs, kbc_key_budget, kbc_key_seed,
-    kbc_key_include_copies, kbc_key_cpu_threads, kbc_key_min_runs, kbc_key_max_runs,
-    kbc_key_noise, kbc_key_min_time, kbc_key_batch, kbc_key_timeout;
 
 #endif
