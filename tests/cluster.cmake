@@ -1,23 +1,21 @@
 # Sharded runs under the real launchers (tests/cluster): each starts the
 # shards of the toy fixture's sweep through a launcher, joins them with
 # `kbench merge` and compares with a one-process run.
-#   cluster_mpi           mpirun -np 3
+#   cluster_openmpi       Open MPI's mpirun -n 3 (OMPI_COMM_WORLD_RANK)
+#   cluster_mpich         MPICH's mpiexec -n 3 (PMI_RANK)
 #   cluster_slurm         a one-node Slurm that the test starts and stops:
 #                         sbatch --array=0-2, --array=1-3, srun -n 3
-#   cluster_slurm_mpirun  the same Slurm: mpirun -np 3 inside sbatch -n 3
-# They skip (exit 77, saying why) where Open MPI or Slurm and munge are
-# missing or cannot run; tools/setup.sh installs them when it can.  They run
-# the built kbench and toy plugin, which `cmake --build` makes before `ctest`.
+#   cluster_slurm_mpirun  the same Slurm: mpirun -n 3 inside sbatch -n 3
+# They skip (exit 77, saying why) where the launcher is missing or cannot
+# run; tools/setup.sh installs the launchers when it can.  They run the
+# built kbench and toy plugin, which `cmake --build` makes before `ctest`.
 set(_cluster_dir ${CMAKE_CURRENT_SOURCE_DIR}/cluster)
-add_test(NAME cluster_mpi
-  COMMAND sh ${_cluster_dir}/mpi.sh ${CMAKE_BINARY_DIR} ${KBENCH_FIXTURE_DIR}/runner)
-add_test(NAME cluster_slurm
-  COMMAND sh ${_cluster_dir}/slurm.sh ${CMAKE_BINARY_DIR} ${KBENCH_FIXTURE_DIR}/runner
-          array0 array1 srun)
-add_test(NAME cluster_slurm_mpirun
-  COMMAND sh ${_cluster_dir}/slurm.sh ${CMAKE_BINARY_DIR} ${KBENCH_FIXTURE_DIR}/runner
-          mpirun)
-set_tests_properties(cluster_mpi cluster_slurm cluster_slurm_mpirun PROPERTIES
+set(_cluster_args ${CMAKE_BINARY_DIR} ${KBENCH_FIXTURE_DIR}/runner)
+add_test(NAME cluster_openmpi COMMAND sh ${_cluster_dir}/mpi.sh ${_cluster_args} openmpi)
+add_test(NAME cluster_mpich COMMAND sh ${_cluster_dir}/mpi.sh ${_cluster_args} mpich)
+add_test(NAME cluster_slurm COMMAND sh ${_cluster_dir}/slurm.sh ${_cluster_args} array0 array1 srun)
+add_test(NAME cluster_slurm_mpirun COMMAND sh ${_cluster_dir}/slurm.sh ${_cluster_args} mpirun)
+set_tests_properties(cluster_openmpi cluster_mpich cluster_slurm cluster_slurm_mpirun PROPERTIES
   ENVIRONMENT "KBENCH_PLUGIN_PATH="
   SKIP_RETURN_CODE 77
   TIMEOUT 300

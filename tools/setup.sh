@@ -35,14 +35,14 @@ if ! command -v gnuplot >/dev/null 2>&1 && ! have_pkg gnuplot-nox; then
     fi
 fi
 
-# Open MPI's mpirun, Slurm and munge run the cluster tests (tests/cluster),
-# which start the shards of a run through them; they are optional (the tests
-# skip, saying why, without them), so a failed install does not stop setup.
-# No daemon is configured: the Slurm test starts and stops its own.
-# KBENCH_SETUP_CLUSTER=0 leaves them out.
+# Open MPI's mpirun, MPICH's mpiexec, Slurm and munge run the cluster tests
+# (tests/cluster), which start the shards of a run through them; they are
+# optional (the tests skip, saying why, without them), so a failed install
+# does not stop setup.  No daemon is configured: the Slurm test starts and
+# stops its own.  KBENCH_SETUP_CLUSTER=0 leaves them out.
 if [ "${KBENCH_SETUP_CLUSTER:-1}" != 0 ]; then
     cluster=""
-    for p in openmpi-bin munge slurmctld slurmd slurm-client; do
+    for p in openmpi-bin mpich munge slurmctld slurmd slurm-client; do
         have_pkg "$p" || cluster="$cluster $p"
     done
     if [ -n "$cluster" ]; then

@@ -189,3 +189,12 @@ EOF
         fi
     done
 }
+
+# cl_clear_parts NAME: moves one launcher's folders aside into $tmp/NAME, so
+# that the next launcher starts with none.
+cl_clear_parts() {
+    mkdir -p "$tmp/$1"
+    for d in "$tmp"/part-* "$tmp/merged" "$tmp/one" "$tmp/lacking" "$tmp"/broken-*; do
+        [ ! -e "$d" ] || mv "$d" "$tmp/$1/"
+    done
+}

@@ -213,14 +213,6 @@ if [ "$rc" != 0 ]; then
     cl_skip "this Slurm cannot run a job here (srun true exited $rc: $(tail -n 1 "$tmp/probe.log"); slurmd's log is above)"
 fi
 
-# clear_parts NAME: moves the previous case's folders aside into NAME.
-clear_parts() {
-    mkdir -p "$tmp/$1"
-    for d in "$tmp"/part-* "$tmp/merged" "$tmp/one" "$tmp/lacking" "$tmp"/broken-*; do
-        [ ! -e "$d" ] || mv "$d" "$tmp/$1/"
-    done
-}
-
 # submit WHAT LOG SBATCH-ARGS...: sbatch --wait; fails showing the job's output.
 submit() {
     what=$1
@@ -295,7 +287,7 @@ for c in "$@"; do
         mpirun) case_mpirun ;;
         *) cl_fail "unknown case '$c' (the cases are array0, array1, srun, mpirun)" ;;
     esac
-    clear_parts "done-$c"
+    cl_clear_parts "done-$c"
 done
 
 cl_say "passed: $*"
