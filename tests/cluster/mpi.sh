@@ -81,4 +81,34 @@ fi
 cl_say "the $ranks ranks took $(($(date +%s) - start)) s"
 
 cl_check_parts "$ranks"
+
+# The recipe for several hosts of several GPUs: one rank a host, each with
+# --gpus all.  Here against the fake NVML of the tests (KBENCH_FAKE_NVML,
+# which CMake passes), which shows 2 GPUs to each rank: every row of every
+# part must have run on one of them.
+if [ -n "${KBENCH_FAKE_NVML:-}" ]; then
+    [ -f "$KBENCH_FAKE_NVML" ] || cl_fail "KBENCH_FAKE_NVML=$KBENCH_FAKE_NVML is not there; build the fake_nvml fixture"
+    cl_clear_parts plain
+    rc=0
+    # shellcheck disable=SC2086
+    cl_bounded 120 "$tmp/launch-gpus.log" \
+        env KBENCH_NVML="$KBENCH_FAKE_NVML" FAKE_NVML_GPUS=2 "$launcher" $flags -n "$ranks" \
+        sh -c "exec \"\$0\" run \"\$1\" -q --gpus all --shard auto -o \"\$2/part-\$$rank_var\" --plugin-path \"\$3\"" \
+        "$kbench" "$ini" "$tmp" "$fixtures" || rc=$?
+    if [ "$rc" != 0 ]; then
+        cat "$tmp/launch-gpus.log" >&2
+        cl_fail "$launcher -n $ranks kbench run --gpus all --shard auto exited $rc (output above)"
+    fi
+    cl_check_parts "$ranks"
+    gpus=$(python3 -c 'import json, sys
+rows = json.load(open(sys.argv[1]))["results"]
+print(" ".join(sorted({str(r.get("gpu_uuid")) for r in rows})))' "$tmp/merged/results.json")
+    [ -n "$gpus" ] || cl_fail "with --gpus all the merged rows name no GPU"
+    for g in $gpus; do
+        case $g in GPU-fake-0000-[01]) ;; *) cl_fail "with --gpus all a merged row ran on '$g', not on one of the 2 fake GPUs" ;; esac
+    done
+    cl_say "--gpus all --shard auto, 2 fake GPUs a rank: the rows ran on $gpus"
+else
+    cl_say "KBENCH_FAKE_NVML is not set: the --gpus all part was not run"
+fi
 cl_say "passed"
