@@ -1,4 +1,4 @@
-# kbench merge (core/src/merge.c): shards' results.json written by hand,
+# kbench merge (core/src/records/merge.c): shards' results.json written by hand,
 # merged and refused; and the header reader it uses (results_read.c).
 # Links kbench_records alone, as merge.c needs nothing else.
 add_executable(test_merge test_merge.c)

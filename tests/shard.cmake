@@ -1,5 +1,5 @@
 # Sharding and the GPUs of a run: a plan as jobs and their split into shards
-# (core/src/shard.c) on the conf/ studies and the toy plugin, the plan's
+# (core/src/plan/shard.c) on the conf/ studies and the toy plugin, the plan's
 # identity hash, --shard i/N|auto, and `kbench run` with --shard and --gpus
 # (the latter against the fake libnvidia-ml of tests/fixtures/nvml).  Needs
 # the in-tree plugins, the toy and crash fixtures and the kbench binary.

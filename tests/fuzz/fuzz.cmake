@@ -18,14 +18,15 @@ set(KBENCH_FUZZ_SECONDS 20 CACHE STRING "Seconds the fuzz_ini test fuzzes")
 set(fuzz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz/fuzz_ini)
 set(fuzz_sources
   ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_ini.c
-  ${PROJECT_SOURCE_DIR}/core/src/ini.c
-  ${PROJECT_SOURCE_DIR}/core/src/value.c
-  ${PROJECT_SOURCE_DIR}/core/src/sweep.c
-  ${PROJECT_SOURCE_DIR}/core/src/util.c)
+  ${PROJECT_SOURCE_DIR}/core/src/config/ini.c
+  ${PROJECT_SOURCE_DIR}/core/src/config/value.c
+  ${PROJECT_SOURCE_DIR}/core/src/config/sweep.c
+  ${PROJECT_SOURCE_DIR}/core/src/base/util.c)
 add_custom_command(OUTPUT ${fuzz_bin}
   COMMAND ${KBENCH_FUZZ_CC} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined
           -fno-sanitize-recover=undefined
-          -I${PROJECT_SOURCE_DIR}/core/src -I${PROJECT_SOURCE_DIR}/core/include
+          -I${PROJECT_SOURCE_DIR}/core/src/config -I${PROJECT_SOURCE_DIR}/core/src/base
+          -I${PROJECT_SOURCE_DIR}/core/include
           ${fuzz_sources} ${INIH_LINK_LIBRARIES} -lm -o ${fuzz_bin}
   DEPENDS ${fuzz_sources}
   COMMENT "Building the fuzzing harness fuzz_ini with ${KBENCH_FUZZ_CC}")

@@ -18,18 +18,6 @@
    begins its reason (the supervisor runs such rows again elsewhere). */
 #define KBC_LOST_REASON "the CUDA context was lost after "
 
-/* Whether point p is the first point of variant v's configuration: the
-   points that differ only in parameters v does not use (kb_variant.uses;
-   0 means all) form one configuration, and only its first point runs v.
-   On 1, *points says how many points it stands for and ignores (when not
-   NULL) names the swept parameters v ignores, comma-separated. */
-int kbc_point_first_of(const kbc_experiment *e, uint64_t p, uint32_t v, uint64_t *points,
-                       char *ignores, size_t n);
-
-/* The first point of variant v's configuration that contains point p
-   (p itself when v uses every parameter that p's sweep varies). */
-uint64_t kbc_point_representative(const kbc_experiment *e, uint64_t p, uint32_t v);
-
 /* What a point remembers for later ones: the baseline's and the
    reference's median at each point where they ran (NaN elsewhere), so that
    a later point where they do not run again (their configuration ran

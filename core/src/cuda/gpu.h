@@ -9,19 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct kbc_machine {
-    int has_gpu;
-    char no_gpu_reason[256]; /* why not, when has_gpu == 0 */
-    int device;
-    char name[256];
-    int cc_major, cc_minor;
-    int sm_count;
-    int clock_khz, mem_clock_khz;
-    uint64_t mem_bytes, l2_bytes;
-    int driver_version, runtime_version; /* CUDA's integers, e.g. 13000 */
-    char host[256];
-    int cpu_threads;
-} kbc_machine;
+#include "record.h"
+
 
 /* Probes device 0 (or $KBENCH_DEVICE).  Never fails: without a driver or a
    device, has_gpu is 0 and no_gpu_reason says why, beginning "no CUDA

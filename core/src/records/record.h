@@ -13,9 +13,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpu.h"
 #include "kbench/plugin.h"
 #include "stats.h"
+
+/* The machine a run is on: its host, and the GPU its CUDA rows ran on
+   (filled by a worker, cuda/gpu.h; plain data here, so that reporters
+   and readers need no CUDA). */
+typedef struct kbc_machine {
+    int has_gpu;
+    char no_gpu_reason[256]; /* why not, when has_gpu == 0 */
+    int device;
+    char name[256];
+    int cc_major, cc_minor;
+    int sm_count;
+    int clock_khz, mem_clock_khz;
+    uint64_t mem_bytes, l2_bytes;
+    int driver_version, runtime_version; /* CUDA's integers, e.g. 13000 */
+    char host[256];
+    int cpu_threads;
+} kbc_machine;
 
 typedef enum kbc_outcome {
     KBC_PASS = 0,    /* ran and verified                         */

@@ -53,65 +53,6 @@ void kbc_record_identify(kbc_record *r, const kbc_experiment *e, uint64_t p,
     set_text(r->device, sizeof r->device, r->backend == KB_BACKEND_CUDA ? "" : "cpu");
 }
 
-int kbc_point_first_of(const kbc_experiment *e, uint64_t p, uint32_t v, uint64_t *points,
-                       char *ignores, size_t n)
-{
-    const kb_plugin *d = e->plugin->desc;
-    uint64_t uses = v < d->n_variants ? d->variants[v].uses : 0;
-    *points = 1;
-    if (ignores && n)
-        ignores[0] = '\0';
-    if (uses == 0 || !e->axes)
-        return 1;
-    /* The first parameter varies slowest, so the last axis index is the
-       remainder; the first point of a configuration is the one whose
-       unused axes are all at their first value. */
-    uint64_t rest = p, count = 1;
-    int first = 1;
-    size_t used = 0;
-    for (uint32_t k = d->n_params; k-- > 0;) {
-        uint64_t len = e->axes[k].n ? e->axes[k].n : 1;
-        uint64_t idx = rest % len;
-        rest /= len;
-        if (uses & KB_USES(k))
-            continue;
-        if (idx != 0)
-            first = 0;
-        count *= len;
-    }
-    if (!first)
-        return 0;
-    *points = count;
-    for (uint32_t k = 0; ignores && k < d->n_params; k++)
-        if (!(uses & KB_USES(k)) && e->axes[k].n > 1 && used < n) {
-            int w = snprintf(ignores + used, n - used, "%s%s", used ? "," : "",
-                             d->params[k].name);
-            if (w > 0)
-                used += (size_t)w;
-        }
-    return 1;
-}
-
-uint64_t kbc_point_representative(const kbc_experiment *e, uint64_t p, uint32_t v)
-{
-    const kb_plugin *d = e->plugin->desc;
-    uint64_t uses = v < d->n_variants ? d->variants[v].uses : 0;
-    if (uses == 0 || !e->axes)
-        return p;
-    /* Decompose p (the last axis varies fastest), zero the unused axes,
-       and compose again. */
-    uint64_t rest = p, rep = 0, scale = 1;
-    for (uint32_t k = d->n_params; k-- > 0;) {
-        uint64_t len = e->axes[k].n ? e->axes[k].n : 1;
-        uint64_t idx = rest % len;
-        rest /= len;
-        if (uses & KB_USES(k))
-            rep += idx * scale;
-        scale *= len;
-    }
-    return rep;
-}
-
 static double *nan_array(uint64_t n)
 {
     double *a = kbc_xmalloc((n ? n : 1) * sizeof *a);

@@ -10,7 +10,6 @@
 
 #include "host.h"
 #include "instance.h"
-#include "point.h"
 #include "sha256.h"
 #include "util.h"
 #include "value.h"

@@ -76,6 +76,18 @@ void kbc_plan_free(kbc_plan *plan);
    one per plugin parameter; the first parameter varies slowest. */
 void kbc_experiment_point(const kbc_experiment *e, uint64_t p, kb_value *values);
 
+/* Whether point p is the first point of variant v's configuration: the
+   points that differ only in parameters v does not use (kb_variant.uses;
+   0 means all) form one configuration, and only its first point runs v.
+   On 1, *points says how many points it stands for and ignores (when not
+   NULL) names the swept parameters v ignores, comma-separated. */
+int kbc_point_first_of(const kbc_experiment *e, uint64_t p, uint32_t v, uint64_t *points,
+                       char *ignores, size_t n);
+
+/* The first point of variant v's configuration that contains point p
+   (p itself when v uses every parameter that p's sweep varies). */
+uint64_t kbc_point_representative(const kbc_experiment *e, uint64_t p, uint32_t v);
+
 /* Prints the expanded plan for --dry-run: one line per point, then totals. */
 void kbc_plan_print(const kbc_plan *plan, FILE *out);
 

@@ -18,7 +18,7 @@
 #ifndef KBENCH_MEASURE_H
 #define KBENCH_MEASURE_H
 
-#include "config.h"
+#include "core_keys.h"
 #include "device.h"
 #include "host.h"
 #include "instance.h"
@@ -78,7 +78,7 @@ uint32_t kbc_batch_size_for(double per_run_s);
 /* Warm-up and timed runs of variant v (flags: its KB_VARIANT_*) on a
    set-up, verified state.  Fills out and returns 0; or fills f and
    returns -1 with out->samples NULL.  With a noise target the runs stop
-   as ms says (config.h).  dev is used for CUDA variants only (cuda != 0)
+   as ms says (core_keys.h).  dev is used for CUDA variants only (cuda != 0)
    and must then be usable. */
 int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint32_t flags,
                         const kbc_measure *ms, kbc_device *dev, kbc_measured *out, kbc_fault *f);

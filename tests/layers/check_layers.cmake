@@ -1,0 +1,56 @@
+# Checks that every #include "x.h" in core/src/<layer>/ names a header of
+# that layer or of a layer below it (the order of core/CMakeLists.txt), so
+# that the folders keep meaning what they say even where a compiler would
+# not notice (a header reached through a lower layer's include path is
+# fine; one of a higher layer is not).  Run as
+#   cmake -DSRC=<core/src> -P check_layers.cmake
+get_filename_component(SRC "${SRC}" ABSOLUTE)
+set(layers base records config plugin plan cuda exec cli)
+# What each layer may include besides itself (kept equal to the LINKS of
+# core/CMakeLists.txt).
+set(below_base "")
+set(below_records base)
+set(below_config base)
+set(below_plugin base config)
+set(below_plan base config plugin)
+set(below_cuda base records config plugin)
+set(below_exec base records config plugin plan cuda)
+set(below_cli base records config plugin plan cuda exec)
+
+# Where each header lives.
+foreach(layer IN LISTS layers)
+  file(GLOB headers RELATIVE ${SRC}/${layer} ${SRC}/${layer}/*.h)
+  foreach(h IN LISTS headers)
+    set(home_${h} ${layer})
+  endforeach()
+endforeach()
+
+set(bad 0)
+foreach(layer IN LISTS layers)
+  file(GLOB files ${SRC}/${layer}/*.c ${SRC}/${layer}/*.h ${SRC}/${layer}/*.cu)
+  if(NOT files)
+    message(FATAL_ERROR "${SRC}/${layer} holds no source: is SRC core/src?")
+  endif()
+  foreach(f IN LISTS files)
+    file(STRINGS ${f} incs REGEX "^#include \"[^\"]+\"")
+    foreach(line IN LISTS incs)
+      string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" h "${line}")
+      if(NOT DEFINED home_${h})
+        continue() # kbench/plugin.h and the like: not a core header
+      endif()
+      set(home ${home_${h}})
+      if(home STREQUAL layer)
+        continue()
+      endif()
+      list(FIND below_${layer} ${home} at)
+      if(at EQUAL -1)
+        message(SEND_ERROR "${f}: includes ${h} of layer '${home}', which is not below '${layer}'")
+        math(EXPR bad "${bad} + 1")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+if(bad GREATER 0)
+  message(FATAL_ERROR "${bad} include(s) run upward")
+endif()
+message(STATUS "every include of core/src stays in its layer or goes down")
