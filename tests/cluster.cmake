@@ -6,7 +6,8 @@
 #   cluster_mpich         MPICH's mpiexec -n 3 (PMI_RANK), the same two runs
 #   cluster_slurm         a one-node Slurm that the test starts and stops:
 #                         sbatch --array=0-2, --array=1-3, srun -n 3
-#   cluster_slurm_mpirun  the same Slurm: mpirun -n 3 inside sbatch -n 3
+#   cluster_slurm_mpirun  the same Slurm: mpirun -n 3 inside sbatch -n 3, and
+#                         mpirun -n 2 inside each task of sbatch --array=0-1
 # They skip (exit 77, saying why) where the launcher is missing or cannot
 # run; tools/setup.sh installs the launchers when it can.  They run the
 # built kbench and fixtures, which `cmake --build` makes before `ctest`.
@@ -15,7 +16,7 @@ set(_cluster_args ${CMAKE_BINARY_DIR} ${KBENCH_FIXTURE_DIR}/runner)
 add_test(NAME cluster_openmpi COMMAND sh ${_cluster_dir}/mpi.sh ${_cluster_args} openmpi)
 add_test(NAME cluster_mpich COMMAND sh ${_cluster_dir}/mpi.sh ${_cluster_args} mpich)
 add_test(NAME cluster_slurm COMMAND sh ${_cluster_dir}/slurm.sh ${_cluster_args} array0 array1 srun)
-add_test(NAME cluster_slurm_mpirun COMMAND sh ${_cluster_dir}/slurm.sh ${_cluster_args} mpirun)
+add_test(NAME cluster_slurm_mpirun COMMAND sh ${_cluster_dir}/slurm.sh ${_cluster_args} mpirun array-mpirun)
 set_tests_properties(cluster_openmpi cluster_mpich cluster_slurm cluster_slurm_mpirun PROPERTIES
   SKIP_RETURN_CODE 77
   TIMEOUT 300

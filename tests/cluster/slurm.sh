@@ -14,6 +14,8 @@
 #   mpirun: sbatch -n 3 of a script that starts 3 ranks with mpirun, by
 #      OMPI_COMM_WORLD_RANK (each rank also sees the batch step's
 #      SLURM_PROCID and SLURM_NTASKS);
+#   array-mpirun: sbatch --array=0-1 -n 2 of a script that starts 2 ranks
+#      with mpirun: 4 shards, task t's rank r being shard 2t + r;
 # and after each, `kbench merge` of the parts must hold the same rows (keys
 # and statuses, each key once) as a one-process run of the same INI, and a
 # merge without one part must fail naming it.  kbench links no Slurm
@@ -277,15 +279,34 @@ EOF
     cl_check_parts 3
 }
 
+# Case array-mpirun: an array of 2 batch jobs of 2 tasks, each starting 2
+# ranks with mpirun: 4 shards, array task t's rank r being shard 2t + r,
+# into part-<2t + r>.
+case_array_mpirun() {
+    command -v mpirun >/dev/null 2>&1 || cl_skip "case array-mpirun: mpirun is not installed"
+    cat >"$tmp/array-mpirun.sh" <<EOF
+#!/bin/sh
+set -eu
+exec mpirun --allow-run-as-root --oversubscribe -np 2 \\
+    sh -c 'exec "\$0" run "\$1" -q --shard auto -o "\$2/part-\$((SLURM_ARRAY_TASK_ID * 2 + OMPI_COMM_WORLD_RANK))" --plugin-path "\$3"' \\
+    "$kbench" "$ini" "$tmp" "$fixtures"
+EOF
+    submit "sbatch --array=0-1 -n 2 --wait of mpirun -np 2" "$tmp/sbatch.log" --array=0-1 \
+        --ntasks=2 --overcommit --job-name=kbench-array-mpirun \
+        --output="$tmp/log/job-%A_%a.out" "$tmp/array-mpirun.sh"
+    cl_check_parts 4
+}
+
 # The cases: those named after FIXTURE_DIR, else all.
-if [ "$#" -gt 2 ]; then shift 2; else set -- array0 array1 srun mpirun; fi
+if [ "$#" -gt 2 ]; then shift 2; else set -- array0 array1 srun mpirun array-mpirun; fi
 for c in "$@"; do
     case $c in
         array0) case_array 0 ;;
         array1) case_array 1 ;;
         srun) case_srun ;;
         mpirun) case_mpirun ;;
-        *) cl_fail "unknown case '$c' (the cases are array0, array1, srun, mpirun)" ;;
+        array-mpirun) case_array_mpirun ;;
+        *) cl_fail "unknown case '$c' (the cases are array0, array1, srun, mpirun, array-mpirun)" ;;
     esac
     cl_clear_parts "done-$c"
 done
