@@ -1111,3 +1111,34 @@ Test(cli, gpus_without_nvml_exit_two_saying_they_cannot_be_listed)
     assert_has(r.err, "cannot be listed");
     assert_has(r.err, "KBENCH_NVML is off");
 }
+
+/* [global] gpus = ... picks the GPUs as --gpus does. */
+Test(cli, the_gpus_key_picks_the_gpus)
+{
+    char *ini = NULL;
+    cr_assert_gt(asprintf(&ini, "[global]\ngpus = GPU-fake-0000-1\n%s", quick_ini + 9), 0);
+    write_file("k.ini", ini);
+    free(ini);
+    result r = kb(FAKE " FAKE_NVML_GPUS=3", "run k.ini -q -o out --plugin-path " CRASH_DIR);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    json_t *doc = results_of("out");
+    json_t *rows = rows_of(doc);
+    cr_assert_eq(json_array_size(rows), 4);
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) cr_assert_str_eq(row_str(row, "gpu_uuid"), "GPU-fake-0000-1");
+    json_decref(doc);
+}
+
+/* A bad gpus key is named by file, line and key. */
+Test(cli, a_bad_gpus_key_names_its_line)
+{
+    char *ini = NULL;
+    cr_assert_gt(asprintf(&ini, "[global]\ngpus = 7\n%s", quick_ini + 9), 0);
+    write_file("k.ini", ini);
+    free(ini);
+    result r = kb(FAKE " FAKE_NVML_GPUS=1", "run k.ini -q -o out --plugin-path " CRASH_DIR);
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    assert_has(r.err, "k.ini:2: key 'gpus' in [global]");
+    assert_has(r.err, "no GPU '7'");
+}

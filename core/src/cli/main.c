@@ -660,10 +660,21 @@ static int cmd_run(const cli *c, int argc, char **argv)
     /* The supervisor never touches CUDA: the GPUs come from NVML, and
        their size lets the plan refuse a point too big for them before
        anything runs.  A dry run asks nothing of the machine. */
-    if (c->gpus && !c->dry_run &&
-        kbc_gpus_pick(c->gpus, c->allow_mixed, c->allow_shared, &picks, &n_picks, &min_mem,
-                      d.msg, sizeof d.msg) != 0) {
-        say(1, "%s", d.msg);
+    const char *gpus = c->gpus;
+    const kbc_entry *gpus_key = NULL;
+    if (!gpus) {
+        /* [global] gpus = ..., unless --gpus was given. */
+        const kbc_section *g = kbc_ini_section(&ini, "global");
+        gpus_key = g ? kbc_section_get(g, "gpus") : NULL;
+        gpus = gpus_key ? gpus_key->value : NULL;
+    }
+    if (gpus && !c->dry_run &&
+        kbc_gpus_pick(gpus, c->allow_mixed, c->allow_shared, &picks, &n_picks, &min_mem, d.msg,
+                      sizeof d.msg) != 0) {
+        if (gpus_key)
+            say(0, "%s:%d: key 'gpus' in [global]: %s", ini.path, gpus_key->line, d.msg);
+        else
+            say(1, "%s", d.msg);
         code = KBC_EXIT_USAGE;
         goto out;
     }

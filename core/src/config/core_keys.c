@@ -117,6 +117,9 @@ const kbc_core_key kbc_core_keys[] = {
      MEASURE(kbc_key_timeout, KBC_STORE_DOUBLE, timeout_s), SYNTAX(DURATION_AUTO)},
     {.name = "description", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "none",
      .help = "free text, carried into the reports"},
+    {.name = "gpus", .kind = KBC_KIND_TEXT, .where = KBC_IN_GLOBAL, .def = "one GPU",
+     .help = "the GPUs kbench run uses, one worker each: all, or NVML indices or UUIDs "
+             "(as --gpus, which wins)"},
     {.name = "plugin_path", .kind = KBC_KIND_PATHS, .where = KBC_IN_GLOBAL, .def = "none",
      .help = "extra plugin folders or files, separated by : or ,"},
 };

@@ -128,7 +128,19 @@ static int run_point(const kbc_plan *plan, uint32_t x, uint64_t p, uint64_t mask
     hc.on_variant = on_variant;
     hc.total = plan->n_points;
     kbc_record *recs = kbc_xcalloc(e.n_variants ? e.n_variants : 1, sizeof *recs);
+    /* Device memory the point leaves behind, as kbench check measures a
+       plugin's set-up and teardown: free memory before and after. */
+    int any_cuda = 0;
+    for (uint32_t k = 0; k < e.n_variants; k++)
+        any_cuda |= e.plugin->desc->variants[e.variants[k]].backend == KB_BACKEND_CUDA;
+    uint64_t free0 = any_cuda && dev->usable && !dev->lost ? kbc_gpu_free_memory() : 0;
     size_t n = kbc_point_run(&e, p, dev, &host, NULL, recs);
+    if (free0 && !dev->lost) {
+        uint64_t free1 = kbc_gpu_free_memory();
+        int64_t left = free1 && free1 < free0 ? (int64_t)(free0 - free1) : 0;
+        for (size_t k = 0; free1 && k < n; k++)
+            recs[k].device_left_bytes = left;
+    }
     kbc_host_progress_clear(&hc);
     const char *lost = dev->lost ? dev->lost_after : NULL;
     if (lost)

@@ -189,6 +189,11 @@ typedef struct kbc_record {
     char gpu_uuid[96];      /* NVML's UUID of the worker's GPU        */
     char pci_bus_id[32];    /* its PCI bus id                         */
     int worker_pid;         /* the worker process that ran the point  */
+    /* Device memory the point left behind: free memory before its setup
+       minus after its teardown, in bytes (every row of the point carries
+       it); -1 when not measured (no GPU, a CPU-only point). */
+    int64_t device_left_bytes;
+#define KBC_LEFT_NOTE_BYTES (16LL << 20) /* the table notes more than this */
     int cache_cold;         /* L2 flushed before every timed run     */
 
     /* Distinct configurations: the record stands for `points` points of

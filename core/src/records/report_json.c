@@ -290,6 +290,9 @@ json_t *kbc_record_to_json(const kbc_record *r)
                         r->pci_bus_id[0] ? json_string(r->pci_bus_id) : json_null());
     json_object_set_new(o, "worker_pid", r->worker_pid > 0 ? json_integer(r->worker_pid)
                                                            : json_null());
+    json_object_set_new(o, "device_left_bytes", r->device_left_bytes >= 0
+                                                    ? json_integer(r->device_left_bytes)
+                                                    : json_null());
     json_object_set_new(o, "points", u64(r->points));
     json_t *ig = json_array();
     snprintf(buf, sizeof buf, "%s", r->ignores);

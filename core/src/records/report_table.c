@@ -544,6 +544,12 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
         }
         if (r->sanitizer[0])
             fprintf(out, "  %*s  sanitizer: %s\n", wv, "", r->sanitizer);
+        if (r->device_left_bytes > KBC_LEFT_NOTE_BYTES && (size_t)(r - rows) == 0) {
+            char b[32];
+            fprintf(out, "  %*s  device memory: this point left %s behind (free before its "
+                         "setup minus after its teardown)\n",
+                    wv, "", kbc_human_bytes((uint64_t)r->device_left_bytes, b, sizeof b));
+        }
         char note[400];
         if (clock_note(r, note, sizeof note)[0])
             fprintf(out, "  %*s  clocks: %s\n", wv, "", note);
@@ -569,6 +575,11 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
             if (r->sanitizer[0])
                 fprintf(out, "%s- %s sanitizer: %s\n", any++ ? "" : "\n", r->variant,
                         r->sanitizer);
+            if (r->device_left_bytes > KBC_LEFT_NOTE_BYTES && i == 0) {
+                char b[32];
+                fprintf(out, "%s- device memory: this point left %s behind\n", any++ ? "" : "\n",
+                        kbc_human_bytes((uint64_t)r->device_left_bytes, b, sizeof b));
+            }
             char note[400];
             if (clock_note(r, note, sizeof note)[0])
                 fprintf(out, "%s- %s clocks: %s\n", any++ ? "" : "\n", r->variant, note);

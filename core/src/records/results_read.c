@@ -171,6 +171,12 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
                             ? (int)json_integer_value(pid)
                             : 0;
     }
+    {
+        const json_t *left = json_object_get(o, "device_left_bytes");
+        r->device_left_bytes = json_is_integer(left) && json_integer_value(left) >= 0
+                                   ? (int64_t)json_integer_value(left)
+                                   : -1;
+    }
     get_str(o, "cache", buf, sizeof buf);
     r->cache_cold = strcmp(buf, "cold") == 0;
     r->points = get_u64(o, "points");
