@@ -2,7 +2,7 @@
 # shellcheck shell=sh disable=SC2154 # $name is set by the script that sources this
 #
 # The caller sets `name` (the test's name in messages) and calls
-# cl_init BUILD_DIR.  Then: cl_write_ini, the launcher runs the shards into
+# cl_init BUILD_DIR [FIXTURE_DIR].  Then: cl_write_ini, the launcher runs the shards into
 # $tmp/part-<i>, cl_check_parts compares them with a one-process run.
 # Exit codes: 0 pass, 1 fail, 77 skip (ctest's SKIP_RETURN_CODE).
 
@@ -93,6 +93,13 @@ cl_init() {
     # Only --plugin-path may bring plugins in.
     KBENCH_PLUGIN_PATH=
     export KBENCH_PLUGIN_PATH
+    # A test run inside a Slurm job or an MPI launcher must not hand that
+    # launcher's variables to its own: Open MPI and srun would take the
+    # outer job for theirs, and --shard auto would read them.
+    for v in $(env | sed -n 's/^\(SLURM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(OMPI_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(PMIX*_[A-Za-z0-9_]*\)=.*/\1/p'); do
+        unset "$v"
+    done
+    unset JOB_COMPLETION_INDEX
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/kbench-$name-XXXXXX") || cl_fail "mktemp -d did not work"
     trap cl_exit EXIT
     trap 'exit 130' INT

@@ -9,7 +9,8 @@
 #   array0: sbatch --array=0-2 --wait; each array task runs
 #      `kbench run INI --shard auto -o part-$SLURM_ARRAY_TASK_ID`;
 #   array1: the same with --array=1-3 (--shard auto counts from
-#      SLURM_ARRAY_TASK_MIN, so the parts are still shards 0..2);
+#      SLURM_ARRAY_TASK_MIN, so the parts are still shards 0..2), into
+#      part-$((SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN));
 #   srun: srun -n 3, three tasks of one job step, by SLURM_PROCID;
 #   mpirun: sbatch -n 3 of a script that starts 3 ranks with mpirun, by
 #      OMPI_COMM_WORLD_RANK (each rank also sees the batch step's
@@ -222,24 +223,34 @@ submit() {
     shift 2
     start=$(date +%s)
     rc=0
-    cl_bounded 120 "$log" sbatch --quiet --wait "$@" || rc=$?
+    cl_bounded 120 "$log" sbatch --parsable --wait "$@" || rc=$?
     if [ "$rc" != 0 ]; then
-        cat "$log" >&2
-        show_log "$tmp"/log/job-*.out
+        sed 's/^/sbatch: /' "$log" >&2
+        # --parsable puts the job's id first in sbatch's output.
+        id=$(head -n 1 "$log" | cut -d';' -f1)
+        show_log "$tmp/log/job-$id.out" "$tmp/log/job-${id}_"*.out
         cl_fail "$what exited $rc (sbatch's output and the job's are above)"
     fi
     cl_say "$what: took $(($(date +%s) - start)) s"
 }
 
 # Case array0 / array1: sbatch --array=FIRST-(FIRST+2) --wait, one shard a
-# task, into part-<task id - FIRST>.
+# task, into part-<task id> (array0) or part-<task id - the array's first>
+# (array1), as docs/scale.md says.
 case_array() {
     first=$1
     last=$((first + 2))
+    if [ "$first" = 0 ]; then
+        # shellcheck disable=SC2016 # expanded by the job's shell
+        folder='$SLURM_ARRAY_TASK_ID'
+    else
+        # shellcheck disable=SC2016
+        folder='$((SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN))'
+    fi
     cat >"$tmp/array.sh" <<EOF
 #!/bin/sh
 set -eu
-exec "$kbench" run "$ini" -q --shard auto -o "$tmp/part-\$((SLURM_ARRAY_TASK_ID - $first))" --plugin-path "$fixtures"
+exec "$kbench" run "$ini" -q --shard auto -o "$tmp/part-$folder" --plugin-path "$fixtures"
 EOF
     submit "sbatch --array=$first-$last --wait" "$tmp/sbatch.log" --array="$first-$last" \
         --ntasks=1 --job-name=kbench-array --output="$tmp/log/job-%A_%a.out" "$tmp/array.sh"
