@@ -863,12 +863,14 @@ Test(resume, an_interrupted_run_finishes_with_resume)
     assert_keys_once(rows, "after --resume");
 }
 
-/* A plan, and the same plan with a fourth point after the others. */
+/* A plan, and the same plan with a fourth point after (more) or before
+   (earlier) the others. */
 #define PLAN_HEAD                                                                          \
     "[global]\nwarmup = 1\nruns = 3\nbudget = 1s\nseed = 7\n"                               \
     "[plan]\nplugin = crash\nvariants = good\n"
 static const char plan_ini[] = PLAN_HEAD "n = 100, 200, 300\n";
 static const char more_ini[] = PLAN_HEAD "n = 100, 200, 300, 400\n";
+static const char earlier_ini[] = PLAN_HEAD "n = 50, 100, 200, 300\n";
 
 Test(resume, accept_keeps_the_points_common_to_both_plans)
 {
@@ -891,6 +893,29 @@ Test(resume, accept_keeps_the_points_common_to_both_plans)
     json_t *added = must_row(rows, "plan", "good", 400);
     cr_assert_str_eq(status_of(added), "pass");
     cr_assert_neq(json_integer_value(json_object_get(added, "worker_pid")), first);
+}
+
+Test(resume, accept_matches_journaled_points_by_their_parameters)
+{
+    write_file("plan.ini", earlier_ini);
+    result r = kb("run plan.ini" PP " -o whole -q");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    write_file("plan.ini", plan_ini);
+    r = kb("run plan.ini" PP " -o out -q");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    json_int_t first = json_integer_value(
+        json_object_get(must_row(results_rows("out"), "plan", "good", 100), "worker_pid"));
+    write_file("plan.ini", earlier_ini);
+    r = kb("run plan.ini" PP " -o out -q --resume=accept");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    json_t *rows = results_rows("out");
+    assert_same_rows(results_rows("whole"), rows, "n = 50 added before the journaled points");
+    assert_keys_once(rows, "n = 50 added before the journaled points");
+    const long long ns[] = {100, 200, 300};
+    for (size_t k = 0; k < 3; k++)
+        cr_assert_eq(json_integer_value(
+                         json_object_get(must_row(rows, "plan", "good", ns[k]), "worker_pid")),
+                     first, "n=%lld ran again", ns[k]);
 }
 
 /* ---- refusals ---- */
@@ -987,6 +1012,23 @@ Test(refuse, a_journal_of_another_plan)
     cr_assert_eq(r.code, 2, "exit %d: %s", r.code, r.err);
     cr_assert_not_null(strstr(r.err, "another plan"), "stderr: %s", r.err);
     cr_assert_eq(count_lines(r.err), 1, "one sentence: %s", r.err);
+}
+
+Test(refuse, a_refused_resume_leaves_the_earlier_results_as_they_were)
+{
+    write_file("plan.ini", plan_ini);
+    result r = kb("run plan.ini" PP " -q -o out");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    const char *const files[] = {"out/results.json", "out/results.csv", "out/results.md",
+                                 "out/journal.jsonl"};
+    char *before[4];
+    for (size_t i = 0; i < 4; i++)
+        before[i] = slurp(in_tmp(files[i]));
+    write_file("plan.ini", more_ini);
+    r = kb("run plan.ini" PP " -q -o out --resume");
+    cr_assert_eq(r.code, 2, "exit %d: %s", r.code, r.err);
+    for (size_t i = 0; i < 4; i++)
+        cr_assert_str_eq(slurp(in_tmp(files[i])), before[i], "%s changed", files[i]);
 }
 
 Test(refuse, a_shards_journal_resumed_as_the_whole_plan)

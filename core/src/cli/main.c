@@ -23,6 +23,7 @@
 #include "version.h"
 #include "gpu.h"
 #include "ini.h"
+#include "journal.h"
 #include "loader.h"
 #include "merge.h"
 #include "report.h"
@@ -562,8 +563,6 @@ static int run_options(const cli *c, kbc_super_opts *o)
         return KBC_EXIT_USAGE;
     }
     o->isolate_point = c->isolate != NULL;
-    o->resume = c->resume != NULL;
-    o->accept_other_plan = c->resume && strcmp(c->resume, "accept") == 0;
     int hint = 0;
     if (c->shards) {
         char *end;
@@ -645,6 +644,8 @@ static int cmd_run(const cli *c, int argc, char **argv)
     size_t n_base = 0;
     kbc_gpu_pick *picks = NULL;
     size_t n_picks = 0;
+    kbc_journal journal;
+    int have_journal = 0;
     unsigned long long min_mem = 0;
     char self[4096];
     if (code)
@@ -722,6 +723,29 @@ static int cmd_run(const cli *c, int argc, char **argv)
             goto out;
         }
     }
+    /* The journal comes first: a --resume that is refused (another plan,
+       another shard, a damaged file) leaves DIR as it was, and a run
+       killed from here on leaves a journal to resume from. */
+    if (c->out_dir) {
+        if (make_dirs(c->out_dir) != 0) {
+            say(0, "cannot create the output folder '%s': %s", c->out_dir, strerror(errno));
+            code = KBC_EXIT_SYSTEM;
+            goto out;
+        }
+        char hash[65];
+        kbc_plan_hash(&plan, hash);
+        int sc = so.shard_count > 1 ? so.shard_count : 0;
+        int r = c->resume ? kbc_journal_resume(&journal, c->out_dir, hash, so.shard_index, sc,
+                                               strcmp(c->resume, "accept") == 0, stderr, &d)
+                          : kbc_journal_create(&journal, c->out_dir, hash, so.shard_index, sc,
+                                               &d);
+        have_journal = 1;
+        if (r != 0) {
+            say(0, "%s", d.msg);
+            code = c->resume ? KBC_EXIT_USAGE : KBC_EXIT_SYSTEM;
+            goto out;
+        }
+    }
     if (kbc_report_table(stdout, &sinks[n_sinks], &d) != 0) {
         say(0, "%s", d.msg);
         code = KBC_EXIT_SYSTEM;
@@ -782,7 +806,7 @@ static int cmd_run(const cli *c, int argc, char **argv)
     so.plugin_paths = c->plugin_paths;
     so.n_plugin_paths = c->n_plugin_paths;
     so.quiet = c->quiet;
-    so.out_dir = c->out_dir;
+    so.journal = have_journal ? &journal : NULL;
     so.sanitize_on_crash = c->sanitize_on_crash;
     so.gpus = picks;
     so.n_gpus = n_picks;
@@ -808,6 +832,8 @@ out:
             sinks[i].destroy(sinks[i].ctx);
     free(cmdline);
     free(picks);
+    if (have_journal)
+        kbc_journal_close(&journal);
     kbc_records_free(base, n_base);
     if (have_plan)
         kbc_plan_free(&plan);

@@ -57,7 +57,10 @@ typedef struct worker {
     int to, from, err;  /* its stdin, its channel, its stderr; -1 closed   */
     buf in, errb;
     char log[LOG_KEEP][LOG_LINE];
-    unsigned n_log;     /* lines kept since the job started                */
+    unsigned n_log;     /* stderr lines kept since the job started         */
+    char vlog[LOG_KEEP][LOG_LINE];
+    unsigned n_vlog;    /* the plugin's log lines (channel) since the
+                           running variant started, in order with it     */
     int has_hello;
     kbc_hello hello;
     long job;           /* the slot it runs, or -1                         */
@@ -80,8 +83,7 @@ typedef struct super {
     size_t *order;      /* the order points are handed out                */
     worker *w;
     size_t n_w;
-    kbc_journal journal;
-    int journal_on;
+    kbc_journal *journal; /* NULL: none, or it failed */
     kbc_point_memory *mems;
     kbc_build_info *builds;
     size_t n_builds;
@@ -253,19 +255,19 @@ static void slot_finish(super *s, slot *sl)
 {
     sl->state = JOB_DONE;
     s->n_done++;
-    if (!s->journal_on)
+    if (!s->journal)
         return;
     const kbc_experiment *e = exp_of(s, sl);
     const kbc_build_info *b = build_of(s, e);
     kbc_diag d = {{0}};
-    if (kbc_journal_append(&s->journal, e->name, sl->job.exp, sl->job.point, b ? b->sha256 : "",
+    if (kbc_journal_append(s->journal, e->name, sl->job.exp, sl->job.point, b ? b->sha256 : "",
                            gpu_model(s), slot_rows_json(s, sl), &d) != 0) {
         /* Without the journal, --resume would run this point again and
            nothing else is lost; the run goes on and the exit code says
            so. */
         progress_clear(s);
         fprintf(stderr, "kbench: %s; the run goes on without its journal.\n", d.msg);
-        s->journal_on = 0;
+        s->journal = NULL;
         s->code = KBC_EXIT_SYSTEM;
     }
 }
@@ -429,18 +431,23 @@ static void worker_stderr(super *s, worker *w, int final)
     }
 }
 
-/* "; its last log lines: 'a' | 'b'" from what the worker wrote on stderr
-   during the point, or "". */
+/* "; its last log lines: 'a' | 'b'": the lines the plugin logged since
+   its variant started (they come through the channel, in order with the
+   variant), or else the last lines the worker wrote on stderr during the
+   point (a plugin's own fprintf; those may run past the variant, since
+   the two pipes are read apart); "" when there are none. */
 static void last_log(const worker *w, char *out, size_t n)
 {
     out[0] = '\0';
-    unsigned have = w->n_log < LOG_KEEP ? w->n_log : LOG_KEEP;
+    const char(*lines)[LOG_LINE] = w->n_vlog ? w->vlog : w->log;
+    unsigned count = w->n_vlog ? w->n_vlog : w->n_log;
+    unsigned have = count < LOG_KEEP ? count : LOG_KEEP;
     if (!have)
         return;
     size_t used = (size_t)snprintf(out, n, "; its last log line%s: ", have > 1 ? "s" : "");
-    for (unsigned i = w->n_log - have; i < w->n_log && used < n; i++)
-        used += (size_t)snprintf(out + used, n - used, "%s'%s'", i > w->n_log - have ? " | " : "",
-                                 w->log[i % LOG_KEEP]);
+    for (unsigned i = count - have; i < count && used < n; i++)
+        used += (size_t)snprintf(out + used, n - used, "%s'%s'", i > count - have ? " | " : "",
+                                 lines[i % LOG_KEEP]);
 }
 
 static void worker_close(worker *w)
@@ -633,7 +640,7 @@ static void lose_job(super *s, worker *w, int outcome, const char *why)
 }
 
 /* Why the worker ended, in words. */
-static void exit_words(int status, char *out, size_t n)
+static void exit_words(int status, int in_point, char *out, size_t n)
 {
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
@@ -641,9 +648,13 @@ static void exit_words(int status, char *out, size_t n)
         snprintf(out, n, "the worker was killed by signal SIG%s (%s)", abbrev ? abbrev : "?",
                  strsignal(sig));
     } else if (WIFEXITED(status)) {
-        snprintf(out, n, "the worker exited with status %d in the middle of the point (a "
-                         "plugin called exit()?)",
-                 WEXITSTATUS(status));
+        if (in_point)
+            snprintf(out, n, "the worker exited with status %d in the middle of the point (a "
+                             "plugin called exit()?)",
+                     WEXITSTATUS(status));
+        else
+            snprintf(out, n, "the worker exited with status %d%s", WEXITSTATUS(status),
+                     WEXITSTATUS(status) == 127 ? " (it could not be started)" : "");
     } else {
         snprintf(out, n, "the worker ended (wait status %#x)", status);
     }
@@ -666,11 +677,11 @@ static void worker_reap(super *s, worker *w, int kill_it)
     worker_stderr(s, w, 1);
     if (w->job >= 0) {
         char why[300];
-        exit_words(status, why, sizeof why);
+        exit_words(status, 1, why, sizeof why);
         lose_job(s, w, KBC_CRASHED, why);
     } else if (!w->has_hello && !s->fatal[0] && !signals_seen) {
         char why[300];
-        exit_words(status, why, sizeof why);
+        exit_words(status, 0, why, sizeof why);
         char logs[600];
         last_log(w, logs, sizeof logs);
         snprintf(s->fatal, sizeof s->fatal, "a worker could not start: %s%s", why, logs);
@@ -688,6 +699,7 @@ static void send_point(super *s, worker *w, size_t si)
     w->job = (long)si;
     w->variant[0] = '\0';
     w->n_log = 0;
+    w->n_vlog = 0;
     w->started = kbc_now();
     w->deadline = w->started + kbc_job_timeout(s->plan, &sl->job);
     w->points_run++;
@@ -697,43 +709,109 @@ static void send_point(super *s, worker *w, size_t si)
     }
 }
 
-/* Matches the journal's points to this run's (same experiment and point,
-   same plugin build, same GPU model) and marks them done. */
+/* A point's identity as its rows spell it: a row's key without its
+   variant ("plugin/experiment/n=1024,dtype=f32"), malloc'd. */
+static char *point_key(const kbc_record *r)
+{
+    size_t need = kbc_record_key(r, NULL, 0) + 1;
+    char *k = kbc_xmalloc(need);
+    kbc_record_key(r, k, need);
+    char *slash = strrchr(k, '/');
+    if (slash)
+        *slash = '\0';
+    return k;
+}
+
+typedef struct keyed {
+    char *key;
+    size_t slot;
+} keyed;
+
+static int by_key(const void *a, const void *b)
+{
+    return strcmp(((const keyed *)a)->key, ((const keyed *)b)->key);
+}
+
+/* Matches the journal's rows to this run's points by what they are (the
+   row's key: plugin, experiment, parameter values; not its index, which
+   an edited INI may shift), with the same plugin build and GPU model, and
+   marks the points whose every variant has a row done. */
 static void resume_from_journal(super *s)
 {
-    size_t taken = 0;
-    for (size_t i = 0; i < s->journal.n_entries; i++) {
-        const kbc_journal_entry *je = &s->journal.entries[i];
-        if (je->exp_index >= s->plan->n)
+    keyed *index = kbc_xcalloc(s->n_slots ? s->n_slots : 1, sizeof *index);
+    for (size_t k = 0; k < s->n_slots; k++) {
+        slot *sl = &s->slots[k];
+        const kbc_experiment *e = exp_of(s, sl);
+        const kb_plugin *d = e->plugin->desc;
+        kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
+        kbc_experiment_point(e, sl->job.point, values);
+        kbc_record r;
+        kbc_record_identify(&r, e, sl->job.point, values, e->variants[0]);
+        index[k] = (keyed){.key = point_key(&r), .slot = k};
+        free(values);
+    }
+    qsort(index, s->n_slots, sizeof *index, by_key);
+    for (size_t i = 0; i < s->journal->n_entries; i++) {
+        const kbc_journal_entry *je = &s->journal->entries[i];
+        if (strcmp(gpu_model(s), je->gpu_model) != 0)
             continue;
-        const kbc_experiment *e = &s->plan->exps[je->exp_index];
-        const kbc_build_info *b = build_of(s, e);
-        if (strcmp(e->name, je->exp) != 0 || !b || strcmp(b->sha256, je->plugin_sha256) != 0 ||
-            strcmp(gpu_model(s), je->gpu_model) != 0)
-            continue;
-        for (size_t k = 0; k < s->n_slots; k++) {
-            slot *sl = &s->slots[k];
-            if (sl->job.exp != je->exp_index || sl->job.point != je->point ||
-                sl->state == JOB_RUNNING)
+        size_t j;
+        const json_t *row;
+        json_array_foreach(je->rows, j, row)
+        {
+            kbc_record r;
+            char why[256];
+            if (kbc_record_from_json(row, &r, why, sizeof why) != 0)
                 continue;
-            size_t j;
-            const json_t *row;
-            json_array_foreach(je->rows, j, row)
-            {
-                kbc_record r;
-                char why[256];
-                if (kbc_record_from_json(row, &r, why, sizeof why) == 0 &&
-                    strcmp(r.experiment, e->name) == 0 && r.point == sl->job.point)
-                    slot_store(s, sl, &r, NULL);
+            keyed probe = {.key = point_key(&r)};
+            const keyed *hit = s->n_slots ? bsearch(&probe, index, s->n_slots, sizeof *index,
+                                                    by_key)
+                                          : NULL;
+            free(probe.key);
+            slot *sl = hit ? &s->slots[hit->slot] : NULL;
+            const kbc_experiment *e = sl ? exp_of(s, sl) : NULL;
+            const kbc_build_info *b = e ? build_of(s, e) : NULL;
+            int v = e ? position(e, r.variant_index) : -1;
+            if (!sl || sl->state == JOB_DONE || !b || strcmp(b->sha256, je->plugin_sha256) != 0 ||
+                v < 0 || strcmp(e->plugin->desc->variants[r.variant_index].name, r.variant) != 0 ||
+                (!(sl->remaining & KB_VARIANT_BIT(r.variant_index)) && !sl->have[v])) {
+                kbc_record_free(&r);
+                continue;
             }
-            if (!sl->remaining && sl->state != JOB_DONE) {
-                sl->state = JOB_DONE;
-                s->n_done++;
-                taken++;
-            }
-            break;
+            /* The point's index in this plan, which an edit may have
+               moved. */
+            r.point = sl->job.point;
+            r.n_points = e->n_points;
+            slot_store(s, sl, &r, NULL);
         }
     }
+    size_t taken = 0;
+    for (size_t k = 0; k < s->n_slots; k++) {
+        slot *sl = &s->slots[k];
+        if (!sl->remaining && sl->state != JOB_DONE) {
+            sl->state = JOB_DONE;
+            s->n_done++;
+            taken++;
+        } else if (sl->remaining) {
+            /* A point not wholly in the journal runs again, whole: its
+               rows come from one worker, with one set of inputs. */
+            const kbc_experiment *e = exp_of(s, sl);
+            for (uint32_t v = 0; v < e->n_variants; v++)
+                if (sl->have[v]) {
+                    kbc_record_free(&sl->recs[v]);
+                    sl->have[v] = 0;
+                }
+            sl->remaining = 0;
+            for (uint32_t v = 0; v < e->n_variants; v++) {
+                uint64_t pts;
+                if (kbc_point_first_of(e, sl->job.point, e->variants[v], &pts, NULL, 0))
+                    sl->remaining |= KB_VARIANT_BIT(e->variants[v]);
+            }
+        }
+    }
+    for (size_t k = 0; k < s->n_slots; k++)
+        free(index[k].key);
+    free(index);
     s->resumed = (int)taken;
     if (!s->o->quiet)
         fprintf(stderr, "kbench: --resume: %zu of %zu points were finished already.\n", taken,
@@ -770,7 +848,7 @@ static void on_message(super *s, worker *w, const char *line)
             if (!s->have_first) {
                 s->first = w->hello;
                 s->have_first = 1;
-                if (s->journal_on && s->o->resume)
+                if (s->journal && s->journal->n_entries)
                     resume_from_journal(s);
                 begin_sinks(s);
             }
@@ -779,7 +857,11 @@ static void on_message(super *s, worker *w, const char *line)
         snprintf(s->fatal, sizeof s->fatal, "a worker could not go on: %s", json_string_value(v));
     } else if (m && json_is_string(v = json_object_get(m, "variant")) && w->job >= 0) {
         snprintf(w->variant, sizeof w->variant, "%s", json_string_value(v));
+        w->n_vlog = 0;
         progress(s, w);
+    } else if (m && json_is_string(v = json_object_get(m, "log"))) {
+        snprintf(w->vlog[w->n_vlog % LOG_KEEP], LOG_LINE, "%s", json_string_value(v));
+        w->n_vlog++;
     } else if (m && (v = json_object_get(m, "done")) && w->job >= 0 &&
                json_is_array(json_object_get(m, "rows"))) {
         slot *sl = &s->slots[w->job];
@@ -1006,22 +1088,7 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
     s->info.n_builds = s->n_builds;
     s->info.cccl_version = kbc_gpu_cccl_version();
 
-    if (o->out_dir) {
-        kbc_diag d = {{0}};
-        int sc = o->shard_count > 1 ? o->shard_count : 0;
-        int r = o->resume ? kbc_journal_resume(&s->journal, o->out_dir, s->plan_hash,
-                                               o->shard_index, sc, o->accept_other_plan, stderr,
-                                               &d)
-                          : kbc_journal_create(&s->journal, o->out_dir, s->plan_hash,
-                                               o->shard_index, sc, &d);
-        if (r != 0) {
-            fprintf(stderr, "kbench: %s.\n", d.msg);
-            s->code = o->resume ? KBC_EXIT_USAGE : KBC_EXIT_SYSTEM;
-            kbc_journal_close(&s->journal);
-            goto out;
-        }
-        s->journal_on = 1;
-    }
+    s->journal = o->journal;
 
     struct sigaction sa, old_int, old_term, old_pipe;
     memset(&sa, 0, sizeof sa);
@@ -1156,7 +1223,7 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
     } else if (interrupted) {
         fprintf(stderr,
                 "kbench: interrupted after %zu of %zu points%s.\n", s->n_done, s->n_slots,
-                o->out_dir ? "; run again with --resume and the same -o to finish" : "");
+                o->journal ? "; run again with --resume and the same -o to finish" : "");
         s->code = KBC_EXIT_INTERRUPTED;
     } else if (!s->code) {
         s->code = s->any_failed ? KBC_EXIT_FAILED : KBC_EXIT_OK;
@@ -1169,9 +1236,7 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
             if (s->sink_ok[k] && sinks[k].end && sinks[k].end(sinks[k].ctx, s->code) != 0)
                 s->code = KBC_EXIT_SYSTEM;
     }
-    if (s->journal_on || s->journal.path)
-        kbc_journal_close(&s->journal);
-out:
+
     for (size_t i = 0; i < s->n_slots; i++) {
         const kbc_experiment *e = exp_of(s, &s->slots[i]);
         for (uint32_t k = 0; k < e->n_variants; k++)

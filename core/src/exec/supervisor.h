@@ -42,9 +42,9 @@ typedef struct kbc_super_opts {
     const char *const *plugin_paths; /* --plugin-path, passed on        */
     int n_plugin_paths;
     int quiet;
-    const char *out_dir;         /* the journal's folder, or NULL       */
-    int resume;                  /* skip the points in the journal      */
-    int accept_other_plan;       /* --resume=accept                     */
+    struct kbc_journal *journal; /* DIR/journal.jsonl, opened by the
+                                    caller (created, or read by --resume:
+                                    its points are not run again), or NULL */
     int isolate_point;           /* a fresh worker for every point      */
     int sanitize_on_crash;       /* rerun a crashed CUDA variant once
                                     under compute-sanitizer memcheck     */

@@ -108,6 +108,14 @@ static void blame_lost(kbc_record *recs, size_t n, const char *lost)
     snprintf(r->reason, sizeof r->reason, "the CUDA context was lost (%.300s): %.360s", lost, was);
 }
 
+static void on_log(void *arg, const char *line)
+{
+    (void)arg;
+    json_t *m = json_object();
+    json_object_set_new(m, "log", json_string(line));
+    send_json(m);
+}
+
 static int run_point(const kbc_plan *plan, uint32_t x, uint64_t p, uint64_t mask,
                      kbc_device *dev, int threads_default)
 {
@@ -126,6 +134,7 @@ static int run_point(const kbc_plan *plan, uint32_t x, uint64_t p, uint64_t mask
     kb_host host;
     kbc_host_init(&host, &hc, e.plugin->desc->name, e.measure.seed, threads);
     hc.on_variant = on_variant;
+    hc.on_log = on_log;
     hc.total = plan->n_points;
     kbc_record *recs = kbc_xcalloc(e.n_variants ? e.n_variants : 1, sizeof *recs);
     /* Device memory the point leaves behind, as kbench check measures a

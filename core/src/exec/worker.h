@@ -20,6 +20,8 @@
  *   line one JSON object:
  *     {"hello": {...}}         ready: pid, plan hash, machine, ceilings
  *     {"variant": NAME}        a variant of the current point starts
+ *     {"log": LINE}            a line the plugin logged through the host
+ *                              (also written on stderr)
  *     {"done": {"exp", "point", "lost"}, "rows": [...]}
  *                              the point's rows (record_json.h); "lost" is
  *                              the CUDA error that spoilt the context, or

@@ -66,6 +66,8 @@ static void host_log(kb_host *h, kb_log_level level, const char *fmt, ...)
         line[--n] = '\0';
     fprintf(stderr, "kbench: %s: %s%s\n", hc->plugin ? hc->plugin : "plugin",
             level == KB_LOG_WARN ? "warning: " : "", line);
+    if (hc->on_log)
+        hc->on_log(hc->on_variant_arg, line);
 }
 
 int kbc_host_fail(kb_host *h, int code, const char *fmt, ...)

@@ -23,7 +23,11 @@ typedef struct kbc_hostctx {
        a worker tells its supervisor which variant is running, so that a
        crash is blamed on the right one. */
     void (*on_variant)(void *arg, const char *experiment, const char *variant);
-    void *on_variant_arg;
+    /* Called (when set) with each line the plugin logs that is shown: a
+       worker passes them to its supervisor in order with the variants,
+       for the reason of a crashed row. */
+    void (*on_log)(void *arg, const char *line);
+    void *on_variant_arg; /* the argument of both hooks */
 } kbc_hostctx;
 
 /* Fills h with the core's log() and fail(), host_private = hc, and the
