@@ -33,7 +33,7 @@ name=slurm
 cl_init "${1:-}" "${2:-}"
 
 missing=""
-for c in munged slurmctld slurmd sbatch srun sinfo squeue scontrol scancel timeout; do
+for c in munged munge unmunge slurmctld slurmd sbatch srun sinfo squeue scontrol scancel timeout; do
     command -v "$c" >/dev/null 2>&1 || missing="$missing $c"
 done
 [ -z "$missing" ] ||
