@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -684,16 +685,18 @@ typedef struct result {
 } result;
 
 /* Runs `ENV kbench ARGS` in the temporary folder, with no plugins and no
-   launcher from the environment, and collects the exit code and output. */
+   launcher from the environment and the GPU locks in that folder (tests
+   that run at once use the same fake GPUs), and collects the exit code and
+   output. */
 static result kb(const char *env, const char *args)
 {
     char *cmd = NULL;
     cr_assert_gt(asprintf(&cmd,
                           "cd '%s' && env -u SLURM_ARRAY_TASK_ID -u SLURM_PROCID -u SLURM_NTASKS "
                           "-u OMPI_COMM_WORLD_RANK -u OMPI_COMM_WORLD_SIZE -u PMI_RANK "
-                          "-u PMI_SIZE -u JOB_COMPLETION_INDEX KBENCH_PLUGIN_PATH= %s '%s' %s "
-                          ">out.txt 2>err.txt",
-                          tmp, env, KBENCH, args),
+                          "-u PMI_SIZE -u JOB_COMPLETION_INDEX KBENCH_PLUGIN_PATH= "
+                          "KBENCH_LOCK_DIR='%s' %s '%s' %s >out.txt 2>err.txt",
+                          tmp, tmp, env, KBENCH, args),
                  0);
     int st = system(cmd);
     free(cmd);
@@ -1141,4 +1144,57 @@ Test(cli, a_bad_gpus_key_names_its_line)
     cr_assert_eq(r.code, 2, "%s", r.err);
     assert_has(r.err, "k.ini:2: key 'gpus' in [global]");
     assert_has(r.err, "no GPU '7'");
+}
+
+/* Two runs on one GPU time each other's kernels: a second run on a GPU
+   that a worker of another run holds is refused (exit 2), unless asked
+   with --allow-shared.  The first run is started in the background and
+   holds the fake GPU while its slow points run. */
+Test(cli, a_gpu_in_use_by_another_run_is_refused)
+{
+    write_file("slow.ini", slow_ini);
+    write_file("q.ini", quick_ini);
+    char *lockdir = NULL;
+    cr_assert_gt(asprintf(&lockdir, "%s/locks", tmp), 0);
+    cr_assert_eq(mkdir(lockdir, 0777), 0);
+    char *cmd = NULL;
+    cr_assert_gt(asprintf(&cmd,
+                          "cd '%s' && { KBENCH_LOCK_DIR='%s' " FAKE " FAKE_NVML_GPUS=1 "
+                          "KBENCH_PLUGIN_PATH= '%s' run slow.ini -q --gpus 0 -o first "
+                          "--plugin-path " CRASH_DIR " >first.out 2>first.err & echo $! > pid; }",
+                          tmp, lockdir, KBENCH),
+                 0);
+    cr_assert_eq(system(cmd), 0);
+    free(cmd);
+    /* Wait until the first run's worker holds the lock (its journal has
+       a first point), at most 10 s. */
+    char *journal = NULL;
+    cr_assert_gt(asprintf(&journal, "%s/first/journal.jsonl", tmp), 0);
+    for (int i = 0; i < 200; i++) {
+        char *text = slurp(journal);
+        int lines = 0;
+        for (char *p = text; *p; p++)
+            lines += *p == '\n';
+        free(text);
+        if (lines >= 2)
+            break;
+        usleep(50000);
+    }
+    free(journal);
+    char *env = NULL;
+    cr_assert_gt(asprintf(&env, "KBENCH_LOCK_DIR='%s' " FAKE " FAKE_NVML_GPUS=1", lockdir), 0);
+    result r = kb(env, "run q.ini -q --gpus 0 -o second --plugin-path " CRASH_DIR);
+    result shared = kb(env, "run q.ini -q --gpus 0 --allow-shared -o third --plugin-path " CRASH_DIR);
+    free(env);
+    cr_assert_gt(asprintf(&cmd, "cd '%s' && while kill -0 $(cat pid) 2>/dev/null; do "
+                                "sleep 0.1; done",
+                          tmp),
+                 0);
+    cr_assert_eq(system(cmd), 0);
+    free(cmd);
+    free(lockdir);
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    assert_has(r.err, "is in use by another kbench run");
+    assert_has(r.err, "--allow-shared");
+    cr_assert_eq(shared.code, 0, "%s", shared.err);
 }

@@ -83,7 +83,9 @@ cl_say "the $ranks ranks took $(($(date +%s) - start)) s"
 cl_check_parts "$ranks"
 
 # The recipe for several hosts of several GPUs: one rank a host, each with
-# --gpus all.  Here against the fake NVML of the tests (KBENCH_FAKE_NVML,
+# --gpus all.  Here against the fake NVML of the tests (each rank with a GPU
+# lock folder of its own, as if on a host of its own: on one host, ranks
+# that name the same GPUs are refused without --allow-shared) (KBENCH_FAKE_NVML,
 # which CMake passes), which shows 2 GPUs to each rank: every row of every
 # part must have run on one of them.
 if [ -n "${KBENCH_FAKE_NVML:-}" ]; then
@@ -93,7 +95,7 @@ if [ -n "${KBENCH_FAKE_NVML:-}" ]; then
     # shellcheck disable=SC2086
     cl_bounded 120 "$tmp/launch-gpus.log" \
         env KBENCH_NVML="$KBENCH_FAKE_NVML" FAKE_NVML_GPUS=2 "$launcher" $flags -n "$ranks" \
-        sh -c "exec \"\$0\" run \"\$1\" -q --gpus all --shard auto -o \"\$2/part-\$$rank_var\" --plugin-path \"\$3\"" \
+        sh -c "mkdir -p \"\$2/lock-\$$rank_var\" && KBENCH_LOCK_DIR=\"\$2/lock-\$$rank_var\" exec \"\$0\" run \"\$1\" -q --gpus all --shard auto -o \"\$2/part-\$$rank_var\" --plugin-path \"\$3\"" \
         "$kbench" "$ini" "$tmp" "$fixtures" || rc=$?
     if [ "$rc" != 0 ]; then
         cat "$tmp/launch-gpus.log" >&2

@@ -241,7 +241,8 @@ static const option_row option_table[] = {
     {"--gpus", 0, "GPUS", 0, 0, "run",
      "run: one worker per GPU: all, or NVML indices or UUIDs\n(0,2 or GPU-...); default: one GPU ($KBENCH_DEVICE)",
      opt_gpus},
-    {"--allow-shared", 0, NULL, 0, 0, "run", "run: let --gpus name one GPU more than once",
+    {"--allow-shared", 0, NULL, 0, 0, "run",
+     "run: let --gpus name one GPU more than once, and run on a\nGPU another kbench run is using",
      opt_allow_shared},
     {"--allow-mixed", 0, NULL, 0, 0, "run merge",
      "run, merge: accept GPUs of different models in one run", opt_allow_mixed},
@@ -808,6 +809,7 @@ static int cmd_run(const cli *c, int argc, char **argv)
     so.quiet = c->quiet;
     so.journal = have_journal ? &journal : NULL;
     so.sanitize_on_crash = c->sanitize_on_crash;
+    so.allow_shared = c->allow_shared;
     so.gpus = picks;
     so.n_gpus = n_picks;
     code = kbc_supervise(&plan, &so, sinks, n_sinks, cmdline);

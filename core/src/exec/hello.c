@@ -101,4 +101,5 @@ void kbc_hello_run_info(const kbc_hello *h, kbc_run_info *info)
     info->sm_max_mhz = h->sm_max_mhz;
     info->mem_max_mhz = h->mem_max_mhz;
     info->clocks_at_start = h->clocks_at_start;
+    info->cublas_version = h->cublas_version;
 }

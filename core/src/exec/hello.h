@@ -34,6 +34,8 @@ typedef struct kbc_hello {
     char clocks_why[600];
     unsigned sm_max_mhz, mem_max_mhz;
     kbc_clock_sample clocks_at_start;
+    int cublas_version;      /* of the cuBLAS a plugin loaded (major *
+                                10000 + minor * 100 + patch), or 0    */
 } kbc_hello;
 
 /* Copies the device's facts into h. */

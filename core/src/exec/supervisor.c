@@ -90,6 +90,7 @@ typedef struct super {
     char plan_hash[65];
     int begun, resumed, any_failed, code;
     char fatal[1200];   /* a sentence that stops the run                  */
+    int fatal_code;     /* its exit code (0: KBC_EXIT_SYSTEM)             */
     kbc_exp_info *xs;
     kbc_run_info info;
     kbc_hello first;    /* the first hello: the header's machine facts    */
@@ -333,7 +334,7 @@ static void worker_spawn(super *s, worker *w, int gpu)
         return;
     }
     const kbc_super_opts *o = s->o;
-    char **argv = kbc_xcalloc((size_t)o->n_plugin_paths * 2 + 6, sizeof *argv);
+    char **argv = kbc_xcalloc((size_t)o->n_plugin_paths * 2 + 7, sizeof *argv);
     size_t a = 0;
     argv[a++] = (char *)o->self;
     argv[a++] = (char *)KBC_WORKER_COMMAND;
@@ -344,6 +345,8 @@ static void worker_spawn(super *s, worker *w, int gpu)
     }
     if (o->quiet)
         argv[a++] = (char *)"-q";
+    if (o->allow_shared)
+        argv[a++] = (char *)"--allow-shared";
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -495,6 +498,9 @@ static void sanitize_rerun(super *s, const slot *sl, uint32_t v, int gpu, char *
         argv[a++] = (char *)o->plugin_paths[i];
     }
     argv[a++] = (char *)"-q";
+    /* The crashed worker may still hold its GPU's lock: this rerun is
+       meant to share it. */
+    argv[a++] = (char *)"--allow-shared";
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
@@ -854,7 +860,15 @@ static void on_message(super *s, worker *w, const char *line)
             }
         }
     } else if (m && json_is_string(v = json_object_get(m, "fatal"))) {
-        snprintf(s->fatal, sizeof s->fatal, "a worker could not go on: %s", json_string_value(v));
+        const json_t *code = json_object_get(m, "code");
+        s->fatal_code = json_is_integer(code) && json_integer_value(code) == KBC_EXIT_USAGE
+                            ? KBC_EXIT_USAGE
+                            : KBC_EXIT_SYSTEM;
+        if (s->fatal_code == KBC_EXIT_USAGE)
+            snprintf(s->fatal, sizeof s->fatal, "%s", json_string_value(v));
+        else
+            snprintf(s->fatal, sizeof s->fatal, "a worker could not go on: %s",
+                     json_string_value(v));
     } else if (m && json_is_string(v = json_object_get(m, "variant")) && w->job >= 0) {
         snprintf(w->variant, sizeof w->variant, "%s", json_string_value(v));
         w->n_vlog = 0;
@@ -1219,7 +1233,7 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
     progress_clear(s);
     if (s->fatal[0]) {
         fprintf(stderr, "kbench: %s.\n", s->fatal);
-        s->code = KBC_EXIT_SYSTEM;
+        s->code = s->fatal_code ? s->fatal_code : KBC_EXIT_SYSTEM;
     } else if (interrupted) {
         fprintf(stderr,
                 "kbench: interrupted after %zu of %zu points%s.\n", s->n_done, s->n_slots,

@@ -46,6 +46,8 @@ typedef struct kbc_super_opts {
                                     caller (created, or read by --resume:
                                     its points are not run again), or NULL */
     int isolate_point;           /* a fresh worker for every point      */
+    int allow_shared;            /* workers may share a GPU with other
+                                    kbench workers (worker.c's lock)     */
     int sanitize_on_crash;       /* rerun a crashed CUDA variant once
                                     under compute-sanitizer memcheck     */
     const kbc_gpu_pick *gpus;    /* one worker each; NULL: one worker on

@@ -2,7 +2,11 @@
 #define _GNU_SOURCE
 #include "worker.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/file.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,9 +53,11 @@ static void send_json(json_t *msg)
     free(text);
 }
 
-static int fatal(const char *fmt, ...) KB_PRINTF(1, 2);
+/* Tells the supervisor the worker cannot go on, with the exit code the
+   run should end with, and returns it. */
+static int fatal_code(int code, const char *fmt, ...) KB_PRINTF(2, 3);
 
-static int fatal(const char *fmt, ...)
+static int fatal_code(int code, const char *fmt, ...)
 {
     char buf[1200];
     va_list ap;
@@ -60,8 +66,47 @@ static int fatal(const char *fmt, ...)
     va_end(ap);
     json_t *m = json_object();
     json_object_set_new(m, "fatal", json_string(buf));
+    json_object_set_new(m, "code", json_integer(code));
     send_json(m);
-    return KBC_EXIT_USAGE;
+    return code;
+}
+
+#define fatal(...) fatal_code(KBC_EXIT_SYSTEM, __VA_ARGS__)
+
+/* One kbench worker per GPU on a host at a time: two runs on one GPU (two
+   MPI ranks left on the default device, two users) would time each
+   other's kernels.  The worker holds an exclusive flock() on
+   $KBENCH_LOCK_DIR (default /tmp)/kbench-gpu-<UUID>.lock for its life; the
+   kernel drops it when the process ends, however it ends.  Returns 0, or
+   -1 with why set when another process holds it.  A lock file that cannot
+   be opened (another user's, a read-only folder) is not a refusal. */
+static int lock_gpu(const char *uuid, char *why, size_t n)
+{
+    const char *dir = getenv("KBENCH_LOCK_DIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    char path[1024];
+    snprintf(path, sizeof path, "%s/kbench-gpu-%s.lock", dir, uuid);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return 0;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        char pid[32] = "";
+        ssize_t r = pread(fd, pid, sizeof pid - 1, 0);
+        pid[r > 0 ? r : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        snprintf(why, n,
+                 "GPU %s is in use by another kbench run (its worker, pid %s, holds %.300s): two "
+                 "runs on one GPU time each other's kernels; give each run its own GPU "
+                 "(--gpus, or one GPU a rank through CUDA_VISIBLE_DEVICES), or add "
+                 "--allow-shared",
+                 uuid, pid[0] ? pid : "unknown", path);
+        close(fd);
+        return -1;
+    }
+    if (ftruncate(fd, 0) == 0)
+        dprintf(fd, "%d\n", (int)getpid());
+    return 0; /* fd stays open: the lock lasts as long as the worker */
 }
 
 static void on_variant(void *arg, const char *experiment, const char *variant)
@@ -114,6 +159,28 @@ static void on_log(void *arg, const char *line)
     json_t *m = json_object();
     json_object_set_new(m, "log", json_string(line));
     send_json(m);
+}
+
+/* The cuBLAS version of the library a plugin brought into this process
+   (dlopen with RTLD_NOLOAD finds it only when it is loaded already), or 0:
+   library baselines move between releases, so a run records it. */
+static int cublas_version(void)
+{
+    static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        void *dl = dlopen(names[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (!dl)
+            continue;
+        /* cublasGetProperty(libraryPropertyType, int *): MAJOR_VERSION 0,
+           MINOR_VERSION 1, PATCH_LEVEL 2, as cuBLAS documents it. */
+        int (*prop)(int, int *) = (int (*)(int, int *))dlsym(dl, "cublasGetProperty");
+        int major = 0, minor = 0, patch = 0;
+        int ok = prop && prop(0, &major) == 0 && prop(1, &minor) == 0 && prop(2, &patch) == 0;
+        dlclose(dl);
+        if (ok)
+            return major * 10000 + minor * 100 + patch;
+    }
+    return 0;
 }
 
 static int run_point(const kbc_plan *plan, uint32_t x, uint64_t p, uint64_t mask,
@@ -186,6 +253,7 @@ int kbc_worker_main(int argc, char **argv)
         return fatal("cannot point standard output at standard error: %s", strerror(errno));
 
     const char *ini_path = NULL;
+    int allow_shared = 0;
     kbc_registry reg;
     kbc_registry_init(&reg);
     kbc_registry_add_defaults(&reg);
@@ -196,6 +264,8 @@ int kbc_worker_main(int argc, char **argv)
                 return fatal("--plugin-path: %s", d.msg);
         } else if (strcmp(argv[i], "-q") == 0) {
             kbc_run_set_quiet(1);
+        } else if (strcmp(argv[i], "--allow-shared") == 0) {
+            allow_shared = 1;
         } else if (!ini_path) {
             ini_path = argv[i];
         } else {
@@ -214,6 +284,17 @@ int kbc_worker_main(int argc, char **argv)
     memset(&h, 0, sizeof h);
     h.pid = (int)getpid();
     kbc_gpu_probe(&h.machine);
+    /* The GPU: the one the supervisor gave (its UUID), or the device the
+       runtime chose. */
+    const char *given = getenv("CUDA_VISIBLE_DEVICES");
+    if (given && strncmp(given, "GPU-", 4) == 0 && !strchr(given, ','))
+        snprintf(h.gpu_uuid, sizeof h.gpu_uuid, "%s", given);
+    else if (h.machine.has_gpu) {
+        char why[300];
+        kbc_gpu_uuid(h.machine.device, h.gpu_uuid, sizeof h.gpu_uuid, why, sizeof why);
+    }
+    if (h.gpu_uuid[0] && !allow_shared && lock_gpu(h.gpu_uuid, d.msg, sizeof d.msg) != 0)
+        return fatal_code(KBC_EXIT_USAGE, "%s", d.msg);
     if (kbc_plan_build(&ini, &reg, 0, &plan, &d) != 0)
         return fatal("%s", d.msg);
     kbc_plan_hash(&plan, h.plan_hash);
@@ -224,11 +305,14 @@ int kbc_worker_main(int argc, char **argv)
     else
         kbc_device_open(&dev, NULL, 0);
     kbc_hello_from_device(&h, &dev);
+    h.cublas_version = cublas_version();
     if (h.machine.has_gpu) {
         char why[300];
         kbc_gpu_uuid(h.machine.device, h.gpu_uuid, sizeof h.gpu_uuid, why, sizeof why);
         kbc_gpu_pci_bus_id(h.machine.device, h.pci_bus_id, sizeof h.pci_bus_id, why,
                            sizeof why);
+    } else {
+        h.gpu_uuid[0] = '\0'; /* a UUID the runtime could not open is no row's GPU */
     }
     send_json(kbc_hello_to_json(&h));
 

@@ -333,6 +333,7 @@ typedef struct kbc_run_info {
     const kbc_build_info *builds;
     size_t n_builds;
     int cccl_version;
+    int cublas_version;       /* major * 10000 + minor * 100 + patch */
 } kbc_run_info;
 
 /* A reporter.  point() gets all records of one point at once (so a table

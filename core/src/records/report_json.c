@@ -485,6 +485,14 @@ static int json_begin(void *vctx, const kbc_run_info *info)
     json_object_set_new(prov, "cccl_version", info->cccl_version > 0
                                                   ? json_integer(info->cccl_version)
                                                   : json_null());
+    if (info->cublas_version > 0) {
+        char v[32];
+        snprintf(v, sizeof v, "%d.%d.%d", info->cublas_version / 10000,
+                 info->cublas_version / 100 % 100, info->cublas_version % 100);
+        json_object_set_new(prov, "cublas_version", json_string(v));
+    } else {
+        json_object_set_new(prov, "cublas_version", json_null());
+    }
     json_object_set_new(doc, "provenance", prov);
     c->results = json_array();
     json_object_set_new(doc, "results", c->results);
