@@ -4,6 +4,8 @@
 #      a __trap() and a kernel that never ends, between good reduce and
 #      gpucrash variants) with --sanitize-on-crash;
 #   2. --gpus through NVML: --gpus 0 runs, --gpus 0,0 and --gpus 7 are refused;
+#      a second run on the GPU a first run holds is refused; a run with cuBLAS
+#      records its version, and rows their GPU and the memory a point left;
 #   3. the worker path against the in-process kbench of before core 3
 #      (OLD_KBENCH, optional): the reduce headline points, alternating three
 #      times, then kbench compare of the middle runs;
@@ -103,11 +105,36 @@ PY
     add "compare old-2 new-2: $(grep '^summary:' "$out/compare.txt")"
 fi
 
+# 2b. The GPU lock: a second run on the GPU a first run is using is refused
+#     (exit 2), and runs with --allow-shared.
+"$kb" run -q tests/gpu/core3/slow-reduce.ini -o "$out/busy" >"$out/busy.txt" 2>&1 &
+busy=$!
+sleep 4
+"$kb" run -q tests/gpu/core3/matmul-small.ini -o "$out/second" >"$out/second.txt" 2>&1
+add "second run on a busy GPU: exit $? ($(head -1 "$out/second.txt"))"
+wait $busy
+add "the busy run: exit $? ($(grep '^summary:' "$out/busy.txt"))"
+# 2c. Provenance and the device memory a point left, from a run with cuBLAS.
+"$kb" run -q tests/gpu/core3/matmul-small.ini -o "$out/mm" >"$out/mm.txt" 2>&1
+add "matmul with cuBLAS: exit $? ($(grep '^summary:' "$out/mm.txt"))"
+python3 - "$out/mm/results.json" "$out/busy/results.json" <<'PY' >"$out/provenance.txt" 2>&1
+import json, sys
+mm = json.load(open(sys.argv[1]))
+print("provenance:", json.dumps(mm["provenance"]))
+for f in sys.argv[1:]:
+    for r in json.load(open(f))["results"]:
+        print("%s %s: device_left_bytes %s, gpu_uuid %s, pci_bus_id %s, worker_pid %s" % (
+            r["experiment"], r["variant"], r.get("device_left_bytes"), r.get("gpu_uuid"),
+            r.get("pci_bus_id"), r.get("worker_pid")))
+PY
+add "$(head -1 "$out/provenance.txt")"
+
 # 4. The overhead check.
 OUT="$out" sh tests/overhead/run.sh "$build" >"$out/overhead.log" 2>&1
 add "$(tail -1 "$out/overhead.log")"
 
 cat "$out/contain-rows.txt"
 [ -f "$out/old-new.txt" ] && cat "$out/old-new.txt"
+cat "$out/provenance.txt"
 echo "==== core 3 GPU summary ===="
 printf '%s' "$summary"
