@@ -895,6 +895,35 @@ Test(resume, accept_keeps_the_points_common_to_both_plans)
     cr_assert_neq(json_integer_value(json_object_get(added, "worker_pid")), first);
 }
 
+/* A journal written on another GPU model: its points run again, and the
+   resume says why. */
+Test(resume, journaled_points_of_another_gpu_model_run_again_and_are_named)
+{
+    write_file("plan.ini", plan_ini);
+    result r = kb("run plan.ini" PP " -o out -q");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    json_int_t first = json_integer_value(
+        json_object_get(must_row(results_rows("out"), "plan", "good", 100), "worker_pid"));
+    /* The journal as another machine would have written it. */
+    char *path = in_tmp("out/journal.jsonl");
+    char *text = slurp(path);
+    char *cmd = NULL;
+    cr_assert_gt(asprintf(&cmd, "sed -i 's/\"gpu_model\":\"none\"/\"gpu_model\":\"Other GPU\"/' '%s'",
+                          path),
+                 0);
+    cr_assert_eq(system(cmd), 0);
+    free(cmd);
+    cr_assert_str_neq(slurp(path), text, "the journal was not changed");
+    r = kb("run plan.ini" PP " -o out --resume");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "0 of 3 points were finished already"), "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "ran on another GPU model (Other GPU"), "stderr: %s", r.err);
+    cr_assert_neq(json_integer_value(json_object_get(must_row(results_rows("out"), "plan", "good",
+                                                              100),
+                                                     "worker_pid")),
+                  first, "the point of another GPU model was not run again");
+}
+
 Test(resume, accept_matches_journaled_points_by_their_parameters)
 {
     write_file("plan.ini", earlier_ini);

@@ -757,10 +757,15 @@ static void resume_from_journal(super *s)
         free(values);
     }
     qsort(index, s->n_slots, sizeof *index, by_key);
+    size_t other_gpu = 0, other_build = 0;
+    char other_model[128] = "";
     for (size_t i = 0; i < s->journal->n_entries; i++) {
         const kbc_journal_entry *je = &s->journal->entries[i];
-        if (strcmp(gpu_model(s), je->gpu_model) != 0)
+        if (strcmp(gpu_model(s), je->gpu_model) != 0) {
+            other_gpu++;
+            snprintf(other_model, sizeof other_model, "%s", je->gpu_model);
             continue;
+        }
         size_t j;
         const json_t *row;
         json_array_foreach(je->rows, j, row)
@@ -778,6 +783,8 @@ static void resume_from_journal(super *s)
             const kbc_experiment *e = sl ? exp_of(s, sl) : NULL;
             const kbc_build_info *b = e ? build_of(s, e) : NULL;
             int v = e ? position(e, r.variant_index) : -1;
+            if (sl && b && strcmp(b->sha256, je->plugin_sha256) != 0 && j == 0)
+                other_build++;
             if (!sl || sl->state == JOB_DONE || !b || strcmp(b->sha256, je->plugin_sha256) != 0 ||
                 v < 0 || strcmp(e->plugin->desc->variants[r.variant_index].name, r.variant) != 0 ||
                 (!(sl->remaining & KB_VARIANT_BIT(r.variant_index)) && !sl->have[v])) {
@@ -822,6 +829,20 @@ static void resume_from_journal(super *s)
     if (!s->o->quiet)
         fprintf(stderr, "kbench: --resume: %zu of %zu points were finished already.\n", taken,
                 s->n_slots);
+    /* Points the journal holds that do not count here are named, so that
+       a resume on another machine or after a rebuild is no surprise. */
+    if (other_gpu)
+        fprintf(stderr,
+                "kbench: --resume: %zu journaled point%s ran on another GPU model (%s, this "
+                "run has %s) and run%s again.\n",
+                other_gpu, other_gpu == 1 ? "" : "s", other_model, gpu_model(s),
+                other_gpu == 1 ? "s" : "");
+    if (other_build)
+        fprintf(stderr,
+                "kbench: --resume: %zu journaled point%s came from another build of %s "
+                "plugin and run%s again.\n",
+                other_build, other_build == 1 ? "" : "s", other_build == 1 ? "its" : "their",
+                other_build == 1 ? "s" : "");
 }
 
 static void begin_sinks(super *s)
