@@ -19,4 +19,4 @@ done
 bare=$(sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p' "$out/bare.txt" | sort -n | sed -n 2p)
 kb=$(sed -n 's/.*median_ms=\([0-9.]*\).*/\1/p' "$out/kbench.txt" | sort -n | sed -n 2p)
 awk -v b="$bare" -v k="$kb" 'BEGIN { printf "overhead: bare %.6f ms, kbench %.6f ms (middle of 3 medians), kbench/bare = %.4f\n", b, k, k / b;
-                                     exit (k / b > 1.02 || k / b < 0.98) ? 1 : 0 }'
+                                     exit (k / b > 1.01 || k / b < 0.99) ? 1 : 0 }'
