@@ -420,3 +420,67 @@ Test(ini, sample_file)
     expect("small", "dtype", "f32, f64", 11);
     expect("large", "n", "64M", 15);
 }
+
+/* ---- ${NAME} and ${NAME:-default} in values ---- */
+
+Test(ini, a_variable_is_replaced_by_its_value)
+{
+    setenv("KBENCH_T_SIZE", "4096", 1);
+    load_ok("[a]\nn = ${KBENCH_T_SIZE}, 2x${KBENCH_T_SIZE}\n");
+    expect("a", "n", "4096, 2x4096", 2);
+    unsetenv("KBENCH_T_SIZE");
+}
+
+Test(ini, an_unset_variable_takes_its_default)
+{
+    unsetenv("KBENCH_T_UNSET");
+    load_ok("[a]\nn = ${KBENCH_T_UNSET:-1K..4K}\n");
+    expect("a", "n", "1K..4K", 2);
+}
+
+Test(ini, an_empty_variable_takes_its_default)
+{
+    setenv("KBENCH_T_EMPTY", "", 1);
+    load_ok("[a]\nn = ${KBENCH_T_EMPTY:-7}\n");
+    expect("a", "n", "7", 2);
+    unsetenv("KBENCH_T_EMPTY");
+}
+
+Test(ini, a_set_variable_wins_over_its_default)
+{
+    setenv("KBENCH_T_SET", "9", 1);
+    load_ok("[a]\nn = ${KBENCH_T_SET:-7}\n");
+    expect("a", "n", "9", 2);
+    unsetenv("KBENCH_T_SET");
+}
+
+Test(ini, a_double_dollar_is_one_dollar_and_a_lone_dollar_stays)
+{
+    load_ok("[a]\ndescription = costs $$5 and $x\n");
+    expect("a", "description", "costs $5 and $x", 2);
+}
+
+Test(ini, an_unset_variable_without_a_default_is_named_with_its_line_and_key)
+{
+    unsetenv("KBENCH_T_NOPE");
+    load_fails("[a]\nruns = 3\nn = ${KBENCH_T_NOPE}\n", 3, "key 'n' in [a]",
+               "KBENCH_T_NOPE is not set; set it, or write ${KBENCH_T_NOPE:-default}");
+}
+
+Test(ini, an_unterminated_variable_is_refused)
+{
+    load_fails("[a]\nn = ${HOME\n", 2, "key 'n' in [a]", "'${' without its '}'");
+}
+
+Test(ini, a_variable_name_that_is_not_a_name_is_refused)
+{
+    load_fails("[a]\nn = ${A B}\n", 2, "key 'n' in [a]", "is not a variable");
+}
+
+Test(ini, a_control_character_from_the_environment_is_refused)
+{
+    setenv("KBENCH_T_CTRL", "a\nsystem(\"x\")", 1);
+    load_fails("[a]\ndescription = ${KBENCH_T_CTRL}\n", 2, "key 'description' in [a]",
+               "KBENCH_T_CTRL holds a control character");
+    unsetenv("KBENCH_T_CTRL");
+}

@@ -15,6 +15,8 @@
  *     the reasons inih would not give;
  *   - hands a line too long for inih's buffer over as `key = <marker><n>`,
  *     with the real value parked in a side table that the handler reads;
+ *   - expands ${NAME} and ${NAME:-default} from the environment in values
+ *     (the handler; expand() below);
  *   - refuses what is not text (a NUL byte, a line over KBC_INI_MAX_LINE)
  *     as soon as it sees it, and names invisible characters that would
  *     otherwise make a key or value differ from what the user sees.
@@ -476,6 +478,97 @@ static char *feed(char *out, int num, void *stream)
     return feed_entry(r, s, out, num);
 }
 
+/* Expands ${NAME} and ${NAME:-default} in value from the environment (as
+   fio does): NAME is a letter or '_' then letters, digits and '_'; the
+   default is used when NAME is unset or empty, and may not itself hold
+   '}'.  "$$" is one '$'; any other '$' is kept as it is.  Returns a new
+   string, or NULL after fail_at (an unset NAME without a default, an
+   unterminated ${, a bad name, a control character from the
+   environment). */
+static char *expand(reader *r, const char *key, const char *section, const char *value)
+{
+    if (!strchr(value, '$'))
+        return kbc_xstrdup(value);
+    size_t cap = strlen(value) + 64, n = 0;
+    char *out = kbc_xmalloc(cap);
+    for (const char *p = value; *p;) {
+        const char *piece = p;
+        size_t len = 1;
+        char name[128];
+        if (p[0] == '$' && p[1] == '$') {
+            len = 1;
+            p += 2;
+        } else if (p[0] == '$' && p[1] == '{') {
+            const char *close = strchr(p + 2, '}');
+            if (!close) {
+                fail_at(r, "key '%s' in [%s]: '${' without its '}'; write $$ for a '$'.", key,
+                        section);
+                free(out);
+                return NULL;
+            }
+            const char *q = p + 2;
+            size_t nl = 0;
+            while (q < close && (isalnum((unsigned char)*q) || *q == '_') && nl + 1 < sizeof name)
+                name[nl++] = *q++;
+            name[nl] = '\0';
+            const char *def = NULL;
+            size_t deflen = 0;
+            if (q + 1 < close && q[0] == ':' && q[1] == '-') {
+                def = q + 2;
+                deflen = (size_t)(close - def);
+            } else if (q != close) {
+                fail_at(r,
+                        "key '%s' in [%s]: '%.*s' is not a variable: write ${NAME} or "
+                        "${NAME:-default}, NAME of letters, digits and '_'.",
+                        key, section, (int)(close - p + 1), p);
+                free(out);
+                return NULL;
+            }
+            if (!nl || isdigit((unsigned char)name[0])) {
+                fail_at(r, "key '%s' in [%s]: '%.*s' names no variable.", key, section,
+                        (int)(close - p + 1), p);
+                free(out);
+                return NULL;
+            }
+            const char *env = getenv(name);
+            if (env && *env) {
+                for (const char *c = env; *c; c++)
+                    if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+                        fail_at(r,
+                                "key '%s' in [%s]: the environment variable %s holds a control "
+                                "character.",
+                                key, section, name);
+                        free(out);
+                        return NULL;
+                    }
+                piece = env;
+                len = strlen(env);
+            } else if (def) {
+                piece = def;
+                len = deflen;
+            } else {
+                fail_at(r,
+                        "key '%s' in [%s]: the environment variable %s is %s; set it, or write "
+                        "${%s:-default}.",
+                        key, section, name, env ? "empty" : "not set", name);
+                free(out);
+                return NULL;
+            }
+            p = close + 1;
+        } else {
+            p++;
+        }
+        if (n + len + 1 > cap) {
+            cap = (n + len + 1) * 2;
+            out = kbc_xrealloc(out, cap);
+        }
+        memcpy(out + n, piece, len);
+        n += len;
+    }
+    out[n] = '\0';
+    return out;
+}
+
 static int handler(void *user, const char *section, const char *name, const char *value)
 {
     reader *r = user;
@@ -508,6 +601,11 @@ static int handler(void *user, const char *section, const char *name, const char
     } else {
         v = kbc_trim_dup(value);
     }
+    char *x = expand(r, name, s->name, v);
+    free(v);
+    if (!x)
+        return 0;
+    v = x;
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 8;
         s->entries = kbc_xrealloc(s->entries, s->cap * sizeof *s->entries);
