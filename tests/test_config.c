@@ -756,3 +756,49 @@ Test(config, a_hundred_thousand_experiments_build)
     cr_assert_eq(plan.n_points, 100000);
     free(buf);
 }
+
+/* ---- zip: parameters that advance together ---- */
+
+Test(config, zip_zipped_parameters_advance_together)
+{
+    build_ok("[a]\nplugin = reduce\nn = 1K, 2K, 4K\niters = 1, 2, 3\ndtype = f32, f64\n"
+             "zip = n, iters\n");
+    const kbc_experiment *e = exp_named("a");
+    cr_assert_eq(e->n_points, 6, "3 (n with iters) x 2 (dtype), not %llu",
+                 (unsigned long long)e->n_points);
+    kb_value v[5];
+    /* n is the slowest digit, dtype the fastest; iters follows n. */
+    const uint64_t ns[] = {1024, 1024, 2048, 2048, 4096, 4096};
+    const int64_t iters[] = {1, 1, 2, 2, 3, 3};
+    const int64_t dts[] = {0, 1, 0, 1, 0, 1};
+    for (uint64_t p = 0; p < 6; p++) {
+        kbc_experiment_point(e, p, v);
+        cr_assert_eq(v[P_N].u, ns[p], "point %llu", (unsigned long long)p);
+        cr_assert_eq(v[P_ITERS].i, iters[p], "point %llu", (unsigned long long)p);
+        cr_assert_eq(v[P_DTYPE].i, dts[p], "point %llu", (unsigned long long)p);
+    }
+}
+
+Test(config, zip_sweeps_of_different_lengths_are_refused)
+{
+    build_fails("[a]\nplugin = reduce\nn = 1K, 2K, 4K\niters = 1, 2\nzip = n, iters\n", 5,
+                "key 'zip' in [a]", "'iters' has 2 values and 'n' 3");
+}
+
+Test(config, zip_a_name_that_is_not_a_parameter_is_refused)
+{
+    build_fails("[a]\nplugin = reduce\nn = 1K, 2K\nzip = n, m\n", 4, "key 'zip' in [a]",
+                "'m' is not a parameter of plugin 'reduce'");
+}
+
+Test(config, zip_a_parameter_named_twice_is_refused)
+{
+    build_fails("[a]\nplugin = reduce\nn = 1K, 2K\niters = 1, 2\nzip = n, iters, n\n", 5,
+                "key 'zip' in [a]", "'n' is named twice");
+}
+
+Test(config, zip_one_parameter_alone_is_refused)
+{
+    build_fails("[a]\nplugin = reduce\nn = 1K, 2K\nzip = n\n", 4, "key 'zip' in [a]",
+                "at least two parameters");
+}

@@ -644,7 +644,7 @@ Test(descriptor, core_keys_include_the_documented_ones)
     static const char *keys[] = {"plugin", "variants", "baseline", "reference",
                                  "warmup", "runs", "budget", "min_runs", "max_runs",
                                  "noise", "min_time", "seed", "include_copies",
-                                 "cpu_threads", "cache", "batch", "timeout", "gpus", "plugin_path",
+                                 "cpu_threads", "cache", "batch", "timeout", "gpus", "zip", "plugin_path",
                                  "description"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_assert_not_null(kbc_core_key_find(keys[i]), "%s is not a core key", keys[i]);

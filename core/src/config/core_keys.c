@@ -115,6 +115,9 @@ const kbc_core_key kbc_core_keys[] = {
      SYNTAX(BATCH)},
     {.name = "timeout", .where = KBC_IN_ANY,
      MEASURE(kbc_key_timeout, KBC_STORE_DOUBLE, timeout_s), SYNTAX(DURATION_AUTO)},
+    {.name = "zip", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "none",
+     .help = "swept parameters that advance together instead of making their cross product "
+             "(zip = m, n, k: m = n = k at each point; their sweeps must be equally long)"},
     {.name = "description", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "none",
      .help = "free text, carried into the reports"},
     {.name = "gpus", .kind = KBC_KIND_TEXT, .where = KBC_IN_GLOBAL, .def = "one GPU",

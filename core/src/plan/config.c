@@ -434,6 +434,52 @@ static int check_own_keys(const ctx *c, const kbc_section *sec, const kb_plugin 
     return 0;
 }
 
+/* zip = a, b, ...: ties the named parameters' axes to the first one's, so
+   that they advance together; the point count is recomputed over the axes
+   of their own.  Every name must be a parameter of the plugin, named once,
+   and every axis of the group as long as the first. */
+static int tie_axes(const ctx *c, const kbc_section *sec, kbc_experiment *x)
+{
+    found f = lookup(c, sec, "zip");
+    if (!f.e)
+        return 0;
+    const kb_plugin *d = x->plugin->desc;
+    char *copy = kbc_xstrdup(f.e->value);
+    int lead = -1, members = 0, rc = 0;
+    for (char *tok = strtok(copy, ","); tok && rc == 0; tok = strtok(NULL, ",")) {
+        char *name = kbc_trim_dup(tok);
+        int k = -1;
+        for (uint32_t i = 0; i < d->n_params; i++)
+            if (strcmp(d->params[i].name, name) == 0)
+                k = (int)i;
+        if (k < 0)
+            rc = key_error(c, f, sec, "'%s' is not a parameter of plugin '%s'", name, d->name);
+        else if (k == lead || x->axes[k].lead_plus1)
+            rc = key_error(c, f, sec, "'%s' is named twice", name);
+        else if (lead < 0)
+            lead = k;
+        else if (x->axes[k].n != x->axes[lead].n)
+            rc = key_error(c, f, sec,
+                           "'%s' has %zu values and '%s' %zu; the parameters of a zip advance "
+                           "together, so their sweeps must be equally long",
+                           name, x->axes[k].n, d->params[lead].name, x->axes[lead].n);
+        else
+            x->axes[k].lead_plus1 = (uint32_t)lead + 1;
+        members += rc == 0;
+        free(name);
+    }
+    free(copy);
+    if (rc == 0 && members < 2)
+        rc = key_error(c, f, sec, "a zip needs at least two parameters (zip = m, n, k)");
+    if (rc != 0)
+        return rc;
+    x->n_points = 1;
+    for (uint32_t i = 0; i < d->n_params; i++)
+        if (!x->axes[i].lead_plus1)
+            x->n_points *= x->axes[i].n;
+    return 0;
+}
+
 static int build_axes(const ctx *c, const kbc_section *sec, kbc_experiment *x)
 {
     const kbc_plugin *pl = x->plugin;
@@ -486,7 +532,7 @@ static int build_axes(const ctx *c, const kbc_section *sec, kbc_experiment *x)
         }
         x->n_points *= a->n;
     }
-    return 0;
+    return tie_axes(c, sec, x);
 }
 
 /* ------------------------------------------------------------------------
@@ -706,12 +752,37 @@ void kbc_plan_free(kbc_plan *plan)
 
 void kbc_experiment_point(const kbc_experiment *e, uint64_t p, kb_value *values)
 {
-    /* Mixed radix, the last parameter the fastest digit. */
-    for (uint32_t i = e->plugin->desc->n_params; i-- > 0;) {
+    /* Mixed radix over the axes of their own, the last parameter the
+       fastest digit; a zipped axis takes its group's first axis's index. */
+    uint32_t np = e->plugin->desc->n_params;
+    size_t idx[KB_MAX_PARAMS] = {0};
+    for (uint32_t i = np; i-- > 0;) {
         const kbc_axis *a = &e->axes[i];
-        values[i] = a->values[p % a->n];
+        if (a->lead_plus1)
+            continue;
+        idx[i] = (size_t)(p % a->n);
         p /= a->n;
     }
+    for (uint32_t i = 0; i < np; i++) {
+        const kbc_axis *a = &e->axes[i];
+        values[i] = a->values[a->lead_plus1 ? idx[a->lead_plus1 - 1] : idx[i]];
+    }
+}
+
+/* A variant's uses mask with zip groups whole: a group counts as used when
+   any of its parameters is (its axes move as one). */
+static uint64_t uses_with_zip(const kbc_experiment *e, uint64_t uses)
+{
+    if (!uses || !e->axes)
+        return uses;
+    const kb_plugin *d = e->plugin->desc;
+    for (uint32_t k = 0; k < d->n_params; k++)
+        if (e->axes[k].lead_plus1 && (uses & KB_USES(k)))
+            uses |= KB_USES(e->axes[k].lead_plus1 - 1);
+    for (uint32_t k = 0; k < d->n_params; k++)
+        if (e->axes[k].lead_plus1 && (uses & KB_USES(e->axes[k].lead_plus1 - 1)))
+            uses |= KB_USES(k);
+    return uses;
 }
 
 void kbc_plan_print(const kbc_plan *plan, FILE *out)
@@ -813,7 +884,7 @@ int kbc_point_first_of(const kbc_experiment *e, uint64_t p, uint32_t v, uint64_t
                        char *ignores, size_t n)
 {
     const kb_plugin *d = e->plugin->desc;
-    uint64_t uses = v < d->n_variants ? d->variants[v].uses : 0;
+    uint64_t uses = uses_with_zip(e, v < d->n_variants ? d->variants[v].uses : 0);
     *points = 1;
     if (ignores && n)
         ignores[0] = '\0';
@@ -826,6 +897,8 @@ int kbc_point_first_of(const kbc_experiment *e, uint64_t p, uint32_t v, uint64_t
     int first = 1;
     size_t used = 0;
     for (uint32_t k = d->n_params; k-- > 0;) {
+        if (e->axes[k].lead_plus1)
+            continue;
         uint64_t len = e->axes[k].n ? e->axes[k].n : 1;
         uint64_t idx = rest % len;
         rest /= len;
@@ -851,13 +924,15 @@ int kbc_point_first_of(const kbc_experiment *e, uint64_t p, uint32_t v, uint64_t
 uint64_t kbc_point_representative(const kbc_experiment *e, uint64_t p, uint32_t v)
 {
     const kb_plugin *d = e->plugin->desc;
-    uint64_t uses = v < d->n_variants ? d->variants[v].uses : 0;
+    uint64_t uses = uses_with_zip(e, v < d->n_variants ? d->variants[v].uses : 0);
     if (uses == 0 || !e->axes)
         return p;
     /* Decompose p (the last axis varies fastest), zero the unused axes,
        and compose again. */
     uint64_t rest = p, rep = 0, scale = 1;
     for (uint32_t k = d->n_params; k-- > 0;) {
+        if (e->axes[k].lead_plus1)
+            continue;
         uint64_t len = e->axes[k].n ? e->axes[k].n : 1;
         uint64_t idx = rest % len;
         rest /= len;

@@ -19,6 +19,7 @@
  *   batch           off (default), auto or N: time N back-to-back runs of a
  *                   CUDA variant between one pair of events (measure.h)
  *   timeout         the watchdog of each point (default auto)
+ *   zip             swept parameters that advance together (m, n, k)
  *   plugin_path     extra plugin folders or files (global only)
  *   description     free text, carried into the reports
  * The keys, their defaults and how they are parsed are one table, in
@@ -40,6 +41,10 @@ typedef struct kbc_axis {
     kb_value *values;
     size_t n;
     int line; /* the line that set it; 0 when it is the plugin's default */
+    /* zip: 0 for an axis of its own, else 1 + the index of the first axis
+       of its group, whose position it takes (the group's axes advance
+       together instead of making their cross product). */
+    uint32_t lead_plus1;
 } kbc_axis;
 
 typedef struct kbc_experiment {
