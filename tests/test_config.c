@@ -802,3 +802,18 @@ Test(config, zip_one_parameter_alone_is_refused)
     build_fails("[a]\nplugin = reduce\nn = 1K, 2K\nzip = n\n", 4, "key 'zip' in [a]",
                 "at least two parameters");
 }
+
+/* The dry run states the time the run can take: the timed runs are bounded
+   by each variant's budget at each point (3 points x 2 variants x 2 s). */
+Test(config, the_dry_run_bounds_the_timed_runs_by_the_budgets)
+{
+    build_ok("[a]\nplugin = reduce\nvariants = cpu, simple\nbudget = 2\nn = 1K, 2K, 4K\n");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    kbc_plan_print(&plan, f);
+    fclose(f);
+    assert_has(text, "time: the timed runs take at most 12 s");
+    assert_has(text, "a model from the");
+    free(text);
+}

@@ -24,6 +24,7 @@
 #include "core_keys.h"
 #include "host.h"
 #include "instance.h"
+#include "shard.h"
 #include "sweep.h"
 
 /* More points than this is a typing mistake, not an experiment; the cap
@@ -785,6 +786,18 @@ static uint64_t uses_with_zip(const kbc_experiment *e, uint64_t uses)
     return uses;
 }
 
+/* Seconds for a person: "45 s", "12 min", "3.2 h". */
+static const char *seconds_text(double s, char *buf, size_t n)
+{
+    if (s < 90)
+        snprintf(buf, n, "%.0f s", s);
+    else if (s < 5400)
+        snprintf(buf, n, "%.0f min", s / 60);
+    else
+        snprintf(buf, n, "%.1f h", s / 3600);
+    return buf;
+}
+
 void kbc_plan_print(const kbc_plan *plan, FILE *out)
 {
     uint64_t runs = 0;
@@ -876,6 +889,15 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
     fprintf(out, "\n%zu experiment%s, %llu point%s, %llu variant run%s\n", plan->n,
             plan->n == 1 ? "" : "s", (unsigned long long)plan->n_points,
             plan->n_points == 1 ? "" : "s", (unsigned long long)runs, runs == 1 ? "" : "s");
+    double timed_cap, rest, expected;
+    kbc_plan_estimate(plan, &timed_cap, &rest, &expected);
+    char a[32], b[32], e[32];
+    fprintf(out,
+            "time: the timed runs take at most %s (each variant's budget, at each point where\n"
+            "      it runs); warm-up, checked runs and set-up about %s more (a model from the\n"
+            "      plan's bytes and flops): about %s in all on one worker\n",
+            seconds_text(timed_cap, a, sizeof a), seconds_text(rest, b, sizeof b),
+            seconds_text(expected, e, sizeof e));
 }
 
 /* ---- distinct configurations (config.h) ---- */

@@ -24,7 +24,11 @@
 #define CPU_FLOPS_PER_S 5e10
 #define FIXED_PER_VARIANT_S 0.05
 
-static double variant_cost(const kbc_experiment *e, uint32_t v, const kb_work *w)
+/* A variant's expected seconds at a point, split into the timed runs and
+   the rest (set-up share, warm-up and the checked run).  The timed part
+   never exceeds the budget; the rest is a model. */
+static void variant_parts(const kbc_experiment *e, uint32_t v, const kb_work *w, double *timed,
+                          double *rest)
 {
     const kb_variant *var = &e->plugin->desc->variants[v];
     int cuda = var->backend == KB_BACKEND_CUDA;
@@ -33,11 +37,17 @@ static double variant_cost(const kbc_experiment *e, uint32_t v, const kb_work *w
                  w->flops / (cuda ? GPU_FLOPS_PER_S : CPU_FLOPS_PER_S);
     const kbc_measure *m = &e->measure;
     uint32_t runs = m->noise_pct > 0 ? m->max_runs : m->runs;
-    double timed = run * runs;
-    if (m->budget_s > 0 && timed > m->budget_s)
-        timed = m->budget_s;
-    /* The warm-up and the checked run are not capped by the budget. */
-    return FIXED_PER_VARIANT_S + run * (m->warmup + 1) + timed;
+    *timed = run * runs;
+    if (m->budget_s > 0 && *timed > m->budget_s)
+        *timed = m->budget_s;
+    *rest = FIXED_PER_VARIANT_S + run * (m->warmup + 1);
+}
+
+static double variant_cost(const kbc_experiment *e, uint32_t v, const kb_work *w)
+{
+    double timed, rest;
+    variant_parts(e, v, w, &timed, &rest);
+    return timed + rest;
 }
 
 /* Union-find over job indices, for the groups. */
@@ -421,4 +431,41 @@ int kbc_shard_parse(const char *text, int hint, int *index, int *count, char *wh
     *index = (int)i;
     *count = (int)c;
     return 0;
+}
+
+void kbc_plan_estimate(const kbc_plan *plan, double *timed_cap, double *rest, double *expected)
+{
+    *timed_cap = *rest = *expected = 0;
+    for (size_t i = 0; i < plan->n; i++) {
+        const kbc_experiment *e = &plan->exps[i];
+        const kb_plugin *d = e->plugin->desc;
+        kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
+        kbc_hostctx hc;
+        memset(&hc, 0, sizeof hc);
+        kb_host host;
+        kbc_host_init(&host, &hc, d->name, e->measure.seed,
+                      kbc_cpu_threads(e->measure.cpu_threads));
+        for (uint64_t p = 0; p < e->n_points; p++) {
+            kb_work w;
+            int planned = 0;
+            for (uint32_t k = 0; k < e->n_variants; k++) {
+                uint64_t pts;
+                if (!kbc_point_first_of(e, p, e->variants[k], &pts, NULL, 0))
+                    continue;
+                if (!planned) {
+                    memset(&w, 0, sizeof w);
+                    kbc_experiment_point(e, p, values);
+                    if (kbc_call_plan(kbc_instance_of(d, &host), values, &w, NULL) != KB_OK)
+                        memset(&w, 0, sizeof w);
+                    planned = 1;
+                }
+                double t, r;
+                variant_parts(e, e->variants[k], &w, &t, &r);
+                *timed_cap += e->measure.budget_s;
+                *rest += r;
+                *expected += t + r;
+            }
+        }
+        free(values);
+    }
 }

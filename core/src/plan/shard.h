@@ -38,6 +38,12 @@ kbc_job *kbc_plan_jobs(const kbc_plan *plan, size_t *n);
    doubles, or NULL) receives each shard's expected cost. */
 void kbc_jobs_partition(kbc_job *jobs, size_t n, int count, double *loads);
 
+/* The run's time, for the dry run: timed_cap, the most the timed runs can
+   take (each variant's budget at each point where it runs: a bound);
+   rest, the warm-up, checked runs and set-up (a model from the plan's
+   bytes and flops); expected, the model's whole run. */
+void kbc_plan_estimate(const kbc_plan *plan, double *timed_cap, double *rest, double *expected);
+
 /* The watchdog of a job in seconds: the experiment's timeout key, or when
    it is auto, 300 s plus twice the budget of each variant that runs
    there (a variant stops timing at its budget; the rest is set-up,
