@@ -8,7 +8,7 @@ set(_kbcheck_fixtures)
 foreach(pair good: verify_always:CHECKFIX_VERIFY_ALWAYS no_poison:CHECKFIX_NO_POISON
         impure_plan:CHECKFIX_IMPURE_PLAN contradict:CHECKFIX_CONTRADICT
         wrong_run:CHECKFIX_WRONG_RUN plan_leak:CHECKFIX_PLAN_LEAK
-        silent_einval:CHECKFIX_SILENT_EINVAL)
+        silent_einval:CHECKFIX_SILENT_EINVAL chatty:CHECKFIX_CHATTY)
   string(REPLACE ":" ";" pair "${pair}")
   list(GET pair 0 fname)
   list(LENGTH pair plen)

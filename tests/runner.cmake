@@ -14,7 +14,7 @@ add_dependencies(test_runner toy)
 
 # The command-line tests run the built kbench binary itself.
 kbench_test(test_cli SOURCES test_cli.c)
-add_dependencies(test_cli kbench toy)
+add_dependencies(test_cli kbench toy kbcheckfix_chatty)
 
 # A CUDA plugin that makes CUDA errors on purpose; the test that uses it
 # runs only where a GPU is present.

@@ -517,3 +517,127 @@ Test(cli, an_output_folder_that_cannot_be_made_exits_three)
     cr_assert_eq(r.code, 3, "stderr: %s", r.err);
     cr_assert_not_null(strstr(r.err, "plain/out"), "%s", r.err);
 }
+
+/* ---- every option belongs to its commands ---- */
+
+/* An option of another command given to run is refused before anything
+   is read (x.ini does not exist: a run that went on would name it). */
+static void run_refuses(const char *option, const char *owner)
+{
+    char args[256];
+    snprintf(args, sizeof args, "run x.ini %s", option);
+    result r = kb(args);
+    cr_assert_eq(r.code, 2, "%s: exit %d, %s", option, r.code, r.err);
+    char want[128];
+    snprintf(want, sizeof want, "applies only to kbench %s", owner);
+    cr_assert_not_null(strstr(r.err, want), "%s: %s", option, r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+}
+
+Test(cli, run_refuses_threshold)
+{
+    run_refuses("--threshold 5", "compare");
+}
+
+Test(cli, run_refuses_alpha)
+{
+    run_refuses("--alpha=0.1", "compare");
+}
+
+Test(cli, run_refuses_format)
+{
+    run_refuses("--format json", "compare");
+}
+
+Test(cli, run_refuses_variants)
+{
+    run_refuses("--variants a,b", "check");
+}
+
+/* Each option is remembered once however often it is given, so that many
+   flags before it cannot push it out of the check. */
+Test(cli, an_option_of_another_command_is_refused_after_many_flags)
+{
+    run_refuses("-q -q -q -q -q -q -q -q -q -q -q -q -q -q -q -q -q -q -q -q -n -n -n -n "
+                "--threshold 5",
+                "compare");
+}
+
+Test(cli, options_of_another_command_before_it_are_refused_too)
+{
+    result r = kb("-q -q -q -q -q -q -q -q -q -q -q -q -q -q -q -q -q --alpha 0.1 run x.ini");
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "option --alpha applies only to kbench compare"), "%s",
+                       r.err);
+}
+
+/* ---- empty names ---- */
+
+Test(cli, run_with_an_empty_file_name_says_so)
+{
+    result r = kb("run ''");
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_str_eq(r.err, "kbench: kbench run was given an empty file name; see kbench "
+                            "--help.\n");
+}
+
+Test(cli, describe_with_an_empty_plugin_name_says_so)
+{
+    result r = kb("describe ''");
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "kbench describe was given an empty plugin name"), "%s",
+                       r.err);
+}
+
+#define CHECK_FIX " --plugin-path " KBENCH_FIXTURE_DIR "/check"
+
+Test(cli, check_refuses_an_empty_variant_between_commas)
+{
+    result r = kb("check checkfix_chatty --variants plain,,unrolled" CHECK_FIX);
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "--variants 'plain,,unrolled' holds an empty variant name"),
+                       "%s", r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_assert_str_eq(r.out, "", "nothing is checked: %s", r.out);
+}
+
+Test(cli, check_refuses_an_empty_variant_at_the_end)
+{
+    result r = kb("check checkfix_chatty --variants plain," CHECK_FIX);
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "holds an empty variant name"), "%s", r.err);
+}
+
+/* ---- check's output and its plugin's lines ---- */
+
+Test(cli, check_to_a_full_device_says_one_sentence)
+{
+    result r = kb_full("check checkfix_good" CHECK_FIX);
+    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "kbench: cannot write to standard output"), "%s", r.err);
+}
+
+/* The plugin's lines name it once: "kbench: checkfix_chatty: plain: ...". */
+Test(cli, check_names_the_plugin_once_in_its_log_lines)
+{
+    result r = kb("check checkfix_chatty" CHECK_FIX);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "kbench: checkfix_chatty: plain: abs error 0"), "%s",
+                       r.err);
+    cr_assert_null(strstr(r.err, "checkfix_chatty: checkfix_chatty"), "%s", r.err);
+}
+
+/* verify-can-fail and prepare-poisons make verify fail on purpose; what
+   the plugin logs about those failures is not shown. */
+Test(cli, check_is_quiet_about_the_failures_it_provokes)
+{
+    result r = kb("check checkfix_chatty" CHECK_FIX);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_gt(count_lines(r.err), 0, "the correct runs' lines are shown");
+    for (const char *l = r.err; *l; l = strchr(l, '\n') + 1) {
+        cr_assert_not_null(strstr(l, "abs error 0 over"), "a provoked failure's line: %.*s",
+                           (int)(strchr(l, '\n') - l), l);
+        if (!strchr(l, '\n'))
+            break;
+    }
+}

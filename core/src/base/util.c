@@ -3,10 +3,12 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void kbc_diag_set(kbc_diag *d, const char *fmt, ...)
 {
@@ -149,4 +151,28 @@ double kbc_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int kbc_write_whole(int fd, int64_t *end, const void *p, size_t n)
+{
+    const char *at = p;
+    size_t left = n;
+    while (left > 0) {
+        ssize_t w = write(fd, at, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            int err = w < 0 ? errno : EIO;
+            /* Part of the piece may be in the file: cut it off.  A file
+               that cannot be cut (a device, a pipe) keeps what it took. */
+            if (ftruncate(fd, (off_t)*end) == 0)
+                lseek(fd, (off_t)*end, SEEK_SET);
+            errno = err;
+            return -1;
+        }
+        at += w;
+        left -= (size_t)w;
+    }
+    *end += (int64_t)n;
+    return 0;
 }

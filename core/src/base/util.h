@@ -42,6 +42,12 @@ char *kbc_human_bytes(uint64_t b, char *buf, size_t n);
 /* Monotonic clock in seconds. */
 double kbc_now(void);
 
+/* Writes p[0..n) whole at offset *end of fd (a file that grows by whole
+   pieces: a point's rows, a table).  On success *end moves past them.  On
+   failure the file is cut back to *end, so that it still ends where its
+   last whole piece did, and -1 is returned with errno saying why. */
+int kbc_write_whole(int fd, int64_t *end, const void *p, size_t n);
+
 /* Exit codes of the kbench command, documented in README.md. */
 enum kbc_exit {
     KBC_EXIT_OK = 0,      /* everything that could run passed              */

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +113,9 @@ typedef struct ck {
     unsigned n_ok, n_fail, n_skip;
     kb_host host;
     kbc_hostctx hc;
+    /* The core's log() (host.c), which check_log passes lines on to. */
+    void (*core_log)(kb_host *h, kb_log_level level, const char *fmt, ...) KB_PRINTF(3, 4);
+    int provoking;         /* a call whose failure check provokes     */
     kbc_machine m;
     int gpu;               /* a device and a stream are in use        */
     char no_gpu[400];
@@ -164,6 +168,25 @@ static void ck_skip(ck *c, const char *check, const char *fmt, ...)
     line(c, "skip", check, fmt, ap);
     va_end(ap);
     c->n_skip++;
+}
+
+/* The plugin's log(): its lines go on as a run shows them, except during
+   the calls that check makes fail on purpose (verify of an output that was
+   never run), whose lines would tell of failures that are the point of the
+   check.  KBENCH_DEBUG shows those too. */
+static void check_log(kb_host *h, kb_log_level level, const char *fmt, ...) KB_PRINTF(3, 4);
+
+static void check_log(kb_host *h, kb_log_level level, const char *fmt, ...)
+{
+    ck *c = (ck *)((char *)h->host_private - offsetof(ck, hc));
+    if (c->provoking && !getenv("KBENCH_DEBUG"))
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    c->core_log(h, level, "%s", line);
 }
 
 /* "the plugin's sentence", or a note that it gave none. */
@@ -516,7 +539,12 @@ static int attempt(ck *c, void *state, uint32_t v, int run, kb_check *chk, char 
         snprintf(why, n, "the CUDA runtime reported an error: %s", cw);
         return KB_ECUDA;
     }
-    if ((r = kbc_call_verify(in, state, v, chk, &err)) != KB_OK) {
+    /* Without a run, verify is meant to fail: what it logs about that is
+       not news. */
+    c->provoking = !run;
+    r = kbc_call_verify(in, state, v, chk, &err);
+    c->provoking = 0;
+    if (r != KB_OK) {
         said(&err, why, n);
         return r;
     }
@@ -799,13 +827,22 @@ static int select_variants(ck *c, const char *csv, FILE *err)
         c->selected = d->n_variants >= 64 ? ~0ULL : (1ULL << d->n_variants) - 1;
         return 0;
     }
-    char *copy = kbc_xstrdup(csv), *save = NULL;
+    char *copy = kbc_xstrdup(csv), *rest = copy, *tok;
     const char **names = kbc_xcalloc(d->n_variants, sizeof *names);
     for (uint32_t v = 0; v < d->n_variants; v++)
         names[v] = d->variants[v].name;
     int rc = 0;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    /* strsep keeps the empty names that strtok would skip: "cpu,,x" and
+       "cpu," are mistakes to name, not lists of one or two. */
+    while ((tok = strsep(&rest, ",")) != NULL) {
         char *t = kbc_trim_dup(tok);
+        if (!*t) {
+            fprintf(err, "kbench: --variants '%s' holds an empty variant name (two commas in a "
+                         "row, or one at an end); see kbench --help.\n", csv);
+            free(t);
+            rc = KBC_EXIT_USAGE;
+            break;
+        }
         uint32_t v = 0;
         while (v < d->n_variants && strcmp(names[v], t) != 0)
             v++;
@@ -868,6 +905,8 @@ int kbc_cmd_check(kbc_registry *r, const char *plugin, const char *variants_csv,
 
     /* The core's one kb_host implementation (host.c), as the runner's. */
     kbc_host_init(&c.host, &c.hc, c.d->name, 1, 1);
+    c.core_log = c.host.log;
+    c.host.log = check_log;
 
     /* The GPU, as the runner finds it. */
     char why[512], gw[300];
@@ -907,9 +946,9 @@ int kbc_cmd_check(kbc_registry *r, const char *plugin, const char *variants_csv,
     free(c.plan_rc);
     free(c.work);
     kbc_gpu_stream_destroy(c.stream);
-    if (fflush(out) != 0 || ferror(out)) {
-        fprintf(err, "kbench: cannot write the check's output: %s.\n", strerror(errno));
+    /* Whoever opened out says that it failed (kbench says so of its
+       standard output as it exits): one sentence, not two. */
+    if (fflush(out) != 0 || ferror(out))
         return KBC_EXIT_SYSTEM;
-    }
     return c.n_fail ? KBC_EXIT_FAILED : KBC_EXIT_OK;
 }

@@ -20,7 +20,10 @@
    per check on out ("ok   CHECK ...", "FAIL CHECK: sentence.", "skip
    CHECK: why.") and a summary; usage errors go to err.  Returns 0 when every
    check passed (skips included), 1 when one failed, 2 for an unknown plugin
-   or variant, 3 when out cannot be written. */
+   or an unknown or empty variant name, 3 when out cannot be written (said
+   by whoever opened out: kbench says it of its standard output as it
+   exits).  The plugin's log lines go to stderr as in a run, but for those
+   of the calls whose failure the check provokes on purpose. */
 int kbc_cmd_check(kbc_registry *r, const char *plugin, const char *variants_csv, FILE *out,
                   FILE *err);
 

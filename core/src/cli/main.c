@@ -108,9 +108,12 @@ typedef struct cli {
     const char *out_dir;
     int dry_run, quiet, help, version, plot;
     /* The command-specific options seen, as typed, and the commands each
-       belongs to, checked against the command once it is known. */
-    char only[16][64];
-    const char *only_cmd[16];
+       belongs to, checked against the command once it is known: one entry
+       per option of the table, however often it is given, so that none
+       is ever left unchecked. */
+    char only[32][64];
+    const char *only_cmd[32];
+    const void *only_row[32];
     int n_only;
     const char *variants;  /* check: --variants                               */
     const char *threshold, *alpha, *format; /* compare                        */
@@ -275,6 +278,8 @@ static const option_row option_table[] = {
     {"--version", 'V', NULL, 0, 0, NULL, "the version and git revision", opt_version},
 };
 #define N_OPTIONS (sizeof option_table / sizeof *option_table)
+_Static_assert(N_OPTIONS <= sizeof ((cli *)0)->only / sizeof *((cli *)0)->only,
+               "cli.only holds one entry per option");
 
 /* What an option's value is, in words, for errors. */
 static const char *arg_noun(const option_row *o)
@@ -344,9 +349,13 @@ static const option_row *find_option(const char *name)
    (options may come before the command). */
 static void note_only(cli *c, const option_row *o, const char *name)
 {
-    if (!o->only || c->n_only >= (int)(sizeof c->only / sizeof *c->only))
+    if (!o->only)
         return;
+    for (int i = 0; i < c->n_only; i++)
+        if (c->only_row[i] == o)
+            return; /* given again: the first spelling is named */
     snprintf(c->only[c->n_only], sizeof c->only[0], "%s", name);
+    c->only_row[c->n_only] = o;
     c->only_cmd[c->n_only++] = o->only;
 }
 
@@ -434,8 +443,11 @@ static int parse(int argc, char **argv, cli *c)
             }
         }
         if (o->arg && !*value) {
-            say(1, "option %s was given an empty %s name", name,
-                arg_noun(o));
+            /* "an empty folder name", "an empty percentage" */
+            const char *noun = arg_noun(o);
+            int named = strcmp(noun, "folder") == 0 || strcmp(noun, "path") == 0 ||
+                        strcmp(noun, "results file") == 0;
+            say(1, "option %s was given an empty %s%s", name, noun, named ? " name" : "");
             return KBC_EXIT_USAGE;
         }
         size_t row = (size_t)(o - option_table);
@@ -1014,6 +1026,20 @@ int main(int argc, char **argv)
             p += w + (p[w] == ' ');
         }
         say(1, "option %s applies only to %s", c.only[i], cmds);
+        code = KBC_EXIT_USAGE;
+        goto out;
+    }
+
+    /* An empty argument ('' from a shell variable that was not set) gets
+       its own sentence rather than "kbench: : cannot be opened". */
+    for (int i = 0; i < c.n_args; i++) {
+        if (*c.args[i])
+            continue;
+        const char *what = strcmp(c.command, "describe") == 0 || strcmp(c.command, "check") == 0
+                               ? "plugin name"
+                           : strcmp(c.command, "merge") == 0 ? "folder name"
+                                                             : "file name";
+        say(1, "kbench %s was given an empty %s", c.command, what);
         code = KBC_EXIT_USAGE;
         goto out;
     }

@@ -9,19 +9,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Writes all of buf at the end of fd, then syncs the data. */
+/* Writes all of buf at the end of fd, then syncs the data.  On failure
+   the file is cut back to where it ended, so that it ends on a whole line
+   (a cut line would also be dropped by --resume, with a warning). */
 static int write_synced(int fd, const char *buf, size_t n)
 {
-    while (n > 0) {
-        ssize_t w = write(fd, buf, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        buf += w;
-        n -= (size_t)w;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -1;
+    int64_t end = (int64_t)st.st_size, at = end;
+    if (kbc_write_whole(fd, &end, buf, n) != 0)
+        return -1;
+    if (fdatasync(fd) != 0 && errno != EINVAL) {
+        int err = errno;
+        if (ftruncate(fd, (off_t)at) != 0) {
+            /* it keeps the line; --resume reads it if it is whole */
+        }
+        errno = err;
+        return -1;
     }
-    return fdatasync(fd) != 0 && errno != EINVAL ? -1 : 0;
+    return 0;
 }
 
 static int write_line(kbc_journal *j, json_t *o, kbc_diag *d)

@@ -167,9 +167,9 @@ int kbc_run_plan(const kbc_plan *plan, const kbc_machine *m, kbc_sink *sinks, si
                 if (sink_ok[s] && sinks[s].point && sinks[s].point(sinks[s].ctx, recs, n) != 0) {
                     /* The run goes on for the other reports; the exit code
                        says that this one is incomplete. */
-                    fprintf(stderr, "kbench: a report could not be written; it stops at "
-                                    "experiment '%s' point %llu.\n",
-                            e->name, (unsigned long long)p);
+                    const char *why = sinks[s].error ? sinks[s].error(sinks[s].ctx) : NULL;
+                    if (why)
+                        fprintf(stderr, "kbench: %s; the run goes on without it.\n", why);
                     sink_ok[s] = 0;
                 }
             /* The sinks have written the samples out; the next point's

@@ -89,6 +89,8 @@ typedef struct super {
     size_t n_builds;
     char plan_hash[65];
     int begun, resumed, any_failed, code;
+    int stop;           /* the journal failed: no more points start       */
+    int ended;          /* the points are over: the sinks' end() runs     */
     char fatal[1200];   /* a sentence that stops the run                  */
     int fatal_code;     /* its exit code (0: KBC_EXIT_SYSTEM)             */
     kbc_exp_info *xs;
@@ -263,14 +265,45 @@ static void slot_finish(super *s, slot *sl)
     kbc_diag d = {{0}};
     if (kbc_journal_append(s->journal, e->name, sl->job.exp, sl->job.point, b ? b->sha256 : "",
                            gpu_model(s), slot_rows_json(s, sl), &d) != 0) {
-        /* Without the journal, --resume would run this point again and
-           nothing else is lost; the run goes on and the exit code says
-           so. */
+        /* The journal is what --resume finishes from and what the results
+           files are rewritten from: a point that finishes without it
+           cannot be kept, so none starts.  The append left the journal at
+           its last whole entry; this point is still reported, and
+           --resume runs it again. */
         progress_clear(s);
-        fprintf(stderr, "kbench: %s; the run goes on without its journal.\n", d.msg);
+        fprintf(stderr,
+                "kbench: %s; no more points start, since none could be kept (the journal "
+                "holds %zu of %zu points: run again with --resume and the same -o once "
+                "there is room, to finish).\n",
+                d.msg, s->n_done - 1, s->n_slots);
         s->journal = NULL;
+        s->stop = 1;
         s->code = KBC_EXIT_SYSTEM;
     }
+}
+
+/* Sink k could not write: it is dropped, and its sentence is said once
+   with what it means for the run.  A sink without a sentence (the table
+   on stdout) is the command's to report as it exits. */
+static void sink_failed(super *s, size_t k)
+{
+    s->sink_ok[k] = 0;
+    const char *why = s->sinks[k].error ? s->sinks[k].error(s->sinks[k].ctx) : NULL;
+    if (!why)
+        return;
+    progress_clear(s);
+    if (!s->o->journal || s->stop)
+        fprintf(stderr, "kbench: %s.\n", why); /* the journal's sentence said what to do */
+    else if (s->ended)
+        fprintf(stderr,
+                "kbench: %s; every point the run finished is in %s: once there is room, "
+                "run again with --resume and the same -o to write the results files whole.\n",
+                why, s->o->journal->path);
+    else
+        fprintf(stderr,
+                "kbench: %s; the run goes on, and %s keeps every point: once there is room, "
+                "run again with --resume and the same -o to write the results files whole.\n",
+                why, s->o->journal->path);
 }
 
 /* Reports every finished point that is next in plan order (all of them,
@@ -299,13 +332,8 @@ static void emit(super *s, int flush)
         progress_clear(s);
         for (size_t k = 0; k < s->n_sinks; k++)
             if (s->sink_ok[k] && s->sinks[k].point &&
-                s->sinks[k].point(s->sinks[k].ctx, recs, n) != 0) {
-                fprintf(stderr,
-                        "kbench: a report could not be written; it stops at experiment '%s' "
-                        "point %llu.\n",
-                        e->name, (unsigned long long)sl->job.point);
-                s->sink_ok[k] = 0;
-            }
+                s->sinks[k].point(s->sinks[k].ctx, recs, n) != 0)
+                sink_failed(s, k);
         for (size_t k = 0; k < n; k++)
             kbc_record_free(&recs[k]);
         free(recs);
@@ -850,8 +878,20 @@ static void begin_sinks(super *s)
     s->info.config_file = s->plan->path;
     kbc_hello_run_info(&s->first, &s->info);
     s->begun = 1;
-    for (size_t k = 0; k < s->n_sinks; k++)
-        s->sink_ok[k] = !s->sinks[k].begin || s->sinks[k].begin(s->sinks[k].ctx, &s->info) == 0;
+    for (size_t k = 0; k < s->n_sinks; k++) {
+        s->sink_ok[k] = 1;
+        if (s->sinks[k].begin && s->sinks[k].begin(s->sinks[k].ctx, &s->info) != 0)
+            sink_failed(s, k);
+    }
+}
+
+/* Lets the sinks write what they held back (results.json) while the run
+   waits. */
+static void tick_sinks(super *s)
+{
+    for (size_t k = 0; s->begun && k < s->n_sinks; k++)
+        if (s->sink_ok[k] && s->sinks[k].tick && s->sinks[k].tick(s->sinks[k].ctx) != 0)
+            sink_failed(s, k);
 }
 
 /* One line from a worker's channel. */
@@ -1153,8 +1193,9 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
             killed = 1;
         }
         emit(s, 0);
+        tick_sinks(s);
         int pending = next_pending(s) >= 0;
-        if (s->fatal[0] || (killed && !running(s)))
+        if (s->fatal[0] || s->stop || (killed && !running(s)))
             break;
         if (!running(s) && (!pending || signals_seen) && s->have_first)
             break;
@@ -1233,7 +1274,7 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
         worker *w = &s->w[i];
         if (!w->pid)
             continue;
-        int stop = s->fatal[0] || killed || w->job >= 0;
+        int stop = s->fatal[0] || s->stop || killed || w->job >= 0;
         if (w->to >= 0 && write(w->to, "quit\n", 5) < 0)
             stop = 1;
         if (stop)
@@ -1264,12 +1305,15 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
         s->code = s->any_failed ? KBC_EXIT_FAILED : KBC_EXIT_OK;
     }
     if (s->begun) {
+        s->ended = 1;
         for (size_t k = 0; k < n_sinks; k++)
             if (!s->sink_ok[k])
                 s->code = KBC_EXIT_SYSTEM;
         for (size_t k = 0; k < n_sinks; k++)
-            if (s->sink_ok[k] && sinks[k].end && sinks[k].end(sinks[k].ctx, s->code) != 0)
+            if (s->sink_ok[k] && sinks[k].end && sinks[k].end(sinks[k].ctx, s->code) != 0) {
+                sink_failed(s, k);
                 s->code = KBC_EXIT_SYSTEM;
+            }
     }
 
     for (size_t i = 0; i < s->n_slots; i++) {

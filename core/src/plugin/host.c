@@ -64,10 +64,17 @@ static void host_log(kb_host *h, kb_log_level level, const char *fmt, ...)
     size_t n = strlen(line);
     while (n > 0 && line[n - 1] == '\n')
         line[--n] = '\0';
-    fprintf(stderr, "kbench: %s: %s%s\n", hc->plugin ? hc->plugin : "plugin",
-            level == KB_LOG_WARN ? "warning: " : "", line);
+    /* Plugins often begin their lines with their own name, which the
+       prefix below already gives: "kbench: matmul: cpu ...", not
+       "kbench: matmul: matmul: cpu ...". */
+    const char *name = hc->plugin ? hc->plugin : "plugin";
+    const char *text = line;
+    size_t nn = strlen(name);
+    if (strncmp(text, name, nn) == 0 && text[nn] == ':' && text[nn + 1] == ' ')
+        text += nn + 2;
+    fprintf(stderr, "kbench: %s: %s%s\n", name, level == KB_LOG_WARN ? "warning: " : "", text);
     if (hc->on_log)
-        hc->on_log(hc->on_variant_arg, line);
+        hc->on_log(hc->on_variant_arg, text);
 }
 
 int kbc_host_fail(kb_host *h, int code, const char *fmt, ...)

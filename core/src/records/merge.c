@@ -674,7 +674,11 @@ static int write_reports(const kbc_run_info *info, const kbc_record *recs, size_
         }
         ok = ok && (!sinks[s].end || sinks[s].end(sinks[s].ctx, code) == 0);
         if (!ok) {
-            problem(err, problems, "cannot write %s.", name);
+            const char *why = sinks[s].error ? sinks[s].error(sinks[s].ctx) : NULL;
+            if (why)
+                problem(err, problems, "%s.", why);
+            else
+                problem(err, problems, "cannot write %s.", name);
             bad = 1;
         }
         if (sinks[s].destroy)

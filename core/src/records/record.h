@@ -338,13 +338,25 @@ typedef struct kbc_run_info {
 
 /* A reporter.  point() gets all records of one point at once (so a table
    can group them and speed-ups are known); it should write them out at
-   once, so that a crash later loses nothing already reported. */
+   once, so that a crash later loses nothing already reported.  begin(),
+   point(), end() and tick() return 0, or -1 when the output could not be
+   written: the sink then says nothing itself and is not called again but
+   for destroy(); error() gives its sentence for whoever runs it to say
+   once, with what the failure means there. */
 typedef struct kbc_sink {
     void *ctx;
     int (*begin)(void *ctx, const kbc_run_info *info);
     int (*point)(void *ctx, const kbc_record *recs, size_t n);
     int (*end)(void *ctx, int exit_code);
     void (*destroy)(void *ctx);
+    /* "cannot write PATH: why; what the file holds now", or NULL when the
+       sink has no sentence (the table on stdout: the command says that
+       standard output failed as it exits).  May be NULL. */
+    const char *(*error)(void *ctx);
+    /* Called now and then (a few times a second) while a run waits for
+       its points: a sink that held rows back writes them when it is time.
+       May be NULL. */
+    int (*tick)(void *ctx);
 } kbc_sink;
 
 #endif

@@ -26,12 +26,15 @@ int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d);
    kbench compare judges it (a column "vs old"). */
 void kbc_report_table_baseline(kbc_sink *sink, const kbc_record *base, size_t n);
 
-/* CSV at path: a header line, then one line per row, flushed per point. */
+/* CSV at path: a header line, then one line per row, each point's rows
+   written whole (a failed write is cut off: the file ends on a whole row). */
 int kbc_report_csv(const char *path, kbc_sink *sink, kbc_diag *d);
 
 /* One JSON document at path: machine, kbench version and git revision,
-   the expanded configuration, every row.  Written at end(), and rewritten
-   after every point so that a crash leaves the rows so far. */
+   the expanded configuration, every row.  Written at begin(), after the
+   first point and at end(), and rewritten after later points or on a
+   tick() as often as a tenth of the run allows, so that a crash leaves the
+   rows so far (report_json.c, json_due). */
 int kbc_report_json(const char *path, kbc_sink *sink, kbc_diag *d);
 
 #endif

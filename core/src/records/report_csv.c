@@ -7,23 +7,34 @@
  * measurements.  Fields are quoted as RFC 4180 says (only when they hold a
  * comma, a quote or a line break; quotes doubled), lines end in LF, a NaN is
  * an empty field and numbers carry 9 significant digits.  The file is
- * flushed after every point so that a crash later loses nothing written.
+ * written after every point so that a crash later loses nothing written:
+ * each point's rows are gathered in memory and written whole, and a write
+ * that fails cuts the file back to its last whole row (kbc_write_whole).
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report.h"
 #include "util.h"
 
 typedef struct csv_ctx {
-    FILE *f;
+    FILE *f;       /* the text of one begin() or point(), in memory      */
+    char *text;    /* f's buffer (open_memstream)                         */
+    size_t n_text;
+    int fd;        /* the file                                            */
+    int64_t end;   /* where its last whole row ends                       */
+    size_t rows;   /* rows in the file                                    */
     char *path;
     char **params; /* distinct parameter names, in order of first use */
     size_t n_params;
-    int failed; /* a write failed and was reported; stay quiet after */
+    int failed;      /* a write failed: nothing more is written          */
+    char why[1200];  /* its sentence (error())                           */
 } csv_ctx;
 
 /* The measurement columns after the parameters. */
@@ -80,17 +91,52 @@ static int is_fixed_column(const char *name)
     return 0;
 }
 
-/* Says once, on stderr, that the file could not be written: the sink
-   interface has no channel for a sentence, and a silent short file would
-   be a wrong answer. */
-static int csv_check(csv_ctx *c)
+/* Notes the first failure's sentence, for error(). */
+static int csv_fail(csv_ctx *c, int err)
 {
-    if (fflush(c->f) == 0 && !ferror(c->f))
-        return 0;
-    if (!c->failed)
-        fprintf(stderr, "kbench: cannot write %s: %s.\n", c->path, strerror(errno));
+    if (!c->failed && c->rows == 0)
+        snprintf(c->why, sizeof c->why, "cannot write %s: %s; it holds no row", c->path,
+                 strerror(err));
+    else if (!c->failed)
+        snprintf(c->why, sizeof c->why, "cannot write %s: %s; it ends with its last whole row "
+                 "(%zu row%s)", c->path, strerror(err), c->rows, c->rows == 1 ? "" : "s");
     c->failed = 1;
     return -1;
+}
+
+/* Starts gathering the text of one begin() or point() in memory. */
+static int csv_open(csv_ctx *c)
+{
+    if (c->failed)
+        return -1;
+    c->f = open_memstream(&c->text, &c->n_text);
+    return c->f ? 0 : csv_fail(c, errno);
+}
+
+/* Writes what was gathered (rows lines) to the file whole, or leaves the
+   file at its last whole row. */
+static int csv_check(csv_ctx *c, size_t rows)
+{
+    int bad = fclose(c->f) != 0;
+    int err = errno;
+    c->f = NULL;
+    if (!bad && kbc_write_whole(c->fd, &c->end, c->text, c->n_text) != 0) {
+        bad = 1;
+        err = errno;
+    }
+    free(c->text);
+    c->text = NULL;
+    c->n_text = 0;
+    if (bad)
+        return csv_fail(c, err);
+    c->rows += rows;
+    return 0;
+}
+
+static const char *csv_error(void *vctx)
+{
+    csv_ctx *c = vctx;
+    return c->failed ? c->why : NULL;
 }
 
 static int csv_begin(void *vctx, const kbc_run_info *info)
@@ -110,6 +156,8 @@ static int csv_begin(void *vctx, const kbc_run_info *info)
                 c->params[c->n_params++] = kbc_xstrdup(x->param_names[i]);
         }
     }
+    if (csv_open(c) != 0)
+        return -1;
     for (size_t i = 0; i < sizeof head_columns / sizeof head_columns[0]; i++)
         put_field(c->f, i == 0, head_columns[i]);
     for (size_t i = 0; i < c->n_params; i++) {
@@ -126,7 +174,7 @@ static int csv_begin(void *vctx, const kbc_run_info *info)
     for (size_t i = 0; i < sizeof tail_columns / sizeof tail_columns[0]; i++)
         put_field(c->f, 0, tail_columns[i]);
     fputc('\n', c->f);
-    return csv_check(c);
+    return csv_check(c, 0);
 }
 
 static void csv_row(csv_ctx *c, const kbc_record *r)
@@ -229,23 +277,26 @@ static int csv_point(void *vctx, const kbc_record *rows, size_t n)
     csv_ctx *c = vctx;
     if (!c->params)
         return -1; /* begin() never ran, so there is no header to match */
+    if (csv_open(c) != 0)
+        return -1;
     for (size_t i = 0; i < n; i++)
         csv_row(c, &rows[i]);
-    return csv_check(c);
+    return csv_check(c, n);
 }
 
 static int csv_end(void *vctx, int exit_code)
 {
     csv_ctx *c = vctx;
-    int rc = csv_check(c);
-    if (fclose(c->f) != 0 && rc == 0) {
-        if (!c->failed)
-            fprintf(stderr, "kbench: cannot write %s: %s.\n", c->path, strerror(errno));
-        c->failed = 1;
-        rc = -1;
-    }
-    c->f = NULL;
-    return rc;
+    (void)exit_code;
+    if (c->failed)
+        return -1;
+    /* Every row is in the file already; closing is the last chance for a
+       file system that reports errors late (NFS) to say so. */
+    int fd = c->fd;
+    c->fd = -1;
+    if (close(fd) != 0)
+        return csv_fail(c, errno);
+    return 0;
 }
 
 static void csv_destroy(void *vctx)
@@ -253,6 +304,9 @@ static void csv_destroy(void *vctx)
     csv_ctx *c = vctx;
     if (c->f)
         fclose(c->f);
+    free(c->text);
+    if (c->fd >= 0)
+        close(c->fd);
     for (size_t i = 0; i < c->n_params; i++)
         free(c->params[i]);
     free(c->params);
@@ -262,18 +316,19 @@ static void csv_destroy(void *vctx)
 
 int kbc_report_csv(const char *path, kbc_sink *sink, kbc_diag *d)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
         kbc_diag_set(d, "cannot write %s: %s.", path, strerror(errno));
         return -1;
     }
     csv_ctx *c = kbc_xcalloc(1, sizeof *c);
-    c->f = f;
+    c->fd = fd;
     c->path = kbc_xstrdup(path);
-    sink->ctx = c;
-    sink->begin = csv_begin;
-    sink->point = csv_point;
-    sink->end = csv_end;
-    sink->destroy = csv_destroy;
+    *sink = (kbc_sink){.ctx = c,
+                       .begin = csv_begin,
+                       .point = csv_point,
+                       .end = csv_end,
+                       .destroy = csv_destroy,
+                       .error = csv_error};
     return 0;
 }

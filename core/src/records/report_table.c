@@ -5,11 +5,14 @@
  * outcomes.  Plain ASCII and fixed widths, so that the output reads the
  * same in a terminal, a log file or a pasted bug report.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compare.h"
 #include "report.h"
@@ -27,6 +30,17 @@ typedef struct table_ctx {
     int clocks;         /* the run reads the GPU's clocks (NVML)           */
     char nogpu[512];    /* the run-wide skip reason, shown once at the end */
     unsigned nogpu_rows;/* rows skipped for it                             */
+    /* results.md (own): each callback's text is gathered in memory (out,
+       an open_memstream) and written whole to fd, so that a failed write
+       leaves the file at the end of its last whole point. */
+    int fd;
+    int64_t end;        /* where the last whole piece ends                 */
+    char *text;
+    size_t n_text;
+    char *path;
+    size_t points;      /* points in the file                              */
+    int failed;         /* a write failed: nothing more is written         */
+    char why[1200];     /* its sentence (error())                          */
 } table_ctx;
 
 /* A skip reason that holds for the whole run rather than the row: no
@@ -616,8 +630,14 @@ static void table_destroy(void *vctx)
     for (size_t i = 0; c->base_keys && i < c->n_base; i++)
         free(c->base_keys[i]);
     free(c->base_keys);
-    if (c->own)
-        fclose(c->out);
+    if (c->own) {
+        if (c->out)
+            fclose(c->out);
+        free(c->text);
+        if (c->fd >= 0)
+            close(c->fd);
+        free(c->path);
+    }
     free(c);
 }
 
@@ -629,28 +649,115 @@ int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d)
     }
     table_ctx *c = kbc_xcalloc(1, sizeof *c);
     c->out = out;
-    sink->ctx = c;
-    sink->begin = table_begin;
-    sink->point = table_point;
-    sink->end = table_end;
-    sink->destroy = table_destroy;
+    c->fd = -1;
+    /* No error(): a table on a stream that fails (stdout) is the
+       command's to report as it exits. */
+    *sink = (kbc_sink){.ctx = c,
+                       .begin = table_begin,
+                       .point = table_point,
+                       .end = table_end,
+                       .destroy = table_destroy};
     return 0;
+}
+
+/* ---- results.md: written a whole piece at a time ---- */
+
+static int md_fail(table_ctx *c, int err)
+{
+    if (!c->failed && c->points == 0)
+        snprintf(c->why, sizeof c->why, "cannot write %s: %s; it holds no point", c->path,
+                 strerror(err));
+    else if (!c->failed)
+        snprintf(c->why, sizeof c->why,
+                 "cannot write %s: %s; it ends with its last whole point (%zu point%s)",
+                 c->path, strerror(err), c->points, c->points == 1 ? "" : "s");
+    c->failed = 1;
+    return -1;
+}
+
+/* Starts gathering one callback's text in memory. */
+static int md_open(table_ctx *c)
+{
+    if (c->failed)
+        return -1;
+    c->out = open_memstream(&c->text, &c->n_text);
+    return c->out ? 0 : md_fail(c, errno);
+}
+
+/* Writes the gathered text whole (rc: the callback's own result). */
+static int md_commit(table_ctx *c, int rc, size_t points)
+{
+    int err = EIO;
+    if (fclose(c->out) != 0) {
+        rc = -1;
+        err = errno;
+    }
+    c->out = NULL;
+    if (rc == 0 && kbc_write_whole(c->fd, &c->end, c->text, c->n_text) != 0) {
+        rc = -1;
+        err = errno;
+    }
+    free(c->text);
+    c->text = NULL;
+    c->n_text = 0;
+    if (rc != 0)
+        return md_fail(c, err);
+    c->points += points;
+    return 0;
+}
+
+static int md_begin(void *vctx, const kbc_run_info *info)
+{
+    table_ctx *c = vctx;
+    if (md_open(c) != 0)
+        return -1;
+    return md_commit(c, table_begin(c, info), 0);
+}
+
+static int md_point(void *vctx, const kbc_record *rows, size_t n)
+{
+    table_ctx *c = vctx;
+    if (md_open(c) != 0)
+        return -1;
+    return md_commit(c, table_point(c, rows, n), n > 0);
+}
+
+static int md_end(void *vctx, int exit_code)
+{
+    table_ctx *c = vctx;
+    if (md_open(c) != 0)
+        return -1;
+    if (md_commit(c, table_end(c, exit_code), 0) != 0)
+        return -1;
+    int fd = c->fd;
+    c->fd = -1;
+    return close(fd) != 0 ? md_fail(c, errno) : 0;
+}
+
+static const char *md_error(void *vctx)
+{
+    table_ctx *c = vctx;
+    return c->failed ? c->why : NULL;
 }
 
 int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
         kbc_diag_set(d, "cannot write %s: %s.", path, strerror(errno));
         return -1;
     }
-    if (kbc_report_table(f, sink, d) != 0) {
-        fclose(f);
-        return -1;
-    }
-    table_ctx *c = sink->ctx;
+    table_ctx *c = kbc_xcalloc(1, sizeof *c);
     c->markdown = 1;
     c->own = 1;
+    c->fd = fd;
+    c->path = kbc_xstrdup(path);
+    *sink = (kbc_sink){.ctx = c,
+                       .begin = md_begin,
+                       .point = md_point,
+                       .end = md_end,
+                       .destroy = table_destroy,
+                       .error = md_error};
     return 0;
 }
 
