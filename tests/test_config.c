@@ -817,3 +817,79 @@ Test(config, the_dry_run_bounds_the_timed_runs_by_the_budgets)
     assert_has(text, "a model from the");
     free(text);
 }
+
+/* ---- the command line's changes (kbc_ini_narrow) ---- */
+
+static const char narrow_ini[] = "[global]\nruns = 3\n"
+                                 "[red-small]\nplugin = reduce\nn = 1K\n"
+                                 "[red-big]\nplugin = reduce\nn = 1M\nruns = 7\n"
+                                 "[scan-one]\nplugin = scan\n";
+
+/* Loads narrow_ini, applies the changes and builds the plan. */
+static int narrowed(const char *experiments, const char *const *sets, size_t n_sets,
+                    const char *variants)
+{
+    d.msg[0] = '\0';
+    cr_assert_eq(kbc_ini_load_string("exp.ini", narrow_ini, &ini, &d), 0, "%s", d.msg);
+    if (kbc_ini_narrow(&ini, experiments, sets, n_sets, variants, &d) != 0)
+        return -1;
+    return kbc_plan_build(&ini, &reg, 0, &plan, &d);
+}
+
+Test(config, experiment_globs_keep_only_the_experiments_they_match)
+{
+    cr_assert_eq(narrowed("red-*", NULL, 0, NULL), 0, "%s", d.msg);
+    cr_assert_eq(plan.n, 2);
+    cr_assert_str_eq(plan.exps[0].name, "red-small");
+    cr_assert_str_eq(plan.exps[1].name, "red-big");
+}
+
+Test(config, an_experiment_glob_that_matches_nothing_is_refused_naming_the_experiments)
+{
+    cr_assert_eq(narrowed("red-small,nosuch", NULL, 0, NULL), -1);
+    assert_has(d.msg, "no experiment of exp.ini matches 'nosuch'");
+    assert_has(d.msg, "red-small, red-big, scan-one");
+}
+
+Test(config, a_sectioned_set_changes_that_experiment_only)
+{
+    const char *sets[] = {"red-small.n = 4K"};
+    cr_assert_eq(narrowed(NULL, sets, 1, NULL), 0, "%s", d.msg);
+    kb_value v[5];
+    kbc_experiment_point(exp_named("red-small"), 0, v);
+    cr_assert_eq(v[P_N].u, 4096);
+    kbc_experiment_point(exp_named("red-big"), 0, v);
+    cr_assert_eq(v[P_N].u, 1048576);
+}
+
+Test(config, a_plain_set_changes_the_whole_run_also_where_an_experiment_set_the_key)
+{
+    const char *sets[] = {"runs=9"};
+    cr_assert_eq(narrowed(NULL, sets, 1, NULL), 0, "%s", d.msg);
+    cr_assert_eq(exp_named("red-small")->measure.runs, 9);
+    cr_assert_eq(exp_named("red-big")->measure.runs, 9, "red-big's own runs = 7 was kept");
+}
+
+Test(config, a_set_of_an_unknown_key_is_named_as_set)
+{
+    const char *sets[] = {"red-big.nope=1"};
+    cr_assert_eq(narrowed(NULL, sets, 1, NULL), -1);
+    cr_assert_eq(strncmp(d.msg, "--set: unknown key 'nope' in [red-big]", 38), 0, "%s", d.msg);
+}
+
+Test(config, a_set_without_an_equals_sign_is_refused)
+{
+    const char *sets[] = {"runs"};
+    cr_assert_eq(narrowed(NULL, sets, 1, NULL), -1);
+    assert_has(d.msg, "--set 'runs' is not KEY=VALUE");
+}
+
+Test(config, variants_on_the_command_line_are_every_kept_experiments_variants)
+{
+    cr_assert_eq(narrowed("red-*", NULL, 0, "cpu,lib"), 0, "%s", d.msg);
+    for (size_t i = 0; i < plan.n; i++) {
+        cr_assert_eq(plan.exps[i].n_variants, 2, "[%s]", plan.exps[i].name);
+        cr_assert_str_eq(plan.exps[i].plugin->desc->variants[plan.exps[i].variants[1]].name,
+                         "lib");
+    }
+}

@@ -115,7 +115,10 @@ typedef struct cli {
     const char *only_cmd[32];
     const void *only_row[32];
     int n_only;
-    const char *variants;  /* check: --variants                               */
+    const char *variants;  /* check, run: --variants                          */
+    const char *experiment;/* run: --experiment                               */
+    const char **sets;     /* run: every --set, in order                      */
+    int n_sets;
     const char *threshold, *alpha, *format; /* compare                        */
     const char *baseline;  /* run: --baseline                                 */
     const char *gpus;      /* run: --gpus                                     */
@@ -153,6 +156,14 @@ static void opt_dry_run(cli *c, const char *v)
 static void opt_output(cli *c, const char *v)
 {
     c->out_dir = v;
+}
+static void opt_experiment(cli *c, const char *v)
+{
+    c->experiment = v;
+}
+static void opt_set(cli *c, const char *v)
+{
+    c->sets[c->n_sets++] = v;
 }
 static void opt_variants(cli *c, const char *v)
 {
@@ -266,8 +277,15 @@ static const option_row option_table[] = {
      "run: with -o, also plot the results into DIR (kbench plot)\nand link the plots from DIR/results.md",
      opt_plot},
     {"--quiet", 'q', NULL, 0, 0, "run", "run: no progress line, only warnings on stderr", opt_quiet},
-    {"--variants", 0, "LIST", 0, 0, "check", "check: only these variants (comma-separated)",
+    {"--variants", 0, "LIST", 0, 0, "check run",
+     "check: only these variants (comma-separated); run: the\nvariants of every experiment",
      opt_variants},
+    {"--experiment", 0, "NAMES", 0, 0, "run",
+     "run: only the experiments named (comma-separated; globs\nsuch as 'reduce-*' match)",
+     opt_experiment},
+    {"--set", 0, "K=V", 1, 0, "run",
+     "run: KEY=VALUE for [global], or SECTION.KEY=VALUE, as if\nwritten in the file (repeatable)",
+     opt_set},
     {"--threshold", 0, "PCT", 0, 0, "compare",
      "compare: a change smaller than PCT percent is no change\n(default 5)", opt_threshold},
     {"--alpha", 0, "ALPHA", 0, 0, "compare",
@@ -294,6 +312,8 @@ static const char *arg_noun(const option_row *o)
            : strcmp(o->arg, "SPEC") == 0  ? "shard (i/N or auto)"
            : strcmp(o->arg, "N") == 0     ? "count"
            : strcmp(o->arg, "MODE") == 0  ? "mode"
+           : strcmp(o->arg, "NAMES") == 0 ? "list of experiments"
+           : strcmp(o->arg, "K=V") == 0   ? "KEY=VALUE"
                                           : "path";
 }
 
@@ -365,6 +385,7 @@ static int parse(int argc, char **argv, cli *c)
     memset(c, 0, sizeof *c);
     c->args = kbc_xcalloc((size_t)argc + 1, sizeof *c->args);
     c->plugin_paths = kbc_xcalloc((size_t)argc + 1, sizeof *c->plugin_paths);
+    c->sets = kbc_xcalloc((size_t)argc + 1, sizeof *c->sets);
     /* The value options seen, so that one given twice is refused instead
        of the last one silently winning. */
     const char *seen[N_OPTIONS] = {0};
@@ -671,6 +692,11 @@ static int cmd_run(const cli *c, int argc, char **argv)
         goto out;
     }
     have_ini = 1;
+    if (kbc_ini_narrow(&ini, c->experiment, c->sets, (size_t)c->n_sets, c->variants, &d) != 0) {
+        say(1, "%s", d.msg);
+        code = KBC_EXIT_USAGE;
+        goto out;
+    }
     /* The supervisor never touches CUDA: the GPUs come from NVML, and
        their size lets the plan refuse a point too big for them before
        anything runs.  A dry run asks nothing of the machine. */
@@ -817,6 +843,10 @@ static int cmd_run(const cli *c, int argc, char **argv)
     so.self = self;
     so.ini_path = path;
     so.plugin_paths = c->plugin_paths;
+    so.experiment = c->experiment;
+    so.sets = c->sets;
+    so.n_sets = c->n_sets;
+    so.variants = c->variants;
     so.n_plugin_paths = c->n_plugin_paths;
     so.quiet = c->quiet;
     so.journal = have_journal ? &journal : NULL;
@@ -1095,5 +1125,6 @@ int main(int argc, char **argv)
 out:
     free(c.args);
     free(c.plugin_paths);
+    free(c.sets);
     return finish_stdout(code);
 }

@@ -700,3 +700,75 @@ const kbc_entry *kbc_section_get(const kbc_section *s, const char *key)
     long i = index_find(&s->keys, s->entries, s->n, entry_key_at, key);
     return i < 0 ? NULL : &s->entries[i];
 }
+
+/* Rebuilds an index from scratch (after a removal). */
+static void index_rebuild(kbc_index *x, const void *arr, size_t n, name_at_fn name_at)
+{
+    index_free(x);
+    for (size_t i = 1; i <= n; i++)
+        index_add(x, arr, i, name_at);
+}
+
+void kbc_ini_set(kbc_ini *ini, const char *section, const char *key, const char *value,
+                 int line)
+{
+    long at = index_find(&ini->names, ini->sections, ini->n, section_name_at, section);
+    if (at < 0) {
+        if (ini->n == ini->cap) {
+            ini->cap = ini->cap ? ini->cap * 2 : 8;
+            ini->sections = kbc_xrealloc(ini->sections, ini->cap * sizeof *ini->sections);
+        }
+        kbc_section *s = &ini->sections[ini->n];
+        memset(s, 0, sizeof *s);
+        s->name = kbc_xstrdup(section);
+        s->line = line;
+        /* [global] goes first, as a file would have it. */
+        if (strcmp(section, "global") == 0 && ini->n > 0) {
+            kbc_section g = *s;
+            memmove(&ini->sections[1], &ini->sections[0], ini->n * sizeof *ini->sections);
+            ini->sections[0] = g;
+            ini->n++;
+            index_rebuild(&ini->names, ini->sections, ini->n, section_name_at);
+            at = 0;
+        } else {
+            at = (long)ini->n++;
+            index_add(&ini->names, ini->sections, ini->n, section_name_at);
+        }
+    }
+    kbc_section *s = &ini->sections[at];
+    long e = index_find(&s->keys, s->entries, s->n, entry_key_at, key);
+    if (e >= 0) {
+        free(s->entries[e].value);
+        s->entries[e].value = kbc_xstrdup(value);
+        s->entries[e].line = line;
+        return;
+    }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 8;
+        s->entries = kbc_xrealloc(s->entries, s->cap * sizeof *s->entries);
+    }
+    kbc_entry *n = &s->entries[s->n++];
+    n->key = kbc_xstrdup(key);
+    n->value = kbc_xstrdup(value);
+    n->line = line;
+    index_add(&s->keys, s->entries, s->n, entry_key_at);
+}
+
+void kbc_ini_drop(kbc_ini *ini, const char *section)
+{
+    long at = index_find(&ini->names, ini->sections, ini->n, section_name_at, section);
+    if (at < 0)
+        return;
+    kbc_section *s = &ini->sections[at];
+    for (size_t j = 0; j < s->n; j++) {
+        free(s->entries[j].key);
+        free(s->entries[j].value);
+    }
+    free(s->entries);
+    free(s->name);
+    index_free(&s->keys);
+    memmove(&ini->sections[at], &ini->sections[at + 1],
+            (ini->n - (size_t)at - 1) * sizeof *ini->sections);
+    ini->n--;
+    index_rebuild(&ini->names, ini->sections, ini->n, section_name_at);
+}

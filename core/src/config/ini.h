@@ -64,6 +64,16 @@ int kbc_ini_load_string(const char *name, const char *text, kbc_ini *ini, kbc_di
 
 void kbc_ini_free(kbc_ini *ini);
 
+/* Sets key = value in [section] (made when missing; [global] first),
+   replacing a value the file gave; line is what diagnostics show for it
+   (negative: a value from the command line, KBC_INI_LINE_CLI). */
+#define KBC_INI_LINE_CLI (-1)
+void kbc_ini_set(kbc_ini *ini, const char *section, const char *key, const char *value,
+                 int line);
+
+/* Removes [section] and its keys (nothing when there is none). */
+void kbc_ini_drop(kbc_ini *ini, const char *section);
+
 /* The section called name, or NULL. */
 const kbc_section *kbc_ini_section(const kbc_ini *ini, const char *name);
 

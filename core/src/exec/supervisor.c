@@ -343,6 +343,30 @@ static void emit(super *s, int flush)
 
 /* ---- workers ---- */
 
+/* The worker's arguments after its INI file that make its plan this
+   run's: the plugin paths, --experiment, every --set, --variants.  argv
+   has room for them; returns the next free index. */
+static size_t narrow_args(const kbc_super_opts *o, char **argv, size_t a)
+{
+    for (int i = 0; i < o->n_plugin_paths; i++) {
+        argv[a++] = (char *)"--plugin-path";
+        argv[a++] = (char *)o->plugin_paths[i];
+    }
+    if (o->experiment) {
+        argv[a++] = (char *)"--experiment";
+        argv[a++] = (char *)o->experiment;
+    }
+    for (int i = 0; i < o->n_sets; i++) {
+        argv[a++] = (char *)"--set";
+        argv[a++] = (char *)o->sets[i];
+    }
+    if (o->variants) {
+        argv[a++] = (char *)"--variants";
+        argv[a++] = (char *)o->variants;
+    }
+    return a;
+}
+
 /* dup()s fd to a descriptor of at least 10, without close-on-exec. */
 static int high_dup(int fd)
 {
@@ -362,15 +386,12 @@ static void worker_spawn(super *s, worker *w, int gpu)
         return;
     }
     const kbc_super_opts *o = s->o;
-    char **argv = kbc_xcalloc((size_t)o->n_plugin_paths * 2 + 7, sizeof *argv);
+    char **argv = kbc_xcalloc((size_t)(o->n_plugin_paths + o->n_sets) * 2 + 12, sizeof *argv);
     size_t a = 0;
     argv[a++] = (char *)o->self;
     argv[a++] = (char *)KBC_WORKER_COMMAND;
     argv[a++] = (char *)o->ini_path;
-    for (int i = 0; i < o->n_plugin_paths; i++) {
-        argv[a++] = (char *)"--plugin-path";
-        argv[a++] = (char *)o->plugin_paths[i];
-    }
+    a = narrow_args(o, argv, a);
     if (o->quiet)
         argv[a++] = (char *)"-q";
     if (o->allow_shared)
@@ -511,7 +532,7 @@ static void sanitize_rerun(super *s, const slot *sl, uint32_t v, int gpu, char *
         return;
     }
     const kbc_super_opts *o = s->o;
-    char **argv = kbc_xcalloc((size_t)o->n_plugin_paths * 2 + 12, sizeof *argv);
+    char **argv = kbc_xcalloc((size_t)(o->n_plugin_paths + o->n_sets) * 2 + 18, sizeof *argv);
     size_t a = 0;
     argv[a++] = (char *)"compute-sanitizer";
     argv[a++] = (char *)"--tool";
@@ -521,10 +542,7 @@ static void sanitize_rerun(super *s, const slot *sl, uint32_t v, int gpu, char *
     argv[a++] = (char *)o->self;
     argv[a++] = (char *)KBC_WORKER_COMMAND;
     argv[a++] = (char *)o->ini_path;
-    for (int i = 0; i < o->n_plugin_paths; i++) {
-        argv[a++] = (char *)"--plugin-path";
-        argv[a++] = (char *)o->plugin_paths[i];
-    }
+    a = narrow_args(o, argv, a);
     argv[a++] = (char *)"-q";
     /* The crashed worker may still hold its GPU's lock: this rerun is
        meant to share it. */

@@ -41,6 +41,12 @@ typedef struct kbc_super_opts {
     const char *ini_path;
     const char *const *plugin_paths; /* --plugin-path, passed on        */
     int n_plugin_paths;
+    /* --experiment, --set and --variants, passed on so that the workers
+       build the same plan (config.h, kbc_ini_narrow). */
+    const char *experiment;
+    const char *const *sets;
+    int n_sets;
+    const char *variants;
     int quiet;
     struct kbc_journal *journal; /* DIR/journal.jsonl, opened by the
                                     caller (created, or read by --resume:

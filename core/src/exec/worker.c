@@ -254,6 +254,9 @@ int kbc_worker_main(int argc, char **argv)
 
     const char *ini_path = NULL;
     int allow_shared = 0;
+    const char *experiment = NULL, *variants = NULL;
+    const char **sets = kbc_xcalloc((size_t)argc + 1, sizeof *sets);
+    size_t n_sets = 0;
     kbc_registry reg;
     kbc_registry_init(&reg);
     kbc_registry_add_defaults(&reg);
@@ -266,6 +269,12 @@ int kbc_worker_main(int argc, char **argv)
             kbc_run_set_quiet(1);
         } else if (strcmp(argv[i], "--allow-shared") == 0) {
             allow_shared = 1;
+        } else if (strcmp(argv[i], "--experiment") == 0 && i + 1 < argc) {
+            experiment = argv[++i];
+        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
+            sets[n_sets++] = argv[++i];
+        } else if (strcmp(argv[i], "--variants") == 0 && i + 1 < argc) {
+            variants = argv[++i];
         } else if (!ini_path) {
             ini_path = argv[i];
         } else {
@@ -278,8 +287,10 @@ int kbc_worker_main(int argc, char **argv)
     kbc_ini ini = {0};
     kbc_plan plan = {0};
     kbc_diag d = {{0}};
-    if (kbc_ini_load(ini_path, &ini, &d) != 0)
+    if (kbc_ini_load(ini_path, &ini, &d) != 0 ||
+        kbc_ini_narrow(&ini, experiment, sets, n_sets, variants, &d) != 0)
         return fatal("%s", d.msg);
+    free(sets);
     kbc_hello h;
     memset(&h, 0, sizeof h);
     h.pid = (int)getpid();

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,17 @@ static void end_sentence(char *buf, size_t n, const char *what)
 
 /* "FILE:LINE: key 'K' in [S]: what." -- naming the experiment too when the
    key was inherited from [global]. */
+/* Where a key was set, for a diagnostic: "FILE:LINE", or "--set" for a
+   value from the command line (kbc_ini_set, KBC_INI_LINE_CLI). */
+static const char *where_set(const ctx *c, int line, char *buf, size_t n)
+{
+    if (line < 0)
+        snprintf(buf, n, "--set");
+    else
+        snprintf(buf, n, "%s:%d", c->ini->path, line);
+    return buf;
+}
+
 static int key_error(const ctx *c, found f, const kbc_section *exp, const char *fmt, ...)
     KB_PRINTF(4, 5);
 
@@ -82,8 +94,9 @@ static int key_error(const ctx *c, found f, const kbc_section *exp, const char *
     end_sentence(end, sizeof end, what);
     if (exp && f.s != exp)
         snprintf(via, sizeof via, " (inherited by [%s])", exp->name);
-    kbc_diag_set(c->d, "%s:%d: key '%s' in [%s]%s: %s", c->ini->path, f.e->line, f.e->key,
-                 f.s->name, via, end);
+    char at[600];
+    kbc_diag_set(c->d, "%s: key '%s' in [%s]%s: %s", where_set(c, f.e->line, at, sizeof at),
+                 f.e->key, f.s->name, via, end);
     return -1;
 }
 
@@ -200,9 +213,10 @@ static int check_global_keys(const ctx *c, const kbc_plugin *const *plugins, siz
         const kbc_entry *e = &c->glob->entries[k];
         const kbc_core_key *ck = kbc_core_key_find(e->key);
         if (ck && !(ck->where & KBC_IN_GLOBAL)) {
-            kbc_diag_set(c->d, "%s:%d: key '%s' is read from experiment sections only; move it "
+            char at[600];
+            kbc_diag_set(c->d, "%s: key '%s' is read from experiment sections only; move it "
                                "out of [global].",
-                         c->ini->path, e->line, e->key);
+                         where_set(c, e->line, at, sizeof at), e->key);
             return -1;
         }
         if (ck)
@@ -236,10 +250,11 @@ static int check_global_keys(const ctx *c, const kbc_plugin *const *plugins, siz
         char list[300], sug[120];
         join(list, sizeof list, used, n_used);
         suggest(sug, sizeof sug, e->key, cands, m);
+        char at[600];
         kbc_diag_set(c->d,
-                     "%s:%d: unknown key '%s' in [global] (no experiment's plugin has such a "
+                     "%s: unknown key '%s' in [global] (no experiment's plugin has such a "
                      "parameter: %s)%s",
-                     c->ini->path, e->line, e->key, list, sug[0] ? sug : ".");
+                     where_set(c, e->line, at, sizeof at), e->key, list, sug[0] ? sug : ".");
         free(cands);
         free(used);
         return -1;
@@ -428,8 +443,10 @@ static int check_own_keys(const ctx *c, const kbc_section *sec, const kb_plugin 
         char sug[120];
         suggest(sug, sizeof sug, e->key, cands, m);
         free(cands);
-        kbc_diag_set(c->d, "%s:%d: unknown key '%s' in [%s] (plugin '%s' has no such parameter)%s",
-                     c->ini->path, e->line, e->key, sec->name, d->name, sug[0] ? sug : ".");
+        char at[600];
+        kbc_diag_set(c->d, "%s: unknown key '%s' in [%s] (plugin '%s' has no such parameter)%s",
+                     where_set(c, e->line, at, sizeof at), e->key, sec->name, d->name,
+                     sug[0] ? sug : ".");
         return -1;
     }
     return 0;
@@ -963,4 +980,113 @@ uint64_t kbc_point_representative(const kbc_experiment *e, uint64_t p, uint32_t 
         scale *= len;
     }
     return rep;
+}
+
+/* ---- narrowing and changing a run from the command line ---- */
+
+int kbc_ini_narrow(kbc_ini *ini, const char *experiments, const char *const *sets,
+                   size_t n_sets, const char *variants, kbc_diag *d)
+{
+    if (experiments) {
+        char *copy = kbc_xstrdup(experiments);
+        const char *globs[256];
+        size_t ng = 0;
+        for (char *tok = strtok(copy, ","); tok && ng < 256; tok = strtok(NULL, ",")) {
+            while (*tok == ' ')
+                tok++;
+            size_t len = strlen(tok);
+            while (len && tok[len - 1] == ' ')
+                tok[--len] = '\0';
+            if (!*tok) {
+                kbc_diag_set(d, "--experiment '%s' holds an empty name", experiments);
+                free(copy);
+                return -1;
+            }
+            globs[ng++] = tok;
+        }
+        /* Every glob must match an experiment: a typo is not an empty run. */
+        for (size_t g = 0; g < ng; g++) {
+            int hit = 0;
+            for (size_t i = 0; i < ini->n && !hit; i++)
+                hit = strcmp(ini->sections[i].name, "global") != 0 &&
+                      fnmatch(globs[g], ini->sections[i].name, 0) == 0;
+            if (!hit) {
+                char list[600] = "";
+                size_t used = 0;
+                for (size_t i = 0; i < ini->n && used < sizeof list; i++)
+                    if (strcmp(ini->sections[i].name, "global") != 0)
+                        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
+                                                 used ? ", " : "", ini->sections[i].name);
+                kbc_diag_set(d, "--experiment: no experiment of %s matches '%s' (it has: %s)",
+                             ini->path, globs[g], list);
+                free(copy);
+                return -1;
+            }
+        }
+        for (size_t i = ini->n; i-- > 0;) {
+            const char *name = ini->sections[i].name;
+            int keep = strcmp(name, "global") == 0;
+            for (size_t g = 0; g < ng && !keep; g++)
+                keep = fnmatch(globs[g], name, 0) == 0;
+            if (!keep) {
+                char *gone = kbc_xstrdup(name);
+                kbc_ini_drop(ini, gone);
+                free(gone);
+            }
+        }
+        free(copy);
+    }
+    for (size_t k = 0; k < n_sets; k++) {
+        const char *eq = strchr(sets[k], '=');
+        if (!eq || eq == sets[k]) {
+            kbc_diag_set(d, "--set '%s' is not KEY=VALUE or SECTION.KEY=VALUE", sets[k]);
+            return -1;
+        }
+        char *lhs = kbc_xstrndup(sets[k], (size_t)(eq - sets[k]));
+        char *trimmed = kbc_trim_dup(lhs);
+        free(lhs);
+        /* SECTION.KEY when the part before the first '.' names a section
+           of the file (or global); a key in [global] otherwise (keys may
+           hold '.'). */
+        const char *section = "global", *key = trimmed;
+        int whole_run = 1;
+        char *dot = strchr(trimmed, '.');
+        if (dot) {
+            *dot = '\0';
+            if (kbc_ini_section(ini, trimmed) || strcmp(trimmed, "global") == 0) {
+                section = trimmed;
+                key = dot + 1;
+                whole_run = 0;
+            } else {
+                *dot = '.';
+            }
+        }
+        if (!*key) {
+            kbc_diag_set(d, "--set '%s' names no key", sets[k]);
+            free(trimmed);
+            return -1;
+        }
+        char *value = kbc_trim_dup(eq + 1);
+        kbc_ini_set(ini, section, key, value, KBC_INI_LINE_CLI);
+        /* KEY=VALUE changes the whole run: an experiment that sets the key
+           itself gets the value too (SECTION.KEY=VALUE changes one). */
+        for (size_t i = 0; whole_run && i < ini->n; i++)
+            if (strcmp(ini->sections[i].name, "global") != 0 &&
+                kbc_section_get(&ini->sections[i], key)) {
+                char *name = kbc_xstrdup(ini->sections[i].name);
+                kbc_ini_set(ini, name, key, value, KBC_INI_LINE_CLI);
+                free(name);
+            }
+        free(value);
+        free(trimmed);
+    }
+    if (variants) {
+        for (size_t i = 0; i < ini->n; i++)
+            if (strcmp(ini->sections[i].name, "global") != 0) {
+                char *name = kbc_xstrdup(ini->sections[i].name);
+                kbc_ini_set(ini, name, "variants", variants, KBC_INI_LINE_CLI);
+                free(name);
+            }
+    }
+    return 0;
 }

@@ -93,6 +93,16 @@ int kbc_point_first_of(const kbc_experiment *e, uint64_t p, uint32_t v, uint64_t
    (p itself when v uses every parameter that p's sweep varies). */
 uint64_t kbc_point_representative(const kbc_experiment *e, uint64_t p, uint32_t v);
 
+/* The command line's changes to a loaded file, before the plan is built
+   (the worker makes the same ones): experiments, when not NULL, keeps only
+   the experiment sections that match one of its comma-separated globs
+   (each glob must match one); sets are KEY=VALUE ([global]) or
+   SECTION.KEY=VALUE, applied as if written in the file (diagnostics name
+   them "--set"); variants, when not NULL, is every kept experiment's
+   `variants`.  Returns 0, or -1 with d set to one sentence. */
+int kbc_ini_narrow(kbc_ini *ini, const char *experiments, const char *const *sets,
+                   size_t n_sets, const char *variants, kbc_diag *d);
+
 /* Prints the expanded plan for --dry-run: one line per point, then totals. */
 void kbc_plan_print(const kbc_plan *plan, FILE *out);
 
