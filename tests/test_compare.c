@@ -373,3 +373,294 @@ Test(compare, cli_an_unknown_format_exits_two)
     cr_assert_eq(r->code, 2);
     cr_assert_not_null(strstr(r->err, "html"), "%s", r->err);
 }
+
+/* ---- the bootstrap, linear in the samples, and the same as before ---- */
+
+/* What kbench compare gave for the checked-in fixture pairs before its
+   bootstrap was made linear (each resample sorted, the ratios sorted):
+   the ratio and the interval's ends, bit for bit. */
+static const struct {
+    const char *pair;
+    double ratio, lo, hi;
+    kbc_verdict verdict;
+} fixture_intervals[] = {
+    {"slower", 0x1.18fb3dcade796p+0, 0x1.181d9957cc8fp+0, 0x1.1a44aeb6d8c46p+0, KBC_SLOWER},
+    {"noise", 0x1.ff917f8ded6e2p-1, 0x1.fe544fd7ea69ep-1, 0x1.0190f7c863586p+0, KBC_NO_CHANGE},
+    {"noisy-slower", 0x1.19999999999adp+0, 0x1.959222f1924aap-1, 0x1.860a230c40cf8p+0,
+     KBC_NO_CHANGE},
+    {"machine", 0x1.00ef43bd5eca6p+0, 0x1.feb32aba906fp-1, 0x1.01a3ed0c81c2ap+0, KBC_NO_CHANGE},
+};
+
+Test(compare, the_fixture_intervals_are_bit_for_bit_what_they_were)
+{
+    for (size_t i = 0; i < sizeof fixture_intervals / sizeof *fixture_intervals; i++) {
+        char a[512], b[512];
+        snprintf(a, sizeof a, "%s/%s-base.json", DATA, fixture_intervals[i].pair);
+        snprintf(b, sizeof b, "%s/%s-new.json", DATA, fixture_intervals[i].pair);
+        kbc_record *x, *y;
+        size_t nx, ny;
+        kbc_diag d;
+        cr_assert_eq(kbc_results_read(a, &x, &nx, &d), 0, "%s", d.msg);
+        cr_assert_eq(kbc_results_read(b, &y, &ny, &d), 0, "%s", d.msg);
+        /* The row both files have: k. */
+        const kbc_record *rx = NULL, *ry = NULL;
+        for (size_t k = 0; k < nx; k++)
+            if (strcmp(x[k].variant, "k") == 0)
+                rx = &x[k];
+        for (size_t k = 0; k < ny; k++)
+            if (strcmp(y[k].variant, "k") == 0)
+                ry = &y[k];
+        cr_assert(rx && ry);
+        kbc_compare_opts o;
+        kbc_compare_defaults(&o);
+        kbc_change c;
+        kbc_compare_samples(rx->samples, rx->n_samples, ry->samples, ry->n_samples, &o, &c);
+        cr_assert_eq(c.ratio, fixture_intervals[i].ratio, "%s: %a", fixture_intervals[i].pair,
+                     c.ratio);
+        cr_assert_eq(c.lo, fixture_intervals[i].lo, "%s: %a", fixture_intervals[i].pair, c.lo);
+        cr_assert_eq(c.hi, fixture_intervals[i].hi, "%s: %a", fixture_intervals[i].pair, c.hi);
+        cr_assert_eq(c.verdict, fixture_intervals[i].verdict, "%s", fixture_intervals[i].pair);
+        kbc_records_free(x, nx);
+        kbc_records_free(y, ny);
+    }
+}
+
+/* The bootstrap as it was first written, as the reference: each resample
+   drawn into an array and sorted, the ratios sorted. */
+static uint64_t ref_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double ref_median(double *x, size_t n)
+{
+    qsort(x, n, sizeof *x, ref_cmp);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+/* The resample of sorted-or-not x[0..n) from *s, its median. */
+static double ref_resample_median(const double *x, size_t n, uint64_t *s)
+{
+    double *r = malloc(n * sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        r[i] = x[ref_next(s) % n];
+    double m = ref_median(r, n);
+    free(r);
+    return m;
+}
+
+static void ref_interval(const double *base, size_t nb, const double *nw, size_t nn,
+                         const kbc_compare_opts *o, double *lo_out, double *hi_out)
+{
+    double *a = malloc(nb * sizeof *a), *b = malloc(nn * sizeof *b);
+    memcpy(a, base, nb * sizeof *a);
+    memcpy(b, nw, nn * sizeof *b);
+    ref_median(a, nb); /* sorted, as the resamples index the sorted sides */
+    ref_median(b, nn);
+    unsigned B = o->resamples;
+    double *ratios = malloc(B * sizeof *ratios);
+    uint64_t s = o->seed;
+    for (unsigned k = 0; k < B; k++) {
+        double ma = ref_resample_median(a, nb, &s), mb = ref_resample_median(b, nn, &s);
+        ratios[k] = ma > 0 ? mb / ma : INFINITY;
+    }
+    qsort(ratios, B, sizeof *ratios, ref_cmp);
+    size_t lo = (size_t)floor(o->alpha / 2 * B), hi = (size_t)ceil((1 - o->alpha / 2) * B);
+    if (hi > 0)
+        hi--;
+    *lo_out = ratios[lo < B ? lo : B - 1];
+    *hi_out = ratios[hi < B ? hi : B - 1];
+    free(ratios);
+    free(a);
+    free(b);
+}
+
+/* Samples with many ties (a coarse grid), of odd and even counts, some
+   sets with a zero: the linear bootstrap gives the reference's interval. */
+Test(compare, the_linear_bootstrap_is_the_sorting_one)
+{
+    static const size_t sizes[] = {2, 3, 4, 7, 10, 31, 64, 101, 500, 1001};
+    uint64_t g = 99;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (int ties = 0; ties < 2; ties++) {
+            size_t nb = sizes[i], nn = sizes[(i + 3) % (sizeof sizes / sizeof *sizes)];
+            double *a = malloc(nb * sizeof *a), *b = malloc(nn * sizeof *b);
+            for (size_t k = 0; k < nb; k++) {
+                double u = (double)(ref_next(&g) >> 11) / 9007199254740992.0;
+                a[k] = ties ? 1e-3 * (1 + floor(u * 4) / 100) : 1e-3 * (1 + 0.2 * u);
+            }
+            for (size_t k = 0; k < nn; k++) {
+                double u = (double)(ref_next(&g) >> 11) / 9007199254740992.0;
+                b[k] = ties ? 1e-3 * (1 + floor(u * 3) / 100) : 1.04e-3 * (1 + 0.2 * u);
+            }
+            if (ties && nb > 2)
+                a[0] = 0; /* a zero median in some resamples: ratio infinity */
+            kbc_compare_opts o;
+            kbc_compare_defaults(&o);
+            o.resamples = 500;
+            o.alpha = ties ? 0.1 : 0.05;
+            double lo, hi;
+            ref_interval(a, nb, b, nn, &o, &lo, &hi);
+            kbc_change c;
+            kbc_compare_samples(a, nb, b, nn, &o, &c);
+            cr_assert_eq(c.lo, lo, "nb %zu nn %zu ties %d: %a against %a", nb, nn, ties, c.lo, lo);
+            cr_assert_eq(c.hi, hi, "nb %zu nn %zu ties %d: %a against %a", nb, nn, ties, c.hi, hi);
+            free(a);
+            free(b);
+        }
+}
+
+/* A resample whose median falls outside the window of counts is counted
+   again in full: with a window of 1 (misses all the time) and the window
+   in use, every median is the sorted resample's. */
+Test(compare, a_resample_median_is_exact_whatever_the_window)
+{
+    static const size_t sizes[] = {1, 2, 3, 5, 8, 100, 257, 1000, 4099};
+    void *scratch = kbc_resample_scratch();
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        size_t n = sizes[i];
+        double *x = malloc(n * sizeof *x);
+        for (size_t k = 0; k < n; k++)
+            x[k] = (double)(k / 3); /* sorted, with ties */
+        for (uint64_t seed = 1; seed < 40; seed++) {
+            uint64_t s1 = seed * 12345, s2 = s1, s3 = s1;
+            double want = ref_resample_median(x, n, &s1);
+            double narrow = kbc_resample_median(x, n, &s2, 1, scratch);
+            cr_assert_eq(narrow, want, "n %zu seed %llu", n, (unsigned long long)seed);
+            cr_assert_eq(s2, s1, "the state moved on by n draws");
+            double wide = kbc_resample_median(x, n, &s3, kbc_compare_window(n), scratch);
+            cr_assert_eq(wide, want, "n %zu seed %llu", n, (unsigned long long)seed);
+            cr_assert_eq(s3, s1);
+        }
+        free(x);
+    }
+    kbc_resample_scratch_free(scratch);
+}
+
+/* Large enough to be cut in pieces (2^20 draws each, so each piece
+   starts the sequence at its own resample) and spread over threads (more
+   than 2^22 draws): the reference's interval, whatever the threads. */
+Test(compare, the_pieces_and_threads_do_not_change_the_interval)
+{
+    size_t n = 20000;
+    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    samples(a, n, 1e-3, 0.05, 11);
+    samples(b, n, 1.001e-3, 0.05, 12);
+    kbc_compare_opts o;
+    kbc_compare_defaults(&o);
+    o.resamples = 120;
+    kbc_change one, many[3];
+    o.threads = 1;
+    kbc_compare_samples(a, n, b, n, &o, &one);
+    double lo, hi;
+    ref_interval(a, n, b, n, &o, &lo, &hi);
+    cr_assert_eq(one.lo, lo, "%a against %a", one.lo, lo);
+    cr_assert_eq(one.hi, hi, "%a against %a", one.hi, hi);
+    static const unsigned threads[] = {2, 3, 16};
+    for (int k = 0; k < 3; k++) {
+        o.threads = threads[k];
+        kbc_compare_samples(a, n, b, n, &o, &many[k]);
+        cr_assert_eq(many[k].lo, one.lo, "%u threads", threads[k]);
+        cr_assert_eq(many[k].hi, one.hi, "%u threads", threads[k]);
+    }
+    free(a);
+    free(b);
+}
+
+/* Many pairs at once are each what they are alone. */
+Test(compare, many_pairs_at_once_are_each_as_alone)
+{
+    enum { P = 5 };
+    double a[P][40], b[P][40];
+    kbc_compare_pair pairs[P];
+    for (int k = 0; k < P; k++) {
+        samples(a[k], 40, 1e-3, 0.1, 100 + k);
+        samples(b[k], 40, 1e-3 * (1 + 0.03 * k), 0.1, 200 + k);
+        pairs[k] = (kbc_compare_pair){a[k], 40, b[k], 40};
+    }
+    kbc_compare_opts o;
+    kbc_compare_defaults(&o);
+    kbc_change all[P];
+    kbc_compare_many(pairs, P, &o, all);
+    for (int k = 0; k < P; k++) {
+        kbc_change one;
+        kbc_compare_samples(a[k], 40, b[k], 40, &o, &one);
+        cr_assert_eq(all[k].lo, one.lo);
+        cr_assert_eq(all[k].hi, one.hi);
+        cr_assert_eq(all[k].verdict, one.verdict);
+    }
+}
+
+/* A million samples a side: linear, so it completes (the test's time
+   limit is the check; a sort per resample took minutes). */
+Test(compare, a_million_samples_a_side_complete)
+{
+    size_t n = 1000000;
+    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    samples(a, n, 1e-3, 0.05, 21);
+    samples(b, n, 1.2e-3, 0.05, 22);
+    kbc_compare_opts o;
+    kbc_compare_defaults(&o);
+    o.resamples = 100;
+    kbc_change c;
+    kbc_compare_samples(a, n, b, n, &o, &c);
+    cr_assert_eq(c.verdict, KBC_SLOWER, "[%g, %g]", c.lo, c.hi);
+    free(a);
+    free(b);
+}
+
+/* A results file of rows v00000 .. v(rows-1) (in reverse order when
+   reverse), each with three samples, written as text: the sink would
+   spend its time rewriting the document. */
+static void write_many(const char *path, int rows, int reverse)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("{\"kbench\": {\"version\": \"0\"}, \"results\": [", f);
+    for (int k = 0; k < rows; k++) {
+        int i = reverse ? rows - 1 - k : k;
+        fprintf(f,
+                "%s{\"experiment\": \"e\", \"plugin\": \"p\", \"variant\": \"v%05d\", "
+                "\"params\": {}, \"param_info\": [], \"status\": \"pass\", \"runs\": 3, "
+                "\"samples_s\": [0.001, 0.00101, 0.00099]}",
+                k ? ", " : "", i);
+    }
+    fputs("]}\n", f);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* Thirty thousand rows a side, in opposite orders: rows are matched by
+   key in O(n log n) (the test's time limit is the check; a search per
+   row was quadratic). */
+Test(compare, cli_thirty_thousand_rows_are_matched)
+{
+    enum { ROWS = 30000 };
+    char a[512], b[512];
+    snprintf(a, sizeof a, "%s/many-base.json", tmpdir);
+    snprintf(b, sizeof b, "%s/many-new.json", tmpdir);
+    write_many(a, ROWS, 0);
+    write_many(b, ROWS, 1);
+    kbc_compare_opts o;
+    kbc_compare_defaults(&o);
+    o.resamples = 20;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    FILE *err = fopen("/dev/null", "w");
+    cr_assert_eq(kbc_cmd_compare(a, b, &o, out, err), 0);
+    fclose(out);
+    fclose(err);
+    cr_assert_not_null(strstr(text, "summary: 0 slower, 0 faster, 30000 no change, 0 untested, "
+                                    "0 only in base, 0 only in new;"),
+                       "%.400s", text);
+    free(text);
+}

@@ -1,13 +1,18 @@
 /* compare.c -- see compare.h. */
+#define _GNU_SOURCE
 #include "compare.h"
 
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "record.h"
 #include "results_read.h"
+#include "text.h"
 #include "util.h"
 
 void kbc_compare_defaults(kbc_compare_opts *o)
@@ -35,10 +40,32 @@ const char *kbc_verdict_name(kbc_verdict v)
     return "untested";
 }
 
+/* ---- the bootstrap ----
+ *
+ * Each resample k draws the base's nb samples with replacement, then the
+ * new side's nn, from one splitmix64 sequence that starts at o->seed and
+ * runs on through the resamples; its ratio is the new resample's median
+ * over the base resample's.  The interval is two quantiles of the B ratios.
+ *
+ * What costs is B * (nb + nn) draws; everything else is linear in them:
+ * - both sides are sorted once, so a resample is a count of how often each
+ *   index was drawn, and its median is found by walking the counts (no
+ *   sort per resample).  Only counts near the middle are kept (a window of
+ *   about 16 sqrt(n) indices around n / 2, beyond which a resample's median
+ *   falls with a probability far below 1e-50); a resample whose median
+ *   falls outside is counted again in full, so the result is exact;
+ * - the state before resample k is o->seed + k * (nb + nn) * GAMMA, since
+ *   each draw adds GAMMA: resamples are computed in any order, on several
+ *   threads, and give the same ratios as one thread in order would;
+ * - the two quantiles are selected (quickselect), not sorted for.
+ * The medians and ratios are bit for bit those of sorting each resample. */
+
+#define GAMMA 0x9e3779b97f4a7c15ULL
+
 /* splitmix64: small, fast, and the same sequence on every machine. */
 static uint64_t next_u64(uint64_t *s)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    uint64_t z = (*s += GAMMA);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
@@ -64,40 +91,238 @@ static double median_of(double *x, size_t n)
     return (n % 2) ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
-void kbc_compare_samples(const double *base, size_t nb, const double *newer, size_t nn,
-                         const kbc_compare_opts *o, kbc_change *out)
+/* A thread's counts: the window's, and the whole side's for a resample
+   whose median falls outside the window. */
+typedef struct counts {
+    uint32_t *win;
+    size_t win_cap;
+    uint32_t *all;
+    size_t all_cap;
+} counts;
+
+static uint32_t *counts_zeroed(uint32_t **p, size_t *cap, size_t n)
 {
-    out->base_median = out->new_median = out->ratio = out->lo = out->hi = NAN;
-    out->verdict = KBC_UNTESTED;
-    if (nb == 0 || nn == 0)
-        return;
-    double *a = kbc_xmalloc(nb * sizeof *a), *b = kbc_xmalloc(nn * sizeof *b);
-    memcpy(a, base, nb * sizeof *a);
-    memcpy(b, newer, nn * sizeof *b);
-    out->base_median = median_of(a, nb);
-    out->new_median = median_of(b, nn);
-    if (out->base_median > 0)
-        out->ratio = out->new_median / out->base_median;
-    /* One sample has no spread to resample, and a zero median no ratio. */
-    if (nb < 2 || nn < 2 || !(out->base_median > 0) || !(out->new_median > 0) ||
-        o->resamples == 0) {
-        free(a);
-        free(b);
-        return;
+    if (*cap < n) {
+        free(*p);
+        *p = kbc_xmalloc(n * sizeof **p);
+        *cap = n;
     }
+    memset(*p, 0, n * sizeof **p);
+    return *p;
+}
+
+/* Half the width of the window of counts kept for n samples (see above;
+   the median's index in a resample varies by about sqrt(n) / 2). */
+size_t kbc_compare_window(size_t n)
+{
+    return (size_t)(8.0 * sqrt((double)n)) + 64;
+}
+
+/* Walks counts c[0..w) of indices lo.. (below of them under lo): the
+   values at ranks r1 <= r2 of the resample, into *v1 and *v2.  Returns 0,
+   or -1 when either rank lies outside the window. */
+static int walk(const double *x, const uint32_t *c, size_t lo, size_t w, size_t below,
+                size_t r1, size_t r2, double *v1, double *v2)
+{
+    if (below > r1)
+        return -1;
+    size_t seen = below;
+    int have1 = 0;
+    for (size_t t = 0; t < w; t++) {
+        seen += c[t];
+        if (!have1 && seen > r1) {
+            *v1 = x[lo + t];
+            have1 = 1;
+        }
+        if (seen > r2) {
+            *v2 = x[lo + t];
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The median of one resample of the sorted x[0..n): n draws from *s (which
+   moves on by n).  half: kbc_compare_window(n), or less (tests). */
+double kbc_resample_median(const double *x, size_t n, uint64_t *s, size_t half, void *scratch)
+{
+    counts *k = scratch;
+    size_t r2 = n / 2, r1 = n % 2 ? r2 : r2 - 1;
+    size_t lo = r2 > half ? r2 - half : 0;
+    size_t hi = n - r2 > half + 1 ? r2 + half + 1 : n;
+    size_t w = hi - lo, below = 0;
+    uint32_t *c = counts_zeroed(&k->win, &k->win_cap, w);
+    uint64_t s0 = *s;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = draw(s, n);
+        below += j < lo;
+        if (j - lo < w) /* wraps for j < lo */
+            c[j - lo]++;
+    }
+    double v1 = 0, v2 = 0;
+    if (walk(x, c, lo, w, below, r1, r2, &v1, &v2) != 0) {
+        /* Outside the window: the same draws again, all counted. */
+        uint64_t t = s0;
+        c = counts_zeroed(&k->all, &k->all_cap, n);
+        for (size_t i = 0; i < n; i++)
+            c[draw(&t, n)]++;
+        walk(x, c, 0, n, 0, r1, r2, &v1, &v2);
+    }
+    return n % 2 ? v2 : 0.5 * (v1 + v2);
+}
+
+void *kbc_resample_scratch(void)
+{
+    return kbc_xcalloc(1, sizeof(counts));
+}
+
+void kbc_resample_scratch_free(void *scratch)
+{
+    counts *k = scratch;
+    if (!k)
+        return;
+    free(k->win);
+    free(k->all);
+    free(k);
+}
+
+/* The k-th smallest of x[0..n) (x reordered): quickselect, Hoare's
+   partition around the median of three. */
+static double select_kth(double *x, size_t n, size_t k)
+{
+    size_t l = 0, r = n - 1;
+    while (l < r) {
+        size_t m = l + (r - l) / 2;
+        double a = x[l], b = x[m], c = x[r];
+        double p = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+        size_t i = l, j = r;
+        for (;;) {
+            while (x[i] < p)
+                i++;
+            while (x[j] > p)
+                j--;
+            if (i >= j)
+                break;
+            double t = x[i];
+            x[i] = x[j];
+            x[j] = t;
+            i++;
+            j--;
+        }
+        /* x[l..j] <= p <= x[j+1..r] */
+        if (k <= j)
+            r = j;
+        else
+            l = j + 1;
+    }
+    return x[k];
+}
+
+/* One comparison's bootstrap: both sides sorted, B ratios to fill. */
+typedef struct boot {
+    const double *a, *b;
+    size_t na, nb;
+    double *ratios;
+} boot;
+
+/* A piece of work for a thread: resamples k0 .. k1 of one comparison. */
+typedef struct piece {
+    size_t boot;
+    unsigned k0, k1;
+} piece;
+
+typedef struct pool {
+    boot *boots;
+    piece *pieces;
+    size_t n_pieces;
+    size_t next; /* the next piece to take (atomic) */
+    uint64_t seed;
+} pool;
+
+static void *pool_work(void *arg)
+{
+    pool *p = arg;
+    void *scratch = kbc_resample_scratch();
+    for (;;) {
+        size_t at = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+        if (at >= p->n_pieces)
+            break;
+        const piece *pc = &p->pieces[at];
+        boot *b = &p->boots[pc->boot];
+        uint64_t s = p->seed + (uint64_t)pc->k0 * (uint64_t)(b->na + b->nb) * GAMMA;
+        for (unsigned k = pc->k0; k < pc->k1; k++) {
+            double ma = kbc_resample_median(b->a, b->na, &s, kbc_compare_window(b->na), scratch);
+            double mb = kbc_resample_median(b->b, b->nb, &s, kbc_compare_window(b->nb), scratch);
+            b->ratios[k] = ma > 0 ? mb / ma : INFINITY;
+        }
+    }
+    kbc_resample_scratch_free(scratch);
+    return NULL;
+}
+
+/* The threads to use: o->threads, or one per CPU this process may run on
+   (at most 64). */
+static unsigned threads_of(const kbc_compare_opts *o)
+{
+    if (o->threads)
+        return o->threads;
+    long n = 0;
+#ifdef CPU_COUNT
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        n = CPU_COUNT(&set);
+#endif
+    if (n < 1)
+        n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
+}
+
+/* Draws per piece: about a millisecond's work, so that the pieces of one
+   large comparison spread over the threads. */
+#define PIECE_DRAWS (1u << 20)
+
+/* Fills every boot's B ratios, on as many threads as pay. */
+static void run_boots(boot *boots, size_t n, const kbc_compare_opts *o)
+{
     unsigned B = o->resamples;
-    double *ratios = kbc_xmalloc(B * sizeof *ratios);
-    double *ra = kbc_xmalloc(nb * sizeof *ra), *rb = kbc_xmalloc(nn * sizeof *rb);
-    uint64_t s = o->seed;
-    for (unsigned k = 0; k < B; k++) {
-        for (size_t i = 0; i < nb; i++)
-            ra[i] = a[draw(&s, nb)];
-        for (size_t i = 0; i < nn; i++)
-            rb[i] = b[draw(&s, nn)];
-        double ma = median_of(ra, nb), mb = median_of(rb, nn);
-        ratios[k] = ma > 0 ? mb / ma : INFINITY;
+    size_t n_pieces = 0, cap = 16;
+    piece *pieces = kbc_xmalloc(cap * sizeof *pieces);
+    double draws = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t per = boots[i].na + boots[i].nb;
+        unsigned step = per >= PIECE_DRAWS ? 1 : (unsigned)(PIECE_DRAWS / per);
+        draws += (double)per * B;
+        for (unsigned k = 0; k < B; k += step) {
+            if (n_pieces == cap)
+                pieces = kbc_xrealloc(pieces, (cap *= 2) * sizeof *pieces);
+            pieces[n_pieces++] = (piece){i, k, B - k > step ? k + step : B};
+        }
     }
-    qsort(ratios, B, sizeof *ratios, cmp_double);
+    pool p = {.boots = boots, .pieces = pieces, .n_pieces = n_pieces, .seed = o->seed};
+    unsigned t = threads_of(o);
+    if (t > n_pieces)
+        t = (unsigned)n_pieces;
+    /* Fewer than 2^22 draws (a few milliseconds) stay on this thread. */
+    if (draws < 4194304.0)
+        t = 1;
+    pthread_t *tid = kbc_xcalloc(t, sizeof *tid);
+    unsigned started = 0;
+    for (unsigned i = 1; i < t; i++)
+        if (pthread_create(&tid[i], NULL, pool_work, &p) == 0)
+            started = i;
+        else
+            break;
+    pool_work(&p); /* this thread works too, and finishes what is left */
+    for (unsigned i = 1; i <= started; i++)
+        pthread_join(tid[i], NULL);
+    free(tid);
+    free(pieces);
+}
+
+/* The verdict of one comparison from its sorted sides and B ratios. */
+static void finish(kbc_change *out, double *ratios, const kbc_compare_opts *o)
+{
+    unsigned B = o->resamples;
     /* The percentile interval: the alpha/2 and 1 - alpha/2 quantiles of the
        resampled ratios (lowest and highest index that keeps alpha/2 of the
        resamples outside on each side). */
@@ -109,19 +334,65 @@ void kbc_compare_samples(const double *base, size_t nb, const double *newer, siz
         lo = B - 1;
     if (hi >= B)
         hi = B - 1;
-    out->lo = ratios[lo];
-    out->hi = ratios[hi];
+    out->lo = select_kth(ratios, B, lo);
+    out->hi = select_kth(ratios, B, hi);
     if (out->lo > 1 + o->threshold)
         out->verdict = KBC_SLOWER;
     else if (out->hi < 1 - o->threshold)
         out->verdict = KBC_FASTER;
     else
         out->verdict = KBC_NO_CHANGE;
-    free(ratios);
-    free(ra);
-    free(rb);
-    free(a);
-    free(b);
+}
+
+void kbc_compare_many(const kbc_compare_pair *pairs, size_t n, const kbc_compare_opts *o,
+                      kbc_change *out)
+{
+    boot *boots = kbc_xcalloc(n ? n : 1, sizeof *boots);
+    size_t *of = kbc_xcalloc(n ? n : 1, sizeof *of); /* boot of pair i, or SIZE_MAX */
+    size_t nboot = 0;
+    for (size_t i = 0; i < n; i++) {
+        const kbc_compare_pair *p = &pairs[i];
+        kbc_change *c = &out[i];
+        of[i] = SIZE_MAX;
+        c->base_median = c->new_median = c->ratio = c->lo = c->hi = NAN;
+        c->verdict = KBC_UNTESTED;
+        if (p->nb == 0 || p->nn == 0)
+            continue;
+        double *a = kbc_xmalloc(p->nb * sizeof *a), *b = kbc_xmalloc(p->nn * sizeof *b);
+        memcpy(a, p->base, p->nb * sizeof *a);
+        memcpy(b, p->newer, p->nn * sizeof *b);
+        c->base_median = median_of(a, p->nb);
+        c->new_median = median_of(b, p->nn);
+        if (c->base_median > 0)
+            c->ratio = c->new_median / c->base_median;
+        /* One sample has no spread to resample, and a zero median no ratio. */
+        if (p->nb < 2 || p->nn < 2 || !(c->base_median > 0) || !(c->new_median > 0) ||
+            o->resamples == 0) {
+            free(a);
+            free(b);
+            continue;
+        }
+        of[i] = nboot;
+        boots[nboot++] = (boot){a, b, p->nb, p->nn, kbc_xmalloc(o->resamples * sizeof(double))};
+    }
+    run_boots(boots, nboot, o);
+    for (size_t i = 0; i < n; i++)
+        if (of[i] != SIZE_MAX)
+            finish(&out[i], boots[of[i]].ratios, o);
+    for (size_t k = 0; k < nboot; k++) {
+        free((void *)boots[k].a);
+        free((void *)boots[k].b);
+        free(boots[k].ratios);
+    }
+    free(boots);
+    free(of);
+}
+
+void kbc_compare_samples(const double *base, size_t nb, const double *newer, size_t nn,
+                         const kbc_compare_opts *o, kbc_change *out)
+{
+    kbc_compare_pair p = {base, nb, newer, nn};
+    kbc_compare_many(&p, 1, o, out);
 }
 
 /* ---- the two files ---- */
@@ -132,6 +403,9 @@ typedef struct side {
     kbc_record *recs;
     size_t n;
     char **keys;
+    size_t *order; /* rows by key, then by place: for find_key */
+    kbc_diag why;  /* why it could not be loaded */
+    int bad;
 } side;
 
 static void side_free(side *s)
@@ -139,6 +413,7 @@ static void side_free(side *s)
     for (size_t i = 0; s->keys && i < s->n; i++)
         free(s->keys[i]);
     free(s->keys);
+    free(s->order);
     kbc_records_free(s->recs, s->n);
     json_decref(s->doc);
 }
@@ -151,33 +426,75 @@ static char *key_of(const kbc_record *r)
     return k;
 }
 
-static int side_load(side *s, const char *path, FILE *err)
+/* Rows ordered by key, rows of one key by their place in the file. */
+static int by_key(const void *x, const void *y, void *keys)
 {
-    memset(s, 0, sizeof *s);
-    s->path = path;
-    kbc_diag d = {{0}};
-    if (kbc_results_read(path, &s->recs, &s->n, &d) != 0) {
-        fprintf(err, "kbench: %s\n", d.msg);
-        return -1;
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    int c = strcmp(((char **)keys)[a], ((char **)keys)[b]);
+    return c ? c : (a > b) - (a < b);
+}
+
+void kbc_key_order(char **keys, size_t n, size_t *order)
+{
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    qsort_r(order, n, sizeof *order, by_key, keys);
+}
+
+long kbc_key_find(char *const *keys, const size_t *order, size_t n, const char *key)
+{
+    /* The first of the rows with this key: the lowest place. */
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(keys[order[mid]], key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    s->doc = json_load_file(path, 0, NULL);
+    return lo < n && strcmp(keys[order[lo]], key) == 0 ? (long)order[lo] : -1;
+}
+
+/* Loads s->path; returns 0, or -1 with s->why set. */
+static int side_load(side *s)
+{
+    /* Parsed once: the rows and the header both come from this document. */
+    s->doc = kbc_results_load(s->path, &s->why);
+    if (!s->doc || kbc_results_from_json(s->doc, s->path, &s->recs, &s->n, &s->why) != 0)
+        return -1;
     if (!json_is_object(json_object_get(s->doc, "kbench"))) {
-        fprintf(err, "kbench: %s: has no \"kbench\" object, so it is not a kbench results file.\n",
-                path);
+        kbc_diag_set(&s->why, "%s: has no \"kbench\" object, so it is not a kbench results file.",
+                     s->path);
         return -1;
     }
     s->keys = kbc_xcalloc(s->n ? s->n : 1, sizeof *s->keys);
     for (size_t i = 0; i < s->n; i++)
         s->keys[i] = key_of(&s->recs[i]);
+    s->order = kbc_xcalloc(s->n ? s->n : 1, sizeof *s->order);
+    kbc_key_order(s->keys, s->n, s->order);
     return 0;
+}
+
+static void *side_load_main(void *arg)
+{
+    side *s = arg;
+    s->bad = side_load(s) != 0;
+    return NULL;
 }
 
 static long find_key(const side *s, const char *key)
 {
-    for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->keys[i], key) == 0)
-            return (long)i;
-    return -1;
+    return kbc_key_find(s->keys, s->order, s->n, key);
+}
+
+/* Text as a JSON string, made UTF-8 first (a path from the command line,
+   a warning cut inside a character): jansson makes no string otherwise. */
+static json_t *text_json(const char *s)
+{
+    char *fixed = kbc_text_utf8(s);
+    json_t *v = json_string(fixed ? fixed : s);
+    free(fixed);
+    return v;
 }
 
 /* A JSON scalar as text, "none" for null or absent. */
@@ -255,7 +572,7 @@ static json_t *differences(const side *a, const side *b)
         scalar_text(y, ty, sizeof ty);
         if (strcmp(tx, ty) != 0) {
             char *s = kbc_xasprintf("%s differs: '%s' in base, '%s' in new", fields[i].what, tx, ty);
-            json_array_append_new(out, json_string(s));
+            json_array_append_new(out, text_json(s));
             free(s);
         }
     }
@@ -274,7 +591,7 @@ static json_t *differences(const side *a, const side *b)
                 continue;
             if (!measure_equal(json_object_get(x, "measure"), json_object_get(y, "measure"))) {
                 char *s = kbc_xasprintf("experiment '%s': the measurement settings differ", name);
-                json_array_append_new(out, json_string(s));
+                json_array_append_new(out, text_json(s));
                 free(s);
             }
             char tx[256], ty[256];
@@ -284,7 +601,7 @@ static json_t *differences(const side *a, const side *b)
                 char *s = kbc_xasprintf("experiment '%s': plugin file differs: '%s' in base, '%s' "
                                         "in new",
                                         name, tx, ty);
-                json_array_append_new(out, json_string(s));
+                json_array_append_new(out, text_json(s));
                 free(s);
             }
         }
@@ -337,20 +654,23 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
 {
     size_t i;
     const json_t *w;
+    /* Names and keys come from the files: kbc_text_visible() in the table,
+       a code span (its pipes escaped) in markdown. */
     json_array_foreach(warn, i, w) fprintf(out, "%swarning: %s\n", md ? "> " : "",
-                                           json_string_value(w));
+                                           kbc_text_visible(json_string_value(w)));
     if (json_array_size(warn))
         fprintf(out, "\n");
     double conf = (1 - o->alpha) * 100;
     fprintf(out,
             "%sbase %s, new %s: change of the median time, %.4g%% interval of the ratio of "
             "medians (%u bootstrap resamples), threshold %.4g%%\n",
-            md ? "" : "compare: ", a->path, b->path, conf, o->resamples, o->threshold * 100);
+            md ? "" : "compare: ", kbc_text_visible(a->path), kbc_text_visible(b->path), conf,
+            o->resamples, o->threshold * 100);
     fprintf(out, "\n");
     int kw = 3;
     for (size_t r = 0; r < nr; r++)
-        if ((int)strlen(rows[r].key) > kw)
-            kw = (int)strlen(rows[r].key);
+        if ((int)strlen(kbc_text_visible(rows[r].key)) > kw)
+            kw = (int)strlen(kbc_text_visible(rows[r].key));
     char ci_head[32];
     snprintf(ci_head, sizeof ci_head, "%.4g%% interval", conf);
     if (md) {
@@ -375,22 +695,29 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
             snprintf(verdict, sizeof verdict, "untested: %s", rows[r].note);
         else
             snprintf(verdict, sizeof verdict, "%s", kbc_verdict_name(c->verdict));
-        if (md)
-            fprintf(out, "| `%s` | %s | %s | %s | %s | %s%s%s |\n", rows[r].key, t1, t2, ch, ci,
+        if (md) {
+            fputs("| ", out);
+            kbc_text_md_code(out, rows[r].key, 1);
+            fprintf(out, " | %s | %s | %s | %s | %s%s%s |\n", t1, t2, ch, ci,
                     c->verdict == KBC_SLOWER ? "**" : "", verdict,
                     c->verdict == KBC_SLOWER ? "**" : "");
-        else
-            fprintf(out, "  %-*s  %10s  %10s  %8s  %-18s  %s\n", kw, rows[r].key, t1, t2, ch, ci,
-                    verdict);
+        } else {
+            fprintf(out, "  %-*s  %10s  %10s  %8s  %-18s  %s\n", kw,
+                    kbc_text_visible(rows[r].key), t1, t2, ch, ci, verdict);
+        }
     }
     if (na || nb)
         fprintf(out, "\n");
-    for (size_t k = 0; k < na; k++)
-        fprintf(out, "%sonly in base: %s%s%s\n", md ? "- " : "", md ? "`" : "", only_a[k],
-                md ? "`" : "");
-    for (size_t k = 0; k < nb; k++)
-        fprintf(out, "%sonly in new: %s%s%s\n", md ? "- " : "", md ? "`" : "", only_b[k],
-                md ? "`" : "");
+    for (int in_new = 0; in_new < 2; in_new++)
+        for (size_t k = 0; k < (in_new ? nb : na); k++) {
+            const char *key = in_new ? only_b[k] : only_a[k];
+            fprintf(out, "%sonly in %s: ", md ? "- " : "", in_new ? "new" : "base");
+            if (md)
+                kbc_text_md_code(out, key, 0);
+            else
+                fputs(kbc_text_visible(key), out);
+            fputc('\n', out);
+        }
     fprintf(out,
             "\nsummary: %zu slower, %zu faster, %zu no change, %zu untested, %zu only in base, "
             "%zu only in new; exit code %d\n",
@@ -403,13 +730,14 @@ static json_t *num_or_null(double x)
     return isfinite(x) ? json_real(x) : json_null();
 }
 
+
 static void print_json(FILE *out, const side *a, const side *b, const kbc_compare_opts *o,
                        json_t *warn, const cmp_row *rows, size_t nr, char **only_a, size_t na,
                        char **only_b, size_t nb, const size_t *count, int code)
 {
     json_t *doc = json_object();
-    json_object_set_new(doc, "base", json_string(a->path));
-    json_object_set_new(doc, "new", json_string(b->path));
+    json_object_set_new(doc, "base", text_json(a->path));
+    json_object_set_new(doc, "new", text_json(b->path));
     json_object_set_new(doc, "threshold", json_real(o->threshold));
     json_object_set_new(doc, "alpha", json_real(o->alpha));
     json_object_set_new(doc, "resamples", json_integer(o->resamples));
@@ -418,7 +746,7 @@ static void print_json(FILE *out, const side *a, const side *b, const kbc_compar
     for (size_t r = 0; r < nr; r++) {
         const kbc_change *c = &rows[r].c;
         json_t *x = json_object();
-        json_object_set_new(x, "key", json_string(rows[r].key));
+        json_object_set_new(x, "key", text_json(rows[r].key));
         json_object_set_new(x, "base_median_s", num_or_null(c->base_median));
         json_object_set_new(x, "new_median_s", num_or_null(c->new_median));
         json_object_set_new(x, "ratio", num_or_null(c->ratio));
@@ -431,9 +759,9 @@ static void print_json(FILE *out, const side *a, const side *b, const kbc_compar
     json_object_set_new(doc, "rows", rs);
     json_t *oa = json_array(), *ob = json_array();
     for (size_t k = 0; k < na; k++)
-        json_array_append_new(oa, json_string(only_a[k]));
+        json_array_append_new(oa, text_json(only_a[k]));
     for (size_t k = 0; k < nb; k++)
-        json_array_append_new(ob, json_string(only_b[k]));
+        json_array_append_new(ob, text_json(only_b[k]));
     json_object_set_new(doc, "only_in_base", oa);
     json_object_set_new(doc, "only_in_new", ob);
     json_t *s = json_object();
@@ -451,12 +779,16 @@ static void print_json(FILE *out, const side *a, const side *b, const kbc_compar
 int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compare_opts *o,
                     FILE *out, FILE *err)
 {
-    side a, b;
-    if (side_load(&a, base_path, err) != 0) {
-        side_free(&a);
-        return KBC_EXIT_USAGE;
-    }
-    if (side_load(&b, new_path, err) != 0) {
+    side a = {.path = base_path}, b = {.path = new_path};
+    /* Both files are parsed at once, the new one on a second thread
+       (jansson's hash seed is set first, here, as its threads need). */
+    json_object_seed(0);
+    pthread_t t;
+    int threaded = pthread_create(&t, NULL, side_load_main, &b) == 0;
+    int bad_a = side_load(&a) != 0;
+    int bad_b = threaded ? (pthread_join(t, NULL), b.bad) : side_load(&b) != 0;
+    if (bad_a || bad_b) {
+        fprintf(err, "kbench: %s\n", bad_a ? a.why.msg : b.why.msg);
         side_free(&a);
         side_free(&b);
         return KBC_EXIT_USAGE;
@@ -466,6 +798,19 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
     char **only_a = kbc_xcalloc(a.n ? a.n : 1, sizeof *only_a);
     char **only_b = kbc_xcalloc(b.n ? b.n : 1, sizeof *only_b);
     size_t nr = 0, na = 0, nb = 0, count[4] = {0}, lost_new = 0;
+    /* The rows both ran, compared all at once (their resamples shared
+       among the threads). */
+    kbc_compare_pair *pairs = kbc_xcalloc(a.n ? a.n : 1, sizeof *pairs);
+    kbc_change *changes = kbc_xcalloc(a.n ? a.n : 1, sizeof *changes);
+    size_t np = 0;
+    for (size_t i = 0; i < a.n; i++) {
+        long j = find_key(&b, a.keys[i]);
+        if (j >= 0 && ran(&a.recs[i]) && ran(&b.recs[j]))
+            pairs[np++] = (kbc_compare_pair){a.recs[i].samples, a.recs[i].n_samples,
+                                             b.recs[j].samples, b.recs[j].n_samples};
+    }
+    kbc_compare_many(pairs, np, o, changes);
+    np = 0;
     for (size_t i = 0; i < a.n; i++) {
         long j = find_key(&b, a.keys[i]);
         if (j < 0) {
@@ -485,7 +830,7 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
                 lost_new++;
             }
         } else {
-            kbc_compare_samples(x->samples, x->n_samples, y->samples, y->n_samples, o, &r->c);
+            r->c = changes[np++];
             if (r->c.verdict == KBC_UNTESTED)
                 r->note = (x->n_samples < 2 || y->n_samples < 2)
                               ? "fewer than 2 samples on a side"
@@ -503,6 +848,8 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
         print_text(out, o->format == KBC_CMP_MARKDOWN, &a, &b, o, warn, rows, nr, only_a, na,
                    only_b, nb, count, code);
     json_decref(warn);
+    free(pairs);
+    free(changes);
     free(rows);
     free(only_a);
     free(only_b);

@@ -29,6 +29,8 @@ typedef struct kbc_compare_opts {
     unsigned resamples;
     uint64_t seed;    /* the same seed for every row                      */
     kbc_compare_format format;
+    unsigned threads; /* for the bootstrap; 0: one per CPU (at most 64).
+                         The result does not depend on it. */
 } kbc_compare_opts;
 
 /* The defaults: threshold 5%, alpha 0.05, 2000 resamples, a fixed seed,
@@ -46,9 +48,38 @@ typedef struct kbc_change {
 } kbc_change;
 
 /* Compares the samples base[0..nb) with new[0..nn) under o.  Deterministic
-   for a given o->seed. */
+   for a given o->seed.  Time: O(resamples * (nb + nn)) draws, spread over
+   o->threads. */
 void kbc_compare_samples(const double *base, size_t nb, const double *newer, size_t nn,
                          const kbc_compare_opts *o, kbc_change *out);
+
+/* kbc_compare_samples() for n pairs at once (out[i] for pairs[i]), their
+   resamples shared among the threads: what each gets is what
+   kbc_compare_samples() would give it. */
+typedef struct kbc_compare_pair {
+    const double *base;
+    size_t nb;
+    const double *newer;
+    size_t nn;
+} kbc_compare_pair;
+void kbc_compare_many(const kbc_compare_pair *pairs, size_t n, const kbc_compare_opts *o,
+                      kbc_change *out);
+
+/* For tests: the median of one bootstrap resample of the sorted x[0..n),
+   drawing n indices from *s; half is the half-width of the window of
+   counts kept (kbc_compare_window(n) in use; a smaller one makes the
+   exact recount that follows a miss happen more).  scratch comes from
+   kbc_resample_scratch(). */
+size_t kbc_compare_window(size_t n);
+double kbc_resample_median(const double *x, size_t n, uint64_t *s, size_t half, void *scratch);
+void *kbc_resample_scratch(void);
+void kbc_resample_scratch_free(void *scratch);
+
+/* Finding rows by key in O(log n): order[0..n) gets the indices of
+   keys[0..n) sorted by key (rows of one key by index); kbc_key_find()
+   returns the first (lowest) index whose key is key, or -1. */
+void kbc_key_order(char **keys, size_t n, size_t *order);
+long kbc_key_find(char *const *keys, const size_t *order, size_t n, const char *key);
 
 /* The verdict's word: "faster", "slower", "no change", "untested". */
 const char *kbc_verdict_name(kbc_verdict v);

@@ -13,7 +13,56 @@
 
 #include "record.h"
 #include "results_read.h"
+#include "text.h"
 #include "util.h"
+
+/* Every text in a script that kbench did not write itself (an experiment's,
+   variant's or parameter's name, a parameter's text, the GPU's name, a
+   ceiling's kind from the file, a file name) reaches the script through
+   gp_string() only (gp_quote() for texts), as one single-quoted gnuplot
+   string:
+   - gnuplot substitutes backquotes (a shell command) everywhere but in
+     single-quoted strings, expands '@' macros outside quotes, and reads
+     backslash escapes in double-quoted ones; in single quotes nothing is
+     special but the quote itself;
+   - a quote in the text closes the string and is added by concatenation,
+     'it'."'".'s' (gnuplot's own doubling, 'it''s', is misread where the
+     text starts with a quote or has two in a row);
+   - a line break would end the string and the command, and start another:
+     control characters and bytes that are not UTF-8 are written as visible
+     escapes instead (kbc_text_visible: a line feed as \n), so a string never
+     spans two lines;
+   - in a text (enhanced: a title, a label, a key entry) the enhanced-text
+     specials (^ _ @ & ~ { } and the backslash) get one backslash each, so
+     that a name prints as it is spelled; a file name (set output) is
+     written as it is.
+   The data blocks hold numbers only, file names are made of letters,
+   digits, '-', '_' and '.' (file_stem), and the rest of each script is
+   kbench's own text. */
+static void gp_string(FILE *f, const char *s, int enhanced)
+{
+    size_t need = 4 * strlen(s) + 1; /* the longest escape (\xHH) is 4 per byte */
+    char *vis = kbc_xmalloc(need);
+    kbc_text_visible_to(s, vis, need);
+    fputc('\'', f);
+    for (const char *p = vis; *p; p++) {
+        if (*p == '\'') {
+            fputs("'.\"'\".'", f);
+            continue;
+        }
+        if (enhanced && strchr("^_@&~{}\\", *p))
+            fputc('\\', f);
+        fputc(*p, f);
+    }
+    fputc('\'', f);
+    free(vis);
+}
+
+/* A text for a title, a label or a key entry. */
+static void gp_quote(FILE *f, const char *s)
+{
+    gp_string(f, s, 1);
+}
 
 int kbc_have_gnuplot(void)
 {
@@ -89,9 +138,12 @@ static void ceiling_line(FILE *f, rate_kind rk, const plot_ceiling *c)
     /* The tensor ceilings are measured with mma.sync (docs/output.md), which
        wgmma kernels pass: the label says so. */
     int mma = strcmp(kind, "tf32") == 0 || strcmp(kind, "bf16") == 0;
-    fprintf(f, "  %.9g title \"%s%s ceiling (%.0f %s)\" with lines lw 2 dt 4 lc rgb '#c00000'\n",
-            c->value, kind, mma ? " mma.sync" : "", c->value,
-            rk == RATE_GFLOPS ? "GFLOP/s" : "GB/s");
+    char *title = kbc_xasprintf("%s%s ceiling (%.0f %s)", kind, mma ? " mma.sync" : "", c->value,
+                                rk == RATE_GFLOPS ? "GFLOP/s" : "GB/s");
+    fprintf(f, "  %.9g title ", c->value);
+    gp_quote(f, title);
+    fprintf(f, " with lines lw 2 dt 4 lc rgb '#c00000'\n");
+    free(title);
 }
 
 static double rate_of(const kbc_record *r, rate_kind k)
@@ -150,30 +202,56 @@ static void group_of(const kbc_record *r, const char *x, char *buf, size_t n)
     }
 }
 
-/* A file name from an experiment and group: letters, digits, '-', '_',
-   '.'; anything else becomes '_'. */
-static char *file_stem(const char *exp, const char *group)
+/* A file name from an experiment and group, safe as a name and as
+   gnuplot's argument: letters, digits, '-', '_' and '.' kept and anything
+   else (a '/', a space, a control character, each byte of a non-ASCII
+   character) made '_'; a '.' after a '.' made '_' too (no ".."), a name
+   that would start with '-' or '.' (an option, a hidden file) or be empty
+   gets a leading '_', and it is cut to 120 bytes.  "-2", "-3" ... is added
+   when an earlier plot of this command took the name. */
+static char *file_stem(const char *const *taken, size_t n_taken, const char *exp,
+                       const char *group)
 {
-    char *s = group[0] ? kbc_xasprintf("%s-%s", exp, group) : kbc_xstrdup(exp);
-    for (char *p = s; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-              *p == '-' || *p == '_' || *p == '.'))
-            *p = '_';
-    return s;
+    char *s = group[0] ? kbc_xasprintf("_%s-%s", exp, group) : kbc_xasprintf("_%s", exp);
+    char *o = s;
+    for (const char *p = s + 1; *p && o - s < 120; p++) {
+        char ch = *p;
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                 ch == '-' || ch == '_' || (ch == '.' && *o != '.');
+        *++o = ok ? ch : '_';
+    }
+    o[1] = '\0';
+    /* s[0] is the '_' kept only where the name needs it. */
+    if (s[1] && s[1] != '-' && s[1] != '.')
+        memmove(s, s + 1, strlen(s));
+    char *name = kbc_xstrdup(s);
+    for (unsigned k = 2;; k++) {
+        int clash = 0;
+        for (size_t i = 0; i < n_taken && !clash; i++)
+            clash = strcmp(taken[i], name) == 0;
+        if (!clash)
+            break;
+        free(name);
+        name = kbc_xasprintf("%s-%u", s, k);
+    }
+    free(s);
+    return name;
 }
 
-/* Text for a gnuplot double-quoted string: quotes and backslashes
-   escaped, and the enhanced-text specials (_ ^ @ & { }) too, so that
-   variant names print as written. */
-static void gp_text(FILE *f, const char *s)
+/* s and t joined (s freed): for titles put together before gp_quote(). */
+static char *join(char *s, const char *t)
 {
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        else if (strchr("_^@&{}~", *s))
-            fputs("\\\\", f);
-        fputc(*s, f);
-    }
+    char *j = kbc_xasprintf("%s%s", s, t);
+    free(s);
+    return j;
+}
+
+/* The output file "stem.ext" as a gnuplot string. */
+static void gp_file(FILE *f, const char *stem, const char *ext)
+{
+    char *name = kbc_xasprintf("%s.%s", stem, ext);
+    gp_string(f, name, 0);
+    free(name);
 }
 
 /* The lines common to every script: both terminals, the output names. */
@@ -189,7 +267,9 @@ static void gp_head(FILE *f, const char *stem)
 static void gp_svg(FILE *f, const char *stem)
 {
     fprintf(f, "set terminal svg size 900,560 dynamic enhanced font 'sans,13'\n");
-    fprintf(f, "set output '%s.svg'\n", stem);
+    fprintf(f, "set output ");
+    gp_file(f, stem, "svg");
+    fputc('\n', f);
 }
 
 static void gp_outputs(FILE *f, const char *stem)
@@ -199,7 +279,9 @@ static void gp_outputs(FILE *f, const char *stem)
                "} else {\n"
                "    set terminal png size 900,560 enhanced\n"
                "}\n");
-    fprintf(f, "set output '%s.png'\nreplot\nset output\n", stem);
+    fprintf(f, "set output ");
+    gp_file(f, stem, "png");
+    fprintf(f, "\nreplot\nset output\n");
 }
 
 typedef struct plot_ctx {
@@ -236,7 +318,7 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
         }
     }
     rate_kind rk = rate_pick(&votes);
-    char *stem = file_stem(exp, group);
+    char *stem = file_stem((const char *const *)c->written, c->n_written, exp, group);
     char *path = kbc_xasprintf("%s/%s.gp", c->dir, stem);
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -280,22 +362,26 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
         free(xs);
         free(ys);
     }
-    fprintf(f, "set title \"");
-    gp_text(f, exp);
+    char *title = kbc_xstrdup(exp);
     if (group[0]) {
-        fputs(" (", f);
-        gp_text(f, group);
-        fputs(")", f);
+        title = join(title, " (");
+        title = join(title, group);
+        title = join(title, ")");
     }
     if (c->gpu) {
-        fputs(", ", f);
-        gp_text(f, c->gpu);
+        title = join(title, ", ");
+        title = join(title, c->gpu);
     }
-    fprintf(f, "\"\n");
-    fprintf(f, "set xlabel \"");
-    gp_text(f, x);
-    fprintf(f, log2x ? " (elements, log_2 scale)\"\n" : "\"\n");
-    fprintf(f, "set ylabel \"%s\"\n", rate_label(rk));
+    fprintf(f, "set title ");
+    gp_quote(f, title);
+    free(title);
+    char *xl = kbc_xasprintf("%s%s", x, log2x ? " (elements, log2 scale)" : "");
+    fprintf(f, "\nset xlabel ");
+    gp_quote(f, xl);
+    free(xl);
+    fprintf(f, "\nset ylabel ");
+    gp_quote(f, rate_label(rk));
+    fputc('\n', f);
     if (log2x)
         fprintf(f, "set logscale x 2\nset format x '2^{%%L}'\n");
     /* Room above the highest line, so that a ceiling is not hidden in
@@ -307,14 +393,16 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
     fprintf(f, "plot \\\n");
     size_t lib = 0, own = 0;
     for (size_t k = 0; k < nv; k++) {
-        fprintf(f, "  $v%zu using 1:2 title \"", k);
-        gp_text(f, vars[k]);
+        fprintf(f, "  $v%zu using 1:2 title ", k);
         if (flags[k] & KB_VARIANT_LIBRARY) {
             /* Libraries: thick dashed black-to-grey lines, open squares. */
-            fprintf(f, " (library)\" lw 3 dt 2 pt 4 ps 1.2 lc rgb '%s'",
-                    (lib++ % 2) ? "#606060" : "#000000");
+            char *t = kbc_xasprintf("%s (library)", vars[k]);
+            gp_quote(f, t);
+            free(t);
+            fprintf(f, " lw 3 dt 2 pt 4 ps 1.2 lc rgb '%s'", (lib++ % 2) ? "#606060" : "#000000");
         } else {
-            fprintf(f, "\" lw 1.5 pt %zu lc %zu", 5 + own % 9, 1 + own);
+            gp_quote(f, vars[k]);
+            fprintf(f, " lw 1.5 pt %zu lc %zu", 5 + own % 9, 1 + own);
             own++;
         }
         fprintf(f, "%s", k + 1 < nv || ceiling.value > 0 ? ", \\\n" : "\n");
@@ -347,7 +435,7 @@ static int bar_plot(plot_ctx *c, size_t i0, size_t i1)
     group_of(r0, NULL, g, sizeof g);
     if (!g[0])
         snprintf(g, sizeof g, "point%llu", (unsigned long long)r0->point + 1);
-    char *stem = file_stem(r0->experiment, g);
+    char *stem = file_stem((const char *const *)c->written, c->n_written, r0->experiment, g);
     char *path = kbc_xasprintf("%s/%s.gp", c->dir, stem);
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -358,45 +446,61 @@ static int bar_plot(plot_ctx *c, size_t i0, size_t i1)
     }
     gp_head(f, stem);
     plot_ceiling ceiling = {0, ""};
+    /* The data: the rate and whether the row is a library's, numbers only;
+       the variants' names are the tic labels, below. */
     fprintf(f, "$bars << EOD\n");
     for (size_t i = i0; i < i1; i++) {
         const kbc_record *r = &c->recs[i];
         double y = ran(r) ? rate_of(r, rk) : NAN;
-        fputc('"', f);
-        for (const char *p = r->variant; *p; p++)
-            fputc(*p == '"' ? '\'' : *p, f);
-        fprintf(f, "\" %.9g %d\n", isfinite(y) ? y : 0.0, (r->flags & KB_VARIANT_LIBRARY) ? 1 : 0);
+        fprintf(f, "%.9g %d\n", isfinite(y) ? y : 0.0, (r->flags & KB_VARIANT_LIBRARY) ? 1 : 0);
         if (ran(r))
             ceiling_note(&ceiling, rk, r);
     }
     fprintf(f, "EOD\n");
-    fprintf(f, "set title \"");
-    gp_text(f, r0->experiment);
+    /* The title: the experiment and point, the parameters four to a line
+       (so that a long title is not cut off at the canvas's edges), the
+       GPU; its lines joined by gnuplot's string concatenation. */
     snprintf(pt, sizeof pt, "%llu", (unsigned long long)r0->point + 1);
-    fprintf(f, " point %s", pt);
-    /* Parameters four to a line, so that a long title is not cut off at
-       the canvas's edges. */
+    char *line = kbc_xasprintf("%s point %s", r0->experiment, pt);
+    fprintf(f, "set title ");
     for (uint32_t i = 0; i < r0->n_params; i++) {
-        fputs(i % 4 == 0 ? "\\n" : ", ", f);
-        gp_text(f, r0->params[i].name);
-        fputc('=', f);
-        gp_text(f, r0->params[i].text);
+        if (i % 4 == 0) {
+            gp_quote(f, line);
+            fprintf(f, " . \"\\n\" . ");
+            free(line);
+            line = kbc_xstrdup("");
+        } else {
+            line = join(line, ", ");
+        }
+        line = join(line, r0->params[i].name);
+        line = join(line, "=");
+        line = join(line, r0->params[i].text);
     }
     if (c->gpu) {
-        fputs("\\n", f);
-        gp_text(f, c->gpu);
+        gp_quote(f, line);
+        fprintf(f, " . \"\\n\" . ");
+        free(line);
+        line = kbc_xstrdup(c->gpu);
     }
-    fprintf(f, "\"\n");
-    fprintf(f, "set ylabel \"%s\"\nset yrange [0:*]\nset offsets 0, 0, graph 0.08, 0\n"
+    gp_quote(f, line);
+    free(line);
+    fprintf(f, "\nset ylabel ");
+    gp_quote(f, rate_label(rk));
+    fprintf(f, "\nset yrange [0:*]\nset offsets 0, 0, graph 0.08, 0\n"
                "set grid ytics\nset xrange [-0.6:%zu.4]\n",
-            rate_label(rk), i1 - i0 - 1);
-    fprintf(f, "set style fill solid 0.7 border -1\nset boxwidth 0.7\nset xtics rotate by -35\n");
+            i1 - i0 - 1);
+    fprintf(f, "set style fill solid 0.7 border -1\nset boxwidth 0.7\n");
+    fprintf(f, "set xtics rotate by -35 (");
+    for (size_t i = i0; i < i1; i++) {
+        gp_quote(f, c->recs[i].variant);
+        fprintf(f, " %zu%s", i - i0, i + 1 < i1 ? ", " : "");
+    }
+    fprintf(f, ")\n");
     fprintf(f, "set key above horizontal\n");
     gp_svg(f, stem);
-    fprintf(f, "plot $bars using 0:($3 == 0 ? $2 : 1/0):xtic(1) with boxes lc 1 title "
-               "\"kernel\", \\\n");
-    fprintf(f, "  $bars using 0:($3 == 1 ? $2 : 1/0) with boxes lc rgb '#404040' fs pattern 2 "
-               "title \"library\"%s\n",
+    fprintf(f, "plot $bars using 0:($2 == 0 ? $1 : 1/0) with boxes lc 1 title 'kernel', \\\n");
+    fprintf(f, "  $bars using 0:($2 == 1 ? $1 : 1/0) with boxes lc rgb '#404040' fs pattern 2 "
+               "title 'library'%s\n",
             ceiling.value > 0 ? ", \\" : "");
     ceiling_line(f, rk, &ceiling);
     gp_outputs(f, stem);
@@ -421,7 +525,8 @@ static int run_gnuplot(const char *dir, const char *stem)
     if (pid == 0) {
         if (chdir(dir) != 0)
             _exit(127);
-        char *script = kbc_xasprintf("%s.gp", stem);
+        /* "./": the script is never taken for an option. */
+        char *script = kbc_xasprintf("./%s.gp", stem);
         execlp("gnuplot", "gnuplot", script, (char *)NULL);
         _exit(127);
     }
@@ -436,11 +541,13 @@ int kbc_cmd_plot(const char *path, const char *dir, const char *md, FILE *out, F
     kbc_record *recs = NULL;
     size_t n = 0;
     kbc_diag d = {{0}};
-    if (kbc_results_read(path, &recs, &n, &d) != 0) {
+    /* Parsed once: the rows and the GPU's name both come from it. */
+    json_t *doc = kbc_results_load(path, &d);
+    if (!doc || kbc_results_from_json(doc, path, &recs, &n, &d) != 0) {
         fprintf(err, "kbench: %s\n", d.msg);
+        json_decref(doc);
         return KBC_EXIT_USAGE;
     }
-    json_t *doc = json_load_file(path, 0, NULL);
     const json_t *gpu = json_object_get(json_object_get(doc, "machine"), "gpu");
     plot_ctx c = {.recs = recs, .n = n, .gpu = json_is_string(gpu) ? json_string_value(gpu) : NULL,
                   .dir = dir, .out = out};

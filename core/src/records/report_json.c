@@ -23,6 +23,7 @@
 
 #include "report.h"
 #include "record_json.h"
+#include "text.h"
 #include "version.h"
 #include "util.h"
 
@@ -55,9 +56,38 @@ static json_t *u64(uint64_t x)
     return x <= (uint64_t)INT64_MAX ? json_integer((json_int_t)x) : json_real((double)x);
 }
 
+/* Text from outside kbench (a name, a reason, a description, a path) as a
+   JSON string.  jansson makes no string of text that is not UTF-8, so the
+   value, and the key it was for, would vanish from the file without a
+   word: instead each byte that is not part of well-formed UTF-8 becomes
+   U+FFFD, and the first such text of the process is named on stderr. */
+static json_t *jtext(const char *s)
+{
+    char *fixed = kbc_text_utf8(s);
+    if (!fixed)
+        return json_string(s);
+    static int said;
+    if (!said++)
+        fprintf(stderr,
+                "kbench: \"%s\" is not UTF-8; the JSON has U+FFFD for each byte that is not "
+                "(said once)\n",
+                kbc_text_visible(s));
+    json_t *v = json_string(fixed);
+    free(fixed);
+    return v;
+}
+
+/* o[key] = v, the key made UTF-8 as jtext() does. */
+static void jset(json_t *o, const char *key, json_t *v)
+{
+    json_t *k = jtext(key);
+    json_object_set_new(o, json_string_value(k), v);
+    json_decref(k);
+}
+
 static json_t *str_or_null(const char *s)
 {
-    return s ? json_string(s) : json_null();
+    return s ? jtext(s) : json_null();
 }
 
 static json_t *cuda_version(int v)
@@ -122,8 +152,8 @@ static json_t *machine_json(const kbc_run_info *info)
         return o;
     int g = m->has_gpu;
     json_object_set_new(o, "has_gpu", json_boolean(g));
-    json_object_set_new(o, "reason", g ? json_null() : json_string(m->no_gpu_reason));
-    json_object_set_new(o, "gpu", g ? json_string(m->name) : json_null());
+    json_object_set_new(o, "reason", g ? json_null() : jtext(m->no_gpu_reason));
+    json_object_set_new(o, "gpu", g ? jtext(m->name) : json_null());
     if (g) {
         char cc[32];
         snprintf(cc, sizeof cc, "%d.%d", m->cc_major, m->cc_minor);
@@ -147,7 +177,7 @@ static json_t *machine_json(const kbc_run_info *info)
     json_object_set_new(o, "runtime_version",
                         m->runtime_version > 0 ? json_integer(m->runtime_version) : json_null());
     json_object_set_new(o, "runtime_version_string", cuda_version(m->runtime_version));
-    json_object_set_new(o, "host", json_string(m->host));
+    json_object_set_new(o, "host", jtext(m->host));
     json_object_set_new(o, "cpu_threads", json_integer(m->cpu_threads));
     /* The three ceilings of the device the CUDA rows ran on (null where
        not measured); copy_gbps keeps its old place and meaning. */
@@ -184,14 +214,14 @@ static json_t *batch_json(int batch)
 static json_t *experiment_json(const kbc_exp_info *e)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "name", json_string(e->name));
+    json_object_set_new(o, "name", jtext(e->name));
     json_object_set_new(o, "line", json_integer(e->line));
     json_object_set_new(o, "description", str_or_null(e->description));
-    json_object_set_new(o, "plugin", json_string(e->plugin));
+    json_object_set_new(o, "plugin", jtext(e->plugin));
     json_object_set_new(o, "plugin_file", str_or_null(e->plugin_file));
     json_t *vs = json_array();
     for (size_t i = 0; i < e->n_variants; i++)
-        json_array_append_new(vs, json_string(e->variants[i]));
+        json_array_append_new(vs, jtext(e->variants[i]));
     json_object_set_new(o, "variants", vs);
     json_object_set_new(o, "baseline", str_or_null(e->baseline));
     json_object_set_new(o, "reference", str_or_null(e->reference));
@@ -214,8 +244,8 @@ static json_t *experiment_json(const kbc_exp_info *e)
     for (size_t i = 0; i < e->n_params; i++) {
         json_t *vals = json_array();
         for (size_t k = 0; k < e->n_values[i]; k++)
-            json_array_append_new(vals, json_string(e->param_values[i][k]));
-        json_object_set_new(params, e->param_names[i], vals);
+            json_array_append_new(vals, jtext(e->param_values[i][k]));
+        jset(params, e->param_names[i], vals);
     }
     json_object_set_new(o, "params", params);
     json_object_set_new(o, "points", u64(e->n_points));
@@ -236,7 +266,7 @@ static json_t *value_json(const kbc_rec_param *q)
     case KB_PARAM_BOOL:
         return json_boolean(q->value.i != 0);
     case KB_PARAM_ENUM:
-        return json_string(q->text);
+        return jtext(q->text);
     }
     return json_null();
 }
@@ -250,25 +280,25 @@ json_t *kbc_record_to_json(const kbc_record *r)
     size_t need = kbc_record_key(r, NULL, 0) + 1;
     char *key = kbc_xmalloc(need);
     kbc_record_key(r, key, need);
-    json_object_set_new(o, "key", json_string(key));
+    json_object_set_new(o, "key", jtext(key));
     free(key);
-    json_object_set_new(o, "experiment", json_string(r->experiment));
-    json_object_set_new(o, "plugin", json_string(r->plugin));
+    json_object_set_new(o, "experiment", jtext(r->experiment));
+    json_object_set_new(o, "plugin", jtext(r->plugin));
     json_object_set_new(o, "point", u64(r->point));
     json_object_set_new(o, "of_points", u64(r->n_points));
     json_t *params = json_object();
     for (uint32_t i = 0; i < r->n_params; i++)
-        json_object_set_new(params, r->params[i].name, value_json(&r->params[i]));
+        jset(params, r->params[i].name, value_json(&r->params[i]));
     json_object_set_new(o, "params", params);
     /* What the reader needs to rebuild the typed values exactly. */
     json_t *pm = json_array();
     for (uint32_t i = 0; i < r->n_params; i++) {
         const kbc_rec_param *q = &r->params[i];
         json_t *x = json_object();
-        json_object_set_new(x, "name", json_string(q->name));
+        json_object_set_new(x, "name", jtext(q->name));
         json_object_set_new(x, "type", json_string((unsigned)q->type < 5 ? type_names[q->type]
                                                                          : "int"));
-        json_object_set_new(x, "text", json_string(q->text));
+        json_object_set_new(x, "text", jtext(q->text));
         json_object_set_new(x, "swept", json_boolean(q->swept));
         /* An enum's choice by number too, so that a row read back (from a
            worker, a journal or a shard) has the typed value it was run with. */
@@ -277,7 +307,7 @@ json_t *kbc_record_to_json(const kbc_record *r)
         json_array_append_new(pm, x);
     }
     json_object_set_new(o, "param_info", pm);
-    json_object_set_new(o, "variant", json_string(r->variant));
+    json_object_set_new(o, "variant", jtext(r->variant));
     json_object_set_new(o, "variant_index", json_integer(r->variant_index));
     json_object_set_new(o, "backend", json_string(r->backend == KB_BACKEND_CUDA ? "cuda" : "cpu"));
     json_t *fl = json_array();
@@ -285,14 +315,14 @@ json_t *kbc_record_to_json(const kbc_record *r)
     for (char *tok = strtok(buf, "|"); tok; tok = strtok(NULL, "|"))
         json_array_append_new(fl, json_string(tok));
     json_object_set_new(o, "flags", fl);
-    json_object_set_new(o, "baseline", r->baseline[0] ? json_string(r->baseline) : json_null());
-    json_object_set_new(o, "reference", r->reference[0] ? json_string(r->reference) : json_null());
-    json_object_set_new(o, "device", r->device[0] ? json_string(r->device) : json_null());
+    json_object_set_new(o, "baseline", r->baseline[0] ? jtext(r->baseline) : json_null());
+    json_object_set_new(o, "reference", r->reference[0] ? jtext(r->reference) : json_null());
+    json_object_set_new(o, "device", r->device[0] ? jtext(r->device) : json_null());
     json_object_set_new(o, "cache", json_string(r->cache_cold ? "cold" : "hot"));
-    json_object_set_new(o, "host", r->host[0] ? json_string(r->host) : json_null());
-    json_object_set_new(o, "gpu_uuid", r->gpu_uuid[0] ? json_string(r->gpu_uuid) : json_null());
+    json_object_set_new(o, "host", r->host[0] ? jtext(r->host) : json_null());
+    json_object_set_new(o, "gpu_uuid", r->gpu_uuid[0] ? jtext(r->gpu_uuid) : json_null());
     json_object_set_new(o, "pci_bus_id",
-                        r->pci_bus_id[0] ? json_string(r->pci_bus_id) : json_null());
+                        r->pci_bus_id[0] ? jtext(r->pci_bus_id) : json_null());
     json_object_set_new(o, "worker_pid", r->worker_pid > 0 ? json_integer(r->worker_pid)
                                                            : json_null());
     json_object_set_new(o, "device_left_bytes", r->device_left_bytes >= 0
@@ -302,12 +332,12 @@ json_t *kbc_record_to_json(const kbc_record *r)
     json_t *ig = json_array();
     snprintf(buf, sizeof buf, "%s", r->ignores);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
-        json_array_append_new(ig, json_string(tok));
+        json_array_append_new(ig, jtext(tok));
     json_object_set_new(o, "ignores", ig);
     json_object_set_new(o, "status", json_string(kbc_outcome_name((int)r->outcome)));
-    json_object_set_new(o, "reason", r->reason[0] ? json_string(r->reason) : json_null());
+    json_object_set_new(o, "reason", r->reason[0] ? jtext(r->reason) : json_null());
     if (r->sanitizer[0])
-        json_object_set_new(o, "sanitizer", json_string(r->sanitizer));
+        json_object_set_new(o, "sanitizer", jtext(r->sanitizer));
     json_object_set_new(o, "runs", json_integer((json_int_t)r->time.n));
     json_t *t = json_object();
     json_object_set_new(t, "median", num(r->time.median));
@@ -338,10 +368,10 @@ json_t *kbc_record_to_json(const kbc_record *r)
     json_object_set_new(o, "gbps", num(r->gbps));
     json_object_set_new(o, "gflops", num(r->gflops));
     json_object_set_new(o, "items_per_s", num(r->items_per_s));
-    json_object_set_new(o, "ceiling", r->ceiling[0] ? json_string(r->ceiling) : json_null());
+    json_object_set_new(o, "ceiling", r->ceiling[0] ? jtext(r->ceiling) : json_null());
     json_object_set_new(o, "ceiling_gbps", num(r->ceiling_gbps));
     json_object_set_new(o, "pct_ceiling", num(r->pct_ceiling));
-    json_object_set_new(o, "peak", r->peak[0] ? json_string(r->peak) : json_null());
+    json_object_set_new(o, "peak", r->peak[0] ? jtext(r->peak) : json_null());
     json_object_set_new(o, "peak_gflops", num(r->peak_gflops));
     json_object_set_new(o, "pct_peak", num(r->pct_peak));
     json_t *md = json_object();
@@ -351,7 +381,7 @@ json_t *kbc_record_to_json(const kbc_record *r)
                                    : r->mode.graph      ? json_string("graph")
                                                         : json_string("loop"));
     json_object_set_new(md, "requested", batch_json(r->mode.requested));
-    json_object_set_new(md, "note", r->mode.note[0] ? json_string(r->mode.note) : json_null());
+    json_object_set_new(md, "note", r->mode.note[0] ? jtext(r->mode.note) : json_null());
     json_object_set_new(o, "mode", md);
     const kbc_rec_clocks *k = &r->clocks;
     if (k->n > 0) {
@@ -518,7 +548,7 @@ static int json_begin(void *vctx, const kbc_run_info *info)
     json_object_set_new(doc, "config", config);
     if (info->plan_hash) {
         json_t *plan = json_object();
-        json_object_set_new(plan, "hash", json_string(info->plan_hash));
+        json_object_set_new(plan, "hash", jtext(info->plan_hash));
         if (info->shard_count > 0) {
             json_t *sh = json_object();
             json_object_set_new(sh, "index", json_integer(info->shard_index));
@@ -535,9 +565,9 @@ static int json_begin(void *vctx, const kbc_run_info *info)
     for (size_t i = 0; i < info->n_builds; i++) {
         const kbc_build_info *b = &info->builds[i];
         json_t *x = json_object();
-        json_object_set_new(x, "name", json_string(b->name));
-        json_object_set_new(x, "file", json_string(b->file));
-        json_object_set_new(x, "sha256", b->sha256[0] ? json_string(b->sha256) : json_null());
+        json_object_set_new(x, "name", jtext(b->name));
+        json_object_set_new(x, "file", jtext(b->file));
+        json_object_set_new(x, "sha256", b->sha256[0] ? jtext(b->sha256) : json_null());
         json_array_append_new(plugins, x);
     }
     json_object_set_new(prov, "plugins", plugins);

@@ -16,6 +16,7 @@
 
 #include "compare.h"
 #include "report.h"
+#include "text.h"
 #include "util.h"
 
 typedef struct table_ctx {
@@ -27,6 +28,7 @@ typedef struct table_ctx {
     const kbc_record *base; /* --baseline: an earlier run's rows (borrowed) */
     size_t n_base;
     char **base_keys;       /* their keys                                   */
+    size_t *base_order;     /* base rows by key (kbc_key_order)             */
     int clocks;         /* the run reads the GPU's clocks (NVML)           */
     char nogpu[512];    /* the run-wide skip reason, shown once at the end */
     unsigned nogpu_rows;/* rows skipped for it                             */
@@ -203,10 +205,8 @@ static const char *fmt_change(const table_ctx *c, const kbc_record *r, char *buf
     size_t need = kbc_record_key(r, NULL, 0) + 1;
     char *key = kbc_xmalloc(need);
     kbc_record_key(r, key, need);
-    const kbc_record *b = NULL;
-    for (size_t i = 0; i < c->n_base && !b; i++)
-        if (strcmp(c->base_keys[i], key) == 0)
-            b = &c->base[i];
+    long at = kbc_key_find(c->base_keys, c->base_order, c->n_base, key);
+    const kbc_record *b = at >= 0 ? &c->base[at] : NULL;
     free(key);
     if (!b) {
         snprintf(buf, n, "new");
@@ -271,7 +271,7 @@ static int variant_width(const kbc_record *recs, size_t n)
     int w = (int)strlen("variant");
     for (size_t i = 0; i < n; i++) {
         char label[160];
-        int l = (int)strlen(variant_label(&recs[i], label, sizeof label));
+        int l = (int)strlen(kbc_text_visible(variant_label(&recs[i], label, sizeof label)));
         if (l > w)
             w = l;
     }
@@ -297,7 +297,8 @@ static void print_compute_line(FILE *out, const kbc_flops_ceilings *f)
 static void print_clocks_line(FILE *out, const kbc_run_info *info)
 {
     if (!info->clocks_known) {
-        fprintf(out, "clocks: not read (%s)\n", info->clocks_why ? info->clocks_why : "unknown");
+        fprintf(out, "clocks: not read (%s)\n",
+                info->clocks_why ? kbc_text_visible(info->clocks_why) : "unknown");
         return;
     }
     const kbc_clock_sample *s = &info->clocks_at_start;
@@ -328,19 +329,24 @@ static int table_begin(void *vctx, const kbc_run_info *info)
     c->clocks = info->clocks_known;
     if (c->markdown) {
         fprintf(c->out, "# kbench results\n\n");
-        if (info->command_line)
-            fprintf(c->out, "command: `%s`\n\n", info->command_line);
+        if (info->command_line) {
+            fprintf(c->out, "command: ");
+            kbc_text_md_code(c->out, info->command_line, 0);
+            fprintf(c->out, "\n\n");
+        }
     }
     if (!m) {
         fprintf(c->out, "machine: unknown\n");
     } else if (!m->has_gpu) {
-        fprintf(c->out, "machine: %s, %d CPU threads; no GPU: %s\n", m->host, m->cpu_threads,
-                m->no_gpu_reason[0] ? m->no_gpu_reason : "no reason given");
+        fprintf(c->out, "machine: %s, %d CPU threads; no GPU: %s\n", kbc_text_visible(m->host),
+                m->cpu_threads,
+                m->no_gpu_reason[0] ? kbc_text_visible(m->no_gpu_reason) : "no reason given");
     } else {
         fprintf(c->out,
                 "machine: %s, %d CPU threads; GPU %s (cc %d.%d, %d SMs), driver %d.%d, "
                 "runtime %d.%d",
-                m->host, m->cpu_threads, m->name, m->cc_major, m->cc_minor, m->sm_count,
+                kbc_text_visible(m->host), m->cpu_threads, kbc_text_visible(m->name), m->cc_major,
+                m->cc_minor, m->sm_count,
                 m->driver_version / 1000, m->driver_version % 1000 / 10,
                 m->runtime_version / 1000, m->runtime_version % 1000 / 10);
         const kbc_ceilings *k = &info->ceilings;
@@ -368,7 +374,8 @@ static int table_begin(void *vctx, const kbc_run_info *info)
 static void print_heading(FILE *out, const kbc_record *recs, size_t n)
 {
     const kbc_record *r = &recs[0];
-    fprintf(out, "%s  point %" PRIu64 "/%" PRIu64, r->experiment, r->point + 1, r->n_points);
+    fprintf(out, "%s  point %" PRIu64 "/%" PRIu64, kbc_text_visible(r->experiment), r->point + 1,
+            r->n_points);
     int swept = 0;
     for (uint32_t i = 0; i < r->n_params; i++)
         swept += r->params[i].swept;
@@ -377,7 +384,7 @@ static void print_heading(FILE *out, const kbc_record *recs, size_t n)
         if (swept && !q->swept)
             continue;
         char compact[32];
-        fprintf(out, "  %s=%s", q->name, q->text);
+        fprintf(out, "  %s=%s", kbc_text_visible(q->name), kbc_text_visible(q->text));
         if (q->type == KB_PARAM_SIZE && size_compact(q->value.u, compact, sizeof compact)[0])
             fprintf(out, " (%s)", compact);
     }
@@ -398,11 +405,13 @@ typedef struct line {
     int n;
 } line;
 
+/* Every cell's text passes here: nothing in it acts on a terminal
+   (kbc_text_visible), and print_line escapes a markdown cell's pipes. */
 static void put(line *l, int width, const char *text)
 {
     if (l->n >= MAX_CELLS)
         return;
-    snprintf(l->cell[l->n], sizeof l->cell[l->n], "%s", text);
+    kbc_text_visible_to(text, l->cell[l->n], sizeof l->cell[l->n]);
     l->width[l->n++] = width;
 }
 
@@ -545,7 +554,8 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
         if (r->points > 1)
             fprintf(out, "  %*s  x%" PRIu64 ": stands for %" PRIu64
                          " points; this variant ignores %s\n",
-                    wv, "", r->points, r->points, r->ignores[0] ? r->ignores : "them");
+                    wv, "", r->points, r->points,
+                    r->ignores[0] ? kbc_text_visible(r->ignores) : "them");
         /* The reason is the one thing a user needs to act on, so it gets
            its own line and is never cut to a column; one that holds for
            the whole run (no GPU) is said once, in the summary. */
@@ -554,10 +564,10 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
             c->nogpu_rows++;
         } else if (r->reason[0]) {
             fprintf(out, "  %*s  %s: %s\n", wv, "", kbc_outcome_name((int)r->outcome),
-                    r->reason);
+                    kbc_text_visible(r->reason));
         }
         if (r->sanitizer[0])
-            fprintf(out, "  %*s  sanitizer: %s\n", wv, "", r->sanitizer);
+            fprintf(out, "  %*s  sanitizer: %s\n", wv, "", kbc_text_visible(r->sanitizer));
         if (r->device_left_bytes > KBC_LEFT_NOTE_BYTES && (size_t)(r - rows) == 0) {
             char b[32];
             fprintf(out, "  %*s  device memory: this point left %s behind (free before its "
@@ -568,7 +578,7 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
         if (clock_note(r, note, sizeof note)[0])
             fprintf(out, "  %*s  clocks: %s\n", wv, "", note);
         if (batch_note(r))
-            fprintf(out, "  %*s  batch: %s\n", wv, "", batch_note(r));
+            fprintf(out, "  %*s  batch: %s\n", wv, "", kbc_text_visible(batch_note(r)));
     }
     if (md) {
         /* The notes of a markdown table go below it, one bullet each. */
@@ -577,18 +587,18 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
             const kbc_record *r = &rows[i];
             if (r->points > 1)
                 fprintf(out, "%s- %s: stands for %" PRIu64 " points; this variant ignores %s\n",
-                        any++ ? "" : "\n", r->variant, r->points,
-                        r->ignores[0] ? r->ignores : "them");
+                        any++ ? "" : "\n", kbc_text_visible(r->variant), r->points,
+                        r->ignores[0] ? kbc_text_visible(r->ignores) : "them");
             if (run_wide(r) && (!c->nogpu[0] || strcmp(c->nogpu, r->reason) == 0)) {
                 snprintf(c->nogpu, sizeof c->nogpu, "%s", r->reason);
                 c->nogpu_rows++;
             } else if (r->reason[0]) {
-                fprintf(out, "%s- %s %s: %s\n", any++ ? "" : "\n", r->variant,
-                        kbc_outcome_name((int)r->outcome), r->reason);
+                fprintf(out, "%s- %s %s: %s\n", any++ ? "" : "\n", kbc_text_visible(r->variant),
+                        kbc_outcome_name((int)r->outcome), kbc_text_visible(r->reason));
             }
             if (r->sanitizer[0])
-                fprintf(out, "%s- %s sanitizer: %s\n", any++ ? "" : "\n", r->variant,
-                        r->sanitizer);
+                fprintf(out, "%s- %s sanitizer: %s\n", any++ ? "" : "\n",
+                        kbc_text_visible(r->variant), kbc_text_visible(r->sanitizer));
             if (r->device_left_bytes > KBC_LEFT_NOTE_BYTES && i == 0) {
                 char b[32];
                 fprintf(out, "%s- device memory: this point left %s behind\n", any++ ? "" : "\n",
@@ -596,9 +606,11 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
             }
             char note[400];
             if (clock_note(r, note, sizeof note)[0])
-                fprintf(out, "%s- %s clocks: %s\n", any++ ? "" : "\n", r->variant, note);
+                fprintf(out, "%s- %s clocks: %s\n", any++ ? "" : "\n", kbc_text_visible(r->variant),
+                        note);
             if (batch_note(r))
-                fprintf(out, "%s- %s batch: %s\n", any++ ? "" : "\n", r->variant, batch_note(r));
+                fprintf(out, "%s- %s batch: %s\n", any++ ? "" : "\n", kbc_text_visible(r->variant),
+                        kbc_text_visible(batch_note(r)));
         }
     }
     fputc('\n', out);
@@ -619,7 +631,7 @@ static int table_end(void *vctx, int exit_code)
     fprintf(c->out, "; exit code %d\n", exit_code);
     if (c->nogpu_rows)
         fprintf(c->out, "skipped: %u CUDA row%s: %s\n", c->nogpu_rows,
-                c->nogpu_rows == 1 ? "" : "s", c->nogpu);
+                c->nogpu_rows == 1 ? "" : "s", kbc_text_visible(c->nogpu));
     fflush(c->out);
     return ferror(c->out) ? -1 : 0;
 }
@@ -630,6 +642,7 @@ static void table_destroy(void *vctx)
     for (size_t i = 0; c->base_keys && i < c->n_base; i++)
         free(c->base_keys[i]);
     free(c->base_keys);
+    free(c->base_order);
     if (c->own) {
         if (c->out)
             fclose(c->out);
@@ -772,4 +785,6 @@ void kbc_report_table_baseline(kbc_sink *sink, const kbc_record *base, size_t n)
         c->base_keys[i] = kbc_xmalloc(need);
         kbc_record_key(&base[i], c->base_keys[i], need);
     }
+    c->base_order = kbc_xcalloc(n ? n : 1, sizeof *c->base_order);
+    kbc_key_order(c->base_keys, n, c->base_order);
 }

@@ -1,14 +1,25 @@
 /* results_read.c -- see results_read.h; the inverse of kbc_record_to_json()
    in report_json.c.  Reals were written with 15 significant digits, so a
-   number read back equals the one written to that precision. */
+   number read back equals the one written to that precision.
+ *
+ * Every number that becomes an integer is checked against its field's
+ * range first (docs/output.md, "Reading results back"): a field that is
+ * absent, null or not a number is unknown (0, as in a file that predates
+ * it); a number that is there but does not fit (negative where a count is
+ * due, a fraction, too large for the field) refuses the file with a
+ * sentence that names the file, the result and the field.
+ */
 #include "results_read.h"
 #include "record_json.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "text.h"
 
 static double get_num(const json_t *o, const char *key)
 {
@@ -16,14 +27,85 @@ static double get_num(const json_t *o, const char *key)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static uint64_t get_u64(const json_t *o, const char *key)
+/* Where a reading stands: the object being read ("work", "measure"; NULL
+   for the row itself), and the first complaint. */
+typedef struct rd {
+    const char *at;
+    char *why;
+    size_t n;
+    int bad;
+} rd;
+
+/* 2^64 as a double, and the largest real a writer of 15 significant digits
+   spells for a count just below it (2^64 - 1 reads back as 1.84467440737096e19,
+   a little above 2^64); such a real is read as 2^64 - 1. */
+#define TWO_64 18446744073709551616.0
+#define U64_MAX_15 1.84467440737096e19
+
+/* The complaint about key's value v, which is not "what". */
+static void rd_fail(rd *c, const char *key, const json_t *v, const char *what)
+{
+    if (c->bad++)
+        return;
+    char num[64];
+    if (json_is_integer(v))
+        snprintf(num, sizeof num, "%lld", (long long)json_integer_value(v));
+    else
+        snprintf(num, sizeof num, "%.17g", json_real_value(v));
+    snprintf(c->why, c->n, "\"%s%s%s\" is %s, which is not %s", c->at ? c->at : "",
+             c->at ? "." : "", kbc_text_visible(key), num, what);
+}
+
+/* o[key] as a whole number from lo to hi (both within int64): 0 when it
+   is absent, null or not a number; a real must have no fraction. */
+static int64_t rd_int(rd *c, const json_t *o, const char *key, int64_t lo, int64_t hi,
+                      const char *what)
 {
     const json_t *v = json_object_get(o, key);
-    if (json_is_integer(v))
-        return (uint64_t)json_integer_value(v);
-    if (json_is_real(v) && json_real_value(v) >= 0)
-        return (uint64_t)json_real_value(v); /* written as a real above INT64_MAX */
+    if (json_is_integer(v)) {
+        json_int_t x = json_integer_value(v);
+        if (x >= lo && x <= hi)
+            return (int64_t)x;
+    } else if (json_is_real(v)) {
+        double x = json_real_value(v);
+        /* Compared as doubles before any conversion: out of range is no
+           conversion at all. */
+        if (x == floor(x) && x >= (double)lo && x <= (double)hi && x < 9223372036854775808.0)
+            return (int64_t)x;
+    } else {
+        return 0;
+    }
+    rd_fail(c, key, v, what);
     return 0;
+}
+
+/* o[key] as a count from 0 to 2^64 - 1 (a real above INT64_MAX as the
+   writer keeps such counts; see U64_MAX_15). */
+static uint64_t rd_u64(rd *c, const json_t *o, const char *key)
+{
+    static const char what[] = "a whole number from 0 to 18446744073709551615";
+    const json_t *v = json_object_get(o, key);
+    if (json_is_real(v)) {
+        double x = json_real_value(v);
+        if (x == floor(x) && x >= 0 && x < TWO_64)
+            return (uint64_t)x;
+        if (x >= TWO_64 && x <= U64_MAX_15)
+            return UINT64_MAX;
+        rd_fail(c, key, v, what);
+        return 0;
+    }
+    return (uint64_t)rd_int(c, o, key, 0, INT64_MAX, what);
+}
+
+static uint32_t rd_u32(rd *c, const json_t *o, const char *key)
+{
+    return (uint32_t)rd_int(c, o, key, 0, UINT32_MAX, "a whole number from 0 to 4294967295");
+}
+
+static int rd_i32(rd *c, const json_t *o, const char *key)
+{
+    return (int)rd_int(c, o, key, INT_MIN, INT_MAX,
+                       "a whole number from -2147483648 to 2147483647");
 }
 
 static void get_str(const json_t *o, const char *key, char *buf, size_t n)
@@ -43,10 +125,11 @@ static kb_param_type type_of(const char *s)
 
 /* batch as the JSON writes it ("off", "auto", a count) back to its
    integer (config.h); absent (a file older than batch mode) is off. */
-static int batch_of(const json_t *v)
+static int batch_of(rd *c, const json_t *o, const char *key)
 {
-    if (json_is_integer(v))
-        return (int)json_integer_value(v);
+    const json_t *v = json_object_get(o, key);
+    if (json_is_number(v))
+        return (int)rd_int(c, o, key, 0, INT_MAX, "a batch count from 0 to 2147483647");
     if (json_is_string(v) && strcmp(json_string_value(v), "auto") == 0)
         return 1;
     return 0;
@@ -61,22 +144,22 @@ static uint64_t reasons_of(const json_t *a)
     return bits;
 }
 
-static void read_sample(const json_t *o, kbc_clock_sample *s)
+static void read_sample(rd *c, const json_t *o, kbc_clock_sample *s)
 {
     memset(s, 0, sizeof *s);
     if (!json_is_object(o))
         return;
     const json_t *v;
     if (json_is_integer(v = json_object_get(o, "sm_mhz"))) {
-        s->sm_mhz = (unsigned)json_integer_value(v);
+        s->sm_mhz = rd_u32(c, o, "sm_mhz");
         s->known |= KBC_CLK_SM;
     }
     if (json_is_integer(v = json_object_get(o, "mem_mhz"))) {
-        s->mem_mhz = (unsigned)json_integer_value(v);
+        s->mem_mhz = rd_u32(c, o, "mem_mhz");
         s->known |= KBC_CLK_MEM;
     }
     if (json_is_integer(v = json_object_get(o, "temp_c"))) {
-        s->temp_c = (unsigned)json_integer_value(v);
+        s->temp_c = rd_u32(c, o, "temp_c");
         s->known |= KBC_CLK_TEMP;
     }
     if (json_is_number(v = json_object_get(o, "power_w"))) {
@@ -91,15 +174,18 @@ static void read_sample(const json_t *o, kbc_clock_sample *s)
 
 /* The row's clocks: the two readings are replayed, so that the minimum,
    maxima and marks are derived exactly as the run derived them. */
-static void read_clocks(const json_t *ck, kbc_rec_clocks *c)
+static void read_clocks(rd *d, const json_t *ck, kbc_rec_clocks *c)
 {
-    const json_t *mx = json_object_get(ck, "sm_max_mhz");
-    kbc_clocks_start(c, json_is_integer(mx) ? (unsigned)json_integer_value(mx) : 0);
+    d->at = "clocks";
+    kbc_clocks_start(c, rd_u32(d, ck, "sm_max_mhz"));
     kbc_clock_sample s;
-    read_sample(json_object_get(ck, "before"), &s);
+    d->at = "clocks.before";
+    read_sample(d, json_object_get(ck, "before"), &s);
     kbc_clocks_add(c, &s, 0);
-    read_sample(json_object_get(ck, "after"), &s);
+    d->at = "clocks.after";
+    read_sample(d, json_object_get(ck, "after"), &s);
     kbc_clocks_add(c, &s, 1);
+    d->at = NULL;
 }
 
 int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
@@ -109,10 +195,11 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
         snprintf(why, n, "a result is not an object");
         return -1;
     }
+    rd c = {.why = why, .n = n};
     get_str(o, "experiment", r->experiment, sizeof r->experiment);
     get_str(o, "plugin", r->plugin, sizeof r->plugin);
     get_str(o, "variant", r->variant, sizeof r->variant);
-    r->variant_index = (uint32_t)get_u64(o, "variant_index");
+    r->variant_index = rd_u32(&c, o, "variant_index");
     char buf[64];
     get_str(o, "backend", buf, sizeof buf);
     r->backend = strcmp(buf, "cuda") == 0 ? KB_BACKEND_CUDA : KB_BACKEND_CPU;
@@ -120,8 +207,8 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
     size_t i;
     const json_t *x;
     json_array_foreach(fl, i, x) if (json_is_string(x)) r->flags |= kbc_flag_parse(json_string_value(x));
-    r->point = get_u64(o, "point");
-    r->n_points = get_u64(o, "of_points");
+    r->point = rd_u64(&c, o, "point");
+    r->n_points = rd_u64(&c, o, "of_points");
     const json_t *params = json_object_get(o, "params");
     const json_t *pm = json_object_get(o, "param_info");
     json_array_foreach(pm, i, x)
@@ -136,12 +223,14 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
         q->type = type_of(t);
         q->swept = json_is_true(json_object_get(x, "swept"));
         const json_t *v = json_object_get(params, q->name);
+        c.at = "params";
         switch (q->type) {
         case KB_PARAM_INT:
-            q->value.i = json_integer_value(v);
+            q->value.i = rd_int(&c, params, q->name, INT64_MIN, INT64_MAX,
+                                "a whole number from -2^63 to 2^63 - 1");
             break;
         case KB_PARAM_SIZE:
-            q->value.u = get_u64(params, q->name);
+            q->value.u = rd_u64(&c, params, q->name);
             break;
         case KB_PARAM_FLOAT:
             q->value.f = json_is_number(v) ? json_number_value(v) : NAN;
@@ -152,11 +241,12 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
         case KB_PARAM_ENUM:
             /* Files before kbench 3 wrote only the choice's name (the text
                identifies the value); later ones also its index. */
-            q->value.i = json_is_integer(json_object_get(x, "index"))
-                             ? json_integer_value(json_object_get(x, "index"))
-                             : 0;
+            c.at = "param_info";
+            q->value.i = rd_int(&c, x, "index", 0, INT32_MAX,
+                                "a choice's index from 0 to 2147483647");
             break;
         }
+        c.at = NULL;
     }
     get_str(o, "baseline", r->baseline, sizeof r->baseline);
     get_str(o, "reference", r->reference, sizeof r->reference);
@@ -179,7 +269,7 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
     }
     get_str(o, "cache", buf, sizeof buf);
     r->cache_cold = strcmp(buf, "cold") == 0;
-    r->points = get_u64(o, "points");
+    r->points = rd_u64(&c, o, "points");
     const json_t *ig = json_object_get(o, "ignores");
     size_t used = 0;
     json_array_foreach(ig, i, x) if (json_is_string(x) && used < sizeof r->ignores)
@@ -192,14 +282,14 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
     get_str(o, "status", buf, sizeof buf);
     int oc = kbc_outcome_parse(buf);
     if (oc < 0) {
-        snprintf(why, n, "a result has the unknown status '%s'", buf);
+        snprintf(why, n, "a result has the unknown status '%s'", kbc_text_visible(buf));
         return -1;
     }
     r->outcome = (kbc_outcome)oc;
     get_str(o, "reason", r->reason, sizeof r->reason);
     get_str(o, "sanitizer", r->sanitizer, sizeof r->sanitizer);
     const json_t *t = json_object_get(o, "time_s");
-    r->time.n = (size_t)get_u64(o, "runs");
+    r->time.n = (size_t)rd_u64(&c, o, "runs");
     r->time.median = get_num(t, "median");
     r->time.min = get_num(t, "min");
     r->time.max = get_num(t, "max");
@@ -225,12 +315,14 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
         }
     }
     const json_t *w = json_object_get(o, "work");
-    r->work.bytes_read = get_u64(w, "bytes_read");
-    r->work.bytes_written = get_u64(w, "bytes_written");
+    c.at = "work";
+    r->work.bytes_read = rd_u64(&c, w, "bytes_read");
+    r->work.bytes_written = rd_u64(&c, w, "bytes_written");
     r->work.flops = get_num(w, "flops");
-    r->work.items = get_u64(w, "items");
-    r->work.host_bytes = get_u64(w, "host_bytes");
-    r->work.device_bytes = get_u64(w, "device_bytes");
+    r->work.items = rd_u64(&c, w, "items");
+    r->work.host_bytes = rd_u64(&c, w, "host_bytes");
+    r->work.device_bytes = rd_u64(&c, w, "device_bytes");
+    c.at = NULL;
     r->gbps = get_num(o, "gbps");
     r->gflops = get_num(o, "gflops");
     r->items_per_s = get_num(o, "items_per_s");
@@ -242,63 +334,83 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
     r->pct_peak = get_num(o, "pct_peak");
     const json_t *md = json_object_get(o, "mode");
     if (json_is_object(md)) {
-        const json_t *b = json_object_get(md, "batch");
-        r->mode.batch = json_is_integer(b) && json_integer_value(b) > 0
-                            ? (uint32_t)json_integer_value(b)
-                            : 1;
-        r->mode.requested = batch_of(json_object_get(md, "requested"));
+        /* The batch a row ran with: 1 where unknown or 0. */
+        c.at = "mode";
+        r->mode.batch = rd_u32(&c, md, "batch");
+        if (r->mode.batch == 0)
+            r->mode.batch = 1;
+        r->mode.requested = batch_of(&c, md, "requested");
+        c.at = NULL;
         const json_t *how = json_object_get(md, "how");
         r->mode.graph = json_is_string(how) && strcmp(json_string_value(how), "graph") == 0;
         get_str(md, "note", r->mode.note, sizeof r->mode.note);
     }
     const json_t *ck = json_object_get(o, "clocks");
     if (json_is_object(ck))
-        read_clocks(ck, &r->clocks);
+        read_clocks(&c, ck, &r->clocks);
     const json_t *s = json_object_get(o, "speedup");
     r->speedup_baseline = get_num(s, "baseline");
     r->speedup_cpu = get_num(s, "cpu");
     r->speedup_reference = get_num(s, "reference");
-    const json_t *c = json_object_get(o, "check");
-    if (json_is_object(c)) {
-        r->check.passed = json_is_true(json_object_get(c, "passed"));
-        get_str(c, "measure", r->check.measure, sizeof r->check.measure);
-        r->check.error = get_num(c, "error");
-        r->check.tolerance = get_num(c, "tolerance");
+    const json_t *ch = json_object_get(o, "check");
+    if (json_is_object(ch)) {
+        r->check.passed = json_is_true(json_object_get(ch, "passed"));
+        get_str(ch, "measure", r->check.measure, sizeof r->check.measure);
+        r->check.error = get_num(ch, "error");
+        r->check.tolerance = get_num(ch, "tolerance");
+    }
+    if (c.bad) {
+        kbc_record_free(r);
+        return -1;
     }
     return 0;
+}
+
+int kbc_results_from_json(const json_t *root, const char *path, kbc_record **recs, size_t *n,
+                          kbc_diag *d)
+{
+    *recs = NULL;
+    *n = 0;
+    const json_t *rs = json_object_get(root, "results");
+    if (!json_is_array(rs)) {
+        kbc_diag_set(d, "%s: has no \"results\" array; is it a kbench results file?", path);
+        return -1;
+    }
+    size_t count = json_array_size(rs);
+    kbc_record *out = kbc_xcalloc(count ? count : 1, sizeof *out);
+    for (size_t i = 0; i < count; i++) {
+        char why[512];
+        if (kbc_record_from_json(json_array_get(rs, i), &out[i], why, sizeof why) != 0) {
+            kbc_diag_set(d, "%s: result %zu: %s.", path, i, why);
+            kbc_records_free(out, i);
+            return -1;
+        }
+    }
+    *recs = out;
+    *n = count;
+    return 0;
+}
+
+json_t *kbc_results_load(const char *path, kbc_diag *d)
+{
+    json_error_t err;
+    json_t *doc = json_load_file(path, 0, &err);
+    if (!doc)
+        kbc_diag_set(d, "%s:%d: cannot read the results: %s.", path, err.line,
+                     kbc_text_visible(err.text));
+    return doc;
 }
 
 int kbc_results_read(const char *path, kbc_record **recs, size_t *n, kbc_diag *d)
 {
     *recs = NULL;
     *n = 0;
-    json_error_t err;
-    json_t *doc = json_load_file(path, 0, &err);
-    if (!doc) {
-        kbc_diag_set(d, "%s:%d: cannot read the results: %s.", path, err.line, err.text);
+    json_t *doc = kbc_results_load(path, d);
+    if (!doc)
         return -1;
-    }
-    const json_t *rs = json_object_get(doc, "results");
-    if (!json_is_array(rs)) {
-        kbc_diag_set(d, "%s: has no \"results\" array; is it a kbench results file?", path);
-        json_decref(doc);
-        return -1;
-    }
-    size_t count = json_array_size(rs);
-    kbc_record *out = kbc_xcalloc(count ? count : 1, sizeof *out);
-    for (size_t i = 0; i < count; i++) {
-        char why[256];
-        if (kbc_record_from_json(json_array_get(rs, i), &out[i], why, sizeof why) != 0) {
-            kbc_diag_set(d, "%s: result %zu: %s.", path, i, why);
-            kbc_records_free(out, i);
-            json_decref(doc);
-            return -1;
-        }
-    }
+    int rc = kbc_results_from_json(doc, path, recs, n, d);
     json_decref(doc);
-    *recs = out;
-    *n = count;
-    return 0;
+    return rc;
 }
 
 /* ---- The whole document: header and rows ---------------------------- */
@@ -309,10 +421,11 @@ static char *dup_str_or_null(const json_t *o, const char *key)
     return json_is_string(v) ? kbc_xstrdup(json_string_value(v)) : NULL;
 }
 
-static int get_int(const json_t *o, const char *key, int fallback)
+/* o[key] as an int (rd_i32), or fallback where it is absent, null or not
+   a number. */
+static int get_int(rd *c, const json_t *o, const char *key, int fallback)
 {
-    const json_t *v = json_object_get(o, key);
-    return json_is_integer(v) ? (int)json_integer_value(v) : fallback;
+    return json_is_number(json_object_get(o, key)) ? rd_i32(c, o, key) : fallback;
 }
 
 /* A ceiling: written null when not measured, which the run_info spells 0. */
@@ -323,7 +436,7 @@ static double get_ceiling(const json_t *o, const char *key)
 }
 
 /* "machine", as machine_json in report_json.c writes it. */
-static void read_machine(const json_t *m, kbc_run_doc *doc)
+static void read_machine(rd *rc, const json_t *m, kbc_run_doc *doc)
 {
     kbc_machine *k = &doc->machine;
     memset(k, 0, sizeof *k);
@@ -337,17 +450,19 @@ static void read_machine(const json_t *m, kbc_run_doc *doc)
     if (json_is_string(cc) &&
         sscanf(json_string_value(cc), "%d.%d", &k->cc_major, &k->cc_minor) != 2)
         k->cc_major = k->cc_minor = 0;
-    k->device = get_int(m, "device", 0);
-    k->sm_count = get_int(m, "sm_count", 0);
-    const json_t *ck = json_object_get(m, "clocks_khz");
-    k->clock_khz = get_int(ck, "sm", 0);
-    k->mem_clock_khz = get_int(ck, "memory", 0);
-    k->mem_bytes = get_u64(m, "memory_bytes");
-    k->l2_bytes = get_u64(m, "l2_bytes");
-    k->driver_version = get_int(m, "driver_version", 0);
-    k->runtime_version = get_int(m, "runtime_version", 0);
+    rc->at = "machine";
+    k->device = get_int(rc, m, "device", 0);
+    k->sm_count = get_int(rc, m, "sm_count", 0);
+    k->mem_bytes = rd_u64(rc, m, "memory_bytes");
+    k->l2_bytes = rd_u64(rc, m, "l2_bytes");
+    k->driver_version = get_int(rc, m, "driver_version", 0);
+    k->runtime_version = get_int(rc, m, "runtime_version", 0);
     get_str(m, "host", k->host, sizeof k->host);
-    k->cpu_threads = get_int(m, "cpu_threads", 0);
+    k->cpu_threads = get_int(rc, m, "cpu_threads", 0);
+    rc->at = "machine.clocks_khz";
+    const json_t *ck = json_object_get(m, "clocks_khz");
+    k->clock_khz = get_int(rc, ck, "sm", 0);
+    k->mem_clock_khz = get_int(rc, ck, "memory", 0);
 
     kbc_run_info *in = &doc->info;
     const json_t *c = json_object_get(m, "ceilings");
@@ -363,9 +478,12 @@ static void read_machine(const json_t *m, kbc_run_doc *doc)
     const json_t *nv = json_object_get(m, "nvml");
     in->clocks_known = json_is_true(json_object_get(nv, "available"));
     doc->clocks_why = dup_str_or_null(nv, "reason");
-    in->sm_max_mhz = (unsigned)get_int(nv, "sm_max_mhz", 0);
-    in->mem_max_mhz = (unsigned)get_int(nv, "mem_max_mhz", 0);
-    read_sample(json_object_get(nv, "at_start"), &in->clocks_at_start);
+    rc->at = "machine.nvml";
+    in->sm_max_mhz = rd_u32(rc, nv, "sm_max_mhz");
+    in->mem_max_mhz = rd_u32(rc, nv, "mem_max_mhz");
+    rc->at = "machine.nvml.at_start";
+    read_sample(rc, json_object_get(nv, "at_start"), &in->clocks_at_start);
+    rc->at = NULL;
 }
 
 static char **string_array(const json_t *a, size_t *n)
@@ -381,12 +499,12 @@ static char **string_array(const json_t *a, size_t *n)
 
 /* One of "config"."experiments", as experiment_json writes it and
    kbc_exp_infos (runner.c) fills it. */
-static void read_experiment(const json_t *o, kbc_exp_info *x)
+static void read_experiment(rd *c, const json_t *o, kbc_exp_info *x)
 {
     memset(x, 0, sizeof *x);
     const json_t *name = json_object_get(o, "name");
     x->name = kbc_xstrdup(json_is_string(name) ? json_string_value(name) : "");
-    x->line = get_int(o, "line", 0);
+    x->line = get_int(c, o, "line", 0);
     x->description = dup_str_or_null(o, "description");
     const json_t *plugin = json_object_get(o, "plugin");
     x->plugin = kbc_xstrdup(json_is_string(plugin) ? json_string_value(plugin) : "");
@@ -395,19 +513,21 @@ static void read_experiment(const json_t *o, kbc_exp_info *x)
     x->baseline = dup_str_or_null(o, "baseline");
     x->reference = dup_str_or_null(o, "reference");
     const json_t *m = json_object_get(o, "measure");
-    x->warmup = (uint32_t)get_u64(m, "warmup");
-    x->runs = (uint32_t)get_u64(m, "runs");
+    c->at = "measure";
+    x->warmup = rd_u32(c, m, "warmup");
+    x->runs = rd_u32(c, m, "runs");
     x->budget_s = get_num(m, "budget_s");
     x->noise_pct = get_num(m, "noise_pct");
-    x->min_runs = (uint32_t)get_u64(m, "min_runs");
-    x->max_runs = (uint32_t)get_u64(m, "max_runs");
+    x->min_runs = rd_u32(c, m, "min_runs");
+    x->max_runs = rd_u32(c, m, "max_runs");
     x->min_time_s = get_num(m, "min_time_s");
     x->include_copies = json_is_true(json_object_get(m, "include_copies"));
-    x->seed = get_u64(m, "seed");
-    x->cpu_threads = get_int(m, "cpu_threads", 0);
+    x->seed = rd_u64(c, m, "seed");
+    x->cpu_threads = get_int(c, m, "cpu_threads", 0);
     const json_t *cache = json_object_get(m, "cache");
     x->cache_cold = json_is_string(cache) && strcmp(json_string_value(cache), "cold") == 0;
-    x->batch = batch_of(json_object_get(m, "batch"));
+    x->batch = batch_of(c, m, "batch");
+    c->at = NULL;
     const json_t *params = json_object_get(o, "params");
     size_t np = json_object_size(params);
     x->param_names = kbc_xcalloc(np ? np : 1, sizeof *x->param_names);
@@ -421,7 +541,7 @@ static void read_experiment(const json_t *o, kbc_exp_info *x)
         x->param_names[k] = kbc_xstrdup(key);
         x->param_values[k] = string_array(vals, &x->n_values[k]);
     }
-    x->n_points = get_u64(o, "points");
+    x->n_points = rd_u64(c, o, "points");
 }
 
 static void free_experiment(kbc_exp_info *x)
@@ -448,7 +568,7 @@ static void free_experiment(kbc_exp_info *x)
 
 /* "plan": {"hash", "shard": {"index", "count"} or null, "jobs"}.  Returns
    0, or -1 with why set when the plan is there but malformed. */
-static int read_plan(const json_t *p, kbc_run_doc *doc, char *why, size_t n)
+static int read_plan(rd *rc, const json_t *p, kbc_run_doc *doc, char *why, size_t n)
 {
     if (!p)
         return 0;
@@ -474,11 +594,13 @@ static int read_plan(const json_t *p, kbc_run_doc *doc, char *why, size_t n)
         snprintf(why, n, "its \"plan\" has a shard that is neither an object nor null");
         return -1;
     }
-    doc->jobs = get_u64(p, "jobs");
+    rc->at = "plan";
+    doc->jobs = rd_u64(rc, p, "jobs");
+    rc->at = NULL;
     return 0;
 }
 
-static void read_provenance(const json_t *pv, kbc_run_doc *doc)
+static void read_provenance(rd *c, const json_t *pv, kbc_run_doc *doc)
 {
     const json_t *pl = json_object_get(pv, "plugins");
     size_t count = json_array_size(pl);
@@ -494,7 +616,9 @@ static void read_provenance(const json_t *pv, kbc_run_doc *doc)
         get_str(x, "file", b->file, sizeof b->file);
         get_str(x, "sha256", b->sha256, sizeof b->sha256);
     }
-    doc->cccl_version = get_int(pv, "cccl_version", 0);
+    c->at = "provenance";
+    doc->cccl_version = get_int(c, pv, "cccl_version", 0);
+    c->at = NULL;
 }
 
 /* Points info's pointers at what doc owns. */
@@ -525,25 +649,40 @@ int kbc_run_doc_from_json(const json_t *root, const char *path, kbc_run_doc *doc
         kbc_diag_set(d, "%s: has no \"results\" array; is it a kbench results file?", path);
         return -1;
     }
-    char why[256];
-    if (read_plan(json_object_get(root, "plan"), doc, why, sizeof why) != 0) {
+    char why[512];
+    rd c = {.why = why, .n = sizeof why};
+    if (read_plan(&c, json_object_get(root, "plan"), doc, why, sizeof why) != 0 || c.bad) {
         kbc_diag_set(d, "%s: %s.", path, why);
         kbc_run_doc_free(doc);
         return -1;
     }
     doc->command = dup_str_or_null(root, "command");
-    read_machine(json_object_get(root, "machine"), doc);
+    read_machine(&c, json_object_get(root, "machine"), doc);
     const json_t *config = json_object_get(root, "config");
     doc->config_file = dup_str_or_null(config, "file");
     const json_t *exps = json_object_get(config, "experiments");
     size_t ne = json_array_size(exps);
     doc->exps = kbc_xcalloc(ne ? ne : 1, sizeof *doc->exps);
-    size_t i;
+    size_t i, bad_exp = SIZE_MAX;
     const json_t *x;
-    json_array_foreach(exps, i, x) if (json_is_object(x)) read_experiment(x, &doc->exps[doc->n_exps++]);
-    read_provenance(json_object_get(root, "provenance"), doc);
-    const json_t *ec = json_object_get(root, "exit_code");
-    doc->exit_code = json_is_integer(ec) ? (int)json_integer_value(ec) : -1;
+    json_array_foreach(exps, i, x)
+    {
+        if (!json_is_object(x) || c.bad)
+            continue;
+        read_experiment(&c, x, &doc->exps[doc->n_exps++]);
+        if (c.bad)
+            bad_exp = i;
+    }
+    read_provenance(&c, json_object_get(root, "provenance"), doc);
+    doc->exit_code = get_int(&c, root, "exit_code", -1);
+    if (c.bad) {
+        if (bad_exp != SIZE_MAX)
+            kbc_diag_set(d, "%s: experiment %zu: %s.", path, bad_exp, why);
+        else
+            kbc_diag_set(d, "%s: %s.", path, why);
+        kbc_run_doc_free(doc);
+        return -1;
+    }
     const json_t *fin = json_object_get(root, "finished");
     doc->finished = fin != NULL && !json_is_null(fin);
     size_t count = json_array_size(rs);
@@ -564,12 +703,9 @@ int kbc_run_doc_from_json(const json_t *root, const char *path, kbc_run_doc *doc
 int kbc_results_read_run(const char *path, kbc_run_doc *doc, kbc_diag *d)
 {
     memset(doc, 0, sizeof *doc);
-    json_error_t err;
-    json_t *root = json_load_file(path, 0, &err);
-    if (!root) {
-        kbc_diag_set(d, "%s:%d: cannot read the results: %s.", path, err.line, err.text);
+    json_t *root = kbc_results_load(path, d);
+    if (!root)
         return -1;
-    }
     int r = kbc_run_doc_from_json(root, path, doc, d);
     json_decref(root);
     return r;

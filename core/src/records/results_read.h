@@ -12,8 +12,20 @@
 #include "util.h"
 
 /* Loads every row of the document at path into *recs (malloc'd, *n of
-   them, each with its samples; free with kbc_records_free).  Returns 0, or -1 with d set to one sentence. */
+   them, each with its samples; free with kbc_records_free).  Returns 0, or -1 with d set to one sentence.
+   A number that does not fit its field (docs/output.md, "Reading results
+   back") is such a sentence, naming the file, the result and the field. */
 int kbc_results_read(const char *path, kbc_record **recs, size_t *n, kbc_diag *d);
+
+/* The document at path parsed by jansson (the caller json_decref()s it),
+   or NULL with d set to one sentence naming the file and line. */
+struct json_t;
+struct json_t *kbc_results_load(const char *path, kbc_diag *d);
+
+/* kbc_results_read() on a document already parsed (root); path only names
+   the file in d. */
+int kbc_results_from_json(const struct json_t *root, const char *path, kbc_record **recs,
+                          size_t *n, kbc_diag *d);
 
 /* The whole document: the header a run's reporters were given (the
    run_info, rebuilt) and every row.  Everything is owned by the doc;
@@ -52,7 +64,6 @@ int kbc_results_read_run(const char *path, kbc_run_doc *doc, kbc_diag *d);
 
 /* The same from a document already parsed by jansson (root is a json_t
    *); path only names the file in d. */
-struct json_t;
 int kbc_run_doc_from_json(const struct json_t *root, const char *path, kbc_run_doc *doc,
                           kbc_diag *d);
 

@@ -1,0 +1,55 @@
+/*
+ * text.h -- text that kbench did not write itself (a plugin's or variant's
+ * name, a parameter's text, a reason, a GPU's name, a description: from a
+ * plugin, an INI file or a results file), made safe for the output it goes
+ * to.  Each output has one way in for such text:
+ *
+ *   the terminal table, compare's text, messages   kbc_text_visible()
+ *   a markdown table cell                          kbc_text_visible(), then
+ *                                                  '|' escaped (report_table.c)
+ *   JSON                                           kbc_text_utf8() (jansson
+ *                                                  escapes the rest)
+ *   CSV                                            RFC 4180 quoting (report_csv.c)
+ *   gnuplot scripts                                gp_quote() (plot.c)
+ */
+#ifndef KBENCH_TEXT_H
+#define KBENCH_TEXT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* The length of the well-formed UTF-8 sequence at s (1 to 4), or 0 when
+   the bytes there are not one (a stray continuation byte, a sequence cut
+   short, an overlong form, a surrogate, a code point above U+10FFFF, or
+   the end of the string). */
+size_t kbc_utf8_len(const char *s);
+
+/* s with nothing in it that a terminal would act on: each C0 control and
+   DEL is written as \n, \r, \t or \xHH, each C1 control (U+0080..U+009F)
+   as \u0080.., and each byte that is not part of well-formed UTF-8 as
+   \xHH; everything else (printable ASCII and well-formed UTF-8) is kept.
+   Written to buf (n bytes, NUL-terminated; cut short at a character, never
+   inside an escape or a UTF-8 sequence).  Returns buf. */
+const char *kbc_text_visible_to(const char *s, char *buf, size_t n);
+
+/* kbc_text_visible_to() into one of eight rotating buffers of this thread
+   (4096 bytes each): valid until eight more calls, which is what a printf
+   with several names needs.  NULL gives "". */
+const char *kbc_text_visible(const char *s);
+
+/* Whether s has a byte that kbc_text_visible() would change. */
+int kbc_text_needs_escape(const char *s);
+
+/* s as a markdown code span on f: kbc_text_visible(s) between enough
+   backquotes that none inside ends it (one more than its longest run), with
+   a space inside each fence where s starts or ends with one; in a table
+   cell (in_cell), each '|' escaped as GitHub's tables need even in a code
+   span. */
+void kbc_text_md_code(FILE *f, const char *s, int in_cell);
+
+/* s as well-formed UTF-8, each byte that is not part of a well-formed
+   sequence replaced by U+FFFD: NULL when s is well-formed already (use s
+   itself), else a new string to free(). */
+char *kbc_text_utf8(const char *s);
+
+#endif
