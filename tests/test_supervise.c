@@ -94,6 +94,7 @@ static void remove_tmp(void)
 TestSuite(contain, .init = make_tmp, .fini = remove_tmp);
 TestSuite(hang, .init = make_tmp, .fini = remove_tmp);
 TestSuite(rows, .init = make_tmp, .fini = remove_tmp);
+TestSuite(progress, .init = make_tmp, .fini = remove_tmp);
 TestSuite(resume, .init = make_tmp, .fini = remove_tmp);
 TestSuite(refuse, .init = make_tmp, .fini = remove_tmp);
 TestSuite(compare, .init = make_tmp, .fini = remove_tmp);
@@ -1115,4 +1116,24 @@ Test(compare, a_crashed_row_against_a_clean_run_fails_the_compare)
     r = kb("compare clean.json out/results.json");
     cr_assert_eq(r.code, 1, "exit %d: %s%s", r.code, r.out, r.err);
     cr_assert_not_null(strstr(r.out, "crashed in new"), "stdout: %s", r.out);
+}
+
+/* On a terminal the progress line shows the time so far and, once a point
+   is done, the time left.  script(1) gives kbench a terminal. */
+Test(progress, the_progress_line_shows_the_time_and_what_is_left)
+{
+    char *cmd = NULL;
+    cr_assert_gt(asprintf(&cmd,
+                          "cd '%s' && KBENCH_PLUGIN_PATH= script -qec \"'%s' run '%s'" PP
+                          " -o tty\" /dev/null > tty.txt 2>&1",
+                          tmp, KBENCH, SWEEP),
+                 0);
+    int st = system(cmd);
+    free(cmd);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "kbench under script: status %d", st);
+    char *text = slurp(in_tmp("tty.txt"));
+    cr_assert_not_null(strstr(text, "[1/20 points, 0:00] "), "no first progress line: %.600s",
+                       text);
+    cr_assert_not_null(strstr(text, " left] "), "no time left on any progress line: %.600s",
+                       text);
 }

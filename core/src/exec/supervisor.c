@@ -98,6 +98,9 @@ typedef struct super {
     kbc_hello first;    /* the first hello: the header's machine facts    */
     int have_first;
     int progress_shown;
+    double t0;          /* when the first point was handed out            */
+    double cost_all, cost_done; /* expected seconds of the run's points
+                           (shard.c's model), and of those done here     */
 } super;
 
 static volatile sig_atomic_t signals_seen;
@@ -144,13 +147,34 @@ static void progress_clear(super *s)
     }
 }
 
+/* "1:05" or "1:02:03". */
+static const char *clock_text(double secs, char *out, size_t n)
+{
+    long t = secs > 0 ? (long)(secs + 0.5) : 0;
+    if (t >= 3600)
+        snprintf(out, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(out, n, "%ld:%02ld", t / 60, t % 60);
+    return out;
+}
+
 static void progress(super *s, const worker *w)
 {
     if (s->o->quiet || !isatty(STDERR_FILENO))
         return;
     const kbc_experiment *e = w->job >= 0 ? &s->plan->exps[s->slots[w->job].job.exp] : NULL;
-    fprintf(stderr, "\r\033[K[%zu/%zu points] %s: %s ...", s->n_done + 1, s->n_slots,
-            e ? e->name : "", w->variant);
+    /* The ETA scales the model's cost of what is left by how the run has
+       gone against the model so far (none before a point is done). */
+    char el[32], eta[64] = "";
+    double elapsed = s->t0 > 0 ? kbc_now() - s->t0 : 0;
+    if (s->cost_done > 0 && s->cost_all > s->cost_done) {
+        char t[32];
+        snprintf(eta, sizeof eta, ", about %s left",
+                 clock_text(elapsed / s->cost_done * (s->cost_all - s->cost_done), t,
+                            sizeof t));
+    }
+    fprintf(stderr, "\r\033[K[%zu/%zu points, %s%s] %s: %s ...", s->n_done + 1, s->n_slots,
+            clock_text(elapsed, el, sizeof el), eta, e ? e->name : "", w->variant);
     fflush(stderr);
     s->progress_shown = 1;
 }
@@ -258,6 +282,7 @@ static void slot_finish(super *s, slot *sl)
 {
     sl->state = JOB_DONE;
     s->n_done++;
+    s->cost_done += sl->job.cost;
     if (!s->journal)
         return;
     const kbc_experiment *e = exp_of(s, sl);
@@ -750,6 +775,8 @@ static void send_point(super *s, worker *w, size_t si)
     sl->state = JOB_RUNNING;
     w->job = (long)si;
     w->variant[0] = '\0';
+    if (s->t0 == 0)
+        s->t0 = kbc_now();
     w->n_log = 0;
     w->n_vlog = 0;
     w->started = kbc_now();
@@ -850,6 +877,7 @@ static void resume_from_journal(super *s)
         if (!sl->remaining && sl->state != JOB_DONE) {
             sl->state = JOB_DONE;
             s->n_done++;
+            s->cost_all -= sl->job.cost; /* the ETA counts what runs here */
             taken++;
         } else if (sl->remaining) {
             /* A point not wholly in the journal runs again, whole: its
@@ -1155,6 +1183,8 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
     free(jobs);
     for (size_t i = 0; i < s->n_slots; i++)
         slot_init(s, &s->slots[i]);
+    for (size_t i = 0; i < s->n_slots; i++)
+        s->cost_all += s->slots[i].job.cost;
     s->mems = kbc_xcalloc(plan->n ? plan->n : 1, sizeof *s->mems);
     for (size_t i = 0; i < plan->n; i++)
         kbc_point_memory_init(&s->mems[i], &plan->exps[i]);
