@@ -298,6 +298,308 @@ Test(kit_inputs, uniform_refuses_a_range_without_nonzero_values)
     cr_assert_eq(kbk_fill_uniform_f32(&h, f, 4, 0, 1.0, 1.0), KB_EINVAL);
 }
 
+/* ---- integer inputs: u8, u32 in a range, Zipf ----------------------------- */
+
+/* A count of n draws that each hit with probability p is binomial: mean
+   n p, standard deviation sqrt(n p (1 - p)).  The fills are deterministic
+   for a seed, so a test either always passes or always fails; 6 standard
+   deviations is a bound that a correct generator misses for about one
+   seed in 5e8, while a wrong distribution (a shifted or missing value, a
+   wrong exponent) is off by far more at these sizes. */
+static void assert_share(const char *what, uint64_t count, uint64_t n, double p)
+{
+    double mean = (double)n * p, sd = sqrt((double)n * p * (1.0 - p));
+    cr_assert_leq(fabs((double)count - mean), 6.0 * sd,
+                  "%s: %llu of %llu, expected %.1f +- %.1f (6 sd)", what,
+                  (unsigned long long)count, (unsigned long long)n, mean, 6.0 * sd);
+}
+
+Test(kit_inputs, u8_same_seed_gives_same_bytes_at_any_thread_count)
+{
+    enum { N = 300000 };
+    kb_host h1 = make_host(11, 1), h8 = make_host(11, 8);
+    uint8_t *a = malloc(N), *b = malloc(N);
+    cr_assert_eq(kbk_fill_u8(&h1, a, N, 0), KB_OK);
+    cr_assert_eq(kbk_fill_u8(&h8, b, N, 0), KB_OK);
+    cr_assert_eq(memcmp(a, b, N), 0, "the same seed gave different bytes");
+    free(a);
+    free(b);
+}
+
+Test(kit_inputs, u8_another_seed_gives_other_bytes)
+{
+    enum { N = 10000 };
+    kb_host h11 = make_host(11, 2), h12 = make_host(12, 2);
+    uint8_t *a = malloc(N), *b = malloc(N);
+    cr_assert_eq(kbk_fill_u8(&h11, a, N, 0), KB_OK);
+    cr_assert_eq(kbk_fill_u8(&h12, b, N, 0), KB_OK);
+    int same = 0;
+    for (int i = 0; i < N; i++)
+        same += a[i] == b[i];
+    /* Two independent bytes agree 1 time in 256: about 39 of 10000. */
+    cr_assert_lt(same, N / 20, "seeds 11 and 12 gave %d equal bytes of %d", same, N);
+    free(a);
+    free(b);
+}
+
+Test(kit_inputs, u8_takes_each_byte_value_with_share_one_in_256)
+{
+    enum { N = 1 << 20 };
+    kb_host h = make_host(5, 4);
+    uint8_t *x = malloc(N);
+    cr_assert_eq(kbk_fill_u8(&h, x, N, 3), KB_OK);
+    uint64_t count[256] = {0};
+    for (int i = 0; i < N; i++)
+        count[x[i]]++;
+    for (int v = 0; v < 256; v++) {
+        char what[32];
+        snprintf(what, sizeof what, "byte %d", v);
+        assert_share(what, count[v], N, 1.0 / 256);
+    }
+    free(x);
+}
+
+Test(kit_inputs, u32_range_stays_within_both_ends_and_reaches_them)
+{
+    enum { N = 10000 };
+    kb_host h = make_host(5, 4);
+    uint32_t *x = malloc(N * sizeof *x);
+    cr_assert_eq(kbk_fill_u32_range(&h, x, N, 0, 5, 9), KB_OK);
+    int lo = 0, hi = 0;
+    for (int i = 0; i < N; i++) {
+        cr_assert(x[i] >= 5 && x[i] <= 9, "x[%d] = %u lies outside [5, 9]", i, x[i]);
+        lo |= x[i] == 5;
+        hi |= x[i] == 9;
+    }
+    cr_assert(lo && hi, "the values never reach 5 or 9");
+    free(x);
+}
+
+Test(kit_inputs, u32_range_gives_zero_its_share_and_never_only_zeros)
+{
+    enum { N = 100000 };
+    kb_host h = make_host(5, 4);
+    uint32_t *x = malloc(N * sizeof *x);
+    cr_assert_eq(kbk_fill_u32_range(&h, x, N, 1, 0, 3), KB_OK);
+    uint64_t zeros = 0;
+    for (int i = 0; i < N; i++)
+        zeros += x[i] == 0;
+    assert_share("zeros in [0, 3]", zeros, N, 0.25);
+    free(x);
+}
+
+Test(kit_inputs, u32_range_of_every_u32_fills_the_top_half_too)
+{
+    enum { N = 100000 };
+    kb_host h = make_host(5, 4);
+    uint32_t *x = malloc(N * sizeof *x);
+    cr_assert_eq(kbk_fill_u32_range(&h, x, N, 2, 0, UINT32_MAX), KB_OK);
+    uint64_t top = 0;
+    for (int i = 0; i < N; i++)
+        top += x[i] >= 0x80000000u;
+    assert_share("values at or above 2^31", top, N, 0.5);
+    free(x);
+}
+
+/* Element i is lo + (bits * span) >> 64 for the generator's 64 bits: the
+   product's high half, computed here with the compiler's 128-bit type. */
+Test(kit_inputs, u32_range_is_the_high_half_of_the_bits_times_the_span)
+{
+    enum { N = 10000 };
+    kb_host h = make_host(21, 4);
+    uint32_t *x = malloc(N * sizeof *x);
+    const uint32_t lo = 1, hi = UINT32_MAX - 1; /* span 2^32 - 1: both halves matter */
+    cr_assert_eq(kbk_fill_u32_range(&h, x, N, 5, lo, hi), KB_OK);
+    for (int i = 0; i < N; i++) {
+        unsigned __int128 p = (unsigned __int128)kb_rand_u64(21, 5, (uint64_t)i) *
+                              ((uint64_t)hi - lo + 1);
+        cr_assert_eq(x[i], lo + (uint32_t)(p >> 64), "x[%d] = %u", i, x[i]);
+    }
+    free(x);
+}
+
+Test(kit_inputs, u32_range_same_seed_gives_same_values_at_any_thread_count)
+{
+    enum { N = 300000 };
+    kb_host h1 = make_host(13, 1), h8 = make_host(13, 8);
+    uint32_t *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    cr_assert_eq(kbk_fill_u32_range(&h1, a, N, 0, 100, 1000000), KB_OK);
+    cr_assert_eq(kbk_fill_u32_range(&h8, b, N, 0, 100, 1000000), KB_OK);
+    cr_assert_eq(memcmp(a, b, N * sizeof *a), 0, "the same seed gave different values");
+    free(a);
+    free(b);
+}
+
+Test(kit_inputs, u32_range_refuses_an_empty_range_with_a_sentence)
+{
+    kb_host h = make_host(1, 1);
+    uint32_t x[4];
+    fail_calls = 0;
+    cr_assert_eq(kbk_fill_u32_range(&h, x, 4, 0, 9, 5), KB_EINVAL);
+    cr_assert_eq(fail_calls, 1, "no sentence went through fail()");
+    cr_assert(strstr(last_error, "empty") != NULL, "%s", last_error);
+}
+
+Test(kit_inputs, u32_range_refuses_zero_alone)
+{
+    kb_host h = make_host(1, 1);
+    uint32_t x[4];
+    fail_calls = 0;
+    cr_assert_eq(kbk_fill_u32_range(&h, x, 4, 0, 0, 0), KB_EINVAL);
+    cr_assert_eq(fail_calls, 1, "no sentence went through fail()");
+}
+
+/* Z = sum over m = 1 .. n of m^-s: the share of key k is (k+1)^-s / Z. */
+static double zipf_z(uint64_t n, double s)
+{
+    double z = 0.0;
+    for (uint64_t m = n; m >= 1; m--) /* smallest first */
+        z += pow((double)m, -s);
+    return z;
+}
+
+static uint32_t *zipf_fill(uint64_t seed, int threads, uint64_t n, uint64_t values, double s)
+{
+    kb_host h = make_host(seed, threads);
+    uint32_t *x = malloc(n * sizeof *x);
+    cr_assert_not_null(x);
+    cr_assert_eq(kbk_fill_zipf_u32(&h, x, n, 0, values, s), KB_OK, "%s", last_error);
+    return x;
+}
+
+static uint64_t count_of(const uint32_t *x, uint64_t n, uint32_t v)
+{
+    uint64_t c = 0;
+    for (uint64_t i = 0; i < n; i++)
+        c += x[i] == v;
+    return c;
+}
+
+Test(kit_inputs, zipf_same_seed_gives_same_keys_at_any_thread_count)
+{
+    enum { N = 300000 };
+    uint32_t *a = zipf_fill(17, 1, N, 1000, 1.2), *b = zipf_fill(17, 8, N, 1000, 1.2);
+    cr_assert_eq(memcmp(a, b, N * sizeof *a), 0, "the same seed gave different keys");
+    free(a);
+    free(b);
+}
+
+Test(kit_inputs, zipf_another_seed_gives_other_keys)
+{
+    enum { N = 10000 };
+    uint32_t *a = zipf_fill(17, 2, N, 1000, 1.0), *b = zipf_fill(18, 2, N, 1000, 1.0);
+    /* Two independent keys agree with probability sum p_k^2, about 0.03
+       here (s = 1, 1000 keys): some 300 of 10000. */
+    uint64_t same = 0;
+    for (int i = 0; i < N; i++)
+        same += a[i] == b[i];
+    cr_assert_lt(same, N / 10, "seeds 17 and 18 gave %llu equal keys of %d",
+                 (unsigned long long)same, N);
+    free(a);
+    free(b);
+}
+
+Test(kit_inputs, zipf_keys_stay_below_the_number_of_values)
+{
+    enum { N = 100000 };
+    uint32_t *x = zipf_fill(3, 4, N, 37, 0.7);
+    for (int i = 0; i < N; i++)
+        cr_assert_lt(x[i], 37u, "x[%d] = %u", i, x[i]);
+    free(x);
+}
+
+Test(kit_inputs, zipf_most_frequent_key_is_zero_with_share_one_over_z)
+{
+    enum { N = 200000 };
+    const uint64_t values = 1000;
+    const double s = 1.0;
+    uint32_t *x = zipf_fill(2026, 4, N, values, s);
+    uint64_t *count = calloc(values, sizeof *count);
+    for (int i = 0; i < N; i++)
+        count[x[i]]++;
+    uint32_t top = 0;
+    for (uint32_t v = 1; v < values; v++)
+        top = count[v] > count[top] ? v : top;
+    cr_assert_eq(top, 0, "the most frequent key is %u, not 0", top);
+    assert_share("key 0 at s = 1 over 1000 keys", count[0], N, 1.0 / zipf_z(values, s));
+    free(count);
+    free(x);
+}
+
+Test(kit_inputs, zipf_key_one_is_2_to_the_s_times_rarer_than_key_zero)
+{
+    enum { N = 200000 };
+    const uint64_t values = 500;
+    const double s = 1.7;
+    uint32_t *x = zipf_fill(4, 4, N, values, s);
+    assert_share("key 1 at s = 1.7 over 500 keys", count_of(x, N, 1), N,
+                 pow(2.0, -s) / zipf_z(values, s));
+    free(x);
+}
+
+Test(kit_inputs, zipf_reaches_the_far_keys_of_2_to_the_32)
+{
+    /* s = 1 over 2^32 keys: the share of keys at or above 2^20 is
+       (H(2^32) - H(2^20)) / H(2^32), H(n) = ln n + gamma + 1/(2n) - ... */
+    enum { N = 100000 };
+    const double gamma = 0.57721566490153286, ln2 = 0.69314718055994531;
+    double h32 = 32 * ln2 + gamma, h20 = 20 * ln2 + gamma + 1.0 / (2.0 * 1048576.0);
+    uint32_t *x = zipf_fill(8, 4, N, 1ULL << 32, 1.0);
+    uint64_t far = 0;
+    for (int i = 0; i < N; i++)
+        far += x[i] >= (1u << 20);
+    assert_share("keys at or above 2^20", far, N, (h32 - h20) / h32);
+    free(x);
+}
+
+Test(kit_inputs, zipf_exponent_zero_is_uniform)
+{
+    enum { N = 160000 };
+    uint32_t *x = zipf_fill(9, 4, N, 16, 0.0);
+    for (uint32_t v = 0; v < 16; v++) {
+        char what[32];
+        snprintf(what, sizeof what, "key %u at s = 0", v);
+        assert_share(what, count_of(x, N, v), N, 1.0 / 16);
+    }
+    free(x);
+}
+
+Test(kit_inputs, zipf_at_the_steepest_exponent_is_not_all_zeros)
+{
+    /* s = 4 over 2 keys: key 1 has share 2^-4 / (1 + 2^-4) = 1/17. */
+    enum { N = 100000 };
+    uint32_t *x = zipf_fill(10, 4, N, 2, KBK_ZIPF_MAX_S);
+    uint64_t ones = count_of(x, N, 1);
+    cr_assert_gt(ones, 0, "every key is 0");
+    assert_share("key 1 at s = 4 over 2 keys", ones, N, 1.0 / 17);
+    free(x);
+}
+
+Test(kit_inputs, zipf_refuses_fewer_than_two_keys)
+{
+    kb_host h = make_host(1, 1);
+    uint32_t x[4];
+    fail_calls = 0;
+    cr_assert_eq(kbk_fill_zipf_u32(&h, x, 4, 0, 1, 1.0), KB_EINVAL);
+    cr_assert_eq(fail_calls, 1, "no sentence went through fail()");
+}
+
+Test(kit_inputs, zipf_refuses_more_keys_than_a_u32_holds)
+{
+    kb_host h = make_host(1, 1);
+    uint32_t x[4];
+    cr_assert_eq(kbk_fill_zipf_u32(&h, x, 4, 0, (1ULL << 32) + 1, 1.0), KB_EINVAL);
+}
+
+Test(kit_inputs, zipf_refuses_an_exponent_outside_0_to_4)
+{
+    kb_host h = make_host(1, 1);
+    uint32_t x[4];
+    cr_assert_eq(kbk_fill_zipf_u32(&h, x, 4, 0, 10, -0.5), KB_EINVAL);
+    cr_assert_eq(kbk_fill_zipf_u32(&h, x, 4, 0, 10, 4.5), KB_EINVAL);
+    cr_assert_eq(kbk_fill_zipf_u32(&h, x, 4, 0, 10, NAN), KB_EINVAL);
+}
+
 /* ---- tolerances and comparisons --------------------------------------------- */
 
 Test(kit_check, unit_roundoff_and_gamma_bound)

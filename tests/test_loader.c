@@ -102,7 +102,8 @@ ParameterizedTestParameters(loader, refusal_names_file_and_problem)
     static struct refusal_case cases[] = {
         {"bogus.so", {"cannot be loaded as a shared object"}},
         {"kbench-abi99.so",
-         {"plugin ABI 99.3", "this kbench speaks ABI 2.x", "rebuild the plugin"}},
+         {"plugin ABI 99.3, but this kbench speaks ABI 2.x; the plugin was built for a newer "
+          "kbench", "rebuild the plugin", "docs/migrating.md"}},
         {"kbench-noentry.so", {"no 'kbench_plugin' symbol"}},
         {"kbench-malformed.so", {"no run() operation", "'norun'"}},
         {"kbench-empty.so", {"kbench_plugin(0) returned NULL"}},
@@ -536,7 +537,8 @@ Test(descriptor, flags_and_uses_within_bounds_pass)
 
 /* The header. */
 REFUSED(abi_major_other, { f.d.abi_major = 3; f.d.abi_minor = 0; },
-        "plugin ABI 3.0, but this kbench speaks ABI 2.x")
+        "plugin ABI 3.0, but this kbench speaks ABI 2.x; the plugin was built for a newer "
+        "kbench")
 REFUSED(size_before_ops, f.d.size = offsetof(kb_plugin, ops), "smaller than")
 REFUSED(name_null, f.d.name = NULL, "no name")
 REFUSED(name_empty, f.d.name = "", "no name")

@@ -79,6 +79,74 @@ Test(value, size_errors)
     size_fails("", "empty");
 }
 
+/* ---- a size term with + or - and a whole number ------------------------- */
+
+Test(value, a_power_of_two_plus_an_integer_is_that_sum)
+{
+    cr_assert_eq(size_of("2^20+3"), (1ULL << 20) + 3);
+}
+
+Test(value, a_power_of_two_minus_an_integer_is_that_difference)
+{
+    cr_assert_eq(size_of("2^20-1"), (1ULL << 20) - 1);
+}
+
+Test(value, a_binary_multiple_takes_an_offset_too)
+{
+    cr_assert_eq(size_of("1M+1"), (1ULL << 20) + 1);
+}
+
+Test(value, a_size_with_spaces_inside_is_refused)
+{
+    size_fails("2^10 + 5", "'2^10 + 5' is not a size (use digits with K, M, G, or 2^k; no spaces "
+                           "inside: 2^20+3)");
+}
+
+Test(value, an_offset_may_reach_the_largest_size)
+{
+    cr_assert_eq(size_of("2^63+9223372036854775807"), UINT64_MAX);
+}
+
+Test(value, an_offset_past_64_bits_is_refused_with_a_sentence)
+{
+    size_fails("2^63+9223372036854775808", "'2^63+9223372036854775808' does not fit in 64 bits");
+}
+
+Test(value, an_offset_of_more_than_20_digits_is_refused_as_too_large)
+{
+    size_fails("1+99999999999999999999", "does not fit in 64 bits");
+}
+
+Test(value, a_difference_below_zero_is_refused_with_a_sentence)
+{
+    size_fails("1K-1025", "'1K-1025' is below 0, and a size cannot be");
+}
+
+Test(value, a_difference_of_zero_is_a_size_of_zero)
+{
+    /* p_size's minimum is 1, so the parser alone, without the range check. */
+    uint64_t u = 99;
+    char why[256] = "";
+    cr_assert_eq(kbc_parse_size("4K-4096", &u, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(u, 0);
+}
+
+ParameterizedTestParameters(value, an_offset_that_is_not_a_whole_number_is_refused)
+{
+    static char cases[][16] = {"1M+4K", "2^20+", "2^20+-1", "1M+1.5", "1M+1+1", "1M+2^4"};
+    return cr_make_param_array(char[16], cases, sizeof cases / sizeof *cases);
+}
+
+ParameterizedTest(char (*text)[16], value, an_offset_that_is_not_a_whole_number_is_refused)
+{
+    size_fails(*text, "after the");
+}
+
+Test(value, a_sign_before_the_term_is_not_an_offset)
+{
+    size_fails("+5", "'+5' is not a size");
+}
+
 Test(value, range_limits)
 {
     kb_value v;
@@ -380,6 +448,32 @@ Test(sweep, lists_and_ranges)
     sweep_u(&p_size, "2^63..18446744073709551615:x2", (uint64_t[]){1ULL << 63}, 1);
     sweep_u(&p_size, "18446744073709551610..18446744073709551615:+4",
             (uint64_t[]){18446744073709551610ULL, 18446744073709551614ULL}, 2);
+}
+
+Test(sweep, a_size_with_an_offset_is_one_value_beside_a_range)
+{
+    sweep_u(&p_size, "2^10..2^12, 2^20+3", (uint64_t[]){1024, 2048, 4096, (1ULL << 20) + 3}, 4);
+}
+
+Test(sweep, a_range_may_start_and_end_on_sizes_with_offsets)
+{
+    sweep_u(&p_size, "1M-1..1M+1:+1", (uint64_t[]){(1ULL << 20) - 1, 1ULL << 20, (1ULL << 20) + 1},
+            3);
+}
+
+Test(sweep, a_linear_step_may_be_a_size_with_an_offset)
+{
+    sweep_u(&p_size, "1..1100:+2^9+1", (uint64_t[]){1, 514, 1027}, 3);
+}
+
+Test(sweep, a_start_with_an_offset_is_where_a_linear_range_steps_from)
+{
+    sweep_u(&p_size, "2^10+1..2^12:+2^10", (uint64_t[]){1025, 2049, 3073}, 3);
+}
+
+Test(sweep, an_end_with_an_offset_keeps_its_step)
+{
+    sweep_u(&p_size, "2^10..2^20+3:x1024", (uint64_t[]){1024, 1ULL << 20}, 2);
 }
 
 Test(sweep, ints_floats_enums)

@@ -3,16 +3,20 @@
 #
 # Checks that kbench installs and that plugins build outside the tree:
 #  1. installs the build into a temporary prefix and checks the layout;
-#  2. configures and builds tests/external (hello in C, saxpy in C + CUDA on
-#     the kit) with -DCMAKE_PREFIX_PATH=<prefix> and no build type or CUDA
+#  2. configures and builds tests/external (hello in C; saxpy and histo, the
+#     two walk-throughs of docs/plugins.md, in C + CUDA on the kit, histo's
+#     reference a CUB call) with -DCMAKE_PREFIX_PATH=<prefix> and no build
+#     type or CUDA
 #     architectures: the host code must be optimised (Release) and the CUDA
 #     code built for kbench's own architectures; a project that chooses its
 #     architectures and build type keeps them; tests/external/c-only (hello
 #     in a C-only project) must build without looking for CUDA;
 #  3. runs the installed kbench: `list` must show its installed plugins (found
 #     beside the executable, not in the build tree) and the external ones;
-#     `run` must pass on the correct variants (saxpy's cuda variant is
-#     skipped without a GPU) and exit 1 on the wrong one.
+#     `run` must pass on the correct variants (the CUDA variants of saxpy
+#     and histo are skipped without a GPU) and exit 1 on the wrong one; a
+#     plugin binary of ABI 1 (abi1.c) must be refused with a pointer to
+#     docs/migrating.md.
 # Every failure prints one line saying which check failed; exit 1 then.
 set -u
 build=$1
@@ -37,7 +41,8 @@ fail() {
     { cat "$tmp/install.log"; fail "cmake --install $build did not succeed"; }
 for f in bin/kbench include/kbench/plugin.h include/kbench/kit.h lib/libkbench_kit.a \
          lib/cmake/kbench/kbenchConfig.cmake lib/cmake/kbench/kbenchConfigVersion.cmake \
-         lib/cmake/kbench/kbenchTargets.cmake lib/cmake/kbench/KbenchPlugin.cmake; do
+         lib/cmake/kbench/kbenchTargets.cmake lib/cmake/kbench/KbenchPlugin.cmake \
+         share/doc/kbench/plugins.md share/doc/kbench/migrating.md; do
     [ -f "$prefix/$f" ] || fail "the install lacks $f"
 done
 [ -x "$prefix/bin/kbench" ] || fail "the installed bin/kbench is not executable"
@@ -62,7 +67,7 @@ done
     { cat "$tmp/configure.log"; fail "configuring the external plugin project failed"; }
 "$cmake" --build "$ext" >"$tmp/build.log" 2>&1 ||
     { cat "$tmp/build.log"; fail "building the external plugins failed"; }
-for p in hello saxpy; do
+for p in hello saxpy histo; do
     [ -f "$ext/kbench-$p.so" ] || fail "the external build made no kbench-$p.so"
 done
 grep -q 'CMAKE_BUILD_TYPE:STRING=Release' "$ext/CMakeCache.txt" ||
@@ -72,7 +77,7 @@ grep -q 'CMAKE_BUILD_TYPE:STRING=Release' "$ext/CMakeCache.txt" ||
 command_of() {
     grep '"command":' "$ext/compile_commands.json" | grep "$1" | head -n 1
 }
-for f in hello.c saxpy.c saxpy_kernel.cu; do
+for f in hello.c saxpy.c saxpy_kernel.cu histo.c histo_kernel.cu; do
     cmd=$(command_of "$f")
     [ -n "$cmd" ] || fail "compile_commands.json has no command for $f"
     echo "$cmd" | grep -Eq -- ' -O[23] ' ||
@@ -80,33 +85,35 @@ for f in hello.c saxpy.c saxpy_kernel.cu; do
 done
 
 # kbench's CUDA architectures, as its package records them, must be exactly
-# those saxpy_kernel.cu was compiled for.
+# those each .cu file was compiled for.
 archs=$(sed -n 's/^set(KBENCH_CUDA_ARCHITECTURES "\(.*\)")$/\1/p' \
     "$prefix/lib/cmake/kbench/kbenchConfig.cmake")
 [ -n "$archs" ] || fail "the installed package does not record KBENCH_CUDA_ARCHITECTURES"
 want=$(echo "$archs" | tr ';' '\n' | sed 's/-real$//; s/-virtual$//' | sort -u | tr '\n' ' ')
-cmd=$(command_of saxpy_kernel.cu)
 case "$want" in
 *[!0-9a\ ]*)
     echo "external: kbench was built for '$archs': the architecture checks are skipped" ;;
 *)
-    got=$(echo "$cmd" | grep -Eo 'arch=compute_[0-9]+a?' | sed 's/arch=compute_//' | sort -u |
-          tr '\n' ' ')
-    [ "$got" = "$want" ] ||
-        { echo "$cmd"; fail "saxpy's CUDA code was built for '$got', not kbench's '$want'"; }
-    # The binary itself, where the toolkit has cuobjdump.
     objdump=$(command -v cuobjdump || true)
     nvcc=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$ext/CMakeCache.txt")
     [ -z "$objdump" ] && [ -x "$(dirname "$nvcc")/cuobjdump" ] && objdump=$(dirname "$nvcc")/cuobjdump
-    if [ -n "$objdump" ]; then
-        "$objdump" --list-elf "$ext/kbench-saxpy.so" >"$tmp/elf.txt" 2>&1 ||
-            { cat "$tmp/elf.txt"; fail "cuobjdump --list-elf kbench-saxpy.so failed"; }
-        elf=$(grep -Eo 'sm_[0-9]+a?' "$tmp/elf.txt" | sed 's/sm_//' | sort -u | tr '\n' ' ')
-        [ "$elf" = "$want" ] ||
-            { cat "$tmp/elf.txt"; fail "kbench-saxpy.so holds code for '$elf', not kbench's '$want'"; }
-    else
-        echo "external: no cuobjdump; the architectures were checked in the compile command"
-    fi ;;
+    for p in saxpy histo; do
+        cmd=$(command_of "${p}_kernel.cu")
+        got=$(echo "$cmd" | grep -Eo 'arch=compute_[0-9]+a?' | sed 's/arch=compute_//' | sort -u |
+              tr '\n' ' ')
+        [ "$got" = "$want" ] ||
+            { echo "$cmd"; fail "$p's CUDA code was built for '$got', not kbench's '$want'"; }
+        # The binary itself, where the toolkit has cuobjdump.
+        if [ -n "$objdump" ]; then
+            "$objdump" --list-elf "$ext/kbench-$p.so" >"$tmp/elf.txt" 2>&1 ||
+                { cat "$tmp/elf.txt"; fail "cuobjdump --list-elf kbench-$p.so failed"; }
+            elf=$(grep -Eo 'sm_[0-9]+a?' "$tmp/elf.txt" | sed 's/sm_//' | sort -u | tr '\n' ' ')
+            [ "$elf" = "$want" ] ||
+                { cat "$tmp/elf.txt"; fail "kbench-$p.so holds code for '$elf', not kbench's '$want'"; }
+        fi
+    done
+    [ -n "$objdump" ] ||
+        echo "external: no cuobjdump; the architectures were checked in the compile commands" ;;
 esac
 
 # A project that chooses its own architectures and build type keeps them
@@ -151,6 +158,9 @@ grep -q "file: $build/" "$tmp/list.out" &&
 grep -q '^saxpy ' "$tmp/list.out" || { cat "$tmp/list.out"; fail "kbench list does not show saxpy"; }
 grep -q 'cuda  *cuda ' "$tmp/list.out" ||
     { cat "$tmp/list.out"; fail "kbench list does not show saxpy's cuda variant"; }
+grep -q '^histo ' "$tmp/list.out" || { cat "$tmp/list.out"; fail "kbench list does not show histo"; }
+grep -Eq 'cub  *cuda .*library' "$tmp/list.out" ||
+    { cat "$tmp/list.out"; fail "kbench list does not show histo's cub variant as a library"; }
 
 "$kb" describe hello --plugin-path "$ext" >"$tmp/describe.out" 2>&1 ||
     { cat "$tmp/describe.out"; fail "kbench describe hello failed"; }
@@ -172,10 +182,25 @@ rc=$?
 grep -Eq '^  cuda  *cuda  *(pass|skipped) ' "$tmp/saxpy.out" ||
     { cat "$tmp/saxpy.out"; fail "saxpy's cuda variant neither passed nor was skipped"; }
 
-# The conformance check passes for both out-of-tree plugins (CUDA variants
+# The second walk-through: histo's cpu variant passes at each of its four
+# points (two sizes, one of them 2^20+3, times two skews), exactly; its
+# CUDA variants pass where there is a GPU and are skipped elsewhere.
+"$kb" run "$src/histo.ini" --plugin-path "$ext" >"$tmp/histo.out" 2>"$tmp/histo.err"
+rc=$?
+[ $rc -eq 0 ] || { cat "$tmp/histo.out" "$tmp/histo.err"; fail "kbench run histo.ini exited with $rc, not 0"; }
+[ "$(grep -Ec '^  cpu  *cpu  *pass ' "$tmp/histo.out")" -eq 4 ] ||
+    { cat "$tmp/histo.out"; fail "histo's cpu variant did not pass at all four points"; }
+grep -q 1048579 "$tmp/histo.out" ||
+    { cat "$tmp/histo.out"; fail "the run's table does not show the point n=2^20+3=1048579"; }
+for v in shared cub; do
+    [ "$(grep -Ec "^  $v( \\[[a-z|]*\\])?  *cuda  *(pass|skipped) " "$tmp/histo.out")" -eq 4 ] ||
+        { cat "$tmp/histo.out"; fail "histo's $v variant neither passed nor was skipped at each point"; }
+done
+
+# The conformance check passes for the out-of-tree plugins (CUDA variants
 # are skipped without a GPU and checked on one), and catches hello's variant
 # that is wrong on purpose.
-for p in "hello --variants scalar" saxpy; do
+for p in "hello --variants scalar" saxpy histo; do
     # shellcheck disable=SC2086
     "$kb" check $p --plugin-path "$ext" >"$tmp/check-$p.out" 2>&1 ||
         { cat "$tmp/check-$p.out"; fail "kbench check $p failed"; }
@@ -192,5 +217,15 @@ rc=$?
 [ $rc -eq 1 ] ||
     { cat "$tmp/wrong.out" "$tmp/wrong.err"; fail "kbench run of a failing variant exited with $rc, not 1"; }
 
-echo "external: install, out-of-tree C and CUDA builds (Release, kbench's CUDA architectures), list, describe and run all passed"
+# A plugin binary built for ABI 1 is refused, and the warning says where
+# the porting note is: a rebuild alone does not compile.
+mkdir -p "$tmp/abi1" || exit 1
+${CC:-cc} -shared -fPIC -o "$tmp/abi1/kbench-old.so" "$src/abi1.c" >"$tmp/abi1.log" 2>&1 ||
+    { cat "$tmp/abi1.log"; fail "compiling the ABI 1 stand-in (abi1.c) failed"; }
+"$kb" list --plugin-path "$tmp/abi1" >"$tmp/abi1.out" 2>"$tmp/abi1.err"
+grep -q "kbench-old.so: plugin ABI 1.0, but this kbench speaks ABI 2.x; port the plugin to ABI 2" \
+    "$tmp/abi1.err" && grep -q 'docs/migrating.md' "$tmp/abi1.err" ||
+    { cat "$tmp/abi1.out" "$tmp/abi1.err"; fail "an ABI 1 plugin was not refused with a pointer to docs/migrating.md"; }
+
+echo "external: install, out-of-tree C and CUDA builds (Release, kbench's CUDA architectures), list, describe, run and the refusal of an ABI 1 plugin all passed"
 exit 0

@@ -99,16 +99,24 @@ int kbk_parallel_for(kb_host *host, uint64_t n, kbk_range_fn fn, void *ctx);
 /* ------------------------------------------------------------------------
  * Inputs on the counter-based generator of plugin.h (element i depends on
  * (seed, stream, i) only, whatever the thread count), filled in parallel.
- * A range that holds no non-zero value, or k < 1, fails with KB_EINVAL.
  *
- * Uniform: values uniform in [lo, hi), never exactly zero.
- * Exact: non-zero integers in [-k, k].  With k <= kbk_exact_bound(n, bits)
- * every partial sum of n of them is an integer of magnitude at most
- * 2^bits, which the type holds exactly: any order of additions gives the
- * exact sum, a verify can demand equality, and a dropped, doubled or
- * perturbed element fails.  For f32 (24 bits) beyond n = 2^24 no k >= 1
- * exists: kbk_exact_bound returns 0 and the caller must fall back (f64
- * inputs, or uniform ones with a derived tolerance).
+ * The rule is: no input that hides a wrong answer.  An input of zeros, or
+ * one that makes a result of zero likely, lets a kernel that writes nothing
+ * (or zeros) pass, so the uniform and exact fills never produce zero.
+ * Where 0 is a valid value of the data (a key, a count, a bin, a byte),
+ * excluding it would leave that case untested, so the key fills (u8, u32
+ * in a range, Zipf) produce 0 like any other value of their range; none of
+ * them can make an input of zeros alone.
+ *
+ * Uniform: values uniform in [lo, hi), never exactly zero.  A range that
+ * holds no non-zero value fails with KB_EINVAL.
+ * Exact: non-zero integers in [-k, k] (k >= 1).  With k <=
+ * kbk_exact_bound(n, bits) every partial sum of n of them is an integer of
+ * magnitude at most 2^bits, which the type holds exactly: any order of
+ * additions gives the exact sum, a verify can demand equality, and a
+ * dropped, doubled or perturbed element fails.  For f32 (24 bits) beyond
+ * n = 2^24 no k >= 1 exists: kbk_exact_bound returns 0 and the caller must
+ * fall back (f64 inputs, or uniform ones with a derived tolerance).
  * ---------------------------------------------------------------------- */
 int kbk_fill_uniform_f32(kb_host *host, float *dst, uint64_t n, uint32_t stream, double lo,
                          double hi);
@@ -118,6 +126,30 @@ int kbk_fill_uniform_i32(kb_host *host, int32_t *dst, uint64_t n, uint32_t strea
                          int32_t hi);
 int kbk_fill_exact_f32(kb_host *host, float *dst, uint64_t n, uint32_t stream, int32_t k);
 int kbk_fill_exact_f64(kb_host *host, double *dst, uint64_t n, uint32_t stream, int32_t k);
+/* Integers, 0 included where the range holds it.
+ *
+ * kbk_fill_u8: every byte value 0 .. 255 equally likely (the top 8 bits of
+ * the generator).
+ * kbk_fill_u32_range: uniform in [lo, hi], both ends included (so
+ * [0, UINT32_MAX] is every u32), with a bias below (hi - lo + 1) / 2^64 per
+ * value.  KB_EINVAL when lo > hi or the range is [0, 0].
+ * kbk_fill_zipf_u32: skewed keys in [0, n_values), value k with probability
+ * (k+1)^-s / Z, Z = sum over m = 1 .. n_values of m^-s (Zipf's law with
+ * exponent s): 0 is the most frequent value, with share 1/Z, and value k
+ * is (k+1)^s times rarer than 0.  s = 0 is uniform; s = 1 is the classic
+ * Zipf.  Exact up to the rounding of doubles, by rejection from a hat
+ * whose integral inverts in closed form (derived in the kit's source,
+ * kit_inputs.c, and in docs/plugins.md): at most 64
+ * attempts per element, each accepted with probability at least 9/16.
+ * KB_EINVAL unless 2 <= n_values <= 2^32 and 0 <= s <= KBK_ZIPF_MAX_S
+ * (beyond, nearly every element is 0: at s = 4 the share of 0 is at most
+ * 1/(1 + 2^-4) = 0.94). */
+#define KBK_ZIPF_MAX_S 4.0
+int kbk_fill_u8(kb_host *host, uint8_t *dst, uint64_t n, uint32_t stream);
+int kbk_fill_u32_range(kb_host *host, uint32_t *dst, uint64_t n, uint32_t stream, uint32_t lo,
+                       uint32_t hi);
+int kbk_fill_zipf_u32(kb_host *host, uint32_t *dst, uint64_t n, uint32_t stream,
+                      uint64_t n_values, double s);
 /* The largest k with n*k <= 2^mantissa_bits (24 for f32, 53 for f64),
    capped at INT32_MAX; 0 when there is none or mantissa_bits is outside
    1 .. 63.  n = 0 counts as 1. */

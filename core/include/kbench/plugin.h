@@ -55,6 +55,22 @@ extern "C" {
  *   - Out-parameters (kb_work, kb_check) are zeroed by the host to its own
  *     size before each call.  A plugin MUST NOT write a field added in minor
  *     m unless host->abi_minor >= m.
+ *
+ * A new major version is the only way to change what a minor may not.  Its
+ * changes, each with the code before and after and what the host says to a
+ * plugin that was not ported, are listed in docs/migrating.md, which the
+ * host's refusal of a plugin of another major points to.
+ *
+ * History:
+ *   1.0  the first ABI: kb_ops inside the descriptor, kb_plan, NULL-
+ *        terminated enum choices, no sizes for the parameter and variant
+ *        tables.
+ *   2.0  kb_ops by pointer with its size, kb_work (was kb_plan), strides
+ *        param_size and variant_size, counted choices (n_choices), variant
+ *        flags and uses, kb_host.abi_minor, extension(); the host decides
+ *        pass or fail from error and tolerance.  docs/migrating.md, "ABI 1
+ *        to ABI 2".
+ *   2.1  kb_work.peak.
  * ---------------------------------------------------------------------- */
 #define KB_ABI_MAJOR 2
 #define KB_ABI_MINOR 1 /* 1: kb_work.peak */
@@ -92,7 +108,8 @@ enum kb_status {
 typedef enum kb_param_type {
     KB_PARAM_INT = 0,   /* signed 64-bit integer, value.i                  */
     KB_PARAM_SIZE = 1,  /* unsigned 64-bit count, value.u; accepts K, M, G
-                           (binary multiples) and 2^k                      */
+                           (binary multiples) and 2^k, each optionally
+                           followed by +N or -N (2^20+3, 1M-1)             */
     KB_PARAM_FLOAT = 2, /* double, value.f                                 */
     KB_PARAM_ENUM = 3,  /* index into choices, value.i                     */
     KB_PARAM_BOOL = 4   /* 0 or 1, value.i; accepts true/false/yes/no/on/off/1/0 */
@@ -137,8 +154,13 @@ typedef enum kb_backend {
 #define KB_VARIANT_SYNCS 0x1u    /* run() waits for the stream (a library call that
                                     returns to the host); timing then includes
                                     that wait                                  */
-#define KB_VARIANT_NONDETERM 0x2u /* results may differ bit for bit between runs
-                                    (atomics, races in order)                  */
+#define KB_VARIANT_NONDETERM 0x2u /* results may differ bit for bit between runs:
+                                    the order of floating-point operations
+                                    changes from run to run (float atomics,
+                                    blocks finishing in any order).  Integer
+                                    atomics alone do not set it: integer
+                                    addition is associative, so any order
+                                    gives the same bits                        */
 #define KB_VARIANT_LIBRARY 0x4u  /* a vendor library's implementation: what
                                     `reference` is meant to name               */
 
@@ -263,12 +285,16 @@ struct kb_host {
  *
  * setup(params, variants, host, &state)
  *   MAY allocate host and device memory, create library handles, generate
- *   inputs from host->seed (never zeros; see kb_rand_* below and the kit)
- *   and compute or prepare the reference.  Host memory SHOULD stay at
- *   inputs + reference + one output copy.  `variants` has bit v set for each
- *   variant that will run; without a GPU (host->stream == NULL) only CPU
- *   variants are set and setup MUST NOT touch CUDA.  Uploads the inputs to
- *   the device once.  On failure it MAY hand back a partly built state.
+ *   inputs from host->seed (see kb_rand_* below and the kit) and compute
+ *   or prepare the reference.  Inputs MUST NOT hide a wrong answer: no
+ *   input of zeros, none that makes a result of zero likely (an output
+ *   left unwritten or zeroed would pass); 0 itself is fine where it is a
+ *   valid value of the data, such as a key or a count.  Host memory
+ *   SHOULD stay at inputs + reference + one output copy.  `variants` has
+ *   bit v set for each variant that will run; without a GPU (host->stream
+ *   == NULL) only CPU variants are set and setup MUST NOT touch CUDA.
+ *   Uploads the inputs to the device once.  On failure it MAY hand back a
+ *   partly built state.
  *
  * prepare(state, v, host)
  *   MUST fill variant v's outputs (device and host copy) with a poison
@@ -280,6 +306,16 @@ struct kb_host {
  *                             variant, CPU ones too (with stream NULL
  *                             without a GPU): the plugin decides what a
  *                             variant copies, usually nothing for CPU ones.
+ *                             When: once per variant, after prepare and
+ *                             before the checked run; with include_copies
+ *                             also before every warm-up and timed run (and
+ *                             each run of a batch), inside the timing.
+ *                             setup() already put the inputs on the device
+ *                             and run() leaves them alone, so nothing needs
+ *                             re-uploading for correctness: upload() is
+ *                             what include_copies times, so it SHOULD copy
+ *                             the inputs the variant reads (the same bytes
+ *                             again) and MUST only enqueue, like run().
  * run(state, v, host)         the work that is timed.  A CUDA variant
  *                             enqueues on host->stream and MUST NOT
  *                             allocate, print, read inputs from the host or

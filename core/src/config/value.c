@@ -5,7 +5,10 @@
  *   - SIZE: decimal digits, optionally followed by K, M, G or T in either
  *     case, optionally followed by "i" or "iB" (4K = 4k = 4KiB = 4096: the
  *     multiples are binary).  "KB" is refused because it reads as 1000.
- *     Or 2^k with 0 <= k <= 63.  No sign, no fraction.
+ *     Or 2^k with 0 <= k <= 63.  No sign, no fraction.  Either may be
+ *     followed by + or - and a whole number without a multiple (2^20+3,
+ *     1M-1): sizes one off a power of two are common test points.  A
+ *     result beyond 64 bits or below 0 is refused, never wrapped.
  *   - INT: an optional sign and decimal digits.
  *   - FLOAT: a decimal number (strtod), finite; no hex, inf or nan.
  *   - Limits: an integer is within [min, max] by exact comparison with
@@ -107,23 +110,31 @@ int kbc_parse_digits(const char *s, const char **end, uint64_t *out)
     return 0;
 }
 
-int kbc_parse_size(const char *s, uint64_t *out, char *why, size_t n)
+#define SIZE_HINT "use digits with K, M, G, or 2^k"
+
+/* One size term, term[0 .. len): digits with an optional binary multiple,
+   or 2^k.  whole is the value as written, for the messages. */
+static int parse_size_term(const char *term, size_t len, const char *whole, uint64_t *out,
+                           char *why, size_t n)
 {
-    const char *p;
-    uint64_t v;
-    if (s[0] == '-') {
-        say(why, n, "'%s' is negative, and a size cannot be", s);
+    char buf[128];
+    if (len == 0 || len >= sizeof buf) {
+        say(why, n, "'%s' is not a size (" SIZE_HINT ")", whole);
         return -1;
     }
+    memcpy(buf, term, len);
+    buf[len] = '\0';
+    const char *s = buf, *p;
+    uint64_t v;
     if (s[0] == '2' && s[1] == '^') {
         uint64_t k;
         int rc = kbc_parse_digits(s + 2, &p, &k);
         if (rc == -1 || *p) {
-            say(why, n, "'%s' is not a size (use digits with K, M, G, or 2^k)", s);
+            say(why, n, "'%s' is not a size (" SIZE_HINT ")", whole);
             return -1;
         }
         if (rc == -2 || k > 63) {
-            say(why, n, "'%s' does not fit in 64 bits (2^63 is the largest power)", s);
+            say(why, n, "'%s' does not fit in 64 bits (2^63 is the largest power)", whole);
             return -1;
         }
         *out = 1ULL << k;
@@ -131,11 +142,11 @@ int kbc_parse_size(const char *s, uint64_t *out, char *why, size_t n)
     }
     int rc = kbc_parse_digits(s, &p, &v);
     if (rc == -2) {
-        say(why, n, "'%s' does not fit in 64 bits", s);
+        say(why, n, "'%s' does not fit in 64 bits", whole);
         return -1;
     }
     if (rc == -1) {
-        say(why, n, "'%s' is not a size (use digits with K, M, G, or 2^k)", s);
+        say(why, n, "'%s' is not a size (" SIZE_HINT ")", whole);
         return -1;
     }
     unsigned shift = 0;
@@ -157,17 +168,67 @@ int kbc_parse_size(const char *s, uint64_t *out, char *why, size_t n)
                 say(why, n,
                     "'%s' is ambiguous (KB often means 1000); write %.*s or %.*siB for binary "
                     "multiples",
-                    s, (int)(p - s), s, (int)(p - s), s);
+                    whole, (int)(p - s), s, (int)(p - s), s);
             else
-                say(why, n, "'%s' is not a size (use digits with K, M, G, or 2^k)", s);
+                say(why, n, "'%s' is not a size (" SIZE_HINT ")", whole);
             return -1;
         }
     }
     if (shift && v > (UINT64_MAX >> shift)) {
-        say(why, n, "'%s' does not fit in 64 bits", s);
+        say(why, n, "'%s' does not fit in 64 bits", whole);
         return -1;
     }
     *out = v << shift;
+    return 0;
+}
+
+int kbc_parse_size(const char *s, uint64_t *out, char *why, size_t n)
+{
+    if (s[0] == '-') {
+        say(why, n, "'%s' is negative, and a size cannot be", s);
+        return -1;
+    }
+    /* One word: a space inside (2^20 + 3) is refused, as ever. */
+    if (s[strcspn(s, " \t")]) {
+        say(why, n, "'%s' is not a size (" SIZE_HINT "; no spaces inside: 2^20+3)", s);
+        return -1;
+    }
+    /* A term, then optionally + or - and a whole number: 2^20+3, 1M-1.  The
+       term holds no sign, so the first one after its start is the offset's. */
+    size_t at = s[0] ? 1 + strcspn(s + 1, "+-") : 0;
+    uint64_t base;
+    if (parse_size_term(s, at, s, &base, why, n) != 0)
+        return -1;
+    if (!s[at]) {
+        *out = base;
+        return 0;
+    }
+    const char sign = s[at];
+    const char *q = s + at + 1, *end;
+    uint64_t off;
+    int rc = kbc_parse_digits(q, &end, &off);
+    while (rc == -2 && isdigit((unsigned char)*end))
+        end++; /* a number too large: still a number, refused below */
+    if (rc == -1 || *end) {
+        say(why, n,
+            "'%s' is not a size: after the %c comes a whole number without a multiple "
+            "(2^20+3, 1M-1)",
+            s, sign);
+        return -1;
+    }
+    if (sign == '+') {
+        if (rc == -2 || off > UINT64_MAX - base) {
+            say(why, n, "'%s' does not fit in 64 bits", s);
+            return -1;
+        }
+        *out = base + off;
+        return 0;
+    }
+    if (rc == -2 || off > base) {
+        say(why, n, "'%s' is below 0, and a size cannot be", s);
+        return -1;
+    }
+    *out = base - off;
     return 0;
 }
 

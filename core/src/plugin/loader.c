@@ -188,11 +188,25 @@ void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why
 {
     *out = NULL;
     /* abi_major, abi_minor and size are the only fields every version of
-       the ABI shares, so they are checked before anything else is read. */
-    if (raw->abi_major != KB_ABI_MAJOR) {
+       the ABI shares, so they are checked before anything else is read.
+       Across a major version a rebuild alone does not compile, so the
+       sentence points at the porting note. */
+    if (raw->abi_major < KB_ABI_MAJOR) {
         why_set(why, n,
-                "plugin ABI %u.%u, but this kbench speaks ABI %d.x; rebuild the plugin "
-                "against this kbench's kbench/plugin.h",
+                "plugin ABI %u.%u, but this kbench speaks ABI %d.x; port the plugin to ABI %d "
+                "and rebuild it against this kbench's kbench/plugin.h: docs/migrating.md "
+                "(installed as share/doc/kbench/migrating.md) lists every change since ABI "
+                "%u, before and after",
+                (unsigned)raw->abi_major, (unsigned)raw->abi_minor, KB_ABI_MAJOR, KB_ABI_MAJOR,
+                (unsigned)raw->abi_major);
+        return NULL;
+    }
+    if (raw->abi_major > KB_ABI_MAJOR) {
+        why_set(why, n,
+                "plugin ABI %u.%u, but this kbench speaks ABI %d.x; the plugin was built for a "
+                "newer kbench: load it with that one, or rebuild the plugin against this "
+                "kbench's kbench/plugin.h (docs/migrating.md, installed as "
+                "share/doc/kbench/migrating.md, lists what each major version changed)",
                 (unsigned)raw->abi_major, (unsigned)raw->abi_minor, KB_ABI_MAJOR);
         return NULL;
     }
