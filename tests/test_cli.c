@@ -549,9 +549,14 @@ Test(cli, run_refuses_format)
     run_refuses("--format json", "compare");
 }
 
-Test(cli, run_refuses_variants)
+/* --variants belongs to check and run (it narrows a run); another
+   command refuses it. */
+Test(cli, plot_refuses_variants)
 {
-    run_refuses("--variants a,b", "check");
+    result r = kb("plot x.json --variants a,b");
+    cr_assert_eq(r.code, 2, "exit %d, %s", r.code, r.err);
+    cr_assert_not_null(strstr(r.err, "applies only to kbench check and kbench run"), "%s", r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
 }
 
 /* Each option is remembered once however often it is given, so that many
