@@ -664,3 +664,36 @@ Test(compare, cli_thirty_thousand_rows_are_matched)
                        "%.400s", text);
     free(text);
 }
+
+/* The draws' remainder without a division is x % d for every x: small
+   divisors, powers of two and their neighbours, large ones, each with the
+   edges of x (0, multiples of d and their neighbours, the top of 2^64)
+   and random x. */
+Test(compare, the_remainder_of_a_draw_is_x_mod_d)
+{
+    uint64_t g = 7;
+    uint64_t ds[4096 + 200];
+    size_t nd = 0;
+    for (uint64_t d = 1; d <= 4096; d++)
+        ds[nd++] = d;
+    for (int k = 12; k < 64; k++) {
+        ds[nd++] = (1ULL << k) - 1;
+        ds[nd++] = (1ULL << k) + 1;
+        ds[nd++] = ref_next(&g) >> (64 - k);
+    }
+    ds[nd++] = UINT64_MAX;
+    ds[nd++] = UINT64_MAX - 1;
+    for (size_t i = 0; i < nd; i++) {
+        uint64_t d = ds[i] ? ds[i] : 1;
+        uint64_t edges[] = {0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, UINT64_MAX, UINT64_MAX - 1,
+                            UINT64_MAX - d, (UINT64_MAX / d) * d, (UINT64_MAX / d) * d - 1};
+        for (size_t e = 0; e < sizeof edges / sizeof *edges; e++)
+            cr_assert_eq(kbc_compare_mod(edges[e], d), edges[e] % d, "%llu %% %llu",
+                         (unsigned long long)edges[e], (unsigned long long)d);
+        for (int k = 0; k < 200; k++) {
+            uint64_t x = ref_next(&g);
+            cr_assert_eq(kbc_compare_mod(x, d), x % d, "%llu %% %llu", (unsigned long long)x,
+                         (unsigned long long)d);
+        }
+    }
+}

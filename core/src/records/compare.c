@@ -71,11 +71,45 @@ static uint64_t next_u64(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-/* An index below n; the modulo bias is below n / 2^64, far beneath any
-   resampling error. */
-static size_t draw(uint64_t *s, size_t n)
+/* A draw is an index below n: next_u64() % n (the modulo bias is below
+   n / 2^64, far beneath any resampling error).  x % d is computed without
+   a division instruction (a slow one on some processors):
+   Granlund and Montgomery's multiply by an inverse rounded up, with the
+   65th bit of the multiplier handled by a halving add, exact for every
+   64-bit x and every d >= 1 (a power of two by a mask). */
+typedef struct divisor {
+    uint64_t d, m, mask;
+    int shift, pow2;
+} divisor;
+
+static divisor divisor_of(uint64_t d)
 {
-    return (size_t)(next_u64(s) % (uint64_t)n);
+    divisor v = {.d = d, .mask = d - 1, .pow2 = (d & (d - 1)) == 0};
+    if (v.pow2)
+        return v;
+    int l = 0; /* ceil(log2 d): 2^(l-1) < d < 2^l */
+    while (l < 64 && ((uint64_t)1 << l) < d)
+        l++;
+    /* m = floor(2^64 (2^l - d) / d) + 1, which fits in 64 bits. */
+    unsigned __int128 two_l = (unsigned __int128)1 << l;
+    v.m = (uint64_t)((((two_l - d) << 64) / d) + 1);
+    v.shift = l - 1;
+    return v;
+}
+
+static inline uint64_t mod_by(uint64_t x, const divisor *v)
+{
+    if (v->pow2)
+        return x & v->mask;
+    uint64_t t = (uint64_t)(((unsigned __int128)v->m * x) >> 64);
+    uint64_t q = (t + ((x - t) >> 1)) >> v->shift;
+    return x - q * v->d;
+}
+
+uint64_t kbc_compare_mod(uint64_t x, uint64_t d)
+{
+    divisor v = divisor_of(d);
+    return mod_by(x, &v);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -153,8 +187,9 @@ double kbc_resample_median(const double *x, size_t n, uint64_t *s, size_t half, 
     size_t w = hi - lo, below = 0;
     uint32_t *c = counts_zeroed(&k->win, &k->win_cap, w);
     uint64_t s0 = *s;
+    divisor dv = divisor_of(n);
     for (size_t i = 0; i < n; i++) {
-        size_t j = draw(s, n);
+        size_t j = (size_t)mod_by(next_u64(s), &dv);
         below += j < lo;
         if (j - lo < w) /* wraps for j < lo */
             c[j - lo]++;
@@ -165,7 +200,7 @@ double kbc_resample_median(const double *x, size_t n, uint64_t *s, size_t half, 
         uint64_t t = s0;
         c = counts_zeroed(&k->all, &k->all_cap, n);
         for (size_t i = 0; i < n; i++)
-            c[draw(&t, n)]++;
+            c[mod_by(next_u64(&t), &dv)]++;
         walk(x, c, 0, n, 0, r1, r2, &v1, &v2);
     }
     return n % 2 ? v2 : 0.5 * (v1 + v2);
@@ -225,6 +260,45 @@ typedef struct boot {
     double *ratios;
 } boot;
 
+/* fn(ctx, i, scratch) for every i below n, on up to `threads` threads
+   (this one among them), each i taken once; scratch is the thread's own
+   (kbc_resample_scratch). */
+typedef void par_fn(void *ctx, size_t i, void *scratch);
+typedef struct par {
+    par_fn *fn;
+    void *ctx;
+    size_t n;
+    size_t next; /* the next i to take (atomic) */
+} par;
+
+static void *par_main(void *arg)
+{
+    par *p = arg;
+    void *scratch = kbc_resample_scratch();
+    for (size_t i; (i = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->n;)
+        p->fn(p->ctx, i, scratch);
+    kbc_resample_scratch_free(scratch);
+    return NULL;
+}
+
+static void parallel(size_t n, unsigned threads, par_fn *fn, void *ctx)
+{
+    par p = {fn, ctx, n, 0};
+    if (threads > n)
+        threads = (unsigned)n;
+    pthread_t *tid = kbc_xcalloc(threads ? threads : 1, sizeof *tid);
+    unsigned started = 0;
+    for (unsigned i = 1; i < threads; i++)
+        if (pthread_create(&tid[i], NULL, par_main, &p) == 0)
+            started = i;
+        else
+            break;
+    par_main(&p); /* this thread works too, and finishes what is left */
+    for (unsigned i = 1; i <= started; i++)
+        pthread_join(tid[i], NULL);
+    free(tid);
+}
+
 /* A piece of work for a thread: resamples k0 .. k1 of one comparison. */
 typedef struct piece {
     size_t boot;
@@ -234,30 +308,20 @@ typedef struct piece {
 typedef struct pool {
     boot *boots;
     piece *pieces;
-    size_t n_pieces;
-    size_t next; /* the next piece to take (atomic) */
     uint64_t seed;
 } pool;
 
-static void *pool_work(void *arg)
+static void piece_work(void *ctx, size_t at, void *scratch)
 {
-    pool *p = arg;
-    void *scratch = kbc_resample_scratch();
-    for (;;) {
-        size_t at = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
-        if (at >= p->n_pieces)
-            break;
-        const piece *pc = &p->pieces[at];
-        boot *b = &p->boots[pc->boot];
-        uint64_t s = p->seed + (uint64_t)pc->k0 * (uint64_t)(b->na + b->nb) * GAMMA;
-        for (unsigned k = pc->k0; k < pc->k1; k++) {
-            double ma = kbc_resample_median(b->a, b->na, &s, kbc_compare_window(b->na), scratch);
-            double mb = kbc_resample_median(b->b, b->nb, &s, kbc_compare_window(b->nb), scratch);
-            b->ratios[k] = ma > 0 ? mb / ma : INFINITY;
-        }
+    pool *p = ctx;
+    const piece *pc = &p->pieces[at];
+    boot *b = &p->boots[pc->boot];
+    uint64_t s = p->seed + (uint64_t)pc->k0 * (uint64_t)(b->na + b->nb) * GAMMA;
+    for (unsigned k = pc->k0; k < pc->k1; k++) {
+        double ma = kbc_resample_median(b->a, b->na, &s, kbc_compare_window(b->na), scratch);
+        double mb = kbc_resample_median(b->b, b->nb, &s, kbc_compare_window(b->nb), scratch);
+        b->ratios[k] = ma > 0 ? mb / ma : INFINITY;
     }
-    kbc_resample_scratch_free(scratch);
-    return NULL;
 }
 
 /* The threads to use: o->threads, or one per CPU this process may run on
@@ -298,24 +362,9 @@ static void run_boots(boot *boots, size_t n, const kbc_compare_opts *o)
             pieces[n_pieces++] = (piece){i, k, B - k > step ? k + step : B};
         }
     }
-    pool p = {.boots = boots, .pieces = pieces, .n_pieces = n_pieces, .seed = o->seed};
-    unsigned t = threads_of(o);
-    if (t > n_pieces)
-        t = (unsigned)n_pieces;
+    pool p = {.boots = boots, .pieces = pieces, .seed = o->seed};
     /* Fewer than 2^22 draws (a few milliseconds) stay on this thread. */
-    if (draws < 4194304.0)
-        t = 1;
-    pthread_t *tid = kbc_xcalloc(t, sizeof *tid);
-    unsigned started = 0;
-    for (unsigned i = 1; i < t; i++)
-        if (pthread_create(&tid[i], NULL, pool_work, &p) == 0)
-            started = i;
-        else
-            break;
-    pool_work(&p); /* this thread works too, and finishes what is left */
-    for (unsigned i = 1; i <= started; i++)
-        pthread_join(tid[i], NULL);
-    free(tid);
+    parallel(n_pieces, draws < 4194304.0 ? 1 : threads_of(o), piece_work, &p);
     free(pieces);
 }
 
@@ -344,37 +393,62 @@ static void finish(kbc_change *out, double *ratios, const kbc_compare_opts *o)
         out->verdict = KBC_NO_CHANGE;
 }
 
+typedef struct prep {
+    const kbc_compare_pair *pairs;
+    kbc_change *out;
+    boot *sorted; /* each pair's sides, sorted (NULL when it has no bootstrap) */
+    const kbc_compare_opts *o;
+} prep;
+
+/* Pair i's medians and ratio, and its sides sorted for the bootstrap. */
+static void prepare(void *ctx, size_t i, void *scratch)
+{
+    prep *w = ctx;
+    const kbc_compare_pair *p = &w->pairs[i];
+    kbc_change *c = &w->out[i];
+    (void)scratch;
+    c->base_median = c->new_median = c->ratio = c->lo = c->hi = NAN;
+    c->verdict = KBC_UNTESTED;
+    if (p->nb == 0 || p->nn == 0)
+        return;
+    double *a = kbc_xmalloc(p->nb * sizeof *a), *b = kbc_xmalloc(p->nn * sizeof *b);
+    memcpy(a, p->base, p->nb * sizeof *a);
+    memcpy(b, p->newer, p->nn * sizeof *b);
+    c->base_median = median_of(a, p->nb);
+    c->new_median = median_of(b, p->nn);
+    if (c->base_median > 0)
+        c->ratio = c->new_median / c->base_median;
+    /* One sample has no spread to resample, and a zero median no ratio. */
+    if (p->nb < 2 || p->nn < 2 || !(c->base_median > 0) || !(c->new_median > 0) ||
+        w->o->resamples == 0) {
+        free(a);
+        free(b);
+        return;
+    }
+    w->sorted[i] = (boot){a, b, p->nb, p->nn, kbc_xmalloc(w->o->resamples * sizeof(double))};
+}
+
 void kbc_compare_many(const kbc_compare_pair *pairs, size_t n, const kbc_compare_opts *o,
                       kbc_change *out)
 {
     boot *boots = kbc_xcalloc(n ? n : 1, sizeof *boots);
     size_t *of = kbc_xcalloc(n ? n : 1, sizeof *of); /* boot of pair i, or SIZE_MAX */
+    /* Sorting the sides is n log n in the samples: on the threads too when
+       there are many. */
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += pairs[i].nb + pairs[i].nn;
+    prep w = {pairs, out, kbc_xcalloc(n ? n : 1, sizeof(boot)), o};
+    parallel(n, total < 65536 ? 1 : threads_of(o), prepare, &w);
     size_t nboot = 0;
     for (size_t i = 0; i < n; i++) {
-        const kbc_compare_pair *p = &pairs[i];
-        kbc_change *c = &out[i];
         of[i] = SIZE_MAX;
-        c->base_median = c->new_median = c->ratio = c->lo = c->hi = NAN;
-        c->verdict = KBC_UNTESTED;
-        if (p->nb == 0 || p->nn == 0)
-            continue;
-        double *a = kbc_xmalloc(p->nb * sizeof *a), *b = kbc_xmalloc(p->nn * sizeof *b);
-        memcpy(a, p->base, p->nb * sizeof *a);
-        memcpy(b, p->newer, p->nn * sizeof *b);
-        c->base_median = median_of(a, p->nb);
-        c->new_median = median_of(b, p->nn);
-        if (c->base_median > 0)
-            c->ratio = c->new_median / c->base_median;
-        /* One sample has no spread to resample, and a zero median no ratio. */
-        if (p->nb < 2 || p->nn < 2 || !(c->base_median > 0) || !(c->new_median > 0) ||
-            o->resamples == 0) {
-            free(a);
-            free(b);
-            continue;
+        if (w.sorted[i].a) {
+            of[i] = nboot;
+            boots[nboot++] = w.sorted[i];
         }
-        of[i] = nboot;
-        boots[nboot++] = (boot){a, b, p->nb, p->nn, kbc_xmalloc(o->resamples * sizeof(double))};
     }
+    free(w.sorted);
     run_boots(boots, nboot, o);
     for (size_t i = 0; i < n; i++)
         if (of[i] != SIZE_MAX)

@@ -71,6 +71,7 @@ void kbc_compare_many(const kbc_compare_pair *pairs, size_t n, const kbc_compare
    exact recount that follows a miss happen more).  scratch comes from
    kbc_resample_scratch(). */
 size_t kbc_compare_window(size_t n);
+uint64_t kbc_compare_mod(uint64_t x, uint64_t d); /* x % d, as the draws compute it */
 double kbc_resample_median(const double *x, size_t n, uint64_t *s, size_t half, void *scratch);
 void *kbc_resample_scratch(void);
 void kbc_resample_scratch_free(void *scratch);

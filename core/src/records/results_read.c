@@ -12,6 +12,7 @@
 #include "results_read.h"
 #include "record_json.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -393,8 +394,32 @@ int kbc_results_from_json(const json_t *root, const char *path, kbc_record **rec
 
 json_t *kbc_results_load(const char *path, kbc_diag *d)
 {
+    /* The whole file at once, then parsed from memory: jansson reads a
+       FILE a character at a time (a fifth of the time on a file of a
+       million samples). */
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        kbc_diag_set(d, "%s: cannot read the results: %s.", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = kbc_xmalloc(cap);
+    for (size_t got; (got = fread(buf + len, 1, cap - len, f)) > 0;) {
+        len += got;
+        if (len == cap)
+            buf = kbc_xrealloc(buf, cap *= 2);
+    }
+    int bad = ferror(f);
+    int why = errno;
+    fclose(f);
+    if (bad) {
+        free(buf);
+        kbc_diag_set(d, "%s: cannot read the results: %s.", path, strerror(why));
+        return NULL;
+    }
     json_error_t err;
-    json_t *doc = json_load_file(path, 0, &err);
+    json_t *doc = json_loadb(buf, len, 0, &err);
+    free(buf);
     if (!doc)
         kbc_diag_set(d, "%s:%d: cannot read the results: %s.", path, err.line,
                      kbc_text_visible(err.text));
