@@ -104,24 +104,11 @@ void kbc_exp_infos_free(kbc_exp_info *xs, size_t n)
     free(xs);
 }
 
-/* Whether any experiment selects a CUDA variant: a CPU-only plan never
-   wakes the GPU. */
-static int wants_gpu(const kbc_plan *plan)
-{
-    for (size_t i = 0; i < plan->n; i++) {
-        const kbc_experiment *e = &plan->exps[i];
-        for (uint32_t k = 0; k < e->n_variants; k++)
-            if (e->plugin->desc->variants[e->variants[k]].backend == KB_BACKEND_CUDA)
-                return 1;
-    }
-    return 0;
-}
-
 int kbc_run_plan(const kbc_plan *plan, const kbc_machine *m, kbc_sink *sinks, size_t n_sinks,
                  const char *command_line)
 {
     kbc_device dev;
-    if (wants_gpu(plan) || !m->has_gpu)
+    if (kbc_plan_wants_gpu(plan) || !m->has_gpu)
         kbc_device_open(&dev, m, 1);
     else
         kbc_device_open(&dev, NULL, 0);

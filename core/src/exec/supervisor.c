@@ -398,6 +398,27 @@ static int high_dup(int fd)
     return fcntl(fd, F_DUPFD, 10);
 }
 
+/* In a forked child before the exec of a worker: its own process group (a
+   Ctrl-C at the terminal reaches the supervisor, which decides what the
+   workers do), the pipes on stdin, stderr (and stdout when
+   stdout_to_err) and descriptor 3, the channel's variable, and the GPU it
+   may see.  Exits 127 when the descriptors cannot be set. */
+static void child_setup(const kbc_super_opts *o, const int to[2], const int from[2],
+                        const int err[2], int gpu, int stdout_to_err)
+{
+    setpgid(0, 0);
+    int i0 = high_dup(to[0]), i2 = high_dup(err[1]), i3 = high_dup(from[1]);
+    if (i0 < 0 || i2 < 0 || i3 < 0 || dup2(i0, 0) < 0 || dup2(i2, 2) < 0 ||
+        (stdout_to_err && dup2(i2, 1) < 0) || dup2(i3, 3) < 0)
+        _exit(127);
+    setenv(KBC_WORKER_FD_ENV, "3", 1);
+    if (gpu >= 0) {
+        setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+        setenv("CUDA_VISIBLE_DEVICES", o->gpus[gpu].uuid, 1);
+        unsetenv("KBENCH_DEVICE");
+    }
+}
+
 static void worker_spawn(super *s, worker *w, int gpu)
 {
     int to[2], from[2], err[2];
@@ -429,19 +450,7 @@ static void worker_spawn(super *s, worker *w, int gpu)
         return;
     }
     if (pid == 0) {
-        /* Its own process group: a Ctrl-C at the terminal reaches the
-           supervisor, which decides what the workers do. */
-        setpgid(0, 0);
-        int i0 = high_dup(to[0]), i2 = high_dup(err[1]), i3 = high_dup(from[1]);
-        if (i0 < 0 || i2 < 0 || i3 < 0 || dup2(i0, 0) < 0 || dup2(i2, 2) < 0 ||
-            dup2(i3, 3) < 0)
-            _exit(127);
-        setenv(KBC_WORKER_FD_ENV, "3", 1);
-        if (gpu >= 0) {
-            setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
-            setenv("CUDA_VISIBLE_DEVICES", o->gpus[gpu].uuid, 1);
-            unsetenv("KBENCH_DEVICE");
-        }
+        child_setup(o, to, from, err, gpu, 0);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGPIPE, SIG_DFL);
@@ -575,19 +584,9 @@ static void sanitize_rerun(super *s, const slot *sl, uint32_t v, int gpu, char *
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        setpgid(0, 0);
-        int i0 = high_dup(to[0]), i2 = high_dup(err[1]), i3 = high_dup(from[1]);
         /* compute-sanitizer prints its reports on its standard output:
            that goes to the pipe read here, not to kbench's table. */
-        if (i0 < 0 || i2 < 0 || i3 < 0 || dup2(i0, 0) < 0 || dup2(i2, 1) < 0 ||
-            dup2(i2, 2) < 0 || dup2(i3, 3) < 0)
-            _exit(127);
-        setenv(KBC_WORKER_FD_ENV, "3", 1);
-        if (gpu >= 0) {
-            setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
-            setenv("CUDA_VISIBLE_DEVICES", o->gpus[gpu].uuid, 1);
-            unsetenv("KBENCH_DEVICE");
-        }
+        child_setup(o, to, from, err, gpu, 1);
         execvp("compute-sanitizer", argv);
         dprintf(2, "compute-sanitizer could not be started (%s)\n", strerror(errno));
         _exit(127);
@@ -1101,17 +1100,6 @@ static int worker_channel(super *s, worker *w)
 
 /* ---- the run ---- */
 
-static int wants_gpu(const kbc_plan *plan)
-{
-    for (size_t i = 0; i < plan->n; i++) {
-        const kbc_experiment *e = &plan->exps[i];
-        for (uint32_t k = 0; k < e->n_variants; k++)
-            if (e->plugin->desc->variants[e->variants[k]].backend == KB_BACKEND_CUDA)
-                return 1;
-    }
-    return 0;
-}
-
 static int by_cost(const void *a, const void *b, void *arg)
 {
     const slot *sl = arg;
@@ -1229,7 +1217,6 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
         s->w[i].to = s->w[i].from = s->w[i].err = -1;
         s->w[i].job = -1;
     }
-    (void)wants_gpu;
     int killed = 0;
     struct pollfd *pf = kbc_xcalloc(2 * s->n_w, sizeof *pf);
     for (;;) {

@@ -118,18 +118,6 @@ static void on_variant(void *arg, const char *experiment, const char *variant)
     send_json(m);
 }
 
-/* Whether any experiment selects a CUDA variant. */
-static int wants_gpu(const kbc_plan *plan)
-{
-    for (size_t i = 0; i < plan->n; i++) {
-        const kbc_experiment *e = &plan->exps[i];
-        for (uint32_t k = 0; k < e->n_variants; k++)
-            if (e->plugin->desc->variants[e->variants[k]].backend == KB_BACKEND_CUDA)
-                return 1;
-    }
-    return 0;
-}
-
 /* The records of a lost context: the variant whose run spoilt it (the last
    CUDA row in error before the first row skipped for the lost context) is
    crashed, naming the error; the rows skipped because of it are left for
@@ -311,7 +299,7 @@ int kbc_worker_main(int argc, char **argv)
     kbc_plan_hash(&plan, h.plan_hash);
 
     kbc_device dev;
-    if (wants_gpu(&plan) || !h.machine.has_gpu)
+    if (kbc_plan_wants_gpu(&plan) || !h.machine.has_gpu)
         kbc_device_open(&dev, &h.machine, 1);
     else
         kbc_device_open(&dev, NULL, 0);

@@ -1090,3 +1090,14 @@ int kbc_ini_narrow(kbc_ini *ini, const char *experiments, const char *const *set
     }
     return 0;
 }
+
+int kbc_plan_wants_gpu(const kbc_plan *plan)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        const kbc_experiment *e = &plan->exps[i];
+        for (uint32_t k = 0; k < e->n_variants; k++)
+            if (e->plugin->desc->variants[e->variants[k]].backend == KB_BACKEND_CUDA)
+                return 1;
+    }
+    return 0;
+}

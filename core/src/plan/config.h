@@ -103,6 +103,10 @@ uint64_t kbc_point_representative(const kbc_experiment *e, uint64_t p, uint32_t 
 int kbc_ini_narrow(kbc_ini *ini, const char *experiments, const char *const *sets,
                    size_t n_sets, const char *variants, kbc_diag *d);
 
+/* Whether any experiment selects a CUDA variant (a CPU-only plan never
+   wakes the GPU). */
+int kbc_plan_wants_gpu(const kbc_plan *plan);
+
 /* Prints the expanded plan for --dry-run: one line per point, then totals. */
 void kbc_plan_print(const kbc_plan *plan, FILE *out);
 
