@@ -271,6 +271,7 @@ static const char *const payloads[] = {
     "a\\\n!touch PWNED",
     "a\r!touch PWNED\r",
     "../../x/-y \x1b[2J \xff\xfe \xc2\x9b",
+    "<script>alert(1)</script>\n!touch PWNED",
 };
 #define N_PAYLOADS (sizeof payloads / sizeof *payloads)
 /* The same for the ceiling's and compute ceiling's kinds (7 bytes). */
