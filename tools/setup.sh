@@ -11,7 +11,7 @@ build=${KBENCH_BUILD_DIR:-build}
 # The packages kbench builds against, and the commands that tell they are there.
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in cmake ninja-build pkg-config libinih-dev libcriterion-dev libjansson-dev; do
+for p in cmake ninja-build pkg-config libinih-dev libcriterion-dev libjansson-dev libsqlite3-dev; do
     have_pkg "$p" || need="$need $p"
 done
 if [ -n "$need" ]; then

@@ -20,6 +20,7 @@
 #include "compare.h"
 #include "plot.h"
 #include "config.h"
+#include "history_cmd.h"
 #include "version.h"
 #include "gpu.h"
 #include "ini.h"
@@ -42,11 +43,12 @@ static const char usage_head[] =
     "       kbench check PLUGIN [--variants a,b,...]\n"
     "       kbench run FILE [--dry-run] [-o DIR [--plot] [--resume | --force]] [-q]\n"
     "                  [--baseline OLD.json] [--gpus all|LIST] [--shard i/N|auto]\n"
-    "                  [--isolate point] [--sanitize-on-crash]\n"
+    "                  [--isolate point] [--sanitize-on-crash] [--record]\n"
     "       kbench merge DIR... -o OUT [--allow-mixed]\n"
     "       kbench plot RESULTS.json [-o DIR]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
     "                      [--format table|markdown|json]\n"
+    "       kbench history add|rebuild|runs|list|show|series|regressions ...\n"
     "       kbench help | --help | --version\n"
     "\n"
     "Commands:\n"
@@ -58,6 +60,9 @@ static const char usage_head[] =
     "  merge DIR...      join the folders of a sharded run (--shard) into one\n"
     "  compare BASE NEW  each row's change between two results.json files, with a\n"
     "                    confidence interval and a verdict; exit 1 when one is slower\n"
+    "  history SUB       results over time (docs/history.md): add DIR|FILE...,\n"
+    "                    rebuild DIR..., runs, list, show KEY, series KEY,\n"
+    "                    regressions; exit 1 when a step is slower\n"
     "  help              this text\n"
     "\n"
     "Options:\n";
@@ -73,7 +78,8 @@ static const char usage_tail[] =
     "$KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
 
 static const char *const commands[] = {"list", "describe", "run",  "check",
-                                       "compare", "plot",   "merge", "help"};
+                                       "compare", "plot",   "merge", "help",
+                                       "history"};
 
 /* Prints "kbench: <sentence>" and, for usage errors, where help is. */
 static void say(int with_help, const char *fmt, ...) KB_PRINTF(2, 3);
@@ -111,9 +117,9 @@ typedef struct cli {
        belongs to, checked against the command once it is known: one entry
        per option of the table, however often it is given, so that none
        is ever left unchecked. */
-    char only[32][64];
-    const char *only_cmd[32];
-    const void *only_row[32];
+    char only[48][64];
+    const char *only_cmd[48];
+    const void *only_row[48];
     int n_only;
     const char *variants;  /* check, run: --variants                          */
     const char *experiment;/* run: --experiment                               */
@@ -127,6 +133,9 @@ typedef struct cli {
     const char *isolate;   /* run: --isolate                                  */
     const char *resume;    /* run: --resume ("" or "accept"), or NULL         */
     int force, allow_mixed, allow_shared, sanitize_on_crash;
+    int record;            /* run: --record                                   */
+    kbc_history_opts history; /* history, run --record: --history, --commit,
+                                 --since, --csv (and --threshold)            */
 } cli;
 
 /* One command-line option.  A row names the option, says whether it takes
@@ -229,6 +238,26 @@ static void opt_sanitize_on_crash(cli *c, const char *v)
 {
     c->sanitize_on_crash = 1;
 }
+static void opt_record(cli *c, const char *v)
+{
+    c->record = 1;
+}
+static void opt_history(cli *c, const char *v)
+{
+    c->history.db = v;
+}
+static void opt_commit(cli *c, const char *v)
+{
+    c->history.commit = v;
+}
+static void opt_since(cli *c, const char *v)
+{
+    c->history.since = v;
+}
+static void opt_csv(cli *c, const char *v)
+{
+    c->history.csv = 1;
+}
 static void opt_help(cli *c, const char *v)
 {
     c->help = 1;
@@ -286,12 +315,23 @@ static const option_row option_table[] = {
     {"--set", 0, "K=V", 1, 0, "run",
      "run: KEY=VALUE for [global], or SECTION.KEY=VALUE, as if\nwritten in the file (repeatable)",
      opt_set},
-    {"--threshold", 0, "PCT", 0, 0, "compare",
-     "compare: a change smaller than PCT percent is no change\n(default 5)", opt_threshold},
+    {"--threshold", 0, "PCT", 0, 0, "compare history",
+     "compare: a change smaller than PCT percent is no change\n(default 5); history regressions: the smallest step\nlisted (default 2)", opt_threshold},
     {"--alpha", 0, "ALPHA", 0, 0, "compare",
      "compare: the interval has confidence 1 - ALPHA (default 0.05)", opt_alpha},
     {"--format", 0, "FMT", 0, 0, "compare", "compare: table (default), markdown or json",
      opt_format},
+    {"--record", 0, NULL, 0, 0, "run",
+     "run: with -o, add the run to the history when it ends\n(kbench history add; docs/history.md)", opt_record},
+    {"--history", 0, "FILE", 0, 0, "history run",
+     "history, run --record: the database (default\n$KBENCH_HISTORY, else $XDG_DATA_HOME/kbench/history.db)",
+     opt_history},
+    {"--commit", 0, "REV", 0, 0, "history run",
+     "history add, run --record: the commit of the code under\ntest (default: git HEAD here, else kbench's revision)",
+     opt_commit},
+    {"--since", 0, "REV", 0, 0, "history",
+     "history regressions: only steps at commit REV or later", opt_since},
+    {"--csv", 0, NULL, 0, 0, "history", "history runs, list, series, regressions: CSV", opt_csv},
     {"--help", 'h', NULL, 0, 0, NULL, "this text", opt_help},
     {"--version", 'V', NULL, 0, 0, NULL, "the version and git revision", opt_version},
 };
@@ -314,6 +354,8 @@ static const char *arg_noun(const option_row *o)
            : strcmp(o->arg, "MODE") == 0  ? "mode"
            : strcmp(o->arg, "NAMES") == 0 ? "list of experiments"
            : strcmp(o->arg, "K=V") == 0   ? "KEY=VALUE"
+           : strcmp(o->arg, "REV") == 0   ? "revision"
+           : strcmp(o->arg, "FILE") == 0  ? "file"
                                           : "path";
 }
 
@@ -597,6 +639,14 @@ static int run_options(const cli *c, kbc_super_opts *o)
         return KBC_EXIT_USAGE;
     }
     o->isolate_point = c->isolate != NULL;
+    if (c->record && !c->out_dir) {
+        say(1, "option --record needs -o DIR: the history takes the run from DIR/results.json");
+        return KBC_EXIT_USAGE;
+    }
+    if ((c->history.commit || c->history.db) && !c->record) {
+        say(1, "options --commit and --history go with --record in kbench run");
+        return KBC_EXIT_USAGE;
+    }
     int hint = 0;
     if (c->shards) {
         char *end;
@@ -869,6 +919,15 @@ static int cmd_run(const cli *c, int argc, char **argv)
         free(json);
         free(md);
     }
+    if (c->record && code != KBC_EXIT_INTERRUPTED) {
+        for (size_t i = 0; i < n_sinks; i++)
+            if (sinks[i].destroy)
+                sinks[i].destroy(sinks[i].ctx);
+        n_sinks = 0;
+        int rc = kbc_history_record(c->out_dir, &c->history, stdout, stderr);
+        if (rc != 0 && code == KBC_EXIT_OK)
+            code = rc; /* the run is in DIR, but not in the history */
+    }
 
 out:
     for (size_t i = 0; i < n_sinks; i++)
@@ -1094,6 +1153,9 @@ int main(int argc, char **argv)
     } else if (strcmp(c.command, "compare") == 0) {
         if ((code = check_args(&c, 2, "two results files, BASE.json and NEW.json")) == 0)
             code = cmd_compare(&c);
+    } else if (strcmp(c.command, "history") == 0) {
+        c.history.threshold = c.threshold;
+        code = kbc_cmd_history(c.args, (size_t)c.n_args, &c.history, stdout, stderr);
     } else if (strcmp(c.command, "list") == 0) {
         if ((code = check_args(&c, 0, "")) == 0) {
             kbc_registry reg;

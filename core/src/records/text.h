@@ -9,7 +9,7 @@
  *                                                  '|' escaped (report_table.c)
  *   JSON                                           kbc_text_utf8() (jansson
  *                                                  escapes the rest)
- *   CSV                                            RFC 4180 quoting (report_csv.c)
+ *   CSV                                            kbc_text_csv() (RFC 4180)
  *   gnuplot scripts                                gp_quote() (plot.c)
  */
 #ifndef KBENCH_TEXT_H
@@ -51,5 +51,10 @@ void kbc_text_md_code(FILE *f, const char *s, int in_cell);
    sequence replaced by U+FFFD: NULL when s is well-formed already (use s
    itself), else a new string to free(). */
 char *kbc_text_utf8(const char *s);
+
+/* s as one CSV field on f, as RFC 4180 says: as it is, or, when it holds
+   a comma, a double quote or a line break (LF or CR), in double quotes
+   with its quotes doubled.  NULL writes nothing (an empty field). */
+void kbc_text_csv(FILE *f, const char *s);
 
 #endif
