@@ -292,18 +292,22 @@ int kbc_history_add(kbc_history *h, const char *path, const kbc_hist_commit *com
     if (c.time <= 0)
         c.time = iso_seconds(started);
 
+    /* The file as an absolute path, so that `runs` says where it is from
+       anywhere. */
+    char *abs = realpath(path, NULL);
     int code = 0;
     if ((rc = kbc_hist_exec(h, "BEGIN IMMEDIATE")) != SQLITE_OK) {
         code = kbc_hist_fail(h, rc, "locking it to add a run", d);
     } else if (exists(h, sha, &rc)) {
         kbc_hist_exec(h, "ROLLBACK"); /* another process added it meanwhile */
-    } else if (rc != SQLITE_OK || (rc = insert_run(h, path, sha, root, &doc, &c)) != SQLITE_OK ||
+    } else if (rc != SQLITE_OK || (rc = insert_run(h, abs ? abs : path, sha, root, &doc, &c)) != SQLITE_OK ||
                (rc = kbc_hist_exec(h, "COMMIT")) != SQLITE_OK) {
         code = kbc_hist_fail(h, rc, "adding a run", d);
         kbc_hist_exec(h, "ROLLBACK");
     } else {
         *added = 1;
     }
+    free(abs);
     kbc_run_doc_free(&doc);
     json_decref(root);
     return code;

@@ -7,7 +7,7 @@
  * twice its negative Gaussian log-likelihood (up to a constant), so the
  * penalty per step is in the same units as a likelihood-ratio statistic:
  * K ln(n), a BIC-like penalty whose K is set by the false alarms it
- * allows on pure noise (docs/history.md says how K = 4 was chosen).
+ * allows on pure noise (docs/history.md says how K = 5 was chosen).
  */
 #include "stepfit.h"
 

@@ -15,7 +15,7 @@
    the weighted squared error (each point weighted by one over its
    variance), and a series needs KBC_STEP_MIN_POINTS points before any
    step is looked for: with fewer, the noise cannot be estimated. */
-#define KBC_STEP_PENALTY_K 4.0
+#define KBC_STEP_PENALTY_K 5.0
 #define KBC_STEP_MIN_POINTS 4
 #define KBC_STEP_ROUNDS 5
 
