@@ -660,6 +660,24 @@ Test(cmd, rebuild_recreates_the_history_from_the_run_files)
     cr_assert_eq(r.code, 0, "%s", r.err);
     cr_assert_not_null(strstr(r.out, "rebuilt from 12 runs"), "%s", r.out);
     cr_assert_eq(db_int(at("h.db"), "SELECT count(*) FROM runs"), 12);
+    /* The commits given to add were kept beside the runs. */
+    cr_assert_eq(db_int(at("h.db"), "SELECT count(*) FROM runs WHERE commit_rev = 'c05' AND "
+                                    "commit_source = 'option'"),
+                 1);
+}
+
+Test(cmd, a_run_that_has_not_finished_is_refused)
+{
+    result r;
+    write_run("r", 1, 1, 1e-3, "GPU-1");
+    char *cmd = NULL;
+    cr_assert_gt(asprintf(&cmd, "sed -i 's/\"finished\": \"[^\"]*\"/\"finished\": null/' "
+                                "'%s/r/results.json'", tmp), 0);
+    cr_assert_eq(system(cmd), 0);
+    free(cmd);
+    kb(&r, "history add r");
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "is of a run that has not finished"), "%s", r.err);
 }
 
 Test(cmd, an_option_of_another_subcommand_is_refused)

@@ -112,11 +112,24 @@ static int add_one(kbc_history *h, const char *path, const kbc_hist_commit *comm
     kbc_diag d = {{0}};
     int added = 0;
     int code = kbc_history_add(h, path, commit, &added, &d);
-    if (code)
+    if (code) {
         say(err, d.msg);
-    else
-        fprintf(out, "%s: %s\n", kbc_text_visible(path), added ? "added" : "already there");
-    return code;
+        return code;
+    }
+    fprintf(out, "%s: %s\n", kbc_text_visible(path), added ? "added" : "already there");
+    /* A commit given for a new run is kept beside its file, so that a
+       rebuilt history tags it the same way. */
+    if (added && commit) {
+        const char *slash = strrchr(path, '/');
+        char *dir = slash ? kbc_xstrndup(path, (size_t)(slash - path) + (slash == path))
+                          : kbc_xstrdup(".");
+        if (kbc_commit_write(dir, commit) != 0)
+            fprintf(err, "kbench: warning: cannot keep the commit in %s/commit (%s); a "
+                         "rebuilt history will tag this run with kbench's revision.\n",
+                    kbc_text_visible(dir), strerror(errno));
+        free(dir);
+    }
+    return 0;
 }
 
 static int sub_add(hctx *c)

@@ -55,7 +55,8 @@ typedef struct kbc_hist_commit {
    `commit` file written by `kbench run --record`), else kbench's own
    revision from the file.  *added is 1 when the run is new, 0 when it was
    there already (nothing changes).  Returns 0, or an exit code with d
-   set (KBC_EXIT_USAGE: the file is not a readable results.json). */
+   set (KBC_EXIT_USAGE: the file is not a readable results.json, or is
+   of a run that has not finished: its file would still change). */
 int kbc_history_add(kbc_history *h, const char *path, const kbc_hist_commit *commit, int *added,
                     kbc_diag *d);
 

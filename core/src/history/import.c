@@ -262,6 +262,13 @@ int kbc_history_add(kbc_history *h, const char *path, const kbc_hist_commit *com
         json_decref(root);
         return KBC_EXIT_USAGE;
     }
+    if (!doc.finished) {
+        kbc_diag_set(d, "%s is of a run that has not finished (still going, or cut short: "
+                     "kbench run --resume finishes it), so it is not added", path);
+        kbc_run_doc_free(&doc);
+        json_decref(root);
+        return KBC_EXIT_USAGE;
+    }
     const char *started = str_at(root, "started");
     if (!*started) {
         kbc_diag_set(d, "%s has no \"started\" time, so it cannot be placed in the history",
