@@ -612,15 +612,14 @@ int kbc_cmd_history(const char *const *args, size_t n, const kbc_history_opts *o
         unsigned bit;
         const char *name;
         const char *subs;
-    } opts[] = {{O_COMMIT, "--commit", "add"},
-                {O_SINCE, "--since", "regressions"},
-                {O_THRESHOLD, "--threshold", "regressions"},
-                {O_CSV, "--csv", "runs, list, series and regressions"}};
+    } opts[] = {{O_COMMIT, "--commit", "kbench history add and kbench run --record"},
+                {O_SINCE, "--since", "kbench history regressions"},
+                {O_THRESHOLD, "--threshold", "kbench history regressions and kbench compare"},
+                {O_CSV, "--csv", "kbench history runs, list, series and regressions"}};
     const void *given[] = {o->commit, o->since, o->threshold, o->csv ? "" : NULL};
     for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
         if (given[i] && !(sc->options & opts[i].bit)) {
-            fprintf(err, "kbench: option %s applies only to kbench history %s (and, for "
-                         "--commit, kbench run --record); see kbench --help.\n",
+            fprintf(err, "kbench: option %s applies only to %s; see kbench --help.\n",
                     opts[i].name, opts[i].subs);
             return KBC_EXIT_USAGE;
         }

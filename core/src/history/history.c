@@ -244,6 +244,11 @@ int kbc_history_open(const char *path, int write, kbc_history **out, kbc_diag *d
     int64_t version;
     if ((code = identify(h, &fresh, &version, d)) != 0)
         goto fail;
+    if (!write && fresh) {
+        kbc_diag_set(d, "%s is empty: no run was added yet (kbench history add DIR)", path);
+        code = KBC_EXIT_USAGE;
+        goto fail;
+    }
     if (!write && version < KBC_HISTORY_VERSION) {
         kbc_diag_set(d, "%s has the older layout version %lld; kbench history add (of any run) "
                      "upgrades it to version %d", path, (long long)version, KBC_HISTORY_VERSION);
