@@ -500,7 +500,6 @@ Test(db, a_damaged_file_gets_one_sentence)
     kbc_history *h = open_db(at("h.db"));
     add(h, "a", "c1", 1);
     kbc_history_close(h);
-    cr_assert_eq(system(NULL) != 0, 1);
     FILE *f = fopen(at("h.db"), "r+b");
     cr_assert_not_null(f);
     fseek(f, 0, SEEK_END);
