@@ -717,3 +717,105 @@ Test(cmd, record_without_an_output_folder_is_refused)
     cr_assert_eq(r.code, 2, "%s", r.err);
     cr_assert_not_null(strstr(r.err, "option --record needs -o DIR"), "%s", r.err);
 }
+
+Test(cmd, show_marks_the_step_where_it_falls)
+{
+    result r;
+    stepped_history(&r);
+    kb(&r, "history show toy/e/n=0/v");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    const char *step = strstr(r.out, "-- step: +9.9%");
+    const char *c07 = strstr(r.out, "c07 "), *c08 = strstr(r.out, "c08 ");
+    cr_assert(step && c07 && c08, "%s", r.out);
+    cr_assert_lt(c07, step, "%s", r.out);
+    cr_assert_lt(step, c08, "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "on testbed 1: Test GPU (GPU-1), driver 13.0, runtime 13.0, "
+                                     "CCCL 3.0.1, cuBLAS 13.0.2"),
+                       "%s", r.out);
+}
+
+Test(cmd, since_takes_a_prefix_of_a_commit)
+{
+    result r;
+    stepped_history(&r);
+    kb(&r, "history regressions --since c0");
+    cr_assert_eq(r.code, 1, "%s%s", r.out, r.err);
+}
+
+Test(cmd, list_csv_gives_a_heading_and_a_line_a_series)
+{
+    result r;
+    write_run("a", 1, 3, 1e-3, "GPU-1");
+    kb(&r, "history add a");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    kb(&r, "history list --csv");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_eq(strncmp(r.out, "key,testbed,gpu,gpu_uuid,driver,runtime,cccl,cublas,sm_max_mhz,"
+                                "mem_max_mhz,points\n", 80),
+                 0, "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "toy/e/n=2/v,1,Test GPU,GPU-1,13.0,13.0,3000001,13.0.2,"
+                                     "1980,2619,1\n"),
+                       "%s", r.out);
+}
+
+Test(cmd, a_folder_without_results_is_refused)
+{
+    result r;
+    mkdir(at("empty"), 0777);
+    kb(&r, "history add empty");
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "empty/results.json: No such file or directory"), "%s",
+                       r.err);
+}
+
+/* ---- where the database is ---- */
+
+Test(path, the_option_comes_first)
+{
+    setenv("KBENCH_HISTORY", "/e/h.db", 1);
+    kbc_diag d = {{0}};
+    char *p = kbc_history_path("/o/h.db", &d);
+    cr_assert_str_eq(p, "/o/h.db");
+    free(p);
+}
+
+Test(path, then_kbench_history)
+{
+    setenv("KBENCH_HISTORY", "/e/h.db", 1);
+    setenv("XDG_DATA_HOME", "/x", 1);
+    kbc_diag d = {{0}};
+    char *p = kbc_history_path(NULL, &d);
+    cr_assert_str_eq(p, "/e/h.db");
+    free(p);
+}
+
+Test(path, then_xdg_data_home)
+{
+    unsetenv("KBENCH_HISTORY");
+    setenv("XDG_DATA_HOME", "/x", 1);
+    kbc_diag d = {{0}};
+    char *p = kbc_history_path(NULL, &d);
+    cr_assert_str_eq(p, "/x/kbench/history.db");
+    free(p);
+}
+
+Test(path, a_relative_xdg_data_home_is_ignored)
+{
+    unsetenv("KBENCH_HISTORY");
+    setenv("XDG_DATA_HOME", "rel", 1);
+    setenv("HOME", "/home/u", 1);
+    kbc_diag d = {{0}};
+    char *p = kbc_history_path(NULL, &d);
+    cr_assert_str_eq(p, "/home/u/.local/share/kbench/history.db");
+    free(p);
+}
+
+Test(path, without_home_there_is_none)
+{
+    unsetenv("KBENCH_HISTORY");
+    unsetenv("XDG_DATA_HOME");
+    unsetenv("HOME");
+    kbc_diag d = {{0}};
+    cr_assert_null(kbc_history_path(NULL, &d));
+    cr_assert_not_null(strstr(d.msg, "name one with --history FILE"), "%s", d.msg);
+}
