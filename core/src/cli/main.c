@@ -509,7 +509,7 @@ static int parse(int argc, char **argv, cli *c)
             /* "an empty folder name", "an empty percentage" */
             const char *noun = arg_noun(o);
             int named = strcmp(noun, "folder") == 0 || strcmp(noun, "path") == 0 ||
-                        strcmp(noun, "results file") == 0;
+                        strcmp(noun, "results file") == 0 || strcmp(noun, "file") == 0;
             say(1, "option %s was given an empty %s%s", name, noun, named ? " name" : "");
             return KBC_EXIT_USAGE;
         }
