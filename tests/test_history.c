@@ -819,3 +819,68 @@ Test(path, without_home_there_is_none)
     cr_assert_null(kbc_history_path(NULL, &d));
     cr_assert_not_null(strstr(d.msg, "name one with --history FILE"), "%s", d.msg);
 }
+
+/* One run 30% slower in the middle of a flat series: a lone run, marked
+   so, and not a regression. */
+Test(stepfit, a_lone_slow_run_is_an_outlier)
+{
+    kbc_hist_point p[SERIES];
+    synth(3, SERIES, 0.02, SERIES, 0, p);
+    p[20].median *= 1.3;
+    p[20].lo *= 1.3;
+    p[20].hi *= 1.3;
+    kbc_hist_step *s;
+    size_t n = kbc_history_steps(p, SERIES, &s);
+    cr_assert_eq(n, 2, "%zu steps", n);
+    cr_assert_eq(s[0].at, 20);
+    cr_assert_eq(s[1].at, 21);
+    cr_assert(s[0].lone && s[1].lone);
+    free(s);
+}
+
+/* The same at the newest commit is a step like any other: nothing says
+   yet that the next run will undo it. */
+Test(stepfit, a_slow_newest_run_is_not_lone)
+{
+    kbc_hist_point p[SERIES];
+    synth(3, SERIES, 0.02, SERIES - 1, 0.3, p);
+    kbc_hist_step *s;
+    size_t n = kbc_history_steps(p, SERIES, &s);
+    cr_assert_eq(n, 1, "%zu steps", n);
+    cr_assert_not(s[0].lone);
+    free(s);
+}
+
+/* A step up and, two runs later, back down is two steps, not lone. */
+Test(stepfit, two_slow_runs_are_not_lone)
+{
+    kbc_hist_point p[SERIES];
+    synth(3, SERIES, 0.01, SERIES, 0, p);
+    for (int i = 20; i < 22; i++)
+        p[i].median *= 1.3;
+    kbc_hist_step *s;
+    size_t n = kbc_history_steps(p, SERIES, &s);
+    cr_assert_eq(n, 2, "%zu steps", n);
+    cr_assert_not(s[0].lone);
+    cr_assert_not(s[1].lone);
+    free(s);
+}
+
+Test(cmd, regressions_passes_over_a_lone_slow_run)
+{
+    result r;
+    for (int i = 0; i < 12; i++) {
+        char dir[16], args[256];
+        snprintf(dir, sizeof dir, "r%02d", i);
+        double wobble = 1 + 0.002 * ((i * 7) % 5 - 2);
+        write_run(dir, i, 1, 1e-3 * wobble * (i == 6 ? 1.3 : 1), "GPU-1");
+        snprintf(args, sizeof args, "history add %s --commit c%02d", dir, i);
+        kb(&r, args);
+        cr_assert_eq(r.code, 0, "%s", r.err);
+    }
+    kb(&r, "history regressions");
+    cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+    cr_assert_not_null(strstr(r.out, "0 slower, 0 faster"), "%s", r.out);
+    kb(&r, "history show toy/e/n=0/v");
+    cr_assert_not_null(strstr(r.out, ", around a lone run (an outlier)"), "%s", r.out);
+}

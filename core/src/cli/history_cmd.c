@@ -409,8 +409,9 @@ static void print_points(hctx *c, const kbc_hist_series *s, const kbc_hist_point
             "95% interval");
     for (size_t i = 0; i < n; i++) {
         if (k < ns && st[k].at == i) {
-            fprintf(c->out, "  -- step: %+.1f%% (%s -> %s)\n", st[k].change * 100,
-                    fmt_time(st[k].before, a, sizeof a), fmt_time(st[k].after, b, sizeof b));
+            fprintf(c->out, "  -- step: %+.1f%% (%s -> %s)%s\n", st[k].change * 100,
+                    fmt_time(st[k].before, a, sizeof a), fmt_time(st[k].after, b, sizeof b),
+                    st[k].lone ? ", around a lone run (an outlier)" : "");
             k++;
         }
         fprintf(c->out, "  %-12.12s  %-20s  %10s", kbc_text_visible(p[i].commit), p[i].started,
@@ -525,7 +526,7 @@ static int sub_regressions(hctx *c)
         size_t ns = kbc_history_steps(p, np, &st);
         for (size_t k = 0; k < ns; k++) {
             const kbc_hist_point *at = &p[st[k].at];
-            if (fabs(st[k].change) * 100 <= pct || at->commit_time < since)
+            if (st[k].lone || fabs(st[k].change) * 100 <= pct || at->commit_time < since)
                 continue;
             int worse = st[k].change > 0;
             slower += worse;

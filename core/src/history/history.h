@@ -135,6 +135,12 @@ int kbc_history_runs(kbc_history *h, kbc_hist_run **r, size_t *n, kbc_diag *d);
 typedef struct kbc_hist_step {
     size_t at;
     double before, after, change;
+    /* The step leads into or out of a lone run: a segment of one point
+       (not the newest) whose neighbours' levels are nearer to each other
+       than to it (within half the smaller jump).  One slow run that the
+       next run undoes is an outlier (a throttled GPU, a busy machine),
+       not a change of the code: regressions does not list such steps. */
+    int lone;
 } kbc_hist_step;
 
 /* The steps of a series' points (stepfit.h), all of them, whatever their

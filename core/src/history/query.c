@@ -209,6 +209,16 @@ size_t kbc_history_steps(const kbc_hist_point *p, size_t n, kbc_hist_step **step
         s[j].change = s[j].after / s[j].before - 1;
     }
     size_t m = fit.n_steps;
+    /* Segment j (1 <= j < m) lies between steps j - 1 and j. */
+    for (size_t j = 1; j < m; j++) {
+        if (fit.at[j] != fit.at[j - 1] + 1)
+            continue;
+        double in = fabs(fit.level[j] - fit.level[j - 1]);
+        double out = fabs(fit.level[j + 1] - fit.level[j]);
+        double across = fabs(fit.level[j + 1] - fit.level[j - 1]);
+        if (across < 0.5 * (in < out ? in : out))
+            s[j - 1].lone = s[j].lone = 1;
+    }
     kbc_stepfit_free(&fit);
     free(y);
     free(se);
