@@ -353,6 +353,48 @@ static void print_usage(FILE *out)
     fputs(usage_tail, out);
 }
 
+/* The text s as one field of `kbench __options`: a backslash, a tab and a
+   line break written as \\, \t and \n, so that a field never spans a
+   tab or a line. */
+static void dump_field(FILE *out, const char *s)
+{
+    fputc('\t', out);
+    for (const char *p = s ? s : ""; *p; p++)
+        fputs(*p == '\\' ? "\\\\" : *p == '\t' ? "\\t" : *p == '\n' ? "\\n" : (char[]){*p, 0}, out);
+}
+
+/* `kbench __options` (hidden): the usage text and the option table as
+   data, one record a line, fields separated by tabs.  The build runs it
+   and gen_manual.c turns it into the man page and the bash and zsh
+   completions (core/CMakeLists.txt), so that those stay one row of
+   option_table[] away from --help. */
+static void dump_options(FILE *out)
+{
+    fprintf(out, "version");
+    dump_field(out, KBENCH_VERSION);
+    fprintf(out, "\nhead");
+    dump_field(out, usage_head);
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        fprintf(out, "\ncommand");
+        dump_field(out, commands[i]);
+    }
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const option_row *o = &option_table[i];
+        char shrt[2] = {o->short_name, 0};
+        fprintf(out, "\noption");
+        dump_field(out, o->name);
+        dump_field(out, shrt);
+        dump_field(out, o->arg);
+        dump_field(out, o->repeatable ? "repeatable" : "");
+        dump_field(out, o->optional_value ? "optional" : "");
+        dump_field(out, o->only);
+        dump_field(out, o->help);
+    }
+    fprintf(out, "\ntail");
+    dump_field(out, usage_tail);
+    fputc('\n', out);
+}
+
 /* The row for name as typed ("-o" or "--output"), or NULL. */
 static const option_row *find_option(const char *name)
 {
@@ -1010,6 +1052,11 @@ int main(int argc, char **argv)
     /* A worker of a run (worker.h): not a user's command. */
     if (argc > 1 && strcmp(argv[1], KBC_WORKER_COMMAND) == 0)
         return kbc_worker_main(argc - 1, argv + 1);
+    if (argc == 2 && strcmp(argv[1], "__options") == 0)
+    {
+        dump_options(stdout);
+        return finish_stdout(KBC_EXIT_OK);
+    }
     cli c;
     int code = parse(argc, argv, &c);
     if (code)
