@@ -5,7 +5,8 @@
  * then one column per distinct parameter name over every experiment of the
  * plan (so that experiments of different families share one file), then the
  * measurements.  Fields are quoted as RFC 4180 says (only when they hold a
- * comma, a quote or a line break; quotes doubled), lines end in LF, a NaN is
+ * comma, a quote or a line break; quotes doubled), text that a spreadsheet
+ * would take for a formula is neutralised (put_field), lines end in LF, a NaN is
  * an empty field and numbers carry 9 significant digits.  The file is
  * written after every point so that a crash later loses nothing written:
  * each point's rows are gathered in memory and written whole, and a write
@@ -48,18 +49,37 @@ static const char *const tail_columns[] = {
     "low_clock", "points", "ignores", "key"};
 static const char *const head_columns[] = {"experiment", "plugin", "point"};
 
-/* Writes one field, preceded by a comma unless it opens the line. */
+/* Whether a spreadsheet would take the text s for a formula: it starts
+   with =, +, - or @ (or a tab or CR, which some strip first) and is not a
+   number as a whole ("-1", "+2.5e3" stay numbers). */
+static int formula_like(const char *s)
+{
+    if (!s[0] || !strchr("=+-@\t\r", s[0]))
+        return 0;
+    char *end;
+    double x = strtod(s, &end);
+    return end == s || *end || !isfinite(x);
+}
+
+/* Writes one field, preceded by a comma unless it opens the line.  Text
+   that a spreadsheet would run as a formula ("=HYPERLINK(...)" as a
+   variant's name) gets a leading ' and is quoted, as OWASP advises for
+   CSV injection: the cell shows the text; a script that reads the file
+   drops the ' (docs/output.md). */
 static void put_field(FILE *f, int first, const char *s)
 {
     if (!first)
         fputc(',', f);
     if (!s)
         return;
-    if (strpbrk(s, ",\"\r\n") == NULL) {
+    int formula = formula_like(s);
+    if (!formula && strpbrk(s, ",\"\r\n") == NULL) {
         fputs(s, f);
         return;
     }
     fputc('"', f);
+    if (formula)
+        fputc('\'', f);
     for (const char *p = s; *p; p++) {
         if (*p == '"')
             fputc('"', f);

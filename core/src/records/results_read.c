@@ -11,6 +11,7 @@
  */
 #include "results_read.h"
 #include "record_json.h"
+#include "report.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -672,6 +673,20 @@ int kbc_run_doc_from_json(const json_t *root, const char *path, kbc_run_doc *doc
     const json_t *rs = json_object_get(root, "results");
     if (!json_is_object(root) || !json_is_array(rs)) {
         kbc_diag_set(d, "%s: has no \"results\" array; is it a kbench results file?", path);
+        return -1;
+    }
+    /* A file without "schema_version" is from before it was written, and
+       reads as version 1. */
+    const json_t *sv = json_object_get(root, "schema_version");
+    if (sv && (!json_is_integer(sv) || json_integer_value(sv) < 1)) {
+        kbc_diag_set(d, "%s: \"schema_version\" is not a whole number from 1; is it a kbench "
+                        "results file?", path);
+        return -1;
+    }
+    if (sv && json_integer_value(sv) > KBC_RESULTS_SCHEMA_VERSION) {
+        kbc_diag_set(d, "%s: its \"schema_version\" is %lld and this kbench reads up to %d; "
+                        "read it with a newer kbench", path, (long long)json_integer_value(sv),
+                     KBC_RESULTS_SCHEMA_VERSION);
         return -1;
     }
     char why[512];

@@ -100,6 +100,22 @@ const char *kbc_text_visible(const char *s)
     return kbc_text_visible_to(s, buf, sizeof ring[0]);
 }
 
+const char *kbc_text_md(const char *s)
+{
+    static _Thread_local char ring[8][8192];
+    static _Thread_local unsigned at;
+    char *buf = ring[at++ % 8];
+    const char *v = kbc_text_visible(s);
+    size_t used = 0;
+    for (const char *p = v; *p && used + 3 < sizeof ring[0]; p++) {
+        if (strchr("\\`*[]<>&|", *p))
+            buf[used++] = '\\';
+        buf[used++] = *p;
+    }
+    buf[used] = '\0';
+    return buf;
+}
+
 void kbc_text_md_code(FILE *f, const char *s, int in_cell)
 {
     const char *v = kbc_text_visible(s);

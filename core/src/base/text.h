@@ -5,11 +5,11 @@
  * to.  Each output has one way in for such text:
  *
  *   the terminal table, compare's text, messages   kbc_text_visible()
- *   a markdown table cell                          kbc_text_visible(), then
- *                                                  '|' escaped (report_table.c)
+ *   markdown text (cells, headings, notes)         kbc_text_md()
  *   JSON                                           kbc_text_utf8() (jansson
  *                                                  escapes the rest)
- *   CSV                                            RFC 4180 quoting (report_csv.c)
+ *   CSV                                            RFC 4180 quoting, formulas
+ *                                                  neutralised (report_csv.c)
  *   gnuplot scripts                                gp_quote() (plot.c)
  */
 #ifndef KBENCH_TEXT_H
@@ -39,6 +39,14 @@ const char *kbc_text_visible(const char *s);
 
 /* Whether s has a byte that kbc_text_visible() would change. */
 int kbc_text_needs_escape(const char *s);
+
+/* s for markdown outside a code span (a table cell, a heading, a note):
+   kbc_text_visible(s), then a backslash before each character that
+   markdown or HTML would act on (\ ` * [ ] < > & |), so that a name such
+   as "<script>" or "[x](javascript:...)" shows as the text it is and a
+   pipe never ends a table cell.  Eight rotating buffers, as
+   kbc_text_visible(). */
+const char *kbc_text_md(const char *s);
 
 /* s as a markdown code span on f: kbc_text_visible(s) between enough
    backquotes that none inside ends it (one more than its longest run), with
