@@ -1071,7 +1071,8 @@ int main(int argc, char **argv)
         goto out;
     }
     if (!c.command) {
-        say(1, "no command given (try list, describe, run, check or compare)");
+        say(1, "no command given (one of list, describe, run, check, compare, plot, merge or "
+               "help)");
         code = KBC_EXIT_USAGE;
         goto out;
     }
