@@ -50,6 +50,7 @@ static const struct value_kind {
     {"GPUS", "-W 'all'", "(all)"},
     {"SPEC", "-W 'auto'", "(auto)"},
     {"accept", "-W 'accept'", "(accept)"},
+    {"WHAT", "-W 'rate time'", "(rate time)"},
 };
 
 /* What each command takes as arguments. */

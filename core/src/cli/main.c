@@ -44,7 +44,7 @@ static const char usage_head[] =
     "                  [--baseline OLD.json] [--gpus all|LIST] [--shard i/N|auto]\n"
     "                  [--isolate point] [--sanitize-on-crash]\n"
     "       kbench merge DIR... -o OUT [--allow-mixed]\n"
-    "       kbench plot RESULTS.json [-o DIR]\n"
+    "       kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
     "                      [--format table|markdown|json]\n"
     "       kbench help | --help | --version\n"
@@ -127,6 +127,8 @@ typedef struct cli {
     const char *isolate;   /* run: --isolate                                  */
     const char *resume;    /* run: --resume ("" or "accept"), or NULL         */
     int force, allow_mixed, allow_shared, sanitize_on_crash;
+    kbc_plot_opts plot_opts; /* plot: --logy, --metric, --band            */
+    const char *metric;      /* plot: --metric, as given                  */
 } cli;
 
 /* One command-line option.  A row names the option, says whether it takes
@@ -229,6 +231,18 @@ static void opt_sanitize_on_crash(cli *c, const char *v)
 {
     c->sanitize_on_crash = 1;
 }
+static void opt_logy(cli *c, const char *v)
+{
+    c->plot_opts.logy = 1;
+}
+static void opt_metric(cli *c, const char *v)
+{
+    c->metric = v;
+}
+static void opt_band(cli *c, const char *v)
+{
+    c->plot_opts.band = 1;
+}
 static void opt_help(cli *c, const char *v)
 {
     c->help = 1;
@@ -292,6 +306,11 @@ static const option_row option_table[] = {
      "compare: the interval has confidence 1 - ALPHA (default 0.05)", opt_alpha},
     {"--format", 0, "FMT", 0, 0, "compare", "compare: table (default), markdown or json",
      opt_format},
+    {"--metric", 0, "WHAT", 0, 0, "plot", "plot: rate (default: GB/s, FLOP/s or items/s) or time\n(the median)",
+     opt_metric},
+    {"--logy", 0, NULL, 0, 0, "plot", "plot: a log y axis", opt_logy},
+    {"--band", 0, NULL, 0, 0, "plot", "plot: each line's slowest to fastest run as a band\n(error bars on a bar chart)",
+     opt_band},
     {"--help", 'h', NULL, 0, 0, NULL, "this text", opt_help},
     {"--version", 'V', NULL, 0, 0, NULL, "the version and git revision", opt_version},
 };
@@ -314,6 +333,7 @@ static const char *arg_noun(const option_row *o)
            : strcmp(o->arg, "MODE") == 0  ? "mode"
            : strcmp(o->arg, "NAMES") == 0 ? "list of experiments"
            : strcmp(o->arg, "K=V") == 0   ? "KEY=VALUE"
+           : strcmp(o->arg, "WHAT") == 0  ? "metric (rate or time)"
                                           : "path";
 }
 
@@ -905,7 +925,7 @@ static int cmd_run(const cli *c, int argc, char **argv)
         n_sinks = 0;
         char *json = kbc_xasprintf("%s/results.json", c->out_dir);
         char *md = kbc_xasprintf("%s/results.md", c->out_dir);
-        int pc = kbc_cmd_plot(json, c->out_dir, md, stdout, stderr);
+        int pc = kbc_cmd_plot(json, c->out_dir, md, NULL, stdout, stderr);
         if (pc != 0 && code != KBC_EXIT_SYSTEM)
             code = KBC_EXIT_SYSTEM; /* the plots or their links are missing */
         free(json);
@@ -998,11 +1018,18 @@ static int cmd_plot(const cli *c)
                     : kbc_xstrdup(".");
     }
     int code;
+    kbc_plot_opts opts = c->plot_opts;
+    if (c->metric && strcmp(c->metric, "time") != 0 && strcmp(c->metric, "rate") != 0) {
+        say(1, "option --metric wants rate or time, not '%s'", c->metric);
+        free(dir);
+        return KBC_EXIT_USAGE;
+    }
+    opts.metric_time = c->metric && strcmp(c->metric, "time") == 0;
     if (make_dirs(dir) != 0) {
         say(0, "cannot create the output folder '%s': %s", dir, strerror(errno));
         code = KBC_EXIT_SYSTEM;
     } else {
-        code = kbc_cmd_plot(results, dir, NULL, stdout, stderr);
+        code = kbc_cmd_plot(results, dir, NULL, &opts, stdout, stderr);
     }
     free(dir);
     return code;
