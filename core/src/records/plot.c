@@ -355,21 +355,22 @@ static void gp_head(FILE *f, const char *stem)
 
 /* The SVG terminal goes before the plot command (so that no window ever
    opens), the PNG after it, through replot. */
-static void gp_svg(FILE *f, const char *stem)
+static void gp_svg(FILE *f, const char *stem, int height)
 {
-    fprintf(f, "set terminal svg size 900,560 dynamic enhanced font 'sans,13'\n");
+    fprintf(f, "set terminal svg size 900,%d dynamic enhanced font 'sans,13'\n", height);
     fprintf(f, "set output ");
     gp_file(f, stem, "svg");
     fputc('\n', f);
 }
 
-static void gp_outputs(FILE *f, const char *stem)
+static void gp_outputs(FILE *f, const char *stem, int height)
 {
     fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-               "    set terminal pngcairo size 900,560 enhanced font 'sans,11'\n"
+               "    set terminal pngcairo size 900,%d enhanced font 'sans,11'\n"
                "} else {\n"
-               "    set terminal png size 900,560 enhanced\n"
-               "}\n");
+               "    set terminal png size 900,%d enhanced\n"
+               "}\n",
+            height, height);
     fprintf(f, "set output ");
     gp_file(f, stem, "png");
     fprintf(f, "\nreplot\nset output\n");
@@ -639,11 +640,15 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
     fprintf(f, "set offsets 0, 0, graph 0.08, 0\nset grid\n"
                "set key below center horizontal\n");
     fprintf(f, "set style data linespoints\n");
-    gp_svg(f, stem);
-    fprintf(f, "plot \\\n");
     size_t drawn = 0;
     for (size_t k = 0; k < nv; k++)
         drawn += npt[k] > 0;
+    /* The legend takes three entries a row below the chart: a taller
+       canvas past two rows, so that the data keeps its height. */
+    size_t key_rows = (drawn + (ceiling.value > 0) + 2) / 3;
+    int height = 560 + 20 * (key_rows > 2 ? (int)key_rows - 2 : 0);
+    gp_svg(f, stem, height);
+    fprintf(f, "plot \\\n");
     size_t at = 0;
     for (size_t k = 0; k < nv; k++) {
         if (!npt[k])
@@ -673,7 +678,7 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
         fprintf(f, "%s", at < drawn || ceiling.value > 0 ? ", \\\n" : "\n");
     }
     ceiling_line(f, y.rk, &ceiling, y.scale, y.unit);
-    gp_outputs(f, stem);
+    gp_outputs(f, stem, height);
     rc = close_script(c, f, path, stem);
     free(path);
     free(stem);
@@ -782,7 +787,7 @@ static int bar_plot(plot_ctx *c, size_t i0, size_t i1)
     }
     fprintf(f, ")\n");
     fprintf(f, "set key above horizontal\n");
-    gp_svg(f, stem);
+    gp_svg(f, stem, 560);
     /* With a log y axis the boxes start at the axis's bottom. */
     fprintf(f, "plot $bars using 0:($2 == 0 ? $1 : 1/0) with boxes lc rgb '%s' title 'kernel', "
                "\\\n",
@@ -791,11 +796,11 @@ static int bar_plot(plot_ctx *c, size_t i0, size_t i1)
                "title 'library'%s\n",
             c->opt.band || ceiling.value > 0 ? ", \\" : "");
     if (c->opt.band)
-        fprintf(f, "  $bars using 0:1:3:4 with yerrorbars lc rgb '#000000' pt -1 "
+        fprintf(f, "  $bars using 0:1:3:4 with yerrorbars lc rgb '#000000' pt 7 ps 0 "
                    "title 'slowest to fastest run'%s\n",
                 ceiling.value > 0 ? ", \\" : "");
     ceiling_line(f, y.rk, &ceiling, y.scale, y.unit);
-    gp_outputs(f, stem);
+    gp_outputs(f, stem, 560);
     int rc = close_script(c, f, path, stem);
     free(path);
     free(stem);
