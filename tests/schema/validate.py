@@ -36,9 +36,14 @@ def main():
     validator = jsonschema.Draft202012Validator(schema)
     checked = bad = 0
     for path in documents(sys.argv[2:]):
-        with open(path) as f:
-            doc = json.load(f)
         checked += 1
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except ValueError as e:
+            print(f"{path}: not JSON: {e}")
+            bad += 1
+            continue
         for e in sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path)):
             where = "/".join(str(x) for x in e.absolute_path) or "(the document)"
             print(f"{path}: at {where}: {e.message[:300]}")

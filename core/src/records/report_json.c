@@ -502,8 +502,19 @@ void kbc_results_keep(const json_t *doc, const char *path)
         h = (h ^ (unsigned char)*p) * 1099511628211ull;
     char *copy = kbc_xasprintf("%s/%ld-%016llx.json", dir, (long)getpid(),
                                (unsigned long long)h);
+    /* Through a rename, as the document itself: a process killed while
+       writing (the tests interrupt runs) leaves no half a copy. */
+    char *tmp = kbc_xasprintf("%s.tmp", copy);
     mkdir(dir, 0777);
-    json_dump_file(doc, copy, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    if (json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) ==
+            0 &&
+        rename(tmp, copy) == 0) {
+        free(tmp);
+        free(copy);
+        return;
+    }
+    unlink(tmp);
+    free(tmp);
     free(copy);
 }
 
