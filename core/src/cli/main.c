@@ -306,11 +306,11 @@ static const option_row option_table[] = {
      "compare: the interval has confidence 1 - ALPHA (default 0.05)", opt_alpha},
     {"--format", 0, "FMT", 0, 0, "compare", "compare: table (default), markdown or json",
      opt_format},
-    {"--metric", 0, "WHAT", 0, 0, "plot", "plot: rate (default: GB/s, FLOP/s or items/s) or time\n(the median)",
-     opt_metric},
+    {"--metric", 0, "WHAT", 0, 0, "plot",
+     "plot: rate (default: GB/s, FLOP/s or items/s) or time\n(the median)", opt_metric},
     {"--logy", 0, NULL, 0, 0, "plot", "plot: a log y axis", opt_logy},
-    {"--band", 0, NULL, 0, 0, "plot", "plot: each line's slowest to fastest run as a band\n(error bars on a bar chart)",
-     opt_band},
+    {"--band", 0, NULL, 0, 0, "plot",
+     "plot: each line's slowest to fastest run as a band\n(error bars on a bar chart)", opt_band},
     {"--help", 'h', NULL, 0, 0, NULL, "this text", opt_help},
     {"--version", 'V', NULL, 0, 0, NULL, "the version and git revision", opt_version},
 };
@@ -1079,8 +1079,8 @@ int main(int argc, char **argv)
     /* A worker of a run (worker.h): not a user's command. */
     if (argc > 1 && strcmp(argv[1], KBC_WORKER_COMMAND) == 0)
         return kbc_worker_main(argc - 1, argv + 1);
-    if (argc == 2 && strcmp(argv[1], "__options") == 0)
-    {
+    /* The option table as data, for the build (dump_options). */
+    if (argc == 2 && strcmp(argv[1], "__options") == 0) {
         dump_options(stdout);
         return finish_stdout(KBC_EXIT_OK);
     }
