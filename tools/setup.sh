@@ -35,6 +35,18 @@ if ! command -v gnuplot >/dev/null 2>&1 && ! have_pkg gnuplot-nox; then
     fi
 fi
 
+# python3-jsonschema checks every results.json the tests write against
+# docs/results.schema.json (the test schema, which skips without it);
+# optional, like gnuplot.
+if ! have_pkg python3-jsonschema; then
+    if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo=none; fi
+    if [ "$sudo" != none ] && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-jsonschema >&2 2>/dev/null; then
+        echo "kbench setup: installed python3-jsonschema (for the test schema)" >&2
+    else
+        echo "kbench setup: python3-jsonschema could not be installed (optional: the test schema then skips; apt-get install python3-jsonschema adds it)." >&2
+    fi
+fi
+
 # Open MPI's mpirun, MPICH's mpiexec, Slurm and munge run the cluster tests
 # (tests/cluster), which start the shards of a run through them; they are
 # optional (the tests skip, saying why, without them), so a failed install

@@ -45,7 +45,7 @@ static const char usage_head[] =
     "                  [--baseline OLD.json] [--gpus all|LIST] [--shard i/N|auto]\n"
     "                  [--isolate point] [--sanitize-on-crash] [--record]\n"
     "       kbench merge DIR... -o OUT [--allow-mixed]\n"
-    "       kbench plot RESULTS.json [-o DIR]\n"
+    "       kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
     "                      [--format table|markdown|json]\n"
     "       kbench history add|rebuild|runs|list|show|series|regressions ...\n"
@@ -136,6 +136,8 @@ typedef struct cli {
     int record;            /* run: --record                                   */
     kbc_history_opts history; /* history, run --record: --history, --commit,
                                  --since, --csv (and --threshold)            */
+    kbc_plot_opts plot_opts; /* plot: --logy, --metric, --band            */
+    const char *metric;      /* plot: --metric, as given                  */
 } cli;
 
 /* One command-line option.  A row names the option, says whether it takes
@@ -258,6 +260,18 @@ static void opt_csv(cli *c, const char *v)
 {
     c->history.csv = 1;
 }
+static void opt_logy(cli *c, const char *v)
+{
+    c->plot_opts.logy = 1;
+}
+static void opt_metric(cli *c, const char *v)
+{
+    c->metric = v;
+}
+static void opt_band(cli *c, const char *v)
+{
+    c->plot_opts.band = 1;
+}
 static void opt_help(cli *c, const char *v)
 {
     c->help = 1;
@@ -332,6 +346,11 @@ static const option_row option_table[] = {
     {"--since", 0, "REV", 0, 0, "history",
      "history regressions: only steps at commit REV or later", opt_since},
     {"--csv", 0, NULL, 0, 0, "history", "history runs, list, series, regressions: CSV", opt_csv},
+    {"--metric", 0, "WHAT", 0, 0, "plot",
+     "plot: rate (default: GB/s, FLOP/s or items/s) or time\n(the median)", opt_metric},
+    {"--logy", 0, NULL, 0, 0, "plot", "plot: a log y axis", opt_logy},
+    {"--band", 0, NULL, 0, 0, "plot",
+     "plot: each line's slowest to fastest run as a band\n(error bars on a bar chart)", opt_band},
     {"--help", 'h', NULL, 0, 0, NULL, "this text", opt_help},
     {"--version", 'V', NULL, 0, 0, NULL, "the version and git revision", opt_version},
 };
@@ -356,6 +375,7 @@ static const char *arg_noun(const option_row *o)
            : strcmp(o->arg, "K=V") == 0   ? "KEY=VALUE"
            : strcmp(o->arg, "REV") == 0   ? "revision"
            : strcmp(o->arg, "FILE") == 0  ? "file"
+           : strcmp(o->arg, "WHAT") == 0  ? "metric (rate or time)"
                                           : "path";
 }
 
@@ -393,6 +413,48 @@ static void print_usage(FILE *out)
         }
     }
     fputs(usage_tail, out);
+}
+
+/* The text s as one field of `kbench __options`: a backslash, a tab and a
+   line break written as \\, \t and \n, so that a field never spans a
+   tab or a line. */
+static void dump_field(FILE *out, const char *s)
+{
+    fputc('\t', out);
+    for (const char *p = s ? s : ""; *p; p++)
+        fputs(*p == '\\' ? "\\\\" : *p == '\t' ? "\\t" : *p == '\n' ? "\\n" : (char[]){*p, 0}, out);
+}
+
+/* `kbench __options` (hidden): the usage text and the option table as
+   data, one record a line, fields separated by tabs.  The build runs it
+   and gen_manual.c turns it into the man page and the bash and zsh
+   completions (core/CMakeLists.txt), so that those stay one row of
+   option_table[] away from --help. */
+static void dump_options(FILE *out)
+{
+    fprintf(out, "version");
+    dump_field(out, KBENCH_VERSION);
+    fprintf(out, "\nhead");
+    dump_field(out, usage_head);
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        fprintf(out, "\ncommand");
+        dump_field(out, commands[i]);
+    }
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const option_row *o = &option_table[i];
+        char shrt[2] = {o->short_name, 0};
+        fprintf(out, "\noption");
+        dump_field(out, o->name);
+        dump_field(out, shrt);
+        dump_field(out, o->arg);
+        dump_field(out, o->repeatable ? "repeatable" : "");
+        dump_field(out, o->optional_value ? "optional" : "");
+        dump_field(out, o->only);
+        dump_field(out, o->help);
+    }
+    fprintf(out, "\ntail");
+    dump_field(out, usage_tail);
+    fputc('\n', out);
 }
 
 /* The row for name as typed ("-o" or "--output"), or NULL. */
@@ -913,7 +975,7 @@ static int cmd_run(const cli *c, int argc, char **argv)
         n_sinks = 0;
         char *json = kbc_xasprintf("%s/results.json", c->out_dir);
         char *md = kbc_xasprintf("%s/results.md", c->out_dir);
-        int pc = kbc_cmd_plot(json, c->out_dir, md, stdout, stderr);
+        int pc = kbc_cmd_plot(json, c->out_dir, md, NULL, stdout, stderr);
         if (pc != 0 && code != KBC_EXIT_SYSTEM)
             code = KBC_EXIT_SYSTEM; /* the plots or their links are missing */
         free(json);
@@ -1015,11 +1077,18 @@ static int cmd_plot(const cli *c)
                     : kbc_xstrdup(".");
     }
     int code;
+    kbc_plot_opts opts = c->plot_opts;
+    if (c->metric && strcmp(c->metric, "time") != 0 && strcmp(c->metric, "rate") != 0) {
+        say(1, "option --metric wants rate or time, not '%s'", c->metric);
+        free(dir);
+        return KBC_EXIT_USAGE;
+    }
+    opts.metric_time = c->metric && strcmp(c->metric, "time") == 0;
     if (make_dirs(dir) != 0) {
         say(0, "cannot create the output folder '%s': %s", dir, strerror(errno));
         code = KBC_EXIT_SYSTEM;
     } else {
-        code = kbc_cmd_plot(results, dir, NULL, stdout, stderr);
+        code = kbc_cmd_plot(results, dir, NULL, &opts, stdout, stderr);
     }
     free(dir);
     return code;
@@ -1069,6 +1138,11 @@ int main(int argc, char **argv)
     /* A worker of a run (worker.h): not a user's command. */
     if (argc > 1 && strcmp(argv[1], KBC_WORKER_COMMAND) == 0)
         return kbc_worker_main(argc - 1, argv + 1);
+    /* The option table as data, for the build (dump_options). */
+    if (argc == 2 && strcmp(argv[1], "__options") == 0) {
+        dump_options(stdout);
+        return finish_stdout(KBC_EXIT_OK);
+    }
     cli c;
     int code = parse(argc, argv, &c);
     if (code)
@@ -1083,7 +1157,12 @@ int main(int argc, char **argv)
         goto out;
     }
     if (!c.command) {
-        say(1, "no command given (try list, describe, run, check or compare)");
+        char all[256] = "";
+        size_t nc = sizeof commands / sizeof *commands;
+        for (size_t i = 0; i < nc; i++)
+            snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s",
+                     i == 0 ? "" : i + 1 == nc ? " or " : ", ", commands[i]);
+        say(1, "no command given (one of %s)", all);
         code = KBC_EXIT_USAGE;
         goto out;
     }
