@@ -46,7 +46,7 @@ static const char usage_head[] =
     "       kbench merge DIR... -o OUT [--allow-mixed]\n"
     "       kbench plot RESULTS.json [-o DIR]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
-    "                      [--format table|markdown|json]\n"
+    "                      [--format table|markdown|json] [--only-changed] [--sort change]\n"
     "       kbench help | --help | --version\n"
     "\n"
     "Commands:\n"
@@ -120,6 +120,8 @@ typedef struct cli {
     const char **sets;     /* run: every --set, in order                      */
     int n_sets;
     const char *threshold, *alpha, *format; /* compare                        */
+    const char *sort;      /* compare: --sort                                 */
+    int only_changed;      /* compare: --only-changed                         */
     const char *baseline;  /* run: --baseline                                 */
     const char *gpus;      /* run: --gpus                                     */
     const char *shard;     /* run: --shard                                    */
@@ -184,6 +186,14 @@ static void opt_alpha(cli *c, const char *v)
 static void opt_format(cli *c, const char *v)
 {
     c->format = v;
+}
+static void opt_sort(cli *c, const char *v)
+{
+    c->sort = v;
+}
+static void opt_only_changed(cli *c, const char *v)
+{
+    c->only_changed = 1;
 }
 static void opt_plot(cli *c, const char *v)
 {
@@ -292,6 +302,12 @@ static const option_row option_table[] = {
      "compare: the interval has confidence 1 - ALPHA (default 0.05)", opt_alpha},
     {"--format", 0, "FMT", 0, 0, "compare", "compare: table (default), markdown or json",
      opt_format},
+    {"--only-changed", 0, NULL, 0, 0, "compare",
+     "compare: list only the rows judged slower, faster or noisy\n(and rows lost in new)",
+     opt_only_changed},
+    {"--sort", 0, "ORDER", 0, 0, "compare",
+     "compare: file (default: the base file's order) or change\n(the largest slowdown first)",
+     opt_sort},
     {"--help", 'h', NULL, 0, 0, NULL, "this text", opt_help},
     {"--version", 'V', NULL, 0, 0, NULL, "the version and git revision", opt_version},
 };
@@ -314,6 +330,7 @@ static const char *arg_noun(const option_row *o)
            : strcmp(o->arg, "MODE") == 0  ? "mode"
            : strcmp(o->arg, "NAMES") == 0 ? "list of experiments"
            : strcmp(o->arg, "K=V") == 0   ? "KEY=VALUE"
+           : strcmp(o->arg, "ORDER") == 0 ? "order"
                                           : "path";
 }
 
@@ -927,6 +944,15 @@ static int cmd_compare(const cli *c)
             return KBC_EXIT_USAGE;
         }
     }
+    if (c->sort) {
+        if (strcmp(c->sort, "change") == 0)
+            o.sort = KBC_SORT_CHANGE;
+        else if (strcmp(c->sort, "file") != 0) {
+            say(1, "option --sort wants file or change, not '%s'", c->sort);
+            return KBC_EXIT_USAGE;
+        }
+    }
+    o.only_changed = c->only_changed;
     return kbc_cmd_compare(c->args[0], c->args[1], &o, stdout, stderr);
 }
 
