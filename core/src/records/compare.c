@@ -21,7 +21,7 @@ void kbc_compare_defaults(kbc_compare_opts *o)
     memset(o, 0, sizeof *o);
     o->threshold = 0.05;
     o->alpha = 0.05;
-    o->resamples = 2000;
+    o->resamples = 1000;
     o->seed = 0x6b62656e6368ULL;
     o->format = KBC_CMP_TABLE;
     o->boot_max = KBC_COMPARE_BOOT_MAX;

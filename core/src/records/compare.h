@@ -47,7 +47,7 @@ typedef struct kbc_compare_opts {
 } kbc_compare_opts;
 #define KBC_COMPARE_BOOT_MAX 1000
 
-/* The defaults: threshold 5%, alpha 0.05, 2000 resamples, a fixed seed,
+/* The defaults: threshold 5%, alpha 0.05, 1000 resamples, a fixed seed,
    the table. */
 void kbc_compare_defaults(kbc_compare_opts *o);
 
