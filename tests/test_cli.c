@@ -459,6 +459,29 @@ Test(cli, run_with_a_baseline_shows_each_rows_change)
     cr_assert_not_null(strstr(good, "% "), "%s", good);
 }
 
+Test(cli, results_md_with_a_baseline_has_verdict_and_significance_columns)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q -o old --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    r = kb("run p.ini -q -o now --baseline old/results.json --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/now/results.md", tmp);
+    char *md = keep(slurp(path));
+    cr_assert_not_null(strstr(md, "| vs old | verdict | significant | check |"), "%s", md);
+    /* The good row: a change in percent, then a verdict word, then yes or no. */
+    char *good = strstr(md, "\n| good | cpu | pass | ");
+    cr_assert_not_null(good, "%s", md);
+    char *eol = strchr(good + 1, '\n');
+    cr_assert_not_null(eol);
+    *eol = '\0';
+    cr_assert(strstr(good, "% | same | ") || strstr(good, "% | slower | ") ||
+                  strstr(good, "% | faster | ") || strstr(good, "% | noisy | "),
+              "%s", good);
+    cr_assert(strstr(good, " | yes | ") || strstr(good, " | no | "), "%s", good);
+}
+
 Test(cli, a_row_missing_from_the_baseline_says_new)
 {
     write_file("p.ini", passing_ini);

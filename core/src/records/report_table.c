@@ -197,11 +197,19 @@ static const char *batch_note(const kbc_record *r)
 }
 
 /* The change against the baseline run's row with the same key, as
-   kbench compare judges it: "+9.8% slower", "-0.4% same", "new" when the
-   baseline has no such row, "-" when either side has no samples. */
-static const char *fmt_change(const table_ctx *c, const kbc_record *r, char *buf, size_t n)
+   kbench compare judges it: change "+9.8%" and verdict "slower", "faster",
+   "same" or "noisy"; "new" when the baseline has no such row, "-" when
+   either side has no samples.  sig: "yes" when the interval excludes no
+   change, "no", or "-". */
+typedef struct old_change {
+    char change[24], verdict[16], sig[4];
+} old_change;
+
+static void judge_old(const table_ctx *c, const kbc_record *r, old_change *o)
 {
-    snprintf(buf, n, "-");
+    snprintf(o->change, sizeof o->change, "-");
+    snprintf(o->verdict, sizeof o->verdict, "-");
+    snprintf(o->sig, sizeof o->sig, "-");
     size_t need = kbc_record_key(r, NULL, 0) + 1;
     char *key = kbc_xmalloc(need);
     kbc_record_key(r, key, need);
@@ -209,22 +217,35 @@ static const char *fmt_change(const table_ctx *c, const kbc_record *r, char *buf
     const kbc_record *b = at >= 0 ? &c->base[at] : NULL;
     free(key);
     if (!b) {
-        snprintf(buf, n, "new");
-        return buf;
+        snprintf(o->verdict, sizeof o->verdict, "new");
+        return;
     }
     if (!r->samples || !b->samples)
-        return buf;
-    kbc_compare_opts o;
-    kbc_compare_defaults(&o);
+        return;
+    kbc_compare_opts opts;
+    kbc_compare_defaults(&opts);
     kbc_change ch;
-    kbc_compare_samples(b->samples, b->n_samples, r->samples, r->n_samples, &o, &ch);
+    kbc_compare_samples(b->samples, b->n_samples, r->samples, r->n_samples, &opts, &ch);
     if (!isfinite(ch.ratio))
-        return buf;
-    snprintf(buf, n, "%+.1f%% %s", (ch.ratio - 1) * 100,
-             ch.verdict == KBC_SLOWER   ? "slower"
-             : ch.verdict == KBC_FASTER ? "faster"
+        return;
+    snprintf(o->change, sizeof o->change, "%+.1f%%", (ch.ratio - 1) * 100);
+    snprintf(o->verdict, sizeof o->verdict, "%s",
+             ch.verdict == KBC_SLOWER      ? "slower"
+             : ch.verdict == KBC_FASTER    ? "faster"
              : ch.verdict == KBC_NO_CHANGE ? "same"
+             : ch.verdict == KBC_NOISY     ? "noisy"
                                            : "?");
+    if (isfinite(ch.lo))
+        snprintf(o->sig, sizeof o->sig, "%s", kbc_compare_significant(&ch) ? "yes" : "no");
+}
+
+/* The table's one cell: "+9.8% slower", "new", "-". */
+static const char *fmt_change(const old_change *o, char *buf, size_t n)
+{
+    if (strcmp(o->change, "-") == 0)
+        snprintf(buf, n, "%s", o->verdict);
+    else
+        snprintf(buf, n, "%s %s", o->change, o->verdict);
     return buf;
 }
 
@@ -499,6 +520,12 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
         put(&h, W_SPEEDUP, "vs ref");
     if (c->base)
         put(&h, W_CHANGE, "vs old");
+    if (c->base && md) {
+        /* For a pull request: the verdict and its significance in columns
+           of their own. */
+        put(&h, -7, "verdict");
+        put(&h, -3, "significant");
+    }
     put(&h, 0, "check");
     print_line(out, md, &h);
     if (md) {
@@ -542,8 +569,17 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
             put(&l, W_SPEEDUP, fmt_fixed(r->speedup_cpu, 2, "x", buf, sizeof buf));
         if (has_ref)
             put(&l, W_SPEEDUP, fmt_fixed(r->speedup_reference, 2, "x", buf, sizeof buf));
-        if (c->base)
-            put(&l, W_CHANGE, fmt_change(c, r, buf, sizeof buf));
+        if (c->base) {
+            old_change oc;
+            judge_old(c, r, &oc);
+            if (md) {
+                put(&l, W_CHANGE, oc.change);
+                put(&l, -7, oc.verdict);
+                put(&l, -3, oc.sig);
+            } else {
+                put(&l, W_CHANGE, fmt_change(&oc, buf, sizeof buf));
+            }
+        }
         put(&l, 0, fmt_check(r, chk, sizeof chk));
         print_line(out, md, &l);
         if ((unsigned)r->outcome < KBC_N_OUTCOMES)
