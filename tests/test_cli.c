@@ -449,7 +449,7 @@ Test(cli, run_with_a_baseline_shows_each_rows_change)
     cr_assert_eq(r.code, 0, "stderr: %s", r.err);
     r = kb("run p.ini -q --baseline old/results.json --plugin-path " TOY_DIR);
     cr_assert_eq(r.code, 0, "stderr: %s", r.err);
-    cr_assert_not_null(strstr(r.out, " vs old "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, " vs old\n"), "%s", r.out);
     /* The good row has a change in percent, and a verdict word after it. */
     char *good = strstr(r.out, "\n  good ");
     cr_assert_not_null(good, "%s", r.out);
@@ -482,6 +482,79 @@ Test(cli, results_md_with_a_baseline_has_verdict_and_significance_columns)
     cr_assert(strstr(good, " | yes | ") || strstr(good, " | no | "), "%s", good);
 }
 
+/* ---- the table's width ---- */
+
+/* The longest line of text. */
+static size_t widest_line(const char *t)
+{
+    size_t w = 0;
+    while (*t) {
+        size_t l = strcspn(t, "\n");
+        if (l > w)
+            w = l;
+        t += l + (t[l] == '\n');
+    }
+    return w;
+}
+
+Test(cli, the_default_table_leaves_min_max_noise_and_check_to_wide)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, " median "), "%s", r.out);
+    cr_assert_null(strstr(r.out, " min "), "%s", r.out);
+    cr_assert_null(strstr(r.out, " noise "), "%s", r.out);
+    cr_assert_null(strstr(r.out, "check"), "%s", r.out);
+    r = kb("run p.ini -q --wide --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, " min "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, " noise "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "  check\n"), "%s", r.out);
+}
+
+Test(cli, the_default_table_fits_120_columns)
+{
+    /* Every optional column a CPU run can show (vs cpu, vs ref, GFLOP/s)
+       and a 19-character variant name would not change this: the test
+       fixes the rule on what runs here. */
+    write_file("w.ini", "[global]\nruns = 3\n[wide-experiment-name]\nplugin = toy\n"
+                        "variants = good, slow, gpu\nreference = slow\nn = 1K\n");
+    result r = kb("run w.ini -q --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    const char *table = strstr(r.out, "\nwide-experiment-name");
+    cr_assert_not_null(table, "%s", r.out);
+    /* From the point's heading to the summary (the machine line and the
+       summary's skip line quote the CUDA runtime's own words). */
+    char *part = strdup(table);
+    char *end = strstr(part, "\nsummary: ");
+    cr_assert_not_null(end, "%s", r.out);
+    *end = '\0';
+    cr_assert_leq(widest_line(part), 120, "%s", r.out);
+    free(part);
+}
+
+Test(cli, skipped_cuda_rows_fold_into_one_line_per_experiment)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    if (!strstr(r.out, "no GPU"))
+        cr_skip_test("a GPU is present: nothing is skipped");
+    const char *fold = strstr(r.out, "\n  CUDA variants skipped: gpu: no CUDA driver\n");
+    cr_assert_not_null(fold, "%s", r.out);
+    cr_assert_null(strstr(fold + 10, "CUDA variants skipped"), "once per experiment: %s", r.out);
+    cr_assert_null(strstr(r.out, "\n  gpu "), "no row of its own: %s", r.out);
+}
+
+Test(cli, a_failed_check_gets_a_line_in_the_default_table)
+{
+    write_file("f.ini", failing_ini);
+    result r = kb("run f.ini -q --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 1, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, "  check: "), "%s", r.out);
+}
+
 Test(cli, a_row_missing_from_the_baseline_says_new)
 {
     write_file("p.ini", passing_ini);
@@ -490,7 +563,7 @@ Test(cli, a_row_missing_from_the_baseline_says_new)
     write_file("q.ini", "[global]\nruns = 3\n[other]\nplugin = toy\nvariants = good\nn = 1K\n");
     r = kb("run q.ini -q --baseline old/results.json --plugin-path " TOY_DIR);
     cr_assert_eq(r.code, 0, "stderr: %s", r.err);
-    cr_assert_not_null(strstr(r.out, " new "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, " new\n"), "%s", r.out);
 }
 
 Test(cli, an_unreadable_baseline_exits_two_before_running)

@@ -267,6 +267,7 @@ Test(report, table_groups_rows_under_point_headings)
     kbc_sink s;
     kbc_diag d;
     cr_assert_eq(kbc_report_table(out, &s, &d), 0);
+    kbc_report_table_wide(&s, 1); /* every column */
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     cr_assert_eq(s.point(s.ctx, p0, 3), 0);
     cr_assert_eq(s.point(s.ctx, p1, 3), 0);
@@ -373,11 +374,12 @@ Test(report, table_machine_line_with_gpu)
                                    .copy_gbps = 2912.34};
     kbc_sink s;
     cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    kbc_report_table_wide(&s, 1); /* every column */
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     s.destroy(s.ctx);
     fclose(out);
-    cr_assert_not_null(strstr(buf, "Test GPU 80GB (cc 9.0, 132 SMs), driver 13.0, runtime 13.0, "
-                                   "ceilings read 3100.0, write 2950.5, copy 2912.3 GB/s"),
+    cr_assert_not_null(strstr(buf, "Test GPU 80GB (cc 9.0, 132 SMs), driver 13.0, runtime 13.0\n"
+                                   "bandwidth ceilings: read 3100.0, write 2950.5, copy 2912.3 GB/s"),
                        "%s", buf);
     cr_assert_null(strstr(buf, "no GPU"));
     free(buf);
@@ -749,6 +751,7 @@ Test(report, table_shows_how_many_points_a_row_stands_for)
     FILE *out = open_memstream(&buf, &len);
     kbc_sink s;
     cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    kbc_report_table_wide(&s, 1); /* every column */
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     cr_assert_eq(s.point(s.ctx, r, 1), 0);
     s.destroy(s.ctx);
@@ -773,6 +776,7 @@ Test(report, table_shows_variant_flags_beside_the_name)
     FILE *out = open_memstream(&buf, &len);
     kbc_sink s;
     cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    kbc_report_table_wide(&s, 1); /* every column */
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     cr_assert_eq(s.point(s.ctx, r, 2), 0);
     s.destroy(s.ctx);
@@ -786,7 +790,7 @@ Test(report, table_shows_variant_flags_beside_the_name)
 }
 
 /* The table of one passing row with the given noise, as text. */
-static char *table_with_noise(double noise, double target, int capped)
+static char *table_with_noise_in(double noise, double target, int capped, int wide)
 {
     kbc_record r[1];
     fill_pass(&r[0], &exps[0], 0, red_point0, 0, 1e-3);
@@ -798,11 +802,40 @@ static char *table_with_noise(double noise, double target, int capped)
     FILE *out = open_memstream(&buf, &len);
     kbc_sink s;
     cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    kbc_report_table_wide(&s, wide);
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     cr_assert_eq(s.point(s.ctx, r, 1), 0);
     s.destroy(s.ctx);
     fclose(out);
     return buf;
+}
+
+static char *table_with_noise(double noise, double target, int capped)
+{
+    return table_with_noise_in(noise, target, capped, 1);
+}
+
+Test(report, a_noisy_row_is_marked_and_noted_without_wide)
+{
+    char *buf = table_with_noise_in(0.08, 0, 0, 0);
+    cr_assert_not_null(strstr(buf, "1 ms~ "), "the median is marked: %s", buf);
+    cr_assert_not_null(strstr(buf, "\n  ~ noisy (noise above 5%): cpu_serial 8.0%;"), "%s", buf);
+    free(buf);
+}
+
+Test(report, a_row_at_the_noise_default_is_not_marked)
+{
+    char *buf = table_with_noise_in(0.05, 0, 0, 0);
+    cr_assert_null(strstr(buf, "~"), "%s", buf);
+    free(buf);
+}
+
+Test(report, the_default_table_has_no_min_or_runs_column)
+{
+    char *buf = table_with_noise_in(0.01, 0, 0, 0);
+    cr_assert_null(strstr(buf, " min "), "%s", buf);
+    cr_assert_null(strstr(buf, " runs "), "%s", buf);
+    free(buf);
 }
 
 Test(report, table_shows_each_rows_noise)
@@ -831,17 +864,25 @@ Test(report, table_says_a_missing_gpu_once_in_the_summary)
     FILE *out = open_memstream(&buf, &len);
     kbc_sink s;
     cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    kbc_report_table_wide(&s, 1); /* every column */
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     cr_assert_eq(s.point(s.ctx, r, 3), 0);
     cr_assert_eq(s.end(s.ctx, 0), 0);
     s.destroy(s.ctx);
     fclose(out);
-    /* Once on the machine line, once in the summary; never per row. */
+    /* Once on the machine line, once in the experiment's one line, once in
+       the summary; never per row. */
     const char *first = strstr(buf, "no CUDA driver was found");
     cr_assert_not_null(first, "%s", buf);
     const char *second = strstr(first + 1, "no CUDA driver was found");
     cr_assert_not_null(second, "%s", buf);
-    cr_assert_null(strstr(second + 1, "no CUDA driver was found"), "%s", buf);
+    const char *third = strstr(second + 1, "no CUDA driver was found");
+    cr_assert_not_null(third, "%s", buf);
+    cr_assert_null(strstr(third + 1, "no CUDA driver was found"), "%s", buf);
+    cr_assert_not_null(strstr(buf, "\n  CUDA variants skipped: cuda_naive, cuda_lib: no CUDA "
+                                   "driver was found"),
+                       "%s", buf);
+    cr_assert_null(strstr(buf, "  cuda_naive "), "the skipped rows are folded: %s", buf);
     cr_assert_not_null(strstr(buf, "skipped: 2 CUDA rows: no CUDA driver was found"), "%s", buf);
     free(buf);
 }
@@ -1010,6 +1051,7 @@ static char *table_of(kbc_record *r, size_t n)
     FILE *out = open_memstream(&buf, &len);
     kbc_sink s;
     cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    kbc_report_table_wide(&s, 1); /* every column */
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     cr_assert_eq(s.point(s.ctx, r, n), 0);
     s.destroy(s.ctx);

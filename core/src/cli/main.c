@@ -40,7 +40,7 @@ static const char usage_head[] =
     "usage: kbench list\n"
     "       kbench describe PLUGIN\n"
     "       kbench check PLUGIN [--variants a,b,...]\n"
-    "       kbench run FILE [--dry-run] [-o DIR [--plot] [--resume | --force]] [-q]\n"
+    "       kbench run FILE [--dry-run] [-o DIR [--plot] [--resume | --force]] [-q] [--wide]\n"
     "                  [--baseline OLD.json] [--gpus all|LIST] [--shard i/N|auto]\n"
     "                  [--isolate point] [--sanitize-on-crash]\n"
     "       kbench merge DIR... -o OUT [--allow-mixed]\n"
@@ -129,6 +129,7 @@ typedef struct cli {
     const char *isolate;   /* run: --isolate                                  */
     const char *resume;    /* run: --resume ("" or "accept"), or NULL         */
     int force, allow_mixed, allow_shared, sanitize_on_crash;
+    int wide;              /* run: --wide                                     */
 } cli;
 
 /* One command-line option.  A row names the option, says whether it takes
@@ -194,6 +195,10 @@ static void opt_sort(cli *c, const char *v)
 static void opt_only_changed(cli *c, const char *v)
 {
     c->only_changed = 1;
+}
+static void opt_wide(cli *c, const char *v)
+{
+    c->wide = 1;
 }
 static void opt_plot(cli *c, const char *v)
 {
@@ -287,6 +292,9 @@ static const option_row option_table[] = {
      "run: with -o, also plot the results into DIR (kbench plot)\nand link the plots from DIR/results.md",
      opt_plot},
     {"--quiet", 'q', NULL, 0, 0, "run", "run: no progress line, only warnings on stderr", opt_quiet},
+    {"--wide", 0, NULL, 0, 0, "run",
+     "run: the table also shows min, max, runs, noise, the variants'\nflags and the check",
+     opt_wide},
     {"--variants", 0, "LIST", 0, 0, "check run",
      "check: only these variants (comma-separated); run: the\nvariants of every experiment",
      opt_variants},
@@ -809,6 +817,7 @@ static int cmd_run(const cli *c, int argc, char **argv)
     }
     if (base)
         kbc_report_table_baseline(&sinks[n_sinks], base, n_base);
+    kbc_report_table_wide(&sinks[n_sinks], c->wide);
     n_sinks++;
     if (c->out_dir) {
         if (make_dirs(c->out_dir) != 0) {
