@@ -395,7 +395,7 @@ Test(compare, cli_a_slowdown_within_huge_noise_is_noisy_and_exits_zero)
 {
     result *r = compare("noisy-slower-base.json noisy-slower-new.json");
     cr_assert_eq(r->code, 0, "%s%s", r->out, r->err);
-    cr_assert_not_null(strstr(r->out, "noisy (noise "), "%s", r->out);
+    cr_assert_not_null(strstr(r->out, " noisy ("), "%s", r->out);
     cr_assert_not_null(strstr(r->out, "0 slower, 0 faster, 1 noisy,"), "%s", r->out);
 }
 
@@ -938,4 +938,83 @@ Test(compare, cli_markdown_has_significance_and_verdict_columns)
     cr_assert_not_null(strstr(r->out, "| significant | verdict |"), "%s", r->out);
     cr_assert_not_null(strstr(r->out, "| yes | **slower** |"), "%s", r->out);
     cr_assert_not_null(strstr(r->out, "| yes | faster |"), "%s", r->out);
+}
+
+/* A file whose experiment "mixed" ran variant k and skipped variants g1
+   and g2 at two points. */
+static void write_skips(const char *path, uint64_t seed)
+{
+    kbc_machine m;
+    memset(&m, 0, sizeof m);
+    kbc_run_info info = {.machine = &m, .command_line = "kbench run mixed.ini"};
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_json(path, &s, &d), 0, "%s", d.msg);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    static const char *const variants[] = {"k", "g1", "g2"};
+    for (int p = 0; p < 2; p++)
+        for (int v = 0; v < 3; v++) {
+            kbc_record r;
+            kbc_record_init(&r);
+            snprintf(r.experiment, sizeof r.experiment, "mixed");
+            snprintf(r.plugin, sizeof r.plugin, "p");
+            snprintf(r.variant, sizeof r.variant, "%s", variants[v]);
+            r.n_params = 1;
+            snprintf(r.params[0].name, sizeof r.params[0].name, "n");
+            r.params[0].type = KB_PARAM_SIZE;
+            r.params[0].value.u = 1024u << p;
+            snprintf(r.params[0].text, sizeof r.params[0].text, "%u", 1024u << p);
+            r.params[0].swept = 1;
+            r.point = (uint64_t)p;
+            r.n_points = 2;
+            if (v == 0) {
+                r.outcome = KBC_PASS;
+                double x[30], y[30];
+                samples(x, 30, 1e-3, 0.01, seed + (uint64_t)p);
+                kbc_record_set_samples(&r, x, 30);
+                memcpy(y, x, sizeof x);
+                kbc_stats_compute(y, 30, &r.time);
+            } else {
+                r.backend = KB_BACKEND_CUDA;
+                r.outcome = KBC_SKIPPED;
+                snprintf(r.reason, sizeof r.reason, "no CUDA driver (test)");
+            }
+            cr_assert_eq(s.point(s.ctx, &r, 1), 0);
+            kbc_record_free(&r);
+        }
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+}
+
+Test(compare, cli_rows_that_did_not_run_fold_into_one_line_per_experiment)
+{
+    char a[512], b[512], args[1100];
+    snprintf(a, sizeof a, "%s/skips-base.json", tmpdir);
+    snprintf(b, sizeof b, "%s/skips-new.json", tmpdir);
+    write_skips(a, 300);
+    write_skips(b, 400);
+    snprintf(args, sizeof args, "'%s' '%s'", a, b);
+    result *r = compare(args);
+    cr_assert_eq(r->code, 0, "%s%s", r->out, r->err);
+    cr_assert_not_null(strstr(r->out, "\n  mixed: did not run on a side (untested): g1, g2 (4 rows)\n"),
+                       "%s", r->out);
+    cr_assert_null(strstr(r->out, "mixed/n=1024/g1"), "no row of its own: %s", r->out);
+    cr_assert_not_null(strstr(r->out, "mixed/n=1024/k"), "%s", r->out);
+    cr_assert_not_null(strstr(r->out, "4 untested"), "the summary counts them: %s", r->out);
+}
+
+Test(compare, cli_the_table_fits_120_columns_for_a_sweep)
+{
+    char a[512], b[512], args[1100];
+    sweep_pair(a, b, sizeof a);
+    snprintf(args, sizeof args, "'%s' '%s'", a, b);
+    result *r = compare(args);
+    /* The first line names the two files (paths of any length). */
+    const char *rest = strchr(r->out, '\n');
+    cr_assert_not_null(rest);
+    for (const char *l = rest + 1; *l;) {
+        size_t n = strcspn(l, "\n");
+        cr_assert_leq(n, 120, "%.*s", (int)n, l);
+        l += n + (l[n] == '\n');
+    }
 }

@@ -795,7 +795,46 @@ typedef struct cmp_row {
     kbc_change c;
     const char *note;  /* why untested, or NULL */
     int lost;          /* crashed or timed out in new: fails the compare */
+    const kbc_record *rec; /* the base side's row */
 } cmp_row;
+
+/* A row that did not run on a side (skipped, error): the table folds such
+   rows into one line per experiment instead of a line each. */
+static int folded(const cmp_row *r)
+{
+    return r->c.verdict == KBC_UNTESTED && !r->lost && r->note &&
+           strncmp(r->note, "did not run", 11) == 0;
+}
+
+/* The fold lines: per experiment, in order of first appearance, the
+   variants (each once) of its rows that did not run. */
+static void print_folds(FILE *out, int md, cmp_row *const *rows, size_t nr)
+{
+    char *done = kbc_xcalloc(nr ? nr : 1, 1);
+    for (size_t r = 0; r < nr; r++) {
+        if (done[r] || !folded(rows[r]))
+            continue;
+        const char *exp = rows[r]->rec->experiment;
+        size_t count = 0;
+        fprintf(out, "%s%s: did not run on a side (untested): ", md ? "- " : "  ",
+                kbc_text_visible(exp));
+        int k = 0;
+        for (size_t q = r; q < nr; q++) {
+            if (done[q] || !folded(rows[q]) || strcmp(rows[q]->rec->experiment, exp) != 0)
+                continue;
+            done[q] = 1;
+            count++;
+            int seen = 0; /* the variant named already */
+            for (size_t p = r; p < q && !seen; p++)
+                seen = folded(rows[p]) && strcmp(rows[p]->rec->experiment, exp) == 0 &&
+                       strcmp(rows[p]->rec->variant, rows[q]->rec->variant) == 0;
+            if (!seen)
+                fprintf(out, "%s%s", k++ ? ", " : "", kbc_text_visible(rows[q]->rec->variant));
+        }
+        fprintf(out, " (%zu row%s)\n", count, count == 1 ? "" : "s");
+    }
+    free(done);
+}
 
 /* The key a reader needs: experiment/swept parameters/variant, where the
    swept parameters are those the file marks as swept (the others are the
@@ -883,25 +922,31 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
         fprintf(out, "\n");
     double conf = (1 - o->alpha) * 100;
     fprintf(out,
-            "%sbase %s, new %s: change of the median time, %.4g%% interval of the ratio of "
-            "medians (%u bootstrap resamples), threshold %.4g%%\n",
-            md ? "" : "compare: ", kbc_text_visible(a->path), kbc_text_visible(b->path), conf,
-            o->resamples, o->threshold * 100);
+            "%sbase %s, new %s\n%schange of the median time; %.4g%% interval of the ratio of "
+            "medians (%u bootstrap resamples;\norder statistics above %zu samples a side); "
+            "threshold %.4g%%\n",
+            md ? "" : "compare: ", kbc_text_visible(a->path), kbc_text_visible(b->path),
+            md ? "\n" : "", conf, o->resamples, o->boot_max, o->threshold * 100);
     fprintf(out, "\n");
     int kw = 3;
+    size_t n_folded = 0;
     for (size_t r = 0; r < nr; r++)
-        if ((int)strlen(kbc_text_visible(rows[r]->shown)) > kw)
+        n_folded += folded(rows[r]);
+    for (size_t r = 0; r < nr; r++)
+        if (!folded(rows[r]) && (int)strlen(kbc_text_visible(rows[r]->shown)) > kw)
             kw = (int)strlen(kbc_text_visible(rows[r]->shown));
     char ci_head[32];
     snprintf(ci_head, sizeof ci_head, "%.4g%% interval", conf);
     if (md) {
         fprintf(out, "| row | base | new | change | %s | significant | verdict |\n", ci_head);
         fprintf(out, "|---|---:|---:|---:|---|---|---|\n");
-    } else if (nr) {
-        fprintf(out, "  %-*s  %10s  %10s  %8s  %-18s  %-4s  %s\n", kw, "row", "base", "new",
+    } else if (nr > n_folded) {
+        fprintf(out, "  %-*s %9s %9s %8s  %-18s %-3s %s\n", kw, "row", "base", "new",
                 "change", ci_head, "sig", "verdict");
     }
     for (size_t r = 0; r < nr; r++) {
+        if (folded(rows[r]))
+            continue;
         const kbc_change *c = &rows[r]->c;
         char t1[32], t2[32], ch[32], lo[32], hi[32], ci[80], verdict[200];
         fmt_time(c->base_median, t1, sizeof t1);
@@ -916,8 +961,8 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
         if (rows[r]->note)
             snprintf(verdict, sizeof verdict, "untested: %s", rows[r]->note);
         else if (c->verdict == KBC_NOISY)
-            snprintf(verdict, sizeof verdict, "noisy (noise %.1f%% base, %.1f%% new)",
-                     c->base_noise * 100, c->new_noise * 100);
+            snprintf(verdict, sizeof verdict, "noisy (%.1f%%)",
+                     100 * (c->base_noise > c->new_noise ? c->base_noise : c->new_noise));
         else
             snprintf(verdict, sizeof verdict, "%s", kbc_verdict_name(c->verdict));
         if (md) {
@@ -927,9 +972,13 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
                     c->verdict == KBC_SLOWER ? "**" : "", verdict,
                     c->verdict == KBC_SLOWER ? "**" : "");
         } else {
-            fprintf(out, "  %-*s  %10s  %10s  %8s  %-18s  %-4s  %s\n", kw,
+            fprintf(out, "  %-*s %9s %9s %8s  %-18s %-3s %s\n", kw,
                     kbc_text_visible(rows[r]->shown), t1, t2, ch, ci, sig, verdict);
         }
+    }
+    if (n_folded) {
+        fprintf(out, "\n");
+        print_folds(out, md, rows, nr);
     }
     if (na || nb)
         fprintf(out, "\n");
@@ -945,15 +994,17 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
         }
     fprintf(out,
             "\nsummary: %zu slower, %zu faster, %zu noisy, %zu no change, %zu untested, %zu only "
-            "in base, %zu only in new; exit code %d%s\n",
+            "in base, %zu only in new; exit code %d\n",
             count[KBC_SLOWER], count[KBC_FASTER], count[KBC_NOISY], count[KBC_NO_CHANGE],
-            count[KBC_UNTESTED], na, nb, code,
-            o->only_changed ? " (rows with no change or untested are not listed)" : "");
+            count[KBC_UNTESTED], na, nb, code);
+    if (o->only_changed)
+        fprintf(out, "%s(--only-changed: the rows with no change or untested are not listed)\n",
+                md ? "\n" : "");
     if (count[KBC_NOISY])
         fprintf(out,
-                "%snoisy: a side's own noise (the half-width of the 95%% interval of its median) "
-                "is above the %.4g%% threshold, so the change cannot be told from it; rerun with "
-                "more runs or a noise target\n",
+                "%snoisy (N%%): a side's median is known only to within N%%, more than the %.4g%% "
+                "threshold\n(N: the half-width of its 95%% interval), so a change inside that "
+                "cannot be told; rerun with more runs or a noise target\n",
                 md ? "\n" : "", o->threshold * 100);
 }
 
@@ -1064,6 +1115,7 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
         rec_of[nr] = &a.recs[i];
         cmp_row *r = &rows[nr++];
         r->key = a.keys[i];
+        r->rec = &a.recs[i];
         if (!ran(x) || !ran(y)) {
             kbc_compare_samples(NULL, 0, NULL, 0, o, &r->c);
             r->note = !ran(x) ? "did not run in base" : "did not run in new";
