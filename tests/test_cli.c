@@ -534,6 +534,16 @@ Test(cli, the_default_table_fits_120_columns)
     free(part);
 }
 
+Test(cli, describe_wraps_long_text_at_120_columns)
+{
+    result r = kb("describe toy --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_leq(widest_line(r.out), 120, "%s", r.out);
+    /* The wrapped words are all there, the rest under the help column. */
+    cr_assert_not_null(strstr(r.out, "microseconds every computing run sleeps"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "as long as the text)\n"), "%s", r.out);
+}
+
 Test(cli, skipped_cuda_rows_fold_into_one_line_per_experiment)
 {
     write_file("p.ini", passing_ini);
