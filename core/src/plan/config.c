@@ -383,9 +383,31 @@ static int core_value(const ctx *c, const kbc_section *sec, const kbc_core_key *
                      p->name, why);
         return -1;
     }
-    if (strchr(f.e->value, ',') || strstr(f.e->value, ".."))
-        return key_error(c, f, sec, "'%s' is a sweep, but '%s' takes one value", f.e->value,
-                         p->name);
+    if (strchr(f.e->value, ',') || strstr(f.e->value, "..")) {
+        /* Core keys are the experiment's settings, not axes of its sweep:
+           comparing two is comparing two experiments, and the sentence
+           says how to write them. */
+        char v1[64], v2[64];
+        size_t l1 = strcspn(f.e->value, ",");
+        if (strstr(f.e->value, "..") && (!strchr(f.e->value, ',') ||
+                                         strstr(f.e->value, "..") < strchr(f.e->value, ',')))
+            l1 = (size_t)(strstr(f.e->value, "..") - f.e->value);
+        snprintf(v1, sizeof v1, "%.*s", (int)(l1 < 60 ? l1 : 60), f.e->value);
+        const char *rest = f.e->value + l1 + (f.e->value[l1] == ',' ? 1 : 2);
+        size_t l2 = strcspn(rest, ",.:");
+        snprintf(v2, sizeof v2, "%.*s", (int)(l2 < 60 ? l2 : 60), rest);
+        char *a = kbc_trim_dup(v1), *b = kbc_trim_dup(v2);
+        int rc = key_error(c, f, sec,
+                           "'%s' is a sweep, but '%s' takes one value (it is a setting of the "
+                         "experiment, not a parameter); to compare them, write one experiment "
+                         "per value, each with the same other keys: [%s-%s-%s] with %s = %s, "
+                         "and [%s-%s-%s] with %s = %s",
+                         f.e->value, p->name, sec->name, p->name, a, p->name, a, sec->name,
+                         p->name, b, p->name, b);
+        free(a);
+        free(b);
+        return rc;
+    }
     if (kbc_core_key_parse(k, f.e->value, out, why, sizeof why) != 0)
         return key_error(c, f, sec, "%s", why);
     return 0;
