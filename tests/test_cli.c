@@ -534,6 +534,63 @@ Test(cli, the_default_table_fits_120_columns)
     free(part);
 }
 
+/* ---- a run without a file ---- */
+
+Test(cli, a_quick_run_takes_the_plugin_and_keys_from_the_command_line)
+{
+    result r = kb("run toy n=2^12 variants=good,slow runs=3 -q --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, "toy  point 1/1  n=4096 (2^12)"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "\n  good "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "\n  slow "), "%s", r.out);
+    cr_assert_null(strstr(r.out, "\n  wrong "), "only the variants asked for: %s", r.out);
+}
+
+Test(cli, a_quick_runs_bad_value_is_named_by_its_argument)
+{
+    result r = kb("run toy n=2^40 --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "kbench: argument 'n=2^40': key 'n' in [toy]: "), "%s",
+                       r.err);
+    cr_assert_null(strstr(r.err, ".ini"), "no file is named: %s", r.err);
+}
+
+Test(cli, a_quick_run_argument_without_a_value_exits_two)
+{
+    result r = kb("run toy n --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "argument 'n' is not KEY=VALUE"), "%s", r.err);
+}
+
+Test(cli, a_quick_run_of_an_unknown_plugin_names_it)
+{
+    result r = kb("run toyy n=1 --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "plugin 'toyy': "), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "did you mean 'toy'?"), "%s", r.err);
+}
+
+Test(cli, a_quick_run_leaves_no_file_behind)
+{
+    char dir[600], cmd[900];
+    snprintf(dir, sizeof dir, "%s/quicktmp", tmp);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    snprintf(cmd, sizeof cmd, "run toy n=1K variants=good runs=2 -q --plugin-path %s", TOY_DIR);
+    setenv("TMPDIR", dir, 1);
+    result r = kb(cmd);
+    unsetenv("TMPDIR");
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    snprintf(cmd, sizeof cmd, "rmdir '%s'", dir);
+    cr_assert_eq(system(cmd), 0, "the temporary INI file is left in %s", dir);
+}
+
+Test(cli, a_file_that_does_not_exist_is_still_named_as_a_file)
+{
+    result r = kb("run nothere.ini --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "nothere.ini: cannot be opened"), "%s", r.err);
+}
+
 Test(cli, describe_wraps_long_text_at_120_columns)
 {
     result r = kb("describe toy --plugin-path " TOY_DIR);

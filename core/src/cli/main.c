@@ -19,6 +19,7 @@
 #include "check.h"
 #include "compare.h"
 #include "plot.h"
+#include "quick.h"
 #include "config.h"
 #include "version.h"
 #include "gpu.h"
@@ -40,7 +41,8 @@ static const char usage_head[] =
     "usage: kbench list\n"
     "       kbench describe PLUGIN\n"
     "       kbench check PLUGIN [--variants a,b,...]\n"
-    "       kbench run FILE [--dry-run] [-o DIR [--plot] [--resume | --force]] [-q] [--wide]\n"
+    "       kbench run FILE|PLUGIN [KEY=VALUE...] [--dry-run] [-o DIR [--plot]\n"
+    "                  [--resume | --force]] [-q] [--wide]\n"
     "                  [--baseline OLD.json] [--gpus all|LIST] [--shard i/N|auto]\n"
     "                  [--isolate point] [--sanitize-on-crash]\n"
     "       kbench merge DIR... -o OUT [--allow-mixed]\n"
@@ -78,6 +80,10 @@ static const char *const commands[] = {"list", "describe", "run",  "check",
 /* Prints "kbench: <sentence>" and, for usage errors, where help is. */
 static void say(int with_help, const char *fmt, ...) KB_PRINTF(2, 3);
 
+/* A run without a file (quick.h): its INI file's places are named by the
+   arguments they came from. */
+static const kbc_quick *say_quick;
+
 static void say(int with_help, const char *fmt, ...)
 {
     char msg[1200];
@@ -85,6 +91,8 @@ static void say(int with_help, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (say_quick)
+        kbc_quick_name(say_quick, msg, sizeof msg);
     /* Diagnostics come from several parts of the core, some ending in a
        full stop and some not; the user sees one style. */
     size_t n = strlen(msg);
@@ -1001,6 +1009,28 @@ static int cmd_plot(const cli *c)
     return code;
 }
 
+/* `kbench run PLUGIN KEY=VALUE ...`: the run of a one-experiment INI file
+   made from the arguments (quick.h). */
+static int run_quick(const cli *c, int argc, char **argv)
+{
+    kbc_quick q;
+    char why[700];
+    if (kbc_quick_write(&q, c->args[0], c->args + 1, (size_t)c->n_args - 1, why,
+                        sizeof why) != 0) {
+        say(1, "%s", why);
+        return KBC_EXIT_USAGE;
+    }
+    cli file = *c;
+    const char *path = q.path;
+    file.args = &path;
+    file.n_args = 1;
+    say_quick = &q;
+    int code = cmd_run(&file, argc, argv);
+    say_quick = NULL;
+    kbc_quick_free(&q);
+    return code;
+}
+
 /* Checks that cmd got exactly `want` positional arguments. */
 static int check_args(const cli *c, int want, const char *what)
 {
@@ -1110,7 +1140,9 @@ int main(int argc, char **argv)
     }
 
     if (strcmp(c.command, "run") == 0) {
-        if ((code = check_args(&c, 1, "one INI file")) == 0)
+        if (kbc_quick_wanted(c.args, (size_t)c.n_args))
+            code = run_quick(&c, argc, argv);
+        else if ((code = check_args(&c, 1, "one INI file")) == 0)
             code = cmd_run(&c, argc, argv);
     } else if (strcmp(c.command, "plot") == 0) {
         if ((code = check_args(&c, 1, "one results file")) == 0)
