@@ -534,6 +534,29 @@ Test(cli, the_default_table_fits_120_columns)
     free(part);
 }
 
+/* ---- include = FILE ---- */
+
+Test(cli, a_bad_value_in_an_included_file_names_that_file_and_line)
+{
+    write_file("common.ini", "warmup = 1\nn = 12Q\n");
+    write_file("main.ini", "[global]\nruns = 3\ninclude = common.ini\n[a]\nplugin = toy\n");
+    result r = kb("run main.ini --dry-run --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "kbench: common.ini:2: key 'n' in [global] (inherited by "
+                                     "[a]): '12Q' is not a size"),
+                       "%s", r.err);
+}
+
+Test(cli, an_included_files_keys_run)
+{
+    write_file("common.ini", "warmup = 1\nn = 1K, 2K\n");
+    write_file("main.ini", "[global]\nruns = 3\ninclude = common.ini\n[a]\nplugin = toy\n"
+                           "variants = good\n");
+    result r = kb("run main.ini -q --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, "a  point 2/2  n=2048"), "%s", r.out);
+}
+
 /* ---- a run without a file ---- */
 
 Test(cli, a_quick_run_takes_the_plugin_and_keys_from_the_command_line)

@@ -745,7 +745,11 @@ static int cmd_run(const cli *c, int argc, char **argv)
         kbc_gpus_pick(gpus, c->allow_mixed, c->allow_shared, &picks, &n_picks, &min_mem, d.msg,
                       sizeof d.msg) != 0) {
         if (gpus_key)
-            say(0, "%s:%d: key 'gpus' in [global]: %s", ini.path, gpus_key->line, d.msg);
+        {
+            char at[1100];
+            say(0, "%s: key 'gpus' in [global]: %s",
+                kbc_ini_where(&ini, gpus_key->file, gpus_key->line, at, sizeof at), d.msg);
+        }
         else
             say(1, "%s", d.msg);
         code = KBC_EXIT_USAGE;
