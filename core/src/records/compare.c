@@ -1003,8 +1003,8 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
     if (count[KBC_NOISY])
         fprintf(out,
                 "%snoisy (N%%): a side's median is known only to within N%%, more than the %.4g%% "
-                "threshold\n(N: the half-width of its 95%% interval), so a change inside that "
-                "cannot be told; rerun with more runs or a noise target\n",
+                "threshold\n(N: the half-width of its 95%% interval), so a change inside it "
+                "cannot be told;\nrerun with more runs or a noise target\n",
                 md ? "\n" : "", o->threshold * 100);
 }
 

@@ -530,8 +530,9 @@ static void print_noisy_note(FILE *out, int md, const kbc_record *rows, size_t n
                 r->noise * 100);
     }
     if (k)
-        fprintf(out, "; its median is known only to within that (the half-width of its 95%% "
-                     "interval): rerun with more runs or a noise target\n");
+        fprintf(out, "\n%s(a median known only to within that: the half-width of its 95%% "
+                     "interval); rerun with more runs or a noise target\n",
+                md ? "  " : "    ");
 }
 
 static int table_point(void *vctx, const kbc_record *all, size_t n_all)
