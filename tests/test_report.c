@@ -1193,3 +1193,59 @@ Test(report, json_round_trip_keeps_the_clocks_and_the_mode)
     cr_assert_str_eq(got[0].mode.note, "auto: a run takes 5 us");
     kbc_records_free(got, n);
 }
+
+/* The default table of a point with every optional column (CUDA rows that
+   count flops against a named peak, clocks read, a batch, a reference, a
+   CPU row) and 19-character variant names, the longest in conf/, fits 120
+   columns: the header and every row. */
+Test(report, the_default_table_of_the_widest_point_fits_120_columns)
+{
+    static const char *const names[3] = {"odd-even-multiblock", "interleaved-strided",
+                                         "unroll-complete"};
+    kbc_record r[3];
+    for (int i = 0; i < 3; i++) {
+        fill_pass(&r[i], &exps[0], 0, red_point0, (uint32_t)i, 123.456e-3);
+        snprintf(r[i].variant, sizeof r[i].variant, "%s", names[i]);
+        r[i].speedup_baseline = 123.45;
+        r[i].speedup_cpu = 123.45;
+        r[i].speedup_reference = 123.45;
+        r[i].gbps = 3050.2;
+        r[i].gflops = 370123.4;
+        r[i].pct_ceiling = 99;
+        r[i].pct_peak = 99;
+        r[i].time.median = 999.9e-3;
+        if (r[i].backend == KB_BACKEND_CUDA) {
+            snprintf(r[i].peak, sizeof r[i].peak, "fp32");
+            r[i].clocks.n = 2;
+            r[i].clocks.known = KBC_CLK_SM;
+            r[i].clocks.sm_min_mhz = 1650;
+            r[i].clocks.throttled = 1;
+            r[i].mode = (kbc_rec_mode){.batch = 64, .graph = 0, .requested = 64};
+        }
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    kbc_sink s;
+    cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, r, 3), 0);
+    s.destroy(s.ctx);
+    fclose(out);
+    const char *head = strstr(buf, "\n  variant ");
+    cr_assert_not_null(head, "%s", buf);
+    const char *cols[] = {"%peak", "GFLOP/s", "%fp32", "SM MHz", "batch", "vs cpu", "vs ref"};
+    char *titles = strndup(head + 1, strcspn(head + 1, "\n"));
+    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
+        cr_assert_not_null(strstr(titles, cols[k]), "every column is there: %s", titles);
+    cr_assert_leq(strlen(titles), 120, "%s", buf);
+    free(titles);
+    for (int i = 0; i < 3; i++) {
+        char key[40];
+        snprintf(key, sizeof key, "\n  %s ", names[i]);
+        const char *row = strstr(buf, key);
+        cr_assert_not_null(row, "%s", buf);
+        cr_assert_leq(strcspn(row + 1, "\n"), 120, "%s", buf);
+    }
+    free(buf);
+}
