@@ -561,6 +561,20 @@ Test(config, cache_takes_one_value)
                 "key 'cache' in [a]: 'hot, cold' is a sweep, but 'cache' takes one value", NULL);
 }
 
+Test(config, a_swept_core_key_says_how_to_write_two_experiments)
+{
+    build_fails("[a]\nplugin = reduce\ncache = hot, cold\n", 3,
+                "to compare them, write one experiment per value, each with the same other keys: "
+                "[a-cache-hot] with cache = hot, and [a-cache-cold] with cache = cold.",
+                NULL);
+}
+
+Test(config, a_swept_batch_range_says_how_to_write_two_experiments)
+{
+    build_fails("[a]\nplugin = reduce\nbatch = 1..64:x4\n", 3,
+                "[a-batch-1] with batch = 1, and [a-batch-64] with batch = 64.", NULL);
+}
+
 /* ---- batch = off | auto | N ----------------------------------------------- */
 
 Test(config, batch_defaults_to_off)

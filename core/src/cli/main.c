@@ -19,6 +19,7 @@
 #include "check.h"
 #include "compare.h"
 #include "plot.h"
+#include "quick.h"
 #include "config.h"
 #include "history_cmd.h"
 #include "version.h"
@@ -41,13 +42,14 @@ static const char usage_head[] =
     "usage: kbench list\n"
     "       kbench describe PLUGIN\n"
     "       kbench check PLUGIN [--variants a,b,...]\n"
-    "       kbench run FILE [--dry-run] [-o DIR [--plot] [--resume | --force]] [-q]\n"
+    "       kbench run FILE|PLUGIN [KEY=VALUE...] [--dry-run] [-o DIR [--plot]\n"
+    "                  [--resume | --force]] [-q] [--wide]\n"
     "                  [--baseline OLD.json] [--gpus all|LIST] [--shard i/N|auto]\n"
     "                  [--isolate point] [--sanitize-on-crash] [--record]\n"
     "       kbench merge DIR... -o OUT [--allow-mixed]\n"
     "       kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
-    "                      [--format table|markdown|json]\n"
+    "                      [--format table|markdown|json] [--only-changed] [--sort change]\n"
     "       kbench history add|rebuild|runs|list|show|series|regressions ...\n"
     "       kbench help | --help | --version\n"
     "\n"
@@ -84,6 +86,10 @@ static const char *const commands[] = {"list", "describe", "run",  "check",
 /* Prints "kbench: <sentence>" and, for usage errors, where help is. */
 static void say(int with_help, const char *fmt, ...) KB_PRINTF(2, 3);
 
+/* A run without a file (quick.h): its INI file's places are named by the
+   arguments they came from. */
+static const kbc_quick *say_quick;
+
 static void say(int with_help, const char *fmt, ...)
 {
     char msg[1200];
@@ -91,6 +97,8 @@ static void say(int with_help, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (say_quick)
+        kbc_quick_name(say_quick, msg, sizeof msg);
     /* Diagnostics come from several parts of the core, some ending in a
        full stop and some not; the user sees one style. */
     size_t n = strlen(msg);
@@ -126,6 +134,8 @@ typedef struct cli {
     const char **sets;     /* run: every --set, in order                      */
     int n_sets;
     const char *threshold, *alpha, *format; /* compare                        */
+    const char *sort;      /* compare: --sort                                 */
+    int only_changed;      /* compare: --only-changed                         */
     const char *baseline;  /* run: --baseline                                 */
     const char *gpus;      /* run: --gpus                                     */
     const char *shard;     /* run: --shard                                    */
@@ -138,6 +148,7 @@ typedef struct cli {
                                  --since, --csv (and --threshold)            */
     kbc_plot_opts plot_opts; /* plot: --logy, --metric, --band            */
     const char *metric;      /* plot: --metric, as given                  */
+    int wide;              /* run: --wide                                     */
 } cli;
 
 /* One command-line option.  A row names the option, says whether it takes
@@ -195,6 +206,18 @@ static void opt_alpha(cli *c, const char *v)
 static void opt_format(cli *c, const char *v)
 {
     c->format = v;
+}
+static void opt_sort(cli *c, const char *v)
+{
+    c->sort = v;
+}
+static void opt_only_changed(cli *c, const char *v)
+{
+    c->only_changed = 1;
+}
+static void opt_wide(cli *c, const char *v)
+{
+    c->wide = 1;
 }
 static void opt_plot(cli *c, const char *v)
 {
@@ -320,6 +343,9 @@ static const option_row option_table[] = {
      "run: with -o, also plot the results into DIR (kbench plot)\nand link the plots from DIR/results.md",
      opt_plot},
     {"--quiet", 'q', NULL, 0, 0, "run", "run: no progress line, only warnings on stderr", opt_quiet},
+    {"--wide", 0, NULL, 0, 0, "run",
+     "run: the table also shows min, max, runs, noise, the variants'\nflags and the check",
+     opt_wide},
     {"--variants", 0, "LIST", 0, 0, "check run",
      "check: only these variants (comma-separated); run: the\nvariants of every experiment",
      opt_variants},
@@ -351,6 +377,12 @@ static const option_row option_table[] = {
     {"--logy", 0, NULL, 0, 0, "plot", "plot: a log y axis", opt_logy},
     {"--band", 0, NULL, 0, 0, "plot",
      "plot: each line's slowest to fastest run as a band\n(error bars on a bar chart)", opt_band},
+    {"--only-changed", 0, NULL, 0, 0, "compare",
+     "compare: list only the rows judged slower, faster or noisy\n(and rows lost in new)",
+     opt_only_changed},
+    {"--sort", 0, "ORDER", 0, 0, "compare",
+     "compare: file (default: the base file's order) or change\n(the largest slowdown first)",
+     opt_sort},
     {"--help", 'h', NULL, 0, 0, NULL, "this text", opt_help},
     {"--version", 'V', NULL, 0, 0, NULL, "the version and git revision", opt_version},
 };
@@ -376,6 +408,7 @@ static const char *arg_noun(const option_row *o)
            : strcmp(o->arg, "REV") == 0   ? "revision"
            : strcmp(o->arg, "FILE") == 0  ? "file"
            : strcmp(o->arg, "WHAT") == 0  ? "metric (rate or time)"
+           : strcmp(o->arg, "ORDER") == 0 ? "order"
                                           : "path";
 }
 
@@ -824,7 +857,11 @@ static int cmd_run(const cli *c, int argc, char **argv)
         kbc_gpus_pick(gpus, c->allow_mixed, c->allow_shared, &picks, &n_picks, &min_mem, d.msg,
                       sizeof d.msg) != 0) {
         if (gpus_key)
-            say(0, "%s:%d: key 'gpus' in [global]: %s", ini.path, gpus_key->line, d.msg);
+        {
+            char at[1100];
+            say(0, "%s: key 'gpus' in [global]: %s",
+                kbc_ini_where(&ini, gpus_key->file, gpus_key->line, at, sizeof at), d.msg);
+        }
         else
             say(1, "%s", d.msg);
         code = KBC_EXIT_USAGE;
@@ -904,6 +941,7 @@ static int cmd_run(const cli *c, int argc, char **argv)
     }
     if (base)
         kbc_report_table_baseline(&sinks[n_sinks], base, n_base);
+    kbc_report_table_wide(&sinks[n_sinks], c->wide);
     n_sinks++;
     if (c->out_dir) {
         if (make_dirs(c->out_dir) != 0) {
@@ -1048,6 +1086,15 @@ static int cmd_compare(const cli *c)
             return KBC_EXIT_USAGE;
         }
     }
+    if (c->sort) {
+        if (strcmp(c->sort, "change") == 0)
+            o.sort = KBC_SORT_CHANGE;
+        else if (strcmp(c->sort, "file") != 0) {
+            say(1, "option --sort wants file or change, not '%s'", c->sort);
+            return KBC_EXIT_USAGE;
+        }
+    }
+    o.only_changed = c->only_changed;
     return kbc_cmd_compare(c->args[0], c->args[1], &o, stdout, stderr);
 }
 
@@ -1091,6 +1138,28 @@ static int cmd_plot(const cli *c)
         code = kbc_cmd_plot(results, dir, NULL, &opts, stdout, stderr);
     }
     free(dir);
+    return code;
+}
+
+/* `kbench run PLUGIN KEY=VALUE ...`: the run of a one-experiment INI file
+   made from the arguments (quick.h). */
+static int run_quick(const cli *c, int argc, char **argv)
+{
+    kbc_quick q;
+    char why[700];
+    if (kbc_quick_write(&q, c->args[0], c->args + 1, (size_t)c->n_args - 1, why,
+                        sizeof why) != 0) {
+        say(1, "%s", why);
+        return KBC_EXIT_USAGE;
+    }
+    cli file = *c;
+    const char *path = q.path;
+    file.args = &path;
+    file.n_args = 1;
+    say_quick = &q;
+    int code = cmd_run(&file, argc, argv);
+    say_quick = NULL;
+    kbc_quick_free(&q);
     return code;
 }
 
@@ -1213,7 +1282,9 @@ int main(int argc, char **argv)
     }
 
     if (strcmp(c.command, "run") == 0) {
-        if ((code = check_args(&c, 1, "one INI file")) == 0)
+        if (kbc_quick_wanted(c.args, (size_t)c.n_args))
+            code = run_quick(&c, argc, argv);
+        else if ((code = check_args(&c, 1, "one INI file")) == 0)
             code = cmd_run(&c, argc, argv);
     } else if (strcmp(c.command, "plot") == 0) {
         if ((code = check_args(&c, 1, "one results file")) == 0)

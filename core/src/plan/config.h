@@ -50,6 +50,7 @@ typedef struct kbc_axis {
 typedef struct kbc_experiment {
     char *name;
     int line; /* the section's line */
+    const char *file; /* its file, when read through include (the ini's) */
     char *description;
     const kbc_plugin *plugin;
     uint32_t variants[KB_MAX_VARIANTS]; /* indices into desc->variants */
