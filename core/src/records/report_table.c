@@ -16,6 +16,7 @@
 
 #include "compare.h"
 #include "report.h"
+#include "suspect.h"
 #include "text.h"
 #include "util.h"
 
@@ -40,6 +41,7 @@ typedef struct table_ctx {
                                   last folded into one line             */
     char nogpu[512];    /* the run-wide skip reason, shown once at the end */
     unsigned nogpu_rows;/* rows skipped for it                             */
+    kbc_suspects *suspects; /* every row, for the suspect rows at the end  */
     /* results.md (own): each callback's text is gathered in memory (out,
        an open_memstream) and written whole to fd, so that a failed write
        leaves the file at the end of its last whole point. */
@@ -546,6 +548,8 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
     const int md = c->markdown;
     const int wide = c->wide;
 
+    for (size_t i = 0; i < n_all; i++)
+        kbc_suspects_add(c->suspects, &all[i]);
     /* The rows skipped for the whole run are counted, then folded into
        one line per experiment rather than shown one by one. */
     kbc_record *rows = kbc_xcalloc(n_all, sizeof *rows);
@@ -777,6 +781,15 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
 static int table_end(void *vctx, int exit_code)
 {
     table_ctx *c = vctx;
+    size_t n_sus;
+    const kbc_suspect *sus = kbc_suspects_list(c->suspects, &n_sus);
+    for (size_t i = 0; i < n_sus; i++) {
+        char t[2048];
+        fprintf(c->out, "%ssuspect row (slower than a larger point of its variant): %s\n",
+                c->markdown ? "- " : "", SHOWN(c->markdown, kbc_suspect_text(&sus[i], t, sizeof t)));
+    }
+    if (n_sus)
+        fputc('\n', c->out);
     fprintf(c->out, "summary: %u pass, %u FAIL, %u error, %u skipped", c->counts[KBC_PASS],
             c->counts[KBC_FAIL], c->counts[KBC_ERROR], c->counts[KBC_SKIPPED]);
     /* Crashed and timed-out rows are named only when there are some, so
@@ -799,6 +812,7 @@ static void table_destroy(void *vctx)
         free(c->base_keys[i]);
     free(c->base_keys);
     free(c->base_order);
+    kbc_suspects_free(c->suspects);
     if (c->own) {
         if (c->out)
             fclose(c->out);
@@ -817,6 +831,7 @@ int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d)
         return -1;
     }
     table_ctx *c = kbc_xcalloc(1, sizeof *c);
+    c->suspects = kbc_suspects_new();
     c->out = out;
     c->fd = -1;
     /* No error(): a table on a stream that fails (stdout) is the
@@ -917,6 +932,7 @@ int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d)
         return -1;
     }
     table_ctx *c = kbc_xcalloc(1, sizeof *c);
+    c->suspects = kbc_suspects_new();
     c->markdown = 1;
     c->wide = 1; /* a file to read, not a terminal: every column */
     c->own = 1;
