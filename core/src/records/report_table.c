@@ -628,6 +628,8 @@ static int table_end(void *vctx, int exit_code)
     if (c->counts[KBC_CRASHED] || c->counts[KBC_TIMEOUT])
         fprintf(c->out, ", %u crashed, %u timeout", c->counts[KBC_CRASHED],
                 c->counts[KBC_TIMEOUT]);
+    if (c->counts[KBC_INVALID])
+        fprintf(c->out, ", %u invalid", c->counts[KBC_INVALID]);
     fprintf(c->out, "; exit code %d\n", exit_code);
     if (c->nogpu_rows)
         fprintf(c->out, "skipped: %u CUDA row%s: %s\n", c->nogpu_rows,
