@@ -10,3 +10,9 @@ target_include_directories(landscape PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/fixture
 # exit code, the dry run and kbench check.
 kbench_test(test_invalid SOURCES test_invalid.c LIBRARIES PkgConfig::JANSSON)
 add_dependencies(test_invalid kbench landscape)
+
+# The strategies on known landscapes and the constraint expressions,
+# without running anything.
+kbench_test(test_tune_search SOURCES test_tune_search.c)
+target_include_directories(test_tune_search PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/tune)
+kbench_test(test_tune_expr SOURCES test_tune_expr.c)

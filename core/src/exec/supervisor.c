@@ -1137,6 +1137,15 @@ static long next_pending(super *s)
     return -1;
 }
 
+/* The pick (kbc_super_opts.picks) that names job j's point, or NULL. */
+static const kbc_point_pick *pick_of(const kbc_super_opts *o, const kbc_job *j)
+{
+    for (size_t i = 0; i < o->n_picks; i++)
+        if (o->picks[i].exp == j->exp && o->picks[i].point == j->point)
+            return &o->picks[i];
+    return NULL;
+}
+
 static int running(const super *s)
 {
     for (size_t i = 0; i < s->n_w; i++)
@@ -1166,11 +1175,16 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
         kbc_jobs_partition(jobs, n_jobs, o->shard_count, NULL);
     s->slots = kbc_xcalloc(n_jobs ? n_jobs : 1, sizeof *s->slots);
     for (size_t j = 0; j < n_jobs; j++)
-        if (o->shard_count <= 1 || jobs[j].shard == o->shard_index)
+        if (o->picks ? pick_of(o, &jobs[j]) != NULL
+                       : o->shard_count <= 1 || jobs[j].shard == o->shard_index)
             s->slots[s->n_slots++].job = jobs[j];
     free(jobs);
-    for (size_t i = 0; i < s->n_slots; i++)
+    for (size_t i = 0; i < s->n_slots; i++) {
         slot_init(s, &s->slots[i]);
+        const kbc_point_pick *pk = o->picks ? pick_of(o, &s->slots[i].job) : NULL;
+        if (pk && pk->mask)
+            s->slots[i].remaining &= pk->mask;
+    }
     for (size_t i = 0; i < s->n_slots; i++)
         s->cost_all += s->slots[i].job.cost;
     s->mems = kbc_xcalloc(plan->n ? plan->n : 1, sizeof *s->mems);

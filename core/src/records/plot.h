@@ -11,6 +11,7 @@
 #ifndef KBENCH_PLOT_H
 #define KBENCH_PLOT_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 /* Writes the scripts for the results file at path into dir (which must
@@ -21,6 +22,15 @@
    read (one sentence on err); 3 when dir cannot be written or gnuplot
    refuses a script. */
 int kbc_cmd_plot(const char *path, const char *dir, const char *md, FILE *out, FILE *err);
+
+/* kbench tune's trace: a script dir/stem.gp (and, with gnuplot, its SVG
+   and PNG) drawing, for each of n_series searches, every evaluation's
+   value (values[s][0..n[s]); NaN or infinite ones are not drawn) and the
+   best so far, on a log scale.  Names the script on out.  Returns 0, or
+   -1 when the script cannot be written or gnuplot refuses it. */
+int kbc_plot_trace(const char *dir, const char *stem, const char *title, const char *ylabel,
+                   const char *const *names, const double *const *values,
+                   const double *const *best, const size_t *n, size_t n_series, FILE *out);
 
 /* Whether an executable gnuplot is on PATH. */
 int kbc_have_gnuplot(void);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "text.h"
 #include "util.h"
 
 typedef struct csv_ctx {
@@ -53,19 +54,7 @@ static void put_field(FILE *f, int first, const char *s)
 {
     if (!first)
         fputc(',', f);
-    if (!s)
-        return;
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            fputc('"', f);
-        fputc(*p, f);
-    }
-    fputc('"', f);
+    kbc_text_csv(f, s);
 }
 
 static void put_double(FILE *f, double x)

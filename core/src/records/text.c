@@ -152,3 +152,20 @@ char *kbc_text_utf8(const char *s)
     *o = '\0';
     return out;
 }
+
+void kbc_text_csv(FILE *f, const char *s)
+{
+    if (!s)
+        return;
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (const char *p = s; *p; p++) {
+        if (*p == '"')
+            fputc('"', f);
+        fputc(*p, f);
+    }
+    fputc('"', f);
+}

@@ -52,4 +52,8 @@ void kbc_text_md_code(FILE *f, const char *s, int in_cell);
    itself), else a new string to free(). */
 char *kbc_text_utf8(const char *s);
 
+/* s as one CSV field on f, quoted as RFC 4180 says: only when it holds a
+   comma, a quote or a line break, quotes doubled (NULL: an empty field). */
+void kbc_text_csv(FILE *f, const char *s);
+
 #endif
