@@ -16,3 +16,7 @@ add_dependencies(test_invalid kbench landscape)
 kbench_test(test_tune_search SOURCES test_tune_search.c)
 target_include_directories(test_tune_search PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/tune)
 kbench_test(test_tune_expr SOURCES test_tune_expr.c)
+
+# kbench tune end to end on the landscape plugin.
+kbench_test(test_tune SOURCES test_tune.c LIBRARIES PkgConfig::JANSSON)
+add_dependencies(test_tune kbench landscape)

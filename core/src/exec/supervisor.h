@@ -68,6 +68,12 @@ typedef struct kbc_super_opts {
        plan's or the shard's points. */
     const struct kbc_point_pick *picks;
     size_t n_picks;
+    /* With picks: called once every point so far has finished and been
+       fed to the sinks, for the next ones (*more, owned by the caller
+       until the next call); the run ends when it returns 0.  The workers
+       stay up between the calls.  NULL: none. */
+    size_t (*more)(void *ctx, const struct kbc_point_pick **more);
+    void *more_ctx;
 } kbc_super_opts;
 
 /* One point a run is limited to (kbc_super_opts.picks). */

@@ -35,7 +35,8 @@ typedef struct node {
 
 struct kbc_expr {
     node *root;
-    kbc_expr_names names;
+    kbc_expr_names names; /* its variants: a copy of the array (vnames) */
+    const char **vnames;
 };
 
 typedef struct parser {
@@ -480,6 +481,11 @@ kbc_expr *kbc_expr_parse(const char *text, const kbc_expr_names *names, char *wh
             kbc_expr *e = kbc_xcalloc(1, sizeof *e);
             e->root = root;
             e->names = *names;
+            e->vnames = kbc_xcalloc(names->n_variants ? names->n_variants : 1,
+                                    sizeof *e->vnames);
+            for (uint32_t i = 0; i < names->n_variants; i++)
+                e->vnames[i] = names->variants[i];
+            e->names.variants = e->vnames;
             return e;
         }
     }
@@ -574,5 +580,6 @@ void kbc_expr_free(kbc_expr *e)
     if (!e)
         return;
     node_free(e->root);
+    free(e->vnames);
     free(e);
 }

@@ -38,7 +38,9 @@
 
 typedef struct kbc_expr kbc_expr;
 
-/* What names mean: the plugin's parameters and variant names. */
+/* What names mean: the plugin's parameters and variant names (the
+   strings must outlive the expression; the arrays are copied or the
+   plugin's own). */
 typedef struct kbc_expr_names {
     const kb_param *params; /* stride sizeof(kb_param): the desc's array */
     uint32_t n_params;

@@ -163,12 +163,12 @@ static int bad_key(const ctx *c, const kbc_entry *e, const char *where, const ch
         snprintf(at, sizeof at, "--set");
     else
         snprintf(at, sizeof at, "%d", e->line);
+    const char *end = len && (what[len - 1] == '.' || what[len - 1] == '?') ? "" : ".";
     if (e->line < 0)
-        kbc_diag_set(c->d, "--set: key '%s' in [%s]: %s%s", e->key, where, what,
-                     len && what[len - 1] == '.' ? "" : ".");
+        kbc_diag_set(c->d, "--set: key '%s' in [%s]: %s%s", e->key, where, what, end);
     else
         kbc_diag_set(c->d, "%s:%s: key '%s' in [%s]: %s%s", c->ini->path, at, e->key, where,
-                     what, len && what[len - 1] == '.' ? "" : ".");
+                     what, end);
     return -1;
 }
 
@@ -524,8 +524,12 @@ static const char *sha_of(const collect *c, const char *plugin)
 /* Runs the picks on plan (full or screening) through the supervisor, into
    c->got.  Returns the supervisor's exit code but for 1 (failed rows are
    rows here). */
+static size_t next_round(void *arg, const kbc_point_pick **out);
+
+/* rounds (below): with one, the supervisor asks it for the next round's
+   picks as each round ends (kbc_super_opts.more). */
 static int round_run(tune *t, const kbc_plan *plan, int screening, kbc_journal *j,
-                     const kbc_point_pick *picks, size_t n_picks, collect *c)
+                     const kbc_point_pick *picks, size_t n_picks, collect *c, void *rounds)
 {
     const kbc_tune_opts *o = t->o;
     const char **sets = kbc_xcalloc((size_t)o->n_sets + 3 * t->n_exps + 1, sizeof *sets);
@@ -562,6 +566,10 @@ static int round_run(tune *t, const kbc_plan *plan, int screening, kbc_journal *
     static const kbc_point_pick none;
     so.picks = n_picks ? picks : &none;
     so.n_picks = n_picks;
+    if (rounds) {
+        so.more = next_round;
+        so.more_ctx = rounds;
+    }
     kbc_sink sink = {.ctx = c, .begin = collect_begin, .point = collect_point};
     int code = kbc_supervise(plan, &so, &sink, 1, o->command_line);
     for (size_t i = 0; i < no; i++)
@@ -721,89 +729,116 @@ static void make_problems(tune *t, size_t te)
     }
 }
 
-/* Searches, round after round, until every problem is done. */
+/* The search's state between rounds: the candidates of the round that
+   runs, and the picks that run them. */
+typedef struct rounds {
+    tune *t;
+    const cache *cached;
+    collect *builds;
+    kb_host *hosts;
+    collect got;            /* the rows of the round that ran            */
+    uint64_t *batch;
+    kbc_point_pick *picks;
+    size_t n_picks, cap_picks;
+    size_t *pending, n_pending;
+    size_t round;
+} rounds;
+
+/* Tells each search what the last round measured (rows missing from it:
+   the run stopped first). */
+static void take_round(rounds *rs)
+{
+    tune *t = rs->t;
+    for (size_t k = 0; k < rs->n_pending; k++) {
+        tune_row *r = &t->rows[rs->pending[k]];
+        take(t, &t->probs[r->prob], r, &rs->got);
+    }
+    rs->n_pending = 0;
+    cache_free(&rs->got.got);
+}
+
+/* The next round's picks: each problem's search is asked until it has a
+   candidate that needs running (cached and invalid ones are told at
+   once), its budget is spent or it has nothing left.  Returns how many
+   points (0: every search is done).  The supervisor's `more`. */
+static size_t next_round(void *arg, const kbc_point_pick **out)
+{
+    rounds *rs = arg;
+    tune *t = rs->t;
+    take_round(rs);
+    rs->n_picks = 0;
+    for (size_t i = 0; i < t->n_probs; i++) {
+        tune_problem *p = &t->probs[i];
+        tune_exp *x = &t->exps[p->te];
+        if (p->done)
+            continue;
+        if (!p->t0)
+            p->t0 = kbc_now();
+        size_t before = rs->n_pending;
+        while (rs->n_pending == before) {
+            uint64_t left = p->budget > p->evaluations ? p->budget - p->evaluations : 0;
+            if (!left || (x->budget_s > 0 && kbc_now() - p->t0 > x->budget_s)) {
+                p->done = 1;
+                break;
+            }
+            size_t room = left < ROUND_ROOM ? (size_t)left : ROUND_ROOM;
+            size_t n = kbc_search_ask(p->search, rs->batch, room);
+            if (!n) {
+                p->done = 1;
+                break;
+            }
+            int arm = kbc_search_arm(p->search);
+            for (size_t k = 0; k < n; k++) {
+                size_t ri;
+                if (!evaluate(t, p, rs->batch[k], arm, rs->cached, rs->builds, &rs->hosts[p->te],
+                              &ri))
+                    continue;
+                rs->pending = kbc_xrealloc(rs->pending, (rs->n_pending + 1) * sizeof *rs->pending);
+                rs->pending[rs->n_pending++] = ri;
+                add_pick(&rs->picks, &rs->n_picks, &rs->cap_picks, (uint32_t)x->exp,
+                         t->rows[ri].point, t->rows[ri].variant);
+            }
+        }
+        if (p->done)
+            p->wall = kbc_now() - p->t0;
+    }
+    if (rs->n_pending) {
+        rs->round++;
+        if (!t->o->quiet)
+            fprintf(t->err, "kbench tune: round %zu: %zu candidate%s\n", rs->round,
+                    rs->n_pending, rs->n_pending == 1 ? "" : "s");
+    }
+    *out = rs->picks;
+    return rs->n_picks;
+}
+
+/* Searches, round after round, until every problem is done: the rounds
+   run in one supervisor session (its workers stay up), fed by
+   next_round. */
 static int search_all(tune *t, const cache *screen_cache, collect *builds, kbc_journal *j,
                       kb_host *hosts)
 {
-    uint64_t *batch = kbc_xmalloc(ROUND_ROOM * sizeof *batch);
+    rounds rs = {.t = t, .cached = screen_cache, .builds = builds, .hosts = hosts};
+    rs.got.t = t;
+    rs.batch = kbc_xmalloc(ROUND_ROOM * sizeof *rs.batch);
     int code = 0;
-    size_t round = 0;
-    for (;;) {
-        kbc_point_pick *picks = NULL;
-        size_t n_picks = 0, cap = 0;
-        size_t *pending = NULL, n_pending = 0;
-        int active = 0;
-        for (size_t i = 0; i < t->n_probs; i++) {
-            tune_problem *p = &t->probs[i];
-            tune_exp *x = &t->exps[p->te];
-            if (p->done)
-                continue;
-            if (!p->t0)
-                p->t0 = kbc_now();
-            /* Ask until the round has something to run (cached and
-               invalid candidates are told at once). */
-            size_t picked_before = n_pending;
-            for (;;) {
-                uint64_t left = p->budget > p->evaluations ? p->budget - p->evaluations : 0;
-                if (!left || (x->budget_s > 0 && kbc_now() - p->t0 > x->budget_s)) {
-                    p->done = 1;
-                    break;
-                }
-                size_t room = left < ROUND_ROOM ? (size_t)left : ROUND_ROOM;
-                size_t n = kbc_search_ask(p->search, batch, room);
-                if (!n) {
-                    p->done = 1;
-                    break;
-                }
-                int arm = kbc_search_arm(p->search);
-                for (size_t k = 0; k < n; k++) {
-                    size_t ri;
-                    if (evaluate(t, p, batch[k], arm, screen_cache, builds, &hosts[p->te],
-                                 &ri)) {
-                        pending = kbc_xrealloc(pending, (n_pending + 1) * sizeof *pending);
-                        pending[n_pending++] = ri;
-                        add_pick(&picks, &n_picks, &cap, (uint32_t)x->exp, t->rows[ri].point,
-                                 t->rows[ri].variant);
-                    }
-                }
-                if (n_pending > picked_before)
-                    break;
-            }
-            active |= !p->done || n_pending > picked_before;
-        }
-        if (!n_pending) {
-            free(picks);
-            free(pending);
-            if (!active)
-                break;
-            continue;
-        }
-        round++;
-        if (!t->o->quiet)
-            fprintf(t->err, "kbench tune: round %zu: %zu candidate%s\n", round, n_pending,
-                    n_pending == 1 ? "" : "s");
-        collect c = {.t = t};
+    const kbc_point_pick *picks;
+    size_t n = next_round(&rs, &picks);
+    if (n) {
         int any_screen = 0;
         for (size_t i = 0; i < t->n_exps; i++)
             any_screen |= t->exps[i].screen > 0;
-        code = round_run(t, any_screen ? &t->screen : &t->full, any_screen, j, picks, n_picks,
-                         &c);
-        for (size_t k = 0; k < n_pending; k++) {
-            tune_row *r = &t->rows[pending[k]];
-            take(t, &t->probs[r->prob], r, &c);
-        }
-        cache_free(&c.got);
-        free(picks);
-        free(pending);
-        if (code != 0) {
-            t->interrupted = code == KBC_EXIT_INTERRUPTED;
-            break;
-        }
+        code = round_run(t, any_screen ? &t->screen : &t->full, any_screen, j, picks, n,
+                         &rs.got, &rs);
+        take_round(&rs);
+        t->interrupted = code == KBC_EXIT_INTERRUPTED;
     }
     for (size_t i = 0; i < t->n_probs; i++)
-        if (t->probs[i].t0)
+        if (t->probs[i].t0 && !t->probs[i].wall)
             t->probs[i].wall = kbc_now() - t->probs[i].t0;
-    free(batch);
+    free(rs.batch);
+    free(rs.picks);
+    free(rs.pending);
     return code;
 }
 
@@ -897,7 +932,7 @@ static int final_round(tune *t, const cache *full_cache, collect *builds, kbc_jo
                             "measure settings\n",
                     "candidates", n_run, n_run == 1 ? "" : "s");
         collect c = {.t = t};
-        code = round_run(t, &t->full, 0, j, picks, n_picks, &c);
+        code = round_run(t, &t->full, 0, j, picks, n_picks, &c, NULL);
         for (size_t k = 0; k < n_run; k++) {
             tune_row *r = &t->rows[want[k]];
             tune_exp *x = &t->exps[t->probs[r->prob].te];
@@ -1068,7 +1103,7 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
         /* A round with no point: a worker says hello, which tells the GPU
            model and the plugins' builds that key the cache, and the facts
            a constraint may name. */
-        code = round_run(t, &t->full, 0, NULL, NULL, 0, &builds);
+        code = round_run(t, &t->full, 0, NULL, NULL, 0, &builds, NULL);
         if (code != 0)
             goto out;
     }

@@ -249,31 +249,38 @@ static int write_tried(tune *t, char *path)
     return fclose(f) != 0 || bad ? -1 : 0;
 }
 
-/* The plugin folders a rerun needs: --plugin-path and [global]
-   plugin_path, as absolute paths. */
+/* The plugin folders a rerun needs: --plugin-path and the folders the
+   experiments' plugins came from, as absolute paths, each once. */
 static void plugin_paths(const tune *t, FILE *f)
 {
-    int any = 0;
-    for (int i = 0; i < t->o->n_plugin_paths; i++) {
-        char abs[PATH_MAX];
-        const char *p = realpath(t->o->plugin_paths[i], abs) ? abs : t->o->plugin_paths[i];
-        fprintf(f, "%s%s", any++ ? ":" : "plugin_path = ", p);
+    size_t n = (size_t)t->o->n_plugin_paths + t->full.n;
+    char **seen = kbc_xcalloc(n ? n : 1, sizeof *seen);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char dir[PATH_MAX], abs[PATH_MAX];
+        if (i < (size_t)t->o->n_plugin_paths) {
+            snprintf(dir, sizeof dir, "%s", t->o->plugin_paths[i]);
+        } else {
+            const char *p = t->full.exps[i - (size_t)t->o->n_plugin_paths].plugin->path;
+            const char *slash = p ? strrchr(p, '/') : NULL;
+            if (!slash)
+                continue;
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - p), p);
+        }
+        const char *path = realpath(dir, abs) ? abs : dir;
+        int dup = 0;
+        for (size_t j = 0; j < k && !dup; j++)
+            dup = strcmp(seen[j], path) == 0;
+        if (!dup)
+            seen[k++] = kbc_xstrdup(path);
     }
-    for (size_t i = 0; i < t->full.n; i++) {
-        const char *p = t->full.exps[i].plugin->path;
-        if (!p)
-            continue;
-        char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s", p);
-        char *slash = strrchr(dir, '/');
-        if (!slash)
-            continue;
-        *slash = '\0';
-        char abs[PATH_MAX];
-        fprintf(f, "%s%s", any++ ? ":" : "plugin_path = ", realpath(dir, abs) ? abs : dir);
+    for (size_t j = 0; j < k; j++) {
+        fprintf(f, "%s%s", j ? ":" : "plugin_path = ", seen[j]);
+        free(seen[j]);
     }
-    if (any)
+    if (k)
         fputc('\n', f);
+    free(seen);
 }
 
 static int write_best_ini(tune *t, const char *path)
