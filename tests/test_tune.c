@@ -15,12 +15,17 @@
 
 #define PP "--plugin-path " KBENCH_FIXTURE_DIR "/tune"
 
-/* 5 x 5 values of x and y around the bowl's optimum (x=11, y=5), two
-   variants: 50 candidates. */
+/* 5 x 5 values of x and y around the bowl's optimum (x=11, y=5): 25
+   candidates for each of grid and alt, 5 for xonly (which ignores y). */
 #define BOWL_INI                                                                               \
     "[global]\nwarmup = 1\nruns = 5\nunit_us = 40\n\n"                                         \
     "[bowl]\nplugin = landscape\ntune = exhaustive\nshape = bowl\nx = 9..13:+1\n"             \
     "y = 3..7:+1\ntune_screen = 3\n"
+/* The whole grid: 16 x 16 for grid and alt, 16 for xonly (528). */
+#define WIDE_INI                                                                               \
+    "[global]\nwarmup = 1\nruns = 5\nunit_us = 10\n\n"                                         \
+    "[bowl]\nplugin = landscape\ntune = exhaustive\nshape = bowl\nx = 0..15:+1\n"             \
+    "y = 0..15:+1\ntune_screen = 3\n"
 
 TestSuite(tune, .init = kc_tmp, .fini = kc_tmp_remove);
 
@@ -56,19 +61,24 @@ Test(tune, exhaustive_finds_the_bowls_optimum_and_writes_every_output)
     kc_write("bowl.ini", BOWL_INI);
     kc_result r = kc_run("tune bowl.ini -o out -q " PP);
     cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
-    kc_assert_has(r.out, "[bowl] the problem, landscape: exhaustive, 50 evaluations of 50 allowed");
+    kc_assert_has(r.out, "[bowl] the problem, landscape: exhaustive, 55 evaluations of 55 allowed");
     kc_assert_has(r.out, "best: x=11, y=5, variant=grid: ");
     kc_assert_has(r.out, "variant=lib              library");
     json_t *doc, *p = best_of("out", &doc);
     cr_assert_str_eq(json_string_value(json_object_get(json_object_get(p, "best"), "candidate")),
                      "x=11, y=5, variant=grid");
-    cr_assert_eq(json_integer_value(json_object_get(p, "evaluations")), 50);
+    cr_assert_eq(json_integer_value(json_object_get(p, "evaluations")), 55);
     cr_assert_eq(json_array_size(json_object_get(p, "library")), 1);
     json_decref(doc);
     /* Every candidate and the library in tried.csv, every evaluation in
        the trace, and a plot script. */
-    cr_assert_eq(lines(kc_path("out/tried.csv")), 1 + 50 + 1);
-    cr_assert_eq(lines(kc_path("out/trace.csv")), 1 + 50);
+    cr_assert_eq(lines(kc_path("out/tried.csv")), 1 + 55 + 1);
+    /* xonly is tried at one y, and named without it. */
+    char *csv = kc_slurp(kc_path("out/tried.csv"));
+    cr_assert_eq(count_of(csv, "variant=xonly"), 5, "%s", csv);
+    cr_assert_eq(count_of(csv, "y=3, variant=xonly"), 0, "%s", csv);
+    free(csv);
+    cr_assert_eq(lines(kc_path("out/trace.csv")), 1 + 55);
     char *gp = kc_slurp(kc_path("out/trace-bowl.gp"));
     kc_assert_has(gp, "best so far");
     free(gp);
@@ -91,8 +101,8 @@ Test(tune, a_second_tuning_reuses_the_measurements_and_says_so)
     int full = lines(kc_path("out/full/journal.jsonl"));
     r = kc_run("tune bowl.ini -o out -q " PP);
     cr_assert_eq(r.code, 0, "%s", r.err);
-    kc_assert_has(r.out, "50 evaluations (50 from the cache)");
-    kc_assert_has(r.err, "kbench tune: 50 evaluations came from earlier tunings in out");
+    kc_assert_has(r.out, "55 evaluations (55 from the cache)");
+    kc_assert_has(r.err, "kbench tune: 55 evaluations came from earlier tunings in out");
     cr_assert_eq(lines(kc_path("out/screen/journal.jsonl")), screen, "something ran again");
     cr_assert_eq(lines(kc_path("out/full/journal.jsonl")), full, "something ran again");
     kc_free(&r);
@@ -104,7 +114,7 @@ Test(tune, a_second_tuning_reuses_the_measurements_and_says_so)
    evaluations. */
 Test(tune, simulate_replays_a_search_reproducibly)
 {
-    kc_write("bowl.ini", BOWL_INI);
+    kc_write("bowl.ini", WIDE_INI);
     kc_result r = kc_run("tune bowl.ini -o out -q " PP);
     cr_assert_eq(r.code, 0, "%s", r.err);
     kc_free(&r);
@@ -124,7 +134,7 @@ Test(tune, simulate_replays_a_search_reproducibly)
     free(t1);
     free(t2);
     p = best_of("sim1", &doc);
-    cr_assert_leq(json_integer_value(json_object_get(p, "evaluations")), 13);
+    cr_assert_leq(json_integer_value(json_object_get(p, "evaluations")), 528 / 4);
     double best = json_real_value(json_object_get(json_object_get(p, "best"), "median_s"));
     cr_assert_leq(best, exhaustive * 1.02, "auto %g, exhaustive %g", best, exhaustive);
     json_decref(doc);
@@ -152,8 +162,9 @@ Test(tune, a_constraint_prunes_the_space)
                       "x = 0..3:+1\ny = 0..3:+1\nconstrain = x * y <= 2 && variant != alt\n");
     kc_result r = kc_run("tune c.ini -o out -q " PP);
     cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
-    /* x*y <= 2: (0,*) 4, (*,0) 3 more, (1,1) (1,2) (2,1): 10, grid only. */
-    kc_assert_has(r.out, "10 evaluations of 10 allowed");
+    /* x*y <= 2: (0,*) 4, (*,0) 3 more, (1,1) (1,2) (2,1): 10 of grid; xonly
+       at y=0: 4; none of alt. */
+    kc_assert_has(r.out, "14 evaluations of 14 allowed");
     cr_assert_eq(count_of(r.out, "variant=alt"), 0, "%s", r.out);
     kc_free(&r);
 }

@@ -368,17 +368,30 @@ uint64_t kbc_tune_point(const tune *t, const tune_problem *p, uint64_t cand, uin
     return point;
 }
 
-/* The constraint at a candidate (search.h's ok). */
+/* Whether variant v uses parameter i (kb_variant.uses; 0: all). */
+static int uses(const kb_plugin *d, uint32_t v, uint32_t i)
+{
+    uint64_t u = d->variants[v].uses;
+    return !u || (u & KB_USES(i));
+}
+
+/* Whether a candidate is in the space (search.h's ok): one candidate per
+   configuration (a variant that ignores a searched parameter is tried at
+   its first value only, since the others would measure the same), and
+   the constraint holds. */
 static int candidate_ok(void *arg, uint64_t cand)
 {
     tune_problem *p = arg;
     tune *t = p->t;
     const tune_exp *x = &t->exps[p->te];
-    if (!x->constrain)
-        return 1;
     const kbc_experiment *e = &t->full.exps[x->exp];
     const kb_plugin *d = e->plugin->desc;
-    uint32_t v;
+    uint32_t v = x->variants[kbc_search_coord(p->search, cand, x->n_search)];
+    for (size_t i = 0; i < x->n_search; i++)
+        if (!uses(d, v, x->search[i]) && kbc_search_coord(p->search, cand, i) != 0)
+            return 0;
+    if (!x->constrain)
+        return 1;
     uint64_t point = kbc_tune_point(t, p, cand, &v);
     kb_value values[KB_MAX_PARAMS];
     kbc_experiment_point(e, point, values);
@@ -408,6 +421,8 @@ static void candidate_text(const tune *t, const tune_exp *x, uint64_t point, uin
     for (size_t i = 0; i < x->n_search && !library && used < n; i++) {
         char val[64];
         const kb_param *q = &d->params[x->search[i]];
+        if (!uses(d, v, x->search[i]))
+            continue;
         kbc_value_format(q, values[x->search[i]], val, sizeof val);
         used += (size_t)snprintf(buf + used, n - used, "%s=%s, ", q->name, val);
     }
