@@ -692,7 +692,13 @@ int kbc_plot_trace(const char *dir, const char *stem, const char *title, const c
     if (fclose(f) != 0 || bad)
         return -1;
     fprintf(out, "%s/%s.gp\n", dir, stem);
-    if (kbc_have_gnuplot() && run_gnuplot(dir, stem) != 0)
-        return -1;
+    /* Nothing finite to draw (every candidate failed): gnuplot would
+       refuse the script, which still says what was tried. */
+    int any = 0;
+    for (size_t s = 0; s < n_series && !any; s++)
+        for (size_t i = 0; i < n[s] && !any; i++)
+            any = isfinite(values[s][i]);
+    if (any && kbc_have_gnuplot() && run_gnuplot(dir, stem) != 0)
+        return -2;
     return 0;
 }

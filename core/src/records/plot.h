@@ -26,8 +26,9 @@ int kbc_cmd_plot(const char *path, const char *dir, const char *md, FILE *out, F
 /* kbench tune's trace: a script dir/stem.gp (and, with gnuplot, its SVG
    and PNG) drawing, for each of n_series searches, every evaluation's
    value (values[s][0..n[s]); NaN or infinite ones are not drawn) and the
-   best so far, on a log scale.  Names the script on out.  Returns 0, or
-   -1 when the script cannot be written or gnuplot refuses it. */
+   best so far, on a log scale.  Names the script on out; gnuplot is not
+   run when no value is finite.  Returns 0, -1 when the script cannot be
+   written (errno says why), -2 when gnuplot refuses it. */
 int kbc_plot_trace(const char *dir, const char *stem, const char *title, const char *ylabel,
                    const char *const *names, const double *const *values,
                    const double *const *best, const size_t *n, size_t n_series, FILE *out);

@@ -28,8 +28,8 @@
    and random searches fill it; the others ask for fewer). */
 #define ROUND_ROOM 4096
 /* Evaluations of a search that the budget leaves by default: a quarter
-   of the allowed space, at least this many. */
-#define DEFAULT_BUDGET_MIN 8
+   of the allowed space (rounded down), at least this many. */
+#define DEFAULT_BUDGET_MIN 4
 
 /* ---- the cache: measurements read from the journals ---- */
 
@@ -375,23 +375,15 @@ static int uses(const kb_plugin *d, uint32_t v, uint32_t i)
     return !u || (u & KB_USES(i));
 }
 
-/* Whether a candidate is in the space (search.h's ok): one candidate per
-   configuration (a variant that ignores a searched parameter is tried at
-   its first value only, since the others would measure the same), and
-   the constraint holds. */
-static int candidate_ok(void *arg, uint64_t cand)
+/* Whether the constraint holds at a candidate. */
+static int constraint_holds(const tune *t, const tune_problem *p, uint64_t cand)
 {
-    tune_problem *p = arg;
-    tune *t = p->t;
     const tune_exp *x = &t->exps[p->te];
-    const kbc_experiment *e = &t->full.exps[x->exp];
-    const kb_plugin *d = e->plugin->desc;
-    uint32_t v = x->variants[kbc_search_coord(p->search, cand, x->n_search)];
-    for (size_t i = 0; i < x->n_search; i++)
-        if (!uses(d, v, x->search[i]) && kbc_search_coord(p->search, cand, i) != 0)
-            return 0;
     if (!x->constrain)
         return 1;
+    const kbc_experiment *e = &t->full.exps[x->exp];
+    const kb_plugin *d = e->plugin->desc;
+    uint32_t v;
     uint64_t point = kbc_tune_point(t, p, cand, &v);
     kb_value values[KB_MAX_PARAMS];
     kbc_experiment_point(e, point, values);
@@ -405,6 +397,57 @@ static int candidate_ok(void *arg, uint64_t cand)
         ival[d->n_params + 1 + i] = t->facts[i];
     kbc_expr_env env = {ival};
     return kbc_expr_holds(x->constrain, &env);
+}
+
+/* Whether a candidate is in the space (search.h's ok): the constraint
+   holds, and it is the one candidate of its configuration.  A variant
+   that ignores searched parameters measures the same whatever their
+   values, so it is tried once: at the first of their combinations (in
+   index order) where the constraint holds. */
+static int candidate_ok(void *arg, uint64_t cand)
+{
+    tune_problem *p = arg;
+    tune *t = p->t;
+    const tune_exp *x = &t->exps[p->te];
+    const kbc_experiment *e = &t->full.exps[x->exp];
+    const kb_plugin *d = e->plugin->desc;
+    uint32_t v = x->variants[kbc_search_coord(p->search, cand, x->n_search)];
+    if (!constraint_holds(t, p, cand))
+        return 0;
+    /* The ignored coordinates, and the candidate with them all at 0. */
+    size_t ignored[KB_MAX_PARAMS], n_ignored = 0;
+    uint64_t base = cand, stride[KB_MAX_PARAMS];
+    for (size_t i = 0; i < x->n_search; i++) {
+        if (uses(d, v, x->search[i]))
+            continue;
+        uint64_t st = 1;
+        for (size_t j = i + 1; j <= x->n_search; j++)
+            st *= j < x->n_search ? e->axes[x->search[j]].n : x->n_variants;
+        stride[n_ignored] = st;
+        ignored[n_ignored++] = i;
+        base -= (uint64_t)kbc_search_coord(p->search, cand, i) * st;
+    }
+    if (!n_ignored)
+        return 1;
+    /* The first combination of the ignored coordinates that holds. */
+    uint32_t at[KB_MAX_PARAMS] = {0};
+    for (;;) {
+        uint64_t c = base;
+        for (size_t k = 0; k < n_ignored; k++)
+            c += (uint64_t)at[k] * stride[k];
+        if (c == cand)
+            return 1;
+        if (constraint_holds(t, p, c))
+            return 0;
+        size_t k = n_ignored;
+        while (k-- > 0) {
+            if (++at[k] < e->axes[x->search[ignored[k]]].n)
+                break;
+            at[k] = 0;
+        }
+        if (k == (size_t)-1)
+            return 0;
+    }
 }
 
 /* "block_x=32, block_y=8, variant=fast": the searched parameters and the
@@ -1160,7 +1203,7 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
         else if (x->budget_s > 0 || x->strategy == KBC_TUNE_EXHAUSTIVE)
             p->budget = allowed;
         else
-            p->budget = allowed / 4 > DEFAULT_BUDGET_MIN ? (allowed + 3) / 4 : DEFAULT_BUDGET_MIN;
+            p->budget = allowed / 4 > DEFAULT_BUDGET_MIN ? allowed / 4 : DEFAULT_BUDGET_MIN;
     }
 
     code = search_all(t, have_screen ? &screen_cache : &full_cache, &builds,

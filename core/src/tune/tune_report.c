@@ -157,14 +157,17 @@ static void print_problem(tune *t, size_t i, const size_t *idx, size_t n)
                 first_invalid = r->reason;
             continue;
         }
-        if (!r->library)
-            rank++;
+        int tier;
+        int ranked_row = !r->library && !isnan(rank_value(x, r, &tier));
+        rank += !r->library;
         if (shown >= TABLE_ROWS && !r->library)
             continue;
         shown++;
         char a[32], b[32], c[32], rk[16];
         double rate = r->full_outcome == KBC_PASS ? r->rate_full : r->rate_screen;
         snprintf(rk, sizeof rk, "%d", rank);
+        if (!ranked_row)
+            snprintf(rk, sizeof rk, "-");
         const char *status = r->library ? "library"
                              : r->full_outcome >= 0 && r->full_outcome != KBC_PASS
                                  ? kbc_outcome_name(r->full_outcome)
@@ -495,12 +498,20 @@ static int write_trace(tune *t, const char *path)
         snprintf(ylabel, sizeof ylabel, "%s", x->rate ? (x->rate_unit ? x->rate_unit : "rate")
                                                       : "median time (s)");
         FILE *sink = fopen("/dev/null", "w");
-        if (kbc_plot_trace(t->o->out_dir, stem, title, ylabel, names,
-                           (const double *const *)vals, (const double *const *)bests, lens, ns,
-                           sink ? sink : stderr) != 0)
-            rc = -1;
+        int pr = kbc_plot_trace(t->o->out_dir, stem, title, ylabel, names,
+                                (const double *const *)vals, (const double *const *)bests, lens,
+                                ns, sink ? sink : stderr);
         if (sink)
             fclose(sink);
+        if (pr == -2)
+            fprintf(t->err, "kbench: gnuplot could not draw %s/%s.gp; the script and %s "
+                            "hold the trace.\n",
+                    t->o->out_dir, stem, path);
+        else if (pr != 0)
+            fprintf(t->err, "kbench: cannot write %s/%s.gp: %s.\n", t->o->out_dir, stem,
+                    strerror(errno));
+        if (pr != 0)
+            rc = -1;
         for (size_t s = 0; s < ns; s++) {
             free(vals[s]);
             free(bests[s]);
@@ -511,7 +522,9 @@ static int write_trace(tune *t, const char *path)
         free(lens);
     }
     int bad = ferror(f);
-    return fclose(f) != 0 || bad || rc ? -1 : 0;
+    if (fclose(f) != 0 || bad)
+        return -1;
+    return rc ? -2 : 0; /* the plot's failure is said already */
 }
 
 int kbc_tune_report(tune *t)
@@ -532,14 +545,16 @@ int kbc_tune_report(tune *t)
                 (unsigned long long)cached, cached == 1 ? "" : "s", t->o->out_dir);
     static const char *const names[] = {"tried.csv", "best.ini", "best.json", "trace.csv"};
     for (int k = 0; k < 4; k++) {
+        errno = 0;
         char *path = kbc_xasprintf("%s/%s", t->o->out_dir, names[k]);
         int rc = k == 0   ? write_tried(t, path)
                  : k == 1 ? write_best_ini(t, path)
                  : k == 2 ? write_best_json(t, path)
                           : write_trace(t, path);
-        if (rc != 0) {
+        if (rc == -1)
             fprintf(t->err, "kbench: cannot write %s%s%s.\n", path, errno ? ": " : "",
                     errno ? strerror(errno) : "");
+        if (rc != 0) {
             free(path);
             return KBC_EXIT_SYSTEM;
         }
