@@ -121,3 +121,20 @@ Test(invalid, check_names_the_refused_points)
     kc_assert_has(r.out, "(each is invalid in a run; the first at x=1: x + y must be even");
     kc_free(&r);
 }
+
+Test(invalid, merge_keeps_them_and_exits_0)
+{
+    kc_write("half.ini", HALF_INI);
+    kc_result r = kc_run("run half.ini " PP " -q --shard 0/2 -o s0");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    kc_free(&r);
+    r = kc_run("run half.ini " PP " -q --shard 1/2 -o s1");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    kc_free(&r);
+    r = kc_run("merge s0 s1 -o merged");
+    cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    char *csv = kc_slurp(kc_path("merged/results.csv"));
+    cr_assert_eq(count_of(csv, ",invalid,\"x + y must be even"), 4, "%s", csv);
+    free(csv);
+    kc_free(&r);
+}

@@ -10,6 +10,9 @@
 #define _GNU_SOURCE
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kbench_cmd.h"
 
@@ -214,4 +217,46 @@ Test(tune, other_mistakes_are_one_sentence_each)
             "kbench tune needs -o DIR");
     refused("[a]\nplugin = landscape\ntune = auto\nx = 0..3:+1\nconstrain = x > 9\n", "-o out",
             "bad.ini:1: experiment [a], the problem: the constraint leaves no candidate to try.");
+}
+
+/* Ctrl-C in the middle of a search: exit 130, what was measured is in the
+   journal, and the same command again finishes the search, measuring
+   only what was left and saying how much it reused. */
+Test(tune, an_interrupted_tuning_finishes_when_run_again)
+{
+    kc_write("slow.ini", "[global]\nwarmup = 0\nruns = 2\nunit_us = 20000\n\n"
+                         "[slow]\nplugin = landscape\ntune = exhaustive\nshape = bowl\n"
+                         "variants = grid, lib\nx = 8..11:+1\ny = 2..5:+1\n");
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && KBENCH_PLUGIN_PATH= exec '%s' tune slow.ini -o out -q " PP
+             " >out.txt 2>err.txt",
+             kc_dir, KC_KBENCH);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    /* Until a few candidates are in the journal. */
+    for (int i = 0; i < 300 && lines(kc_path("out/screen/journal.jsonl")) < 4; i++)
+        usleep(50000);
+    kill(pid, SIGINT);
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st), "killed by a signal");
+    cr_assert_eq(WEXITSTATUS(st), 130, "%s", kc_slurp(kc_path("err.txt")));
+    int done = lines(kc_path("out/screen/journal.jsonl")) - 1;
+    cr_assert_gt(done, 0);
+    cr_assert_lt(done, 16, "the search was over before the signal");
+    kc_result r = kc_run("tune slow.ini -o out -q " PP);
+    cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    char want[200];
+    snprintf(want, sizeof want, "kbench tune: %d evaluation%s came from earlier tunings", done,
+             done == 1 ? "" : "s");
+    kc_assert_has(r.err, want);
+    kc_assert_has(r.out, "16 evaluations");
+    cr_assert_eq(lines(kc_path("out/screen/journal.jsonl")) - 1, 16);
+    kc_free(&r);
 }
