@@ -1175,6 +1175,11 @@ static size_t add_more(super *s)
         slot_init(s, sl);
         if (more[i].mask)
             sl->remaining &= more[i].mask;
+        if (!sl->remaining) {
+            free(sl->recs);
+            free(sl->have);
+            continue;
+        }
         s->cost_all += sl->job.cost;
         s->order[s->n_slots] = s->n_slots;
         s->n_slots++;
@@ -1218,12 +1223,24 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
             s->slots[s->n_slots++].job = jobs[j];
     s->jobs = jobs;
     s->n_jobs = n_jobs;
+    size_t kept = 0;
     for (size_t i = 0; i < s->n_slots; i++) {
-        slot_init(s, &s->slots[i]);
-        const kbc_point_pick *pk = o->picks ? pick_of(o, &s->slots[i].job) : NULL;
+        slot *sl = &s->slots[kept];
+        *sl = s->slots[i];
+        slot_init(s, sl);
+        const kbc_point_pick *pk = o->picks ? pick_of(o, &sl->job) : NULL;
         if (pk && pk->mask)
-            s->slots[i].remaining &= pk->mask;
+            sl->remaining &= pk->mask;
+        if (sl->remaining) {
+            kept++;
+            continue;
+        }
+        /* A pick whose variants start no configuration here runs nothing
+           (a worker told mask 0 would run every variant). */
+        free(sl->recs);
+        free(sl->have);
     }
+    s->n_slots = kept;
     for (size_t i = 0; i < s->n_slots; i++)
         s->cost_all += s->slots[i].job.cost;
     s->mems = kbc_xcalloc(plan->n ? plan->n : 1, sizeof *s->mems);
