@@ -260,3 +260,34 @@ Test(tune, an_interrupted_tuning_finishes_when_run_again)
     cr_assert_eq(lines(kc_path("out/screen/journal.jsonl")) - 1, 16);
     kc_free(&r);
 }
+
+/* tune_screen = off: the search measures with the experiment's own
+   settings (the full journal), and the final round measures only the
+   library. */
+Test(tune, without_screening_the_search_uses_the_full_settings)
+{
+    kc_write("bowl.ini", BOWL_INI);
+    kc_result r = kc_run("tune bowl.ini --set bowl.tune_screen=off -o out -q " PP);
+    cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_free(&r);
+    cr_assert_eq(lines(kc_path("out/screen/journal.jsonl")), 0, "a screening journal");
+    /* The header, 55 candidates at 25 points (grid, alt and xonly share
+       them), then the library's point in the final round. */
+    cr_assert_eq(lines(kc_path("out/full/journal.jsonl")), 1 + 25 + 1);
+    json_t *doc, *p = best_of("out", &doc);
+    json_t *b = json_object_get(p, "best");
+    cr_assert_eq(json_real_value(json_object_get(b, "screen_median_s")),
+                 json_real_value(json_object_get(b, "median_s")));
+    json_decref(doc);
+}
+
+/* A budget of time: rounds of at most 8 candidates, and none starts once
+   the time is spent. */
+Test(tune, a_duration_budget_stops_the_rounds)
+{
+    kc_write("bowl.ini", WIDE_INI "tune_budget = 1ms\n");
+    kc_result r = kc_run("tune bowl.ini --set bowl.tune=random -o out -q " PP);
+    cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_assert_has(r.out, "random, 8 evaluations of 528 allowed");
+    kc_free(&r);
+}

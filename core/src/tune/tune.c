@@ -27,6 +27,8 @@
 /* The candidates one round may hand one problem's search (the exhaustive
    and random searches fill it; the others ask for fewer). */
 #define ROUND_ROOM 4096
+/* The candidates a round may hand a search whose budget is a duration. */
+#define TIMED_ROUND_ROOM 8
 /* Evaluations of a search that the budget leaves by default: a quarter
    of the allowed space (rounded down), at least this many. */
 #define DEFAULT_BUDGET_MIN 4
@@ -840,6 +842,10 @@ static size_t next_round(void *arg, const kbc_point_pick **out)
                 break;
             }
             size_t room = left < ROUND_ROOM ? (size_t)left : ROUND_ROOM;
+            /* A budget of time is checked between rounds, so rounds stay
+               short under one. */
+            if (x->budget_s > 0 && room > TIMED_ROUND_ROOM)
+                room = TIMED_ROUND_ROOM;
             size_t n = kbc_search_ask(p->search, rs->batch, room);
             if (!n) {
                 p->done = 1;
