@@ -533,10 +533,11 @@ static double cost_of(tune_exp *x, const measured *m)
 
 /* ---- a round through the supervisor ---- */
 
+/* A sink that keeps a round's rows (got) and, from the run's header, the
+   machine (into the tune) and each plugin's build. */
 typedef struct collect {
     tune *t;
     cache got;
-    const char *sha_of[64]; /* unused: the builds come with begin */
     char sha[64][65];
     char plugin[64][KBC_REC_NAME];
     size_t n_builds;
@@ -698,7 +699,7 @@ static int evaluate(tune *t, tune_problem *p, uint64_t cand, int arm, const cach
         r->cached_screen = 1;
         p->cached++;
         if (!isfinite(r->cost))
-            p->failed += r->outcome != KBC_SKIPPED;
+            p->failed++;
         kbc_search_tell(p->search, cand, r->cost);
         return 0;
     }

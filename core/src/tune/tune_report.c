@@ -55,10 +55,7 @@ static double rank_value(const tune_exp *x, const tune_row *r, int *tier)
     return NAN;
 }
 
-typedef struct sort_ctx {
-    const tune *t;
-} sort_ctx;
-
+/* The tune whose rows by_rank compares (qsort has no context). */
 static const tune *sorting;
 
 static int by_rank(const void *pa, const void *pb)
