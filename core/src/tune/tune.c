@@ -32,6 +32,9 @@
 /* Evaluations of a search that the budget leaves by default: a quarter
    of the allowed space (rounded down), at least this many. */
 #define DEFAULT_BUDGET_MIN 4
+/* Spaces up to this size have their valid candidates counted (plan() on
+   each) for the default budget. */
+#define VALID_COUNT_MAX 1000000
 
 /* ---- the cache: measurements read from the journals ---- */
 
@@ -877,6 +880,31 @@ static size_t next_round(void *arg, const kbc_point_pick **out)
     return rs->n_picks;
 }
 
+/* How many candidates of the space the constraint allows and plan()
+   accepts (what an exhaustive search evaluates), for the default budget;
+   the allowed count where the space is too large to ask plan() of each. */
+static uint64_t count_valid(tune *t, tune_problem *p, kb_host *host)
+{
+    const tune_exp *x = &t->exps[p->te];
+    const kbc_experiment *e = &t->full.exps[x->exp];
+    const kb_plugin *d = e->plugin->desc;
+    uint64_t size = kbc_search_size(p->search), n = 0;
+    if (size > VALID_COUNT_MAX)
+        return kbc_search_allowed(p->search);
+    for (uint64_t c = 0; c < size; c++) {
+        if (!candidate_ok(p, c))
+            continue;
+        uint32_t v = 0;
+        uint64_t rep = kbc_point_representative(e, kbc_tune_point(t, p, c, &v), v);
+        kb_value values[KB_MAX_PARAMS];
+        kbc_experiment_point(e, rep, values);
+        kb_work w;
+        memset(&w, 0, sizeof w);
+        n += kbc_call_plan(kbc_instance_of(d, host), values, &w, NULL) == KB_OK;
+    }
+    return n ? n : 1;
+}
+
 /* Searches, round after round, until every problem is done: the rounds
    run in one supervisor session (its workers stay up), fed by
    next_round. */
@@ -1205,12 +1233,13 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
             code = KBC_EXIT_USAGE;
             goto out;
         }
+        p->valid = count_valid(t, p, &hosts[p->te]);
         if (x->budget_n)
             p->budget = x->budget_n;
         else if (x->budget_s > 0 || x->strategy == KBC_TUNE_EXHAUSTIVE)
             p->budget = allowed;
         else
-            p->budget = allowed / 4 > DEFAULT_BUDGET_MIN ? allowed / 4 : DEFAULT_BUDGET_MIN;
+            p->budget = p->valid / 4 > DEFAULT_BUDGET_MIN ? p->valid / 4 : DEFAULT_BUDGET_MIN;
     }
 
     code = search_all(t, have_screen ? &screen_cache : &full_cache, &builds,

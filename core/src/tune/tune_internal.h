@@ -66,6 +66,7 @@ typedef struct tune_problem {
     uint32_t at[KB_MAX_PARAMS]; /* each problem parameter's value index     */
     kbc_search *search;
     uint64_t budget, evaluations, cached, invalid, failed, measured;
+    uint64_t valid;         /* candidates allowed and accepted by plan()    */
     double t0, wall;
     int done;
 } tune_problem;

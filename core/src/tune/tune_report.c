@@ -383,6 +383,7 @@ static int write_best_json(tune *t, const char *path)
         json_object_set_new(o, "invalid", json_integer((json_int_t)p->invalid));
         json_object_set_new(o, "failed", json_integer((json_int_t)p->failed));
         json_object_set_new(o, "allowed", json_integer((json_int_t)kbc_search_allowed(p->search)));
+        json_object_set_new(o, "valid", json_integer((json_int_t)p->valid));
         json_object_set_new(o, "space", json_integer((json_int_t)kbc_search_size(p->search)));
         json_object_set_new(o, "wall_s", json_real(p->wall));
         const tune_row *best = best_row(t, idx, n);
