@@ -142,8 +142,8 @@ static void print_problem(tune *t, size_t i, const size_t *idx, size_t n)
         if (len > w)
             w = len;
     }
-    fprintf(f, "  %4s  %-*s  %-8s  %10s  %10s  %6s  %14s  %s\n", "rank", w, "candidate", "status",
-            "screen", "full", "noise", x->rate ? "rate" : "rate", "");
+    fprintf(f, "  %4s  %-*s  %-8s  %10s  %10s  %6s  %14s\n", "rank", w, "candidate", "status",
+            "screen", "full", "noise", "rate");
     size_t shown = 0, invalid = 0;
     const char *first_invalid = NULL;
     int rank = 0;
@@ -172,14 +172,10 @@ static void print_problem(tune *t, size_t i, const size_t *idx, size_t n)
         char noise[16] = "-";
         if (r->noise >= 0 && isfinite(r->noise))
             snprintf(noise, sizeof noise, "%.1f%%", r->noise * 100);
-        fprintf(f, "  %4s  %-*s  %-8s  %10s  %10s  %6s  %14s  %s%s\n", r->library ? "-" : rk, w,
+        fprintf(f, "  %4s  %-*s  %-8s  %10s  %10s  %6s  %14s%s\n", r->library ? "-" : rk, w,
                 kbc_text_visible(r->text), status, fmt_time(r->screen, a, sizeof a),
-                fmt_time(r->full, b, sizeof b), noise,
-                fmt_rate(rate, x->rate_unit ? x->rate_unit
-                                            : r->full_outcome == KBC_PASS ? "" : "",
-                         c, sizeof c),
-                r->cached_screen || r->cached_full ? "cached" : "",
-                r->library && r->full_outcome != KBC_PASS ? "" : "");
+                fmt_time(r->full, b, sizeof b), noise, fmt_rate(rate, x->rate_unit, c, sizeof c),
+                r->cached_screen || r->cached_full ? "  cached" : "");
         if (r->reason[0] && (r->library ? r->outcome != KBC_PASS : r->outcome != KBC_PASS))
             fprintf(f, "        %s: %s\n", kbc_outcome_name(r->outcome),
                     kbc_text_visible(r->reason));
