@@ -534,6 +534,29 @@ static double cost_of(tune_exp *x, const measured *m)
     return r > 0 ? 1.0 / r : INFINITY;
 }
 
+/* A measurement into a row: the search's (screening) or the final one. */
+static void row_screened(tune_exp *x, tune_row *r, const measured *m)
+{
+    r->outcome = m->outcome;
+    snprintf(r->reason, sizeof r->reason, "%s", m->reason);
+    r->screen = m->median;
+    r->noise = m->noise;
+    r->rate_screen = rate_of(m, &x->rate_unit);
+    r->cost = cost_of(x, m);
+}
+
+static void row_measured(tune_exp *x, tune_row *r, const measured *m)
+{
+    r->full_outcome = m->outcome;
+    r->full = m->median;
+    r->noise = m->noise;
+    r->rate_full = rate_of(m, &x->rate_unit);
+    if (r->library) {
+        r->outcome = m->outcome;
+        snprintf(r->reason, sizeof r->reason, "%s", m->reason);
+    }
+}
+
 /* ---- a round through the supervisor ---- */
 
 /* A sink that keeps a round's rows (got) and, from the run's header, the
@@ -688,12 +711,7 @@ static int evaluate(tune *t, tune_problem *p, uint64_t cand, int arm, const cach
     free(key);
     if (m || t->o->simulate) {
         if (m) {
-            r->outcome = m->outcome;
-            snprintf(r->reason, sizeof r->reason, "%s", m->reason);
-            r->screen = m->median;
-            r->noise = m->noise;
-            r->rate_screen = rate_of(m, &x->rate_unit);
-            r->cost = cost_of(x, m);
+            row_screened(x, r, m);
         } else {
             r->outcome = KBC_SKIPPED;
             snprintf(r->reason, sizeof r->reason,
@@ -717,12 +735,7 @@ static void take(tune *t, tune_problem *p, tune_row *r, const collect *c)
     const measured *m = cache_find(&c->got, key, NULL, NULL);
     free(key);
     if (m) {
-        r->outcome = m->outcome;
-        snprintf(r->reason, sizeof r->reason, "%s", m->reason);
-        r->screen = m->median;
-        r->noise = m->noise;
-        r->rate_screen = rate_of(m, &x->rate_unit);
-        r->cost = cost_of(x, m);
+        row_screened(x, r, m);
         p->measured++;
     } else {
         r->outcome = KBC_SKIPPED;
@@ -1002,15 +1015,8 @@ static int final_round(tune *t, const cache *full_cache, collect *builds, kbc_jo
                        t->o->simulate ? NULL : t->gpu_model);
         free(key);
         if (m) {
-            r->full_outcome = m->outcome;
-            r->full = m->median;
-            r->noise = m->noise;
-            r->rate_full = rate_of(m, &x->rate_unit);
+            row_measured(x, r, m);
             r->cached_full = 1;
-            if (r->library) {
-                r->outcome = m->outcome;
-                snprintf(r->reason, sizeof r->reason, "%s", m->reason);
-            }
             continue;
         }
         if (t->o->simulate)
@@ -1032,16 +1038,8 @@ static int final_round(tune *t, const cache *full_cache, collect *builds, kbc_jo
             char *key = row_key(&t->full, x->exp, r->point, r->variant);
             const measured *m = cache_find(&c.got, key, NULL, NULL);
             free(key);
-            if (!m)
-                continue;
-            r->full_outcome = m->outcome;
-            r->full = m->median;
-            r->noise = m->noise;
-            r->rate_full = rate_of(m, &x->rate_unit);
-            if (r->library) {
-                r->outcome = m->outcome;
-                snprintf(r->reason, sizeof r->reason, "%s", m->reason);
-            }
+            if (m)
+                row_measured(x, r, m);
         }
         cache_free(&c.got);
         if (code == KBC_EXIT_INTERRUPTED)
