@@ -291,3 +291,23 @@ Test(tune, a_duration_budget_stops_the_rounds)
     kc_assert_has(r.out, "random, 8 evaluations of 528 allowed");
     kc_free(&r);
 }
+
+/* Candidates that crash (a signal, exit()) are rows with their reason, the
+   search goes on, and a second tuning does not try them again (they come
+   from the cache like the others). */
+Test(tune, crashed_candidates_are_recorded_and_never_retried)
+{
+    kc_write("crash.ini", "[c]\nplugin = crash\ntune = exhaustive\nn = 1000\nwarmup = 0\n"
+                          "runs = 2\nvariants = good, segv, abort, exit3, good2\n");
+    const char *cmd = "tune crash.ini -o out -q --plugin-path " KBENCH_FIXTURE_DIR "/crash";
+    kc_result r = kc_run(cmd);
+    cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_assert_has(r.out, "exhaustive, 5 evaluations of 5 allowed, 0 invalid, 3 failed");
+    cr_assert_eq(count_of(r.out, "crashed: "), 3, "%s", r.out);
+    kc_assert_has(r.out, "SIGSEGV");
+    kc_free(&r);
+    r = kc_run(cmd);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    kc_assert_has(r.err, "kbench tune: 5 evaluations came from earlier tunings");
+    kc_free(&r);
+}

@@ -19,4 +19,4 @@ kbench_test(test_tune_expr SOURCES test_tune_expr.c)
 
 # kbench tune end to end on the landscape plugin.
 kbench_test(test_tune SOURCES test_tune.c LIBRARIES PkgConfig::JANSSON)
-add_dependencies(test_tune kbench landscape)
+add_dependencies(test_tune kbench landscape crash)
