@@ -463,14 +463,32 @@ Test(config, global_section_case)
                 "the defaults section is [global]");
 }
 
+/* A point that plan() refuses is invalid, counted, and the plan goes on;
+   an experiment whose only point is refused is a mistake. */
+Test(config, refused_points_are_invalid_not_errors)
+{
+    cr_assert_eq(build_named("exp.ini",
+                             "[a]\n"
+                             "plugin = reduce\n"
+                             "[bad one]\n"
+                             "plugin = reduce\n"
+                             "dtype = f32, f64\n"
+                             "iters = 400..600:+100\n",
+                             0),
+                 0, "%s", d.msg);
+    cr_assert_eq(plan.exps[0].n_invalid, 0);
+    cr_assert_eq(plan.exps[1].n_points, 6);
+    cr_assert_eq(plan.exps[1].n_invalid, 1);
+}
+
 Test(config, plan_failures)
 {
     build_fails("[a]\n"
                 "plugin = reduce\n"
                 "[bad one]\n"
                 "plugin = reduce\n"
-                "dtype = f32, f64\n"
-                "iters = 400..600:+100\n",
+                "dtype = f64\n"
+                "iters = 600\n",
                 3,
                 "experiment [bad one] point n=1024, dtype=f64, scale=1.5, iters=600, check=true: "
                 "iters above 500 is not supported for f64.",

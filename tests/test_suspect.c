@@ -67,6 +67,13 @@ Test(suspect, a_slowdown_below_twice_is_not_named)
     cr_assert_eq(count(rows, 2, &s), 0);
 }
 
+Test(suspect, a_row_under_a_microsecond_is_not_named)
+{
+    kbc_record rows[] = {row("cpu", 1, 110e-9), row("cpu", 5, 30e-9)};
+    const kbc_suspect *s;
+    cr_assert_eq(count(rows, 2, &s), 0);
+}
+
 Test(suspect, another_variant_is_no_neighbour)
 {
     kbc_record rows[] = {row("cub", 3000017, 62e-6), row("onepass", 1 << 24, 25e-6)};
@@ -116,7 +123,7 @@ Test(suspect, the_table_names_the_row_at_the_end)
     sink.end(sink.ctx, 0);
     sink.destroy(sink.ctx);
     fclose(out);
-    cr_assert(strstr(text, "suspect row (slower than a larger point of its variant): "
+    cr_assert(strstr(text, "suspect row (more than twice as slow as its variant with more work): "
                            "reduce/sweep/n=3000017/cub: 62 us, more than 2x the 25 us") != NULL,
               "%s", text);
     free(text);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tune.h"
 #include "compare.h"
 #include "plot.h"
 #include "quick.h"
@@ -47,6 +48,7 @@ static const char usage_head[] =
     "                  [--baseline OLD.json] [--gpus all|LIST] [--shard i/N|auto]\n"
     "                  [--isolate point] [--sanitize-on-crash] [--record]\n"
     "       kbench merge DIR... -o OUT [--allow-mixed]\n"
+    "       kbench tune FILE -o DIR [--simulate DIR] [--gpus all|LIST] [-q]\n"
     "       kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
     "                      [--format table|markdown|json] [--only-changed] [--sort change]\n"
@@ -60,6 +62,8 @@ static const char usage_head[] =
     "  check PLUGIN      conformance check of a plugin against the plugin rules\n"
     "  plot RESULTS      gnuplot scripts (and SVG and PNG, with gnuplot) of a run\n"
     "  merge DIR...      join the folders of a sharded run (--shard) into one\n"
+    "  tune FILE         search the parameter space of the sections with a tune\n"
+    "                    key; the best of each problem into DIR/best.ini\n"
     "  compare BASE NEW  each row's change between two results.json files, with a\n"
     "                    confidence interval and a verdict; exit 1 when one is slower\n"
     "  history SUB       results over time (docs/history.md): add DIR|FILE...,\n"
@@ -79,9 +83,8 @@ static const char usage_tail[] =
     "folder (for a build) or PREFIX/lib/kbench/plugins (when installed), then\n"
     "$KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
 
-static const char *const commands[] = {"list", "describe", "run",  "check",
-                                       "compare", "plot",   "merge", "help",
-                                       "history"};
+static const char *const commands[] = {"list", "describe", "run",   "check",   "compare",
+                                       "plot", "merge",    "tune",  "history", "help"};
 
 /* Prints "kbench: <sentence>" and, for usage errors, where help is. */
 static void say(int with_help, const char *fmt, ...) KB_PRINTF(2, 3);
@@ -149,6 +152,7 @@ typedef struct cli {
     kbc_plot_opts plot_opts; /* plot: --logy, --metric, --band            */
     const char *metric;      /* plot: --metric, as given                  */
     int wide;              /* run: --wide                                     */
+    const char *simulate;  /* tune: --simulate                                */
 } cli;
 
 /* One command-line option.  A row names the option, says whether it takes
@@ -174,6 +178,10 @@ static void opt_plugin_path(cli *c, const char *v)
 static void opt_dry_run(cli *c, const char *v)
 {
     c->dry_run = 1;
+}
+static void opt_simulate(cli *c, const char *v)
+{
+    c->simulate = v;
 }
 static void opt_output(cli *c, const char *v)
 {
@@ -310,21 +318,21 @@ static const option_row option_table[] = {
      opt_plugin_path},
     {"--dry-run", 'n', NULL, 0, 0, "run", "run: print the expanded plan, run nothing, touch no GPU",
      opt_dry_run},
-    {"--output", 'o', "DIR", 0, 0, "run plot merge",
-     "run: also write DIR/results.csv, DIR/results.json,\nDIR/results.md and DIR/journal.jsonl (a DIR that holds\nresults is refused without --resume or --force); plot:\nwrite into DIR; merge: the merged results (DIR is\ncreated when missing)",
+    {"--output", 'o', "DIR", 0, 0, "run plot merge tune",
+     "run: also write DIR/results.csv, DIR/results.json,\nDIR/results.md and DIR/journal.jsonl (a DIR that holds\nresults is refused without --resume or --force); plot:\nwrite into DIR; merge: the merged results (DIR is\ncreated when missing); tune: the cache, best.ini ...",
      opt_output},
     {"--resume", 0, "accept", 0, 1, "run",
      "run: with -o, skip the points DIR/journal.jsonl holds\n(same key, plugin build and GPU model); =accept keeps\nthem also when the INI file's plan changed",
      opt_resume},
     {"--force", 0, NULL, 0, 0, "run", "run: with -o, start afresh in a DIR that holds results",
      opt_force},
-    {"--gpus", 0, "GPUS", 0, 0, "run",
+    {"--gpus", 0, "GPUS", 0, 0, "run tune",
      "run: one worker per GPU: all, or NVML indices or UUIDs\n(0,2 or GPU-...); default: one GPU ($KBENCH_DEVICE)",
      opt_gpus},
-    {"--allow-shared", 0, NULL, 0, 0, "run",
+    {"--allow-shared", 0, NULL, 0, 0, "run tune",
      "run: let --gpus name one GPU more than once, and run on a\nGPU another kbench run is using",
      opt_allow_shared},
-    {"--allow-mixed", 0, NULL, 0, 0, "run merge",
+    {"--allow-mixed", 0, NULL, 0, 0, "run merge tune",
      "run, merge: accept GPUs of different models in one run", opt_allow_mixed},
     {"--shard", 0, "SPEC", 0, 0, "run",
      "run: only shard i of N of the plan (i/N, from 0), or auto:\ni and N from Slurm, Open MPI, MPICH or Kubernetes",
@@ -342,21 +350,24 @@ static const option_row option_table[] = {
     {"--plot", 0, NULL, 0, 0, "run",
      "run: with -o, also plot the results into DIR (kbench plot)\nand link the plots from DIR/results.md",
      opt_plot},
-    {"--quiet", 'q', NULL, 0, 0, "run", "run: no progress line, only warnings on stderr", opt_quiet},
+    {"--quiet", 'q', NULL, 0, 0, "run tune", "run, tune: no progress line, only warnings on stderr", opt_quiet},
     {"--wide", 0, NULL, 0, 0, "run",
      "run: the table also shows min, max, runs, noise, the variants'\nflags and the check",
      opt_wide},
     {"--variants", 0, "LIST", 0, 0, "check run",
      "check: only these variants (comma-separated); run: the\nvariants of every experiment",
      opt_variants},
-    {"--experiment", 0, "NAMES", 0, 0, "run",
+    {"--experiment", 0, "NAMES", 0, 0, "run tune",
      "run: only the experiments named (comma-separated; globs\nsuch as 'reduce-*' match)",
      opt_experiment},
-    {"--set", 0, "K=V", 1, 0, "run",
+    {"--set", 0, "K=V", 1, 0, "run tune",
      "run: KEY=VALUE for [global], or SECTION.KEY=VALUE, as if\nwritten in the file (repeatable)",
      opt_set},
     {"--threshold", 0, "PCT", 0, 0, "compare history",
      "compare: a change smaller than PCT percent is no change\n(default 5); history regressions: the smallest step\nlisted (default 2)", opt_threshold},
+    {"--simulate", 0, "DIR", 0, 0, "tune",
+     "tune: replay the search from DIR (the -o folder of an\nearlier tuning) without running anything",
+     opt_simulate},
     {"--alpha", 0, "ALPHA", 0, 0, "compare",
      "compare: the interval has confidence 1 - ALPHA (default 0.05)", opt_alpha},
     {"--format", 0, "FMT", 0, 0, "compare", "compare: table (default), markdown or json",
@@ -1163,6 +1174,53 @@ static int run_quick(const cli *c, int argc, char **argv)
     return code;
 }
 
+/* kbench tune FILE -o DIR (tune.h). */
+static int cmd_tune(const cli *c, int argc, char **argv)
+{
+    if (!c->out_dir) {
+        say(1, "kbench tune needs -o DIR, the folder of its cache and results");
+        return KBC_EXIT_USAGE;
+    }
+    kbc_registry reg;
+    int code = load_plugins(c, &reg);
+    kbc_gpu_pick *picks = NULL;
+    size_t n_picks = 0;
+    unsigned long long min_mem = 0;
+    char self[4096], why[600];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (code == 0 && len <= 0) {
+        say(0, "cannot find the kbench binary to start its workers (/proc/self/exe: %s)",
+            strerror(errno));
+        code = KBC_EXIT_SYSTEM;
+    }
+    if (code == 0 && c->gpus && !c->simulate &&
+        kbc_gpus_pick(c->gpus, c->allow_mixed, c->allow_shared, &picks, &n_picks, &min_mem, why,
+                      sizeof why) != 0) {
+        say(1, "%s", why);
+        code = KBC_EXIT_USAGE;
+    }
+    if (code == 0 && make_dirs(c->out_dir) != 0) {
+        say(0, "cannot create the output folder '%s': %s", c->out_dir, strerror(errno));
+        code = KBC_EXIT_SYSTEM;
+    }
+    if (code == 0) {
+        self[len] = '\0';
+        char *cmdline = join_args(argc, argv);
+        kbc_run_set_quiet(c->quiet);
+        kbc_tune_opts o = {.self = self, .ini_path = c->args[0],
+                           .plugin_paths = c->plugin_paths, .n_plugin_paths = c->n_plugin_paths,
+                           .experiment = c->experiment, .sets = c->sets, .n_sets = c->n_sets,
+                           .out_dir = c->out_dir, .simulate = c->simulate, .quiet = c->quiet,
+                           .gpus = picks, .n_gpus = n_picks, .allow_shared = c->allow_shared,
+                           .device_mem = min_mem, .command_line = cmdline};
+        code = kbc_tune(&o, &reg, stdout, stderr);
+        free(cmdline);
+    }
+    free(picks);
+    kbc_registry_free(&reg);
+    return code;
+}
+
 /* Checks that cmd got exactly `want` positional arguments. */
 static int check_args(const cli *c, int want, const char *what)
 {
@@ -1286,6 +1344,9 @@ int main(int argc, char **argv)
             code = run_quick(&c, argc, argv);
         else if ((code = check_args(&c, 1, "one INI file")) == 0)
             code = cmd_run(&c, argc, argv);
+    } else if (strcmp(c.command, "tune") == 0) {
+        if ((code = check_args(&c, 1, "one INI file")) == 0)
+            code = cmd_tune(&c, argc, argv);
     } else if (strcmp(c.command, "plot") == 0) {
         if ((code = check_args(&c, 1, "one results file")) == 0)
             code = cmd_plot(&c);

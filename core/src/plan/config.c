@@ -635,7 +635,12 @@ static uint64_t host_memory(void)
     return (uint64_t)pages * (uint64_t)page;
 }
 
-static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_mem)
+int kbc_plan_refused(int status)
+{
+    return status == KB_EINVAL || status == KB_EUNSUPPORTED;
+}
+
+static int check_points(const ctx *c, kbc_experiment *x, uint64_t device_mem)
 {
     /* Host memory is checked like device memory, against what the machine
        has: a point that could never be set up fails the dry run, not the
@@ -651,18 +656,31 @@ static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_m
     plan_host ph;
     plan_host_init(&ph, x);
     int rc = 0;
+    char first_refusal[1400] = "";
+    x->n_invalid = 0;
     for (uint64_t p = 0; p < x->n_points && rc == 0; p++) {
         kbc_experiment_point(x, p, values);
         kb_work work;
         memset(&work, 0, sizeof work);
         kbc_error err;
         int st = kbc_call_plan(kbc_instance_of(d, &ph.h), values, &work, &err);
-        int too_big_dev = device_mem > 0 && work.device_bytes > device_mem;
-        int too_big_host = host_mem > 0 && work.host_bytes > host_mem;
+        int too_big_dev = st == KB_OK && device_mem > 0 && work.device_bytes > device_mem;
+        int too_big_host = st == KB_OK && host_mem > 0 && work.host_bytes > host_mem;
         if (st == KB_OK && !too_big_dev && !too_big_host)
             continue;
         char pt[600], what[700], need[32], have[32];
         point_text(x, values, pt, sizeof pt);
+        if (st != KB_OK && kbc_plan_refused(st) && ph.hc.fail_msg[0]) {
+            /* The plugin refuses this combination (a limit of the kernel,
+               a shape it cannot take): the point becomes an `invalid` row
+               with the plugin's sentence, and the sweep goes on.  Only an
+               experiment with no valid point at all is a mistake. */
+            if (!x->n_invalid++) {
+                end_sentence(what, sizeof what, err.sentence);
+                snprintf(first_refusal, sizeof first_refusal, "%s: %s", pt, what);
+            }
+            continue;
+        }
         if (st != KB_OK) {
             end_sentence(what, sizeof what, err.sentence);
         } else if (too_big_dev) {
@@ -678,6 +696,18 @@ static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_m
         }
         kbc_diag_set(c->d, "%s: experiment [%s] point %s: %s", kbc_ini_where(c->ini, x->file, x->line, at_, sizeof at_),
                      x->name, pt, what);
+        rc = -1;
+    }
+    if (rc == 0 && x->n_points > 0 && x->n_invalid == x->n_points) {
+        if (x->n_points == 1)
+            kbc_diag_set(c->d, "%s:%d: experiment [%s] point %s", c->ini->path, x->line,
+                         x->name, first_refusal);
+        else
+            kbc_diag_set(c->d,
+                         "%s:%d: experiment [%s]: plugin '%s' refuses every one of its %llu "
+                         "points, so nothing would run (the first, %s)",
+                         c->ini->path, x->line, x->name, d->name,
+                         (unsigned long long)x->n_points, first_refusal);
         rc = -1;
     }
     free(values);
@@ -918,8 +948,10 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
             kb_work work;
             memset(&work, 0, sizeof work);
             kbc_error err;
-            if (kbc_call_plan(kbc_instance_of(d, &ph.h), values, &work, &err) != KB_OK) {
-                fprintf(out, "  | plan failed: %s\n", err.sentence);
+            int st = kbc_call_plan(kbc_instance_of(d, &ph.h), values, &work, &err);
+            if (st != KB_OK) {
+                fprintf(out, "  | %s: %s\n", kbc_plan_refused(st) ? "invalid" : "plan failed",
+                        err.sentence);
                 continue;
             }
             char r[32], wr[32], dv[32];
@@ -931,6 +963,10 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
         free(w);
         fprintf(out, "  %llu point%s x %u variant%s\n", (unsigned long long)x->n_points,
                 x->n_points == 1 ? "" : "s", x->n_variants, x->n_variants == 1 ? "" : "s");
+        if (x->n_invalid)
+            fprintf(out, "  %llu invalid point%s (refused by the plugin's plan(): each becomes "
+                         "an `invalid` row and runs nothing)\n",
+                    (unsigned long long)x->n_invalid, x->n_invalid == 1 ? "" : "s");
     }
     fprintf(out, "\n%zu experiment%s, %llu point%s, %llu variant run%s\n", plan->n,
             plan->n == 1 ? "" : "s", (unsigned long long)plan->n_points,

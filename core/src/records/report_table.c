@@ -785,7 +785,7 @@ static int table_end(void *vctx, int exit_code)
     const kbc_suspect *sus = kbc_suspects_list(c->suspects, &n_sus);
     for (size_t i = 0; i < n_sus; i++) {
         char t[2048];
-        fprintf(c->out, "%ssuspect row (slower than a larger point of its variant): %s\n",
+        fprintf(c->out, "%ssuspect row (more than twice as slow as its variant with more work): %s\n",
                 c->markdown ? "- " : "", SHOWN(c->markdown, kbc_suspect_text(&sus[i], t, sizeof t)));
     }
     if (n_sus)
@@ -797,6 +797,8 @@ static int table_end(void *vctx, int exit_code)
     if (c->counts[KBC_CRASHED] || c->counts[KBC_TIMEOUT])
         fprintf(c->out, ", %u crashed, %u timeout", c->counts[KBC_CRASHED],
                 c->counts[KBC_TIMEOUT]);
+    if (c->counts[KBC_INVALID])
+        fprintf(c->out, ", %u invalid", c->counts[KBC_INVALID]);
     fprintf(c->out, "; exit code %d\n", exit_code);
     if (c->nogpu_rows)
         fprintf(c->out, "skipped: %u CUDA row%s: %s\n", c->nogpu_rows,

@@ -111,7 +111,7 @@ const kbc_suspect *kbc_suspects_list(kbc_suspects *s, size_t *n)
                 double w;
                 if (j == i || !more_work(a, b, &w))
                     continue;
-                if (a->median > KBC_SUSPECT_FACTOR * b->median &&
+                if (a->median >= KBC_SUSPECT_MIN_S && a->median > KBC_SUSPECT_FACTOR * b->median &&
                     (!worst || b->median < worst->median)) {
                     worst = b;
                     worst_work = w;

@@ -21,6 +21,9 @@
 #include "record.h"
 
 #define KBC_SUSPECT_FACTOR 2.0
+/* Rows faster than this are left out: below a microsecond a median is
+   mostly the clock's resolution and a launch's or a call's cost. */
+#define KBC_SUSPECT_MIN_S 1e-6
 
 typedef struct kbc_suspects kbc_suspects;
 
