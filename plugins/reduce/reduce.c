@@ -193,9 +193,11 @@ static int kbr_sizes_of(const kb_value *p, kbr_sizes *z, kb_host *host)
        reuse them.  Sizes rounded up to 16 bytes keep each buffer aligned. */
     z->ping_elems = kbr_ceil_div(n, (uint64_t)block);
     z->pong_elems = kbr_ceil_div(z->ping_elems, (uint64_t)block);
+    /* The partials and the onepass finish are shared by several variants
+       and small: counted whatever runs.  The libraries' storage is counted
+       per variant (lib_bytes). */
     uint64_t scratch = (z->ping_elems + z->pong_elems) * es + 32 /* two roundings */ +
-                       16 /* output */ + (uint64_t)KBR_ONEPASS_MAX_BLOCKS * 8 + 16 /* counter */ +
-                       2ull * KBR_LIB_TEMP_ALLOWANCE /* cub and thrust */;
+                       16 /* output */ + (uint64_t)KBR_ONEPASS_MAX_BLOCKS * 8 + 16 /* counter */;
     if (z->in_bytes > UINT64_MAX - scratch)
         return host->fail(host, KB_EINVAL,
                           "reduce: n = %llu needs more device memory than 64 bits can count",
@@ -206,6 +208,16 @@ static int kbr_sizes_of(const kb_value *p, kbr_sizes *z, kb_host *host)
 }
 
 /* ---- plan ----------------------------------------------------------------- */
+
+/* The device memory a library variant adds (kb_work.variant_device_bytes):
+   its temporary storage, which only a size query on the device can tell,
+   so plan() states the allowance (reduce.h, KBR_LIB_TEMP_ALLOWANCE) and
+   setup() warns when the library asks for more. */
+static uint64_t lib_bytes(uint32_t needs)
+{
+    return (needs & KBR_NEEDS_CUB ? KBR_LIB_TEMP_ALLOWANCE : 0) +
+           (needs & KBR_NEEDS_THRUST ? KBR_LIB_TEMP_ALLOWANCE : 0);
+}
 
 static int kbr_plan(const kb_value *p, kb_work *out, kb_host *host)
 {
@@ -220,6 +232,8 @@ static int kbr_plan(const kb_value *p, kb_work *out, kb_host *host)
     out->items = n;
     out->host_bytes = z.host_bytes;
     out->device_bytes = z.device_bytes;
+    for (uint32_t v = 0; v < KBR_N_VARIANTS; v++)
+        kb_work_add_variant_bytes(out, host, v, lib_bytes(impls[v].needs));
     return KB_OK;
 }
 

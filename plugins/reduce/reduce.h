@@ -130,8 +130,12 @@ struct kbr_impl {
    (i32 sums are exact modulo 2^32 in any order, so no bound on n is needed). */
 #define KBR_EXACT_I32_K 100
 
-/* Device memory reserved for the libraries' temporary storage in plan();
-   setup() logs a warning if the library asks for more. */
+/* The device memory plan() states for each library variant
+   (kb_work.variant_device_bytes): a bound on its temporary storage, which
+   only a size query on the device could tell (cub::DeviceReduce keeps a
+   partial per block of its first pass, a few thousand blocks at most;
+   thrust::reduce asks its allocator for the same).  setup() logs a
+   warning if a library asks for more. */
 #define KBR_LIB_TEMP_ALLOWANCE (1u << 20)
 
 /* gridDim.x may not exceed this. */

@@ -119,9 +119,35 @@ KBK_EXPORT_ONE(descriptor)
 
 /* ---- plan ----------------------------------------------------------------- */
 
-/* Allowance for a library's temporary storage beyond a copy of keys and
-   values (CUB's radix sort keeps an alternate buffer of each). */
+/* A library variant's temporary storage (kb_work.variant_device_bytes):
+   CUB's radix sort without a DoubleBuffer and its merge sort's copy keep
+   an alternate of the keys and of the values, thrust's sort the same
+   through its allocator; the bound is two such copies plus
+   SORT_LIB_SLACK for their histograms, look-back and partition state.
+   Only a size query on the device could tell the exact figure, which
+   plan() may not make: setup() warns when a library asks for more. */
 #define SORT_LIB_SLACK (64ull << 20)
+
+static uint64_t lib_bound(uint64_t n, int pairs)
+{
+    return n * 4 * 2 * (pairs ? 2 : 1) + SORT_LIB_SLACK;
+}
+
+/* The device memory of what a variant's row needs beyond the buffers every
+   GPU run shares (the inputs, the outputs and the alternates). */
+static uint64_t needs_bytes(uint32_t needs, uint64_t n, int tile, int pairs)
+{
+    uint64_t b = 0;
+    if (needs & SORT_NEEDS_RADIX)
+        b += sort_ceil_div(n, SORT_RADIX_TILE) * 256 * 4 + 256 * 4;
+    if (needs & SORT_NEEDS_ONESWEEP)
+        b += (1024 + 4) * 4 + sort_os_status_bytes(n);
+    if (needs & SORT_NEEDS_EARLY)
+        b += SORT_EARLY_BUF_BYTES + sort_early_status_bytes(n, tile, pairs);
+    if (needs & SORT_NEEDS_LIB)
+        b += lib_bound(n, pairs);
+    return b;
+}
 
 static int check_params(const kb_value *p, kb_host *host)
 {
@@ -157,14 +183,15 @@ static int sort_plan(const kb_value *p, kb_work *out, kb_host *host)
     /* Host: inputs, outputs (keys and values each), the reference, 2n words
        of scratch. */
     out->host_bytes = n * 4 * 7;
-    /* Device: inputs, outputs and alternates of keys and values; classic
-       radix counts; onesweep status; a library's temporary storage. */
-    uint64_t tiles = sort_ceil_div(n, SORT_RADIX_TILE);
-    out->device_bytes = n * 4 * 6 + tiles * 256 * 4 + 8192 + sort_os_status_bytes(n) +
-                        SORT_EARLY_BUF_BYTES +
-                        sort_early_status_bytes(n, (int)p[SORT_P_TILE].i,
-                                                p[SORT_P_VALUES].i == SORT_PAIRS) +
-                        n * 4 * 2 * words + SORT_LIB_SLACK;
+    /* Device: inputs, outputs and alternates of keys (and values), shared
+       by the GPU variants; then what each variant's row adds (needs_bytes):
+       classic radix counts, onesweep's and onesweep-early's status, a
+       library's temporary storage. */
+    int pairs = p[SORT_P_VALUES].i == SORT_PAIRS;
+    out->device_bytes = n * 4 * 3 * words;
+    for (uint32_t v = 0; v < SORT_N_VARIANTS; v++)
+        kb_work_add_variant_bytes(out, host, v,
+                                  needs_bytes(impls[v].needs, n, (int)p[SORT_P_TILE].i, pairs));
     return KB_OK;
 }
 
@@ -431,8 +458,19 @@ static int setup_device(sort_state *s, kb_host *host)
             return rc;
         KBK_CUDA(host, cudaStreamSynchronize(st));
     }
-    if (s->needs & SORT_NEEDS_LIB)
-        return sort_lib_setup(s, impls, SORT_N_VARIANTS, host);
+    if (s->needs & SORT_NEEDS_LIB) {
+        if ((rc = sort_lib_setup(s, impls, SORT_N_VARIANTS, host)))
+            return rc;
+        static const char *const lib_names[] = {"", "cub radix sort", "cub merge sort",
+                                                "thrust sort"};
+        for (int lib = SORT_LIB_CUB_RADIX; lib <= SORT_LIB_THRUST; lib++)
+            if (s->lib_temp_bytes[lib] > lib_bound(s->n, s->pairs))
+                host->log(host, KB_LOG_WARN,
+                          "sort: %s asks for %zu bytes of temporary storage, more than the "
+                          "%llu that plan() stated",
+                          lib_names[lib], s->lib_temp_bytes[lib],
+                          (unsigned long long)lib_bound(s->n, s->pairs));
+    }
     return KB_OK;
 }
 

@@ -22,56 +22,31 @@
 #include "kbench/plugin.h"
 #include "matmul.h"
 
-#define PLUGIN_PATH KBENCH_BINARY_DIR "/plugins/kbench-matmul.so"
+#define FIXTURE_PLUGIN_PATH KBENCH_BINARY_DIR "/plugins/kbench-matmul.so"
+#include "plugin_fixture.h"
 
-static void *handle;
-static const kb_plugin *plug;
 static const kbm_test_ext *ext;
-#include "fake_host.h"
 
-static kb_host make_host(uint64_t seed)
-{
-    kb_host h = {.size = sizeof(kb_host), .seed = seed, .stream = NULL, .device = -1,
-                 .sm_count = 0, .l2_bytes = 0, .cpu_threads = 4, .log = test_log,
-                 .fail = test_fail};
-    return h;
-}
+static kb_host make_host(uint64_t seed) { return fixture_host(seed, 4); }
 
 static void load(void)
 {
-    handle = dlopen(PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-    cr_assert_not_null(handle, "cannot load %s: %s", PLUGIN_PATH, dlerror());
-    kb_entry_fn entry = (kb_entry_fn)dlsym(handle, KB_ENTRY_SYMBOL);
-    cr_assert_not_null(entry, "no %s in the plugin", KB_ENTRY_SYMBOL);
-    plug = entry(0);
-    cr_assert_not_null(plug);
+    fixture_load();
     cr_assert_not_null(plug->ops->extension);
     ext = plug->ops->extension(KBM_TEST_EXTENSION);
     cr_assert_not_null(ext);
     cr_assert_eq(ext->size, sizeof(kbm_test_ext));
-    last_error[0] = 0;
-    fail_calls = 0;
 }
 
 static void unload(void)
 {
-    if (handle)
-        dlclose(handle);
-    handle = NULL;
-    plug = NULL;
+    fixture_unload();
     ext = NULL;
 }
 
 TestSuite(matmul, .init = load, .fini = unload, .timeout = 240);
 
-static int variant_index(const char *name)
-{
-    for (uint32_t v = 0; v < plug->n_variants; v++)
-        if (strcmp(plug->variants[v].name, name) == 0)
-            return (int)v;
-    cr_assert_fail("no variant named %s", name);
-    return -1;
-}
+static int variant_index(const char *name) { return (int)fixture_variant(name); }
 
 static void params_of_p(kb_value *p, uint64_t m, uint64_t n, uint64_t k, int inputs, int check,
                         int precision)
