@@ -429,8 +429,13 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_ho
     kb_work work;
     memset(&work, 0, sizeof work);
     int st = kbc_call_plan(in, values, &work, &err);
-    for (size_t i = 0; i < n; i++)
+    /* A row's device_bytes is what its variant's run needs: the shared
+       figure plus its own (kb_work, "Device memory"). */
+    for (size_t i = 0; i < n; i++) {
         recs[i].work = work;
+        recs[i].work.device_bytes =
+            kbc_work_device_bytes(&work, KB_VARIANT_BIT(recs[i].variant_index));
+    }
     if (st != KB_OK) {
         /* The plan was checked when the configuration was read, so this is
            a plugin whose plan() is not a function of its parameters. */
