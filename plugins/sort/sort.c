@@ -84,38 +84,18 @@ static int run_cpu_radix(sort_state *s, const sort_impl *impl, kb_host *host);
     (KB_USES(SORT_P_N) | KB_USES(SORT_P_KEY) | KB_USES(SORT_P_VALUES) | KB_USES(SORT_P_DIST))
 #define U_TILE (U_ALL | KB_USES(SORT_P_TILE) | KB_USES(SORT_P_HIST))
 
-#define SORT_FIELDS(...) __VA_ARGS__
+/* The table (sort_variants.def, rows SORT_VARIANT): variants[], impls[],
+   KBK_N_VARIANTS and the guards (kbench/kit_family.h). */
+#define SORT_VARIANT KBK_ROW
+#define KBK_FAMILY_NAME "sort"
+#define KBK_FAMILY_IMPL sort_impl
+#define KBK_FAMILY_DEF "sort_variants.def"
+#include <kbench/kit_family.h>
 
-static const kb_variant variants[] = {
-#define SORT_VARIANT(seen, impl) {SORT_FIELDS seen},
-#include "sort_variants.def"
-#undef SORT_VARIANT
-};
-
-static const sort_impl impls[] = {
-#define SORT_VARIANT(seen, impl) {SORT_FIELDS impl},
-#include "sort_variants.def"
-#undef SORT_VARIANT
-};
-
-#define SORT_N_VARIANTS (uint32_t)(sizeof variants / sizeof variants[0])
-_Static_assert(sizeof impls / sizeof impls[0] == sizeof variants / sizeof variants[0],
-               "one sort_impl per variant");
-
-KBK_OPS(sort);
-
-static const kb_plugin descriptor = {
-    KB_PLUGIN_HEADER,
-    .name = "sort",
-    .summary = "sort n keys (u32, i32, f32) or key-value pairs: odd-even transposition, LSD "
-               "radix, onesweep, CUB and Thrust",
-    KB_PARAMS(params),
-    KB_VARIANTS(variants),
-    .item_name = "keys",
-    .ops = &sort_ops,
-};
-
-KBK_EXPORT_ONE(descriptor)
+KBK_FAMILY_PLUGIN(sort,
+                  "sort n keys (u32, i32, f32) or key-value pairs: odd-even transposition, LSD "
+                  "radix, onesweep, CUB and Thrust",
+                  "keys")
 
 /* ---- plan ----------------------------------------------------------------- */
 
@@ -189,7 +169,7 @@ static int sort_plan(const kb_value *p, kb_work *out, kb_host *host)
        library's temporary storage. */
     int pairs = p[SORT_P_VALUES].i == SORT_PAIRS;
     out->device_bytes = n * 4 * 3 * words;
-    for (uint32_t v = 0; v < SORT_N_VARIANTS; v++)
+    for (uint32_t v = 0; v < KBK_N_VARIANTS; v++)
         kb_work_add_variant_bytes(out, host, v,
                                   needs_bytes(impls[v].needs, n, (int)p[SORT_P_TILE].i, pairs));
     return KB_OK;
@@ -396,15 +376,6 @@ static int reference(sort_state *s)
 
 /* ---- setup and teardown --------------------------------------------------- */
 
-static uint32_t needs_of(uint64_t vmask)
-{
-    uint32_t needs = 0;
-    for (uint32_t v = 0; v < SORT_N_VARIANTS; v++)
-        if (vmask & KB_VARIANT_BIT(v))
-            needs |= impls[v].needs;
-    return needs;
-}
-
 static int setup_device(sort_state *s, kb_host *host)
 {
     cudaStream_t st = (cudaStream_t)host->stream;
@@ -459,7 +430,7 @@ static int setup_device(sort_state *s, kb_host *host)
         KBK_CUDA(host, cudaStreamSynchronize(st));
     }
     if (s->needs & SORT_NEEDS_LIB) {
-        if ((rc = sort_lib_setup(s, impls, SORT_N_VARIANTS, host)))
+        if ((rc = sort_lib_setup(s, impls, KBK_N_VARIANTS, host)))
             return rc;
         static const char *const lib_names[] = {"", "cub radix sort", "cub merge sort",
                                                 "thrust sort"};
@@ -492,7 +463,7 @@ static int sort_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **s
     s->gpu = host->stream != NULL;
     s->sm_count = host->sm_count > 0 ? host->sm_count : 132;
     s->variants = vmask;
-    s->needs = needs_of(vmask);
+    s->needs = kbk_needs_of(vmask);
     size_t words = (size_t)s->n * 4;
     if ((rc = kbk_buf_alloc(host, &s->keys_in, words, KBK_BOTH)) ||
         (rc = kbk_buf_alloc(host, &s->keys_out, words, KBK_BOTH)))
@@ -534,13 +505,12 @@ static void sort_teardown(void *state, kb_host *host)
 
 /* ---- prepare, upload, download -------------------------------------------- */
 
-static int is_cuda(uint32_t v) { return variants[v].backend == KB_BACKEND_CUDA; }
-
 static int sort_prepare(void *state, uint32_t v, kb_host *host)
 {
     sort_state *s = state;
-    if (v >= SORT_N_VARIANTS)
-        return host->fail(host, KB_EINVAL, "sort: no variant number %u", v);
+    int rc = kbk_variant_ok(host, v);
+    if (rc)
+        return rc;
     if (impls[v].max_n && s->n > impls[v].max_n)
         return host->fail(host, KB_EUNSUPPORTED,
                           "sort: %s sorts at most n = %llu keys (%s), not n = %llu",
@@ -548,7 +518,6 @@ static int sort_prepare(void *state, uint32_t v, kb_host *host)
                           impls[v].limit, (unsigned long long)s->n);
     /* 0xff bytes: NaN for f32, -1 for i32, the largest u32; a variant that
        writes nothing fails (the reference is never all 0xffffffff). */
-    int rc;
     if ((rc = kbk_buf_poison(host, &s->keys_out, 0xff)) ||
         (s->pairs && (rc = kbk_buf_poison(host, &s->vals_out, 0xff))))
         return rc;
@@ -560,7 +529,7 @@ static int sort_prepare(void *state, uint32_t v, kb_host *host)
 static int sort_upload(void *state, uint32_t v, kb_host *host)
 {
     sort_state *s = state;
-    if (!s->gpu || !is_cuda(v))
+    if (!s->gpu || !kbk_is_cuda(v))
         return KB_OK;
     int rc = kbk_buf_upload(host, &s->keys_in);
     if (!rc && s->pairs)
@@ -571,7 +540,7 @@ static int sort_upload(void *state, uint32_t v, kb_host *host)
 static int sort_download(void *state, uint32_t v, kb_host *host)
 {
     sort_state *s = state;
-    if (!s->gpu || !is_cuda(v))
+    if (!s->gpu || !kbk_is_cuda(v))
         return KB_OK;
     int rc = kbk_buf_download(host, &s->keys_out);
     if (!rc && s->pairs)
@@ -646,11 +615,9 @@ static int run_cpu_radix(sort_state *s, const sort_impl *impl, kb_host *host)
 static int sort_run(void *state, uint32_t v, kb_host *host)
 {
     sort_state *s = state;
-    if (v >= SORT_N_VARIANTS)
-        return host->fail(host, KB_EINVAL, "sort: no variant number %u", v);
-    if (is_cuda(v) && !s->gpu)
-        return host->fail(host, KB_EUNSUPPORTED, "sort: %s needs a GPU and none is in use",
-                          variants[v].name);
+    int rc = kbk_variant_runs(host, v);
+    if (rc)
+        return rc;
     return impls[v].run(s, &impls[v], host);
 }
 
@@ -659,8 +626,9 @@ static int sort_run(void *state, uint32_t v, kb_host *host)
 static int sort_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
 {
     sort_state *s = state;
-    if (v >= SORT_N_VARIANTS)
-        return host->fail(host, KB_EINVAL, "sort: no variant number %u", v);
+    int rc = kbk_variant_ok(host, v);
+    if (rc)
+        return rc;
     uint64_t n = s->n, bad = 0, first = n;
     const uint32_t *ki = s->keys_in.host, *ko = s->keys_out.host, *ref = s->ref;
     int key = s->key, stable = impls[v].stable;
