@@ -112,7 +112,7 @@ struct kbr_impl {
    KBR_ONEPASS_BLOCK threads per multiprocessor.  Inputs under the `bulk_min`
    parameter's bytes (default 512 MiB: on the H200 the copy engine overtakes
    the onepass kernel's 16-byte loads between 256 MiB and 512 MiB, see
-   README.md) take the onepass path instead (same finish).  Why these values:
+   RESULTS.md) take the onepass path instead (same finish).  Why these values:
    see reduce_kernels.cu. */
 #define KBR_BULK_STAGE_BYTES 16384u
 #define KBR_BULK_STAGES 4u
