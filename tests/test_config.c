@@ -573,6 +573,24 @@ Test(config, plan_is_shown_no_device)
     cr_assert_eq(h.stream, &stream_stand_in);
 }
 
+/* Before setup the point admits its variants in order while their device
+   memory fits: 4 GiB shared, `lib` 12 GiB more. */
+Test(config, variants_are_admitted_while_their_memory_fits)
+{
+    kb_work w;
+    memset(&w, 0, sizeof w);
+    w.device_bytes = 4ull << 30;
+    w.variant_device_bytes[2] = 12ull << 30;
+    uint64_t need;
+    cr_assert(kbc_work_fits(&w, 0, 1, 8ull << 30, &need));
+    cr_assert_eq(need, 4ull << 30);
+    cr_assert_not(kbc_work_fits(&w, KB_VARIANT_BIT(1), 2, 8ull << 30, &need));
+    cr_assert_eq(need, 16ull << 30);
+    cr_assert(kbc_work_fits(&w, KB_VARIANT_BIT(1), 2, 16ull << 30, &need));
+    /* Free memory not known: everything fits. */
+    cr_assert(kbc_work_fits(&w, KB_VARIANT_BIT(1), 2, 0, &need));
+}
+
 Test(config, too_many_points)
 {
     build_fails("[a]\nplugin = reduce\nn = 1..5000:+1\niters = 1..1000:+1\nscale = 1, 2, 3\n", 1,

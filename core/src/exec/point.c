@@ -473,9 +473,8 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_ho
             free_mem = kbc_gpu_free_memory();
             free_known = 1;
         }
-        uint64_t need_bytes =
-            kbc_work_device_bytes(&work, mask | KB_VARIANT_BIT(r->variant_index));
-        if (free_mem > 0 && need_bytes > free_mem) {
+        uint64_t need_bytes;
+        if (!kbc_work_fits(&work, mask, r->variant_index, free_mem, &need_bytes)) {
             char need[32], have[32];
             kbc_human_bytes(need_bytes, need, sizeof need);
             kbc_human_bytes(free_mem, have, sizeof have);

@@ -114,3 +114,10 @@ int kbc_check_passes(const kb_check *c)
 {
     return !isnan(c->error) && !isnan(c->tolerance) && c->error <= c->tolerance;
 }
+
+int kbc_work_fits(const kb_work *w, uint64_t admitted, uint32_t v, uint64_t free_bytes,
+                  uint64_t *need)
+{
+    *need = kbc_work_device_bytes(w, admitted | (v < KB_MAX_VARIANTS ? KB_VARIANT_BIT(v) : 0));
+    return free_bytes == 0 || *need <= free_bytes;
+}

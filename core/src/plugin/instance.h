@@ -64,6 +64,13 @@ void kbc_call_teardown(kbc_instance in, void *state);
    saturating at UINT64_MAX. */
 uint64_t kbc_work_device_bytes(const kb_work *w, uint64_t mask);
 
+/* Whether variant v may join the variants of `admitted` before setup(): the
+   device memory of them all, put in *need, is at most free_bytes (0: not
+   known, every variant fits).  The point admits its variants in order with
+   this, so a variant that does not fit beside the earlier ones is skipped. */
+int kbc_work_fits(const kb_work *w, uint64_t admitted, uint32_t v, uint64_t free_bytes,
+                  uint64_t *need);
+
 /* The host's verdict on a check: the error is within the tolerance and
    neither is NaN.  A plugin's own `passed` is compared with this, never
    believed. */
