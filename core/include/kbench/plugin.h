@@ -261,11 +261,13 @@ struct kb_host {
     uint32_t abi_minor;   /* the host's KB_ABI_MINOR (see Compatibility)   */
     uint64_t seed;        /* inputs are a function of the seed alone: the
                              same for every point and variant              */
-    void *stream;         /* cudaStream_t to launch on; NULL without a GPU */
+    void *stream;         /* cudaStream_t to launch on; NULL without a GPU
+                             (and always in plan(): see kb_ops, plan)      */
     int device;           /* CUDA device ordinal; -1 without a GPU         */
     int sm_count;         /* multiprocessors of that device; 0 without     */
     uint64_t l2_bytes;    /* its L2 cache size; 0 without                  */
-    int cpu_threads;      /* threads a parallel CPU variant may use        */
+    int cpu_threads;      /* threads a parallel CPU variant may use (also
+                             in plan(), which may size host memory by it)  */
 
     /* Logs one line (no trailing newline needed). */
     void (*log)(kb_host *h, kb_log_level level, const char *fmt, ...) KB_PRINTF(3, 4);
