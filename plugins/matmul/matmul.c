@@ -197,8 +197,9 @@ static int sizes_of(const kb_value *p, kbm_sizes *z, kb_host *host)
     int precision = (int)p[KBM_P_PRECISION].i;
     if (precision < 0 || precision >= KBM_N_PRECISIONS)
         return host->fail(host, KB_EINVAL, "matmul: no precision number %d", precision);
-    /* Upper bounds over the variants (plan does not know which will run):
-       the bf16 copies for precision bf16, the wgmma scratch, the workspace. */
+    /* Upper bounds over the variants, shared by several of them: the bf16
+       copies for precision bf16, the wgmma scratch.  cuBLAS's workspace is
+       the cuBLAS variants' own (kbm_plan states it per variant). */
     z->a16_bytes = precision == KBM_BF16 ? m * k * 2 : 0;
     z->b16_bytes = precision == KBM_BF16 ? k * n * 2 : 0;
     z->scratch_bytes = kbm_wgmma_scratch_bytes(m, n, k, precision);
@@ -206,7 +207,7 @@ static int sizes_of(const kb_value *p, kbm_sizes *z, kb_host *host)
     z->host_bytes = z->a_bytes + z->b_bytes + z->c_bytes + z->ref_bytes + z->a16_bytes +
                     z->b16_bytes;
     z->device_bytes = z->a_bytes + z->b_bytes + z->c_bytes + z->a16_bytes + z->b16_bytes +
-                      z->scratch_bytes + z->workspace_bytes;
+                      z->scratch_bytes;
     return KB_OK;
 }
 
@@ -235,6 +236,12 @@ static int kbm_plan(const kb_value *p, kb_work *out, kb_host *host)
     out->items = m * n;
     out->host_bytes = z.host_bytes;
     out->device_bytes = z.device_bytes;
+    /* cuBLAS's workspace where a cuBLAS variant runs (kb_work, "Device
+       memory"): setup() allocates one for any of them, so each states it
+       (an over-estimate when several are listed). */
+    for (uint32_t v = 0; v < KBK_N_VARIANTS; v++)
+        if (impls[v].needs & KBM_NEEDS_CUBLAS)
+            kb_work_add_variant_bytes(out, host, v, z.workspace_bytes);
     return KB_OK;
 }
 
