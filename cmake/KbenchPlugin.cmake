@@ -90,6 +90,14 @@ function(kbench_add_plugin name)
   endif()
 
   target_link_libraries(${name} PRIVATE kbench::headers)
+  # Each source's folder is on the include path, so that a header the kit
+  # includes for the plugin (KBK_FAMILY_DEF, kbench/kit_family.h) is found
+  # beside the plugin's sources.
+  foreach(_src IN LISTS KP_SOURCES)
+    get_filename_component(_dir "${_src}" DIRECTORY)
+    get_filename_component(_dir "${_dir}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    target_include_directories(${name} PRIVATE "${_dir}")
+  endforeach()
   if(_cuda_enabled OR KP_KIT)
     if(NOT TARGET CUDA::cudart)
       find_package(CUDAToolkit REQUIRED)

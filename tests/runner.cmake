@@ -8,9 +8,13 @@ target_link_libraries(toy PRIVATE m)
 
 kbench_test(test_stats SOURCES test_stats.c)
 
-kbench_test(test_runner SOURCES test_runner.c)
-target_include_directories(test_runner PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/runner)
-add_dependencies(test_runner toy)
+# The runner's suites follow its split (exec/runner.c, exec/point.c,
+# cuda/measure.c, the derived values) and share support/runner_harness.c.
+foreach(_suite runner point measure value)
+  kbench_test(test_${_suite} SOURCES test_${_suite}.c support/runner_harness.c)
+  target_include_directories(test_${_suite} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/runner)
+  add_dependencies(test_${_suite} toy)
+endforeach()
 
 # The command-line tests run the built kbench binary itself.
 kbench_test(test_cli SOURCES test_cli.c)
@@ -20,4 +24,4 @@ add_dependencies(test_cli kbench toy kbcheckfix_chatty)
 # runs only where a GPU is present.
 kbench_add_plugin(fault SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/runner/fault.cu
   OUTPUT_DIRECTORY ${KBENCH_RUNNER_FIXTURES} NO_INSTALL)
-add_dependencies(test_runner fault)
+add_dependencies(test_point fault)

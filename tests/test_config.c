@@ -11,6 +11,8 @@
 
 #include "config.h"
 #include "core_keys.h"
+#include "host.h"
+#include "instance.h"
 #include "sweep.h"
 
 #define assert_has(msg, sub) \
@@ -99,6 +101,29 @@ static const kb_plugin mute_desc = {
     KB_PLUGIN_HEADER, .name = "mute", .summary = "x", KB_PARAMS(scan_params),
     KB_VARIANTS(scan_variants), .ops = STUB_OPS(silent_fail)};
 
+/* A plugin whose library variant states its own device memory (minor 2):
+   4 bytes an element for every run, 12 more for `lib` alone.  Its plan()
+   also fails when it is shown a device, which it must never see. */
+static const kb_variant libmem_variants[] = {
+    {"cpu", KB_BACKEND_CPU, "a loop"},
+    {"own", KB_BACKEND_CUDA, "our kernel"},
+    {"lib", KB_BACKEND_CUDA, "a library with temporary storage"},
+};
+
+static int libmem_plan(const kb_value *v, kb_work *out, kb_host *h)
+{
+    if (h->stream || h->device != -1 || h->sm_count || h->l2_bytes)
+        return h->fail(h, KB_EINVAL, "plan() was shown a device");
+    out->bytes_read = v[0].u * 4;
+    out->device_bytes = v[0].u * 4;
+    kb_work_add_variant_bytes(out, h, 2, v[0].u * 12);
+    return KB_OK;
+}
+
+static const kb_plugin libmem_desc = {
+    KB_PLUGIN_HEADER, .name = "libmem", .summary = "x", KB_PARAMS(scan_params),
+    KB_VARIANTS(libmem_variants), .ops = STUB_OPS(libmem_plan)};
+
 /* ---- Fixture ----------------------------------------------------------- */
 
 static kbc_registry reg;
@@ -125,6 +150,7 @@ static void setup(void)
     add(&needy_desc, "/fake/needy.so");
     add(&broken_desc, "/fake/broken.so");
     add(&mute_desc, "/fake/mute.so");
+    add(&libmem_desc, "/fake/libmem.so");
     calls = 0;
 }
 
@@ -380,7 +406,7 @@ ParameterizedTestParameters(config, refusals)
         /* Plugins. */
         {"[global]\nruns = 3\n[a]\n\nplugin = redcue\n", 5,
          "key 'plugin' in [a]: no plugin named 'redcue' was found (searched: reduce, scan, "
-         "needy, broken, mute); did you mean 'reduce'?",
+         "needy, broken, mute, libmem); did you mean 'reduce'?",
          ""},
         {"[a]\nruns = 3\n", 1, "experiment [a] has no key 'plugin'", ""},
         {"[global]\nplugin = nosuch\n[a]\n", 2,
@@ -503,6 +529,84 @@ Test(config, plan_failures)
     cr_assert_eq(build_named("exp.ini", "[a]\nplugin = reduce\nn = 1M, 1G\ndtype = f64\n",
                              8ULL << 30),
                  0, "%s", d.msg);
+}
+
+/* The plan's memory check counts the variants of the experiment only: a
+   library's storage (kb_work.variant_device_bytes) where `lib` runs. */
+Test(config, device_memory_is_the_experiments_variants)
+{
+    cr_assert_eq(build_named("exp.ini", "[a]\nplugin = libmem\nn = 1G\nvariants = cpu, own\n",
+                             8ULL << 30),
+                 0, "%s", d.msg);
+    kbc_plan_free(&plan);
+    kbc_ini_free(&ini);
+    cr_assert_eq(build_named("exp.ini", "[a]\nplugin = libmem\nn = 1G\nvariants = own, lib\n",
+                             8ULL << 30),
+                 -1);
+    assert_has(d.msg, "needs 16.0 GiB of device memory and the device has 8.0 GiB");
+}
+
+/* The dry run shows the device memory of the experiment's variants. */
+Test(config, dry_run_shows_the_variants_device_memory)
+{
+    build_ok("[own]\nplugin = libmem\nn = 1M\nvariants = own\n"
+             "[lib]\nplugin = libmem\nn = 1M\nvariants = own, lib\n");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    kbc_plan_print(&plan, f);
+    fclose(f);
+    char *lib = strstr(buf, "[lib]");
+    cr_assert_not_null(lib, "%s", buf);
+    cr_assert_not_null(strstr(lib, "16.0 MiB"), "%s", buf);
+    *lib = '\0';
+    cr_assert_null(strstr(buf, "16.0 MiB"), "%s", buf);
+    free(buf);
+}
+
+/* plan() sees no device on any path: the runner's host has one, and
+   plan() must still be shown none (kbench/plugin.h, plan). */
+Test(config, plan_is_shown_no_device)
+{
+    kb_host h;
+    kbc_hostctx hc;
+    memset(&hc, 0, sizeof hc);
+    kbc_host_init(&h, &hc, "libmem", 1, 2);
+    int stream_stand_in;
+    h.stream = &stream_stand_in;
+    h.device = 0;
+    h.sm_count = 132;
+    h.l2_bytes = 50u << 20;
+    kb_value v[2] = {{.u = 1000}, {.i = 0}};
+    kb_work w;
+    kbc_error err;
+    int rc = kbc_call_plan(kbc_instance_of(&libmem_desc, &h), v, &w, &err);
+    cr_assert_eq(rc, KB_OK, "%s", err.sentence);
+    cr_assert_eq(w.device_bytes, 4000);
+    cr_assert_eq(w.variant_device_bytes[2], 12000);
+    cr_assert_eq(kbc_work_device_bytes(&w, KB_VARIANT_BIT(1)), 4000);
+    cr_assert_eq(kbc_work_device_bytes(&w, KB_VARIANT_BIT(1) | KB_VARIANT_BIT(2)), 16000);
+    /* The caller's host keeps its device. */
+    cr_assert_eq(h.sm_count, 132);
+    cr_assert_eq(h.stream, &stream_stand_in);
+}
+
+/* Before setup the point admits its variants in order while their device
+   memory fits: 4 GiB shared, `lib` 12 GiB more. */
+Test(config, variants_are_admitted_while_their_memory_fits)
+{
+    kb_work w;
+    memset(&w, 0, sizeof w);
+    w.device_bytes = 4ull << 30;
+    w.variant_device_bytes[2] = 12ull << 30;
+    uint64_t need;
+    cr_assert(kbc_work_fits(&w, 0, 1, 8ull << 30, &need));
+    cr_assert_eq(need, 4ull << 30);
+    cr_assert_not(kbc_work_fits(&w, KB_VARIANT_BIT(1), 2, 8ull << 30, &need));
+    cr_assert_eq(need, 16ull << 30);
+    cr_assert(kbc_work_fits(&w, KB_VARIANT_BIT(1), 2, 16ull << 30, &need));
+    /* Free memory not known: everything fits. */
+    cr_assert(kbc_work_fits(&w, KB_VARIANT_BIT(1), 2, 0, &need));
 }
 
 Test(config, too_many_points)

@@ -874,3 +874,38 @@ Test(kit_peak, a_minor_0_host_is_left_alone)
     kb_work_set_peak(&w, &h, KB_PEAK_BF16);
     cr_assert_eq(w.peak, 0xababababu);
 }
+
+/* ---- kb_work_add_variant_bytes (plugin.h, minor 2) ------------------------ */
+
+Test(kit_variant_bytes, a_minor_2_host_gets_them_per_variant)
+{
+    kb_host h = make_host(1, 1);
+    kb_work w = {0};
+    kb_work_add_variant_bytes(&w, &h, 3, 1000);
+    kb_work_add_variant_bytes(&w, &h, 3, 24);
+    cr_assert_eq(w.variant_device_bytes[3], 1024);
+    cr_assert_eq(w.device_bytes, 0);
+}
+
+/* An older host's kb_work ends before the array: the bytes go to
+   device_bytes, which it checks whatever the variants; nothing is written
+   past minor 1's fields. */
+Test(kit_variant_bytes, an_older_host_gets_them_in_device_bytes)
+{
+    kb_host h = make_host(1, 1);
+    h.abi_minor = 1;
+    kb_work w;
+    memset(&w, 0xab, sizeof w);
+    w.device_bytes = 100;
+    kb_work_add_variant_bytes(&w, &h, 3, 1000);
+    cr_assert_eq(w.device_bytes, 1100);
+    cr_assert_eq(w.variant_device_bytes[3], 0xababababababababull);
+}
+
+Test(kit_variant_bytes, a_variant_past_the_mask_is_ignored)
+{
+    kb_host h = make_host(1, 1);
+    kb_work w = {0};
+    kb_work_add_variant_bytes(&w, &h, KB_MAX_VARIANTS, 1000);
+    cr_assert_eq(w.device_bytes, 0);
+}

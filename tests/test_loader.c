@@ -550,7 +550,7 @@ REFUSED(size_not_a_sizeof, f.d.size = sizeof(kb_plugin) - 4,
 
 /* A value a newer minor may have added is refused with a hint. */
 REFUSED(newer_minor_unknown_flag_hints, { f.d.abi_minor = 5; f.v[1].flags = 0x10; },
-        "unknown flags 0x10 (the plugin was built for ABI 2.5, newer than this kbench's 2.1")
+        "unknown flags 0x10 (the plugin was built for ABI 2.5, newer than this kbench's 2.2")
 
 Test(descriptor, current_minor_unknown_flag_has_no_hint)
 {
@@ -1020,6 +1020,39 @@ static char *run_kbench(const char *args, int *status)
     return buf;
 }
 
+/* A plugin built against minor 1, before kb_work.variant_device_bytes,
+   loads and runs; its device memory is its device_bytes alone. */
+Test(abi, previous_minor_loads_and_runs)
+{
+    char ini[] = "/tmp/kbench-minor1-XXXXXX";
+    int fd = mkstemp(ini);
+    cr_assert_geq(fd, 0);
+    static const char text[] = "[m]\nplugin = minor1\nn = 1K, 1000\nvariants = loop, gpu\n"
+                               "runs = 3\nwarmup = 1\n";
+    cr_assert_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    char args[256];
+    int status;
+    snprintf(args, sizeof args, "run %s --dry-run", ini);
+    char *out = run_kbench(args, &status);
+    cr_assert_eq(status, 0, "%s", out);
+    char *l = line_with(out, "1024");
+    cr_assert_not_null(l, "%s", out);
+    cr_assert_not_null(strstr(l, "16.0 KiB"), "device memory: %s", l);
+    free(l);
+    free(out);
+    snprintf(args, sizeof args, "run %s -q", ini);
+    out = run_kbench(args, &status);
+    cr_assert_eq(status, 0, "%s", out);
+    cr_assert_null(strstr(out, "refus"), "%s", out);
+    free(out);
+    unlink(ini);
+    kbc_registry r;
+    load_abi_folder(&r);
+    cr_assert_eq(abi_plugin(&r, "minor1")->abi_minor, 1);
+    kbc_registry_free(&r);
+}
+
 Test(abi, describe_lists_counted_choices)
 {
     int status;
@@ -1113,7 +1146,7 @@ Test(abi, only_the_bad_files_are_refused)
     for (size_t i = 0; i < r.n_refused; i++)
         cr_assert_not_null(strstr(r.refused[i], FIXABI "/kbench-bad-"), "%s", r.refused[i]);
     cr_assert_eq(r.n_refused, 9);
-    cr_assert_eq(r.n, 5, "good, counted, flagged, newer, older");
+    cr_assert_eq(r.n, 6, "good, counted, flagged, minor1, newer, older");
     kbc_registry_free(&r);
 }
 

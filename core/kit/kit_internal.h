@@ -6,9 +6,6 @@
 
 #include "kbench/kit.h"
 
-/* The most threads one parallel-for starts. */
-#define KBK_MAX_THREADS 256
-
 /* kbk_parallel_for with an explicit thread count (clamped to 1 ..
    KBK_MAX_THREADS and to n). */
 int kbk__parallel_run(int threads, uint64_t n, kbk_range_fn fn, void *ctx);

@@ -48,9 +48,11 @@
 static const char *const precision_choices[] = {"f32", "tf32", "bf16", "fp32x3"};
 static const char *const inputs_choices[] = {"random", "exact"};
 static const char *const check_choices[] = {"auto", "full", "sampled"};
-static const char *const tile_choices[] = {"128x128x16", "128x128x8",  "128x64x16",
-                                           "64x64x16",   "256x128x8",  "256x128x16",
-                                           "128x256x8",  "128x128x8w64"};
+static const char *const tile_choices[] = {
+#define KBM_TILE(id, name, kind, wt, shape) name,
+#include "matmul_tiles.def"
+#undef KBM_TILE
+};
 
 _Static_assert(sizeof tile_choices / sizeof tile_choices[0] == KBM_N_TILES, "one name per tile");
 _Static_assert(sizeof precision_choices / sizeof precision_choices[0] == KBM_N_PRECISIONS,
@@ -104,51 +106,20 @@ static int run_cpu_blocked(kbm_state *s, const kbm_impl *impl, kb_host *host);
 #define P_BF16 KBM_PRECISION_BIT(KBM_BF16)
 #define P_FP32X3 KBM_PRECISION_BIT(KBM_FP32X3)
 
-#define KBM_FIELDS(...) __VA_ARGS__
+/* The table (matmul_variants.def, rows KBM_VARIANT): variants[], impls[],
+   KBK_N_VARIANTS and the guards (kbench/kit_family.h). */
+#define KBM_VARIANT KBK_ROW
+#define KBK_FAMILY_NAME "matmul"
+#define KBK_FAMILY_IMPL kbm_impl
+#define KBK_FAMILY_DEF "matmul_variants.def"
+#include "kbench/kit_family.h"
 
-static const kb_variant variants[] = {
-#define KBM_VARIANT(seen, impl) {KBM_FIELDS seen},
-#include "matmul_variants.def"
-#undef KBM_VARIANT
-};
-
-static const kbm_impl impls[] = {
-#define KBM_VARIANT(seen, impl) {KBM_FIELDS impl},
-#include "matmul_variants.def"
-#undef KBM_VARIANT
-};
-
-#define KBM_N_VARIANTS (sizeof variants / sizeof variants[0])
-_Static_assert(sizeof impls / sizeof impls[0] == KBM_N_VARIANTS, "one kbm_impl per variant");
-_Static_assert(KBM_N_VARIANTS <= KB_MAX_VARIANTS, "too many variants for a 64-bit mask");
-
-KBK_OPS(kbm);
-
-static const kb_plugin descriptor = {
-    KB_PLUGIN_HEADER,
-    .name = "matmul",
-    .summary = "C = A * B, any shape: the tutorial's naive and tiled kernels, the SGEMM path "
-               "to cublasSgemm, and tensor cores (tf32, bf16, 3xTF32) against cuBLAS",
-    KB_PARAMS(params),
-    KB_VARIANTS(variants),
-    .item_name = "elements",
-    .ops = &kbm_ops,
-};
-
-KBK_EXPORT_ONE(descriptor)
+KBK_FAMILY_PLUGIN(kbm,
+                  "C = A * B, any shape: the tutorial's naive and tiled kernels, the SGEMM path "
+                  "to cublasSgemm, and tensor cores (tf32, bf16, 3xTF32) against cuBLAS",
+                  "elements")
 
 /* ---- sizes ---------------------------------------------------------------- */
-
-static int is_cuda(uint32_t v) { return variants[v].backend == KB_BACKEND_CUDA; }
-
-static uint32_t needs_of(uint64_t vmask)
-{
-    uint32_t needs = 0;
-    for (uint32_t v = 0; v < KBM_N_VARIANTS; v++)
-        if (vmask & KB_VARIANT_BIT(v))
-            needs |= impls[v].needs;
-    return needs;
-}
 
 /* Exact inputs: the largest q with k q^2 <= 2^24 (0 when k > 2^24, which the
    parameter range excludes), and no larger than the precision's largest
@@ -226,8 +197,9 @@ static int sizes_of(const kb_value *p, kbm_sizes *z, kb_host *host)
     int precision = (int)p[KBM_P_PRECISION].i;
     if (precision < 0 || precision >= KBM_N_PRECISIONS)
         return host->fail(host, KB_EINVAL, "matmul: no precision number %d", precision);
-    /* Upper bounds over the variants (plan does not know which will run):
-       the bf16 copies for precision bf16, the wgmma scratch, the workspace. */
+    /* Upper bounds over the variants, shared by several of them: the bf16
+       copies for precision bf16, the wgmma scratch.  cuBLAS's workspace is
+       the cuBLAS variants' own (kbm_plan states it per variant). */
     z->a16_bytes = precision == KBM_BF16 ? m * k * 2 : 0;
     z->b16_bytes = precision == KBM_BF16 ? k * n * 2 : 0;
     z->scratch_bytes = kbm_wgmma_scratch_bytes(m, n, k, precision);
@@ -235,7 +207,7 @@ static int sizes_of(const kb_value *p, kbm_sizes *z, kb_host *host)
     z->host_bytes = z->a_bytes + z->b_bytes + z->c_bytes + z->ref_bytes + z->a16_bytes +
                     z->b16_bytes;
     z->device_bytes = z->a_bytes + z->b_bytes + z->c_bytes + z->a16_bytes + z->b16_bytes +
-                      z->scratch_bytes + z->workspace_bytes;
+                      z->scratch_bytes;
     return KB_OK;
 }
 
@@ -264,6 +236,12 @@ static int kbm_plan(const kb_value *p, kb_work *out, kb_host *host)
     out->items = m * n;
     out->host_bytes = z.host_bytes;
     out->device_bytes = z.device_bytes;
+    /* cuBLAS's workspace where a cuBLAS variant runs (kb_work, "Device
+       memory"): setup() allocates one for any of them, so each states it
+       (an over-estimate when several are listed). */
+    for (uint32_t v = 0; v < KBK_N_VARIANTS; v++)
+        if (impls[v].needs & KBM_NEEDS_CUBLAS)
+            kb_work_add_variant_bytes(out, host, v, z.workspace_bytes);
     return KB_OK;
 }
 
@@ -516,7 +494,7 @@ static int kbm_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **st
     s->stages = (int)p[KBM_P_STAGES].i;
     s->gpu = host->stream != NULL;
     s->variants = vmask;
-    s->needs = needs_of(vmask);
+    s->needs = kbk_needs_of(vmask);
     s->q = exact_q(s->k, s->precision);
     if ((rc = kbk_buf_alloc(host, &s->a, (size_t)z.a_bytes, KBK_BOTH)) ||
         (rc = kbk_buf_alloc(host, &s->b, (size_t)z.b_bytes, KBK_BOTH)) ||
@@ -597,10 +575,8 @@ static int unsupported(kbm_state *s, uint32_t v, kb_host *host)
 static int kbm_prepare(void *state, uint32_t v, kb_host *host)
 {
     kbm_state *s = state;
-    if (v >= KBM_N_VARIANTS)
-        return host->fail(host, KB_EINVAL, "matmul: no variant number %u", v);
-    int rc = unsupported(s, v, host);
-    if (rc)
+    int rc = kbk_variant_ok(host, v);
+    if (rc || (rc = unsupported(s, v, host)))
         return rc;
     /* 0xff bytes are NaN in f32: an element a variant does not write fails. */
     if ((rc = kbk_buf_poison(host, &s->c, 0xff)))
@@ -623,7 +599,7 @@ static int reads16(const kbm_state *s, uint32_t v)
 static int kbm_upload(void *state, uint32_t v, kb_host *host)
 {
     kbm_state *s = state;
-    if (!s->gpu || !is_cuda(v))
+    if (!s->gpu || !kbk_is_cuda(v))
         return KB_OK;
     int rc = reads16(s, v) ? kbk_buf_upload(host, &s->a16) : kbk_buf_upload(host, &s->a);
     if (rc)
@@ -634,7 +610,7 @@ static int kbm_upload(void *state, uint32_t v, kb_host *host)
 static int kbm_download(void *state, uint32_t v, kb_host *host)
 {
     kbm_state *s = state;
-    if (!s->gpu || !is_cuda(v))
+    if (!s->gpu || !kbk_is_cuda(v))
         return KB_OK;
     return kbk_buf_download(host, &s->c);
 }
@@ -702,11 +678,9 @@ static int run_cpu_blocked(kbm_state *s, const kbm_impl *impl, kb_host *host)
 static int kbm_run(void *state, uint32_t v, kb_host *host)
 {
     kbm_state *s = state;
-    if (v >= KBM_N_VARIANTS)
-        return host->fail(host, KB_EINVAL, "matmul: no variant number %u", v);
-    if (is_cuda(v) && !s->gpu)
-        return host->fail(host, KB_EUNSUPPORTED, "matmul: %s needs a GPU and none is in use",
-                          variants[v].name);
+    int rc = kbk_variant_runs(host, v);
+    if (rc)
+        return rc;
     return impls[v].run(s, &impls[v], host);
 }
 
@@ -748,17 +722,14 @@ static double bound_factor(int precision, uint64_t k)
     }
 }
 
-/* The kit's parallel-for starts at most this many workers. */
-#define KBM_MAX_WORKERS 256
-
 typedef struct verify_job {
     const kbm_state *s;
     double g32, g64;      /* per-element bound factors (0, 0 in exact mode) */
     double gp32, gp64;    /* projection bound factors */
-    uint64_t bad[KBM_MAX_WORKERS]; /* per worker (the kit starts at most 256) */
-    uint64_t first[KBM_MAX_WORKERS];
-    double err[KBM_MAX_WORKERS];   /* largest |C^ - C| per worker */
-    double rel[KBM_MAX_WORKERS];   /* largest |C^ - C| / (|A||B|) per worker */
+    uint64_t bad[KBK_MAX_THREADS]; /* per worker */
+    uint64_t first[KBK_MAX_THREADS];
+    double err[KBK_MAX_THREADS];   /* largest |C^ - C| per worker */
+    double rel[KBK_MAX_THREADS];   /* largest |C^ - C| / (|A||B|) per worker */
 } verify_job;
 
 /* One element against its reference: whether it is out of bound, and the
@@ -787,7 +758,7 @@ static int verify_full_rows(void *ctx, uint64_t begin, uint64_t end, int worker)
             bad++;
         }
     }
-    int w = worker % KBM_MAX_WORKERS;
+    int w = worker % KBK_MAX_THREADS;
     j->bad[w] += bad;
     if (first < j->first[w])
         j->first[w] = first;
@@ -815,17 +786,17 @@ static int verify_projection(void *ctx, uint64_t begin, uint64_t end, int worker
             bad++;
         }
     }
-    j->bad[worker % KBM_MAX_WORKERS] += bad;
-    if (first < j->first[worker % KBM_MAX_WORKERS])
-        j->first[worker % KBM_MAX_WORKERS] = first;
+    j->bad[worker % KBK_MAX_THREADS] += bad;
+    if (first < j->first[worker % KBK_MAX_THREADS])
+        j->first[worker % KBK_MAX_THREADS] = first;
     return KB_OK;
 }
 
 static int kbm_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
 {
     kbm_state *s = state;
-    if (v >= KBM_N_VARIANTS)
-        return host->fail(host, KB_EINVAL, "matmul: no variant number %u", v);
+    if (kbk_variant_ok(host, v))
+        return KB_EINVAL;
     verify_job *j = calloc(1, sizeof *j);
     if (!j)
         return host->fail(host, KB_ENOMEM, "matmul: out of host memory for verify");
@@ -836,7 +807,7 @@ static int kbm_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
     j->g64 = exact ? 0 : gamma_of(k + 1, 53);
     j->gp32 = j->g32;
     j->gp64 = exact ? 0 : gamma_of(n + k + 2, 53);
-    for (int w = 0; w < KBM_MAX_WORKERS; w++)
+    for (int w = 0; w < KBK_MAX_THREADS; w++)
         j->first[w] = UINT64_MAX;
     const float *C = s->c.host;
     uint64_t bad = 0, first = UINT64_MAX;
@@ -868,7 +839,7 @@ static int kbm_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
         /* The projection: every row of C, every element of it. */
         rc = kbk_parallel_for(host, s->m, verify_projection, j);
     }
-    for (int w = 0; w < KBM_MAX_WORKERS; w++) {
+    for (int w = 0; w < KBK_MAX_THREADS; w++) {
         bad += j->bad[w];
         if (j->first[w] < first)
             first = j->first[w];

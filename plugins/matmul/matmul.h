@@ -45,18 +45,14 @@ enum kbm_check { KBM_CHECK_AUTO = 0, KBM_CHECK_FULL = 1, KBM_CHECK_SAMPLED = 2 }
 #define KBM_SAMPLES 8
 
 /* The `tile` parameter of the warp-tiled and pipelined variants: block tile
-   BM x BN, BK deep, warp tile WM x WN (instantiated in matmul_kernels.cu).
-   The tiles from KBM_T256x128x8 on have 64 x 64 warp tiles (a kernel of their
-   own, pipelined only; w64 names the 128 x 128 one that has them). */
+   BM x BN, BK deep, warp tile WM x WN, one row of matmul_tiles.def each
+   (instantiated in matmul_kernels.cu).  The tiles from KBM_T256x128x8 on
+   have 64 x 64 warp tiles (a kernel of their own, pipelined only; w64 names
+   the 128 x 128 one that has them). */
 enum kbm_tile {
-    KBM_T128x128x16 = 0,
-    KBM_T128x128x8,
-    KBM_T128x64x16,
-    KBM_T64x64x16,
-    KBM_T256x128x8,
-    KBM_T256x128x16,
-    KBM_T128x256x8,
-    KBM_T128x128x8W64,
+#define KBM_TILE(id, name, kind, wt, shape) KBM_##id,
+#include "matmul_tiles.def"
+#undef KBM_TILE
     KBM_N_TILES
 };
 

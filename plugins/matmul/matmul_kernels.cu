@@ -957,13 +957,6 @@ int launch_pipelined(const dims &d, int stages, kb_host *host)
     return KB_OK;
 }
 
-/* The 64 x 64 warp-tile shapes of the pipelined variant's large tiles:
-   block tile, depth, warps down and across, blocks per SM. */
-using BW_256x128x8 = bw_shape<256, 128, 8, 4, 2, 1>;
-using BW_256x128x16 = bw_shape<256, 128, 16, 4, 2, 1>;
-using BW_128x256x8 = bw_shape<128, 256, 8, 2, 4, 1>;
-using BW_128x128x8 = bw_shape<128, 128, 8, 2, 2, 2>;
-
 template <class S>
 size_t bigwarp_smem(int stages)
 {
@@ -1091,19 +1084,24 @@ extern "C" int kbm_run_vec4(kbm_state *s, const kbm_impl *impl, kb_host *host)
     return KB_OK;
 }
 
-/* Tiles (enum kbm_tile): block tile, depth, warp tile. */
+/* Tiles (enum kbm_tile): one case per row of matmul_tiles.def, whose KIND
+   (PIPE or BIG) picks the pipelined kernel's form. */
+#define KBM_ARGS(...) __VA_ARGS__
+#define KBM_SMEM_PIPE(wt, shape) pipelined_smem<KBM_ARGS wt>(stages)
+#define KBM_SMEM_BIG(wt, shape) bigwarp_smem<bw_shape<KBM_ARGS shape>>(stages)
+#define KBM_PREPARE_PIPE(wt, shape) prepare_pipelined<KBM_ARGS wt>(s->stages, host)
+#define KBM_PREPARE_BIG(wt, shape) prepare_bigwarp<bw_shape<KBM_ARGS shape>>(s->stages, host)
+#define KBM_LAUNCH_PIPE(wt, shape) launch_pipelined<KBM_ARGS wt>(d, s->stages, host)
+#define KBM_LAUNCH_BIG(wt, shape) launch_bigwarp<bw_shape<KBM_ARGS shape>>(d, s->stages, host)
+
 extern "C" int kbm_run_warptile(kbm_state *s, const kbm_impl *impl, kb_host *host)
 {
     dims d = dims_of(s, host);
     switch (s->tile) {
-    case KBM_T128x128x16: return launch_warptile<128, 128, 16, 64, 32>(d, host);
-    case KBM_T128x128x8: return launch_warptile<128, 128, 8, 64, 32>(d, host);
-    case KBM_T128x64x16: return launch_warptile<128, 64, 16, 64, 32>(d, host);
-    case KBM_T64x64x16: return launch_warptile<64, 64, 16, 32, 32>(d, host);
-    case KBM_T256x128x8: return launch_warptile<256, 128, 8, 64, 64, 1>(d, host);
-    case KBM_T256x128x16: return launch_warptile<256, 128, 16, 64, 64, 1>(d, host);
-    case KBM_T128x256x8: return launch_warptile<128, 256, 8, 64, 64, 1>(d, host);
-    case KBM_T128x128x8W64: return launch_warptile<128, 128, 8, 64, 64, 2>(d, host);
+#define KBM_TILE(id, name, kind, wt, shape)                                                       \
+    case KBM_##id: return launch_warptile<KBM_ARGS wt>(d, host);
+#include "matmul_tiles.def"
+#undef KBM_TILE
     }
     return host->fail(host, KB_EINVAL, "matmul: no tile number %d", s->tile);
 }
@@ -1111,14 +1109,10 @@ extern "C" int kbm_run_warptile(kbm_state *s, const kbm_impl *impl, kb_host *hos
 extern "C" size_t kbm_pipelined_smem(int tile, int stages)
 {
     switch (tile) {
-    case KBM_T128x128x16: return pipelined_smem<128, 128, 16, 64, 32>(stages);
-    case KBM_T128x128x8: return pipelined_smem<128, 128, 8, 64, 32>(stages);
-    case KBM_T128x64x16: return pipelined_smem<128, 64, 16, 64, 32>(stages);
-    case KBM_T64x64x16: return pipelined_smem<64, 64, 16, 32, 32>(stages);
-    case KBM_T256x128x8: return bigwarp_smem<BW_256x128x8>(stages);
-    case KBM_T256x128x16: return bigwarp_smem<BW_256x128x16>(stages);
-    case KBM_T128x256x8: return bigwarp_smem<BW_128x256x8>(stages);
-    case KBM_T128x128x8W64: return bigwarp_smem<BW_128x128x8>(stages);
+#define KBM_TILE(id, name, kind, wt, shape)                                                       \
+    case KBM_##id: return KBM_SMEM_##kind(wt, shape);
+#include "matmul_tiles.def"
+#undef KBM_TILE
     }
     return 0;
 }
@@ -1129,14 +1123,10 @@ extern "C" int kbm_pipelined_prepare(kbm_state *s, kb_host *host)
         return host->fail(host, KB_EINVAL, "matmul: pipelined takes stages = 2 .. 4, not %d",
                           s->stages);
     switch (s->tile) {
-    case KBM_T128x128x16: return prepare_pipelined<128, 128, 16, 64, 32>(s->stages, host);
-    case KBM_T128x128x8: return prepare_pipelined<128, 128, 8, 64, 32>(s->stages, host);
-    case KBM_T128x64x16: return prepare_pipelined<128, 64, 16, 64, 32>(s->stages, host);
-    case KBM_T64x64x16: return prepare_pipelined<64, 64, 16, 32, 32>(s->stages, host);
-    case KBM_T256x128x8: return prepare_bigwarp<BW_256x128x8>(s->stages, host);
-    case KBM_T256x128x16: return prepare_bigwarp<BW_256x128x16>(s->stages, host);
-    case KBM_T128x256x8: return prepare_bigwarp<BW_128x256x8>(s->stages, host);
-    case KBM_T128x128x8W64: return prepare_bigwarp<BW_128x128x8>(s->stages, host);
+#define KBM_TILE(id, name, kind, wt, shape)                                                       \
+    case KBM_##id: return KBM_PREPARE_##kind(wt, shape);
+#include "matmul_tiles.def"
+#undef KBM_TILE
     }
     return host->fail(host, KB_EINVAL, "matmul: no tile number %d", s->tile);
 }
@@ -1145,14 +1135,10 @@ extern "C" int kbm_run_pipelined(kbm_state *s, const kbm_impl *impl, kb_host *ho
 {
     dims d = dims_of(s, host);
     switch (s->tile) {
-    case KBM_T128x128x16: return launch_pipelined<128, 128, 16, 64, 32>(d, s->stages, host);
-    case KBM_T128x128x8: return launch_pipelined<128, 128, 8, 64, 32>(d, s->stages, host);
-    case KBM_T128x64x16: return launch_pipelined<128, 64, 16, 64, 32>(d, s->stages, host);
-    case KBM_T64x64x16: return launch_pipelined<64, 64, 16, 32, 32>(d, s->stages, host);
-    case KBM_T256x128x8: return launch_bigwarp<BW_256x128x8>(d, s->stages, host);
-    case KBM_T256x128x16: return launch_bigwarp<BW_256x128x16>(d, s->stages, host);
-    case KBM_T128x256x8: return launch_bigwarp<BW_128x256x8>(d, s->stages, host);
-    case KBM_T128x128x8W64: return launch_bigwarp<BW_128x128x8>(d, s->stages, host);
+#define KBM_TILE(id, name, kind, wt, shape)                                                       \
+    case KBM_##id: return KBM_LAUNCH_##kind(wt, shape);
+#include "matmul_tiles.def"
+#undef KBM_TILE
     }
     return host->fail(host, KB_EINVAL, "matmul: no tile number %d", s->tile);
 }

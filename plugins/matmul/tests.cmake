@@ -21,4 +21,4 @@ add_custom_command(OUTPUT ${_kbm_sim_inc}
 kbench_test(test_matmul_sim SOURCES ${CMAKE_CURRENT_LIST_DIR}/tests/test_matmul_sim.cpp ${_kbm_sim_inc}
   LIBRARIES Threads::Threads)
 target_include_directories(test_matmul_sim PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/matmul_sim
-  ${CMAKE_CURRENT_LIST_DIR}/tests)
+  ${CMAKE_CURRENT_LIST_DIR}/tests ${CMAKE_CURRENT_LIST_DIR})

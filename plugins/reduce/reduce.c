@@ -84,56 +84,22 @@ static double depth_library(const kbr_state *s, const kbr_impl *impl, kb_host *h
 #define U_ITEMS KB_USES(KBR_P_ITEMS)
 #define U_BULK_MIN KB_USES(KBR_P_BULK_MIN)
 
-/* The table (reduce_variants.def), read twice: what the host sees, then how
-   each variant runs, row for row. */
-#define KBR_FIELDS(...) __VA_ARGS__
+/* The table (reduce_variants.def, rows KBR_VARIANT): variants[], impls[],
+   KBK_N_VARIANTS and the guards (kbench/kit_family.h). */
+#define KBR_VARIANT KBK_ROW
+#define KBK_FAMILY_NAME "reduce"
+#define KBK_FAMILY_IMPL kbr_impl
+#define KBK_FAMILY_DEF "reduce_variants.def"
+#include "kbench/kit_family.h"
 
-static const kb_variant variants[] = {
-#define KBR_VARIANT(seen, impl) {KBR_FIELDS seen},
-#include "reduce_variants.def"
-#undef KBR_VARIANT
-};
-
-static const kbr_impl impls[] = {
-#define KBR_VARIANT(seen, impl) {KBR_FIELDS impl},
-#include "reduce_variants.def"
-#undef KBR_VARIANT
-};
-
-#define KBR_N_VARIANTS (sizeof variants / sizeof variants[0])
-_Static_assert(sizeof impls / sizeof impls[0] == KBR_N_VARIANTS, "one kbr_impl per variant");
-_Static_assert(KBR_N_VARIANTS <= KB_MAX_VARIANTS, "too many variants for a 64-bit mask");
-
-KBK_OPS(kbr);
-
-static const kb_plugin descriptor = {
-    KB_PLUGIN_HEADER,
-    .name = "reduce",
-    .summary = "sum of n numbers (f32, f64, i32): the classic GPU reduction path, a one-pass "
-               "kernel, CUB and Thrust",
-    KB_PARAMS(params),
-    KB_VARIANTS(variants),
-    .item_name = "elements",
-    .ops = &kbr_ops,
-};
-
-KBK_EXPORT_ONE(descriptor)
+KBK_FAMILY_PLUGIN(kbr,
+                  "sum of n numbers (f32, f64, i32): the classic GPU reduction path, a one-pass "
+                  "kernel, CUB and Thrust",
+                  "elements")
 
 /* ---- small helpers -------------------------------------------------------- */
 
 static size_t dtype_size(int dtype) { return dtype == KBR_F64 ? 8 : 4; }
-
-static int is_cuda(uint32_t v) { return variants[v].backend == KB_BACKEND_CUDA; }
-
-/* The OR of the needs of the variants in mask vmask. */
-static uint32_t needs_of(uint64_t vmask)
-{
-    uint32_t needs = 0;
-    for (uint32_t v = 0; v < KBR_N_VARIANTS; v++)
-        if (vmask & KB_VARIANT_BIT(v))
-            needs |= impls[v].needs;
-    return needs;
-}
 
 static int is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
 
@@ -193,9 +159,11 @@ static int kbr_sizes_of(const kb_value *p, kbr_sizes *z, kb_host *host)
        reuse them.  Sizes rounded up to 16 bytes keep each buffer aligned. */
     z->ping_elems = kbr_ceil_div(n, (uint64_t)block);
     z->pong_elems = kbr_ceil_div(z->ping_elems, (uint64_t)block);
+    /* The partials and the onepass finish are shared by several variants
+       and small: counted whatever runs.  The libraries' storage is counted
+       per variant (lib_bytes). */
     uint64_t scratch = (z->ping_elems + z->pong_elems) * es + 32 /* two roundings */ +
-                       16 /* output */ + (uint64_t)KBR_ONEPASS_MAX_BLOCKS * 8 + 16 /* counter */ +
-                       2ull * KBR_LIB_TEMP_ALLOWANCE /* cub and thrust */;
+                       16 /* output */ + (uint64_t)KBR_ONEPASS_MAX_BLOCKS * 8 + 16 /* counter */;
     if (z->in_bytes > UINT64_MAX - scratch)
         return host->fail(host, KB_EINVAL,
                           "reduce: n = %llu needs more device memory than 64 bits can count",
@@ -206,6 +174,16 @@ static int kbr_sizes_of(const kb_value *p, kbr_sizes *z, kb_host *host)
 }
 
 /* ---- plan ----------------------------------------------------------------- */
+
+/* The device memory a library variant adds (kb_work.variant_device_bytes):
+   its temporary storage, which only a size query on the device can tell,
+   so plan() states the allowance (reduce.h, KBR_LIB_TEMP_ALLOWANCE) and
+   setup() warns when the library asks for more. */
+static uint64_t lib_bytes(uint32_t needs)
+{
+    return (needs & KBR_NEEDS_CUB ? KBR_LIB_TEMP_ALLOWANCE : 0) +
+           (needs & KBR_NEEDS_THRUST ? KBR_LIB_TEMP_ALLOWANCE : 0);
+}
 
 static int kbr_plan(const kb_value *p, kb_work *out, kb_host *host)
 {
@@ -220,6 +198,8 @@ static int kbr_plan(const kb_value *p, kb_work *out, kb_host *host)
     out->items = n;
     out->host_bytes = z.host_bytes;
     out->device_bytes = z.device_bytes;
+    for (uint32_t v = 0; v < KBK_N_VARIANTS; v++)
+        kb_work_add_variant_bytes(out, host, v, lib_bytes(impls[v].needs));
     return KB_OK;
 }
 
@@ -345,7 +325,7 @@ static int kbr_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **st
     s->gpu = host->stream != NULL;
     s->sm_count = host->sm_count > 0 ? host->sm_count : (int)KBR_DEFAULT_SMS;
     s->variants = vmask;
-    s->needs = needs_of(vmask);
+    s->needs = kbk_needs_of(vmask);
     if (z.in_bytes > SIZE_MAX)
         return host->fail(host, KB_ENOMEM, "reduce: %llu bytes of input do not fit in memory",
                           (unsigned long long)z.in_bytes);
@@ -402,10 +382,8 @@ static int unsupported(kbr_state *s, uint32_t v, kb_host *host)
 static int kbr_prepare(void *state, uint32_t v, kb_host *host)
 {
     kbr_state *s = state;
-    if (v >= KBR_N_VARIANTS)
-        return host->fail(host, KB_EINVAL, "reduce: no variant number %u", v);
-    int rc = unsupported(s, v, host);
-    if (rc)
+    int rc = kbk_variant_ok(host, v);
+    if (rc || (rc = unsupported(s, v, host)))
         return rc;
     /* 0xff bytes are NaN in f32 and f64 and -1 in i32, which no correct sum of
        these inputs may be expected to equal by accident (verify rejects NaN). */
@@ -420,7 +398,7 @@ static int kbr_prepare(void *state, uint32_t v, kb_host *host)
 static int kbr_upload(void *state, uint32_t v, kb_host *host)
 {
     kbr_state *s = state;
-    if (!s->gpu || !is_cuda(v))
+    if (!s->gpu || !kbk_is_cuda(v))
         return KB_OK;
     return kbk_buf_upload(host, &s->in);
 }
@@ -428,7 +406,7 @@ static int kbr_upload(void *state, uint32_t v, kb_host *host)
 static int kbr_download(void *state, uint32_t v, kb_host *host)
 {
     kbr_state *s = state;
-    if (!s->gpu || !is_cuda(v))
+    if (!s->gpu || !kbk_is_cuda(v))
         return KB_OK;
     if (impls[v].needs & KBR_RESULT_ON_HOST) {
         /* The variant already handed its sum to the host in run(). */
@@ -491,16 +469,13 @@ DEFINE_LANES(lanes_u32, uint32_t)
    a multiple of the lanes. */
 #define KBR_PAR_CHUNK 4096u
 
-/* The most threads the parallel variant starts (the kit's limit too). */
-#define KBR_MAX_THREADS 256
-
 /* Threads the parallel variant uses for n elements: host->cpu_threads (1 ..
-   KBR_MAX_THREADS), at most one per chunk. */
+   KBK_MAX_THREADS), at most one per chunk. */
 static int par_threads(uint64_t n, kb_host *host)
 {
     int t = host->cpu_threads < 1 ? 1 : host->cpu_threads;
-    if (t > KBR_MAX_THREADS)
-        t = KBR_MAX_THREADS;
+    if (t > KBK_MAX_THREADS)
+        t = KBK_MAX_THREADS;
     uint64_t chunks = kbr_ceil_div(n, KBR_PAR_CHUNK);
     return (uint64_t)t > chunks ? (int)chunks : t;
 }
@@ -540,7 +515,7 @@ static int par_range(void *ctx, uint64_t begin, uint64_t end, int worker)
 static int run_cpu_parallel(kbr_state *s, const kbr_impl *impl, kb_host *host)
 {
     int t = par_threads(s->n, host);
-    unsigned char out[KBR_MAX_THREADS][8];
+    unsigned char out[KBK_MAX_THREADS][8];
     par_job j = {.s = s,
                  .per = kbr_ceil_div(kbr_ceil_div(s->n, KBR_PAR_CHUNK), (uint64_t)t) *
                         KBR_PAR_CHUNK,
@@ -589,16 +564,9 @@ static int run_cpu(kbr_state *s, const kbr_impl *impl, kb_host *host)
 static int kbr_run(void *state, uint32_t v, kb_host *host)
 {
     kbr_state *s = state;
-    if (v >= KBR_N_VARIANTS)
-        return host->fail(host, KB_EINVAL, "reduce: no variant number %u", v);
-    if (is_cuda(v)) {
-        if (!s->gpu)
-            return host->fail(host, KB_EUNSUPPORTED, "reduce: %s needs a GPU and none is in use",
-                              variants[v].name);
-        int rc = unsupported(s, v, host);
-        if (rc)
-            return rc;
-    }
+    int rc = kbk_variant_runs(host, v);
+    if (rc || (kbk_is_cuda(v) && (rc = unsupported(s, v, host))))
+        return rc;
     return impls[v].run(s, &impls[v], host);
 }
 
@@ -727,8 +695,9 @@ static double depth_library(const kbr_state *s, const kbr_impl *impl, kb_host *h
 static int kbr_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
 {
     kbr_state *s = state;
-    if (v >= KBR_N_VARIANTS)
-        return host->fail(host, KB_EINVAL, "reduce: no variant number %u", v);
+    int rc = kbk_variant_ok(host, v);
+    if (rc)
+        return rc;
     if ((impls[v].needs & KBR_NEEDS_THRUST) && s->thrust_fallback)
         host->log(host, KB_LOG_WARN,
                   "reduce: thrust asked for more temporary memory than its pool during run(); "

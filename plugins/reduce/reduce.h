@@ -112,7 +112,7 @@ struct kbr_impl {
    KBR_ONEPASS_BLOCK threads per multiprocessor.  Inputs under the `bulk_min`
    parameter's bytes (default 512 MiB: on the H200 the copy engine overtakes
    the onepass kernel's 16-byte loads between 256 MiB and 512 MiB, see
-   README.md) take the onepass path instead (same finish).  Why these values:
+   RESULTS.md) take the onepass path instead (same finish).  Why these values:
    see reduce_kernels.cu. */
 #define KBR_BULK_STAGE_BYTES 16384u
 #define KBR_BULK_STAGES 4u
@@ -130,8 +130,12 @@ struct kbr_impl {
    (i32 sums are exact modulo 2^32 in any order, so no bound on n is needed). */
 #define KBR_EXACT_I32_K 100
 
-/* Device memory reserved for the libraries' temporary storage in plan();
-   setup() logs a warning if the library asks for more. */
+/* The device memory plan() states for each library variant
+   (kb_work.variant_device_bytes): a bound on its temporary storage, which
+   only a size query on the device could tell (cub::DeviceReduce keeps a
+   partial per block of its first pass, a few thousand blocks at most;
+   thrust::reduce asks its allocator for the same).  setup() logs a
+   warning if a library asks for more. */
 #define KBR_LIB_TEMP_ALLOWANCE (1u << 20)
 
 /* gridDim.x may not exceed this. */

@@ -30,30 +30,10 @@
 #include <thrust/functional.h>
 #include <thrust/reduce.h>
 
+#include "kbench/kit_thrust.h"
 #include "reduce.h"
 
 namespace {
-
-/* Records the peak of concurrently live temporary bytes. */
-struct recording_alloc {
-    typedef char value_type;
-    size_t *live, *peak;
-    char *allocate(std::ptrdiff_t bytes)
-    {
-        void *p = nullptr;
-        if (cudaMalloc(&p, (size_t)bytes) != cudaSuccess)
-            throw std::bad_alloc();
-        *live += (size_t)bytes;
-        if (*live > *peak)
-            *peak = *live;
-        return static_cast<char *>(p);
-    }
-    void deallocate(char *p, size_t bytes)
-    {
-        *live -= bytes;
-        cudaFree(p);
-    }
-};
 
 /* Hands out pieces of the pool in order, 256-byte aligned; the pool is
    reused once everything handed out has come back. */
@@ -124,7 +104,7 @@ template <class T, class Alloc> T thrust_sum(kbr_state *s, Alloc a, cudaStream_t
 template <class T> int thrust_size(kbr_state *s, size_t *bytes, kb_host *host)
 {
     size_t live = 0, peak = 0;
-    recording_alloc a{&live, &peak};
+    kbk_recording_alloc a{&live, &peak};
     try {
         (void)thrust_sum<T>(s, a, static_cast<cudaStream_t>(host->stream));
     } catch (const std::exception &ex) {

@@ -84,44 +84,50 @@ static int run_cpu_radix(sort_state *s, const sort_impl *impl, kb_host *host);
     (KB_USES(SORT_P_N) | KB_USES(SORT_P_KEY) | KB_USES(SORT_P_VALUES) | KB_USES(SORT_P_DIST))
 #define U_TILE (U_ALL | KB_USES(SORT_P_TILE) | KB_USES(SORT_P_HIST))
 
-#define SORT_FIELDS(...) __VA_ARGS__
+/* The table (sort_variants.def, rows SORT_VARIANT): variants[], impls[],
+   KBK_N_VARIANTS and the guards (kbench/kit_family.h). */
+#define SORT_VARIANT KBK_ROW
+#define KBK_FAMILY_NAME "sort"
+#define KBK_FAMILY_IMPL sort_impl
+#define KBK_FAMILY_DEF "sort_variants.def"
+#include <kbench/kit_family.h>
 
-static const kb_variant variants[] = {
-#define SORT_VARIANT(seen, impl) {SORT_FIELDS seen},
-#include "sort_variants.def"
-#undef SORT_VARIANT
-};
-
-static const sort_impl impls[] = {
-#define SORT_VARIANT(seen, impl) {SORT_FIELDS impl},
-#include "sort_variants.def"
-#undef SORT_VARIANT
-};
-
-#define SORT_N_VARIANTS (uint32_t)(sizeof variants / sizeof variants[0])
-_Static_assert(sizeof impls / sizeof impls[0] == sizeof variants / sizeof variants[0],
-               "one sort_impl per variant");
-
-KBK_OPS(sort);
-
-static const kb_plugin descriptor = {
-    KB_PLUGIN_HEADER,
-    .name = "sort",
-    .summary = "sort n keys (u32, i32, f32) or key-value pairs: odd-even transposition, LSD "
-               "radix, onesweep, CUB and Thrust",
-    KB_PARAMS(params),
-    KB_VARIANTS(variants),
-    .item_name = "keys",
-    .ops = &sort_ops,
-};
-
-KBK_EXPORT_ONE(descriptor)
+KBK_FAMILY_PLUGIN(sort,
+                  "sort n keys (u32, i32, f32) or key-value pairs: odd-even transposition, LSD "
+                  "radix, onesweep, CUB and Thrust",
+                  "keys")
 
 /* ---- plan ----------------------------------------------------------------- */
 
-/* Allowance for a library's temporary storage beyond a copy of keys and
-   values (CUB's radix sort keeps an alternate buffer of each). */
+/* A library variant's temporary storage (kb_work.variant_device_bytes):
+   CUB's radix sort without a DoubleBuffer and its merge sort's copy keep
+   an alternate of the keys and of the values, thrust's sort the same
+   through its allocator; the bound is two such copies plus
+   SORT_LIB_SLACK for their histograms, look-back and partition state.
+   Only a size query on the device could tell the exact figure, which
+   plan() may not make: setup() warns when a library asks for more. */
 #define SORT_LIB_SLACK (64ull << 20)
+
+static uint64_t lib_bound(uint64_t n, int pairs)
+{
+    return n * 4 * 2 * (pairs ? 2 : 1) + SORT_LIB_SLACK;
+}
+
+/* The device memory of what a variant's row needs beyond the buffers every
+   GPU run shares (the inputs, the outputs and the alternates). */
+static uint64_t needs_bytes(uint32_t needs, uint64_t n, int tile, int pairs)
+{
+    uint64_t b = 0;
+    if (needs & SORT_NEEDS_RADIX)
+        b += sort_ceil_div(n, SORT_RADIX_TILE) * 256 * 4 + 256 * 4;
+    if (needs & SORT_NEEDS_ONESWEEP)
+        b += (1024 + 4) * 4 + sort_os_status_bytes(n);
+    if (needs & SORT_NEEDS_EARLY)
+        b += SORT_EARLY_BUF_BYTES + sort_early_status_bytes(n, tile, pairs);
+    if (needs & SORT_NEEDS_LIB)
+        b += lib_bound(n, pairs);
+    return b;
+}
 
 static int check_params(const kb_value *p, kb_host *host)
 {
@@ -157,14 +163,15 @@ static int sort_plan(const kb_value *p, kb_work *out, kb_host *host)
     /* Host: inputs, outputs (keys and values each), the reference, 2n words
        of scratch. */
     out->host_bytes = n * 4 * 7;
-    /* Device: inputs, outputs and alternates of keys and values; classic
-       radix counts; onesweep status; a library's temporary storage. */
-    uint64_t tiles = sort_ceil_div(n, SORT_RADIX_TILE);
-    out->device_bytes = n * 4 * 6 + tiles * 256 * 4 + 8192 + sort_os_status_bytes(n) +
-                        SORT_EARLY_BUF_BYTES +
-                        sort_early_status_bytes(n, (int)p[SORT_P_TILE].i,
-                                                p[SORT_P_VALUES].i == SORT_PAIRS) +
-                        n * 4 * 2 * words + SORT_LIB_SLACK;
+    /* Device: inputs, outputs and alternates of keys (and values), shared
+       by the GPU variants; then what each variant's row adds (needs_bytes):
+       classic radix counts, onesweep's and onesweep-early's status, a
+       library's temporary storage. */
+    int pairs = p[SORT_P_VALUES].i == SORT_PAIRS;
+    out->device_bytes = n * 4 * 3 * words;
+    for (uint32_t v = 0; v < KBK_N_VARIANTS; v++)
+        kb_work_add_variant_bytes(out, host, v,
+                                  needs_bytes(impls[v].needs, n, (int)p[SORT_P_TILE].i, pairs));
     return KB_OK;
 }
 
@@ -369,15 +376,6 @@ static int reference(sort_state *s)
 
 /* ---- setup and teardown --------------------------------------------------- */
 
-static uint32_t needs_of(uint64_t vmask)
-{
-    uint32_t needs = 0;
-    for (uint32_t v = 0; v < SORT_N_VARIANTS; v++)
-        if (vmask & KB_VARIANT_BIT(v))
-            needs |= impls[v].needs;
-    return needs;
-}
-
 static int setup_device(sort_state *s, kb_host *host)
 {
     cudaStream_t st = (cudaStream_t)host->stream;
@@ -431,8 +429,19 @@ static int setup_device(sort_state *s, kb_host *host)
             return rc;
         KBK_CUDA(host, cudaStreamSynchronize(st));
     }
-    if (s->needs & SORT_NEEDS_LIB)
-        return sort_lib_setup(s, impls, SORT_N_VARIANTS, host);
+    if (s->needs & SORT_NEEDS_LIB) {
+        if ((rc = sort_lib_setup(s, impls, KBK_N_VARIANTS, host)))
+            return rc;
+        static const char *const lib_names[] = {"", "cub radix sort", "cub merge sort",
+                                                "thrust sort"};
+        for (int lib = SORT_LIB_CUB_RADIX; lib <= SORT_LIB_THRUST; lib++)
+            if (s->lib_temp_bytes[lib] > lib_bound(s->n, s->pairs))
+                host->log(host, KB_LOG_WARN,
+                          "sort: %s asks for %zu bytes of temporary storage, more than the "
+                          "%llu that plan() stated",
+                          lib_names[lib], s->lib_temp_bytes[lib],
+                          (unsigned long long)lib_bound(s->n, s->pairs));
+    }
     return KB_OK;
 }
 
@@ -454,7 +463,7 @@ static int sort_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **s
     s->gpu = host->stream != NULL;
     s->sm_count = host->sm_count > 0 ? host->sm_count : 132;
     s->variants = vmask;
-    s->needs = needs_of(vmask);
+    s->needs = kbk_needs_of(vmask);
     size_t words = (size_t)s->n * 4;
     if ((rc = kbk_buf_alloc(host, &s->keys_in, words, KBK_BOTH)) ||
         (rc = kbk_buf_alloc(host, &s->keys_out, words, KBK_BOTH)))
@@ -496,13 +505,12 @@ static void sort_teardown(void *state, kb_host *host)
 
 /* ---- prepare, upload, download -------------------------------------------- */
 
-static int is_cuda(uint32_t v) { return variants[v].backend == KB_BACKEND_CUDA; }
-
 static int sort_prepare(void *state, uint32_t v, kb_host *host)
 {
     sort_state *s = state;
-    if (v >= SORT_N_VARIANTS)
-        return host->fail(host, KB_EINVAL, "sort: no variant number %u", v);
+    int rc = kbk_variant_ok(host, v);
+    if (rc)
+        return rc;
     if (impls[v].max_n && s->n > impls[v].max_n)
         return host->fail(host, KB_EUNSUPPORTED,
                           "sort: %s sorts at most n = %llu keys (%s), not n = %llu",
@@ -510,7 +518,6 @@ static int sort_prepare(void *state, uint32_t v, kb_host *host)
                           impls[v].limit, (unsigned long long)s->n);
     /* 0xff bytes: NaN for f32, -1 for i32, the largest u32; a variant that
        writes nothing fails (the reference is never all 0xffffffff). */
-    int rc;
     if ((rc = kbk_buf_poison(host, &s->keys_out, 0xff)) ||
         (s->pairs && (rc = kbk_buf_poison(host, &s->vals_out, 0xff))))
         return rc;
@@ -522,7 +529,7 @@ static int sort_prepare(void *state, uint32_t v, kb_host *host)
 static int sort_upload(void *state, uint32_t v, kb_host *host)
 {
     sort_state *s = state;
-    if (!s->gpu || !is_cuda(v))
+    if (!s->gpu || !kbk_is_cuda(v))
         return KB_OK;
     int rc = kbk_buf_upload(host, &s->keys_in);
     if (!rc && s->pairs)
@@ -533,7 +540,7 @@ static int sort_upload(void *state, uint32_t v, kb_host *host)
 static int sort_download(void *state, uint32_t v, kb_host *host)
 {
     sort_state *s = state;
-    if (!s->gpu || !is_cuda(v))
+    if (!s->gpu || !kbk_is_cuda(v))
         return KB_OK;
     int rc = kbk_buf_download(host, &s->keys_out);
     if (!rc && s->pairs)
@@ -608,11 +615,9 @@ static int run_cpu_radix(sort_state *s, const sort_impl *impl, kb_host *host)
 static int sort_run(void *state, uint32_t v, kb_host *host)
 {
     sort_state *s = state;
-    if (v >= SORT_N_VARIANTS)
-        return host->fail(host, KB_EINVAL, "sort: no variant number %u", v);
-    if (is_cuda(v) && !s->gpu)
-        return host->fail(host, KB_EUNSUPPORTED, "sort: %s needs a GPU and none is in use",
-                          variants[v].name);
+    int rc = kbk_variant_runs(host, v);
+    if (rc)
+        return rc;
     return impls[v].run(s, &impls[v], host);
 }
 
@@ -621,8 +626,9 @@ static int sort_run(void *state, uint32_t v, kb_host *host)
 static int sort_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
 {
     sort_state *s = state;
-    if (v >= SORT_N_VARIANTS)
-        return host->fail(host, KB_EINVAL, "sort: no variant number %u", v);
+    int rc = kbk_variant_ok(host, v);
+    if (rc)
+        return rc;
     uint64_t n = s->n, bad = 0, first = n;
     const uint32_t *ki = s->keys_in.host, *ko = s->keys_out.host, *ref = s->ref;
     int key = s->key, stable = impls[v].stable;

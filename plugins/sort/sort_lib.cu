@@ -29,6 +29,8 @@
 #include <thrust/execution_policy.h>
 #include <thrust/sort.h>
 
+#include <kbench/kit_thrust.h>
+
 #include "sort.h"
 
 namespace {
@@ -51,26 +53,6 @@ template <int KEY> struct ord_less {
         return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
     }
     __host__ __device__ bool operator()(uint32_t a, uint32_t b) const { return ord(a) < ord(b); }
-};
-
-struct recording_alloc {
-    typedef char value_type;
-    size_t *live, *peak;
-    char *allocate(std::ptrdiff_t bytes)
-    {
-        void *p = nullptr;
-        if (cudaMalloc(&p, (size_t)bytes) != cudaSuccess)
-            throw std::bad_alloc();
-        *live += (size_t)bytes;
-        if (*live > *peak)
-            *peak = *live;
-        return static_cast<char *>(p);
-    }
-    void deallocate(char *p, size_t bytes)
-    {
-        *live -= bytes;
-        cudaFree(p);
-    }
 };
 
 const size_t lib_align = 256;
@@ -169,7 +151,7 @@ template <int KEY, bool PAIRS> int size_one(sort_state *s, int lib, size_t *byte
         return rc;
     size_t live = 0, peak = 0;
     try {
-        thrust_sort<KEY, PAIRS>(s, recording_alloc{&live, &peak}, (cudaStream_t)host->stream);
+        thrust_sort<KEY, PAIRS>(s, kbk_recording_alloc{&live, &peak}, (cudaStream_t)host->stream);
     } catch (const std::exception &e) {
         return host->fail(host, KB_ECUDA, "sort: thrust failed while sizing its pool: %s",
                           e.what());

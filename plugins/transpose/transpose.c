@@ -63,44 +63,22 @@ static int run_cpu_parallel(kbt_state *s, const kbt_impl *impl, kb_host *host);
 #define U_BLOCK (KB_USES(KBT_P_BLOCK_X) | KB_USES(KBT_P_BLOCK_Y))
 #define U_ORDER (KB_USES(KBT_P_BAND) | KB_USES(KBT_P_STREAMING))
 
-#define KBT_FIELDS(...) __VA_ARGS__
+/* The table (transpose_variants.def, rows KBT_VARIANT): variants[],
+   impls[], KBK_N_VARIANTS and the guards (kbench/kit_family.h). */
+#define KBT_VARIANT KBK_ROW
+#define KBK_FAMILY_NAME "transpose"
+#define KBK_FAMILY_IMPL kbt_impl
+#define KBK_FAMILY_DEF "transpose_variants.def"
+#include "kbench/kit_family.h"
 
-static const kb_variant variants[] = {
-#define KBT_VARIANT(seen, impl) {KBT_FIELDS seen},
-#include "transpose_variants.def"
-#undef KBT_VARIANT
-};
-
-static const kbt_impl impls[] = {
-#define KBT_VARIANT(seen, impl) {KBT_FIELDS impl},
-#include "transpose_variants.def"
-#undef KBT_VARIANT
-};
-
-#define KBT_N_VARIANTS (sizeof variants / sizeof variants[0])
-_Static_assert(sizeof impls / sizeof impls[0] == KBT_N_VARIANTS, "one kbt_impl per variant");
-_Static_assert(KBT_N_VARIANTS <= KB_MAX_VARIANTS, "too many variants for a 64-bit mask");
-
-KBK_OPS(kbt);
-
-static const kb_plugin descriptor = {
-    KB_PLUGIN_HEADER,
-    .name = "transpose",
-    .summary = "out-of-place matrix transpose (f32, f64, u16): the tutorial's path, a kernel at "
-               "the copy ceiling, cuBLAS geam and the copy itself",
-    KB_PARAMS(params),
-    KB_VARIANTS(variants),
-    .item_name = "elements",
-    .ops = &kbt_ops,
-};
-
-KBK_EXPORT_ONE(descriptor)
+KBK_FAMILY_PLUGIN(kbt,
+                  "out-of-place matrix transpose (f32, f64, u16): the tutorial's path, a kernel "
+                  "at the copy ceiling, cuBLAS geam and the copy itself",
+                  "elements")
 
 /* ---- helpers ---------------------------------------------------------------- */
 
 static size_t dtype_size(int dtype) { return dtype == KBT_F64 ? 8 : dtype == KBT_U16 ? 2 : 4; }
-
-static int is_cuda(uint32_t v) { return variants[v].backend == KB_BACKEND_CUDA; }
 
 /* Checks the parameters and computes the matrix's bytes. */
 static int sizes_of(const kb_value *p, uint64_t *bytes, kb_host *host)
@@ -177,15 +155,6 @@ static int fill_inputs(kbt_state *s, kb_host *host)
 
 /* ---- setup and teardown ---------------------------------------------------- */
 
-static uint32_t needs_of(uint64_t vmask)
-{
-    uint32_t needs = 0;
-    for (uint32_t v = 0; v < KBT_N_VARIANTS; v++)
-        if (vmask & KB_VARIANT_BIT(v))
-            needs |= impls[v].needs;
-    return needs;
-}
-
 static int kbt_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **state)
 {
     uint64_t bytes = 0;
@@ -207,7 +176,7 @@ static int kbt_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **st
     s->gpu = host->stream != NULL;
     s->sm_count = host->sm_count > 0 ? host->sm_count : 132;
     s->variants = vmask;
-    s->needs = needs_of(vmask);
+    s->needs = kbk_needs_of(vmask);
     if (bytes > SIZE_MAX)
         return host->fail(host, KB_ENOMEM, "transpose: %llu bytes do not fit in memory",
                           (unsigned long long)bytes);
@@ -263,10 +232,8 @@ static int unsupported(kbt_state *s, uint32_t v, kb_host *host)
 static int kbt_prepare(void *state, uint32_t v, kb_host *host)
 {
     kbt_state *s = state;
-    if (v >= KBT_N_VARIANTS)
-        return host->fail(host, KB_EINVAL, "transpose: no variant number %u", v);
-    int rc = unsupported(s, v, host);
-    if (rc)
+    int rc = kbk_variant_ok(host, v);
+    if (rc || (rc = unsupported(s, v, host)))
         return rc;
     /* 0xff bytes: NaN in f32 and f64, 0xffff in u16; no input element has
        those bits (floats are finite, u16 words skip 0xffff), so every element
@@ -281,7 +248,7 @@ static int kbt_prepare(void *state, uint32_t v, kb_host *host)
 static int kbt_upload(void *state, uint32_t v, kb_host *host)
 {
     kbt_state *s = state;
-    if (!s->gpu || !is_cuda(v))
+    if (!s->gpu || !kbk_is_cuda(v))
         return KB_OK;
     return kbk_buf_upload(host, &s->in);
 }
@@ -289,7 +256,7 @@ static int kbt_upload(void *state, uint32_t v, kb_host *host)
 static int kbt_download(void *state, uint32_t v, kb_host *host)
 {
     kbt_state *s = state;
-    if (!s->gpu || !is_cuda(v))
+    if (!s->gpu || !kbk_is_cuda(v))
         return KB_OK;
     return kbk_buf_download(host, &s->out);
 }
@@ -360,13 +327,8 @@ static int run_cpu_parallel(kbt_state *s, const kbt_impl *impl, kb_host *host)
 static int kbt_run(void *state, uint32_t v, kb_host *host)
 {
     kbt_state *s = state;
-    if (v >= KBT_N_VARIANTS)
-        return host->fail(host, KB_EINVAL, "transpose: no variant number %u", v);
-    if (is_cuda(v) && !s->gpu)
-        return host->fail(host, KB_EUNSUPPORTED, "transpose: %s needs a GPU and none is in use",
-                          variants[v].name);
-    int rc = unsupported(s, v, host);
-    if (rc)
+    int rc = kbk_variant_runs(host, v);
+    if (rc || (rc = unsupported(s, v, host)))
         return rc;
     return impls[v].run(s, &impls[v], host);
 }
@@ -426,8 +388,8 @@ static int verify_range(void *ctx, uint64_t begin, uint64_t end, int worker)
 static int kbt_verify(void *state, uint32_t v, kb_check *out, kb_host *host)
 {
     kbt_state *s = state;
-    if (v >= KBT_N_VARIANTS)
-        return host->fail(host, KB_EINVAL, "transpose: no variant number %u", v);
+    if (kbk_variant_ok(host, v))
+        return KB_EINVAL;
     int workers = host->cpu_threads > 1 ? host->cpu_threads : 1;
     uint64_t *bad = calloc((size_t)workers * 2, sizeof *bad);
     if (!bad)

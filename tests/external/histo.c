@@ -97,6 +97,19 @@ static int threads_of(const kb_host *h)
     return h->cpu_threads > 0 ? h->cpu_threads : 1;
 }
 
+/* CUB's temporary storage, a bound: plan() may not ask CUB (a size query
+   needs the device), so it states what CUB's documented layout allows.
+   DeviceHistogram keeps one privatized histogram of `bins` 4-byte counters
+   per thread block of its sweep, plus a small queue; it starts no more
+   blocks than there are keys, nor more than fill the device (at most 32
+   resident blocks per multiprocessor, 256 multiprocessors taken as the
+   most any device has). */
+static uint64_t histo_cub_bound(uint64_t n, uint64_t bins)
+{
+    uint64_t blocks = n < 32 * 256 ? n : 32 * 256;
+    return 4 * bins * blocks + 4096;
+}
+
 static int histo_plan(const kb_value *p, kb_work *w, kb_host *h)
 {
     uint64_t n = p[P_N].u, bins = (uint64_t)p[P_BINS].i;
@@ -105,9 +118,9 @@ static int histo_plan(const kb_value *p, kb_work *w, kb_host *h)
     w->flops = 0;
     w->items = n;
     w->host_bytes = 4 * n + 8 * bins + 4 * bins * (uint64_t)threads_of(h);
-    /* Keys and counts; CUB's temporary storage (a few KiB) is sized in
-       setup, which plan() may not call CUDA to learn. */
+    /* Keys and counts, whatever runs; CUB's storage where cub runs. */
     w->device_bytes = 4 * n + 4 * bins;
+    kb_work_add_variant_bytes(w, h, V_CUB, histo_cub_bound(n, bins));
     kb_work_set_peak(w, h, KB_PEAK_NONE); /* integer work: no FLOP ceiling */
     return KB_OK;
 }
@@ -144,6 +157,9 @@ static int histo_setup(const kb_value *p, uint64_t vmask, kb_host *h, void **sp)
         size_t bytes = 0;
         if ((rc = histo_cub_bytes(h, s->keys.dev, s->counts.dev, s->bins, s->n, &bytes)))
             return rc;
+        if (bytes > histo_cub_bound(s->n, s->bins))
+            h->log(h, KB_LOG_WARN, "histo: CUB asks for %zu bytes, more than plan() stated",
+                   bytes);
         /* At least a byte: CUB takes a NULL storage pointer for a size query. */
         if ((rc = kbk_buf_alloc(h, &s->temp, bytes ? bytes : 1, KBK_DEVICE)))
             return rc;

@@ -1,6 +1,6 @@
 #!/bin/sh
 # One GPU-machine session, everything in one call: the Criterion tests with
-# the GPU present, the reduce GPU tests (tests/gpu/run.sh), `kbench check` on
+# the GPU present, the reduce GPU tests (plugins/reduce/gpu.sh), `kbench check` on
 # every plugin with every variant (tests/gpu/check.sh), the overhead check
 # (tests/overhead/run.sh) and optionally an experiment file; every log is
 # packed into $OUT/logs.tar.gz and a short summary is printed last.
@@ -28,7 +28,7 @@ for t in "$build"/tests/test_*; do
         add "FAILED  $(basename "$t") (see its log)"; fi
 done
 
-OUT="$work/gpu" sh tests/gpu/run.sh "$build" >"$work/gpu-tests.log" 2>&1
+OUT="$work/gpu" sh plugins/reduce/gpu.sh "$build" >"$work/gpu-tests.log" 2>&1
 add "$(sed -n '/---- reduce GPU tests ----/,$p' "$work/gpu-tests.log")"
 
 OUT="$work/check" sh tests/gpu/check.sh "$build" >"$work/check.log" 2>&1

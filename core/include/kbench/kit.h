@@ -95,6 +95,10 @@ int kbk_buf_download(kb_host *host, kbk_buf *b);
  * ---------------------------------------------------------------------- */
 typedef int (*kbk_range_fn)(void *ctx, uint64_t begin, uint64_t end, int worker);
 int kbk_parallel_for(kb_host *host, uint64_t n, kbk_range_fn fn, void *ctx);
+/* The most workers one kbk_parallel_for starts, whatever host->cpu_threads
+   says: worker is always below it, so per-worker results fit an array of
+   this many. */
+#define KBK_MAX_THREADS 256
 
 /* ------------------------------------------------------------------------
  * Inputs on the counter-based generator of plugin.h (element i depends on

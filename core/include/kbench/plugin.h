@@ -71,9 +71,12 @@ extern "C" {
  *        pass or fail from error and tolerance.  docs/migrating.md, "ABI 1
  *        to ABI 2".
  *   2.1  kb_work.peak.
+ *   2.2  kb_work.variant_device_bytes (device memory per variant); what
+ *        plan() may read from the host is stated (struct kb_ops, plan).
+ *        docs/migrating.md, "Minor versions of ABI 2".
  * ---------------------------------------------------------------------- */
 #define KB_ABI_MAJOR 2
-#define KB_ABI_MINOR 1 /* 1: kb_work.peak */
+#define KB_ABI_MINOR 2 /* 1: kb_work.peak; 2: kb_work.variant_device_bytes */
 
 /* Marks the entry symbol as the one thing a plugin exports. */
 #if defined(__GNUC__)
@@ -184,9 +187,24 @@ typedef struct kb_variant {
 /* ------------------------------------------------------------------------
  * The work of one point, filled in by kb_ops.plan().  The host derives GB/s
  * from the bytes, GFLOP/s from the flops and items/s from items, checks
- * host_bytes and device_bytes against free memory before setup, picks the
- * bandwidth ceiling that matches the read/write mix, and compares GFLOP/s
- * with the compute ceiling that `peak` names.
+ * host_bytes and the device memory of the variants it will run (below)
+ * against free memory before setup, picks the bandwidth ceiling that
+ * matches the read/write mix, and compares GFLOP/s with the compute
+ * ceiling that `peak` names.
+ *
+ * Device memory (minor 2).  setup() takes device_bytes whatever variants
+ * it is asked for, plus variant_device_bytes[v] for each variant v in its
+ * mask: what that variant alone adds (its scratch, a library's temporary
+ * storage or workspace).  The host's figure for a set of variants is
+ * device_bytes plus the sum of theirs; it checks that figure before setup,
+ * admitting variants in order while it fits free memory, and the dry run
+ * prints it for the experiment's variants.  A buffer that several variants
+ * share is either counted in device_bytes or in each of them (an
+ * over-estimate, never an under-estimate).  A library's figure that only
+ * the library can tell (a size query needs CUDA, which plan() may not use)
+ * is a bound derived from the library's documented storage; setup() SHOULD
+ * log a warning when the library asks for more.  A plugin of minor 0 or 1
+ * leaves the array zero (the host zeroes it): device_bytes is everything.
  * ---------------------------------------------------------------------- */
 
 /* Which measured compute ceiling a point's flops are compared with
@@ -208,10 +226,16 @@ typedef struct kb_work {
     /* Minor 1: write only when host->abi_minor >= 1 (kb_work_set_peak). */
     uint32_t peak;          /* kb_peak of the flops; KB_PEAK_FP32 (0) when
                                left alone                                  */
+    /* Minor 2: write only when host->abi_minor >= 2
+       (kb_work_add_variant_bytes). */
+    uint64_t variant_device_bytes[KB_MAX_VARIANTS]; /* device memory variant
+                               v adds to device_bytes when it runs; 0 when
+                               left alone                                  */
 } kb_work;
 
-/* kb_work_set_peak(out, host, peak), at the end of this header, sets peak
-   only where the host has the field. */
+/* kb_work_set_peak(out, host, peak) and kb_work_add_variant_bytes(out,
+   host, v, bytes), at the end of this header, write the fields only where
+   the host has them. */
 
 /* The outcome of kb_ops.verify().  The host decides pass or fail itself:
  * error <= tolerance, and neither is NaN.  A plugin whose `passed`
@@ -237,11 +261,13 @@ struct kb_host {
     uint32_t abi_minor;   /* the host's KB_ABI_MINOR (see Compatibility)   */
     uint64_t seed;        /* inputs are a function of the seed alone: the
                              same for every point and variant              */
-    void *stream;         /* cudaStream_t to launch on; NULL without a GPU */
+    void *stream;         /* cudaStream_t to launch on; NULL without a GPU
+                             (and always in plan(): see kb_ops, plan)      */
     int device;           /* CUDA device ordinal; -1 without a GPU         */
     int sm_count;         /* multiprocessors of that device; 0 without     */
     uint64_t l2_bytes;    /* its L2 cache size; 0 without                  */
-    int cpu_threads;      /* threads a parallel CPU variant may use        */
+    int cpu_threads;      /* threads a parallel CPU variant may use (also
+                             in plan(), which may size host memory by it)  */
 
     /* Logs one line (no trailing newline needed). */
     void (*log)(kb_host *h, kb_log_level level, const char *fmt, ...) KB_PRINTF(3, 4);
@@ -281,7 +307,15 @@ struct kb_host {
  * plan(params, &work, host)
  *   MUST fill work, and MUST fail with KB_EINVAL and a sentence when the
  *   parameters make no sense together (overflow, a size the variants cannot
- *   take).  host->stream MAY be NULL here even on a GPU machine.
+ *   take).  Of the host, plan() MAY read size, abi_minor, seed and
+ *   cpu_threads (the experiment's thread count, as setup() will see it;
+ *   with cpu_threads = auto, the CPUs of the machine that plans), and MAY
+ *   call log() and fail().  It sees no device on any path (run, dry run,
+ *   kbench check): the host hands it stream NULL, device -1, sm_count 0
+ *   and l2_bytes 0 even on a GPU machine, so that a plan, and the memory
+ *   check made from it, does not depend on where it was made.  A figure
+ *   that depends on the device (a library's temporary storage) is a bound
+ *   (see kb_work, "Device memory").
  *
  * setup(params, variants, host, &state)
  *   MAY allocate host and device memory, create library handles, generate
@@ -436,6 +470,21 @@ static inline void kb_work_set_peak(kb_work *out, const kb_host *host, kb_peak p
 {
     if (host && host->abi_minor >= 1)
         out->peak = (uint32_t)peak;
+}
+
+/* Adds `bytes` to variant v's device memory (kb_work.variant_device_bytes,
+   minor 2).  An older host has no such field: there the bytes go to
+   device_bytes, which that host checks whatever the variants, so that its
+   memory check still counts them.  v past KB_MAX_VARIANTS is ignored. */
+static inline void kb_work_add_variant_bytes(kb_work *out, const kb_host *host, uint32_t v,
+                                             uint64_t bytes)
+{
+    if (v >= KB_MAX_VARIANTS)
+        return;
+    if (host && host->abi_minor >= 2)
+        out->variant_device_bytes[v] += bytes;
+    else
+        out->device_bytes += bytes;
 }
 
 /* Bit set for variant v in a variant mask. */

@@ -699,17 +699,19 @@ static void check_lifecycle(ck *c)
         if (c->plan_rc[i] != KB_OK)
             continue;
         const kb_work *w = &c->work[i];
-        if (w->host_bytes <= CK_SMALL_BYTES && w->device_bytes <= CK_SMALL_BYTES &&
-            n_life < CK_MAX_LIFE)
+        /* The device memory of the variants that will run (kbench/plugin.h,
+           kb_work, "Device memory"). */
+        uint64_t dev = kbc_work_device_bytes(w, mask);
+        if (w->host_bytes <= CK_SMALL_BYTES && dev <= CK_SMALL_BYTES && n_life < CK_MAX_LIFE)
             life[n_life++] = i;
         if (smallest == (size_t)-1 ||
-            w->host_bytes + w->device_bytes <
-                c->work[smallest].host_bytes + c->work[smallest].device_bytes)
+            w->host_bytes + dev <
+                c->work[smallest].host_bytes + kbc_work_device_bytes(&c->work[smallest], mask))
             smallest = i;
     }
     if (!n_life && smallest != (size_t)-1 &&
         c->work[smallest].host_bytes <= CK_LARGEST_BYTES &&
-        c->work[smallest].device_bytes <= CK_LARGEST_BYTES)
+        kbc_work_device_bytes(&c->work[smallest], mask) <= CK_LARGEST_BYTES)
         life[n_life++] = smallest;
 
     for (size_t k = 0; k < n_life && mask; k++) {

@@ -100,6 +100,9 @@ double kbc_ceiling_for(const kbc_ceilings *c, uint64_t bytes_read, uint64_t byte
 /* kb_work.peak came in minor 1, past the 48 bytes of minor 0's kb_work
    (plugin.h: a field a minor adds never lies in the tail padding). */
 _Static_assert(offsetof(kb_work, peak) == 48, "kb_work.peak starts where minor 0 ended");
+/* kb_work.variant_device_bytes came in minor 2, past minor 1's 56 bytes. */
+_Static_assert(offsetof(kb_work, variant_device_bytes) == 56,
+               "kb_work.variant_device_bytes starts where minor 1 ended");
 
 double kbc_peak_for(const kbc_flops_ceilings *c, uint32_t peak, const char **kind)
 {
@@ -426,8 +429,13 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_ho
     kb_work work;
     memset(&work, 0, sizeof work);
     int st = kbc_call_plan(in, values, &work, &err);
-    for (size_t i = 0; i < n; i++)
+    /* A row's device_bytes is what its variant's run needs: the shared
+       figure plus its own (kb_work, "Device memory"). */
+    for (size_t i = 0; i < n; i++) {
         recs[i].work = work;
+        recs[i].work.device_bytes =
+            kbc_work_device_bytes(&work, KB_VARIANT_BIT(recs[i].variant_index));
+    }
     if (st != KB_OK) {
         /* A refused point (kbc_plan_refused) is `invalid` with the
            plugin's sentence and runs nothing; any other failure is a
@@ -441,7 +449,9 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_ho
         goto report;
     }
 
-    /* Which variants can run here at all. */
+    /* Which variants can run here at all.  CUDA variants are admitted in
+       order while the device memory of those admitted so far (device_bytes
+       plus each one's variant_device_bytes, kbench/plugin.h) fits. */
     uint64_t mask = 0, free_mem = 0;
     int free_known = 0;
     for (size_t i = 0; i < n; i++) {
@@ -468,9 +478,10 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_ho
             free_mem = kbc_gpu_free_memory();
             free_known = 1;
         }
-        if (free_mem > 0 && work.device_bytes > free_mem) {
+        uint64_t need_bytes;
+        if (!kbc_work_fits(&work, mask, r->variant_index, free_mem, &need_bytes)) {
             char need[32], have[32];
-            kbc_human_bytes(work.device_bytes, need, sizeof need);
+            kbc_human_bytes(need_bytes, need, sizeof need);
             kbc_human_bytes(free_mem, have, sizeof have);
             snprintf(r->reason, sizeof r->reason,
                      "the point needs %s of device memory and only %s is free", need, have);

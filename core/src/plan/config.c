@@ -640,6 +640,16 @@ int kbc_plan_refused(int status)
     return status == KB_EINVAL || status == KB_EUNSUPPORTED;
 }
 
+/* The mask of the experiment's variants: the device memory its points
+   are checked and shown with (kbc_work_device_bytes). */
+static uint64_t experiment_mask(const kbc_experiment *x)
+{
+    uint64_t mask = 0;
+    for (uint32_t i = 0; i < x->n_variants; i++)
+        mask |= KB_VARIANT_BIT(x->variants[i]);
+    return mask;
+}
+
 static int check_points(const ctx *c, kbc_experiment *x, uint64_t device_mem)
 {
     /* Host memory is checked like device memory, against what the machine
@@ -664,7 +674,8 @@ static int check_points(const ctx *c, kbc_experiment *x, uint64_t device_mem)
         memset(&work, 0, sizeof work);
         kbc_error err;
         int st = kbc_call_plan(kbc_instance_of(d, &ph.h), values, &work, &err);
-        int too_big_dev = st == KB_OK && device_mem > 0 && work.device_bytes > device_mem;
+        uint64_t dev_bytes = kbc_work_device_bytes(&work, experiment_mask(x));
+        int too_big_dev = st == KB_OK && device_mem > 0 && dev_bytes > device_mem;
         int too_big_host = st == KB_OK && host_mem > 0 && work.host_bytes > host_mem;
         if (st == KB_OK && !too_big_dev && !too_big_host)
             continue;
@@ -686,7 +697,7 @@ static int check_points(const ctx *c, kbc_experiment *x, uint64_t device_mem)
         } else if (too_big_dev) {
             snprintf(what, sizeof what,
                      "it needs %s of device memory and the device has %s.",
-                     kbc_human_bytes(work.device_bytes, need, sizeof need),
+                     kbc_human_bytes(dev_bytes, need, sizeof need),
                      kbc_human_bytes(device_mem, have, sizeof have));
         } else {
             snprintf(what, sizeof what,
@@ -957,7 +968,8 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
             char r[32], wr[32], dv[32];
             fprintf(out, "  | %-10s  %-10s  %s\n", kbc_human_bytes(work.bytes_read, r, sizeof r),
                     kbc_human_bytes(work.bytes_written, wr, sizeof wr),
-                    kbc_human_bytes(work.device_bytes, dv, sizeof dv));
+                    kbc_human_bytes(kbc_work_device_bytes(&work, experiment_mask(x)), dv,
+                                    sizeof dv));
         }
         free(values);
         free(w);

@@ -33,9 +33,30 @@ static int after(kbc_instance in, const char *call, int code, kbc_error *err)
 int kbc_call_plan(kbc_instance in, const kb_value *values, kb_work *out, kbc_error *err)
 {
     before(in);
+    memset(out, 0, sizeof *out);
     if (!in.desc->ops->plan)
         return after(in, "plan", KB_EFAIL, err);
-    return after(in, "plan", in.desc->ops->plan(values, out, in.host), err);
+    /* What plan() may read of the host is stated in plugin.h; the device's
+       fields are hidden here, on every path, so that no plan can come to
+       depend on them. */
+    kb_host seen = *in.host;
+    seen.stream = NULL;
+    seen.device = -1;
+    seen.sm_count = 0;
+    seen.l2_bytes = 0;
+    return after(in, "plan", in.desc->ops->plan(values, out, &seen), err);
+}
+
+uint64_t kbc_work_device_bytes(const kb_work *w, uint64_t mask)
+{
+    uint64_t total = w->device_bytes;
+    for (uint32_t v = 0; v < KB_MAX_VARIANTS; v++) {
+        if (!(mask & KB_VARIANT_BIT(v)))
+            continue;
+        uint64_t b = w->variant_device_bytes[v];
+        total = b > UINT64_MAX - total ? UINT64_MAX : total + b;
+    }
+    return total;
 }
 
 int kbc_call_setup(kbc_instance in, const kb_value *values, uint64_t variants, void **state,
@@ -92,4 +113,11 @@ void kbc_call_teardown(kbc_instance in, void *state)
 int kbc_check_passes(const kb_check *c)
 {
     return !isnan(c->error) && !isnan(c->tolerance) && c->error <= c->tolerance;
+}
+
+int kbc_work_fits(const kb_work *w, uint64_t admitted, uint32_t v, uint64_t free_bytes,
+                  uint64_t *need)
+{
+    *need = kbc_work_device_bytes(w, admitted | (v < KB_MAX_VARIANTS ? KB_VARIANT_BIT(v) : 0));
+    return free_bytes == 0 || *need <= free_bytes;
 }

@@ -44,6 +44,9 @@ static inline kbc_instance kbc_instance_of(const kb_plugin *d, kb_host *host)
 
 /* Each returns the plugin's status; err (may be NULL) is filled when it is
    not KB_OK. */
+/* plan() with *out zeroed first, on a copy of the host that shows no
+   device (stream NULL, device -1, sm_count 0, l2_bytes 0), so that a plan
+   is the same on every path and machine (kbench/plugin.h, plan). */
 int kbc_call_plan(kbc_instance in, const kb_value *values, kb_work *out, kbc_error *err);
 int kbc_call_setup(kbc_instance in, const kb_value *values, uint64_t variants, void **state,
                    kbc_error *err);
@@ -55,6 +58,18 @@ int kbc_call_download(kbc_instance in, void *state, uint32_t v, kbc_error *err);
 int kbc_call_verify(kbc_instance in, void *state, uint32_t v, kb_check *check, kbc_error *err);
 /* teardown() of a state (nothing for NULL). */
 void kbc_call_teardown(kbc_instance in, void *state);
+
+/* The device memory setup() takes for the variants in mask (kb_work,
+   "Device memory"): device_bytes plus each one's variant_device_bytes,
+   saturating at UINT64_MAX. */
+uint64_t kbc_work_device_bytes(const kb_work *w, uint64_t mask);
+
+/* Whether variant v may join the variants of `admitted` before setup(): the
+   device memory of them all, put in *need, is at most free_bytes (0: not
+   known, every variant fits).  The point admits its variants in order with
+   this, so a variant that does not fit beside the earlier ones is skipped. */
+int kbc_work_fits(const kb_work *w, uint64_t admitted, uint32_t v, uint64_t free_bytes,
+                  uint64_t *need);
 
 /* The host's verdict on a check: the error is within the tolerance and
    neither is NaN.  A plugin's own `passed` is compared with this, never

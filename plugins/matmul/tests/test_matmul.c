@@ -22,56 +22,31 @@
 #include "kbench/plugin.h"
 #include "matmul.h"
 
-#define PLUGIN_PATH KBENCH_BINARY_DIR "/plugins/kbench-matmul.so"
+#define FIXTURE_PLUGIN_PATH KBENCH_BINARY_DIR "/plugins/kbench-matmul.so"
+#include "plugin_fixture.h"
 
-static void *handle;
-static const kb_plugin *plug;
 static const kbm_test_ext *ext;
-#include "fake_host.h"
 
-static kb_host make_host(uint64_t seed)
-{
-    kb_host h = {.size = sizeof(kb_host), .seed = seed, .stream = NULL, .device = -1,
-                 .sm_count = 0, .l2_bytes = 0, .cpu_threads = 4, .log = test_log,
-                 .fail = test_fail};
-    return h;
-}
+static kb_host make_host(uint64_t seed) { return fixture_host(seed, 4); }
 
 static void load(void)
 {
-    handle = dlopen(PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-    cr_assert_not_null(handle, "cannot load %s: %s", PLUGIN_PATH, dlerror());
-    kb_entry_fn entry = (kb_entry_fn)dlsym(handle, KB_ENTRY_SYMBOL);
-    cr_assert_not_null(entry, "no %s in the plugin", KB_ENTRY_SYMBOL);
-    plug = entry(0);
-    cr_assert_not_null(plug);
+    fixture_load();
     cr_assert_not_null(plug->ops->extension);
     ext = plug->ops->extension(KBM_TEST_EXTENSION);
     cr_assert_not_null(ext);
     cr_assert_eq(ext->size, sizeof(kbm_test_ext));
-    last_error[0] = 0;
-    fail_calls = 0;
 }
 
 static void unload(void)
 {
-    if (handle)
-        dlclose(handle);
-    handle = NULL;
-    plug = NULL;
+    fixture_unload();
     ext = NULL;
 }
 
 TestSuite(matmul, .init = load, .fini = unload, .timeout = 240);
 
-static int variant_index(const char *name)
-{
-    for (uint32_t v = 0; v < plug->n_variants; v++)
-        if (strcmp(plug->variants[v].name, name) == 0)
-            return (int)v;
-    cr_assert_fail("no variant named %s", name);
-    return -1;
-}
+static int variant_index(const char *name) { return (int)fixture_variant(name); }
 
 static void params_of_p(kb_value *p, uint64_t m, uint64_t n, uint64_t k, int inputs, int check,
                         int precision)
@@ -605,8 +580,19 @@ Test(matmul, plan_counts_the_bf16_copies)
     cr_assert_eq(b16.bytes_written, f32.bytes_written);
 }
 
-/* Small points fit the conformance check's 32 MiB (cuBLAS's small
-   workspace); the measured shapes keep the 32 MiB workspace. */
+/* The device memory of every variant at once: device_bytes plus each
+   variant's own (minor 2). */
+static uint64_t all_variants_bytes(const kb_work *w)
+{
+    uint64_t total = w->device_bytes;
+    for (uint32_t v = 0; v < plug->n_variants; v++)
+        total += w->variant_device_bytes[v];
+    return total;
+}
+
+/* Small points fit the conformance check's 32 MiB with every variant
+   (cuBLAS's small workspace); the measured shapes keep the 32 MiB
+   workspace. */
 Test(matmul, plan_keeps_small_points_under_32_mib)
 {
     kb_value p[KBM_N_PARAMS];
@@ -616,12 +602,31 @@ Test(matmul, plan_keeps_small_points_under_32_mib)
         params_of_p(p, 256, 256, 256, KBM_RANDOM, KBM_CHECK_AUTO, prec);
         memset(&w, 0, sizeof w);
         cr_assert_eq(plug->ops->plan(p, &w, &h), KB_OK, "plan: %s", last_error);
-        cr_assert_leq(w.device_bytes, 32ull << 20, "%s: %llu bytes", precision_names[prec],
-                      (unsigned long long)w.device_bytes);
+        cr_assert_leq(all_variants_bytes(&w), 32ull << 20, "%s: %llu bytes",
+                      precision_names[prec], (unsigned long long)all_variants_bytes(&w));
     }
     params_of_p(p, 2000, 2000, 80, KBM_RANDOM, KBM_CHECK_AUTO, KBM_F32);
+    memset(&w, 0, sizeof w);
     cr_assert_eq(plug->ops->plan(p, &w, &h), KB_OK, "plan: %s", last_error);
-    cr_assert_geq(w.device_bytes, 32ull << 20);
+    cr_assert_eq(w.variant_device_bytes[variant_index("cublas")], KBM_CUBLAS_WORKSPACE);
+}
+
+/* cuBLAS's workspace is the cuBLAS variants' own (minor 2): a run of the
+   own kernels is not charged for it. */
+Test(matmul, plan_counts_the_cublas_workspace_per_variant)
+{
+    kb_value p[KBM_N_PARAMS];
+    kb_host h = make_host(1);
+    kb_work w;
+    params_of_p(p, 256, 256, 256, KBM_RANDOM, KBM_CHECK_AUTO, KBM_F32);
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(plug->ops->plan(p, &w, &h), KB_OK, "plan: %s", last_error);
+    for (uint32_t v = 0; v < plug->n_variants; v++) {
+        int lib = strncmp(plug->variants[v].name, "cublas", 6) == 0;
+        cr_assert_eq(w.variant_device_bytes[v], lib ? KBM_CUBLAS_WORKSPACE_SMALL : 0, "%s",
+                     plug->variants[v].name);
+    }
+    cr_assert_eq(w.device_bytes, 3ull * 256 * 256 * 4, "A, B and C in f32, no workspace");
 }
 
 Test(matmul, exact_inputs_fit_the_precision)

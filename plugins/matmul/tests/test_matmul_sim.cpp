@@ -29,11 +29,14 @@
 
 namespace {
 
-/* The tiles of matmul_kernels.cu's pipelined variant (BW_* there). */
-using BW_256x128x8 = bw_shape<256, 128, 8, 4, 2, 1>;
-using BW_256x128x16 = bw_shape<256, 128, 16, 4, 2, 1>;
-using BW_128x256x8 = bw_shape<128, 256, 8, 2, 4, 1>;
-using BW_128x128x8 = bw_shape<128, 128, 8, 2, 2, 2>;
+/* The 64 x 64 warp-tile shapes of the pipelined variant: the BIG rows of
+   matmul_tiles.def, as BW_<ID> (BW_T256x128x8 ...). */
+#define KBM_ARGS(...) __VA_ARGS__
+#define KBM_SIM_SHAPE_PIPE(id, shape)
+#define KBM_SIM_SHAPE_BIG(id, shape) using BW_##id = bw_shape<KBM_ARGS shape>;
+#define KBM_TILE(id, name, kind, wt, shape) KBM_SIM_SHAPE_##kind(id, shape)
+#include "matmul_tiles.def"
+#undef KBM_TILE
 
 struct shape {
     int m, n, k;
@@ -174,40 +177,47 @@ void bigwarp_awkward(const char *tile, int landing)
 
 TestSuite(matmul_sim, .timeout = 170);
 
+/* bigwarp_awkward for every BIG row of matmul_tiles.def. */
+static void every_bigwarp_awkward(int landing)
+{
+#define KBM_SIM_AWK_PIPE(id, name)
+#define KBM_SIM_AWK_BIG(id, name) bigwarp_awkward<BW_##id>(name, landing);
+#define KBM_TILE(id, name, kind, wt, shape) KBM_SIM_AWK_##kind(id, name)
+#include "matmul_tiles.def"
+#undef KBM_TILE
+}
+
 /* Copies land only when waited for: a missing wait or barrier reads the NaN
    the shared buffer starts with, or the previous tile. */
 Test(matmul_sim, pipelined_64x64_warp_tiles_exact_copies_landing_at_the_wait)
 {
-    bigwarp_awkward<BW_256x128x8>("256x128x8", SIM_AT_WAIT);
-    bigwarp_awkward<BW_256x128x16>("256x128x16", SIM_AT_WAIT);
-    bigwarp_awkward<BW_128x256x8>("128x256x8", SIM_AT_WAIT);
-    bigwarp_awkward<BW_128x128x8>("128x128x8w64", SIM_AT_WAIT);
+    every_bigwarp_awkward(SIM_AT_WAIT);
 }
 
 /* Copies land at once: a copy into a stage that another thread still reads
    changes what it reads. */
 Test(matmul_sim, pipelined_64x64_warp_tiles_exact_copies_landing_at_issue)
 {
-    bigwarp_awkward<BW_256x128x8>("256x128x8", SIM_AT_ISSUE);
-    bigwarp_awkward<BW_256x128x16>("256x128x16", SIM_AT_ISSUE);
-    bigwarp_awkward<BW_128x256x8>("128x256x8", SIM_AT_ISSUE);
-    bigwarp_awkward<BW_128x128x8>("128x128x8w64", SIM_AT_ISSUE);
+    every_bigwarp_awkward(SIM_AT_ISSUE);
 }
 
 /* More block rows than one group of the block order (2048 rows): the last,
    short group maps its blocks onto the remaining tiles. */
 Test(matmul_sim, pipelined_block_order_covers_a_short_last_group)
 {
-    cr_expect_eq(bigwarp<BW_256x128x8>(2300, 260, 5, 3, SIM_AT_WAIT), 0);
-    cr_expect_eq(bigwarp<BW_128x128x8>(2100, 300, 8, 2, SIM_AT_WAIT), 0);
+    cr_expect_eq(bigwarp<BW_T256x128x8>(2300, 260, 5, 3, SIM_AT_WAIT), 0);
+    cr_expect_eq(bigwarp<BW_T128x128x8W64>(2100, 300, 8, 2, SIM_AT_WAIT), 0);
 }
 
 Test(matmul_sim, warptile_64x64_warp_tiles_exact)
 {
     for (const shape &s : awkward) {
-        cr_expect_eq((warptile<256, 128, 8, 64, 64, 1>(s.m, s.n, s.k)), 0, "256x128x8 at %d x %d x %d", s.m, s.n, s.k);
-        cr_expect_eq((warptile<256, 128, 16, 64, 64, 1>(s.m, s.n, s.k)), 0, "256x128x16 at %d x %d x %d", s.m, s.n, s.k);
-        cr_expect_eq((warptile<128, 256, 8, 64, 64, 1>(s.m, s.n, s.k)), 0, "128x256x8 at %d x %d x %d", s.m, s.n, s.k);
-        cr_expect_eq((warptile<128, 128, 8, 64, 64, 2>(s.m, s.n, s.k)), 0, "128x128x8w64 at %d x %d x %d", s.m, s.n, s.k);
+#define KBM_SIM_WT_PIPE(name, wt)
+#define KBM_SIM_WT_BIG(name, wt)                                                               \
+    cr_expect_eq((warptile<KBM_ARGS wt>(s.m, s.n, s.k)), 0, name " at %d x %d x %d", s.m, s.n,  \
+                 s.k);
+#define KBM_TILE(id, name, kind, wt, shape) KBM_SIM_WT_##kind(name, wt)
+#include "matmul_tiles.def"
+#undef KBM_TILE
     }
 }

@@ -19,7 +19,8 @@
 #include "kbench/plugin.h"
 #include "reduce.h"
 
-#define PLUGIN_PATH KBENCH_BINARY_DIR "/plugins/kbench-reduce.so"
+#define FIXTURE_PLUGIN_PATH KBENCH_BINARY_DIR "/plugins/kbench-reduce.so"
+#include "plugin_fixture.h"
 
 enum {
     P_N = KBR_P_N,
@@ -32,48 +33,11 @@ enum {
 };
 enum { F32 = KBR_F32, F64 = KBR_F64, I32 = KBR_I32 };
 
-static void *handle;
-static const kb_plugin *plug;
-#include "fake_host.h"
+static kb_host make_host(uint64_t seed) { return fixture_host(seed, 4); }
 
-static kb_host make_host(uint64_t seed)
-{
-    kb_host h = {.size = sizeof(kb_host), .seed = seed, .stream = NULL, .device = -1,
-                 .sm_count = 0, .l2_bytes = 0, .cpu_threads = 4, .log = test_log,
-                 .fail = test_fail};
-    return h;
-}
+TestSuite(reduce, .init = fixture_load, .fini = fixture_unload, .timeout = 120);
 
-static void load(void)
-{
-    handle = dlopen(PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-    cr_assert_not_null(handle, "cannot load %s: %s", PLUGIN_PATH, dlerror());
-    kb_entry_fn entry = (kb_entry_fn)dlsym(handle, KB_ENTRY_SYMBOL);
-    cr_assert_not_null(entry, "no %s in the plugin", KB_ENTRY_SYMBOL);
-    plug = entry(0);
-    cr_assert_not_null(plug);
-    last_error[0] = 0;
-    fail_calls = 0;
-}
-
-static void unload(void)
-{
-    if (handle)
-        dlclose(handle);
-    handle = NULL;
-    plug = NULL;
-}
-
-TestSuite(reduce, .init = load, .fini = unload, .timeout = 120);
-
-static int variant_index(const char *name)
-{
-    for (uint32_t v = 0; v < plug->n_variants; v++)
-        if (strcmp(plug->variants[v].name, name) == 0)
-            return (int)v;
-    cr_assert_fail("no variant named %s", name);
-    return -1;
-}
+static int variant_index(const char *name) { return (int)fixture_variant(name); }
 
 static void params_of(kb_value *p, uint64_t n, int dtype)
 {
@@ -132,6 +96,47 @@ Test(reduce, plan_numbers)
         cr_assert_lt(pl.host_bytes, in + 4096);
         cr_assert_gt(pl.device_bytes, in + (cases[c].n / 256) * cases[c].es);
     }
+}
+
+/* The libraries' temporary storage is counted per variant (minor 2), so
+   that a run of the own kernels is not charged for it. */
+Test(reduce, plan_counts_library_storage_per_variant)
+{
+    kb_value p[N_PARAMS];
+    params_of(p, 1u << 20, F32);
+    kb_host h = make_host(1);
+    kb_work w;
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(plug->ops->plan(p, &w, &h), KB_OK, "plan failed: %s", last_error);
+    for (uint32_t v = 0; v < plug->n_variants; v++) {
+        const char *name = plug->variants[v].name;
+        uint64_t want = strcmp(name, "cub") == 0 || strcmp(name, "thrust") == 0
+                            ? KBR_LIB_TEMP_ALLOWANCE
+                            : 0;
+        cr_assert_eq(w.variant_device_bytes[v], want, "%s states %llu bytes", name,
+                     (unsigned long long)w.variant_device_bytes[v]);
+    }
+    /* device_bytes: the input, the partials and the finish, no library. */
+    uint64_t in = (1u << 20) * 4;
+    cr_assert_lt(w.device_bytes, in + in / 128 + 65536);
+}
+
+/* A host of minor 1 has no per-variant field: the libraries' storage goes
+   to device_bytes, which it checks whatever the variants. */
+Test(reduce, plan_for_an_older_host_folds_library_storage_into_device_bytes)
+{
+    kb_value p[N_PARAMS];
+    params_of(p, 1u << 20, F32);
+    kb_host now = make_host(1), old = make_host(1);
+    old.abi_minor = 1;
+    kb_work w_now, w_old;
+    memset(&w_now, 0, sizeof w_now);
+    memset(&w_old, 0, sizeof w_old);
+    cr_assert_eq(plug->ops->plan(p, &w_now, &now), KB_OK);
+    cr_assert_eq(plug->ops->plan(p, &w_old, &old), KB_OK);
+    cr_assert_eq(w_old.device_bytes, w_now.device_bytes + 2ull * KBR_LIB_TEMP_ALLOWANCE);
+    for (uint32_t v = 0; v < plug->n_variants; v++)
+        cr_assert_eq(w_old.variant_device_bytes[v], 0);
 }
 
 Test(reduce, plan_overflow_is_an_error)

@@ -18,50 +18,23 @@
 #include "kbench/plugin.h"
 #include "sort.h"
 
-#define PLUGIN_PATH KBENCH_BINARY_DIR "/plugins/kbench-sort.so"
+#define FIXTURE_PLUGIN_PATH KBENCH_BINARY_DIR "/plugins/kbench-sort.so"
+#include "plugin_fixture.h"
 
-static void *handle;
-static const kb_plugin *plug;
 static const sort_test_ext *ext;
-#include "fake_host.h"
 
-static kb_host make_host(void)
-{
-    kb_host h = {.size = sizeof(kb_host), .seed = 42, .stream = NULL, .device = -1,
-                 .cpu_threads = 2, .log = test_log, .fail = test_fail};
-    return h;
-}
+static kb_host make_host(void) { return fixture_host(42, 2); }
 
 static void load(void)
 {
-    handle = dlopen(PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-    cr_assert_not_null(handle, "cannot load %s: %s", PLUGIN_PATH, dlerror());
-    kb_entry_fn entry = (kb_entry_fn)dlsym(handle, KB_ENTRY_SYMBOL);
-    cr_assert_not_null(entry);
-    plug = entry(0);
-    cr_assert_not_null(plug);
+    fixture_load();
     ext = plug->ops->extension(SORT_TEST_EXTENSION);
     cr_assert_not_null(ext);
-    last_error[0] = 0;
 }
 
-static void unload(void)
-{
-    if (handle)
-        dlclose(handle);
-    handle = NULL;
-}
+TestSuite(sort, .init = load, .fini = fixture_unload, .timeout = 120);
 
-TestSuite(sort, .init = load, .fini = unload, .timeout = 120);
-
-static uint32_t variant(const char *name)
-{
-    for (uint32_t v = 0; v < plug->n_variants; v++)
-        if (strcmp(plug->variants[v].name, name) == 0)
-            return v;
-    cr_assert_fail("no variant named %s", name);
-    return 0;
-}
+static uint32_t variant(const char *name) { return fixture_variant(name); }
 
 static void params(kb_value *p, uint64_t n, int key, int pairs, int dist)
 {
@@ -196,6 +169,50 @@ Test(sort, plan_counts_keys_and_values_once)
     cr_assert_eq(w.bytes_read, 8000);
     cr_assert_eq(w.bytes_written, 8000);
     cr_assert_eq(w.items, 1000);
+}
+
+/* Device memory (minor 2): the buffers every GPU run shares in
+   device_bytes, and per variant what its row adds; a library's storage
+   (an alternate of keys and values, twice, plus the slack for its state)
+   only on the library variants, so that the own kernels' runs are not
+   charged for it. */
+Test(sort, plan_counts_library_storage_per_variant)
+{
+    kb_value p[SORT_N_PARAMS];
+    params(p, 1u << 20, SORT_U32, SORT_PAIRS, SORT_UNIFORM);
+    kb_host h = make_host();
+    kb_work w;
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(plug->ops->plan(p, &w, &h), KB_OK, "%s", last_error);
+    uint64_t n = 1u << 20, lib = n * 4 * 2 * 2 + (64ull << 20);
+    cr_assert_eq(w.device_bytes, n * 4 * 3 * 2, "inputs, outputs, alternates of keys and values");
+    static const char *const libs[] = {"cub-radix", "cub-merge", "thrust"};
+    for (size_t k = 0; k < 3; k++)
+        cr_assert_eq(w.variant_device_bytes[variant(libs[k])], lib, "%s", libs[k]);
+    static const char *const none[] = {"cpu-qsort", "cpu-radix", "odd-even",
+                                       "odd-even-multiblock", "bitonic", "merge"};
+    for (size_t k = 0; k < sizeof none / sizeof none[0]; k++)
+        cr_assert_eq(w.variant_device_bytes[variant(none[k])], 0, "%s", none[k]);
+    /* radix: its per-tile digit counts; onesweep-early: its tile status. */
+    cr_assert_eq(w.variant_device_bytes[variant("radix")],
+                 sort_ceil_div(n, SORT_RADIX_TILE) * 256 * 4 + 256 * 4);
+    cr_assert_geq(w.variant_device_bytes[variant("onesweep-early")],
+                  sort_early_status_bytes(n, SORT_TILE_AUTO, 1));
+    cr_assert_lt(w.variant_device_bytes[variant("onesweep-early")], lib);
+}
+
+/* Keys alone: half the shared buffers and half the library bound's
+   copies. */
+Test(sort, plan_device_memory_of_keys_alone)
+{
+    kb_value p[SORT_N_PARAMS];
+    params(p, 1000, SORT_F32, SORT_KEYS_ONLY, SORT_UNIFORM);
+    kb_host h = make_host();
+    kb_work w;
+    memset(&w, 0, sizeof w);
+    cr_assert_eq(plug->ops->plan(p, &w, &h), KB_OK, "%s", last_error);
+    cr_assert_eq(w.device_bytes, 1000 * 4 * 3);
+    cr_assert_eq(w.variant_device_bytes[variant("cub-radix")], 1000 * 4 * 2 + (64ull << 20));
 }
 
 /* Every CPU variant, key type, value mode and distribution at awkward

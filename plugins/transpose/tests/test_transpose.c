@@ -18,48 +18,14 @@
 #include "kbench/plugin.h"
 #include "transpose.h"
 
-#define PLUGIN_PATH KBENCH_BINARY_DIR "/plugins/kbench-transpose.so"
+#define FIXTURE_PLUGIN_PATH KBENCH_BINARY_DIR "/plugins/kbench-transpose.so"
+#include "plugin_fixture.h"
 
-static void *handle;
-static const kb_plugin *plug;
-#include "fake_host.h"
+static kb_host make_host(uint64_t seed) { return fixture_host(seed, 3); }
 
-static kb_host make_host(uint64_t seed)
-{
-    kb_host h = {.size = sizeof(kb_host), .seed = seed, .stream = NULL, .device = -1,
-                 .cpu_threads = 3, .log = test_log, .fail = test_fail};
-    return h;
-}
+TestSuite(transpose, .init = fixture_load, .fini = fixture_unload, .timeout = 60);
 
-static void load(void)
-{
-    handle = dlopen(PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
-    cr_assert_not_null(handle, "cannot load %s: %s", PLUGIN_PATH, dlerror());
-    kb_entry_fn entry = (kb_entry_fn)dlsym(handle, KB_ENTRY_SYMBOL);
-    cr_assert_not_null(entry);
-    plug = entry(0);
-    cr_assert_not_null(plug);
-    last_error[0] = 0;
-}
-
-static void unload(void)
-{
-    if (handle)
-        dlclose(handle);
-    handle = NULL;
-    plug = NULL;
-}
-
-TestSuite(transpose, .init = load, .fini = unload, .timeout = 60);
-
-static int variant_index(const char *name)
-{
-    for (uint32_t v = 0; v < plug->n_variants; v++)
-        if (strcmp(plug->variants[v].name, name) == 0)
-            return (int)v;
-    cr_assert_fail("no variant named %s", name);
-    return -1;
-}
+static int variant_index(const char *name) { return (int)fixture_variant(name); }
 
 static void params_of(kb_value *p, uint64_t rows, uint64_t cols, int dtype)
 {
