@@ -152,3 +152,34 @@ char *kbc_text_utf8(const char *s)
     *o = '\0';
     return out;
 }
+
+void kbc_text_html(FILE *f, const char *s)
+{
+    if (!s)
+        return;
+    size_t need = 4 * strlen(s) + 1; /* the longest escape (\xHH) is 4 per byte */
+    char *vis = kbc_xmalloc(need);
+    kbc_text_visible_to(s, vis, need);
+    for (const char *p = vis; *p; p++) {
+        switch (*p) {
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        case '\'':
+            fputs("&#39;", f);
+            break;
+        default:
+            fputc(*p, f);
+        }
+    }
+    free(vis);
+}

@@ -11,6 +11,7 @@
  *                                                  escapes the rest)
  *   CSV                                            RFC 4180 quoting (report_csv.c)
  *   gnuplot scripts                                gp_quote() (plot.c)
+ *   HTML text and attribute values                 kbc_text_html()
  */
 #ifndef KBENCH_TEXT_H
 #define KBENCH_TEXT_H
@@ -51,5 +52,11 @@ void kbc_text_md_code(FILE *f, const char *s, int in_cell);
    sequence replaced by U+FFFD: NULL when s is well-formed already (use s
    itself), else a new string to free(). */
 char *kbc_text_utf8(const char *s);
+
+/* s on f as HTML text, safe both between tags and inside a quoted
+   attribute value (of HTML or inline SVG): kbc_text_visible(s) (so a line
+   break or a byte that is not UTF-8 shows as an escape), then each of
+   & < > " ' written as an entity.  NULL writes nothing. */
+void kbc_text_html(FILE *f, const char *s);
 
 #endif
