@@ -287,14 +287,32 @@ Test(html, a_table_row_per_result_and_the_plots)
     cr_assert_not_null(page);
     cr_assert_eq(count(page, "<tr data-i="), N_SWEEP + N_HEADLINE);
     cr_assert_eq(count(page, "<table class=\"rows\">"), 2);
-    /* One line plot (the sweep) and one bar chart (the headline), each
-       with a rate and a time view; the ceiling drawn in the rate views. */
+    /* One line plot (the sweep: rate, log rate and time views) and one
+       bar chart (the headline: rate and time); the ceiling drawn in the
+       rate views. */
     cr_assert_eq(count(page, "<figure class=\"plot\""), 2);
     cr_assert_eq(count(page, "<svg class=\"rate\""), 2);
+    cr_assert_eq(count(page, "<svg class=\"lograte\""), 1);
     cr_assert_eq(count(page, "<svg class=\"time\""), 2);
-    cr_assert_eq(count(page, "read ceiling (3000 GB/s)"), 2);
+    cr_assert_eq(count(page, "read ceiling (3000 GB/s)"), 3);
     cr_assert_not_null(strstr(page, "median time (log scale)"));
     cr_assert_not_null(strstr(page, "n (log2 scale)"));
+    free(page);
+}
+
+Test(html, lines_far_below_the_ceiling_open_on_the_log_axis)
+{
+    /* The sweep's rates are below 1 GB/s against a 3000 GB/s ceiling; the
+       bar chart has no log view. */
+    cr_assert_eq(report("new/results.json -o r.html"), 0);
+    char *page = slurp_in("r.html");
+    cr_assert_not_null(page);
+    const char *first = strstr(page, "<figure class=\"plot\"");
+    cr_assert_not_null(first);
+    cr_assert_eq(strncmp(first, "<figure class=\"plot\" data-view=\"lograte\">", 42), 0);
+    const char *second = strstr(first + 1, "<figure class=\"plot\"");
+    cr_assert_not_null(second);
+    cr_assert_eq(strncmp(second, "<figure class=\"plot\" data-view=\"rate\">", 39), 0);
     free(page);
 }
 

@@ -236,13 +236,13 @@ static void tick_label(FILE *f, const axis *a, double u, int time)
     char buf[48];
     if (a->log == 2) {
         fprintf(f, "2<tspan dy=\"-6\" font-size=\"9\">%.0f</tspan>", u);
-    } else if (a->log == 10) {
-        fputs(fmt_time(pow(10, u), buf, sizeof buf), f);
-    } else if (time) {
-        fputs(fmt_time(u, buf, sizeof buf), f);
-    } else {
-        fprintf(f, "%.6g", u);
+        return;
     }
+    double v = a->log == 10 ? pow(10, u) : u;
+    if (time)
+        fputs(fmt_time(v, buf, sizeof buf), f);
+    else
+        fprintf(f, "%.6g", v);
 }
 
 /* The ticks and grid of axis a: vertical lines for x, horizontal for y,
@@ -274,24 +274,42 @@ static void svg_ticks(FILE *f, const axis *a, int is_x, int time, double x0, dou
     }
 }
 
-/* One view of a line plot: throughput (linear y from 0, with the ceiling)
-   or median time (log-10 y). */
-static void svg_lines(FILE *f, const series *s, size_t ns, const char *xname, int log2x,
-                      int time, rate_kind rk, const ceiling *c, const char *label)
+/* The views of a line plot: the rate on a linear axis from zero (as
+   `kbench plot` draws it), the rate on a log-10 axis, the median time on
+   a log-10 axis. */
+typedef enum { VIEW_RATE, VIEW_LOGRATE, VIEW_TIME } view;
+static const char *const view_names[] = {"rate", "lograte", "time"};
+
+/* A library's line: black, dark and light grey in turn, each dashed its
+   own way. */
+static const char *const lib_colours[] = {"#000000", "#606060", "#a0a0a0"};
+static const char *const lib_dashes[] = {"7 4", "2 3", "10 3 2 3"};
+
+/* A point's y in view v, or NaN where the view has none. */
+static double view_y(const series *s, size_t i, view v)
+{
+    double y = v == VIEW_TIME ? s->time[i] : s->rate[i];
+    return isfinite(y) && (v == VIEW_RATE || y > 0) ? y : NAN;
+}
+
+/* One view of a line plot. */
+static void svg_lines(FILE *f, const series *s, size_t ns, const char *xname, int log2x, view v,
+                      rate_kind rk, const ceiling *c, const char *label)
 {
     double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
     for (size_t k = 0; k < ns; k++)
         for (size_t i = 0; i < s[k].n; i++) {
-            double y = time ? s[k].time[i] : s[k].rate[i];
-            if (!isfinite(y) || (time && !(y > 0)))
+            double y = view_y(&s[k], i, v);
+            if (isnan(y))
                 continue;
             xmin = fmin(xmin, s[k].x[i]);
             xmax = fmax(xmax, s[k].x[i]);
             ymin = fmin(ymin, y);
             ymax = fmax(ymax, y);
         }
+    int ceil_shown = v != VIEW_TIME && c->value > 0;
     axis ax = {.log = log2x ? 2 : 0, .p0 = ML, .p1 = LW - MR};
-    axis ay = {.log = time ? 10 : 0, .p0 = LH - MB, .p1 = MT};
+    axis ay = {.log = v == VIEW_RATE ? 0 : 10, .p0 = LH - MB, .p1 = MT};
     if (!isfinite(xmin)) {
         xmin = 1;
         xmax = 2;
@@ -302,29 +320,30 @@ static void svg_lines(FILE *f, const series *s, size_t ns, const char *xname, in
         ax.lo -= 1;
         ax.hi += 1;
     }
-    if (time) {
+    if (ceil_shown) {
+        ymax = isfinite(ymax) ? fmax(ymax, c->value) : c->value;
+        ymin = isfinite(ymin) ? fmin(ymin, c->value) : c->value;
+    }
+    if (v == VIEW_RATE) {
+        ay.lo = 0;
+        ay.hi = isfinite(ymax) && ymax > 0 ? ymax * 1.08 : 1;
+    } else {
         if (!isfinite(ymin)) {
-            ymin = 1e-6;
-            ymax = 1e-3;
+            ymin = 1;
+            ymax = 10;
         }
         ay.lo = floor(log10(ymin));
         ay.hi = ceil(log10(ymax));
         if (ay.hi <= ay.lo)
             ay.hi = ay.lo + 1;
-    } else {
-        double top = isfinite(ymax) ? ymax : 1;
-        if (c->value > top)
-            top = c->value;
-        ay.lo = 0;
-        ay.hi = top > 0 ? top * 1.08 : 1;
     }
     fprintf(f, "<svg class=\"%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
                "aria-label=\"",
-            time ? "time" : "rate", LW, LH, LW, LH);
+            view_names[v], LW, LH, LW, LH);
     H(f, label);
     fputs("\">", f);
     svg_ticks(f, &ax, 1, 0, ML, LW - MR, MT, LH - MB);
-    svg_ticks(f, &ay, 0, time, ML, LW - MR, MT, LH - MB);
+    svg_ticks(f, &ay, 0, v == VIEW_TIME, ML, LW - MR, MT, LH - MB);
     fprintf(f, "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>", ML, MT,
             LW - MR - ML, LH - MB - MT);
     fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">", (ML + LW - MR) / 2,
@@ -332,37 +351,40 @@ static void svg_lines(FILE *f, const series *s, size_t ns, const char *xname, in
     H(f, xname);
     fprintf(f, "%s</text>", log2x ? " (log2 scale)" : "");
     fprintf(f, "<text class=\"label\" transform=\"translate(14 %d) rotate(-90)\" "
-               "text-anchor=\"middle\">%s</text>",
-            (MT + LH - MB) / 2, time ? "median time (log scale)" : rate_label(rk));
+               "text-anchor=\"middle\">%s%s</text>",
+            (MT + LH - MB) / 2, v == VIEW_TIME ? "median time" : rate_label(rk),
+            v == VIEW_RATE ? "" : " (log scale)");
     /* The lines, and the legend beside them. */
     double lx = LW - MR + 12, ly = MT + 10;
     size_t own = 0, lib = 0;
     for (size_t k = 0; k < ns; k++, ly += 18) {
-        const char *colour = s[k].library ? ((lib++ % 2) ? "#606060" : "#000000")
-                                          : palette[own++ % N_PALETTE];
-        const char *dash = s[k].library ? " stroke-dasharray=\"7 4\"" : "";
+        const char *colour = s[k].library ? lib_colours[lib % 3] : palette[own++ % N_PALETTE];
+        char dash[48] = "";
+        if (s[k].library)
+            snprintf(dash, sizeof dash, " stroke-dasharray=\"%s\"", lib_dashes[lib++ % 3]);
         double width = s[k].library ? 2.6 : 1.6;
         fprintf(f, "<g class=\"series\"><polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\"%s "
                    "points=\"",
                 colour, width, dash);
         for (size_t i = 0; i < s[k].n; i++) {
-            double y = time ? s[k].time[i] : s[k].rate[i];
-            if (!isfinite(y) || (time && !(y > 0)))
-                continue;
-            fprintf(f, "%.1f,%.1f ", axis_at(&ax, s[k].x[i]), axis_at(&ay, y));
+            double y = view_y(&s[k], i, v);
+            if (!isnan(y))
+                fprintf(f, "%.1f,%.1f ", axis_at(&ax, s[k].x[i]), axis_at(&ay, y));
         }
         fputs("\"/>", f);
         for (size_t i = 0; i < s[k].n; i++) {
-            double y = time ? s[k].time[i] : s[k].rate[i];
-            if (!isfinite(y) || (time && !(y > 0)))
+            double y = view_y(&s[k], i, v);
+            if (isnan(y))
                 continue;
             char buf[48];
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\"><title>",
                     axis_at(&ax, s[k].x[i]), axis_at(&ay, y), s[k].library ? "3.2" : "2.6",
                     s[k].library ? "#ffffff" : colour);
             H(f, s[k].name);
-            fprintf(f, ": %s = %.17g, %s</title></circle>", "x", s[k].x[i],
-                    time ? fmt_time(y, buf, sizeof buf) : fmt_num(y, "", buf, sizeof buf));
+            fputs(", ", f);
+            H(f, xname);
+            fprintf(f, "=%.17g: %s</title></circle>", s[k].x[i],
+                    v == VIEW_TIME ? fmt_time(y, buf, sizeof buf) : fmt_num(y, "", buf, sizeof buf));
         }
         char *name = shorten(s[k].name, 24);
         fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"%s\" "
@@ -374,7 +396,7 @@ static void svg_lines(FILE *f, const series *s, size_t ns, const char *xname, in
         fprintf(f, "%s</text></g>", s[k].library ? " (library)" : "");
         free(name);
     }
-    if (!time && c->value > 0) {
+    if (ceil_shown) {
         char *t = ceiling_title(c, rk);
         double y = axis_at(&ay, c->value);
         fprintf(f, "<g class=\"ceiling\"><line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
@@ -461,20 +483,24 @@ static void svg_bars(FILE *f, const kbc_record *const *rows, size_t n, int time,
     fputs("</svg>", f);
 }
 
-/* A figure with both views and the buttons that switch between them. */
-static void figure_open(FILE *f, const char *caption_exp, const char *caption_group)
+/* A figure with its views (n of view_names, the first n) and the buttons
+   that switch between them, showing view first. */
+static void figure_open(FILE *f, const char *caption_exp, const char *caption_group,
+                        const view *views, size_t n, view first)
 {
-    fputs("<figure class=\"plot\" data-view=\"rate\"><figcaption>", f);
+    static const char *const button[] = {"rate", "log rate", "time"};
+    fprintf(f, "<figure class=\"plot\" data-view=\"%s\"><figcaption>", view_names[first]);
     H(f, caption_exp);
     if (caption_group && caption_group[0]) {
         fputs(" <span class=\"group\">(", f);
         H(f, caption_group);
         fputs(")</span>", f);
     }
-    fputs(" <span class=\"views\"><button type=\"button\" data-view=\"rate\" "
-          "aria-pressed=\"true\">rate</button><button type=\"button\" data-view=\"time\" "
-          "aria-pressed=\"false\">time</button></span></figcaption>",
-          f);
+    fputs(" <span class=\"views\">", f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "<button type=\"button\" data-view=\"%s\" aria-pressed=\"%s\">%s</button>",
+                view_names[views[i]], views[i] == first ? "true" : "false", button[views[i]]);
+    fputs("</span></figcaption>", f);
 }
 
 char *kbc_html_sparkline(const double *y, size_t n, int w, int h)
@@ -981,9 +1007,17 @@ static void exp_line_plots(report *rp, const char *exp, const kbc_record *const 
         }
         if (ns > 0) {
             char *label = kbc_xasprintf("%s%s%s%s", exp, g[0] ? " (" : "", g, g[0] ? ")" : "");
-            figure_open(f, exp, g);
-            svg_lines(f, s, ns, x, log2x, 0, rk, &c, label);
-            svg_lines(f, s, ns, x, log2x, 1, rk, &c, label);
+            /* The log axis first where the lines stay below a fifth of the
+               ceiling, which would flatten them at the bottom. */
+            double top = 0;
+            for (size_t k = 0; k < ns; k++)
+                for (size_t j = 0; j < s[k].n; j++)
+                    if (isfinite(s[k].rate[j]) && s[k].rate[j] > top)
+                        top = s[k].rate[j];
+            static const view views[] = {VIEW_RATE, VIEW_LOGRATE, VIEW_TIME};
+            figure_open(f, exp, g, views, 3, c.value > 5 * top ? VIEW_LOGRATE : VIEW_RATE);
+            for (size_t k = 0; k < 3; k++)
+                svg_lines(f, s, ns, x, log2x, views[k], rk, &c, label);
             fputs("</figure>", f);
             free(label);
         }
@@ -1015,7 +1049,8 @@ static void exp_bar_plots(report *rp, const char *exp, const kbc_record *const *
         if (!g[0])
             snprintf(g, sizeof g, "point %llu", (unsigned long long)rows[a]->point + 1);
         char *label = kbc_xasprintf("%s (%s)", exp, g);
-        figure_open(rp->f, exp, g);
+        static const view views[] = {VIEW_RATE, VIEW_TIME};
+        figure_open(rp->f, exp, g, views, 2, VIEW_RATE);
         svg_bars(rp->f, rows + a, b - a, 0, rk, &c, label);
         svg_bars(rp->f, rows + a, b - a, 1, rk, &c, label);
         fputs("</figure>", rp->f);
@@ -1121,7 +1156,8 @@ static const char report_css[] =
     "figure.plot{margin:0;border:1px solid #e4e4e4;border-radius:4px;padding:6px}"
     "figure.plot figcaption{font-weight:600;margin-bottom:4px}"
     "figure.plot .group{font-weight:normal;color:#555}"
-    "figure.plot[data-view=rate] svg.time,figure.plot[data-view=time] svg.rate{display:none}"
+    "figure.plot:not([data-view=rate]) svg.rate,figure.plot:not([data-view=lograte]) svg.lograte,"
+    "figure.plot:not([data-view=time]) svg.time{display:none}"
     ".views{float:right}.views button{font:inherit;font-size:12px;margin-left:4px;"
     "border:1px solid #bbb;background:#fff;border-radius:3px;cursor:pointer}"
     ".views button[aria-pressed=true]{background:#333;color:#fff;border-color:#333}"
