@@ -73,6 +73,16 @@ static const char *fmt_num(double x, const char *unit, char *buf, size_t n)
     return buf;
 }
 
+/* A percentage for a table cell: "0.47%", "12.3%", "-" for NaN. */
+static const char *fmt_pct(double x, char *buf, size_t n)
+{
+    if (!isfinite(x))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, fabs(x) < 10 ? "%.2f%%" : "%.1f%%", x);
+    return buf;
+}
+
 /* A cell's sort value: data-v="x" for a finite x, nothing else (the
    script sorts a cell without one last). */
 static void data_v(FILE *f, double x)
@@ -828,7 +838,7 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
     if (any_items)
         th(f, "num", NULL, "items/s");
     if (any_speedup)
-        th(f, "num", NULL, "vs baseline variant");
+        th(f, "num", "title=\"the baseline variant's median time over this row's\"", "speed-up");
     if (rp->base) {
         char ci[64];
         snprintf(ci, sizeof ci, "%.4g%% interval", (1 - rp->alpha) * 100);
@@ -870,18 +880,24 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
         fprintf(f, ">%s</td>", fmt_time(t, buf, sizeof buf));
         fputs("<td class=\"num\"", f);
         data_v(f, r->noise * 100);
-        fprintf(f, ">%s</td>", isfinite(r->noise) ? fmt_num(r->noise * 100, "%", buf, sizeof buf) : "-");
+        fprintf(f, ">%s</td>", fmt_pct(r->noise * 100, buf, sizeof buf));
         double cells[6] = {r->gbps, r->pct_ceiling, r->gflops, r->pct_peak, r->items_per_s,
                            r->speedup_baseline};
         int shown[6] = {any_gbps, any_ceiling, any_gflops, any_peak, any_items, any_speedup};
-        const char *units[6] = {"", "%", "", "%", "", "\xc3\x97"};
+        int percent[6] = {0, 1, 0, 1, 0, 0};
         for (int c = 0; c < 6; c++) {
             if (!shown[c])
                 continue;
             double v = ran(r) ? cells[c] : NAN;
             fputs("<td class=\"num\"", f);
             data_v(f, v);
-            fprintf(f, ">%s</td>", fmt_num(v, units[c], buf, sizeof buf));
+            if (percent[c])
+                fmt_pct(v, buf, sizeof buf);
+            else if (c == 5 && isfinite(v))
+                snprintf(buf, sizeof buf, "%.3g\xc3\x97", v); /* 1.58x */
+            else
+                fmt_num(v, "", buf, sizeof buf);
+            fprintf(f, ">%s</td>", buf);
         }
         if (rp->base) {
             const kbc_change *ch = &rp->base->change[at[i]];
@@ -1139,7 +1155,7 @@ static const char report_css[] =
     ".summary span{margin-right:14px}nav a{margin-right:12px}"
     ".scroll{overflow-x:auto}"
     "table.rows{border-collapse:collapse;font-size:13px;margin:6px 0 10px}"
-    "table.rows th,table.rows td{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;"
+    "table.rows th,table.rows td{padding:3px 7px;border-bottom:1px solid #eee;text-align:left;"
     "white-space:nowrap}"
     "table.rows td.note{white-space:normal;max-width:420px;color:#555}"
     "table.rows th{background:#f4f4f4;cursor:pointer;user-select:none;position:sticky;top:0}"
