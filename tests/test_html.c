@@ -242,6 +242,36 @@ Test(html, writes_the_report_beside_the_results_of_a_folder)
     free(page);
 }
 
+Test(html, an_output_folder_gets_report_html)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/pages", tmpdir);
+    cr_assert_eq(mkdir(path, 0777), 0);
+    cr_assert_eq(report("new -o pages"), 0);
+    char *out = slurp_in("out.txt");
+    cr_assert_str_eq(out, "wrote pages/report.html\n");
+    free(out);
+}
+
+Test(html, a_run_without_rows_says_so)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/empty.json", tmpdir);
+    kbc_run_info info = {.command_line = "kbench run empty.ini"};
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_json(path, &s, &d), 0, "%s", d.msg);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+    cr_assert_eq(report("empty.json -o r.html"), 0);
+    char *page = slurp_in("r.html");
+    cr_assert_not_null(page);
+    cr_assert_not_null(strstr(page, "<p>The results file holds no rows.</p>"));
+    cr_assert_eq(count(page, "<table"), 0);
+    free(page);
+}
+
 Test(html, the_page_needs_nothing_from_outside)
 {
     cr_assert_eq(report("new/results.json -o r.html"), 0);

@@ -968,25 +968,31 @@ static void exp_line_plots(report *rp, const char *exp, const kbc_record *const 
                            const char *x, int log2x)
 {
     FILE *f = rp->f;
-    char g[512], h[512];
+    /* Each row's group, numbered in the order the groups first appear. */
+    char **names = kbc_xcalloc(n, sizeof *names);
+    size_t *gid = kbc_xcalloc(n, sizeof *gid), *first = kbc_xcalloc(n, sizeof *first);
+    size_t n_groups = 0;
+    for (size_t i = 0; i < n; i++) {
+        char g[512];
+        group_of(rows[i], x, g, sizeof g);
+        size_t k = 0;
+        while (k < n_groups && strcmp(names[first[k]], g) != 0)
+            k++;
+        if (k == n_groups) {
+            first[n_groups++] = i;
+            names[i] = kbc_xstrdup(g);
+        }
+        gid[i] = k;
+    }
     const kbc_record **grp = kbc_xcalloc(n, sizeof *grp);
     series *s = kbc_xcalloc(KB_MAX_VARIANTS, sizeof *s);
-    for (size_t i = 0; i < n; i++) {
-        group_of(rows[i], x, g, sizeof g);
-        int done = 0;
-        for (size_t j = 0; j < i && !done; j++) {
-            group_of(rows[j], x, h, sizeof h);
-            done = strcmp(g, h) == 0;
-        }
-        if (done)
-            continue;
+    for (size_t gi = 0; gi < n_groups; gi++) {
+        const char *g = names[first[gi]];
         /* The group's rows, its variants in the order they first appear. */
         size_t ng = 0, ns = 0;
-        for (size_t j = i; j < n; j++) {
-            group_of(rows[j], x, h, sizeof h);
-            if (strcmp(g, h) == 0)
+        for (size_t j = first[gi]; j < n; j++)
+            if (gid[j] == gi)
                 grp[ng++] = rows[j];
-        }
         rate_kind rk = rate_pick(grp, ng);
         ceiling c = {0, ""};
         for (size_t j = 0; j < ng; j++) {
@@ -1046,6 +1052,11 @@ static void exp_line_plots(report *rp, const char *exp, const kbc_record *const 
     }
     free(s);
     free(grp);
+    for (size_t gi = 0; gi < n_groups; gi++)
+        free(names[first[gi]]);
+    free(names);
+    free(gid);
+    free(first);
 }
 
 /* The bar charts of an experiment that sweeps no number: one per point. */
@@ -1467,9 +1478,13 @@ int kbc_cmd_report(const char *path, const char *base_path, const char *out_path
         }
         baseline_compare(&base, doc.recs, doc.n_recs, o);
     }
-    /* Beside the results file unless told. */
+    /* Beside the results file unless told; into a folder given as -o. */
     char *target;
-    if (out_path) {
+    struct stat st;
+    if (out_path && stat(out_path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        target = kbc_xasprintf("%s%sreport.html", out_path,
+                               out_path[strlen(out_path) - 1] == '/' ? "" : "/");
+    } else if (out_path) {
         target = kbc_xstrdup(out_path);
     } else {
         const char *slash = strrchr(in, '/');
