@@ -847,6 +847,8 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
         th(f, "num", NULL, ci);
         th(f, "text", NULL, "verdict");
     }
+    /* A history column (a sparkline of the row's medians over earlier
+       runs, kbc_html_sparkline) would go here, before the note. */
     if (any_note)
         th(f, "text", NULL, "note");
     fputs("</tr></thead><tbody>", f);
