@@ -197,10 +197,10 @@ static char *ceiling_title(const ceiling *c, rate_kind rk)
 
 /* ---- SVG ---------------------------------------------------------------- */
 
-/* Lines for kernels: distinct colours (no red: the ceiling is red);
-   libraries: thick dashed black and grey. */
+/* Lines and bars of kernels: distinct colours, none red (the ceiling is
+   red) and none grey (libraries are black and grey, their lines dashed). */
 static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
-                                      "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#393b79",
+                                      "#e377c2", "#17becf", "#bcbd22", "#7b4173", "#393b79",
                                       "#637939", "#a55194", "#6b6ecf", "#8c6d31"};
 #define N_PALETTE (sizeof palette / sizeof *palette)
 #define CEILING_COLOUR "#c00000"
