@@ -455,7 +455,7 @@ static void browse(const char *page, const char *what, const char *out, const ch
         cr_skip_test("%s", why);
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && timeout 120 %s --headless --no-sandbox --disable-gpu "
+             "cd '%s' && timeout 120 %s --headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
              "--user-data-dir='%s/profile-%d' --no-first-run --window-size=1280,900 "
              "--enable-logging=stderr --v=0 %s 'file://%s/%s' >%s 2>%s",
              tmpdir, bin, tmpdir, (int)getpid(), what, tmpdir, page, out, log);
