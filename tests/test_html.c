@@ -325,7 +325,8 @@ Test(html, a_table_row_per_result_and_the_plots)
     cr_assert_eq(count(page, "<svg class=\"lograte\""), 1);
     cr_assert_eq(count(page, "<svg class=\"time\""), 2);
     cr_assert_eq(count(page, "read ceiling (3000 GB/s)"), 3);
-    cr_assert_not_null(strstr(page, "median time (log scale)"));
+    cr_assert_not_null(strstr(page, "median time, log scale"));
+    cr_assert_not_null(strstr(page, "GB/s (bytes read + written), log scale"));
     cr_assert_not_null(strstr(page, "n (log2 scale)"));
     free(page);
 }

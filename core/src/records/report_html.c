@@ -162,9 +162,9 @@ static double rate_of(const kbc_record *r, rate_kind k)
 
 static const char *rate_label(rate_kind k)
 {
-    return k == RATE_GBPS     ? "throughput (GB/s, bytes read + written)"
-           : k == RATE_GFLOPS ? "throughput (GFLOP/s)"
-                              : "throughput (items/s)";
+    return k == RATE_GBPS     ? "GB/s (bytes read + written)"
+           : k == RATE_GFLOPS ? "GFLOP/s"
+                              : "items/s";
 }
 
 /* The ceiling line: the largest ceiling of the chosen rate among the rows
@@ -363,7 +363,7 @@ static void svg_lines(FILE *f, const series *s, size_t ns, const char *xname, in
     fprintf(f, "<text class=\"label\" transform=\"translate(14 %d) rotate(-90)\" "
                "text-anchor=\"middle\">%s%s</text>",
             (MT + LH - MB) / 2, v == VIEW_TIME ? "median time" : rate_label(rk),
-            v == VIEW_RATE ? "" : " (log scale)");
+            v == VIEW_RATE ? "" : ", log scale");
     /* The lines, and the legend beside them. */
     double lx = LW - MR + 12, ly = MT + 10;
     size_t own = 0, lib = 0;
@@ -589,14 +589,19 @@ static void machine_header(FILE *f, const kbc_run_doc *doc, const json_t *root)
     fputs("<dl class=\"machine\">", f);
     if (doc->has_machine && m->has_gpu) {
         dl_row(f, "GPU", m->name);
-        snprintf(buf, sizeof buf, "%d.%d, %d SMs, %s memory, %s L2", m->cc_major, m->cc_minor,
-                 m->sm_count, kbc_human_bytes(m->mem_bytes, a, sizeof a),
-                 kbc_human_bytes(m->l2_bytes, b, sizeof b));
-        dl_row(f, "compute capability", buf);
+        /* What the file knows (0: not recorded). */
+        if (m->cc_major > 0 || m->sm_count > 0) {
+            snprintf(buf, sizeof buf, "%d.%d, %d SMs, %s memory, %s L2", m->cc_major,
+                     m->cc_minor, m->sm_count, kbc_human_bytes(m->mem_bytes, a, sizeof a),
+                     kbc_human_bytes(m->l2_bytes, b, sizeof b));
+            dl_row(f, "compute capability", buf);
+        }
         cuda_version(m->driver_version, a, sizeof a);
         cuda_version(m->runtime_version, b, sizeof b);
-        snprintf(buf, sizeof buf, "driver %s, runtime %s", a[0] ? a : "?", b[0] ? b : "?");
-        dl_row(f, "CUDA", buf);
+        if (a[0] || b[0]) {
+            snprintf(buf, sizeof buf, "driver %s, runtime %s", a[0] ? a : "?", b[0] ? b : "?");
+            dl_row(f, "CUDA", buf);
+        }
         if (m->clock_khz > 0) {
             snprintf(buf, sizeof buf, "SM %d MHz, memory %d MHz", m->clock_khz / 1000,
                      m->mem_clock_khz / 1000);
