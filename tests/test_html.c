@@ -461,8 +461,12 @@ static void browse(const char *page, const char *what, const char *out, const ch
              "--enable-logging=stderr --v=0 %s 'file://%s/%s' >%s 2>%s",
              tmpdir, bin, tmpdir, (int)getpid(), what, tmpdir, page, out, log);
     int st = system(cmd);
-    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "chromium failed (status %d); see %s/%s",
-              WEXITSTATUS(st), tmpdir, log);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        char *text = slurp_in(log);
+        size_t len = text ? strlen(text) : 0;
+        cr_assert_fail("chromium failed (status %d); the end of its log:\n%s", WEXITSTATUS(st),
+                       text ? text + (len > 3000 ? len - 3000 : 0) : "(none)");
+    }
 }
 
 /* The value of attribute name of the self-test's element in the dumped
@@ -507,6 +511,13 @@ static char *selftest_dom(const char *args)
     browse("r.html#selftest", "--dump-dom", "dom.html", "chromium.log");
     char *dom = slurp_in("dom.html");
     cr_assert_not_null(dom);
+    if (!strstr(dom, "<output id=\"kbench-selftest\"")) {
+        /* Say why: what the browser logged, and how much page it dumped. */
+        char *lines = console_lines("chromium.log");
+        cr_assert_fail("the self-test did not run (is the script broken?); the dumped page has "
+                       "%zu bytes; console:\n%s",
+                       strlen(dom), lines);
+    }
     return dom;
 }
 
