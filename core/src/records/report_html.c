@@ -1212,6 +1212,7 @@ static const char report_script[] =
     "  'use strict';\n"
     "  var errors = 0;\n"
     "  window.addEventListener('error', function () { errors++; });\n"
+    "  document.addEventListener('securitypolicyviolation', function () { errors++; });\n"
     "  function value(cell, numeric) {\n"
     "    if (!cell) return numeric ? NaN : '';\n"
     "    if (!numeric) return cell.textContent;\n"
