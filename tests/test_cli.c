@@ -167,6 +167,20 @@ Test(cli, no_command_exits_two)
     cr_assert_eq(kb("").code, 2);
 }
 
+/* The sentence names every command (docs/cli.md quotes it). */
+Test(cli, no_command_names_every_command)
+{
+    result r = kb("");
+    cr_assert_eq(r.code, 2);
+    const char *const commands[] = {"list", "describe", "run",   "check",
+                                    "compare", "plot", "merge", "help"};
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        char word[32];
+        snprintf(word, sizeof word, " %s", commands[i]);
+        cr_assert_not_null(strstr(r.err, word), "%s is not named: %s", commands[i], r.err);
+    }
+}
+
 Test(cli, run_without_a_file_exits_two)
 {
     cr_assert_eq(kb("run").code, 2);

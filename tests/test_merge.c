@@ -71,9 +71,14 @@ static json_t *experiment(const char *name, const char *const *variants, size_t 
     json_object_set_new(o, "variants", vs);
     json_object_set_new(o, "baseline", json_null());
     json_object_set_new(o, "reference", json_null());
-    json_t *m = json_object();
-    json_object_set_new(m, "warmup", json_integer(1));
-    json_object_set_new(m, "runs", json_integer(5));
+    /* Every field a run writes (docs/results.schema.json, checked on the
+       merged documents by the test schema). */
+    json_t *m = json_loads("{\"warmup\": 1, \"runs\": 5, \"budget_s\": 10.0, \"noise_pct\": 0.0, "
+                           "\"min_runs\": 5, \"max_runs\": 1000, \"min_time_s\": 0.0, "
+                           "\"include_copies\": false, \"seed\": 42, \"cpu_threads\": \"auto\", "
+                           "\"cache\": \"hot\", \"batch\": \"off\"}",
+                           0, NULL);
+    cr_assert_not_null(m);
     json_object_set_new(o, "measure", m);
     json_t *params = json_object();
     json_t *vals = json_array();
@@ -95,6 +100,7 @@ static json_t *shard_doc(const char *hash, int index, int count, unsigned jobs, 
     json_t *d = json_object();
     json_t *kb = json_object();
     json_object_set_new(kb, "version", json_string("3.0.0"));
+    json_object_set_new(kb, "git", json_string("0123456789ab"));
     json_object_set_new(d, "kbench", kb);
     char cmd[256];
     if (index >= 0)
@@ -106,8 +112,21 @@ static json_t *shard_doc(const char *hash, int index, int count, unsigned jobs, 
     char started[32];
     snprintf(started, sizeof started, "2026-01-0%dT10:00:00Z", index >= 0 ? index + 1 : 1);
     json_object_set_new(d, "started", json_string(started));
-    json_t *m = json_object();
-    json_object_set_new(m, "has_gpu", json_true());
+    /* The machine as a run on that GPU writes it. */
+    json_t *m = json_loads("{\"has_gpu\": true, \"reason\": null, \"gpu\": null, \"cc\": null, "
+                           "\"device\": 0, \"sm_count\": 132, "
+                           "\"clocks_khz\": {\"sm\": 1980000, \"memory\": 2619000}, "
+                           "\"memory_bytes\": 85000000000, \"l2_bytes\": 52428800, "
+                           "\"driver_version\": 13000, \"driver_version_string\": \"13.0\", "
+                           "\"runtime_version\": 13000, \"runtime_version_string\": \"13.0\", "
+                           "\"host\": null, \"cpu_threads\": 0, \"copy_gbps\": null, "
+                           "\"ceilings\": {\"read_gbps\": null, \"write_gbps\": null, "
+                           "\"copy_gbps\": null, \"fp32_gflops\": null, \"tf32_gflops\": null, "
+                           "\"bf16_gflops\": null}, "
+                           "\"nvml\": {\"available\": false, \"reason\": \"off\", "
+                           "\"sm_max_mhz\": null, \"mem_max_mhz\": null, \"at_start\": null}}",
+                           0, NULL);
+    cr_assert_not_null(m);
     json_object_set_new(m, "gpu", json_string(gpu));
     json_object_set_new(m, "cc", json_string("9.0"));
     json_object_set_new(m, "host", json_string("node"));
@@ -135,7 +154,8 @@ static json_t *shard_doc(const char *hash, int index, int count, unsigned jobs, 
         json_object_set_new(plan, "jobs", json_integer(jobs));
         json_object_set_new(d, "plan", plan);
     }
-    json_object_set_new(d, "provenance", json_object());
+    json_object_set_new(d, "provenance", json_loads("{\"plugins\": [], \"cccl_version\": null, "
+                                                    "\"cublas_version\": null}", 0, NULL));
     json_object_set_new(d, "results", json_array());
     json_object_set_new(d, "exit_code", json_integer(0));
     char finished[32];

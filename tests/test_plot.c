@@ -184,7 +184,7 @@ Test(plot, the_sweep_script_has_a_log2_axis_with_units)
     cr_assert_not_null(s);
     cr_assert_not_null(strstr(s, "set logscale x 2\n"), "%s", s);
     cr_assert_not_null(strstr(s, "set xlabel 'n (elements, log2 scale)'"), "%s", s);
-    cr_assert_not_null(strstr(s, "set ylabel 'throughput (GB/s"), "%s", s);
+    cr_assert_not_null(strstr(s, "set ylabel 'throughput (TB/s, bytes read + written)'"), "%s", s);
 }
 
 Test(plot, the_library_and_the_ceiling_are_drawn_distinctly)
@@ -195,7 +195,7 @@ Test(plot, the_library_and_the_ceiling_are_drawn_distinctly)
     char *s = slurp(path);
     cr_assert_not_null(s);
     cr_assert_not_null(strstr(s, "title 'cub (library)' lw 3 dt 2"), "%s", s);
-    cr_assert_not_null(strstr(s, "title 'read ceiling (3000 GB/s)' with lines"), "%s", s);
+    cr_assert_not_null(strstr(s, "title 'read ceiling (3.00 TB/s)' with lines"), "%s", s);
     cr_assert_not_null(strstr(s, "title 'naive' lw 1.5"), "%s", s);
 }
 
@@ -208,8 +208,8 @@ Test(plot, a_compute_bound_point_shows_gflops_and_the_compute_ceiling)
     snprintf(path, sizeof path, "%s/p/mm-point1.gp", tmpdir);
     char *s = slurp(path);
     cr_assert_not_null(s);
-    cr_assert_not_null(strstr(s, "set ylabel 'throughput (GFLOP/s)'"), "%s", s);
-    cr_assert_not_null(strstr(s, "title 'fp32 ceiling (65800 GFLOP/s)' with lines"), "%s", s);
+    cr_assert_not_null(strstr(s, "set ylabel 'throughput (TFLOP/s)'"), "%s", s);
+    cr_assert_not_null(strstr(s, "title 'fp32 ceiling (65.8 TFLOP/s)' with lines"), "%s", s);
 }
 
 Test(plot, a_memory_bound_point_that_counts_flops_stays_in_gbps)
@@ -219,8 +219,8 @@ Test(plot, a_memory_bound_point_that_counts_flops_stays_in_gbps)
     snprintf(path, sizeof path, "%s/p/sum-point1.gp", tmpdir);
     char *s = slurp(path);
     cr_assert_not_null(s);
-    cr_assert_not_null(strstr(s, "set ylabel 'throughput (GB/s"), "%s", s);
-    cr_assert_not_null(strstr(s, "ceiling (3000 GB/s)' with lines"), "%s", s);
+    cr_assert_not_null(strstr(s, "set ylabel 'throughput (TB/s"), "%s", s);
+    cr_assert_not_null(strstr(s, "ceiling (3.00 TB/s)' with lines"), "%s", s);
 }
 
 Test(plot, without_gnuplot_it_says_how_to_get_it_and_exits_zero)
@@ -299,6 +299,8 @@ static void write_hostile(const char *path, const char *p, const char *shortp)
         for (int i = 0; i < 2; i++) {
             snprintf(rs[i].params[0].name, sizeof rs[i].params[0].name, "%s", p);
             snprintf(rs[i].ceiling, sizeof rs[i].ceiling, "%s", shortp);
+            /* Passed at the last size: the note on the chart says why. */
+            rs[i].ceiling_gbps = 1100;
         }
         cr_assert_eq(s.point(s.ctx, rs, 2), 0);
     }
@@ -371,30 +373,36 @@ static const char *const allowed[] = {
     "^set encoding utf8$",
     "^set title S( \\. \"\\\\n\" \\. S)*$",
     "^set [xy]label S$",
-    "^set logscale x 2$",
+    "^set logscale x (2|10)$",
+    "^set logscale y$",
     "^set format x S$",
-    "^set yrange \\[0:\\*\\]$",
-    "^set xrange \\[-0\\.6:[0-9]+\\.4\\]$",
+    "^set yrange \\[(0|\\*):\\*\\]$",
+    "^set xrange \\[-0\\.[56]:[0-9]+\\.[45]\\]$",
+    "^set xtics \\(S [0-9.e+-]+(, S [0-9.e+-]+)*\\)$",
+    "^set label 1 S at graph 0\\.01, graph 0\\.97 left front font S textcolor rgb S$",
     "^set offsets 0, 0, graph 0\\.08, 0$",
     "^set grid( ytics)?$",
-    "^set key (outside right top vertical|above horizontal)$",
+    "^set key (below center horizontal|above horizontal)$",
     "^set style data linespoints$",
     "^set style fill solid 0\\.7 border -1$",
     "^set boxwidth 0\\.7$",
     "^set xtics rotate by -35 \\(S [0-9]+(, S [0-9]+)*\\)$",
-    "^set terminal svg size 900,560 dynamic enhanced font S$",
+    "^set terminal svg size 900,[0-9]+ dynamic enhanced font S$",
     "^set output( S)?$",
     "^plot \\\\$",
-    "^  \\$v[0-9]+ using 1:2 title S lw 1\\.5 pt [0-9]+ lc [0-9]+(, \\\\)?$",
-    "^  \\$v[0-9]+ using 1:2 title S lw 3 dt 2 pt 4 ps 1\\.2 lc rgb S(, \\\\)?$",
+    "^  \\$v[0-9]+ using 1:2 title S lw 1\\.5 pt [0-9]+ ps 1 lc rgb S(, \\\\)?$",
+    "^  \\$v[0-9]+ using 1:2 title S lw 3 dt 2 pt [0-9]+ ps 1\\.2 lc rgb S(, \\\\)?$",
+    "^  \\$v[0-9]+ using 1:3:4 with filledcurves fs transparent solid 0\\.15 noborder lc rgb S "
+    "notitle, \\\\$",
     "^  [0-9.e+]+ title S with lines lw 2 dt 4 lc rgb S$",
-    "^plot \\$bars using 0:\\(\\$2 == 0 \\? \\$1 : 1/0\\) with boxes lc 1 title S, \\\\$",
+    "^plot \\$bars using 0:\\(\\$2 == 0 \\? \\$1 : 1/0\\) with boxes lc rgb S title S, \\\\$",
+    "^  \\$bars using 0:1:3:4 with yerrorbars lc rgb S pt 7 ps 0 title S(, \\\\)?$",
     "^  \\$bars using 0:\\(\\$2 == 1 \\? \\$1 : 1/0\\) with boxes lc rgb S fs pattern 2 title "
     "S(, \\\\)?$",
     "^if \\(strstrt\\(GPVAL_TERMINALS, S\\) > 0\\) \\{$",
-    "^    set terminal pngcairo size 900,560 enhanced font S$",
+    "^    set terminal pngcairo size 900,[0-9]+ enhanced font S$",
     "^\\} else \\{$",
-    "^    set terminal png size 900,560 enhanced$",
+    "^    set terminal png size 900,[0-9]+ enhanced$",
     "^\\}$",
     "^replot$",
 };
@@ -410,7 +418,7 @@ static void check_script(const char *path)
         for (size_t i = 0; i < sizeof allowed / sizeof *allowed; i++)
             cr_assert_eq(regcomp(&re[i], allowed[i], REG_EXTENDED | REG_NOSUB), 0, "%s",
                          allowed[i]);
-        cr_assert_eq(regcomp(&num, "^-?[0-9][0-9.e+-]* -?[0-9][0-9.e+-]*$",
+        cr_assert_eq(regcomp(&num, "^-?[0-9][0-9.e+-]*( -?[0-9][0-9.e+-]*){1,3}$",
                              REG_EXTENDED | REG_NOSUB),
                      0);
         compiled = 1;
@@ -463,16 +471,27 @@ static int pwned(void)
 }
 
 /* Writes results for payload k in hostile-K/ and runs kbench plot on them
-   into hostile-K/p (gnuplot there only if with_gnuplot). */
-static int plot_hostile(size_t k, int with_gnuplot)
+   into hostile-K/p (gnuplot there only if with_gnuplot); with the options
+   that draw the band, the log axis and the time (every other statement
+   kbench writes), into hostile-K/q. */
+static int plot_hostile_with(size_t k, int with_gnuplot, int options)
 {
     char dir[512], path[600], args[700];
     snprintf(dir, sizeof dir, "%s/hostile-%zu", tmpdir, k);
-    cr_assert_eq(mkdir(dir, 0777), 0, "%s: %s", dir, strerror(errno));
-    snprintf(path, sizeof path, "%s/results.json", dir);
-    write_hostile(path, payloads[k], short_payloads[k % 4]);
-    snprintf(args, sizeof args, "hostile-%zu/results.json -o hostile-%zu/p", k, k);
+    if (mkdir(dir, 0777) == 0) {
+        snprintf(path, sizeof path, "%s/results.json", dir);
+        write_hostile(path, payloads[k], short_payloads[k % 4]);
+    } else {
+        cr_assert_eq(errno, EEXIST, "%s: %s", dir, strerror(errno));
+    }
+    snprintf(args, sizeof args, "hostile-%zu/results.json -o hostile-%zu/%s%s", k, k,
+             options ? "q" : "p", options ? " --band --logy --metric time" : "");
     return plot(args, with_gnuplot ? NULL : "/nonexistent");
+}
+
+static int plot_hostile(size_t k, int with_gnuplot)
+{
+    return plot_hostile_with(k, with_gnuplot, 0);
 }
 
 /* Every script's every line is a statement kbench writes, whatever the
@@ -480,10 +499,12 @@ static int plot_hostile(size_t k, int with_gnuplot)
    GPU's names, a parameter's text and the ceilings' kinds. */
 Test(plot, hostile_names_leave_only_kbench_statements_in_the_scripts)
 {
-    for (size_t k = 0; k < N_PAYLOADS; k++) {
-        cr_assert_eq(plot_hostile(k, 0), 0, "payload %zu", k);
+    for (size_t k = 0; k < 2 * N_PAYLOADS; k++) {
+        int options = k >= N_PAYLOADS;
+        cr_assert_eq(plot_hostile_with(k % N_PAYLOADS, 0, options), 0, "payload %zu", k);
         char cmd[600];
-        snprintf(cmd, sizeof cmd, "ls '%s/hostile-%zu/p'", tmpdir, k);
+        snprintf(cmd, sizeof cmd, "ls '%s/hostile-%zu/%s'", tmpdir, k % N_PAYLOADS,
+                 options ? "q" : "p");
         FILE *ls = popen(cmd, "r");
         cr_assert_not_null(ls);
         char name[512];
@@ -491,7 +512,8 @@ Test(plot, hostile_names_leave_only_kbench_statements_in_the_scripts)
         while (fgets(name, sizeof name, ls)) {
             name[strcspn(name, "\n")] = '\0';
             char path[1200];
-            snprintf(path, sizeof path, "%s/hostile-%zu/p/%s", tmpdir, k, name);
+            snprintf(path, sizeof path, "%s/hostile-%zu/%s/%s", tmpdir, k % N_PAYLOADS,
+                     options ? "q" : "p", name);
             check_script(path);
             scripts++;
         }
@@ -539,6 +561,7 @@ Test(plot, gnuplot_runs_no_command_from_hostile_names)
         cr_skip_test("gnuplot is not installed (apt-get install gnuplot-nox)");
     for (size_t k = 0; k < N_PAYLOADS; k++) {
         cr_assert_eq(plot_hostile(k, 1), 0, "payload %zu", k);
+        cr_assert_eq(plot_hostile_with(k, 1, 1), 0, "payload %zu with the options", k);
         cr_assert_not(pwned(), "payload %zu ran", k);
     }
     /* And the SVG shows the names as they are spelled (their control
@@ -574,4 +597,200 @@ Test(plot, names_that_make_the_same_file_name_get_two_files)
     cr_assert_eq(plot("clash/results.json -o clash/p", "/nonexistent"), 0);
     cr_assert_gt(size_of("clash/p", "x_y-point1.gp"), 0);
     cr_assert_gt(size_of("clash/p", "x_y-point1-2.gp"), 0);
+}
+
+/* ---- what the charts show ------------------------------------------------ */
+
+/* A second results file, written into tmpdir/more: sizes that crowd (4096
+   beside 4097), sixteen variants, an experiment where nothing ran, bars
+   above their ceiling and runs that spread. */
+static const char *more_results(void)
+{
+    static char path[600];
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/more", tmpdir);
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    if (mkdir(dir, 0777) != 0) {
+        cr_assert_eq(errno, EEXIST);
+        return path;
+    }
+    kbc_machine m;
+    memset(&m, 0, sizeof m);
+    kbc_run_info info = {.machine = &m};
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_json(path, &s, &d), 0, "%s", d.msg);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    const uint64_t crowd[] = {4096, 4097, 8192};
+    for (uint64_t p = 0; p < 3; p++) {
+        kbc_record r[1] = {row("crowd", "v", 0, crowd[p], 1, "f32", 0, p, 100.0 + (double)p)};
+        cr_assert_eq(s.point(s.ctx, r, 1), 0);
+    }
+    for (uint64_t p = 0; p < 3; p++) {
+        kbc_record r[16];
+        for (int v = 0; v < 16; v++) {
+            char name[16];
+            snprintf(name, sizeof name, "v%02d", v);
+            r[v] = row("many", name, v % 5 == 4 ? KB_VARIANT_LIBRARY : 0, 1024ULL << p, 1, "f32",
+                       0, p, 100.0 * (v + 1));
+        }
+        cr_assert_eq(s.point(s.ctx, r, 16), 0);
+    }
+    for (uint64_t p = 0; p < 2; p++) {
+        kbc_record r[2] = {row("none", "a", 0, 1024ULL << p, 1, "f32", 0, p, NAN),
+                           row("none", "b", 0, 1024ULL << p, 1, "f32", 0, p, NAN)};
+        for (int i = 0; i < 2; i++) {
+            r[i].outcome = KBC_SKIPPED;
+            r[i].time.n = 0;
+            snprintf(r[i].reason, sizeof r[i].reason, "no CUDA driver");
+        }
+        cr_assert_eq(s.point(s.ctx, r, 2), 0);
+    }
+    kbc_record over[2] = {row("over", "l2", 0, 1ULL << 20, 0, "f32", 0, 0, 4200),
+                          row("over", "dram", 0, 1ULL << 20, 0, "f32", 0, 0, 2900)};
+    cr_assert_eq(s.point(s.ctx, over, 2), 0);
+    for (uint64_t p = 0; p < 3; p++) {
+        kbc_record r[1] = {row("spread", "v", 0, 1024ULL << p, 1, "f32", 0, p, 500)};
+        double t[3] = {0.8e-3, 1e-3, 1.6e-3};
+        kbc_stats_compute(t, 3, &r[0].time);
+        cr_assert_eq(s.point(s.ctx, r, 1), 0);
+    }
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+    return path;
+}
+
+/* The script dir/name, or a failed test. */
+static char *script(const char *dir, const char *name)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s/%s", tmpdir, dir, name);
+    char *s = slurp(path);
+    cr_assert_not_null(s, "%s was not written", path);
+    return s;
+}
+
+Test(plot, logy_draws_a_log_y_axis)
+{
+    more_results();
+    cr_assert_eq(plot("more/results.json -o logy --logy", "/nonexistent"), 0);
+    char *s = script("logy", "spread.gp");
+    cr_assert_not_null(strstr(s, "set logscale y\nset yrange [*:*]\n"), "%s", s);
+}
+
+Test(plot, metric_time_draws_the_median_time_in_a_unit_that_suits_it)
+{
+    more_results();
+    cr_assert_eq(plot("more/results.json -o time --metric time", "/nonexistent"), 0);
+    char *s = script("time", "spread.gp");
+    cr_assert_not_null(strstr(s, "set ylabel 'median time (ms, lower is better)'"), "%s", s);
+    cr_assert_not_null(strstr(s, "\n1024 1\n"), "1 ms as 1: %s", s);
+    /* A time has no ceiling. */
+    cr_assert_null(strstr(s, "ceiling"), "%s", s);
+}
+
+Test(plot, a_metric_that_is_neither_rate_nor_time_is_a_usage_error)
+{
+    more_results();
+    cr_assert_eq(plot("more/results.json -o bad --metric speed", "/nonexistent"), 2);
+    char *e = script(".", "err.txt");
+    cr_assert_not_null(strstr(e, "option --metric wants rate or time, not 'speed'"), "%s", e);
+}
+
+/* 4096 and 4097 are two x values: one slot each, labelled. */
+Test(plot, sizes_that_would_crowd_get_one_slot_each)
+{
+    more_results();
+    cr_assert_eq(plot("more/results.json -o crowd", "/nonexistent"), 0);
+    char *s = script("crowd", "crowd.gp");
+    cr_assert_not_null(strstr(s, "set xtics ('4096' 0, '4097' 1, '8192' 2)"), "%s", s);
+    cr_assert_not_null(strstr(s, "\n0 100\n1 101\n2 102\nEOD\n"), "%s", s);
+    cr_assert_null(strstr(s, "logscale x"), "%s", s);
+}
+
+/* Sixteen lines: sixteen colours, and no marker twice among the first
+   fifteen. */
+Test(plot, sixteen_lines_get_sixteen_colours_and_distinct_markers)
+{
+    more_results();
+    cr_assert_eq(plot("more/results.json -o many", "/nonexistent"), 0);
+    char *s = script("many", "many.gp");
+    char colours[16][16];
+    int pts[16], n = 0;
+    for (const char *p = s; (p = strstr(p, " using 1:2 title ")); p++) {
+        const char *pt = strstr(p, " pt "), *lc = strstr(p, " lc rgb '");
+        cr_assert_not_null(pt);
+        cr_assert_not_null(lc);
+        cr_assert_lt(n, 16);
+        pts[n] = atoi(pt + 4);
+        snprintf(colours[n], sizeof colours[n], "%.7s", lc + 9);
+        n++;
+    }
+    cr_assert_eq(n, 16, "%s", s);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++) {
+            cr_assert_str_neq(colours[i], colours[j], "lines %d and %d share a colour", j, i);
+            if (i < 15)
+                cr_assert_neq(pts[i], pts[j], "lines %d and %d share a marker", j, i);
+        }
+}
+
+Test(plot, an_experiment_where_nothing_ran_gets_no_chart)
+{
+    more_results();
+    cr_assert_eq(plot("more/results.json -o none", "/nonexistent"), 0);
+    cr_assert_eq(size_of("none", "none.gp"), -1);
+    char *o = script(".", "out.txt");
+    cr_assert_not_null(strstr(o, "no plot for none: none of its rows ran"), "%s", o);
+}
+
+/* The band runs from the slowest run's rate to the fastest's. */
+Test(plot, band_draws_the_slowest_to_fastest_run)
+{
+    more_results();
+    cr_assert_eq(plot("more/results.json -o band --band", "/nonexistent"), 0);
+    char *s = script("band", "spread.gp");
+    cr_assert_not_null(strstr(s, "using 1:3:4 with filledcurves"), "%s", s);
+    /* 500 GB/s at the median of 1 ms: 312.5 at 1.6 ms, 625 at 0.8 ms. */
+    cr_assert_not_null(strstr(s, "\n1024 500 312.5 625\n"), "%s", s);
+    cr_assert_eq(plot("more/results.json -o band-bars --band", "/nonexistent"), 0);
+    s = script("band-bars", "over-point1.gp");
+    cr_assert_not_null(strstr(s, "with yerrorbars"), "%s", s);
+}
+
+Test(plot, a_bar_above_its_ceiling_is_explained_on_the_chart)
+{
+    more_results();
+    cr_assert_eq(plot("more/results.json -o over", "/nonexistent"), 0);
+    char *s = script("over", "over-point1.gp");
+    cr_assert_not_null(strstr(s, "set label 1 'above the ceiling: it is a measured"), "%s", s);
+    /* Below it, no note. */
+    s = script("over", "crowd.gp");
+    cr_assert_null(strstr(s, "set label"), "%s", s);
+}
+
+/* gnuplot's own messages (a warning when it succeeds, its reason when it
+   fails) stay off kbench's stderr; a failure is named with its last line. */
+Test(plot, gnuplots_own_messages_stay_off_stderr)
+{
+    more_results();
+    char bin[600], cmd[1400];
+    snprintf(bin, sizeof bin, "%s/fakebin", tmpdir);
+    cr_assert_eq(mkdir(bin, 0777), 0);
+    snprintf(cmd, sizeof cmd,
+             "printf '#!/bin/sh\\necho \"warning: Skipping data file\" >&2\\n"
+             "[ -n \"$FAIL\" ] && { echo \"line 7: undefined variable\" >&2; exit 1; }\\n"
+             "exit 0\\n' > '%s/gnuplot' && chmod +x '%s/gnuplot'",
+             bin, bin);
+    cr_assert_eq(system(cmd), 0);
+    char path_env[1200];
+    snprintf(path_env, sizeof path_env, "%s:/usr/bin:/bin", bin);
+    cr_assert_eq(plot("more/results.json -o fake", path_env), 0);
+    char *e = script(".", "err.txt");
+    cr_assert_eq(e[0], '\0', "stderr: %s", e);
+    snprintf(path_env, sizeof path_env, "%s:/usr/bin:/bin' FAIL='1", bin);
+    cr_assert_eq(plot("more/results.json -o fake2", path_env), 3);
+    e = script(".", "err.txt");
+    cr_assert_not_null(strstr(e, "(exit status 1: line 7: undefined variable)"), "%s", e);
+    cr_assert_null(strstr(e, "warning: Skipping"), "%s", e);
 }

@@ -555,6 +555,49 @@ Test(report, csv_header_quoting_and_nan)
     free(text);
 }
 
+/* Names and texts that a spreadsheet would run as a formula come back as
+   text (a leading ', quoted); numbers that start with - or + stay
+   numbers. */
+Test(report, csv_neutralises_text_a_spreadsheet_would_run)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/formula.csv", tmpdir);
+    kbc_record rows[3];
+    memcpy(rows, p0, sizeof rows);
+    snprintf(rows[0].variant, sizeof rows[0].variant, "=HYPERLINK(\"http://x\",\"y\")");
+    snprintf(rows[1].reason, sizeof rows[1].reason, "@SUM(A1:A9)");
+    snprintf(rows[2].variant, sizeof rows[2].variant, "+cmd|' /C calc'!A0");
+    snprintf(rows[2].params[0].text, sizeof rows[2].params[0].text, "-1");
+    snprintf(rows[2].device, sizeof rows[2].device, "-2+3");
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_csv(path, &s, &d), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, rows, 3), 0);
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+    char *text = slurp(path);
+    csv_table t = csv_parse(text);
+    cr_assert_eq(t.n, 4);
+    cr_assert_str_eq(field(&t, 1, "variant"), "'=HYPERLINK(\"http://x\",\"y\")");
+    cr_assert_str_eq(field(&t, 2, "reason"), "'@SUM(A1:A9)");
+    cr_assert_str_eq(field(&t, 3, "variant"), "'+cmd|' /C calc'!A0");
+    cr_assert_str_eq(field(&t, 3, "device"), "'-2+3");
+    cr_assert_str_eq(field(&t, 3, "n"), "-1");
+    /* Every field that starts with one of = + - @ is a number. */
+    for (size_t r = 1; r < t.n; r++)
+        for (size_t i = 0; i < t.nf[r]; i++) {
+            const char *v = t.rec[r][i];
+            if (!strchr("=+-@", v[0]) || !v[0])
+                continue;
+            char *end;
+            strtod(v, &end);
+            cr_assert(*end == '\0', "record %zu field %zu '%s' reads as a formula", r, i, v);
+        }
+    csv_free(&t);
+    free(text);
+}
+
 Test(report, csv_unwritable_path)
 {
     kbc_sink s;
@@ -981,6 +1024,43 @@ Test(report, json_round_trip_gives_the_same_records)
     const kbc_record *want[] = {&p0[0], &p0[1], &p0[2], &p1[0], &p1[1], &p1[2], &s0[0]};
     for (size_t i = 0; i < n; i++)
         assert_records_eq(&got[i], want[i]);
+    kbc_records_free(got, n);
+}
+
+/* A file of a later layout is refused, naming both versions; one without
+   schema_version (written before it existed) is read. */
+Test(report, results_read_refuses_a_newer_schema_version)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/newer.json", tmpdir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"schema_version\": %d, \"results\": []}\n", KBC_RESULTS_SCHEMA_VERSION + 1);
+    fclose(f);
+    kbc_record *got = NULL;
+    size_t n = 0;
+    kbc_diag d;
+    cr_assert_eq(kbc_results_read(path, &got, &n, &d), -1);
+    char want[120];
+    snprintf(want, sizeof want, "its \"schema_version\" is %d and this kbench reads up to %d",
+             KBC_RESULTS_SCHEMA_VERSION + 1, KBC_RESULTS_SCHEMA_VERSION);
+    cr_assert_not_null(strstr(d.msg, want), "%s", d.msg);
+    cr_assert_not_null(strstr(d.msg, path), "%s", d.msg);
+}
+
+Test(report, results_read_takes_a_file_without_schema_version)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/older.json", tmpdir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("{\"results\": []}\n", f);
+    fclose(f);
+    kbc_record *got = NULL;
+    size_t n = 5;
+    kbc_diag d;
+    cr_assert_eq(kbc_results_read(path, &got, &n, &d), 0, "%s", d.msg);
+    cr_assert_eq(n, 0);
     kbc_records_free(got, n);
 }
 

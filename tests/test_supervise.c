@@ -564,6 +564,21 @@ Test(contain, a_plugins_stdout_goes_to_stderr_and_stdout_holds_only_the_table)
     cr_assert_null(strstr(r.out, "\nchatty: hello"), "stdout: %s", r.out);
 }
 
+Test(contain, a_plugins_escape_sequences_reach_stderr_spelled_out)
+{
+    result r;
+    json_t *row = must_row(contain_run(&r), "contain-mixed", "chatty", 100);
+    cr_assert_str_eq(status_of(row), "pass", "%s", reason_of(row));
+    /* Written raw to stderr, and through the host's log. */
+    cr_assert_not_null(strstr(r.err, "chatty: raw \\x1b[2J\\x1b]0;owned\\x07 on stderr"),
+                       "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "kbench: crash: warning: chatty: logged \\x1b[31mred"),
+                       "stderr: %s", r.err);
+    for (const char *p = r.err; *p; p++)
+        cr_assert(*p == '\n' || (unsigned char)*p >= 0x20,
+                  "stderr holds the control character 0x%02x", (unsigned char)*p);
+}
+
 /* ---- a hang: hang.ini (timeout = 3s) ---- */
 
 static json_t *hang_run(result *r)

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "host.h"
 #include "report.h"
 #include "results_read.h"
 #include "text.h"
@@ -213,6 +215,43 @@ Test(text, a_markdown_table_cell_is_never_broken)
         rows++;
     }
     cr_assert_eq(rows, 4, "header, rule and two rows");
+    free(text);
+}
+
+/* HTML and markdown in a name stay text in results.md: every '<', '[' and
+   '&' of the names is escaped, wherever the name goes (heading, cell,
+   note, machine line). */
+Test(text, a_script_in_a_name_stays_text_in_markdown)
+{
+    static const char script[] = "<script>alert(1)</script>[x](javascript:y)&amp;";
+    char path[512];
+    snprintf(path, sizeof path, "%s/script.md", tmpdir);
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_markdown(path, &s, &d), 0, "%s", d.msg);
+    static kbc_machine m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.host, sizeof m.host, "%s", script);
+    snprintf(m.no_gpu_reason, sizeof m.no_gpu_reason, "%s", script);
+    kbc_run_info info = {.machine = &m};
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    kbc_record r[2] = {row(script, script, "p", script), row(script, "v", "p", script)};
+    r[1].outcome = KBC_FAIL;
+    snprintf(r[1].reason, sizeof r[1].reason, "%s", script);
+    cr_assert_eq(s.point(s.ctx, r, 2), 0);
+    cr_assert_eq(s.end(s.ctx, 1), 0);
+    s.destroy(s.ctx);
+    kbc_record_free(&r[0]);
+    kbc_record_free(&r[1]);
+    char *text = slurp(path);
+    int names = 0;
+    for (const char *p = text; (p = strstr(p, "alert(1)")); p++)
+        names++;
+    cr_assert_geq(names, 5, "heading, cell, reason, host and param: %s", text);
+    for (const char *p = text; *p; p++)
+        if (*p == '<' || *p == '[' || *p == '&')
+            cr_assert(p > text && p[-1] == '\\', "an unescaped '%c' at %.40s", *p, p);
+    cr_assert_not_null(strstr(text, "\\<script\\>alert(1)\\</script\\>"), "%s", text);
     free(text);
 }
 
@@ -426,4 +465,24 @@ Test(text, a_parameter_name_that_is_not_utf8_keeps_its_value)
                                                        "d\xef\xbf\xbd")),
                      "f32");
     json_decref(doc);
+}
+
+/* ---- a plugin's log lines ------------------------------------------------ */
+
+/* A log line reaches stderr with its escape sequences spelled out, in the
+   process that calls the plugin (kbench check; a worker's stderr is
+   passed on the same way, test_supervise). */
+Test(text, a_plugins_log_line_carries_no_control_character, .init = cr_redirect_stderr)
+{
+    kb_host h;
+    kbc_hostctx hc;
+    memset(&hc, 0, sizeof hc);
+    kbc_host_init(&h, &hc, "p\x1b[1m", 1, 1);
+    h.log(&h, KB_LOG_WARN, "bad \x1b]0;title\x07 line\rover %s", "\x9b");
+    fflush(stderr);
+    FILE *err = cr_get_redirected_stderr();
+    char got[512] = "";
+    size_t n = fread(got, 1, sizeof got - 1, err);
+    got[n] = '\0';
+    cr_assert_str_eq(got, "kbench: p\\x1b[1m: warning: bad \\x1b]0;title\\x07 line\\rover \\x9b\n");
 }

@@ -11,7 +11,7 @@ build=${KBENCH_BUILD_DIR:-build}
 # The packages kbench builds against, and the commands that tell they are there.
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for p in cmake ninja-build pkg-config libinih-dev libcriterion-dev libjansson-dev; do
+for p in cmake ninja-build pkg-config libinih-dev libcriterion-dev libjansson-dev libsqlite3-dev; do
     have_pkg "$p" || need="$need $p"
 done
 if [ -n "$need" ]; then
@@ -32,6 +32,18 @@ if ! command -v gnuplot >/dev/null 2>&1 && ! have_pkg gnuplot-nox; then
         echo "kbench setup: installed gnuplot-nox (for kbench plot)" >&2
     else
         echo "kbench setup: gnuplot is not installed and could not be (optional: kbench plot then writes only the scripts; apt-get install gnuplot-nox adds it)." >&2
+    fi
+fi
+
+# python3-jsonschema checks every results.json the tests write against
+# docs/results.schema.json (the test schema, which skips without it);
+# optional, like gnuplot.
+if ! have_pkg python3-jsonschema; then
+    if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo=none; fi
+    if [ "$sudo" != none ] && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-jsonschema >&2 2>/dev/null; then
+        echo "kbench setup: installed python3-jsonschema (for the test schema)" >&2
+    else
+        echo "kbench setup: python3-jsonschema could not be installed (optional: the test schema then skips; apt-get install python3-jsonschema adds it)." >&2
     fi
 fi
 

@@ -5,17 +5,18 @@
 # fine; one of a higher layer is not).  Run as
 #   cmake -DSRC=<core/src> -P check_layers.cmake
 get_filename_component(SRC "${SRC}" ABSOLUTE)
-set(layers base records config plugin plan cuda exec cli)
+set(layers base records history config plugin plan cuda exec cli)
 # What each layer may include besides itself (kept equal to the LINKS of
 # core/CMakeLists.txt).
 set(below_base "")
 set(below_records base)
+set(below_history base records)
 set(below_config base)
 set(below_plugin base config)
 set(below_plan base config plugin)
 set(below_cuda base records config plugin)
 set(below_exec base records config plugin plan cuda)
-set(below_cli base records config plugin plan cuda exec)
+set(below_cli base records history config plugin plan cuda exec)
 
 # Where each header lives.
 foreach(layer IN LISTS layers)

@@ -20,6 +20,7 @@
 #include "compare.h"
 #include "plot.h"
 #include "config.h"
+#include "history_cmd.h"
 #include "version.h"
 #include "gpu.h"
 #include "ini.h"
@@ -43,12 +44,13 @@ static const char usage_head[] =
     "       kbench check PLUGIN [--variants a,b,...]\n"
     "       kbench run FILE [--dry-run] [-o DIR [--plot] [--resume | --force]] [-q]\n"
     "                  [--baseline OLD.json] [--gpus all|LIST] [--shard i/N|auto]\n"
-    "                  [--isolate point] [--sanitize-on-crash]\n"
+    "                  [--isolate point] [--sanitize-on-crash] [--record]\n"
     "       kbench merge DIR... -o OUT [--allow-mixed]\n"
-    "       kbench plot RESULTS.json [-o DIR]\n"
+    "       kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]\n"
     "       kbench report RESULTS [--baseline OLD] [-o report.html]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
     "                      [--format table|markdown|json]\n"
+    "       kbench history add|rebuild|runs|list|show|series|regressions ...\n"
     "       kbench help | --help | --version\n"
     "\n"
     "Commands:\n"
@@ -62,6 +64,9 @@ static const char usage_head[] =
     "  merge DIR...      join the folders of a sharded run (--shard) into one\n"
     "  compare BASE NEW  each row's change between two results.json files, with a\n"
     "                    confidence interval and a verdict; exit 1 when one is slower\n"
+    "  history SUB       results over time (docs/history.md): add DIR|FILE...,\n"
+    "                    rebuild DIR..., runs, list, show KEY, series KEY,\n"
+    "                    regressions; exit 1 when a step is slower\n"
     "  help              this text\n"
     "\n"
     "Options:\n";
@@ -77,7 +82,8 @@ static const char usage_tail[] =
     "$KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
 
 static const char *const commands[] = {"list", "describe", "run",  "check",
-                                       "compare", "plot",   "merge", "report", "help"};
+                                       "compare", "plot",   "merge", "help",
+                                       "history", "report"};
 
 /* Prints "kbench: <sentence>" and, for usage errors, where help is. */
 static void say(int with_help, const char *fmt, ...) KB_PRINTF(2, 3);
@@ -115,9 +121,9 @@ typedef struct cli {
        belongs to, checked against the command once it is known: one entry
        per option of the table, however often it is given, so that none
        is ever left unchecked. */
-    char only[32][64];
-    const char *only_cmd[32];
-    const void *only_row[32];
+    char only[48][64];
+    const char *only_cmd[48];
+    const void *only_row[48];
     int n_only;
     const char *variants;  /* check, run: --variants                          */
     const char *experiment;/* run: --experiment                               */
@@ -131,6 +137,11 @@ typedef struct cli {
     const char *isolate;   /* run: --isolate                                  */
     const char *resume;    /* run: --resume ("" or "accept"), or NULL         */
     int force, allow_mixed, allow_shared, sanitize_on_crash;
+    int record;            /* run: --record                                   */
+    kbc_history_opts history; /* history, run --record: --history, --commit,
+                                 --since, --csv (and --threshold)            */
+    kbc_plot_opts plot_opts; /* plot: --logy, --metric, --band            */
+    const char *metric;      /* plot: --metric, as given                  */
 } cli;
 
 /* One command-line option.  A row names the option, says whether it takes
@@ -233,6 +244,38 @@ static void opt_sanitize_on_crash(cli *c, const char *v)
 {
     c->sanitize_on_crash = 1;
 }
+static void opt_record(cli *c, const char *v)
+{
+    c->record = 1;
+}
+static void opt_history(cli *c, const char *v)
+{
+    c->history.db = v;
+}
+static void opt_commit(cli *c, const char *v)
+{
+    c->history.commit = v;
+}
+static void opt_since(cli *c, const char *v)
+{
+    c->history.since = v;
+}
+static void opt_csv(cli *c, const char *v)
+{
+    c->history.csv = 1;
+}
+static void opt_logy(cli *c, const char *v)
+{
+    c->plot_opts.logy = 1;
+}
+static void opt_metric(cli *c, const char *v)
+{
+    c->metric = v;
+}
+static void opt_band(cli *c, const char *v)
+{
+    c->plot_opts.band = 1;
+}
 static void opt_help(cli *c, const char *v)
 {
     c->help = 1;
@@ -290,12 +333,28 @@ static const option_row option_table[] = {
     {"--set", 0, "K=V", 1, 0, "run",
      "run: KEY=VALUE for [global], or SECTION.KEY=VALUE, as if\nwritten in the file (repeatable)",
      opt_set},
-    {"--threshold", 0, "PCT", 0, 0, "compare report",
-     "compare, report: a change smaller than PCT percent is no change\n(default 5)", opt_threshold},
+    {"--threshold", 0, "PCT", 0, 0, "compare history report",
+     "compare, report: a change smaller than PCT percent is no change\n(default 5); history regressions: the smallest step\nlisted (default 2)", opt_threshold},
     {"--alpha", 0, "ALPHA", 0, 0, "compare report",
      "compare, report: the interval has confidence 1 - ALPHA (default 0.05)", opt_alpha},
     {"--format", 0, "FMT", 0, 0, "compare", "compare: table (default), markdown or json",
      opt_format},
+    {"--record", 0, NULL, 0, 0, "run",
+     "run: with -o, add the run to the history when it ends\n(kbench history add; docs/history.md)", opt_record},
+    {"--history", 0, "FILE", 0, 0, "history run",
+     "history, run --record: the database (default\n$KBENCH_HISTORY, else $XDG_DATA_HOME/kbench/history.db)",
+     opt_history},
+    {"--commit", 0, "REV", 0, 0, "history run",
+     "history add, run --record: the commit of the code under\ntest (default: git HEAD here, else kbench's revision)",
+     opt_commit},
+    {"--since", 0, "REV", 0, 0, "history",
+     "history regressions: only steps at commit REV or later", opt_since},
+    {"--csv", 0, NULL, 0, 0, "history", "history runs, list, series, regressions: CSV", opt_csv},
+    {"--metric", 0, "WHAT", 0, 0, "plot",
+     "plot: rate (default: GB/s, FLOP/s or items/s) or time\n(the median)", opt_metric},
+    {"--logy", 0, NULL, 0, 0, "plot", "plot: a log y axis", opt_logy},
+    {"--band", 0, NULL, 0, 0, "plot",
+     "plot: each line's slowest to fastest run as a band\n(error bars on a bar chart)", opt_band},
     {"--help", 'h', NULL, 0, 0, NULL, "this text", opt_help},
     {"--version", 'V', NULL, 0, 0, NULL, "the version and git revision", opt_version},
 };
@@ -318,6 +377,9 @@ static const char *arg_noun(const option_row *o)
            : strcmp(o->arg, "MODE") == 0  ? "mode"
            : strcmp(o->arg, "NAMES") == 0 ? "list of experiments"
            : strcmp(o->arg, "K=V") == 0   ? "KEY=VALUE"
+           : strcmp(o->arg, "REV") == 0   ? "revision"
+           : strcmp(o->arg, "FILE") == 0  ? "file"
+           : strcmp(o->arg, "WHAT") == 0  ? "metric (rate or time)"
                                           : "path";
 }
 
@@ -355,6 +417,48 @@ static void print_usage(FILE *out)
         }
     }
     fputs(usage_tail, out);
+}
+
+/* The text s as one field of `kbench __options`: a backslash, a tab and a
+   line break written as \\, \t and \n, so that a field never spans a
+   tab or a line. */
+static void dump_field(FILE *out, const char *s)
+{
+    fputc('\t', out);
+    for (const char *p = s ? s : ""; *p; p++)
+        fputs(*p == '\\' ? "\\\\" : *p == '\t' ? "\\t" : *p == '\n' ? "\\n" : (char[]){*p, 0}, out);
+}
+
+/* `kbench __options` (hidden): the usage text and the option table as
+   data, one record a line, fields separated by tabs.  The build runs it
+   and gen_manual.c turns it into the man page and the bash and zsh
+   completions (core/CMakeLists.txt), so that those stay one row of
+   option_table[] away from --help. */
+static void dump_options(FILE *out)
+{
+    fprintf(out, "version");
+    dump_field(out, KBENCH_VERSION);
+    fprintf(out, "\nhead");
+    dump_field(out, usage_head);
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        fprintf(out, "\ncommand");
+        dump_field(out, commands[i]);
+    }
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const option_row *o = &option_table[i];
+        char shrt[2] = {o->short_name, 0};
+        fprintf(out, "\noption");
+        dump_field(out, o->name);
+        dump_field(out, shrt);
+        dump_field(out, o->arg);
+        dump_field(out, o->repeatable ? "repeatable" : "");
+        dump_field(out, o->optional_value ? "optional" : "");
+        dump_field(out, o->only);
+        dump_field(out, o->help);
+    }
+    fprintf(out, "\ntail");
+    dump_field(out, usage_tail);
+    fputc('\n', out);
 }
 
 /* The row for name as typed ("-o" or "--output"), or NULL. */
@@ -471,7 +575,7 @@ static int parse(int argc, char **argv, cli *c)
             /* "an empty folder name", "an empty percentage" */
             const char *noun = arg_noun(o);
             int named = strcmp(noun, "folder") == 0 || strcmp(noun, "path") == 0 ||
-                        strcmp(noun, "results file") == 0;
+                        strcmp(noun, "results file") == 0 || strcmp(noun, "file") == 0;
             say(1, "option %s was given an empty %s%s", name, noun, named ? " name" : "");
             return KBC_EXIT_USAGE;
         }
@@ -601,6 +705,14 @@ static int run_options(const cli *c, kbc_super_opts *o)
         return KBC_EXIT_USAGE;
     }
     o->isolate_point = c->isolate != NULL;
+    if (c->record && !c->out_dir) {
+        say(1, "option --record needs -o DIR: the history takes the run from DIR/results.json");
+        return KBC_EXIT_USAGE;
+    }
+    if ((c->history.commit || c->history.db) && !c->record) {
+        say(1, "options --commit and --history go with --record in kbench run");
+        return KBC_EXIT_USAGE;
+    }
     int hint = 0;
     if (c->shards) {
         char *end;
@@ -867,11 +979,20 @@ static int cmd_run(const cli *c, int argc, char **argv)
         n_sinks = 0;
         char *json = kbc_xasprintf("%s/results.json", c->out_dir);
         char *md = kbc_xasprintf("%s/results.md", c->out_dir);
-        int pc = kbc_cmd_plot(json, c->out_dir, md, stdout, stderr);
+        int pc = kbc_cmd_plot(json, c->out_dir, md, NULL, stdout, stderr);
         if (pc != 0 && code != KBC_EXIT_SYSTEM)
             code = KBC_EXIT_SYSTEM; /* the plots or their links are missing */
         free(json);
         free(md);
+    }
+    if (c->record && code != KBC_EXIT_INTERRUPTED) {
+        for (size_t i = 0; i < n_sinks; i++)
+            if (sinks[i].destroy)
+                sinks[i].destroy(sinks[i].ctx);
+        n_sinks = 0;
+        int rc = kbc_history_record(c->out_dir, &c->history, stdout, stderr);
+        if (rc != 0 && code == KBC_EXIT_OK)
+            code = rc; /* the run is in DIR, but not in the history */
     }
 
 out:
@@ -977,11 +1098,18 @@ static int cmd_plot(const cli *c)
                     : kbc_xstrdup(".");
     }
     int code;
+    kbc_plot_opts opts = c->plot_opts;
+    if (c->metric && strcmp(c->metric, "time") != 0 && strcmp(c->metric, "rate") != 0) {
+        say(1, "option --metric wants rate or time, not '%s'", c->metric);
+        free(dir);
+        return KBC_EXIT_USAGE;
+    }
+    opts.metric_time = c->metric && strcmp(c->metric, "time") == 0;
     if (make_dirs(dir) != 0) {
         say(0, "cannot create the output folder '%s': %s", dir, strerror(errno));
         code = KBC_EXIT_SYSTEM;
     } else {
-        code = kbc_cmd_plot(results, dir, NULL, stdout, stderr);
+        code = kbc_cmd_plot(results, dir, NULL, &opts, stdout, stderr);
     }
     free(dir);
     return code;
@@ -1031,6 +1159,11 @@ int main(int argc, char **argv)
     /* A worker of a run (worker.h): not a user's command. */
     if (argc > 1 && strcmp(argv[1], KBC_WORKER_COMMAND) == 0)
         return kbc_worker_main(argc - 1, argv + 1);
+    /* The option table as data, for the build (dump_options). */
+    if (argc == 2 && strcmp(argv[1], "__options") == 0) {
+        dump_options(stdout);
+        return finish_stdout(KBC_EXIT_OK);
+    }
     cli c;
     int code = parse(argc, argv, &c);
     if (code)
@@ -1045,7 +1178,12 @@ int main(int argc, char **argv)
         goto out;
     }
     if (!c.command) {
-        say(1, "no command given (try list, describe, run, check or compare)");
+        char all[256] = "";
+        size_t nc = sizeof commands / sizeof *commands;
+        for (size_t i = 0; i < nc; i++)
+            snprintf(all + strlen(all), sizeof all - strlen(all), "%s%s",
+                     i == 0 ? "" : i + 1 == nc ? " or " : ", ", commands[i]);
+        say(1, "no command given (one of %s)", all);
         code = KBC_EXIT_USAGE;
         goto out;
     }
@@ -1118,6 +1256,9 @@ int main(int argc, char **argv)
     } else if (strcmp(c.command, "compare") == 0) {
         if ((code = check_args(&c, 2, "two results files, BASE.json and NEW.json")) == 0)
             code = cmd_compare(&c);
+    } else if (strcmp(c.command, "history") == 0) {
+        c.history.threshold = c.threshold;
+        code = kbc_cmd_history(c.args, (size_t)c.n_args, &c.history, stdout, stderr);
     } else if (strcmp(c.command, "list") == 0) {
         if ((code = check_args(&c, 0, "")) == 0) {
             kbc_registry reg;

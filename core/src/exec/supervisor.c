@@ -22,6 +22,7 @@
 #include "record_json.h"
 #include "runner.h"
 #include "sha256.h"
+#include "text.h"
 #include "shard.h"
 #include "util.h"
 #include "worker.h"
@@ -492,6 +493,18 @@ static void keep_log(worker *w, const char *line)
     w->n_log++;
 }
 
+/* line as it may reach a terminal: what a worker writes on stderr comes
+   from plugins too (a log line, or their own fprintf), so every control
+   character and escape sequence in it is spelled out (kbc_text_visible).
+   A new string to free(). */
+static char *visible_line(const char *line)
+{
+    size_t n = 6 * strlen(line) + 1; /* "\u0080" for two bytes at most */
+    char *v = kbc_xmalloc(n);
+    kbc_text_visible_to(line, v, n);
+    return v;
+}
+
 /* Passes the worker's stderr on, line by line, and keeps the last lines. */
 static void worker_stderr(super *s, worker *w, int final)
 {
@@ -502,16 +515,20 @@ static void worker_stderr(super *s, worker *w, int final)
     char *line;
     while (buf_line(&w->errb, &line)) {
         progress_clear(s);
+        char *v = visible_line(line);
         if (s->n_w > 1)
-            fprintf(stderr, "[worker %zu] %s\n", (size_t)(w - s->w), line);
+            fprintf(stderr, "[worker %zu] %s\n", (size_t)(w - s->w), v);
         else
-            fprintf(stderr, "%s\n", line);
+            fprintf(stderr, "%s\n", v);
+        free(v);
         keep_log(w, line);
         free(line);
     }
     if (final && w->errb.n) {
         progress_clear(s);
-        fprintf(stderr, "%s\n", w->errb.p);
+        char *v = visible_line(w->errb.p);
+        fprintf(stderr, "%s\n", v);
+        free(v);
         keep_log(w, w->errb.p);
         w->errb.n = 0;
     }

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "text.h"
+
 /* Set once from the command line before a run; read only after. */
 static int quiet_mode;
 
@@ -72,7 +74,10 @@ static void host_log(kb_host *h, kb_log_level level, const char *fmt, ...)
     size_t nn = strlen(name);
     if (strncmp(text, name, nn) == 0 && text[nn] == ':' && text[nn + 1] == ' ')
         text += nn + 2;
-    fprintf(stderr, "kbench: %s: %s%s\n", name, level == KB_LOG_WARN ? "warning: " : "", text);
+    /* A plugin's line reaches a terminal: no escape sequence or control
+       character of it acts there (kbc_text_visible). */
+    fprintf(stderr, "kbench: %s: %s%s\n", kbc_text_visible(name),
+            level == KB_LOG_WARN ? "warning: " : "", kbc_text_visible(text));
     if (hc->on_log)
         hc->on_log(hc->on_variant_arg, text);
 }

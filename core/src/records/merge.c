@@ -556,8 +556,9 @@ static const char *extreme_time(part *ps, size_t n, const char *key, int latest)
     return best;
 }
 
-/* The merged document: the first part's members in their order, with
-   plan, merged_from, results, exit_code, started and finished its own. */
+/* The merged document: schema_version, then the first part's members in
+   their order, with plan, merged_from, results, exit_code, started and
+   finished its own. */
 static json_t *merged_doc(part *ps, size_t n, const ref *order, size_t m, uint64_t jobs,
                           int code)
 {
@@ -567,9 +568,12 @@ static json_t *merged_doc(part *ps, size_t n, const ref *order, size_t m, uint64
     json_t *from = json_array();
     for (size_t k = 0; k < n; k++)
         json_array_append_new(from, json_string(ps[k].path));
+    /* The merged document is written in this kbench's layout, whatever
+       version the parts were (the reader took each). */
+    json_object_set_new(doc, "schema_version", json_integer(KBC_RESULTS_SCHEMA_VERSION));
     json_object_foreach(ps[0].root, key, v)
     {
-        if (strcmp(key, "merged_from") == 0)
+        if (strcmp(key, "merged_from") == 0 || strcmp(key, "schema_version") == 0)
             continue;
         if (strcmp(key, "plan") == 0) {
             json_t *plan = json_object();
@@ -629,6 +633,8 @@ static int write_json(json_t *doc, const char *path, FILE *err, int *problems)
             if (rename(tmp, path) != 0) {
                 what = path;
                 e = errno;
+            } else {
+                kbc_results_keep(doc, path);
             }
         }
         if (what)

@@ -129,21 +129,43 @@ static void ceiling_note(plot_ceiling *c, rate_kind rk, const kbc_record *r)
     }
 }
 
-/* The ceiling's line in a plot command (none when there is no ceiling). */
-static void ceiling_line(FILE *f, rate_kind rk, const plot_ceiling *c)
+/* The ceiling's title: "read ceiling (3.35 TB/s)". */
+static char *ceiling_title(rate_kind rk, const plot_ceiling *c, double scale, const char *unit)
 {
-    if (!(c->value > 0))
-        return;
     const char *kind = c->kind && c->kind[0] ? c->kind : rk == RATE_GFLOPS ? "compute" : "bandwidth";
     /* The tensor ceilings are measured with mma.sync (docs/output.md), which
        wgmma kernels pass: the label says so. */
     int mma = strcmp(kind, "tf32") == 0 || strcmp(kind, "bf16") == 0;
-    char *title = kbc_xasprintf("%s%s ceiling (%.0f %s)", kind, mma ? " mma.sync" : "", c->value,
-                                rk == RATE_GFLOPS ? "GFLOP/s" : "GB/s");
-    fprintf(f, "  %.9g title ", c->value);
+    double v = c->value * scale;
+    return kbc_xasprintf("%s%s ceiling (%.*f %s)", kind, mma ? " mma.sync" : "",
+                         v >= 100 ? 0 : v >= 10 ? 1 : 2, v, unit);
+}
+
+/* The ceiling's line in a plot command (none when there is no ceiling). */
+static void ceiling_line(FILE *f, rate_kind rk, const plot_ceiling *c, double scale,
+                         const char *unit)
+{
+    if (!(c->value > 0))
+        return;
+    char *title = ceiling_title(rk, c, scale, unit);
+    fprintf(f, "  %.9g title ", c->value * scale);
     gp_quote(f, title);
     fprintf(f, " with lines lw 2 dt 4 lc rgb '#c00000'\n");
     free(title);
+}
+
+/* A note on the chart where a value passes its ceiling: the ceiling is a
+   measured reference, not the hardware's limit (docs/output.md, "%peak
+   above 100%"). */
+static void above_note(FILE *f, rate_kind rk)
+{
+    fprintf(f, "set label 1 ");
+    gp_quote(f, rk == RATE_GFLOPS
+                    ? "above the ceiling: it is a measured mma.sync/FMA reference, not the "
+                      "hardware's limit (docs/output.md)"
+                    : "above the ceiling: it is a measured copy/stream reference, which data "
+                      "in L2 can pass (docs/output.md)");
+    fprintf(f, " at graph 0.01, graph 0.97 left front font ',9' textcolor rgb '#c00000'\n");
 }
 
 static double rate_of(const kbc_record *r, rate_kind k)
@@ -151,12 +173,81 @@ static double rate_of(const kbc_record *r, rate_kind k)
     return k == RATE_GBPS ? r->gbps : k == RATE_GFLOPS ? r->gflops : r->items_per_s;
 }
 
-static const char *rate_label(rate_kind k)
+/* What a chart's y axis shows: a rate (the roofline's binding side, in a
+   unit that suits its size) or the median time (--metric time). */
+typedef struct y_axis {
+    int time;          /* --metric time                                  */
+    rate_kind rk;
+    double scale;      /* a row's value (GB/s, GFLOP/s, items/s, s) times this */
+    const char *unit;  /* "TB/s", "GFLOP/s", "Mitems/s", "ms", ...        */
+} y_axis;
+
+/* The row's value on the y axis, before scaling; NaN where it has none. */
+static double y_raw(const y_axis *y, const kbc_record *r)
 {
-    return k == RATE_GBPS     ? "throughput (GB/s, bytes read + written)"
-           : k == RATE_GFLOPS ? "throughput (GFLOP/s)"
-                              : "throughput (items/s)";
+    return y->time ? r->time.median : rate_of(r, y->rk);
 }
+
+/* The row's fastest and slowest run on the y axis (the min-max band):
+   the rate scales with the inverse of the time. */
+static void y_range(const y_axis *y, const kbc_record *r, double *lo, double *hi)
+{
+    const kbc_stats *t = &r->time;
+    if (y->time) {
+        *lo = t->min;
+        *hi = t->max;
+    } else {
+        double v = rate_of(r, y->rk);
+        *lo = t->max > 0 ? v * t->median / t->max : NAN;
+        *hi = t->min > 0 ? v * t->median / t->min : NAN;
+    }
+}
+
+/* Picks the unit from the largest value to be drawn (in GB/s, GFLOP/s,
+   items/s or seconds), so that the axis reads 1 to 999: 1.2 TB/s, 46
+   TFLOP/s, 3.4 Gitems/s, 120 us. */
+static void y_unit(y_axis *y, double largest)
+{
+    static const struct {
+        double at;
+        const char *prefix;
+    } si[] = {{1e-9, "n"}, {1e-6, "u"}, {1e-3, "m"}, {1, ""}, {1e3, "k"}, {1e6, "M"},
+              {1e9, "G"},  {1e12, "T"}, {1e15, "P"}};
+    /* Rates are counted in GB/s and GFLOP/s (1e9), items in items/s (1),
+       time in seconds (1). */
+    double base = y->time || y->rk == RATE_ITEMS ? 1 : 1e9;
+    double v = largest * base;
+    size_t k = 0, n = sizeof si / sizeof *si;
+    int min_k = y->time ? 0 : 3; /* rates: no smaller prefix than none */
+    int max_k = y->time ? 3 : (int)n - 1;
+    k = (size_t)min_k;
+    while ((int)k < max_k && isfinite(v) && v >= si[k + 1].at)
+        k++;
+    y->scale = base / si[k].at;
+    static char units[4][24];
+    static int at;
+    char *u = units[at++ % 4];
+    snprintf(u, sizeof units[0], "%s%s", si[k].prefix,
+             y->time ? "s" : y->rk == RATE_GBPS ? "B/s" : y->rk == RATE_GFLOPS ? "FLOP/s"
+                                                                               : "items/s");
+    y->unit = u;
+}
+
+static char *y_label(const y_axis *y)
+{
+    if (y->time)
+        return kbc_xasprintf("median time (%s, lower is better)", y->unit);
+    return kbc_xasprintf("throughput (%s%s)", y->unit,
+                         y->rk == RATE_GBPS ? ", bytes read + written" : "");
+}
+
+/* Sixteen colours that tell lines apart (no red: the ceiling is red), and
+   fifteen markers; a chart's k-th line takes colour k and marker k, and a
+   library's line is thicker and dashed. */
+static const char *const palette[16] = {
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f",
+    "#bcbd22", "#393b79", "#637939", "#8c6d31", "#7b4173", "#3b9ab2", "#fdae61", "#1a1a1a"};
+static const int markers[15] = {7, 5, 9, 11, 13, 15, 1, 2, 3, 6, 4, 8, 10, 12, 14};
 
 static int ran(const kbc_record *r)
 {
@@ -264,21 +355,22 @@ static void gp_head(FILE *f, const char *stem)
 
 /* The SVG terminal goes before the plot command (so that no window ever
    opens), the PNG after it, through replot. */
-static void gp_svg(FILE *f, const char *stem)
+static void gp_svg(FILE *f, const char *stem, int height)
 {
-    fprintf(f, "set terminal svg size 900,560 dynamic enhanced font 'sans,13'\n");
+    fprintf(f, "set terminal svg size 900,%d dynamic enhanced font 'sans,13'\n", height);
     fprintf(f, "set output ");
     gp_file(f, stem, "svg");
     fputc('\n', f);
 }
 
-static void gp_outputs(FILE *f, const char *stem)
+static void gp_outputs(FILE *f, const char *stem, int height)
 {
     fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
-               "    set terminal pngcairo size 900,560 enhanced font 'sans,11'\n"
+               "    set terminal pngcairo size 900,%d enhanced font 'sans,11'\n"
                "} else {\n"
-               "    set terminal png size 900,560 enhanced\n"
-               "}\n");
+               "    set terminal png size 900,%d enhanced\n"
+               "}\n",
+            height, height);
     fprintf(f, "set output ");
     gp_file(f, stem, "png");
     fprintf(f, "\nreplot\nset output\n");
@@ -290,12 +382,116 @@ typedef struct plot_ctx {
     const char *gpu;
     const char *dir;
     FILE *out;
+    kbc_plot_opts opt;
     char **written; /* stems written, for running gnuplot */
     size_t n_written;
 } plot_ctx;
 
-/* One line plot: rows of experiment exp and group, x the swept parameter. */
-static int line_plot(plot_ctx *c, const char *exp, const char *group, const char *x, int log2x)
+/* Opens dir/stem.gp; NULL after saying why. */
+static FILE *open_script(plot_ctx *c, const char *stem, char **path)
+{
+    *path = kbc_xasprintf("%s/%s.gp", c->dir, stem);
+    FILE *f = fopen(*path, "w");
+    if (!f)
+        fprintf(stderr, "kbench: cannot write %s: %s.\n", *path, strerror(errno));
+    return f;
+}
+
+/* Closes a script and notes it for gnuplot.  Returns 0, or -1 after
+   saying why. */
+static int close_script(plot_ctx *c, FILE *f, const char *path, const char *stem)
+{
+    if (fclose(f) != 0) {
+        fprintf(stderr, "kbench: cannot write %s.\n", path);
+        return -1;
+    }
+    fprintf(c->out, "wrote %s\n", path);
+    c->written = kbc_xrealloc(c->written, (c->n_written + 1) * sizeof *c->written);
+    c->written[c->n_written++] = kbc_xstrdup(stem);
+    return 0;
+}
+
+/* The y axis's scale and range lines: log (--logy) or from zero. */
+static void y_lines(FILE *f, const plot_ctx *c, const y_axis *y)
+{
+    char *yl = y_label(y);
+    fprintf(f, "set ylabel ");
+    gp_quote(f, yl);
+    free(yl);
+    if (c->opt.logy)
+        fprintf(f, "\nset logscale y\nset yrange [*:*]\n");
+    else
+        fprintf(f, "\nset yrange [0:*]\n");
+}
+
+/* How a chart's x axis places the values of its parameter. */
+typedef enum { X_LOG, X_LINEAR, X_SLOTS } x_kind;
+
+/* Chooses for the distinct values v[0..n) (ascending):
+   - a geometric sweep (all positive, each value at least 1.25 times the
+     one before, spanning a factor of 4 or more): a log axis, base 2 with
+     2^k tics when every value is a power of two;
+   - values no two of which are closer than a fiftieth of their span: a
+     linear axis;
+   - anything else (4096 and 4097 in a sweep to 8192, which would draw as
+     one x): one slot per value, labelled with the value. */
+static x_kind x_pick(const double *v, size_t n, int *pow2)
+{
+    *pow2 = 0;
+    if (n < 2)
+        return X_LINEAR;
+    int geometric = v[0] > 0 && v[n - 1] / v[0] >= 4, spread = 1, p2 = 1;
+    for (size_t i = 0; i < n; i++) {
+        int e;
+        p2 &= v[i] > 0 && frexp(v[i], &e) == 0.5;
+        if (i == 0)
+            continue;
+        geometric &= v[i] >= 1.25 * v[i - 1];
+        spread &= v[i] - v[i - 1] >= (v[n - 1] - v[0]) / 50;
+    }
+    if (geometric) {
+        *pow2 = p2;
+        return X_LOG;
+    }
+    return spread ? X_LINEAR : X_SLOTS;
+}
+
+/* One point of a line: x (or its slot), y, and the band. */
+typedef struct pt {
+    double x, y, lo, hi;
+} pt;
+
+static int pt_cmp(const void *a, const void *b)
+{
+    double x = ((const pt *)a)->x, y = ((const pt *)b)->x;
+    return (x > y) - (x < y);
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether row r stands for every value of x (a variant that ignores it:
+   one row for all the points, drawn flat across the chart). */
+static int ignores_x(const kbc_record *r, const char *x)
+{
+    if (r->points <= 1)
+        return 0;
+    size_t n = strlen(x);
+    for (const char *p = r->ignores; *p;) {
+        size_t w = strcspn(p, ",");
+        if (w == n && strncmp(p, x, n) == 0)
+            return 1;
+        p += w + (p[w] == ',');
+    }
+    return 0;
+}
+
+/* One line plot: rows of experiment exp and group, x the swept parameter
+   (size_x: a size, labelled in elements). */
+static int line_plot(plot_ctx *c, const char *exp, const char *group, const char *x, int size_x)
 {
     /* The variants in the order they first appear, and the rate. */
     const char *vars[KB_MAX_VARIANTS];
@@ -317,24 +513,18 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
             vars[nv++] = r->variant;
         }
     }
-    rate_kind rk = rate_pick(&votes);
-    char *stem = file_stem((const char *const *)c->written, c->n_written, exp, group);
-    char *path = kbc_xasprintf("%s/%s.gp", c->dir, stem);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "kbench: cannot write %s: %s.\n", path, strerror(errno));
-        free(path);
-        free(stem);
-        return -1;
-    }
-    gp_head(f, stem);
-    /* Each variant's points, sorted by x, as a data block. */
+    y_axis y = {.time = c->opt.metric_time, .rk = rate_pick(&votes)};
+
+    /* Each variant's points, and the distinct x values of the chart. */
+    pt *pts[KB_MAX_VARIANTS];
+    size_t npt[KB_MAX_VARIANTS] = {0};
+    int flat[KB_MAX_VARIANTS] = {0};
+    double *xs = kbc_xcalloc(c->n + 1, sizeof *xs);
+    size_t nx = 0;
     plot_ceiling ceiling = {0, ""};
+    double largest = 0;
     for (size_t k = 0; k < nv; k++) {
-        fprintf(f, "$v%zu << EOD\n", k);
-        /* Rows in file order are in sweep order; sort by x here. */
-        size_t m = 0;
-        double *xs = kbc_xcalloc(c->n + 1, sizeof *xs), *ys = kbc_xcalloc(c->n + 1, sizeof *ys);
+        pts[k] = kbc_xcalloc(c->n + 1, sizeof *pts[k]);
         for (size_t i = 0; i < c->n; i++) {
             const kbc_record *r = &c->recs[i];
             group_of(r, x, g, sizeof g);
@@ -342,25 +532,66 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
                 strcmp(r->variant, vars[k]) != 0 || !ran(r))
                 continue;
             long pi = param_index(r, x);
-            double xv = pi >= 0 ? param_number(&r->params[pi]) : NAN;
-            double yv = rate_of(r, rk);
-            if (!isfinite(xv) || !isfinite(yv))
+            pt q = {pi >= 0 ? param_number(&r->params[pi]) : NAN, y_raw(&y, r), NAN, NAN};
+            if (!isfinite(q.x) || !isfinite(q.y))
                 continue;
-            ceiling_note(&ceiling, rk, r);
-            size_t at = m++;
-            while (at > 0 && xs[at - 1] > xv) {
-                xs[at] = xs[at - 1];
-                ys[at] = ys[at - 1];
-                at--;
-            }
-            xs[at] = xv;
-            ys[at] = yv;
+            y_range(&y, r, &q.lo, &q.hi);
+            if (!y.time)
+                ceiling_note(&ceiling, y.rk, r);
+            flat[k] |= ignores_x(r, x);
+            pts[k][npt[k]++] = q;
+            xs[nx++] = q.x;
+            largest = fmax(largest, c->opt.band && isfinite(q.hi) ? fmax(q.y, q.hi) : q.y);
         }
-        for (size_t i = 0; i < m; i++)
-            fprintf(f, "%.17g %.9g\n", xs[i], ys[i]);
+        qsort(pts[k], npt[k], sizeof *pts[k], pt_cmp);
+    }
+    qsort(xs, nx, sizeof *xs, dbl_cmp);
+    size_t nd = 0;
+    for (size_t i = 0; i < nx; i++)
+        if (nd == 0 || xs[i] != xs[nd - 1])
+            xs[nd++] = xs[i];
+    int rc = 0;
+    if (nd == 0) {
+        /* Nothing ran (every row skipped, erred or crashed): no chart. */
+        fprintf(c->out, "no plot for %s%s%s%s: none of its rows ran\n", kbc_text_visible(exp),
+                group[0] ? " (" : "", kbc_text_visible(group), group[0] ? ")" : "");
+        goto out;
+    }
+    int pow2;
+    x_kind xk = x_pick(xs, nd, &pow2);
+    y_unit(&y, largest);
+
+    char *stem = file_stem((const char *const *)c->written, c->n_written, exp, group);
+    char *path;
+    FILE *f = open_script(c, stem, &path);
+    if (!f) {
+        free(path);
+        free(stem);
+        rc = -1;
+        goto out;
+    }
+    gp_head(f, stem);
+    /* Each variant's points, sorted by x, as a data block: x (its slot on
+       a slotted axis), y, and the slowest and fastest run; a variant that
+       ignores x has its one row at every x. */
+    for (size_t k = 0; k < nv; k++) {
+        fprintf(f, "$v%zu << EOD\n", k);
+        for (size_t j = 0; j < (flat[k] && npt[k] ? nd : npt[k]); j++) {
+            pt q = flat[k] ? pts[k][0] : pts[k][j];
+            double xv = flat[k] ? xs[j] : q.x;
+            if (xk == X_SLOTS) {
+                size_t slot = 0;
+                while (slot + 1 < nd && xs[slot] != xv)
+                    slot++;
+                xv = (double)slot;
+            }
+            fprintf(f, "%.17g %.9g", xv, q.y * y.scale);
+            if (c->opt.band)
+                fprintf(f, " %.9g %.9g", (isfinite(q.lo) ? q.lo : q.y) * y.scale,
+                        (isfinite(q.hi) ? q.hi : q.y) * y.scale);
+            fputc('\n', f);
+        }
         fprintf(f, "EOD\n");
-        free(xs);
-        free(ys);
     }
     char *title = kbc_xstrdup(exp);
     if (group[0]) {
@@ -375,93 +606,150 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
     fprintf(f, "set title ");
     gp_quote(f, title);
     free(title);
-    char *xl = kbc_xasprintf("%s%s", x, log2x ? " (elements, log2 scale)" : "");
+    char *xl = kbc_xasprintf("%s%s%s", x,
+                             xk == X_LOG ? (size_x ? " (elements, log2 scale)" : " (log scale)")
+                             : size_x    ? " (elements)"
+                                         : "",
+                             xk == X_SLOTS ? ", one slot per value" : "");
     fprintf(f, "\nset xlabel ");
     gp_quote(f, xl);
     free(xl);
-    fprintf(f, "\nset ylabel ");
-    gp_quote(f, rate_label(rk));
     fputc('\n', f);
-    if (log2x)
+    if (xk == X_LOG && pow2)
         fprintf(f, "set logscale x 2\nset format x '2^{%%L}'\n");
+    else if (xk == X_LOG)
+        fprintf(f, "set logscale x 10\n");
+    if (xk == X_SLOTS || (xk == X_LINEAR && nd <= 16)) {
+        /* A tic at each value, labelled with it (a slot's position is
+           its index). */
+        fprintf(f, "set xtics (");
+        for (size_t i = 0; i < nd; i++) {
+            char label[40];
+            snprintf(label, sizeof label, "%.10g", xs[i]);
+            gp_quote(f, label);
+            fprintf(f, " %.17g%s", xk == X_SLOTS ? (double)i : xs[i], i + 1 < nd ? ", " : ")\n");
+        }
+        if (xk == X_SLOTS)
+            fprintf(f, "set xrange [-0.5:%zu.5]\n", nd - 1);
+    }
+    y_lines(f, c, &y);
+    if (!y.time && ceiling.value > 0 && largest > ceiling.value)
+        above_note(f, y.rk);
     /* Room above the highest line, so that a ceiling is not hidden in
-       the border. */
-    fprintf(f, "set yrange [0:*]\nset offsets 0, 0, graph 0.08, 0\nset grid\n"
-               "set key outside right top vertical\n");
+       the border; the legend below the chart, outside the data. */
+    fprintf(f, "set offsets 0, 0, graph 0.08, 0\nset grid\n"
+               "set key below center horizontal\n");
     fprintf(f, "set style data linespoints\n");
-    gp_svg(f, stem);
+    size_t drawn = 0;
+    for (size_t k = 0; k < nv; k++)
+        drawn += npt[k] > 0;
+    /* The legend takes three entries a row below the chart: a taller
+       canvas past two rows, so that the data keeps its height. */
+    size_t key_rows = (drawn + (ceiling.value > 0) + 2) / 3;
+    int height = 560 + 20 * (key_rows > 2 ? (int)key_rows - 2 : 0);
+    gp_svg(f, stem, height);
     fprintf(f, "plot \\\n");
-    size_t lib = 0, own = 0;
+    size_t at = 0;
     for (size_t k = 0; k < nv; k++) {
+        if (!npt[k])
+            continue; /* nothing of it ran here: no empty legend entry */
+        const char *colour = palette[at % 16];
+        int lib = (flags[k] & KB_VARIANT_LIBRARY) != 0;
+        int mk = markers[at % 15];
+        if (c->opt.band) {
+            fprintf(f, "  $v%zu using 1:3:4 with filledcurves fs transparent solid 0.15 noborder "
+                       "lc rgb ",
+                    k);
+            gp_string(f, colour, 0);
+            fprintf(f, " notitle, \\\n");
+        }
         fprintf(f, "  $v%zu using 1:2 title ", k);
-        if (flags[k] & KB_VARIANT_LIBRARY) {
-            /* Libraries: thick dashed black-to-grey lines, open squares. */
+        if (lib) {
             char *t = kbc_xasprintf("%s (library)", vars[k]);
             gp_quote(f, t);
             free(t);
-            fprintf(f, " lw 3 dt 2 pt 4 ps 1.2 lc rgb '%s'", (lib++ % 2) ? "#606060" : "#000000");
+            fprintf(f, " lw 3 dt 2 pt %d ps 1.2 lc rgb ", mk);
         } else {
             gp_quote(f, vars[k]);
-            fprintf(f, " lw 1.5 pt %zu lc %zu", 5 + own % 9, 1 + own);
-            own++;
+            fprintf(f, " lw 1.5 pt %d ps 1 lc rgb ", mk);
         }
-        fprintf(f, "%s", k + 1 < nv || ceiling.value > 0 ? ", \\\n" : "\n");
+        gp_string(f, colour, 0);
+        at++;
+        fprintf(f, "%s", at < drawn || ceiling.value > 0 ? ", \\\n" : "\n");
     }
-    ceiling_line(f, rk, &ceiling);
-    gp_outputs(f, stem);
-    int bad = fclose(f) != 0;
-    if (bad)
-        fprintf(stderr, "kbench: cannot write %s.\n", path);
-    else {
-        fprintf(c->out, "wrote %s\n", path);
-        c->written = kbc_xrealloc(c->written, (c->n_written + 1) * sizeof *c->written);
-        c->written[c->n_written++] = kbc_xstrdup(stem);
-    }
+    ceiling_line(f, y.rk, &ceiling, y.scale, y.unit);
+    gp_outputs(f, stem, height);
+    rc = close_script(c, f, path, stem);
     free(path);
     free(stem);
-    return bad ? -1 : 0;
+out:
+    for (size_t k = 0; k < nv; k++)
+        free(pts[k]);
+    free(xs);
+    return rc;
 }
 
 /* A bar chart of the variants at one point (an experiment that sweeps no
-   numeric parameter): rows i0 .. i1 of the file. */
+   numeric parameter): the rows of i0 .. i1 of the file that ran. */
 static int bar_plot(plot_ctx *c, size_t i0, size_t i1)
 {
     const kbc_record *r0 = &c->recs[i0];
     rate_votes votes = {0};
     for (size_t i = i0; i < i1; i++)
         rate_vote(&votes, &c->recs[i]);
-    rate_kind rk = rate_pick(&votes);
-    char g[512], pt[32];
+    y_axis y = {.time = c->opt.metric_time, .rk = rate_pick(&votes)};
+    char g[512], pt_no[32];
     group_of(r0, NULL, g, sizeof g);
     if (!g[0])
         snprintf(g, sizeof g, "point%llu", (unsigned long long)r0->point + 1);
+    /* The rows drawn: those that ran and have a value. */
+    size_t *rows = kbc_xcalloc(i1 - i0 + 1, sizeof *rows), m = 0;
+    plot_ceiling ceiling = {0, ""};
+    double largest = 0;
+    for (size_t i = i0; i < i1; i++) {
+        const kbc_record *r = &c->recs[i];
+        double v = y_raw(&y, r), lo, hi;
+        if (!ran(r) || !isfinite(v))
+            continue;
+        y_range(&y, r, &lo, &hi);
+        largest = fmax(largest, c->opt.band && isfinite(hi) ? fmax(v, hi) : v);
+        if (!y.time)
+            ceiling_note(&ceiling, y.rk, r);
+        rows[m++] = i;
+    }
+    if (m == 0) {
+        fprintf(c->out, "no plot for %s (%s): none of its rows ran\n",
+                kbc_text_visible(r0->experiment), kbc_text_visible(g));
+        free(rows);
+        return 0;
+    }
+    y_unit(&y, largest);
     char *stem = file_stem((const char *const *)c->written, c->n_written, r0->experiment, g);
-    char *path = kbc_xasprintf("%s/%s.gp", c->dir, stem);
-    FILE *f = fopen(path, "w");
+    char *path;
+    FILE *f = open_script(c, stem, &path);
     if (!f) {
-        fprintf(stderr, "kbench: cannot write %s: %s.\n", path, strerror(errno));
         free(path);
         free(stem);
+        free(rows);
         return -1;
     }
     gp_head(f, stem);
-    plot_ceiling ceiling = {0, ""};
-    /* The data: the rate and whether the row is a library's, numbers only;
-       the variants' names are the tic labels, below. */
+    /* The data: the value, whether the row is a library's, the slowest and
+       fastest run; numbers only, the variants' names are the tic labels. */
     fprintf(f, "$bars << EOD\n");
-    for (size_t i = i0; i < i1; i++) {
-        const kbc_record *r = &c->recs[i];
-        double y = ran(r) ? rate_of(r, rk) : NAN;
-        fprintf(f, "%.9g %d\n", isfinite(y) ? y : 0.0, (r->flags & KB_VARIANT_LIBRARY) ? 1 : 0);
-        if (ran(r))
-            ceiling_note(&ceiling, rk, r);
+    for (size_t j = 0; j < m; j++) {
+        const kbc_record *r = &c->recs[rows[j]];
+        double v = y_raw(&y, r), lo, hi;
+        y_range(&y, r, &lo, &hi);
+        fprintf(f, "%.9g %d %.9g %.9g\n", v * y.scale, (r->flags & KB_VARIANT_LIBRARY) ? 1 : 0,
+                (isfinite(lo) ? lo : v) * y.scale, (isfinite(hi) ? hi : v) * y.scale);
     }
     fprintf(f, "EOD\n");
     /* The title: the experiment and point, the parameters four to a line
        (so that a long title is not cut off at the canvas's edges), the
        GPU; its lines joined by gnuplot's string concatenation. */
-    snprintf(pt, sizeof pt, "%llu", (unsigned long long)r0->point + 1);
-    char *line = kbc_xasprintf("%s point %s", r0->experiment, pt);
+    snprintf(pt_no, sizeof pt_no, "%llu", (unsigned long long)r0->point + 1);
+    char *line = kbc_xasprintf("%s point %s", r0->experiment, pt_no);
     fprintf(f, "set title ");
     for (uint32_t i = 0; i < r0->n_params; i++) {
         if (i % 4 == 0) {
@@ -484,59 +772,98 @@ static int bar_plot(plot_ctx *c, size_t i0, size_t i1)
     }
     gp_quote(f, line);
     free(line);
-    fprintf(f, "\nset ylabel ");
-    gp_quote(f, rate_label(rk));
-    fprintf(f, "\nset yrange [0:*]\nset offsets 0, 0, graph 0.08, 0\n"
+    fputc('\n', f);
+    y_lines(f, c, &y);
+    if (!y.time && ceiling.value > 0 && largest > ceiling.value)
+        above_note(f, y.rk);
+    fprintf(f, "set offsets 0, 0, graph 0.08, 0\n"
                "set grid ytics\nset xrange [-0.6:%zu.4]\n",
-            i1 - i0 - 1);
+            m - 1);
     fprintf(f, "set style fill solid 0.7 border -1\nset boxwidth 0.7\n");
     fprintf(f, "set xtics rotate by -35 (");
-    for (size_t i = i0; i < i1; i++) {
-        gp_quote(f, c->recs[i].variant);
-        fprintf(f, " %zu%s", i - i0, i + 1 < i1 ? ", " : "");
+    for (size_t j = 0; j < m; j++) {
+        gp_quote(f, c->recs[rows[j]].variant);
+        fprintf(f, " %zu%s", j, j + 1 < m ? ", " : "");
     }
     fprintf(f, ")\n");
     fprintf(f, "set key above horizontal\n");
-    gp_svg(f, stem);
-    fprintf(f, "plot $bars using 0:($2 == 0 ? $1 : 1/0) with boxes lc 1 title 'kernel', \\\n");
+    gp_svg(f, stem, 560);
+    /* With a log y axis the boxes start at the axis's bottom. */
+    fprintf(f, "plot $bars using 0:($2 == 0 ? $1 : 1/0) with boxes lc rgb '%s' title 'kernel', "
+               "\\\n",
+            palette[0]);
     fprintf(f, "  $bars using 0:($2 == 1 ? $1 : 1/0) with boxes lc rgb '#404040' fs pattern 2 "
                "title 'library'%s\n",
-            ceiling.value > 0 ? ", \\" : "");
-    ceiling_line(f, rk, &ceiling);
-    gp_outputs(f, stem);
-    int bad = fclose(f) != 0;
-    if (!bad) {
-        fprintf(c->out, "wrote %s\n", path);
-        c->written = kbc_xrealloc(c->written, (c->n_written + 1) * sizeof *c->written);
-        c->written[c->n_written++] = kbc_xstrdup(stem);
-    }
+            c->opt.band || ceiling.value > 0 ? ", \\" : "");
+    if (c->opt.band)
+        fprintf(f, "  $bars using 0:1:3:4 with yerrorbars lc rgb '#000000' pt 7 ps 0 "
+                   "title 'slowest to fastest run'%s\n",
+                ceiling.value > 0 ? ", \\" : "");
+    ceiling_line(f, y.rk, &ceiling, y.scale, y.unit);
+    gp_outputs(f, stem, 560);
+    int rc = close_script(c, f, path, stem);
     free(path);
     free(stem);
-    return bad ? -1 : 0;
+    free(rows);
+    return rc;
 }
 
-/* Runs gnuplot on dir/stem.gp in dir.  Returns its exit status (-1 when
-   it could not be started). */
-static int run_gnuplot(const char *dir, const char *stem)
+/* Runs gnuplot on dir/stem.gp in dir, its stderr (warnings such as
+   "Skipping data file with no valid points", or the reason it fails) into
+   a pipe rather than onto kbench's.  Returns its exit status (-1 when it
+   could not be started), with the last line it wrote on stderr in why. */
+static int run_gnuplot(const char *dir, const char *stem, char *why, size_t n)
 {
-    pid_t pid = fork();
-    if (pid < 0)
+    why[0] = '\0';
+    int fd[2];
+    if (pipe(fd) != 0)
         return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
     if (pid == 0) {
-        if (chdir(dir) != 0)
+        close(fd[0]);
+        if (dup2(fd[1], STDERR_FILENO) < 0 || chdir(dir) != 0)
             _exit(127);
         /* "./": the script is never taken for an option. */
         char *script = kbc_xasprintf("./%s.gp", stem);
         execlp("gnuplot", "gnuplot", script, (char *)NULL);
         _exit(127);
     }
+    close(fd[1]);
+    /* Read to the end (so that gnuplot never blocks on a full pipe),
+       keeping the last non-empty line. */
+    char buf[4096], line[512] = "";
+    size_t used = 0;
+    ssize_t got;
+    while ((got = read(fd[0], buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR)) {
+        for (ssize_t i = 0; i < got; i++) {
+            if (buf[i] == '\n') {
+                line[used] = '\0';
+                if (used)
+                    snprintf(why, n, "%s", kbc_text_visible(line));
+                used = 0;
+            } else if (used + 1 < sizeof line) {
+                line[used++] = buf[i];
+            }
+        }
+    }
+    line[used] = '\0';
+    if (used)
+        snprintf(why, n, "%s", kbc_text_visible(line));
+    close(fd[0]);
     int st;
-    if (waitpid(pid, &st, 0) < 0)
-        return -1;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-int kbc_cmd_plot(const char *path, const char *dir, const char *md, FILE *out, FILE *err)
+int kbc_cmd_plot(const char *path, const char *dir, const char *md, const kbc_plot_opts *opt,
+                 FILE *out, FILE *err)
 {
     kbc_record *recs = NULL;
     size_t n = 0;
@@ -551,6 +878,8 @@ int kbc_cmd_plot(const char *path, const char *dir, const char *md, FILE *out, F
     const json_t *gpu = json_object_get(json_object_get(doc, "machine"), "gpu");
     plot_ctx c = {.recs = recs, .n = n, .gpu = json_is_string(gpu) ? json_string_value(gpu) : NULL,
                   .dir = dir, .out = out};
+    if (opt)
+        c.opt = *opt;
     int code = 0;
     /* Experiments in the order they first appear; within one, one plot per
        group of the other swept parameters. */
@@ -561,14 +890,14 @@ int kbc_cmd_plot(const char *path, const char *dir, const char *md, FILE *out, F
             seen = strcmp(recs[k].experiment, r->experiment) == 0;
         if (seen)
             continue;
-        /* The x axis: the first swept size parameter (log 2), else the first
-           swept number. */
+        /* The x axis: the first swept size parameter, else the first swept
+           number (line_plot places its values: x_pick). */
         const char *x = NULL;
-        int log2x = 0;
+        int size_x = 0;
         for (uint32_t q = 0; q < r->n_params && !x; q++)
             if (r->params[q].swept && r->params[q].type == KB_PARAM_SIZE) {
                 x = r->params[q].name;
-                log2x = 1;
+                size_x = 1;
             }
         for (uint32_t q = 0; q < r->n_params && !x; q++)
             if (r->params[q].swept &&
@@ -599,7 +928,7 @@ int kbc_cmd_plot(const char *path, const char *dir, const char *md, FILE *out, F
                 done = strcmp(recs[j].experiment, r->experiment) == 0 && strcmp(g, h) == 0;
             }
             if (!done)
-                code = line_plot(&c, r->experiment, g, x, log2x) ? KBC_EXIT_SYSTEM : 0;
+                code = line_plot(&c, r->experiment, g, x, size_x) ? KBC_EXIT_SYSTEM : 0;
         }
     }
     if (code == 0 && c.n_written) {
@@ -610,10 +939,11 @@ int kbc_cmd_plot(const char *path, const char *dir, const char *md, FILE *out, F
                     dir);
         } else {
             for (size_t k = 0; k < c.n_written && code == 0; k++) {
-                int st = run_gnuplot(dir, c.written[k]);
+                char why[600];
+                int st = run_gnuplot(dir, c.written[k], why, sizeof why);
                 if (st != 0) {
-                    fprintf(err, "kbench: gnuplot refused %s/%s.gp (exit status %d).\n", dir,
-                            c.written[k], st);
+                    fprintf(err, "kbench: gnuplot refused %s/%s.gp (exit status %d%s%s).\n", dir,
+                            c.written[k], st, why[0] ? ": " : "", why);
                     code = KBC_EXIT_SYSTEM;
                 } else {
                     fprintf(out, "wrote %s/%s.svg and %s/%s.png\n", dir, c.written[k], dir,

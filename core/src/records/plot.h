@@ -1,10 +1,13 @@
 /*
  * plot.h -- `kbench plot RESULTS.json -o DIR`: a gnuplot script per
  * experiment (and per combination of its other swept parameters) that draws
- * throughput against the swept size (log-2 x axis), one line per variant,
- * library variants and the matching bandwidth ceiling drawn distinctly; an
+ * throughput (or, with --metric time, the median time) against the swept
+ * size, one line per variant in sixteen distinct colours and markers,
+ * library variants and the matching ceiling drawn distinctly; an
  * experiment that sweeps nothing numeric gets a bar chart of its variants
- * at each point.  The scripts carry their data, so they run on their own;
+ * at each point, and one where nothing ran gets no chart.  The x axis is
+ * log 2 for a geometric sweep, linear, or one slot per value where values
+ * would crowd (4096 beside 4097); the unit of the y axis suits its size.  The scripts carry their data, so they run on their own;
  * kbench runs them through gnuplot when it is installed, which writes an
  * SVG and a PNG beside each script.  docs/cli.md describes it.
  */
@@ -13,14 +16,24 @@
 
 #include <stdio.h>
 
+/* How the charts are drawn (all zero: the default). */
+typedef struct kbc_plot_opts {
+    int logy;        /* --logy: a log y axis                                  */
+    int metric_time; /* --metric time: the median time, not the rate          */
+    int band;        /* --band: each line's slowest-to-fastest run as a band  */
+} kbc_plot_opts;
+
 /* Writes the scripts for the results file at path into dir (which must
    exist) and, when gnuplot is on PATH, runs them there.  Names each
    script written on out.  With md (a results.md in dir, or NULL), appends
    a "Plots" section linking each picture (or, without gnuplot, naming
-   each script).  Returns 0; 2 for a results file that cannot be
-   read (one sentence on err); 3 when dir cannot be written or gnuplot
-   refuses a script. */
-int kbc_cmd_plot(const char *path, const char *dir, const char *md, FILE *out, FILE *err);
+   each script).  opt NULL draws the default charts.  gnuplot's own
+   messages never reach err: a script it refuses is named with its last
+   line.  Returns 0; 2 for a results file that cannot be read (one
+   sentence on err); 3 when dir cannot be written or gnuplot refuses a
+   script. */
+int kbc_cmd_plot(const char *path, const char *dir, const char *md, const kbc_plot_opts *opt,
+                 FILE *out, FILE *err);
 
 /* Whether an executable gnuplot is on PATH. */
 int kbc_have_gnuplot(void);

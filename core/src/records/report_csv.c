@@ -5,7 +5,8 @@
  * then one column per distinct parameter name over every experiment of the
  * plan (so that experiments of different families share one file), then the
  * measurements.  Fields are quoted as RFC 4180 says (only when they hold a
- * comma, a quote or a line break; quotes doubled), lines end in LF, a NaN is
+ * comma, a quote or a line break; quotes doubled), text that a spreadsheet
+ * would take for a formula is neutralised (put_field), lines end in LF, a NaN is
  * an empty field and numbers carry 9 significant digits.  The file is
  * written after every point so that a crash later loses nothing written:
  * each point's rows are gathered in memory and written whole, and a write
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "text.h"
 #include "util.h"
 
 typedef struct csv_ctx {
@@ -48,24 +50,13 @@ static const char *const tail_columns[] = {
     "low_clock", "points", "ignores", "key"};
 static const char *const head_columns[] = {"experiment", "plugin", "point"};
 
-/* Writes one field, preceded by a comma unless it opens the line. */
+/* Writes one field, preceded by a comma unless it opens the line, through
+   kbc_text_csv (quoting, formulas neutralised). */
 static void put_field(FILE *f, int first, const char *s)
 {
     if (!first)
         fputc(',', f);
-    if (!s)
-        return;
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            fputc('"', f);
-        fputc(*p, f);
-    }
-    fputc('"', f);
+    kbc_text_csv(f, s);
 }
 
 static void put_double(FILE *f, double x)

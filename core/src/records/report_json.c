@@ -472,6 +472,7 @@ static int json_write(json_ctx *c)
     c->spent += c->last_cost;
     if (!what) {
         c->written = json_array_size(c->results);
+        kbc_results_keep(c->doc, c->path);
         return 0;
     }
     if (c->writes == 1) {
@@ -488,6 +489,33 @@ static int json_write(json_ctx *c)
     }
     c->failed = 1;
     return -1;
+}
+
+void kbc_results_keep(const json_t *doc, const char *path)
+{
+    const char *dir = getenv("KBENCH_KEEP_RESULTS");
+    if (!dir || !*dir)
+        return;
+    /* FNV-1a of the path: one copy per file, overwritten as it grows. */
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = path; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    char *copy = kbc_xasprintf("%s/%ld-%016llx.json", dir, (long)getpid(),
+                               (unsigned long long)h);
+    /* Through a rename, as the document itself: a process killed while
+       writing (the tests interrupt runs) leaves no half a copy. */
+    char *tmp = kbc_xasprintf("%s.tmp", copy);
+    mkdir(dir, 0777);
+    if (json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) ==
+            0 &&
+        rename(tmp, copy) == 0) {
+        free(tmp);
+        free(copy);
+        return;
+    }
+    unlink(tmp);
+    free(tmp);
+    free(copy);
 }
 
 static const char *json_error(void *vctx)
@@ -532,6 +560,7 @@ static int json_begin(void *vctx, const kbc_run_info *info)
 {
     json_ctx *c = vctx;
     json_t *doc = json_object();
+    json_object_set_new(doc, "schema_version", json_integer(KBC_RESULTS_SCHEMA_VERSION));
     json_t *kb = json_object();
     json_object_set_new(kb, "version", json_string(KBENCH_VERSION));
     json_object_set_new(kb, "git", json_string(kbc_git_rev));

@@ -19,6 +19,10 @@
 #include "text.h"
 #include "util.h"
 
+/* Text from outside kbench as the output shows it: visible on a terminal,
+   and in markdown also with what markdown or HTML would act on escaped. */
+#define SHOWN(md, s) ((md) ? kbc_text_md(s) : kbc_text_visible(s))
+
 typedef struct table_ctx {
     FILE *out;
     int markdown;       /* results.md: headings and pipe tables            */
@@ -338,14 +342,14 @@ static int table_begin(void *vctx, const kbc_run_info *info)
     if (!m) {
         fprintf(c->out, "machine: unknown\n");
     } else if (!m->has_gpu) {
-        fprintf(c->out, "machine: %s, %d CPU threads; no GPU: %s\n", kbc_text_visible(m->host),
+        fprintf(c->out, "machine: %s, %d CPU threads; no GPU: %s\n", SHOWN(c->markdown, m->host),
                 m->cpu_threads,
-                m->no_gpu_reason[0] ? kbc_text_visible(m->no_gpu_reason) : "no reason given");
+                m->no_gpu_reason[0] ? SHOWN(c->markdown, m->no_gpu_reason) : "no reason given");
     } else {
         fprintf(c->out,
                 "machine: %s, %d CPU threads; GPU %s (cc %d.%d, %d SMs), driver %d.%d, "
                 "runtime %d.%d",
-                kbc_text_visible(m->host), m->cpu_threads, kbc_text_visible(m->name), m->cc_major,
+                SHOWN(c->markdown, m->host), m->cpu_threads, SHOWN(c->markdown, m->name), m->cc_major,
                 m->cc_minor, m->sm_count,
                 m->driver_version / 1000, m->driver_version % 1000 / 10,
                 m->runtime_version / 1000, m->runtime_version % 1000 / 10);
@@ -371,10 +375,10 @@ static int table_begin(void *vctx, const kbc_run_info *info)
 /* The heading of a point: the experiment, the point's number, and the
    parameters that the experiment sweeps (all of them when it sweeps none,
    so that the line still says what ran). */
-static void print_heading(FILE *out, const kbc_record *recs, size_t n)
+static void print_heading(FILE *out, int md, const kbc_record *recs, size_t n)
 {
     const kbc_record *r = &recs[0];
-    fprintf(out, "%s  point %" PRIu64 "/%" PRIu64, kbc_text_visible(r->experiment), r->point + 1,
+    fprintf(out, "%s  point %" PRIu64 "/%" PRIu64, SHOWN(md, r->experiment), r->point + 1,
             r->n_points);
     int swept = 0;
     for (uint32_t i = 0; i < r->n_params; i++)
@@ -384,7 +388,7 @@ static void print_heading(FILE *out, const kbc_record *recs, size_t n)
         if (swept && !q->swept)
             continue;
         char compact[32];
-        fprintf(out, "  %s=%s", kbc_text_visible(q->name), kbc_text_visible(q->text));
+        fprintf(out, "  %s=%s", SHOWN(md, q->name), SHOWN(md, q->text));
         if (q->type == KB_PARAM_SIZE && size_compact(q->value.u, compact, sizeof compact)[0])
             fprintf(out, " (%s)", compact);
     }
@@ -418,12 +422,10 @@ static void put(line *l, int width, const char *text)
 static void print_line(FILE *out, int md, const line *l)
 {
     if (md) {
-        /* A pipe inside a cell would end it early. */
+        /* A pipe inside a cell would end it early, and a name's "<script>"
+           would be HTML. */
         for (int i = 0; i < l->n; i++) {
-            fputs("| ", out);
-            for (const char *p = l->cell[i]; *p; p++)
-                fputs(*p == '|' ? "\\|" : (char[]){*p, 0}, out);
-            fputc(' ', out);
+            fprintf(out, "| %s ", kbc_text_md(l->cell[i]));
         }
         fputs("|\n", out);
         return;
@@ -469,7 +471,7 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
 
     if (md)
         fputs("### ", out);
-    print_heading(out, rows, n);
+    print_heading(out, md, rows, n);
     if (md)
         fputc('\n', out);
     line h = {.n = 0};
@@ -587,18 +589,18 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
             const kbc_record *r = &rows[i];
             if (r->points > 1)
                 fprintf(out, "%s- %s: stands for %" PRIu64 " points; this variant ignores %s\n",
-                        any++ ? "" : "\n", kbc_text_visible(r->variant), r->points,
-                        r->ignores[0] ? kbc_text_visible(r->ignores) : "them");
+                        any++ ? "" : "\n", kbc_text_md(r->variant), r->points,
+                        r->ignores[0] ? kbc_text_md(r->ignores) : "them");
             if (run_wide(r) && (!c->nogpu[0] || strcmp(c->nogpu, r->reason) == 0)) {
                 snprintf(c->nogpu, sizeof c->nogpu, "%s", r->reason);
                 c->nogpu_rows++;
             } else if (r->reason[0]) {
-                fprintf(out, "%s- %s %s: %s\n", any++ ? "" : "\n", kbc_text_visible(r->variant),
-                        kbc_outcome_name((int)r->outcome), kbc_text_visible(r->reason));
+                fprintf(out, "%s- %s %s: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
+                        kbc_outcome_name((int)r->outcome), kbc_text_md(r->reason));
             }
             if (r->sanitizer[0])
                 fprintf(out, "%s- %s sanitizer: %s\n", any++ ? "" : "\n",
-                        kbc_text_visible(r->variant), kbc_text_visible(r->sanitizer));
+                        kbc_text_md(r->variant), kbc_text_md(r->sanitizer));
             if (r->device_left_bytes > KBC_LEFT_NOTE_BYTES && i == 0) {
                 char b[32];
                 fprintf(out, "%s- device memory: this point left %s behind\n", any++ ? "" : "\n",
@@ -606,11 +608,11 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
             }
             char note[400];
             if (clock_note(r, note, sizeof note)[0])
-                fprintf(out, "%s- %s clocks: %s\n", any++ ? "" : "\n", kbc_text_visible(r->variant),
+                fprintf(out, "%s- %s clocks: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
                         note);
             if (batch_note(r))
-                fprintf(out, "%s- %s batch: %s\n", any++ ? "" : "\n", kbc_text_visible(r->variant),
-                        kbc_text_visible(batch_note(r)));
+                fprintf(out, "%s- %s batch: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
+                        kbc_text_md(batch_note(r)));
         }
     }
     fputc('\n', out);
@@ -631,7 +633,7 @@ static int table_end(void *vctx, int exit_code)
     fprintf(c->out, "; exit code %d\n", exit_code);
     if (c->nogpu_rows)
         fprintf(c->out, "skipped: %u CUDA row%s: %s\n", c->nogpu_rows,
-                c->nogpu_rows == 1 ? "" : "s", kbc_text_visible(c->nogpu));
+                c->nogpu_rows == 1 ? "" : "s", SHOWN(c->markdown, c->nogpu));
     fflush(c->out);
     return ferror(c->out) ? -1 : 0;
 }

@@ -11,6 +11,7 @@
  */
 #include "results_read.h"
 #include "record_json.h"
+#include "report.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -367,6 +368,26 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
     return 0;
 }
 
+/* Refuses a document of a later layout than this kbench's (report.h).  A
+   file without "schema_version" is from before it was written, and reads
+   as version 1.  Returns 0, or -1 with d set. */
+static int check_schema_version(const json_t *root, const char *path, kbc_diag *d)
+{
+    const json_t *sv = json_object_get(root, "schema_version");
+    if (sv && (!json_is_integer(sv) || json_integer_value(sv) < 1)) {
+        kbc_diag_set(d, "%s: \"schema_version\" is not a whole number from 1; is it a kbench "
+                        "results file?", path);
+        return -1;
+    }
+    if (sv && json_integer_value(sv) > KBC_RESULTS_SCHEMA_VERSION) {
+        kbc_diag_set(d, "%s: its \"schema_version\" is %lld and this kbench reads up to %d; "
+                        "read it with a newer kbench", path, (long long)json_integer_value(sv),
+                     KBC_RESULTS_SCHEMA_VERSION);
+        return -1;
+    }
+    return 0;
+}
+
 int kbc_results_from_json(const json_t *root, const char *path, kbc_record **recs, size_t *n,
                           kbc_diag *d)
 {
@@ -377,6 +398,8 @@ int kbc_results_from_json(const json_t *root, const char *path, kbc_record **rec
         kbc_diag_set(d, "%s: has no \"results\" array; is it a kbench results file?", path);
         return -1;
     }
+    if (check_schema_version(root, path, d) != 0)
+        return -1;
     size_t count = json_array_size(rs);
     kbc_record *out = kbc_xcalloc(count ? count : 1, sizeof *out);
     for (size_t i = 0; i < count; i++) {
@@ -674,6 +697,8 @@ int kbc_run_doc_from_json(const json_t *root, const char *path, kbc_run_doc *doc
         kbc_diag_set(d, "%s: has no \"results\" array; is it a kbench results file?", path);
         return -1;
     }
+    if (check_schema_version(root, path, d) != 0)
+        return -1;
     char why[512];
     rd c = {.why = why, .n = sizeof why};
     if (read_plan(&c, json_object_get(root, "plan"), doc, why, sizeof why) != 0 || c.bad) {

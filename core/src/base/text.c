@@ -1,6 +1,7 @@
 /* text.c -- see text.h. */
 #include "text.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,22 @@ const char *kbc_text_visible(const char *s)
     return kbc_text_visible_to(s, buf, sizeof ring[0]);
 }
 
+const char *kbc_text_md(const char *s)
+{
+    static _Thread_local char ring[8][8192];
+    static _Thread_local unsigned at;
+    char *buf = ring[at++ % 8];
+    const char *v = kbc_text_visible(s);
+    size_t used = 0;
+    for (const char *p = v; *p && used + 3 < sizeof ring[0]; p++) {
+        if (strchr("\\`*[]<>&|", *p))
+            buf[used++] = '\\';
+        buf[used++] = *p;
+    }
+    buf[used] = '\0';
+    return buf;
+}
+
 void kbc_text_md_code(FILE *f, const char *s, int in_cell)
 {
     const char *v = kbc_text_visible(s);
@@ -151,6 +168,38 @@ char *kbc_text_utf8(const char *s)
     }
     *o = '\0';
     return out;
+}
+
+/* Whether a spreadsheet would take the text s for a formula: it starts
+   with =, +, - or @ (or a tab or CR, which some strip first) and is not a
+   number as a whole ("-1", "+2.5e3" stay numbers). */
+static int formula_like(const char *s)
+{
+    if (!s[0] || !strchr("=+-@\t\r", s[0]))
+        return 0;
+    char *end;
+    double x = strtod(s, &end);
+    return end == s || *end || !isfinite(x);
+}
+
+void kbc_text_csv(FILE *f, const char *s)
+{
+    if (!s)
+        return;
+    int formula = formula_like(s);
+    if (!formula && strpbrk(s, ",\"\r\n") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    if (formula)
+        fputc('\'', f);
+    for (const char *p = s; *p; p++) {
+        if (*p == '"')
+            fputc('"', f);
+        fputc(*p, f);
+    }
+    fputc('"', f);
 }
 
 void kbc_text_html(FILE *f, const char *s)

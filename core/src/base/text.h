@@ -5,11 +5,11 @@
  * to.  Each output has one way in for such text:
  *
  *   the terminal table, compare's text, messages   kbc_text_visible()
- *   a markdown table cell                          kbc_text_visible(), then
- *                                                  '|' escaped (report_table.c)
+ *   markdown text (cells, headings, notes)         kbc_text_md()
  *   JSON                                           kbc_text_utf8() (jansson
  *                                                  escapes the rest)
- *   CSV                                            RFC 4180 quoting (report_csv.c)
+ *   CSV                                            kbc_text_csv() (RFC 4180,
+ *                                                  formulas neutralised)
  *   gnuplot scripts                                gp_quote() (plot.c)
  *   HTML text and attribute values                 kbc_text_html()
  */
@@ -41,6 +41,14 @@ const char *kbc_text_visible(const char *s);
 /* Whether s has a byte that kbc_text_visible() would change. */
 int kbc_text_needs_escape(const char *s);
 
+/* s for markdown outside a code span (a table cell, a heading, a note):
+   kbc_text_visible(s), then a backslash before each character that
+   markdown or HTML would act on (\ ` * [ ] < > & |), so that a name such
+   as "<script>" or "[x](javascript:...)" shows as the text it is and a
+   pipe never ends a table cell.  Eight rotating buffers, as
+   kbc_text_visible(). */
+const char *kbc_text_md(const char *s);
+
 /* s as a markdown code span on f: kbc_text_visible(s) between enough
    backquotes that none inside ends it (one more than its longest run), with
    a space inside each fence where s starts or ends with one; in a table
@@ -52,6 +60,16 @@ void kbc_text_md_code(FILE *f, const char *s, int in_cell);
    sequence replaced by U+FFFD: NULL when s is well-formed already (use s
    itself), else a new string to free(). */
 char *kbc_text_utf8(const char *s);
+
+/* s as one CSV field on f, as RFC 4180 says: as it is, or, when it holds
+   a comma, a double quote or a line break (LF or CR), in double quotes
+   with its quotes doubled.  Text that a spreadsheet would run as a
+   formula (it starts with =, +, -, @, a tab or CR and is not a number,
+   "=HYPERLINK(...)" as a variant's name) gets a leading ' and is quoted,
+   as OWASP advises for CSV injection: the cell shows the text; a script
+   that reads the file drops the ' (docs/output.md).  NULL writes nothing
+   (an empty field). */
+void kbc_text_csv(FILE *f, const char *s);
 
 /* s on f as HTML text, safe both between tags and inside a quoted
    attribute value (of HTML or inline SVG): kbc_text_visible(s) (so a line

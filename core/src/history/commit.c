@@ -1,0 +1,132 @@
+/*
+ * commit.c -- asking git which commit a run measured, and keeping the
+ * answer beside the run's files so that a rebuilt history finds it again.
+ */
+#define _GNU_SOURCE
+#include "commit.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int kbc_commit_rev_ok(const char *rev)
+{
+    if (!rev || !*rev || rev[0] == '-' || strlen(rev) >= sizeof ((kbc_hist_commit *)0)->rev)
+        return 0;
+    for (const char *p = rev; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("._/~^@-", *p))
+            return 0;
+    return 1;
+}
+
+/* Runs git with argv (NULL-terminated) and returns its first line of
+   output in out, or -1 when git is missing, fails or prints nothing.
+   git's stderr is silenced: "not a git repository" is an answer here. */
+static int git_line(char *const argv[], char *out, size_t n)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(fd[1], 1);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 2);
+        }
+        close(fd[0]);
+        close(fd[1]);
+        execvp("git", argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t len = 0;
+    ssize_t got;
+    while (len + 1 < n && (got = read(fd[0], out + len, n - 1 - len)) != 0) {
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        len += (size_t)got;
+    }
+    char sink[256];
+    while (read(fd[0], sink, sizeof sink) > 0)
+        ; /* the rest, so git never blocks on a full pipe */
+    close(fd[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    out[len] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 && out[0] ? 0 : -1;
+}
+
+int kbc_commit_from_git(const char *rev, kbc_hist_commit *c)
+{
+    char spec[128];
+    snprintf(spec, sizeof spec, "%s^{commit}", rev ? rev : "HEAD");
+    if (rev && !kbc_commit_rev_ok(rev))
+        return -1;
+    char *argv[] = {"git", "log", "-1", "--format=%H %ct", "--end-of-options", spec, "--", NULL};
+    char line[256];
+    if (git_line(argv, line, sizeof line) != 0)
+        return -1;
+    char hash[80];
+    long long t;
+    if (sscanf(line, "%79s %lld", hash, &t) != 2)
+        return -1;
+    snprintf(c->rev, sizeof c->rev, "%s", hash);
+    c->time = t;
+    return 0;
+}
+
+/* DIR/commit for the folder holding path. */
+static char *beside(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return kbc_xstrdup("commit");
+    return kbc_xasprintf("%.*s/commit", (int)(slash - path), path);
+}
+
+int kbc_commit_read_beside(const char *path, kbc_hist_commit *c)
+{
+    char *p = beside(path);
+    FILE *f = fopen(p, "r");
+    free(p);
+    if (!f)
+        return -1;
+    char rev[sizeof c->rev], source[sizeof c->source];
+    long long t;
+    int got = fscanf(f, "%79s %lld %15s", rev, &t, source);
+    fclose(f);
+    if (got != 3 || !kbc_commit_rev_ok(rev))
+        return -1;
+    snprintf(c->rev, sizeof c->rev, "%s", rev);
+    snprintf(c->source, sizeof c->source, "%s", source);
+    c->time = t;
+    return 0;
+}
+
+int kbc_commit_write(const char *dir, const kbc_hist_commit *c)
+{
+    char *p = kbc_xasprintf("%s/commit", dir);
+    FILE *f = fopen(p, "w");
+    free(p);
+    if (!f)
+        return -1;
+    fprintf(f, "%s %lld %s\n", c->rev, (long long)c->time, c->source);
+    return fclose(f) == 0 ? 0 : -1;
+}

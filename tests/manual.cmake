@@ -1,0 +1,10 @@
+# The man page and the bash and zsh completions that the build makes from
+# the option table (core/CMakeLists.txt, core/src/cli/gen_manual.c) hold
+# every option and command, and the completions load.
+add_test(NAME manual
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/manual/check_manual.sh $<TARGET_FILE:kbench>
+          ${CMAKE_BINARY_DIR}/manual)
+
+# cmake --install puts them, the docs, conf/ and the JSON Schema in place.
+add_test(NAME install_files
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/manual/check_install.sh ${CMAKE_COMMAND} ${CMAKE_BINARY_DIR})

@@ -1,0 +1,98 @@
+#!/bin/bash
+# Checks the man page and the shell completions the build made from kbench's
+# option table (core/src/cli/gen_manual.c):
+#   - every option of the table (kbench __options), and every command, is in
+#     kbench.1, in the bash completion and in the zsh completion;
+#   - the bash completion loads (complete -p kbench) and completes options
+#     by command: `kbench run --` offers every option run takes, `kbench
+#     compare --` none that only run takes;
+#   - the man page formats without a warning (when man is installed), and
+#     the zsh completion parses (when zsh is installed).
+# Usage: check_manual.sh KBENCH MANUAL_DIR
+set -u -o pipefail
+kbench=$1
+dir=$2
+fail=0
+bad() { echo "FAIL: $*" >&2; fail=1; }
+
+# Fields are separated by tabs; read splits on a unit separator instead,
+# since it folds runs of tabs (empty fields) into one.
+dump=$("$kbench" __options | tr '\t' '\037') || { echo "FAIL: kbench __options failed" >&2; exit 1; }
+for f in kbench.1 kbench.bash _kbench; do
+    [ -s "$dir/$f" ] || bad "$dir/$f is missing or empty"
+done
+[ $fail = 0 ] || exit 1
+
+n=0
+while IFS=$'\037' read -r kind name short arg rep opt only help; do
+    case $kind in
+    option)
+        n=$((n + 1))
+        roff=${name//-/\\-}
+        grep -qF -- "\\fB$roff\\fR" "$dir/kbench.1" || bad "option $name is not in kbench.1"
+        grep -qE -- "(^|[ '|(])$name([ '|)=[]|$)" "$dir/kbench.bash" ||
+            bad "option $name is not in the bash completion"
+        grep -qE -- "(^|[ '|(])$name([ '|)=[+]|$)" "$dir/_kbench" ||
+            bad "option $name is not in the zsh completion"
+        if [ -n "$short" ]; then
+            grep -qF -- "\\fB\\-$short\\fR" "$dir/kbench.1" || bad "option -$short is not in kbench.1"
+            grep -qE -- "[ '|]-$short[ '|)]" "$dir/kbench.bash" || bad "option -$short is not in the bash completion"
+            grep -qF -- "'(-$short $name)-$short" "$dir/_kbench" || bad "option -$short is not in the zsh completion"
+        fi
+        ;;
+    command)
+        grep -qE "^\\.B $name( |$)" "$dir/kbench.1" || bad "command $name is not in kbench.1"
+        grep -qE -- "[ ']$name[ ']" "$dir/kbench.bash" || bad "command $name is not in the bash completion"
+        grep -qF -- "'$name:" "$dir/_kbench" || bad "command $name is not in the zsh completion"
+        ;;
+    esac
+done <<<"$dump"
+[ $n -gt 10 ] || bad "kbench __options printed only $n options"
+
+# The bash completion loads and registers itself.
+out=$(bash -c "source '$dir/kbench.bash' && complete -p kbench" 2>&1)
+[ "$out" = "complete -o filenames -F _kbench kbench" ] ||
+    bad "the bash completion does not load: $out"
+
+# Completing options, as bash would for "kbench CMD --".
+complete_words() {
+    bash -c "source '$dir/kbench.bash'
+             COMP_WORDS=($*); COMP_CWORD=\$((\${#COMP_WORDS[@]} - 1)); _kbench
+             printf '%s\n' \"\${COMPREPLY[@]}\"" 2>&1
+}
+run_opts=$(complete_words kbench run --)
+cmp_opts=$(complete_words kbench compare --)
+while IFS=$'\037' read -r kind name short arg rep opt only help; do
+    [ "$kind" = option ] || continue
+    runs=0; compares=0
+    case " $only " in "  ") runs=1; compares=1 ;; *" run "*) runs=1 ;; esac
+    case " $only " in *" compare "*) compares=1 ;; esac
+    if [ $runs = 1 ]; then
+        grep -qx -- "$name" <<<"$run_opts" || bad "'kbench run --' does not offer $name"
+    else
+        grep -qx -- "$name" <<<"$run_opts" && bad "'kbench run --' offers $name, which run does not take"
+    fi
+    if [ $compares = 1 ]; then
+        grep -qx -- "$name" <<<"$cmp_opts" || bad "'kbench compare --' does not offer $name"
+    else
+        grep -qx -- "$name" <<<"$cmp_opts" && bad "'kbench compare --' offers $name, which compare does not take"
+    fi
+done <<<"$dump"
+cmds=$(complete_words kbench "''")
+for c in list describe run check compare plot merge help; do
+    grep -qx "$c" <<<"$cmds" || bad "'kbench ' does not offer the command $c"
+done
+
+if command -v man >/dev/null 2>&1; then
+    warn=$(MANWIDTH=80 man --warnings -l "$dir/kbench.1" 2>&1 >/dev/null)
+    [ -z "$warn" ] || bad "man warns about kbench.1: $warn"
+else
+    echo "man is not installed: the page's formatting is not checked" >&2
+fi
+if command -v zsh >/dev/null 2>&1; then
+    zsh -n "$dir/_kbench" || bad "the zsh completion does not parse"
+else
+    echo "zsh is not installed: the zsh completion is checked only for its options" >&2
+fi
+[ $fail = 0 ] && echo "the man page and both completions hold all $n options"
+exit $fail
