@@ -97,9 +97,10 @@ static kbc_record row(const char *exp, const char *variant, uint32_t flags, uint
     return r;
 }
 
-/* The results at path; slow_naive: naive's times doubled (the baseline
-   is written with 0, the new run with 1); extra: a row only here. */
-static void write_results(const char *path, int slow_naive, int extra)
+/* The results at path with every time times scale; slow_naive: naive's
+   times doubled (the baseline is written with 0, the new run with 1);
+   extra: a row only here. */
+static void write_results(const char *path, double scale, int slow_naive, int extra)
 {
     kbc_machine m;
     memset(&m, 0, sizeof m);
@@ -115,7 +116,8 @@ static void write_results(const char *path, int slow_naive, int extra)
         kbc_record rs[N_VARIANTS];
         for (int v = 0; v < N_VARIANTS; v++) {
             int i = p * N_VARIANTS + v;
-            double t = i == SKIPPED_ROW ? NAN : sweep_time(i) * (v == 0 && slow_naive ? 2 : 1);
+            double t = i == SKIPPED_ROW ? NAN
+                                        : scale * sweep_time(i) * (v == 0 && slow_naive ? 2 : 1);
             rs[v] = row(EVIL_EXP, variants[v], v == 2 ? KB_VARIANT_LIBRARY : 0, 1024ULL << p, 1,
                         (uint64_t)p, t);
         }
@@ -124,10 +126,10 @@ static void write_results(const char *path, int slow_naive, int extra)
             kbc_record_free(&rs[v]);
     }
     kbc_record h[N_HEADLINE + 1];
-    h[0] = row("headline", "naive", 0, 1ULL << 28, 0, 0, 4e-3);
-    h[1] = row("headline", "shuffle", 0, 1ULL << 28, 0, 0, 1e-3);
-    h[2] = row("headline", "cub", KB_VARIANT_LIBRARY, 1ULL << 28, 0, 0, 0.9e-3);
-    h[3] = row("headline", "retired", 0, 1ULL << 28, 0, 0, 2e-3);
+    h[0] = row("headline", "naive", 0, 1ULL << 28, 0, 0, scale * 4e-3);
+    h[1] = row("headline", "shuffle", 0, 1ULL << 28, 0, 0, scale * 1e-3);
+    h[2] = row("headline", "cub", KB_VARIANT_LIBRARY, 1ULL << 28, 0, 0, scale * 0.9e-3);
+    h[3] = row("headline", "retired", 0, 1ULL << 28, 0, 0, scale * 2e-3);
     cr_assert_eq(s.point(s.ctx, h, N_HEADLINE + (extra ? 1 : 0)), 0);
     for (int i = 0; i < N_HEADLINE + 1; i++)
         kbc_record_free(&h[i]);
@@ -142,9 +144,9 @@ static void setup(void)
     snprintf(path, sizeof path, "%s/new", tmpdir);
     cr_assert_eq(mkdir(path, 0777), 0);
     snprintf(path, sizeof path, "%s/new/results.json", tmpdir);
-    write_results(path, 1, 0);
+    write_results(path, 1, 1, 0);
     snprintf(path, sizeof path, "%s/base.json", tmpdir);
-    write_results(path, 0, 1);
+    write_results(path, 1, 0, 1);
 }
 
 static void teardown(void)
@@ -220,7 +222,7 @@ Test(html, text_html_escapes_markup_quotes_and_controls)
 Test(html, a_sparkline_is_one_svg_broken_at_missing_points)
 {
     double y[5] = {1, 2, NAN, 3, 2};
-    char *s = kbc_html_sparkline(y, 5, 80, 16);
+    char *s = kbc_html_sparkline(y, 5, NULL, 0, 80, 16);
     cr_assert_eq(strncmp(s, "<svg class=\"spark\" viewBox=\"0 0 80 16\"", 38), 0, "%s", s);
     cr_assert_eq(count(s, "</svg>"), 1, "%s", s);
     cr_assert_eq(count(s, "M"), 2, "two pieces: %s", s); /* each piece starts with M */
@@ -678,4 +680,65 @@ Test(html, a_screenshot_shows_a_drawn_page)
     char *lines = console_lines("shot.log");
     cr_assert_str_eq(lines, "", "the page logged to the console:\n%s", lines);
     free(lines);
+}
+
+/* ---- --history ----------------------------------------------------------- */
+
+/* A history of six runs, commits c1 .. c6, every time 30% longer from c4
+   on; returns the count of rows that passed in each. */
+static int write_history(void)
+{
+    for (int k = 1; k <= 6; k++) {
+        char path[512], cmd[1024];
+        snprintf(path, sizeof path, "%s/run-%d", tmpdir, k);
+        cr_assert_eq(mkdir(path, 0777), 0);
+        snprintf(path, sizeof path, "%s/run-%d/results.json", tmpdir, k);
+        /* Each run a little different (the history keeps a file once),
+           the same three scales before and after the step. */
+        write_results(path, (k >= 4 ? 1.3 : 1.0) * (1 + 0.002 * (k % 3)), 0, 0);
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && '%s' history add run-%d --commit c%d --history h.db >/dev/null", tmpdir,
+                 KBENCH, k, k);
+        cr_assert_eq(system(cmd), 0);
+    }
+    return N_SWEEP - 1 + N_HEADLINE;
+}
+
+Test(html, history_gives_each_row_a_sparkline_with_its_step)
+{
+    int passed = write_history();
+    cr_assert_eq(report("run-6 --history h.db -o r.html"), 0);
+    char *page = slurp_in("r.html");
+    cr_assert_not_null(page);
+    cr_assert_not_null(strstr(page, ">history</th>"));
+    cr_assert_eq(count(page, "<svg class=\"spark\""), (size_t)passed);
+    cr_assert_eq(count(page, "<td class=\"history\">-</td>"), 1, "the skipped row has none");
+    /* Each series steps up 30% at c4, the fourth of its six runs. */
+    cr_assert_eq(count(page, "<title>step +30.0% at c4</title>"), (size_t)passed);
+    cr_assert_eq(count(page, "<span class=\"runs\">6</span>"), (size_t)passed);
+    free(page);
+}
+
+Test(html, a_history_page_renders_in_chromium)
+{
+    write_history();
+    char *dom = selftest_dom("run-6 --history h.db");
+    char *lines = console_lines("chromium.log");
+    cr_assert_str_eq(lines, "", "the page logged to the console:\n%s", lines);
+    char *errors = selftest(dom, "data-errors");
+    cr_assert_str_eq(errors, "0");
+    cr_assert_not_null(strstr(dom, "<title>step +30.0% at c4</title>"));
+    free(errors);
+    free(lines);
+    free(dom);
+}
+
+Test(html, a_history_that_cannot_be_read_is_one_sentence)
+{
+    cr_assert_eq(report("new --history nothere.db -o r.html"), 2);
+    char *err = slurp_in("err.txt");
+    cr_assert_eq(count(err, "\n"), 1, "%s", err);
+    cr_assert_eq(strncmp(err, "kbench: --history: ", 19), 0, "%s", err);
+    free(err);
+    cr_assert_null(slurp_in("r.html"));
 }

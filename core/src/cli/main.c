@@ -29,6 +29,7 @@
 #include "merge.h"
 #include "report.h"
 #include "report_html.h"
+#include "report_history.h"
 #include "results_read.h"
 #include "runner.h"
 #include "shard.h"
@@ -47,7 +48,7 @@ static const char usage_head[] =
     "                  [--isolate point] [--sanitize-on-crash] [--record]\n"
     "       kbench merge DIR... -o OUT [--allow-mixed]\n"
     "       kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]\n"
-    "       kbench report RESULTS [--baseline OLD] [-o report.html]\n"
+    "       kbench report RESULTS [--baseline OLD] [--history FILE] [-o report.html]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
     "                      [--format table|markdown|json]\n"
     "       kbench history add|rebuild|runs|list|show|series|regressions ...\n"
@@ -341,8 +342,8 @@ static const option_row option_table[] = {
      opt_format},
     {"--record", 0, NULL, 0, 0, "run",
      "run: with -o, add the run to the history when it ends\n(kbench history add; docs/history.md)", opt_record},
-    {"--history", 0, "FILE", 0, 0, "history run",
-     "history, run --record: the database (default\n$KBENCH_HISTORY, else $XDG_DATA_HOME/kbench/history.db)",
+    {"--history", 0, "FILE", 0, 0, "history run report",
+     "history, run --record: the database (default\n$KBENCH_HISTORY, else $XDG_DATA_HOME/kbench/history.db);\nreport: a history column from that database",
      opt_history},
     {"--commit", 0, "REV", 0, 0, "history run",
      "history add, run --record: the commit of the code under\ntest (default: git HEAD here, else kbench's revision)",
@@ -1069,7 +1070,18 @@ static int cmd_report(const cli *c)
 {
     kbc_compare_opts o;
     int code = compare_options(c, &o);
-    return code ? code : kbc_cmd_report(c->args[0], c->baseline, c->out_dir, &o, stdout, stderr);
+    if (code)
+        return code;
+    kbc_history *h = NULL;
+    kbc_diag d;
+    if (c->history.db && (code = kbc_report_history_open(c->history.db, &h, &d)) != 0) {
+        say(0, "--history: %s", d.msg);
+        return code;
+    }
+    code = kbc_cmd_report(c->args[0], c->baseline, c->out_dir, &o,
+                          h ? kbc_report_history_row : NULL, h, stdout, stderr);
+    kbc_history_close(h);
+    return code;
 }
 
 /* Whether cmd is one of the space-separated words of only. */

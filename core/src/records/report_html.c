@@ -513,7 +513,8 @@ static void figure_open(FILE *f, const char *caption_exp, const char *caption_gr
     fputs("</span></figcaption>", f);
 }
 
-char *kbc_html_sparkline(const double *y, size_t n, int w, int h)
+char *kbc_html_sparkline(const double *y, size_t n, const kbc_html_step *steps, size_t n_steps,
+                         int w, int h)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -546,6 +547,17 @@ char *kbc_html_sparkline(const double *y, size_t n, int w, int h)
             pen = 1;
         }
         fputs("\"/>", f);
+    }
+    /* Each step between its two points, its commit in the tooltip. */
+    for (size_t k = 0; k < n_steps; k++) {
+        if (steps[k].at == 0 || steps[k].at >= n)
+            continue;
+        double px = 1 + ((double)steps[k].at - 0.5) * (w - 2) / (double)(n - 1);
+        fprintf(f, "<line class=\"step\" x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%d\" "
+                   "stroke=\"%s\" stroke-width=\"1.5\"><title>step %+.1f%% at ",
+                px, px, h, steps[k].change > 0 ? "#c00000" : "#008000", steps[k].change * 100);
+        H(f, steps[k].commit);
+        fputs("</title></line>", f);
     }
     fputs("</svg>", f);
     fclose(f);
@@ -762,6 +774,8 @@ typedef struct report {
     size_t n;
     baseline *base; /* or NULL */
     double alpha;
+    kbc_html_history_fn hist; /* or NULL */
+    void *hist_ctx;
     size_t n_tables;
 } report;
 
@@ -800,6 +814,31 @@ static void th(FILE *f, const char *cls, const char *extra, const char *text)
             num ? " class=\"num\"" : "", extra ? " " : "", extra ? extra : "");
     fputs(text, f);
     fputs("</th>", f);
+}
+
+/* The history column's cell of row r: the sparkline with its steps, and
+   the newest step's change as the sort value. */
+static void history_cell(FILE *f, const report *rp, const kbc_record *r)
+{
+    kbc_html_history h = {0};
+    const char *gpu = rp->doc->has_machine && rp->doc->machine.has_gpu ? rp->doc->machine.name
+                                                                       : NULL;
+    rp->hist(rp->hist_ctx, r, gpu, &h);
+    fputs("<td class=\"history\"", f);
+    if (h.n_steps)
+        data_v(f, h.steps[h.n_steps - 1].change * 100);
+    fputs(">", f);
+    if (h.n) {
+        char *svg = kbc_html_sparkline(h.median, h.n, h.steps, h.n_steps, 96, 18);
+        fputs(svg, f);
+        free(svg);
+        fprintf(f, " <span class=\"runs\">%zu</span>", h.n);
+    } else {
+        fputs("-", f);
+    }
+    fputs("</td>", f);
+    free(h.median);
+    free(h.steps);
 }
 
 static void exp_table(report *rp, const kbc_record *const *rows, const size_t *at, size_t n)
@@ -852,8 +891,10 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
         th(f, "num", NULL, ci);
         th(f, "text", NULL, "verdict");
     }
-    /* A history column (a sparkline of the row's medians over earlier
-       runs, kbc_html_sparkline) would go here, before the note. */
+    if (rp->hist)
+        th(f, "num", "title=\"the row's median in each run of the history, in commit order; "
+                     "sorts by the newest step's change\"",
+           "history");
     if (any_note)
         th(f, "text", NULL, "note");
     fputs("</tr></thead><tbody>", f);
@@ -943,6 +984,8 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
             }
             fputs("</td>", f);
         }
+        if (rp->hist)
+            history_cell(f, rp, r);
         if (any_note) {
             fputs("<td class=\"note\">", f);
             H(f, r->reason);
@@ -1200,6 +1243,7 @@ static const char report_css[] =
     "svg .tick{font-size:11px;fill:#333}svg .label{font-size:12px;fill:#222}"
     "svg .legend{font-size:12px;fill:#222}"
     "details.table>summary{cursor:pointer;color:#555;margin:8px 0 0}"
+    "svg.spark{vertical-align:middle;color:#333}.runs{color:#777;font-size:11px}"
     "code{background:#f4f4f4;padding:0 3px;border-radius:3px}"
     "footer{margin-top:30px;color:#777;font-size:12px}";
 
@@ -1452,7 +1496,8 @@ static char *results_path(const char *path)
 }
 
 int kbc_cmd_report(const char *path, const char *base_path, const char *out_path,
-                   const kbc_compare_opts *o, FILE *out, FILE *err)
+                   const kbc_compare_opts *o, kbc_html_history_fn hist, void *hist_ctx,
+                   FILE *out, FILE *err)
 {
     kbc_compare_opts defaults;
     if (!o) {
@@ -1513,7 +1558,8 @@ int kbc_cmd_report(const char *path, const char *base_path, const char *out_path
         code = KBC_EXIT_SYSTEM;
     } else {
         report rp = {.f = f, .doc = &doc, .recs = doc.recs, .n = doc.n_recs,
-                     .base = base_path ? &base : NULL, .alpha = o->alpha};
+                     .base = base_path ? &base : NULL, .alpha = o->alpha, .hist = hist,
+                     .hist_ctx = hist_ctx};
         page(f, &rp, root, in, o);
         int bad = ferror(f) != 0;
         int why = errno;
