@@ -463,7 +463,7 @@ Test(cli, run_with_a_baseline_shows_each_rows_change)
     cr_assert_eq(r.code, 0, "stderr: %s", r.err);
     r = kb("run p.ini -q --baseline old/results.json --plugin-path " TOY_DIR);
     cr_assert_eq(r.code, 0, "stderr: %s", r.err);
-    cr_assert_not_null(strstr(r.out, " vs old "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, " vs old\n"), "%s", r.out);
     /* The good row has a change in percent, and a verdict word after it. */
     char *good = strstr(r.out, "\n  good ");
     cr_assert_not_null(good, "%s", r.out);
@@ -471,6 +471,197 @@ Test(cli, run_with_a_baseline_shows_each_rows_change)
     cr_assert_not_null(eol);
     *eol = '\0';
     cr_assert_not_null(strstr(good, "% "), "%s", good);
+}
+
+Test(cli, results_md_with_a_baseline_has_verdict_and_significance_columns)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q -o old --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    r = kb("run p.ini -q -o now --baseline old/results.json --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/now/results.md", tmp);
+    char *md = keep(slurp(path));
+    cr_assert_not_null(strstr(md, "| vs old | verdict | significant | check |"), "%s", md);
+    /* The good row: a change in percent, then a verdict word, then yes or no. */
+    char *good = strstr(md, "\n| good | cpu | pass | ");
+    cr_assert_not_null(good, "%s", md);
+    char *eol = strchr(good + 1, '\n');
+    cr_assert_not_null(eol);
+    *eol = '\0';
+    cr_assert(strstr(good, "% | same | ") || strstr(good, "% | slower | ") ||
+                  strstr(good, "% | faster | ") || strstr(good, "% | noisy | "),
+              "%s", good);
+    cr_assert(strstr(good, " | yes | ") || strstr(good, " | no | "), "%s", good);
+}
+
+/* ---- the table's width ---- */
+
+/* The longest line of text. */
+static size_t widest_line(const char *t)
+{
+    size_t w = 0;
+    while (*t) {
+        size_t l = strcspn(t, "\n");
+        if (l > w)
+            w = l;
+        t += l + (t[l] == '\n');
+    }
+    return w;
+}
+
+Test(cli, the_default_table_leaves_min_max_noise_and_check_to_wide)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    /* The column titles (a noisy row's note may still say "noise"). */
+    const char *head = strstr(r.out, "\n  variant ");
+    cr_assert_not_null(head, "%s", r.out);
+    char *titles = strndup(head + 1, strcspn(head + 1, "\n"));
+    cr_assert_not_null(strstr(titles, " median "), "%s", titles);
+    cr_assert_null(strstr(titles, " min "), "%s", titles);
+    cr_assert_null(strstr(titles, " noise "), "%s", titles);
+    cr_assert_null(strstr(titles, "check"), "%s", titles);
+    free(titles);
+    r = kb("run p.ini -q --wide --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, " min "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, " noise "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "  check\n"), "%s", r.out);
+}
+
+Test(cli, the_default_table_fits_120_columns)
+{
+    /* Every optional column a CPU run can show (vs cpu, vs ref, GFLOP/s)
+       and a 19-character variant name would not change this: the test
+       fixes the rule on what runs here. */
+    write_file("w.ini", "[global]\nruns = 3\n[wide-experiment-name]\nplugin = toy\n"
+                        "variants = good, slow, gpu\nreference = slow\nn = 1K\n");
+    result r = kb("run w.ini -q --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    const char *table = strstr(r.out, "\nwide-experiment-name");
+    cr_assert_not_null(table, "%s", r.out);
+    /* From the point's heading to the summary (the machine line and the
+       summary's skip line quote the CUDA runtime's own words). */
+    char *part = strdup(table);
+    char *end = strstr(part, "\nsummary: ");
+    cr_assert_not_null(end, "%s", r.out);
+    *end = '\0';
+    cr_assert_leq(widest_line(part), 120, "%s", r.out);
+    free(part);
+}
+
+/* ---- include = FILE ---- */
+
+Test(cli, a_bad_value_in_an_included_file_names_that_file_and_line)
+{
+    write_file("common.ini", "warmup = 1\nn = 12Q\n");
+    write_file("main.ini", "[global]\nruns = 3\ninclude = common.ini\n[a]\nplugin = toy\n");
+    result r = kb("run main.ini --dry-run --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "kbench: common.ini:2: key 'n' in [global] (inherited by "
+                                     "[a]): '12Q' is not a size"),
+                       "%s", r.err);
+}
+
+Test(cli, an_included_files_keys_run)
+{
+    write_file("common.ini", "warmup = 1\nn = 1K, 2K\n");
+    write_file("main.ini", "[global]\nruns = 3\ninclude = common.ini\n[a]\nplugin = toy\n"
+                           "variants = good\n");
+    result r = kb("run main.ini -q --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, "a  point 2/2  n=2048"), "%s", r.out);
+}
+
+/* ---- a run without a file ---- */
+
+Test(cli, a_quick_run_takes_the_plugin_and_keys_from_the_command_line)
+{
+    result r = kb("run toy n=2^12 variants=good,slow runs=3 -q --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, "toy  point 1/1  n=4096 (2^12)"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "\n  good "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "\n  slow "), "%s", r.out);
+    cr_assert_null(strstr(r.out, "\n  wrong "), "only the variants asked for: %s", r.out);
+}
+
+Test(cli, a_quick_runs_bad_value_is_named_by_its_argument)
+{
+    result r = kb("run toy n=2^40 --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "kbench: argument 'n=2^40': key 'n' in [toy]: "), "%s",
+                       r.err);
+    cr_assert_null(strstr(r.err, ".ini"), "no file is named: %s", r.err);
+}
+
+Test(cli, a_quick_run_argument_without_a_value_exits_two)
+{
+    result r = kb("run toy n --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "argument 'n' is not KEY=VALUE"), "%s", r.err);
+}
+
+Test(cli, a_quick_run_of_an_unknown_plugin_names_it)
+{
+    result r = kb("run toyy n=1 --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "plugin 'toyy': "), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "did you mean 'toy'?"), "%s", r.err);
+}
+
+Test(cli, a_quick_run_leaves_no_file_behind)
+{
+    char dir[600], cmd[900];
+    snprintf(dir, sizeof dir, "%s/quicktmp", tmp);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    snprintf(cmd, sizeof cmd, "run toy n=1K variants=good runs=2 -q --plugin-path %s", TOY_DIR);
+    setenv("TMPDIR", dir, 1);
+    result r = kb(cmd);
+    unsetenv("TMPDIR");
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    snprintf(cmd, sizeof cmd, "rmdir '%s'", dir);
+    cr_assert_eq(system(cmd), 0, "the temporary INI file is left in %s", dir);
+}
+
+Test(cli, a_file_that_does_not_exist_is_still_named_as_a_file)
+{
+    result r = kb("run nothere.ini --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "nothere.ini: cannot be opened"), "%s", r.err);
+}
+
+Test(cli, describe_wraps_long_text_at_120_columns)
+{
+    result r = kb("describe toy --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_leq(widest_line(r.out), 120, "%s", r.out);
+    /* The wrapped words are all there, the rest under the help column. */
+    cr_assert_not_null(strstr(r.out, "microseconds every computing run sleeps"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "as long as the text)\n"), "%s", r.out);
+}
+
+Test(cli, skipped_cuda_rows_fold_into_one_line_per_experiment)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    if (!strstr(r.out, "no GPU"))
+        cr_skip_test("a GPU is present: nothing is skipped");
+    const char *fold = strstr(r.out, "\n  CUDA variants skipped: gpu: no CUDA driver\n");
+    cr_assert_not_null(fold, "%s", r.out);
+    cr_assert_null(strstr(fold + 10, "CUDA variants skipped"), "once per experiment: %s", r.out);
+    cr_assert_null(strstr(r.out, "\n  gpu "), "no row of its own: %s", r.out);
+}
+
+Test(cli, a_failed_check_gets_a_line_in_the_default_table)
+{
+    write_file("f.ini", failing_ini);
+    result r = kb("run f.ini -q --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 1, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, "  check: "), "%s", r.out);
 }
 
 Test(cli, a_row_missing_from_the_baseline_says_new)
@@ -481,7 +672,7 @@ Test(cli, a_row_missing_from_the_baseline_says_new)
     write_file("q.ini", "[global]\nruns = 3\n[other]\nplugin = toy\nvariants = good\nn = 1K\n");
     r = kb("run q.ini -q --baseline old/results.json --plugin-path " TOY_DIR);
     cr_assert_eq(r.code, 0, "stderr: %s", r.err);
-    cr_assert_not_null(strstr(r.out, " new "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, " new\n"), "%s", r.out);
 }
 
 Test(cli, an_unreadable_baseline_exits_two_before_running)

@@ -463,14 +463,32 @@ Test(config, global_section_case)
                 "the defaults section is [global]");
 }
 
+/* A point that plan() refuses is invalid, counted, and the plan goes on;
+   an experiment whose only point is refused is a mistake. */
+Test(config, refused_points_are_invalid_not_errors)
+{
+    cr_assert_eq(build_named("exp.ini",
+                             "[a]\n"
+                             "plugin = reduce\n"
+                             "[bad one]\n"
+                             "plugin = reduce\n"
+                             "dtype = f32, f64\n"
+                             "iters = 400..600:+100\n",
+                             0),
+                 0, "%s", d.msg);
+    cr_assert_eq(plan.exps[0].n_invalid, 0);
+    cr_assert_eq(plan.exps[1].n_points, 6);
+    cr_assert_eq(plan.exps[1].n_invalid, 1);
+}
+
 Test(config, plan_failures)
 {
     build_fails("[a]\n"
                 "plugin = reduce\n"
                 "[bad one]\n"
                 "plugin = reduce\n"
-                "dtype = f32, f64\n"
-                "iters = 400..600:+100\n",
+                "dtype = f64\n"
+                "iters = 600\n",
                 3,
                 "experiment [bad one] point n=1024, dtype=f64, scale=1.5, iters=600, check=true: "
                 "iters above 500 is not supported for f64.",
@@ -559,6 +577,20 @@ Test(config, cache_takes_one_value)
 {
     build_fails("[a]\nplugin = reduce\ncache = hot, cold\n", 3,
                 "key 'cache' in [a]: 'hot, cold' is a sweep, but 'cache' takes one value", NULL);
+}
+
+Test(config, a_swept_core_key_says_how_to_write_two_experiments)
+{
+    build_fails("[a]\nplugin = reduce\ncache = hot, cold\n", 3,
+                "to compare them, write one experiment per value, each with the same other keys: "
+                "[a-cache-hot] with cache = hot, and [a-cache-cold] with cache = cold.",
+                NULL);
+}
+
+Test(config, a_swept_batch_range_says_how_to_write_two_experiments)
+{
+    build_fails("[a]\nplugin = reduce\nbatch = 1..64:x4\n", 3,
+                "[a-batch-1] with batch = 1, and [a-batch-64] with batch = 64.", NULL);
 }
 
 /* ---- batch = off | auto | N ----------------------------------------------- */

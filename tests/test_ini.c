@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ini.h"
@@ -483,4 +484,111 @@ Test(ini, a_control_character_from_the_environment_is_refused)
     load_fails("[a]\ndescription = ${KBENCH_T_CTRL}\n", 2, "key 'description' in [a]",
                "KBENCH_T_CTRL holds a control character");
     unsetenv("KBENCH_T_CTRL");
+}
+
+/* ---- include = FILE ---- */
+
+/* A folder of its own for the include tests: DIR/main.ini and
+   DIR/sub/... */
+static char inc_dir[] = "/tmp/kbench-test-include-XXXXXX";
+
+static void inc_write(const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", inc_dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    cr_assert_eq(fclose(f), 0);
+}
+
+static int inc_load(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", inc_dir, name);
+    return kbc_ini_load(path, &ini, &d);
+}
+
+static void inc_setup(void)
+{
+    cr_assert_not_null(mkdtemp(inc_dir));
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/sub", inc_dir);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+}
+
+static void inc_teardown(void)
+{
+    kbc_ini_free(&ini);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", inc_dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(include, .init = inc_setup, .fini = inc_teardown);
+
+Test(include, an_included_files_keys_stand_where_the_include_is)
+{
+    inc_write("main.ini", "[global]\nruns = 3\ninclude = sub/common.ini\n[a]\nplugin = toy\n");
+    inc_write("sub/common.ini", "; shared\nwarmup = 1\n[b]\nplugin = toy\n");
+    cr_assert_eq(inc_load("main.ini"), 0, "%s", d.msg);
+    const kbc_entry *w = kbc_section_get(kbc_ini_section(&ini, "global"), "warmup");
+    cr_assert_not_null(w);
+    cr_assert_str_eq(w->value, "1");
+    cr_assert_eq(w->line, 2, "its line in its own file");
+    cr_assert_not_null(strstr(w->file, "sub/common.ini"), "%s", w->file);
+    cr_assert_not_null(kbc_ini_section(&ini, "b"));
+    cr_assert_not_null(kbc_ini_section(&ini, "a"), "the including file goes on after it");
+    const kbc_entry *r = kbc_section_get(kbc_ini_section(&ini, "global"), "runs");
+    cr_assert_null(r->file, "a key of the file itself has no other file");
+}
+
+Test(include, an_error_in_an_included_file_names_that_file_and_line)
+{
+    inc_write("main.ini", "[global]\ninclude = sub/bad.ini\n");
+    inc_write("sub/bad.ini", "runs = 3\nnot a key line\n");
+    cr_assert_eq(inc_load("main.ini"), -1);
+    assert_has(d.msg, "sub/bad.ini:2: ");
+    assert_has(d.msg, "is not a 'key = value' line");
+}
+
+Test(include, a_missing_file_is_one_sentence_naming_the_include_line)
+{
+    inc_write("main.ini", "[global]\nruns = 3\ninclude = nothere.ini\n");
+    cr_assert_eq(inc_load("main.ini"), -1);
+    assert_has(d.msg, "main.ini:3: include = nothere.ini: ");
+    assert_has(d.msg, "cannot be opened (No such file or directory).");
+}
+
+Test(include, a_file_that_includes_itself_is_refused)
+{
+    inc_write("main.ini", "[global]\ninclude = main.ini\n");
+    cr_assert_eq(inc_load("main.ini"), -1);
+    assert_has(d.msg, "main.ini:2: include = main.ini: ");
+    assert_has(d.msg, "is already being read");
+}
+
+Test(include, a_cycle_through_another_file_is_refused_at_its_closing_line)
+{
+    inc_write("main.ini", "[global]\ninclude = sub/a.ini\n");
+    inc_write("sub/a.ini", "runs = 3\ninclude = ../main.ini\n");
+    cr_assert_eq(inc_load("main.ini"), -1);
+    assert_has(d.msg, "sub/a.ini:2: include = ../main.ini: ");
+    assert_has(d.msg, "is already being read");
+}
+
+Test(include, a_key_set_in_both_files_names_both_places)
+{
+    inc_write("main.ini", "[global]\nruns = 3\ninclude = sub/c.ini\n");
+    inc_write("sub/c.ini", "runs = 4\n");
+    cr_assert_eq(inc_load("main.ini"), -1);
+    assert_has(d.msg, "sub/c.ini:1: key 'runs' in [global] is set twice (");
+    assert_has(d.msg, "main.ini:2 and here)");
+}
+
+Test(include, an_include_with_no_file_is_refused)
+{
+    inc_write("main.ini", "[global]\ninclude =\n");
+    cr_assert_eq(inc_load("main.ini"), -1);
+    assert_has(d.msg, "main.ini:2: 'include =' names no file");
 }

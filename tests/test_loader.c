@@ -647,7 +647,8 @@ Test(descriptor, core_keys_include_the_documented_ones)
                                  "warmup", "runs", "budget", "min_runs", "max_runs",
                                  "noise", "min_time", "seed", "include_copies",
                                  "cpu_threads", "cache", "batch", "timeout", "gpus", "zip", "plugin_path",
-                                 "description"};
+                                 "description", "tune", "constrain", "objective", "tune_budget",
+                                 "tune_seed", "tune_problem", "tune_screen", "tune_top"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_assert_not_null(kbc_core_key_find(keys[i]), "%s is not a core key", keys[i]);
     cr_assert_eq(kbc_n_core_keys, sizeof keys / sizeof keys[0]);

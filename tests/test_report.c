@@ -267,6 +267,7 @@ Test(report, table_groups_rows_under_point_headings)
     kbc_sink s;
     kbc_diag d;
     cr_assert_eq(kbc_report_table(out, &s, &d), 0);
+    kbc_report_table_wide(&s, 1); /* every column */
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     cr_assert_eq(s.point(s.ctx, p0, 3), 0);
     cr_assert_eq(s.point(s.ctx, p1, 3), 0);
@@ -373,11 +374,12 @@ Test(report, table_machine_line_with_gpu)
                                    .copy_gbps = 2912.34};
     kbc_sink s;
     cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    kbc_report_table_wide(&s, 1); /* every column */
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     s.destroy(s.ctx);
     fclose(out);
-    cr_assert_not_null(strstr(buf, "Test GPU 80GB (cc 9.0, 132 SMs), driver 13.0, runtime 13.0, "
-                                   "ceilings read 3100.0, write 2950.5, copy 2912.3 GB/s"),
+    cr_assert_not_null(strstr(buf, "Test GPU 80GB (cc 9.0, 132 SMs), driver 13.0, runtime 13.0\n"
+                                   "bandwidth ceilings: read 3100.0, write 2950.5, copy 2912.3 GB/s"),
                        "%s", buf);
     cr_assert_null(strstr(buf, "no GPU"));
     free(buf);
@@ -792,6 +794,7 @@ Test(report, table_shows_how_many_points_a_row_stands_for)
     FILE *out = open_memstream(&buf, &len);
     kbc_sink s;
     cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    kbc_report_table_wide(&s, 1); /* every column */
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     cr_assert_eq(s.point(s.ctx, r, 1), 0);
     s.destroy(s.ctx);
@@ -816,6 +819,7 @@ Test(report, table_shows_variant_flags_beside_the_name)
     FILE *out = open_memstream(&buf, &len);
     kbc_sink s;
     cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    kbc_report_table_wide(&s, 1); /* every column */
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     cr_assert_eq(s.point(s.ctx, r, 2), 0);
     s.destroy(s.ctx);
@@ -829,7 +833,7 @@ Test(report, table_shows_variant_flags_beside_the_name)
 }
 
 /* The table of one passing row with the given noise, as text. */
-static char *table_with_noise(double noise, double target, int capped)
+static char *table_with_noise_in(double noise, double target, int capped, int wide)
 {
     kbc_record r[1];
     fill_pass(&r[0], &exps[0], 0, red_point0, 0, 1e-3);
@@ -841,11 +845,41 @@ static char *table_with_noise(double noise, double target, int capped)
     FILE *out = open_memstream(&buf, &len);
     kbc_sink s;
     cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    kbc_report_table_wide(&s, wide);
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     cr_assert_eq(s.point(s.ctx, r, 1), 0);
     s.destroy(s.ctx);
     fclose(out);
     return buf;
+}
+
+static char *table_with_noise(double noise, double target, int capped)
+{
+    return table_with_noise_in(noise, target, capped, 1);
+}
+
+Test(report, a_noisy_row_is_marked_and_noted_without_wide)
+{
+    char *buf = table_with_noise_in(0.08, 0, 0, 0);
+    cr_assert_not_null(strstr(buf, "1 ms~ "), "the median is marked: %s", buf);
+    cr_assert_not_null(strstr(buf, "\n  ~ noisy (noise above 5%): cpu_serial 8.0%\n    (a median "),
+                       "%s", buf);
+    free(buf);
+}
+
+Test(report, a_row_at_the_noise_default_is_not_marked)
+{
+    char *buf = table_with_noise_in(0.05, 0, 0, 0);
+    cr_assert_null(strstr(buf, "~"), "%s", buf);
+    free(buf);
+}
+
+Test(report, the_default_table_has_no_min_or_runs_column)
+{
+    char *buf = table_with_noise_in(0.01, 0, 0, 0);
+    cr_assert_null(strstr(buf, " min "), "%s", buf);
+    cr_assert_null(strstr(buf, " runs "), "%s", buf);
+    free(buf);
 }
 
 Test(report, table_shows_each_rows_noise)
@@ -874,17 +908,25 @@ Test(report, table_says_a_missing_gpu_once_in_the_summary)
     FILE *out = open_memstream(&buf, &len);
     kbc_sink s;
     cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    kbc_report_table_wide(&s, 1); /* every column */
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     cr_assert_eq(s.point(s.ctx, r, 3), 0);
     cr_assert_eq(s.end(s.ctx, 0), 0);
     s.destroy(s.ctx);
     fclose(out);
-    /* Once on the machine line, once in the summary; never per row. */
+    /* Once on the machine line, once in the experiment's one line, once in
+       the summary; never per row. */
     const char *first = strstr(buf, "no CUDA driver was found");
     cr_assert_not_null(first, "%s", buf);
     const char *second = strstr(first + 1, "no CUDA driver was found");
     cr_assert_not_null(second, "%s", buf);
-    cr_assert_null(strstr(second + 1, "no CUDA driver was found"), "%s", buf);
+    const char *third = strstr(second + 1, "no CUDA driver was found");
+    cr_assert_not_null(third, "%s", buf);
+    cr_assert_null(strstr(third + 1, "no CUDA driver was found"), "%s", buf);
+    cr_assert_not_null(strstr(buf, "\n  CUDA variants skipped: cuda_naive, cuda_lib: no CUDA "
+                                   "driver was found"),
+                       "%s", buf);
+    cr_assert_null(strstr(buf, "  cuda_naive "), "the skipped rows are folded: %s", buf);
     cr_assert_not_null(strstr(buf, "skipped: 2 CUDA rows: no CUDA driver was found"), "%s", buf);
     free(buf);
 }
@@ -1090,6 +1132,7 @@ static char *table_of(kbc_record *r, size_t n)
     FILE *out = open_memstream(&buf, &len);
     kbc_sink s;
     cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    kbc_report_table_wide(&s, 1); /* every column */
     cr_assert_eq(s.begin(s.ctx, &info), 0);
     cr_assert_eq(s.point(s.ctx, r, n), 0);
     s.destroy(s.ctx);
@@ -1229,4 +1272,60 @@ Test(report, json_round_trip_keeps_the_clocks_and_the_mode)
     cr_assert_eq(got[0].mode.requested, 1);
     cr_assert_str_eq(got[0].mode.note, "auto: a run takes 5 us");
     kbc_records_free(got, n);
+}
+
+/* The default table of a point with every optional column (CUDA rows that
+   count flops against a named peak, clocks read, a batch, a reference, a
+   CPU row) and 19-character variant names, the longest in conf/, fits 120
+   columns: the header and every row. */
+Test(report, the_default_table_of_the_widest_point_fits_120_columns)
+{
+    static const char *const names[3] = {"odd-even-multiblock", "interleaved-strided",
+                                         "unroll-complete"};
+    kbc_record r[3];
+    for (int i = 0; i < 3; i++) {
+        fill_pass(&r[i], &exps[0], 0, red_point0, (uint32_t)i, 123.456e-3);
+        snprintf(r[i].variant, sizeof r[i].variant, "%s", names[i]);
+        r[i].speedup_baseline = 123.45;
+        r[i].speedup_cpu = 123.45;
+        r[i].speedup_reference = 123.45;
+        r[i].gbps = 3050.2;
+        r[i].gflops = 370123.4;
+        r[i].pct_ceiling = 99;
+        r[i].pct_peak = 99;
+        r[i].time.median = 999.9e-3;
+        if (r[i].backend == KB_BACKEND_CUDA) {
+            snprintf(r[i].peak, sizeof r[i].peak, "fp32");
+            r[i].clocks.n = 2;
+            r[i].clocks.known = KBC_CLK_SM;
+            r[i].clocks.sm_min_mhz = 1650;
+            r[i].clocks.throttled = 1;
+            r[i].mode = (kbc_rec_mode){.batch = 64, .graph = 0, .requested = 64};
+        }
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    kbc_sink s;
+    cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, r, 3), 0);
+    s.destroy(s.ctx);
+    fclose(out);
+    const char *head = strstr(buf, "\n  variant ");
+    cr_assert_not_null(head, "%s", buf);
+    const char *cols[] = {"%peak", "GFLOP/s", "%fp32", "SM MHz", "batch", "vs cpu", "vs ref"};
+    char *titles = strndup(head + 1, strcspn(head + 1, "\n"));
+    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
+        cr_assert_not_null(strstr(titles, cols[k]), "every column is there: %s", titles);
+    cr_assert_leq(strlen(titles), 120, "%s", buf);
+    free(titles);
+    for (int i = 0; i < 3; i++) {
+        char key[40];
+        snprintf(key, sizeof key, "\n  %s ", names[i]);
+        const char *row = strstr(buf, key);
+        cr_assert_not_null(row, "%s", buf);
+        cr_assert_leq(strcspn(row + 1, "\n"), 120, "%s", buf);
+    }
+    free(buf);
 }

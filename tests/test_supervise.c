@@ -867,6 +867,40 @@ Test(resume, an_interrupted_runs_results_json_is_whole_with_the_finished_rows)
     cr_assert_eq(json_integer_value(json_object_get(doc, "exit_code")), 130);
 }
 
+/* Lines of text that end in a line break (a torn last line does not). */
+static int whole_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+Test(resume, an_interrupted_runs_csv_and_markdown_are_whole)
+{
+    int k, of;
+    result r = interrupted_sweep(&k, &of);
+    cr_assert_eq(r.code, 130, "exit %d: %s", r.code, r.err);
+    cr_assert_geq(k, 1, "stderr: %s", r.err);
+    /* The CSV: its header and one whole line per finished row. */
+    const char *csv = slurp(in_tmp("out/results.csv"));
+    size_t len = strlen(csv);
+    cr_assert_gt(len, 0);
+    cr_assert_eq(csv[len - 1], '\n', "the CSV ends on a whole row: %s", csv);
+    cr_assert_eq(whole_lines(csv), 1 + k * SWEEP_VARIANTS, "%d points finished: %s", k, csv);
+    /* The markdown: every finished point's table, then the summary with
+       the exit code. */
+    const char *md = slurp(in_tmp("out/results.md"));
+    len = strlen(md);
+    cr_assert_gt(len, 0);
+    cr_assert_eq(md[len - 1], '\n', "%s", md);
+    cr_assert_not_null(strstr(md, "exit code 130"), "%s", md);
+    int points = 0;
+    for (const char *h = md; (h = strstr(h, "\n### ")) != NULL; h++)
+        points++;
+    cr_assert_eq(points, k, "%d points finished: %s", k, md);
+}
+
 Test(resume, an_interrupted_run_finishes_with_resume)
 {
     int k, of;

@@ -5,7 +5,7 @@
 # fine; one of a higher layer is not).  Run as
 #   cmake -DSRC=<core/src> -P check_layers.cmake
 get_filename_component(SRC "${SRC}" ABSOLUTE)
-set(layers base records history config plugin plan cuda exec cli)
+set(layers base records history config plugin plan cuda exec tune cli)
 # What each layer may include besides itself (kept equal to the LINKS of
 # core/CMakeLists.txt).
 set(below_base "")
@@ -16,7 +16,8 @@ set(below_plugin base config)
 set(below_plan base config plugin)
 set(below_cuda base records config plugin)
 set(below_exec base records config plugin plan cuda)
-set(below_cli base records history config plugin plan cuda exec)
+set(below_tune base records config plugin plan cuda exec)
+set(below_cli base records history config plugin plan cuda exec tune)
 
 # Where each header lives.
 foreach(layer IN LISTS layers)

@@ -17,8 +17,10 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tune.h"
 #include "compare.h"
 #include "plot.h"
+#include "quick.h"
 #include "config.h"
 #include "history_cmd.h"
 #include "version.h"
@@ -43,14 +45,16 @@ static const char usage_head[] =
     "usage: kbench list\n"
     "       kbench describe PLUGIN\n"
     "       kbench check PLUGIN [--variants a,b,...]\n"
-    "       kbench run FILE [--dry-run] [-o DIR [--plot] [--resume | --force]] [-q]\n"
+    "       kbench run FILE|PLUGIN [KEY=VALUE...] [--dry-run] [-o DIR [--plot]\n"
+    "                  [--resume | --force]] [-q] [--wide]\n"
     "                  [--baseline OLD.json] [--gpus all|LIST] [--shard i/N|auto]\n"
     "                  [--isolate point] [--sanitize-on-crash] [--record]\n"
     "       kbench merge DIR... -o OUT [--allow-mixed]\n"
+    "       kbench tune FILE -o DIR [--simulate DIR] [--gpus all|LIST] [-q]\n"
     "       kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]\n"
     "       kbench report RESULTS [--baseline OLD] [--history FILE] [-o report.html]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
-    "                      [--format table|markdown|json]\n"
+    "                      [--format table|markdown|json] [--only-changed] [--sort change]\n"
     "       kbench history add|rebuild|runs|list|show|series|regressions ...\n"
     "       kbench help | --help | --version\n"
     "\n"
@@ -63,6 +67,8 @@ static const char usage_head[] =
     "  report RESULTS    one self-contained HTML page of a run: tables, plots and,\n"
     "                    with --baseline, compare's verdicts\n"
     "  merge DIR...      join the folders of a sharded run (--shard) into one\n"
+    "  tune FILE         search the parameter space of the sections with a tune\n"
+    "                    key; the best of each problem into DIR/best.ini\n"
     "  compare BASE NEW  each row's change between two results.json files, with a\n"
     "                    confidence interval and a verdict; exit 1 when one is slower\n"
     "  history SUB       results over time (docs/history.md): add DIR|FILE...,\n"
@@ -82,12 +88,16 @@ static const char usage_tail[] =
     "folder (for a build) or PREFIX/lib/kbench/plugins (when installed), then\n"
     "$KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
 
-static const char *const commands[] = {"list", "describe", "run",  "check",
-                                       "compare", "plot",   "merge", "help",
-                                       "history", "report"};
+static const char *const commands[] = {"list", "describe", "run",   "check",   "compare",
+                                       "plot", "merge",    "tune",  "history", "help",
+                                       "report"};
 
 /* Prints "kbench: <sentence>" and, for usage errors, where help is. */
 static void say(int with_help, const char *fmt, ...) KB_PRINTF(2, 3);
+
+/* A run without a file (quick.h): its INI file's places are named by the
+   arguments they came from. */
+static const kbc_quick *say_quick;
 
 static void say(int with_help, const char *fmt, ...)
 {
@@ -96,6 +106,8 @@ static void say(int with_help, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (say_quick)
+        kbc_quick_name(say_quick, msg, sizeof msg);
     /* Diagnostics come from several parts of the core, some ending in a
        full stop and some not; the user sees one style. */
     size_t n = strlen(msg);
@@ -131,6 +143,8 @@ typedef struct cli {
     const char **sets;     /* run: every --set, in order                      */
     int n_sets;
     const char *threshold, *alpha, *format; /* compare                        */
+    const char *sort;      /* compare: --sort                                 */
+    int only_changed;      /* compare: --only-changed                         */
     const char *baseline;  /* run: --baseline                                 */
     const char *gpus;      /* run: --gpus                                     */
     const char *shard;     /* run: --shard                                    */
@@ -143,6 +157,8 @@ typedef struct cli {
                                  --since, --csv (and --threshold)            */
     kbc_plot_opts plot_opts; /* plot: --logy, --metric, --band            */
     const char *metric;      /* plot: --metric, as given                  */
+    int wide;              /* run: --wide                                     */
+    const char *simulate;  /* tune: --simulate                                */
 } cli;
 
 /* One command-line option.  A row names the option, says whether it takes
@@ -168,6 +184,10 @@ static void opt_plugin_path(cli *c, const char *v)
 static void opt_dry_run(cli *c, const char *v)
 {
     c->dry_run = 1;
+}
+static void opt_simulate(cli *c, const char *v)
+{
+    c->simulate = v;
 }
 static void opt_output(cli *c, const char *v)
 {
@@ -200,6 +220,18 @@ static void opt_alpha(cli *c, const char *v)
 static void opt_format(cli *c, const char *v)
 {
     c->format = v;
+}
+static void opt_sort(cli *c, const char *v)
+{
+    c->sort = v;
+}
+static void opt_only_changed(cli *c, const char *v)
+{
+    c->only_changed = 1;
+}
+static void opt_wide(cli *c, const char *v)
+{
+    c->wide = 1;
 }
 static void opt_plot(cli *c, const char *v)
 {
@@ -292,21 +324,21 @@ static const option_row option_table[] = {
      opt_plugin_path},
     {"--dry-run", 'n', NULL, 0, 0, "run", "run: print the expanded plan, run nothing, touch no GPU",
      opt_dry_run},
-    {"--output", 'o', "DIR", 0, 0, "run plot merge report",
-     "run: also write DIR/results.csv, DIR/results.json,\nDIR/results.md and DIR/journal.jsonl (a DIR that holds\nresults is refused without --resume or --force); plot:\nwrite into DIR; merge: the merged results (DIR is\ncreated when missing); report: the HTML file to write",
+    {"--output", 'o', "DIR", 0, 0, "run plot merge tune report",
+     "run: also write DIR/results.csv, DIR/results.json,\nDIR/results.md and DIR/journal.jsonl (a DIR that holds\nresults is refused without --resume or --force); plot:\nwrite into DIR; merge: the merged results (DIR is\ncreated when missing); tune: the cache, best.ini ...;\nreport: the HTML file to write",
      opt_output},
     {"--resume", 0, "accept", 0, 1, "run",
      "run: with -o, skip the points DIR/journal.jsonl holds\n(same key, plugin build and GPU model); =accept keeps\nthem also when the INI file's plan changed",
      opt_resume},
     {"--force", 0, NULL, 0, 0, "run", "run: with -o, start afresh in a DIR that holds results",
      opt_force},
-    {"--gpus", 0, "GPUS", 0, 0, "run",
+    {"--gpus", 0, "GPUS", 0, 0, "run tune",
      "run: one worker per GPU: all, or NVML indices or UUIDs\n(0,2 or GPU-...); default: one GPU ($KBENCH_DEVICE)",
      opt_gpus},
-    {"--allow-shared", 0, NULL, 0, 0, "run",
+    {"--allow-shared", 0, NULL, 0, 0, "run tune",
      "run: let --gpus name one GPU more than once, and run on a\nGPU another kbench run is using",
      opt_allow_shared},
-    {"--allow-mixed", 0, NULL, 0, 0, "run merge",
+    {"--allow-mixed", 0, NULL, 0, 0, "run merge tune",
      "run, merge: accept GPUs of different models in one run", opt_allow_mixed},
     {"--shard", 0, "SPEC", 0, 0, "run",
      "run: only shard i of N of the plan (i/N, from 0), or auto:\ni and N from Slurm, Open MPI, MPICH or Kubernetes",
@@ -324,18 +356,24 @@ static const option_row option_table[] = {
     {"--plot", 0, NULL, 0, 0, "run",
      "run: with -o, also plot the results into DIR (kbench plot)\nand link the plots from DIR/results.md",
      opt_plot},
-    {"--quiet", 'q', NULL, 0, 0, "run", "run: no progress line, only warnings on stderr", opt_quiet},
+    {"--quiet", 'q', NULL, 0, 0, "run tune", "run, tune: no progress line, only warnings on stderr", opt_quiet},
+    {"--wide", 0, NULL, 0, 0, "run",
+     "run: the table also shows min, max, runs, noise, the variants'\nflags and the check",
+     opt_wide},
     {"--variants", 0, "LIST", 0, 0, "check run",
      "check: only these variants (comma-separated); run: the\nvariants of every experiment",
      opt_variants},
-    {"--experiment", 0, "NAMES", 0, 0, "run",
+    {"--experiment", 0, "NAMES", 0, 0, "run tune",
      "run: only the experiments named (comma-separated; globs\nsuch as 'reduce-*' match)",
      opt_experiment},
-    {"--set", 0, "K=V", 1, 0, "run",
+    {"--set", 0, "K=V", 1, 0, "run tune",
      "run: KEY=VALUE for [global], or SECTION.KEY=VALUE, as if\nwritten in the file (repeatable)",
      opt_set},
     {"--threshold", 0, "PCT", 0, 0, "compare history report",
      "compare, report: a change smaller than PCT percent is no change\n(default 5); history regressions: the smallest step\nlisted (default 2)", opt_threshold},
+    {"--simulate", 0, "DIR", 0, 0, "tune",
+     "tune: replay the search from DIR (the -o folder of an\nearlier tuning) without running anything",
+     opt_simulate},
     {"--alpha", 0, "ALPHA", 0, 0, "compare report",
      "compare, report: the interval has confidence 1 - ALPHA (default 0.05)", opt_alpha},
     {"--format", 0, "FMT", 0, 0, "compare", "compare: table (default), markdown or json",
@@ -356,6 +394,12 @@ static const option_row option_table[] = {
     {"--logy", 0, NULL, 0, 0, "plot", "plot: a log y axis", opt_logy},
     {"--band", 0, NULL, 0, 0, "plot",
      "plot: each line's slowest to fastest run as a band\n(error bars on a bar chart)", opt_band},
+    {"--only-changed", 0, NULL, 0, 0, "compare",
+     "compare: list only the rows judged slower, faster or noisy\n(and rows lost in new)",
+     opt_only_changed},
+    {"--sort", 0, "ORDER", 0, 0, "compare",
+     "compare: file (default: the base file's order) or change\n(the largest slowdown first)",
+     opt_sort},
     {"--help", 'h', NULL, 0, 0, NULL, "this text", opt_help},
     {"--version", 'V', NULL, 0, 0, NULL, "the version and git revision", opt_version},
 };
@@ -381,6 +425,7 @@ static const char *arg_noun(const option_row *o)
            : strcmp(o->arg, "REV") == 0   ? "revision"
            : strcmp(o->arg, "FILE") == 0  ? "file"
            : strcmp(o->arg, "WHAT") == 0  ? "metric (rate or time)"
+           : strcmp(o->arg, "ORDER") == 0 ? "order"
                                           : "path";
 }
 
@@ -829,7 +874,11 @@ static int cmd_run(const cli *c, int argc, char **argv)
         kbc_gpus_pick(gpus, c->allow_mixed, c->allow_shared, &picks, &n_picks, &min_mem, d.msg,
                       sizeof d.msg) != 0) {
         if (gpus_key)
-            say(0, "%s:%d: key 'gpus' in [global]: %s", ini.path, gpus_key->line, d.msg);
+        {
+            char at[1100];
+            say(0, "%s: key 'gpus' in [global]: %s",
+                kbc_ini_where(&ini, gpus_key->file, gpus_key->line, at, sizeof at), d.msg);
+        }
         else
             say(1, "%s", d.msg);
         code = KBC_EXIT_USAGE;
@@ -909,6 +958,7 @@ static int cmd_run(const cli *c, int argc, char **argv)
     }
     if (base)
         kbc_report_table_baseline(&sinks[n_sinks], base, n_base);
+    kbc_report_table_wide(&sinks[n_sinks], c->wide);
     n_sinks++;
     if (c->out_dir) {
         if (make_dirs(c->out_dir) != 0) {
@@ -1063,6 +1113,15 @@ static int cmd_compare(const cli *c)
             return KBC_EXIT_USAGE;
         }
     }
+    if (c->sort) {
+        if (strcmp(c->sort, "change") == 0)
+            o.sort = KBC_SORT_CHANGE;
+        else if (strcmp(c->sort, "file") != 0) {
+            say(1, "option --sort wants file or change, not '%s'", c->sort);
+            return KBC_EXIT_USAGE;
+        }
+    }
+    o.only_changed = c->only_changed;
     return kbc_cmd_compare(c->args[0], c->args[1], &o, stdout, stderr);
 }
 
@@ -1124,6 +1183,75 @@ static int cmd_plot(const cli *c)
         code = kbc_cmd_plot(results, dir, NULL, &opts, stdout, stderr);
     }
     free(dir);
+    return code;
+}
+
+/* `kbench run PLUGIN KEY=VALUE ...`: the run of a one-experiment INI file
+   made from the arguments (quick.h). */
+static int run_quick(const cli *c, int argc, char **argv)
+{
+    kbc_quick q;
+    char why[700];
+    if (kbc_quick_write(&q, c->args[0], c->args + 1, (size_t)c->n_args - 1, why,
+                        sizeof why) != 0) {
+        say(1, "%s", why);
+        return KBC_EXIT_USAGE;
+    }
+    cli file = *c;
+    const char *path = q.path;
+    file.args = &path;
+    file.n_args = 1;
+    say_quick = &q;
+    int code = cmd_run(&file, argc, argv);
+    say_quick = NULL;
+    kbc_quick_free(&q);
+    return code;
+}
+
+/* kbench tune FILE -o DIR (tune.h). */
+static int cmd_tune(const cli *c, int argc, char **argv)
+{
+    if (!c->out_dir) {
+        say(1, "kbench tune needs -o DIR, the folder of its cache and results");
+        return KBC_EXIT_USAGE;
+    }
+    kbc_registry reg;
+    int code = load_plugins(c, &reg);
+    kbc_gpu_pick *picks = NULL;
+    size_t n_picks = 0;
+    unsigned long long min_mem = 0;
+    char self[4096], why[600];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (code == 0 && len <= 0) {
+        say(0, "cannot find the kbench binary to start its workers (/proc/self/exe: %s)",
+            strerror(errno));
+        code = KBC_EXIT_SYSTEM;
+    }
+    if (code == 0 && c->gpus && !c->simulate &&
+        kbc_gpus_pick(c->gpus, c->allow_mixed, c->allow_shared, &picks, &n_picks, &min_mem, why,
+                      sizeof why) != 0) {
+        say(1, "%s", why);
+        code = KBC_EXIT_USAGE;
+    }
+    if (code == 0 && make_dirs(c->out_dir) != 0) {
+        say(0, "cannot create the output folder '%s': %s", c->out_dir, strerror(errno));
+        code = KBC_EXIT_SYSTEM;
+    }
+    if (code == 0) {
+        self[len] = '\0';
+        char *cmdline = join_args(argc, argv);
+        kbc_run_set_quiet(c->quiet);
+        kbc_tune_opts o = {.self = self, .ini_path = c->args[0],
+                           .plugin_paths = c->plugin_paths, .n_plugin_paths = c->n_plugin_paths,
+                           .experiment = c->experiment, .sets = c->sets, .n_sets = c->n_sets,
+                           .out_dir = c->out_dir, .simulate = c->simulate, .quiet = c->quiet,
+                           .gpus = picks, .n_gpus = n_picks, .allow_shared = c->allow_shared,
+                           .device_mem = min_mem, .command_line = cmdline};
+        code = kbc_tune(&o, &reg, stdout, stderr);
+        free(cmdline);
+    }
+    free(picks);
+    kbc_registry_free(&reg);
     return code;
 }
 
@@ -1246,8 +1374,13 @@ int main(int argc, char **argv)
     }
 
     if (strcmp(c.command, "run") == 0) {
-        if ((code = check_args(&c, 1, "one INI file")) == 0)
+        if (kbc_quick_wanted(c.args, (size_t)c.n_args))
+            code = run_quick(&c, argc, argv);
+        else if ((code = check_args(&c, 1, "one INI file")) == 0)
             code = cmd_run(&c, argc, argv);
+    } else if (strcmp(c.command, "tune") == 0) {
+        if ((code = check_args(&c, 1, "one INI file")) == 0)
+            code = cmd_tune(&c, argc, argv);
     } else if (strcmp(c.command, "plot") == 0) {
         if ((code = check_args(&c, 1, "one results file")) == 0)
             code = cmd_plot(&c);

@@ -120,6 +120,29 @@ const kbc_core_key kbc_core_keys[] = {
              "(zip = m, n, k: m = n = k at each point; their sweeps must be equally long)"},
     {.name = "description", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "none",
      .help = "free text, carried into the reports"},
+    /* kbench tune's keys (docs/tune.md); kbench run reads none of them. */
+    {.name = "tune", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "none",
+     .help = "kbench tune: the search strategy (exhaustive, random, local, anneal, auto); the "
+             "swept parameters and the variants are the search space"},
+    {.name = "constrain", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "none",
+     .help = "kbench tune: a C-like expression the candidates must satisfy "
+             "(block_x * block_y <= 1024)"},
+    {.name = "objective", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "time",
+     .help = "kbench tune: time (the lowest median) or rate (the highest median rate)"},
+    {.name = "tune_budget", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY,
+     .def = "all (exhaustive), else a quarter of the space",
+     .help = "kbench tune: evaluations per problem (40), or a duration (90s, 5min)"},
+    {.name = "tune_seed", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "1",
+     .help = "kbench tune: the seed of the random strategies"},
+    {.name = "tune_problem", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY,
+     .def = "the swept size parameters",
+     .help = "kbench tune: swept parameters whose values are separate problems, each tuned on "
+             "its own"},
+    {.name = "tune_screen", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "3",
+     .help = "kbench tune: timed runs of each candidate during the search (off: the full "
+             "measure settings)"},
+    {.name = "tune_top", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "3",
+     .help = "kbench tune: the best candidates measured again with the full measure settings"},
     {.name = "gpus", .kind = KBC_KIND_TEXT, .where = KBC_IN_GLOBAL, .def = "one GPU",
      .help = "the GPUs kbench run uses, one worker each: all, or NVML indices or UUIDs "
              "(as --gpus, which wins)"},

@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The system inih's entry point.  Its header is also called ini.h, and the
    core's include folder (which holds our ini.h) comes first on the search
@@ -55,13 +56,25 @@ int ini_parse_stream(kbc_inih_reader reader, void *stream, kbc_inih_handler hand
    are refused in the file itself, so this byte cannot come from a user. */
 #define KBC_INI_MARKER '\x1d'
 
+/* A file whose reading an include interrupted, to go back to. */
+typedef struct include_frame {
+    FILE *f;
+    const char *text;
+    size_t pos;
+    int line;
+    const char *file;
+} include_frame;
+
 typedef struct reader {
     /* The source: a FILE or a string. */
     FILE *f;
     const char *text;
     size_t pos;
 
-    int line;   /* physical lines read so far */
+    int line;   /* physical lines read so far, in the current file */
+    const char *file; /* the current file's name, for diagnostics */
+    include_frame outer[KBC_INI_MAX_INCLUDE]; /* the files that include it */
+    int depth;
     char *buf;  /* the current physical line */
     size_t cap;
 
@@ -169,7 +182,7 @@ static void fail_at(reader *r, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    kbc_diag_set(r->d, "%s:%d: %s", r->ini->path, r->line, what);
+    kbc_diag_set(r->d, "%s:%d: %s", r->file, r->line, what);
     r->failed = 1;
 }
 
@@ -187,7 +200,7 @@ static long read_line(reader *r)
         if (r->f) {
             c = getc(r->f);
             if (c == EOF && ferror(r->f)) {
-                kbc_diag_set(r->d, "%s: cannot be read (%s).", r->ini->path, strerror(errno));
+                kbc_diag_set(r->d, "%s: cannot be read (%s).", r->file, strerror(errno));
                 r->failed = 1;
                 return -1;
             }
@@ -262,8 +275,14 @@ static void add_section(reader *r, const char *name)
     kbc_ini *ini = r->ini;
     long prev = index_find(&ini->names, ini->sections, ini->n, section_name_at, name);
     if (prev >= 0) {
-        fail_at(r, "section [%s] appears twice (lines %d and %d); merge the two.", name,
-                ini->sections[prev].line, r->line);
+        const kbc_section *p = &ini->sections[prev];
+        const char *pf = p->file ? p->file : ini->path;
+        if (strcmp(pf, r->file) != 0)
+            fail_at(r, "section [%s] appears twice (%s:%d and here); merge the two.", name, pf,
+                    p->line);
+        else
+            fail_at(r, "section [%s] appears twice (lines %d and %d); merge the two.", name,
+                    p->line, r->line);
         return;
     }
     if (ini->n == ini->cap) {
@@ -274,6 +293,7 @@ static void add_section(reader *r, const char *name)
     memset(s, 0, sizeof *s);
     s->name = kbc_xstrdup(name);
     s->line = r->line;
+    s->file = r->depth ? r->file : NULL;
     r->cur = (long)ini->n++;
     index_add(&ini->names, ini->sections, ini->n, section_name_at);
 }
@@ -432,13 +452,88 @@ static int check_invisible(reader *r, const char *s, long n)
     return 0;
 }
 
+/* Whether a and b are one file (the same device and inode). */
+static int same_file(const char *a, const char *b)
+{
+    struct stat x, y;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* `include = FILE`: FILE (relative to the current file's folder) is read
+   from here on, and the current file after it.  Returns 0, or -1 after
+   fail_at. */
+static int include(reader *r, const char *raw)
+{
+    char *v = kbc_xstrdup(raw);
+    cut_inline_comment(v);
+    char *name = kbc_trim_dup(v);
+    free(v);
+    int rc = -1;
+    char *path = NULL;
+    if (!*name) {
+        fail_at(r, "'include =' names no file; write include = FILE.");
+        goto out;
+    }
+    const char *slash = strrchr(r->file, '/');
+    if (name[0] == '/' || !slash)
+        path = kbc_xstrdup(name);
+    else
+        path = kbc_xasprintf("%.*s/%s", (int)(slash - r->file), r->file, name);
+    if (r->depth >= KBC_INI_MAX_INCLUDE) {
+        fail_at(r, "include = %s: includes nest deeper than %d files; a file probably "
+                   "includes itself through another.",
+                name, KBC_INI_MAX_INCLUDE);
+        goto out;
+    }
+    /* A file that is being read already would be read forever. */
+    for (int k = 0; k <= r->depth; k++) {
+        const char *f = k < r->depth ? r->outer[k].file : r->file;
+        if (same_file(path, f)) {
+            fail_at(r, "include = %s: %s is already being read (it includes this file, "
+                       "directly or through others); remove one of the includes.",
+                    name, f);
+            goto out;
+        }
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fail_at(r, "include = %s: %s cannot be opened (%s).", name, path, strerror(errno));
+        goto out;
+    }
+    kbc_ini *ini = r->ini;
+    ini->files = kbc_xrealloc(ini->files, (ini->n_files + 1) * sizeof *ini->files);
+    ini->files[ini->n_files++] = path;
+    r->outer[r->depth++] = (include_frame){r->f, r->text, r->pos, r->line, r->file};
+    r->f = f;
+    r->text = NULL;
+    r->pos = 0;
+    r->line = 0;
+    r->file = path;
+    path = NULL;
+    rc = 0;
+out:
+    free(path);
+    free(name);
+    return rc;
+}
+
 /* The ini_reader: hands inih one physical line, checked and rewritten. */
 static char *feed(char *out, int num, void *stream)
 {
     reader *r = stream;
     if (r->failed)
         return NULL;
-    long n = read_line(r);
+    long n;
+    /* The end of an included file: back to the one that includes it. */
+    while ((n = read_line(r)) < 0 && !r->failed && r->depth > 0) {
+        fclose(r->f);
+        include_frame *o = &r->outer[--r->depth];
+        r->f = o->f;
+        r->text = o->text;
+        r->pos = o->pos;
+        r->line = o->line;
+        r->file = o->file;
+    }
     if (n < 0)
         return NULL;
     r->line++;
@@ -475,6 +570,17 @@ static char *feed(char *out, int num, void *stream)
     }
     if (*s == '[')
         return feed_header(r, s, out, num);
+    if (strncmp(s, "include", 7) == 0 && (s[7] == '=' || isspace((unsigned char)s[7]))) {
+        const char *eq = s + 7;
+        while (isspace((unsigned char)*eq))
+            eq++;
+        if (*eq == '=') {
+            if (include(r, eq + 1) != 0)
+                return NULL;
+            out[0] = '\0'; /* inih sees an empty line */
+            return out;
+        }
+    }
     return feed_entry(r, s, out, num);
 }
 
@@ -584,8 +690,14 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     long prev = index_find(&s->keys, s->entries, s->n, entry_key_at, name);
     if (prev >= 0) {
-        fail_at(r, "key '%s' in [%s] is set twice (lines %d and %d); keep one.", name, s->name,
-                s->entries[prev].line, r->line);
+        const kbc_entry *p = &s->entries[prev];
+        const char *pf = p->file ? p->file : r->ini->path;
+        if (strcmp(pf, r->file) != 0)
+            fail_at(r, "key '%s' in [%s] is set twice (%s:%d and here); keep one.", name,
+                    s->name, pf, p->line);
+        else
+            fail_at(r, "key '%s' in [%s] is set twice (lines %d and %d); keep one.", name,
+                    s->name, p->line, r->line);
         return 0;
     }
     /* A parked value is already trimmed and cut; the entry takes it over. */
@@ -614,6 +726,7 @@ static int handler(void *user, const char *section, const char *name, const char
     e->key = kbc_xstrdup(name);
     e->value = v;
     e->line = r->line;
+    e->file = r->depth ? r->file : NULL;
     index_add(&s->keys, s->entries, s->n, entry_key_at);
     return 1;
 }
@@ -623,7 +736,13 @@ static int parse(reader *r, kbc_ini *ini, kbc_diag *d)
     r->ini = ini;
     r->d = d;
     r->cur = -1;
+    r->file = ini->path;
     int rc = ini_parse_stream(feed, r, handler, r);
+    /* Included files still open after a failure. */
+    while (r->depth > 0) {
+        fclose(r->f);
+        r->f = r->outer[--r->depth].f;
+    }
     if (!r->failed && rc != 0) {
         /* Every line inih could refuse was checked by the reader first, so
            this is a disagreement between the two; say where it happened. */
@@ -686,7 +805,19 @@ void kbc_ini_free(kbc_ini *ini)
     free(ini->sections);
     index_free(&ini->names);
     free(ini->path);
+    for (size_t i = 0; i < ini->n_files; i++)
+        free(ini->files[i]);
+    free(ini->files);
     memset(ini, 0, sizeof *ini);
+}
+
+const char *kbc_ini_where(const kbc_ini *ini, const char *file, int line, char *buf, size_t n)
+{
+    if (line < 0)
+        snprintf(buf, n, "--set");
+    else
+        snprintf(buf, n, "%s:%d", file ? file : ini->path, line);
+    return buf;
 }
 
 const kbc_section *kbc_ini_section(const kbc_ini *ini, const char *name)

@@ -30,11 +30,15 @@ typedef struct kbc_entry {
     char *key;   /* trimmed, as written                         */
     char *value; /* trimmed, inline ';' comments removed        */
     int line;    /* 1-based line in the file                    */
+    const char *file; /* the file it was read from, when that is an
+                         included one (owned by the kbc_ini); NULL for
+                         the file loaded itself                  */
 } kbc_entry;
 
 typedef struct kbc_section {
     char *name;
     int line;
+    const char *file; /* as kbc_entry's */
     kbc_entry *entries;
     size_t n, cap;
     kbc_index keys; /* entries by key */
@@ -42,6 +46,8 @@ typedef struct kbc_section {
 
 typedef struct kbc_ini {
     char *path; /* as given; used in every diagnostic */
+    char **files; /* the files read through `include = FILE` lines */
+    size_t n_files;
     kbc_section *sections;
     size_t n, cap;
     kbc_index names; /* sections by name */
@@ -51,7 +57,15 @@ typedef struct kbc_ini {
    device, a binary) is refused at once instead of being read into memory. */
 #define KBC_INI_MAX_LINE (1024 * 1024)
 
-/* Reads the file at path.  Returns 0, or -1 with d set to one sentence
+/* How deep includes may nest: a file that includes a file ... */
+#define KBC_INI_MAX_INCLUDE 16
+
+/* Reads the file at path.  A line `include = FILE` reads FILE (relative to
+   the folder of the file that names it) in its place, as if its lines were
+   written there; its sections and keys remember that file, and its errors
+   name it.  A file that includes itself (at any depth), a missing one or
+   nesting deeper than KBC_INI_MAX_INCLUDE is an error naming the include
+   line.  Returns 0, or -1 with d set to one sentence
    "PATH:LINE: ...".  Duplicate sections and a key set twice in one section
    are errors; so is a key before the first section, a NUL byte, a line
    longer than KBC_INI_MAX_LINE, and an invisible character (a no-break
@@ -63,6 +77,11 @@ int kbc_ini_load(const char *path, kbc_ini *ini, kbc_diag *d);
 int kbc_ini_load_string(const char *name, const char *text, kbc_ini *ini, kbc_diag *d);
 
 void kbc_ini_free(kbc_ini *ini);
+
+/* Where an entry or section was set, for a diagnostic: "FILE:LINE" (its
+   own file, for one read through an include), or "--set" for a value from
+   the command line (a negative line). */
+const char *kbc_ini_where(const kbc_ini *ini, const char *file, int line, char *buf, size_t n);
 
 /* Sets key = value in [section] (made when missing; [global] first),
    replacing a value the file gave; line is what diagnostics show for it

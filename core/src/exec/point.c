@@ -429,10 +429,15 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_ho
     for (size_t i = 0; i < n; i++)
         recs[i].work = work;
     if (st != KB_OK) {
-        /* The plan was checked when the configuration was read, so this is
-           a plugin whose plan() is not a function of its parameters. */
-        for (size_t i = 0; i < n; i++)
+        /* A refused point (kbc_plan_refused) is `invalid` with the
+           plugin's sentence and runs nothing; any other failure is a
+           plugin whose plan() failed here but not when the configuration
+           was read. */
+        for (size_t i = 0; i < n; i++) {
             from_error(&recs[i], &err);
+            if (kbc_plan_refused(st))
+                recs[i].outcome = KBC_INVALID;
+        }
         goto report;
     }
 

@@ -102,6 +102,8 @@ typedef struct super {
     double t0;          /* when the first point was handed out            */
     double cost_all, cost_done; /* expected seconds of the run's points
                            (shard.c's model), and of those done here     */
+    kbc_job *jobs;      /* the plan's jobs, for picks added as it goes    */
+    size_t n_jobs;
 } super;
 
 static volatile sig_atomic_t signals_seen;
@@ -1154,6 +1156,56 @@ static long next_pending(super *s)
     return -1;
 }
 
+/* The pick (kbc_super_opts.picks) that names job j's point, or NULL. */
+static const kbc_point_pick *pick_of(const kbc_super_opts *o, const kbc_job *j)
+{
+    for (size_t i = 0; i < o->n_picks; i++)
+        if (o->picks[i].exp == j->exp && o->picks[i].point == j->point)
+            return &o->picks[i];
+    return NULL;
+}
+
+static int by_job(const void *a, const void *b)
+{
+    const kbc_job *x = a, *y = b;
+    if (x->exp != y->exp)
+        return x->exp < y->exp ? -1 : 1;
+    return x->point < y->point ? -1 : x->point > y->point;
+}
+
+/* Asks the caller for more picks (kbc_super_opts.more) and adds them as
+   pending slots.  Returns how many were added. */
+static size_t add_more(super *s)
+{
+    const kbc_point_pick *more = NULL;
+    size_t n = s->o->more(s->o->more_ctx, &more), added = 0;
+    s->slots = kbc_xrealloc(s->slots, (s->n_slots + n + 1) * sizeof *s->slots);
+    s->order = kbc_xrealloc(s->order, (s->n_slots + n + 1) * sizeof *s->order);
+    for (size_t i = 0; i < n; i++) {
+        kbc_job key = {.exp = more[i].exp, .point = more[i].point};
+        const kbc_job *j = bsearch(&key, s->jobs, s->n_jobs, sizeof *s->jobs, by_job);
+        if (!j)
+            continue; /* no variant's configuration starts there */
+        slot *sl = &s->slots[s->n_slots];
+        memset(sl, 0, sizeof *sl);
+        sl->job = *j;
+        slot_init(s, sl);
+        if (more[i].mask)
+            sl->remaining &= more[i].mask;
+        if (!sl->remaining) {
+            free(sl->recs);
+            free(sl->have);
+            continue;
+        }
+        s->cost_all += sl->job.cost;
+        s->order[s->n_slots] = s->n_slots;
+        s->n_slots++;
+        added++;
+    }
+    s->info.jobs = s->n_slots;
+    return added;
+}
+
 static int running(const super *s)
 {
     for (size_t i = 0; i < s->n_w; i++)
@@ -1183,11 +1235,29 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
         kbc_jobs_partition(jobs, n_jobs, o->shard_count, NULL);
     s->slots = kbc_xcalloc(n_jobs ? n_jobs : 1, sizeof *s->slots);
     for (size_t j = 0; j < n_jobs; j++)
-        if (o->shard_count <= 1 || jobs[j].shard == o->shard_index)
+        if (o->picks ? pick_of(o, &jobs[j]) != NULL
+                       : o->shard_count <= 1 || jobs[j].shard == o->shard_index)
             s->slots[s->n_slots++].job = jobs[j];
-    free(jobs);
-    for (size_t i = 0; i < s->n_slots; i++)
-        slot_init(s, &s->slots[i]);
+    s->jobs = jobs;
+    s->n_jobs = n_jobs;
+    size_t kept = 0;
+    for (size_t i = 0; i < s->n_slots; i++) {
+        slot *sl = &s->slots[kept];
+        *sl = s->slots[i];
+        slot_init(s, sl);
+        const kbc_point_pick *pk = o->picks ? pick_of(o, &sl->job) : NULL;
+        if (pk && pk->mask)
+            sl->remaining &= pk->mask;
+        if (sl->remaining) {
+            kept++;
+            continue;
+        }
+        /* A pick whose variants start no configuration here runs nothing
+           (a worker told mask 0 would run every variant). */
+        free(sl->recs);
+        free(sl->have);
+    }
+    s->n_slots = kept;
     for (size_t i = 0; i < s->n_slots; i++)
         s->cost_all += s->slots[i].job.cost;
     s->mems = kbc_xcalloc(plan->n ? plan->n : 1, sizeof *s->mems);
@@ -1249,6 +1319,9 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
         int pending = next_pending(s) >= 0;
         if (s->fatal[0] || s->stop || (killed && !running(s)))
             break;
+        if (!running(s) && !pending && !signals_seen && s->have_first && o->picks && o->more &&
+            add_more(s))
+            continue;
         if (!running(s) && (!pending || signals_seen) && s->have_first)
             break;
         if (!running(s) && !pending && !s->n_slots && s->have_first)
@@ -1378,6 +1451,7 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
     }
     free(s->slots);
     free(s->order);
+    free(s->jobs);
     for (size_t i = 0; i < plan->n; i++)
         kbc_point_memory_free(&s->mems[i]);
     free(s->mems);

@@ -22,6 +22,7 @@
 #define KBENCH_SUPERVISOR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "record.h"
@@ -60,7 +61,27 @@ typedef struct kbc_super_opts {
                                     the default device ($KBENCH_DEVICE)  */
     size_t n_gpus;
     int shard_index, shard_count;/* count 0: the whole plan             */
+    /* When picks is not NULL, only these n_picks points run (none: the
+       workers start, say hello and stop) (kbench tune hands out its
+       candidates this way), each with only the plugin variants whose bits
+       are set in its mask (0: every selected variant), instead of the
+       plan's or the shard's points. */
+    const struct kbc_point_pick *picks;
+    size_t n_picks;
+    /* With picks: called once every point so far has finished and been
+       fed to the sinks, for the next ones (*more, owned by the caller
+       until the next call); the run ends when it returns 0.  The workers
+       stay up between the calls.  NULL: none. */
+    size_t (*more)(void *ctx, const struct kbc_point_pick **more);
+    void *more_ctx;
 } kbc_super_opts;
+
+/* One point a run is limited to (kbc_super_opts.picks). */
+typedef struct kbc_point_pick {
+    uint32_t exp;
+    uint64_t point;
+    uint64_t mask;
+} kbc_point_pick;
 
 /* Resolves --gpus (spec: "all", or comma-separated NVML indices or UUIDs)
    through NVML into *picks (malloc'd, *n of them).  Refuses, with one

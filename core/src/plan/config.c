@@ -72,13 +72,19 @@ static void end_sentence(char *buf, size_t n, const char *what)
    key was inherited from [global]. */
 /* Where a key was set, for a diagnostic: "FILE:LINE", or "--set" for a
    value from the command line (kbc_ini_set, KBC_INI_LINE_CLI). */
-static const char *where_set(const ctx *c, int line, char *buf, size_t n)
+/* The place a diagnostic names ("FILE:LINE"), built just before the
+   sentence that uses it: the plan is built on one thread. */
+static char at_[1200];
+
+static const char *where_set(const ctx *c, const kbc_entry *e, char *buf, size_t n)
 {
-    if (line < 0)
-        snprintf(buf, n, "--set");
-    else
-        snprintf(buf, n, "%s:%d", c->ini->path, line);
-    return buf;
+    return kbc_ini_where(c->ini, e->file, e->line, buf, n);
+}
+
+/* "FILE:LINE" of a section: its own file, for one read through include. */
+static const char *sec_at(const kbc_ini *ini, const kbc_section *s, char *buf, size_t n)
+{
+    return kbc_ini_where(ini, s->file, s->line, buf, n);
 }
 
 static int key_error(const ctx *c, found f, const kbc_section *exp, const char *fmt, ...)
@@ -95,7 +101,7 @@ static int key_error(const ctx *c, found f, const kbc_section *exp, const char *
     if (exp && f.s != exp)
         snprintf(via, sizeof via, " (inherited by [%s])", exp->name);
     char at[600];
-    kbc_diag_set(c->d, "%s: key '%s' in [%s]%s: %s", where_set(c, f.e->line, at, sizeof at),
+    kbc_diag_set(c->d, "%s: key '%s' in [%s]%s: %s", where_set(c, f.e, at, sizeof at),
                  f.e->key, f.s->name, via, end);
     return -1;
 }
@@ -149,9 +155,9 @@ static int add_plugin_paths(const ctx *c)
                 /* A warning, not an error: an empty plugin folder is a
                    normal state of a checkout before plugins are built. */
                 fprintf(stderr,
-                        "kbench: warning: %s:%d: key 'plugin_path' in [%s]: the folder '%s' "
+                        "kbench: warning: %s: key 'plugin_path' in [%s]: the folder '%s' "
                         "holds no plugin (no .so file), so it adds nothing.\n",
-                        c->ini->path, f.e->line, f.s->name, full);
+                        where_set(c, f.e, at_, sizeof at_), f.s->name, full);
             else if (added < 0)
                 rc = key_error(c, f, NULL, "%s", why.msg[0] ? why.msg : "the path cannot be used");
             free(full);
@@ -172,9 +178,9 @@ static int resolve_plugin(const ctx *c, const kbc_section *sec, const kbc_plugin
     found f = lookup(c, sec, "plugin");
     if (!f.e) {
         kbc_diag_set(c->d,
-                     "%s:%d: experiment [%s] has no key 'plugin' (nor does [global]); add "
+                     "%s: experiment [%s] has no key 'plugin' (nor does [global]); add "
                      "plugin = NAME.",
-                     c->ini->path, sec->line, sec->name);
+                     sec_at(c->ini, sec, at_, sizeof at_), sec->name);
         return -1;
     }
     if (!*f.e->value)
@@ -216,7 +222,7 @@ static int check_global_keys(const ctx *c, const kbc_plugin *const *plugins, siz
             char at[600];
             kbc_diag_set(c->d, "%s: key '%s' is read from experiment sections only; move it "
                                "out of [global].",
-                         where_set(c, e->line, at, sizeof at), e->key);
+                         where_set(c, e, at, sizeof at), e->key);
             return -1;
         }
         if (ck)
@@ -254,7 +260,7 @@ static int check_global_keys(const ctx *c, const kbc_plugin *const *plugins, siz
         kbc_diag_set(c->d,
                      "%s: unknown key '%s' in [global] (no experiment's plugin has such a "
                      "parameter: %s)%s",
-                     where_set(c, e->line, at, sizeof at), e->key, list, sug[0] ? sug : ".");
+                     where_set(c, e, at, sizeof at), e->key, list, sug[0] ? sug : ".");
         free(cands);
         free(used);
         return -1;
@@ -383,9 +389,31 @@ static int core_value(const ctx *c, const kbc_section *sec, const kbc_core_key *
                      p->name, why);
         return -1;
     }
-    if (strchr(f.e->value, ',') || strstr(f.e->value, ".."))
-        return key_error(c, f, sec, "'%s' is a sweep, but '%s' takes one value", f.e->value,
-                         p->name);
+    if (strchr(f.e->value, ',') || strstr(f.e->value, "..")) {
+        /* Core keys are the experiment's settings, not axes of its sweep:
+           comparing two is comparing two experiments, and the sentence
+           says how to write them. */
+        char v1[64], v2[64];
+        size_t l1 = strcspn(f.e->value, ",");
+        if (strstr(f.e->value, "..") && (!strchr(f.e->value, ',') ||
+                                         strstr(f.e->value, "..") < strchr(f.e->value, ',')))
+            l1 = (size_t)(strstr(f.e->value, "..") - f.e->value);
+        snprintf(v1, sizeof v1, "%.*s", (int)(l1 < 60 ? l1 : 60), f.e->value);
+        const char *rest = f.e->value + l1 + (f.e->value[l1] == ',' ? 1 : 2);
+        size_t l2 = strcspn(rest, ",.:");
+        snprintf(v2, sizeof v2, "%.*s", (int)(l2 < 60 ? l2 : 60), rest);
+        char *a = kbc_trim_dup(v1), *b = kbc_trim_dup(v2);
+        int rc = key_error(c, f, sec,
+                           "'%s' is a sweep, but '%s' takes one value (it is a setting of the "
+                         "experiment, not a parameter); to compare them, write one experiment "
+                         "per value, each with the same other keys: [%s-%s-%s] with %s = %s, "
+                         "and [%s-%s-%s] with %s = %s",
+                         f.e->value, p->name, sec->name, p->name, a, p->name, a, sec->name,
+                         p->name, b, p->name, b);
+        free(a);
+        free(b);
+        return rc;
+    }
     if (kbc_core_key_parse(k, f.e->value, out, why, sizeof why) != 0)
         return key_error(c, f, sec, "%s", why);
     return 0;
@@ -445,7 +473,7 @@ static int check_own_keys(const ctx *c, const kbc_section *sec, const kb_plugin 
         free(cands);
         char at[600];
         kbc_diag_set(c->d, "%s: unknown key '%s' in [%s] (plugin '%s' has no such parameter)%s",
-                     where_set(c, e->line, at, sizeof at), e->key, sec->name, d->name,
+                     where_set(c, e, at, sizeof at), e->key, sec->name, d->name,
                      sug[0] ? sug : ".");
         return -1;
     }
@@ -517,19 +545,19 @@ static int build_axes(const ctx *c, const kbc_section *sec, kbc_experiment *x)
             a->line = f.e->line;
         } else if (!p->def) {
             kbc_diag_set(c->d,
-                         "%s:%d: experiment [%s]: parameter '%s' of plugin '%s' has no default, "
+                         "%s: experiment [%s]: parameter '%s' of plugin '%s' has no default, "
                          "so it must be set.",
-                         c->ini->path, sec->line, sec->name, p->name, d->name);
+                         sec_at(c->ini, sec, at_, sizeof at_), sec->name, p->name, d->name);
             return -1;
         } else {
             a->values = kbc_xmalloc(sizeof *a->values);
             a->n = 1;
             if (kbc_value_parse(p, p->def, &a->values[0], why, sizeof why) != 0) {
                 kbc_diag_set(c->d,
-                             "%s:%d: experiment [%s]: plugin '%s' (%s) declares the default "
+                             "%s: experiment [%s]: plugin '%s' (%s) declares the default "
                              "'%s' for its parameter '%s', which is invalid: %s; the plugin "
                              "must be fixed.",
-                             c->ini->path, sec->line, sec->name, d->name, pl->path, p->def,
+                             sec_at(c->ini, sec, at_, sizeof at_), sec->name, d->name, pl->path, p->def,
                              p->name, why);
                 return -1;
             }
@@ -543,9 +571,9 @@ static int build_axes(const ctx *c, const kbc_section *sec, kbc_experiment *x)
                                              used ? ", " : "", x->axes[j].param->name,
                                              x->axes[j].n);
             kbc_diag_set(c->d,
-                         "%s:%d: experiment [%s] expands to more than %llu points (%s); narrow "
+                         "%s: experiment [%s] expands to more than %llu points (%s); narrow "
                          "a sweep.",
-                         c->ini->path, sec->line, sec->name, KBC_MAX_POINTS, list);
+                         sec_at(c->ini, sec, at_, sizeof at_), sec->name, KBC_MAX_POINTS, list);
             return -1;
         }
         x->n_points *= a->n;
@@ -607,7 +635,12 @@ static uint64_t host_memory(void)
     return (uint64_t)pages * (uint64_t)page;
 }
 
-static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_mem)
+int kbc_plan_refused(int status)
+{
+    return status == KB_EINVAL || status == KB_EUNSUPPORTED;
+}
+
+static int check_points(const ctx *c, kbc_experiment *x, uint64_t device_mem)
 {
     /* Host memory is checked like device memory, against what the machine
        has: a point that could never be set up fails the dry run, not the
@@ -615,26 +648,39 @@ static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_m
     uint64_t host_mem = host_memory();
     const kb_plugin *d = x->plugin->desc;
     if (!d->ops->plan) {
-        kbc_diag_set(c->d, "%s:%d: experiment [%s]: plugin '%s' has no plan() function.",
-                     c->ini->path, x->line, x->name, d->name);
+        kbc_diag_set(c->d, "%s: experiment [%s]: plugin '%s' has no plan() function.",
+                     kbc_ini_where(c->ini, x->file, x->line, at_, sizeof at_), x->name, d->name);
         return -1;
     }
     kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
     plan_host ph;
     plan_host_init(&ph, x);
     int rc = 0;
+    char first_refusal[1400] = "";
+    x->n_invalid = 0;
     for (uint64_t p = 0; p < x->n_points && rc == 0; p++) {
         kbc_experiment_point(x, p, values);
         kb_work work;
         memset(&work, 0, sizeof work);
         kbc_error err;
         int st = kbc_call_plan(kbc_instance_of(d, &ph.h), values, &work, &err);
-        int too_big_dev = device_mem > 0 && work.device_bytes > device_mem;
-        int too_big_host = host_mem > 0 && work.host_bytes > host_mem;
+        int too_big_dev = st == KB_OK && device_mem > 0 && work.device_bytes > device_mem;
+        int too_big_host = st == KB_OK && host_mem > 0 && work.host_bytes > host_mem;
         if (st == KB_OK && !too_big_dev && !too_big_host)
             continue;
         char pt[600], what[700], need[32], have[32];
         point_text(x, values, pt, sizeof pt);
+        if (st != KB_OK && kbc_plan_refused(st) && ph.hc.fail_msg[0]) {
+            /* The plugin refuses this combination (a limit of the kernel,
+               a shape it cannot take): the point becomes an `invalid` row
+               with the plugin's sentence, and the sweep goes on.  Only an
+               experiment with no valid point at all is a mistake. */
+            if (!x->n_invalid++) {
+                end_sentence(what, sizeof what, err.sentence);
+                snprintf(first_refusal, sizeof first_refusal, "%s: %s", pt, what);
+            }
+            continue;
+        }
         if (st != KB_OK) {
             end_sentence(what, sizeof what, err.sentence);
         } else if (too_big_dev) {
@@ -648,8 +694,20 @@ static int check_points(const ctx *c, const kbc_experiment *x, uint64_t device_m
                      kbc_human_bytes(work.host_bytes, need, sizeof need),
                      kbc_human_bytes(host_mem, have, sizeof have));
         }
-        kbc_diag_set(c->d, "%s:%d: experiment [%s] point %s: %s", c->ini->path, x->line,
+        kbc_diag_set(c->d, "%s: experiment [%s] point %s: %s", kbc_ini_where(c->ini, x->file, x->line, at_, sizeof at_),
                      x->name, pt, what);
+        rc = -1;
+    }
+    if (rc == 0 && x->n_points > 0 && x->n_invalid == x->n_points) {
+        if (x->n_points == 1)
+            kbc_diag_set(c->d, "%s:%d: experiment [%s] point %s", c->ini->path, x->line,
+                         x->name, first_refusal);
+        else
+            kbc_diag_set(c->d,
+                         "%s:%d: experiment [%s]: plugin '%s' refuses every one of its %llu "
+                         "points, so nothing would run (the first, %s)",
+                         c->ini->path, x->line, x->name, d->name,
+                         (unsigned long long)x->n_points, first_refusal);
         rc = -1;
     }
     free(values);
@@ -673,9 +731,9 @@ int kbc_plan_build(const kbc_ini *ini, kbc_registry *reg, uint64_t device_mem, k
         const kbc_section *s = &ini->sections[i];
         if (strcasecmp(s->name, "global") == 0 && strcmp(s->name, "global") != 0) {
             kbc_diag_set(d,
-                         "%s:%d: section [%s]: section names are case-sensitive; the defaults "
+                         "%s: section [%s]: section names are case-sensitive; the defaults "
                          "section is [global].",
-                         ini->path, s->line, s->name);
+                         sec_at(ini, s, at_, sizeof at_), s->name);
             goto fail;
         }
     }
@@ -713,6 +771,7 @@ int kbc_plan_build(const kbc_ini *ini, kbc_registry *reg, uint64_t device_mem, k
         kbc_experiment *x = &plan->exps[plan->n++];
         x->name = kbc_xstrdup(sec->name);
         x->line = sec->line;
+        x->file = sec->file;
         x->plugin = plugins[i];
         x->baseline = x->reference = -1;
         found desc = lookup(&c, sec, "description");
@@ -729,9 +788,9 @@ int kbc_plan_build(const kbc_ini *ini, kbc_registry *reg, uint64_t device_mem, k
             x->baseline = (int)x->variants[0];
         if (plan->n_points + x->n_points > KBC_MAX_POINTS) {
             kbc_diag_set(d,
-                         "%s:%d: experiment [%s] brings the plan to more than %llu points; "
+                         "%s: experiment [%s] brings the plan to more than %llu points; "
                          "narrow a sweep or split the file.",
-                         ini->path, sec->line, sec->name, KBC_MAX_POINTS);
+                         sec_at(ini, sec, at_, sizeof at_), sec->name, KBC_MAX_POINTS);
             rc = -1;
             break;
         }
@@ -889,8 +948,10 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
             kb_work work;
             memset(&work, 0, sizeof work);
             kbc_error err;
-            if (kbc_call_plan(kbc_instance_of(d, &ph.h), values, &work, &err) != KB_OK) {
-                fprintf(out, "  | plan failed: %s\n", err.sentence);
+            int st = kbc_call_plan(kbc_instance_of(d, &ph.h), values, &work, &err);
+            if (st != KB_OK) {
+                fprintf(out, "  | %s: %s\n", kbc_plan_refused(st) ? "invalid" : "plan failed",
+                        err.sentence);
                 continue;
             }
             char r[32], wr[32], dv[32];
@@ -902,6 +963,10 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
         free(w);
         fprintf(out, "  %llu point%s x %u variant%s\n", (unsigned long long)x->n_points,
                 x->n_points == 1 ? "" : "s", x->n_variants, x->n_variants == 1 ? "" : "s");
+        if (x->n_invalid)
+            fprintf(out, "  %llu invalid point%s (refused by the plugin's plan(): each becomes "
+                         "an `invalid` row and runs nothing)\n",
+                    (unsigned long long)x->n_invalid, x->n_invalid == 1 ? "" : "s");
     }
     fprintf(out, "\n%zu experiment%s, %llu point%s, %llu variant run%s\n", plan->n,
             plan->n == 1 ? "" : "s", (unsigned long long)plan->n_points,

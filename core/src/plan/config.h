@@ -50,6 +50,7 @@ typedef struct kbc_axis {
 typedef struct kbc_experiment {
     char *name;
     int line; /* the section's line */
+    const char *file; /* its file, when read through include (the ini's) */
     char *description;
     const kbc_plugin *plugin;
     uint32_t variants[KB_MAX_VARIANTS]; /* indices into desc->variants */
@@ -59,6 +60,8 @@ typedef struct kbc_experiment {
     kbc_measure measure;
     kbc_axis *axes; /* one per plugin parameter, in declaration order */
     uint64_t n_points;
+    uint64_t n_invalid; /* points plan() refuses (kbc_plan_refused): each
+                           runs nothing and reports an `invalid` row */
 } kbc_experiment;
 
 typedef struct kbc_plan {
@@ -68,10 +71,19 @@ typedef struct kbc_plan {
     uint64_t n_points;
 } kbc_plan;
 
+/* Whether a plan() status is a refusal of the point (KB_EINVAL or
+   KB_EUNSUPPORTED, a limit of the kernel or a shape it cannot take): the
+   point is `invalid` and the sweep goes on.  Any other failure is the
+   plugin's fault and stops the plan. */
+int kbc_plan_refused(int status);
+
 /* Resolves ini against the plugins in reg (adding the INI's plugin_path,
    relative to the INI file's folder, to reg first), checks every key and
    value, expands sweeps, and calls each point's plan() so that overflow and
    a point larger than device_mem (0: unknown, not checked) are caught now.
+   Points that plan() refuses (kbc_plan_refused, with a sentence) are
+   counted in n_invalid, not errors, unless every point of an experiment
+   is refused.
    Returns 0, or -1 with d set to one sentence naming file, line and key. */
 int kbc_plan_build(const kbc_ini *ini, kbc_registry *reg, uint64_t device_mem, kbc_plan *plan,
                    kbc_diag *d);

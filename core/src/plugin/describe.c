@@ -68,6 +68,43 @@ static const char *flags_text(uint32_t flags, char *buf, size_t n)
     return used ? buf : "-";
 }
 
+/* Text that ends a line already `col` characters long, wrapped at spaces
+   so that no line passes 120 columns; continuation lines start at `col`
+   (or at 8 when fewer than 40 columns would be left). */
+#define DESCRIBE_COLUMNS 120
+static void put_wrapped(FILE *out, int col, const char *text)
+{
+    int room = DESCRIBE_COLUMNS - col;
+    if (room < 40) {
+        col = 8;
+        room = DESCRIBE_COLUMNS - col;
+        fprintf(out, "\n%*s", col, "");
+    }
+    const char *t = text;
+    int first = 1;
+    while (*t) {
+        size_t len = strlen(t);
+        size_t take = len;
+        if (len > (size_t)room) {
+            /* The last space that keeps the line inside; a word longer
+               than the room is cut where it must be. */
+            take = (size_t)room;
+            while (take > 0 && t[take] != ' ')
+                take--;
+            if (take == 0)
+                take = (size_t)room;
+        }
+        if (!first)
+            fprintf(out, "\n%*s", col, "");
+        fprintf(out, "%.*s", (int)take, t);
+        t += take;
+        while (*t == ' ')
+            t++;
+        first = 0;
+    }
+    fputc('\n', out);
+}
+
 static void print_variants(const kb_plugin *d, FILE *out)
 {
     int w = variant_width(d);
@@ -80,12 +117,13 @@ static void print_variants(const kb_plugin *d, FILE *out)
         }
     for (uint32_t v = 0; v < d->n_variants; v++) {
         const kb_variant *var = &d->variants[v];
+        int col;
         if (wf)
-            fprintf(out, "    %-*s  %-4s  %-*s  %s\n", w, var->name, backend_name(var->backend),
-                    wf, flags_text(var->flags, buf, sizeof buf), or_dash(var->summary));
+            col = fprintf(out, "    %-*s  %-4s  %-*s  ", w, var->name, backend_name(var->backend),
+                          wf, flags_text(var->flags, buf, sizeof buf));
         else
-            fprintf(out, "    %-*s  %-4s  %s\n", w, var->name, backend_name(var->backend),
-                    or_dash(var->summary));
+            col = fprintf(out, "    %-*s  %-4s  ", w, var->name, backend_name(var->backend));
+        put_wrapped(out, col, or_dash(var->summary));
     }
 }
 
@@ -230,7 +268,7 @@ int kbc_cmd_describe(const kbc_registry *r, const char *name, FILE *out, FILE *e
     }
 
     const kb_plugin *d = pl->desc;
-    fprintf(out, "%s  %s\n", d->name, or_dash(d->summary));
+    put_wrapped(out, fprintf(out, "%s  ", d->name), or_dash(d->summary));
     fprintf(out, "  file: %s\n", pl->path);
     fprintf(out, "  abi: %u.%u\n", (unsigned)d->abi_major, (unsigned)d->abi_minor);
     if (d->item_name)
@@ -266,8 +304,9 @@ int kbc_cmd_describe(const kbc_registry *r, const char *name, FILE *out, FILE *e
             wa, "allowed", wu, "used by", "help");
     for (uint32_t i = 0; i < d->n_params; i++) {
         const kb_param *p = &d->params[i];
-        fprintf(out, "    %-*s  %-*s  %-*s  %-*s  %-*s  %s\n", wn, p->name, wt,
-                type_name(p->type), wd, p->def, wa, allowed[i], wu, used[i], or_dash(p->help));
+        int col = fprintf(out, "    %-*s  %-*s  %-*s  %-*s  %-*s  ", wn, p->name, wt,
+                          type_name(p->type), wd, p->def, wa, allowed[i], wu, used[i]);
+        put_wrapped(out, col, or_dash(p->help));
         free(allowed[i]);
         free(used[i]);
     }

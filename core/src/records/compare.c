@@ -11,18 +11,23 @@
 #include <unistd.h>
 
 #include "record.h"
+#include "stats.h"
 #include "results_read.h"
 #include "text.h"
 #include "util.h"
+
+/* Text from a file, as the output needs it: markdown or the terminal. */
+#define SHOWN(md, s) ((md) ? kbc_text_md(s) : kbc_text_visible(s))
 
 void kbc_compare_defaults(kbc_compare_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->threshold = 0.05;
     o->alpha = 0.05;
-    o->resamples = 2000;
+    o->resamples = 1000;
     o->seed = 0x6b62656e6368ULL;
     o->format = KBC_CMP_TABLE;
+    o->boot_max = KBC_COMPARE_BOOT_MAX;
 }
 
 const char *kbc_verdict_name(kbc_verdict v)
@@ -34,6 +39,8 @@ const char *kbc_verdict_name(kbc_verdict v)
         return "slower";
     case KBC_NO_CHANGE:
         return "no change";
+    case KBC_NOISY:
+        return "noisy";
     case KBC_UNTESTED:
         break;
     }
@@ -368,7 +375,46 @@ static void run_boots(boot *boots, size_t n, const kbc_compare_opts *o)
     free(pieces);
 }
 
-/* The verdict of one comparison from its sorted sides and B ratios. */
+kbc_verdict kbc_compare_judge(const kbc_change *c, double threshold)
+{
+    /* A side known only to within +-N% cannot show a change smaller than
+       N%: the larger noise stands in for the threshold, and a row that does
+       not clear it is noisy rather than "no change" (which would claim
+       what the samples cannot tell). */
+    double noise = 0;
+    if (isfinite(c->base_noise) && c->base_noise > noise)
+        noise = c->base_noise;
+    if (isfinite(c->new_noise) && c->new_noise > noise)
+        noise = c->new_noise;
+    double m = noise > threshold ? noise : threshold;
+    if (c->lo > 1 + m)
+        return KBC_SLOWER;
+    if (c->hi < 1 - m)
+        return KBC_FASTER;
+    return noise > threshold ? KBC_NOISY : KBC_NO_CHANGE;
+}
+
+int kbc_compare_significant(const kbc_change *c)
+{
+    return isfinite(c->lo) && isfinite(c->hi) && (c->lo > 1 || c->hi < 1);
+}
+
+double kbc_normal_quantile(double alpha)
+{
+    /* Bisection on P(|Z| > z) = erfc(z / sqrt 2), which falls from 1 at
+       z = 0: 200 halvings reach the last bit. */
+    double lo = 0, hi = 40;
+    for (int i = 0; i < 200; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (erfc(mid / sqrt(2.0)) > alpha)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* The verdict of one comparison from its B ratios. */
 static void finish(kbc_change *out, double *ratios, const kbc_compare_opts *o)
 {
     unsigned B = o->resamples;
@@ -385,12 +431,37 @@ static void finish(kbc_change *out, double *ratios, const kbc_compare_opts *o)
         hi = B - 1;
     out->lo = select_kth(ratios, B, lo);
     out->hi = select_kth(ratios, B, hi);
-    if (out->lo > 1 + o->threshold)
-        out->verdict = KBC_SLOWER;
-    else if (out->hi < 1 - o->threshold)
-        out->verdict = KBC_FASTER;
-    else
-        out->verdict = KBC_NO_CHANGE;
+    out->bootstrap = 1;
+    out->verdict = kbc_compare_judge(out, o->threshold);
+}
+
+/* The spread of log(median) of the sorted x[0..n): the distribution-free
+   interval of the median (the order statistics at ranks n/2 -+ z sqrt(n) / 2,
+   the normal approximation of the binomial) as a standard error. */
+static double log_median_se(const double *x, size_t n, double z)
+{
+    double half = z / 2 * sqrt((double)n);
+    double l = floor((double)n / 2 - half), h = ceil((double)n / 2 + half);
+    size_t li = l < 0 ? 0 : (size_t)l, hi = h > (double)(n - 1) ? n - 1 : (size_t)h;
+    if (!(x[li] > 0))
+        return INFINITY;
+    return (log(x[hi]) - log(x[li])) / (2 * z);
+}
+
+/* The interval of the ratio for sides too large to resample cheaply: each
+   median's order-statistic interval as a standard error of its logarithm,
+   the two added in quadrature (the sides are independent), around the
+   ratio of the medians. */
+static void order_interval(kbc_change *c, const double *a, size_t na, const double *b, size_t nb,
+                           const kbc_compare_opts *o)
+{
+    double z = kbc_normal_quantile(o->alpha);
+    double sa = log_median_se(a, na, z), sb = log_median_se(b, nb, z);
+    double w = z * sqrt(sa * sa + sb * sb);
+    c->lo = c->ratio * exp(-w);
+    c->hi = c->ratio * exp(w);
+    c->bootstrap = 0;
+    c->verdict = kbc_compare_judge(c, o->threshold);
 }
 
 typedef struct prep {
@@ -408,6 +479,8 @@ static void prepare(void *ctx, size_t i, void *scratch)
     kbc_change *c = &w->out[i];
     (void)scratch;
     c->base_median = c->new_median = c->ratio = c->lo = c->hi = NAN;
+    c->base_noise = c->new_noise = NAN;
+    c->bootstrap = 0;
     c->verdict = KBC_UNTESTED;
     if (p->nb == 0 || p->nn == 0)
         return;
@@ -418,9 +491,17 @@ static void prepare(void *ctx, size_t i, void *scratch)
     c->new_median = median_of(b, p->nn);
     if (c->base_median > 0)
         c->ratio = c->new_median / c->base_median;
+    c->base_noise = kbc_median_noise(a, p->nb);
+    c->new_noise = kbc_median_noise(b, p->nn);
     /* One sample has no spread to resample, and a zero median no ratio. */
     if (p->nb < 2 || p->nn < 2 || !(c->base_median > 0) || !(c->new_median > 0) ||
         w->o->resamples == 0) {
+        free(a);
+        free(b);
+        return;
+    }
+    if (p->nb > w->o->boot_max || p->nn > w->o->boot_max) {
+        order_interval(c, a, p->nb, b, p->nn, w->o);
         free(a);
         free(b);
         return;
@@ -712,10 +793,118 @@ static const char *fmt_pct(double ratio, char *buf, size_t n)
 }
 
 typedef struct cmp_row {
-    const char *key;
+    const char *key;   /* the stable key */
+    char *shown;       /* the key as the table shows it (see short_keys) */
     kbc_change c;
-    const char *note; /* why untested, or NULL */
+    const char *note;  /* why untested, or NULL */
+    int lost;          /* crashed or timed out in new: fails the compare */
+    const kbc_record *rec; /* the base side's row */
 } cmp_row;
+
+/* A row that did not run on a side (skipped, error): the table folds such
+   rows into one line per experiment instead of a line each. */
+static int folded(const cmp_row *r)
+{
+    return r->c.verdict == KBC_UNTESTED && !r->lost && r->note &&
+           strncmp(r->note, "did not run", 11) == 0;
+}
+
+/* The fold lines: per experiment, in order of first appearance, the
+   variants (each once) of its rows that did not run. */
+static void print_folds(FILE *out, int md, cmp_row *const *rows, size_t nr)
+{
+    char *done = kbc_xcalloc(nr ? nr : 1, 1);
+    for (size_t r = 0; r < nr; r++) {
+        if (done[r] || !folded(rows[r]))
+            continue;
+        const char *exp = rows[r]->rec->experiment;
+        size_t count = 0;
+        fprintf(out, "%s%s: did not run on a side (untested): ", md ? "- " : "  ",
+                SHOWN(md, exp));
+        int k = 0;
+        for (size_t q = r; q < nr; q++) {
+            if (done[q] || !folded(rows[q]) || strcmp(rows[q]->rec->experiment, exp) != 0)
+                continue;
+            done[q] = 1;
+            count++;
+            int seen = 0; /* the variant named already */
+            for (size_t p = r; p < q && !seen; p++)
+                seen = folded(rows[p]) && strcmp(rows[p]->rec->experiment, exp) == 0 &&
+                       strcmp(rows[p]->rec->variant, rows[q]->rec->variant) == 0;
+            if (!seen)
+                fprintf(out, "%s%s", k++ ? ", " : "", SHOWN(md, rows[q]->rec->variant));
+        }
+        fprintf(out, " (%zu row%s)\n", count, count == 1 ? "" : "s");
+    }
+    free(done);
+}
+
+/* The key a reader needs: experiment/swept parameters/variant, where the
+   swept parameters are those the file marks as swept (the others are the
+   same on every row of the experiment and only make the line long).  When
+   two rows would read the same, every row keeps its whole key. */
+static char *short_key(const kbc_record *r)
+{
+    size_t cap = strlen(r->experiment) + strlen(r->variant) + 8, used = 0;
+    for (uint32_t i = 0; i < r->n_params; i++)
+        if (r->params[i].swept)
+            cap += strlen(r->params[i].name) + strlen(r->params[i].text) + 2;
+    char *k = kbc_xmalloc(cap);
+    used += (size_t)snprintf(k, cap, "%s/", r->experiment);
+    int first = 1;
+    for (uint32_t i = 0; i < r->n_params; i++)
+        if (r->params[i].swept) {
+            used += (size_t)snprintf(k + used, cap - used, "%s%s=%s", first ? "" : ",",
+                                     r->params[i].name, r->params[i].text);
+            first = 0;
+        }
+    snprintf(k + used, cap - used, "%s%s", first ? "" : "/", r->variant);
+    return k;
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static void short_keys(cmp_row *rows, size_t nr, const kbc_record *const *recs)
+{
+    char **sorted = kbc_xcalloc(nr ? nr : 1, sizeof *sorted);
+    for (size_t r = 0; r < nr; r++)
+        sorted[r] = rows[r].shown = short_key(recs[r]);
+    qsort(sorted, nr, sizeof *sorted, cmp_str);
+    int clash = 0;
+    for (size_t r = 1; r < nr && !clash; r++)
+        clash = strcmp(sorted[r - 1], sorted[r]) == 0;
+    free(sorted);
+    if (!clash)
+        return;
+    for (size_t r = 0; r < nr; r++) {
+        free(rows[r].shown);
+        rows[r].shown = kbc_xasprintf("%s", rows[r].key);
+    }
+}
+
+/* --sort change: the largest slowdown first, rows without a ratio last,
+   rows of one change in file order. */
+static int by_change(const void *x, const void *y)
+{
+    const cmp_row *a = *(const cmp_row *const *)x, *b = *(const cmp_row *const *)y;
+    int fa = isfinite(a->c.ratio), fb = isfinite(b->c.ratio);
+    if (fa != fb)
+        return fb - fa;
+    if (fa && a->c.ratio != b->c.ratio)
+        return a->c.ratio < b->c.ratio ? 1 : -1;
+    return (a > b) - (a < b);
+}
+
+/* Whether --only-changed keeps the row: a verdict other than no change,
+   or a new run that lost it. */
+static int changed(const cmp_row *r)
+{
+    return r->c.verdict == KBC_SLOWER || r->c.verdict == KBC_FASTER ||
+           r->c.verdict == KBC_NOISY || r->lost;
+}
 
 static int ran(const kbc_record *r)
 {
@@ -723,39 +912,46 @@ static int ran(const kbc_record *r)
 }
 
 static void print_text(FILE *out, int md, const side *a, const side *b, const kbc_compare_opts *o,
-                       const json_t *warn, const cmp_row *rows, size_t nr, char **only_a,
+                       const json_t *warn, cmp_row *const *rows, size_t nr, char **only_a,
                        size_t na, char **only_b, size_t nb, const size_t *count, int code)
 {
     size_t i;
     const json_t *w;
-    /* Names and keys come from the files: kbc_text_visible() in the table,
-       a code span (its pipes escaped) in markdown. */
+    /* Names and keys come from the files: kbc_text_visible() in the table;
+       in markdown, a code span (its pipes escaped) for a key and
+       kbc_text_md() for other text. */
     json_array_foreach(warn, i, w) fprintf(out, "%swarning: %s\n", md ? "> " : "",
-                                           kbc_text_visible(json_string_value(w)));
+                                           SHOWN(md, json_string_value(w)));
     if (json_array_size(warn))
         fprintf(out, "\n");
     double conf = (1 - o->alpha) * 100;
     fprintf(out,
-            "%sbase %s, new %s: change of the median time, %.4g%% interval of the ratio of "
-            "medians (%u bootstrap resamples), threshold %.4g%%\n",
-            md ? "" : "compare: ", kbc_text_visible(a->path), kbc_text_visible(b->path), conf,
-            o->resamples, o->threshold * 100);
+            "%sbase %s, new %s\n%schange of the median time; %.4g%% interval of the ratio of "
+            "medians (%u bootstrap resamples;\norder statistics above %zu samples a side); "
+            "threshold %.4g%%\n",
+            md ? "" : "compare: ", SHOWN(md, a->path), SHOWN(md, b->path),
+            md ? "\n" : "", conf, o->resamples, o->boot_max, o->threshold * 100);
     fprintf(out, "\n");
     int kw = 3;
+    size_t n_folded = 0;
     for (size_t r = 0; r < nr; r++)
-        if ((int)strlen(kbc_text_visible(rows[r].key)) > kw)
-            kw = (int)strlen(kbc_text_visible(rows[r].key));
+        n_folded += folded(rows[r]);
+    for (size_t r = 0; r < nr; r++)
+        if (!folded(rows[r]) && (int)strlen(kbc_text_visible(rows[r]->shown)) > kw)
+            kw = (int)strlen(kbc_text_visible(rows[r]->shown));
     char ci_head[32];
     snprintf(ci_head, sizeof ci_head, "%.4g%% interval", conf);
     if (md) {
-        fprintf(out, "| row | base | new | change | %s | verdict |\n", ci_head);
-        fprintf(out, "|---|---:|---:|---:|---|---|\n");
-    } else {
-        fprintf(out, "  %-*s  %10s  %10s  %8s  %-18s  %s\n", kw, "row", "base", "new", "change",
-                ci_head, "verdict");
+        fprintf(out, "| row | base | new | change | %s | significant | verdict |\n", ci_head);
+        fprintf(out, "|---|---:|---:|---:|---|---|---|\n");
+    } else if (nr > n_folded) {
+        fprintf(out, "  %-*s %9s %9s %8s  %-18s %-3s %s\n", kw, "row", "base", "new",
+                "change", ci_head, "sig", "verdict");
     }
     for (size_t r = 0; r < nr; r++) {
-        const kbc_change *c = &rows[r].c;
+        if (folded(rows[r]))
+            continue;
+        const kbc_change *c = &rows[r]->c;
         char t1[32], t2[32], ch[32], lo[32], hi[32], ci[80], verdict[200];
         fmt_time(c->base_median, t1, sizeof t1);
         fmt_time(c->new_median, t2, sizeof t2);
@@ -765,20 +961,28 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
                      fmt_pct(c->hi, hi, sizeof hi));
         else
             snprintf(ci, sizeof ci, "-");
-        if (rows[r].note)
-            snprintf(verdict, sizeof verdict, "untested: %s", rows[r].note);
+        const char *sig = isfinite(c->lo) ? (kbc_compare_significant(c) ? "yes" : "no") : "-";
+        if (rows[r]->note)
+            snprintf(verdict, sizeof verdict, "untested: %s", rows[r]->note);
+        else if (c->verdict == KBC_NOISY)
+            snprintf(verdict, sizeof verdict, "noisy (%.1f%%)",
+                     100 * (c->base_noise > c->new_noise ? c->base_noise : c->new_noise));
         else
             snprintf(verdict, sizeof verdict, "%s", kbc_verdict_name(c->verdict));
         if (md) {
             fputs("| ", out);
-            kbc_text_md_code(out, rows[r].key, 1);
-            fprintf(out, " | %s | %s | %s | %s | %s%s%s |\n", t1, t2, ch, ci,
+            kbc_text_md_code(out, rows[r]->shown, 1);
+            fprintf(out, " | %s | %s | %s | %s | %s | %s%s%s |\n", t1, t2, ch, ci, sig,
                     c->verdict == KBC_SLOWER ? "**" : "", verdict,
                     c->verdict == KBC_SLOWER ? "**" : "");
         } else {
-            fprintf(out, "  %-*s  %10s  %10s  %8s  %-18s  %s\n", kw,
-                    kbc_text_visible(rows[r].key), t1, t2, ch, ci, verdict);
+            fprintf(out, "  %-*s %9s %9s %8s  %-18s %-3s %s\n", kw,
+                    kbc_text_visible(rows[r]->shown), t1, t2, ch, ci, sig, verdict);
         }
+    }
+    if (n_folded) {
+        fprintf(out, "\n");
+        print_folds(out, md, rows, nr);
     }
     if (na || nb)
         fprintf(out, "\n");
@@ -793,10 +997,19 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
             fputc('\n', out);
         }
     fprintf(out,
-            "\nsummary: %zu slower, %zu faster, %zu no change, %zu untested, %zu only in base, "
-            "%zu only in new; exit code %d\n",
-            count[KBC_SLOWER], count[KBC_FASTER], count[KBC_NO_CHANGE], count[KBC_UNTESTED], na,
-            nb, code);
+            "\nsummary: %zu slower, %zu faster, %zu noisy, %zu no change, %zu untested, %zu only "
+            "in base, %zu only in new; exit code %d\n",
+            count[KBC_SLOWER], count[KBC_FASTER], count[KBC_NOISY], count[KBC_NO_CHANGE],
+            count[KBC_UNTESTED], na, nb, code);
+    if (o->only_changed)
+        fprintf(out, "%s(--only-changed: the rows with no change or untested are not listed)\n",
+                md ? "\n" : "");
+    if (count[KBC_NOISY])
+        fprintf(out,
+                "%snoisy (N%%): a side's median is known only to within N%%, more than the %.4g%% "
+                "threshold\n(N: the half-width of its 95%% interval), so a change inside it "
+                "cannot be told;\nrerun with more runs or a noise target\n",
+                md ? "\n" : "", o->threshold * 100);
 }
 
 static json_t *num_or_null(double x)
@@ -806,7 +1019,7 @@ static json_t *num_or_null(double x)
 
 
 static void print_json(FILE *out, const side *a, const side *b, const kbc_compare_opts *o,
-                       json_t *warn, const cmp_row *rows, size_t nr, char **only_a, size_t na,
+                       json_t *warn, cmp_row *const *rows, size_t nr, char **only_a, size_t na,
                        char **only_b, size_t nb, const size_t *count, int code)
 {
     json_t *doc = json_object();
@@ -818,16 +1031,25 @@ static void print_json(FILE *out, const side *a, const side *b, const kbc_compar
     json_object_set_new(doc, "warnings", json_incref(warn));
     json_t *rs = json_array();
     for (size_t r = 0; r < nr; r++) {
-        const kbc_change *c = &rows[r].c;
+        const kbc_change *c = &rows[r]->c;
         json_t *x = json_object();
-        json_object_set_new(x, "key", text_json(rows[r].key));
+        json_object_set_new(x, "key", text_json(rows[r]->key));
+        json_object_set_new(x, "row", text_json(rows[r]->shown));
         json_object_set_new(x, "base_median_s", num_or_null(c->base_median));
         json_object_set_new(x, "new_median_s", num_or_null(c->new_median));
         json_object_set_new(x, "ratio", num_or_null(c->ratio));
         json_object_set_new(x, "ratio_low", num_or_null(c->lo));
         json_object_set_new(x, "ratio_high", num_or_null(c->hi));
+        json_object_set_new(x, "interval", json_string(!isfinite(c->lo) ? "none"
+                                                       : c->bootstrap ? "bootstrap"
+                                                                      : "order statistics"));
+        json_object_set_new(x, "significant", isfinite(c->lo)
+                                                  ? json_boolean(kbc_compare_significant(c))
+                                                  : json_null());
+        json_object_set_new(x, "base_noise", num_or_null(c->base_noise));
+        json_object_set_new(x, "new_noise", num_or_null(c->new_noise));
         json_object_set_new(x, "verdict", json_string(kbc_verdict_name(c->verdict)));
-        json_object_set_new(x, "note", rows[r].note ? json_string(rows[r].note) : json_null());
+        json_object_set_new(x, "note", rows[r]->note ? json_string(rows[r]->note) : json_null());
         json_array_append_new(rs, x);
     }
     json_object_set_new(doc, "rows", rs);
@@ -841,6 +1063,7 @@ static void print_json(FILE *out, const side *a, const side *b, const kbc_compar
     json_t *s = json_object();
     json_object_set_new(s, "slower", json_integer((json_int_t)count[KBC_SLOWER]));
     json_object_set_new(s, "faster", json_integer((json_int_t)count[KBC_FASTER]));
+    json_object_set_new(s, "noisy", json_integer((json_int_t)count[KBC_NOISY]));
     json_object_set_new(s, "no_change", json_integer((json_int_t)count[KBC_NO_CHANGE]));
     json_object_set_new(s, "untested", json_integer((json_int_t)count[KBC_UNTESTED]));
     json_object_set_new(doc, "summary", s);
@@ -871,7 +1094,8 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
     cmp_row *rows = kbc_xcalloc(a.n ? a.n : 1, sizeof *rows);
     char **only_a = kbc_xcalloc(a.n ? a.n : 1, sizeof *only_a);
     char **only_b = kbc_xcalloc(b.n ? b.n : 1, sizeof *only_b);
-    size_t nr = 0, na = 0, nb = 0, count[4] = {0}, lost_new = 0;
+    size_t nr = 0, na = 0, nb = 0, count[KBC_N_VERDICTS] = {0}, lost_new = 0;
+    const kbc_record **rec_of = kbc_xcalloc(a.n ? a.n : 1, sizeof *rec_of);
     /* The rows both ran, compared all at once (their resamples shared
        among the threads). */
     kbc_compare_pair *pairs = kbc_xcalloc(a.n ? a.n : 1, sizeof *pairs);
@@ -892,8 +1116,10 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
             continue;
         }
         const kbc_record *x = &a.recs[i], *y = &b.recs[j];
+        rec_of[nr] = &a.recs[i];
         cmp_row *r = &rows[nr++];
         r->key = a.keys[i];
+        r->rec = &a.recs[i];
         if (!ran(x) || !ran(y)) {
             kbc_compare_samples(NULL, 0, NULL, 0, o, &r->c);
             r->note = !ran(x) ? "did not run in base" : "did not run in new";
@@ -901,6 +1127,7 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
                run, not a row without a verdict: it fails the compare. */
             if (y->outcome == KBC_CRASHED || y->outcome == KBC_TIMEOUT) {
                 r->note = y->outcome == KBC_CRASHED ? "crashed in new" : "timed out in new";
+                r->lost = 1;
                 lost_new++;
             }
         } else {
@@ -915,12 +1142,26 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
     for (size_t j = 0; j < b.n; j++)
         if (find_key(&a, b.keys[j]) < 0)
             only_b[nb++] = b.keys[j];
+    /* Noisy rows do not fail the compare: they say the measurement cannot
+       tell, which a gate should report rather than act on. */
     int code = count[KBC_SLOWER] || lost_new ? KBC_EXIT_FAILED : KBC_EXIT_OK;
+    short_keys(rows, nr, rec_of);
+    cmp_row **shown = kbc_xcalloc(nr ? nr : 1, sizeof *shown);
+    size_t ns = 0;
+    for (size_t r = 0; r < nr; r++)
+        if (!o->only_changed || changed(&rows[r]))
+            shown[ns++] = &rows[r];
+    if (o->sort == KBC_SORT_CHANGE)
+        qsort(shown, ns, sizeof *shown, by_change);
     if (o->format == KBC_CMP_JSON)
-        print_json(out, &a, &b, o, warn, rows, nr, only_a, na, only_b, nb, count, code);
+        print_json(out, &a, &b, o, warn, shown, ns, only_a, na, only_b, nb, count, code);
     else
-        print_text(out, o->format == KBC_CMP_MARKDOWN, &a, &b, o, warn, rows, nr, only_a, na,
+        print_text(out, o->format == KBC_CMP_MARKDOWN, &a, &b, o, warn, shown, ns, only_a, na,
                    only_b, nb, count, code);
+    for (size_t r = 0; r < nr; r++)
+        free(rows[r].shown);
+    free(shown);
+    free(rec_of);
     json_decref(warn);
     free(pairs);
     free(changes);

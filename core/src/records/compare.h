@@ -17,9 +17,16 @@ typedef enum kbc_verdict {
     KBC_NO_CHANGE = 0, /* the interval reaches inside +-threshold          */
     KBC_FASTER = 1,    /* the whole interval is below -threshold           */
     KBC_SLOWER = 2,    /* the whole interval is above +threshold           */
-    KBC_UNTESTED = 3   /* fewer than 2 samples on a side, or a row that did
+    KBC_UNTESTED = 3,  /* fewer than 2 samples on a side, or a row that did
                           not run (skipped, error): no interval, no verdict */
+    KBC_NOISY = 4      /* a side's own noise is above the threshold, and the
+                          interval does not clear that noise              */
 } kbc_verdict;
+#define KBC_N_VERDICTS 5
+
+/* How compare orders its rows: as the base file has them, or by the size
+   of the change (the largest slowdown first, the largest speed-up last). */
+typedef enum kbc_compare_sort { KBC_SORT_FILE, KBC_SORT_CHANGE } kbc_compare_sort;
 
 typedef enum kbc_compare_format { KBC_CMP_TABLE, KBC_CMP_MARKDOWN, KBC_CMP_JSON } kbc_compare_format;
 
@@ -31,9 +38,16 @@ typedef struct kbc_compare_opts {
     kbc_compare_format format;
     unsigned threads; /* for the bootstrap; 0: one per CPU (at most 64).
                          The result does not depend on it. */
+    /* A row whose sides both have at most this many samples gets the
+       bootstrap; a larger one the order-statistic interval (docs/cli.md
+       says why).  Default KBC_COMPARE_BOOT_MAX. */
+    size_t boot_max;
+    kbc_compare_sort sort;
+    int only_changed; /* the table lists only slower, faster and noisy rows */
 } kbc_compare_opts;
+#define KBC_COMPARE_BOOT_MAX 1000
 
-/* The defaults: threshold 5%, alpha 0.05, 2000 resamples, a fixed seed,
+/* The defaults: threshold 5%, alpha 0.05, 1000 resamples, a fixed seed,
    the table. */
 void kbc_compare_defaults(kbc_compare_opts *o);
 
@@ -44,8 +58,27 @@ void kbc_compare_defaults(kbc_compare_opts *o);
 typedef struct kbc_change {
     double base_median, new_median;
     double ratio, lo, hi;
+    /* Each side's own noise: the half-width of the distribution-free 95%
+       interval of its median over the median (kbc_median_noise, the
+       `noise` column of run); NaN below 2 samples. */
+    double base_noise, new_noise;
+    int bootstrap; /* the interval is the bootstrap's (1) or the order
+                      statistics' (0) */
     kbc_verdict verdict;
 } kbc_change;
+
+/* The verdict of a change whose ratio interval [lo, hi] and side noises
+   are set, under threshold T (docs/cli.md): with m = max(T, both noises),
+   slower when lo > 1 + m, faster when hi < 1 - m, else noisy when a noise
+   is above T, else no change. */
+kbc_verdict kbc_compare_judge(const kbc_change *c, double threshold);
+
+/* Whether the interval excludes a ratio of 1 (the change is significant
+   at the interval's level, whatever the threshold). */
+int kbc_compare_significant(const kbc_change *c);
+
+/* z such that a standard normal lies beyond +-z with probability alpha. */
+double kbc_normal_quantile(double alpha);
 
 /* Compares the samples base[0..nb) with new[0..nn) under o.  Deterministic
    for a given o->seed.  Time: O(resamples * (nb + nn)) draws, spread over
@@ -82,13 +115,14 @@ void kbc_resample_scratch_free(void *scratch);
 void kbc_key_order(char **keys, size_t n, size_t *order);
 long kbc_key_find(char *const *keys, const size_t *order, size_t n, const char *key);
 
-/* The verdict's word: "faster", "slower", "no change", "untested". */
+/* The verdict's word: "faster", "slower", "no change", "untested",
+   "noisy". */
 const char *kbc_verdict_name(kbc_verdict v);
 
 /* The whole command: reads both files, prints the comparison on out in
    o->format, warnings on err and out (see docs/cli.md).  Returns 0 when no
-   row is slower, 1 when one is, 2 for bad input (after one sentence on
-   err). */
+   row is slower (noisy rows do not fail it), 1 when one is, 2 for bad
+   input (after one sentence on err). */
 int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compare_opts *o,
                     FILE *out, FILE *err);
 

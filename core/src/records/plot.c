@@ -976,3 +976,60 @@ int kbc_cmd_plot(const char *path, const char *dir, const char *md, const kbc_pl
     kbc_records_free(recs, n);
     return code;
 }
+
+/* ---- kbench tune's trace (plot.h) ---- */
+
+int kbc_plot_trace(const char *dir, const char *stem, const char *title, const char *ylabel,
+                   const char *const *names, const double *const *values,
+                   const double *const *best, const size_t *n, size_t n_series, FILE *out)
+{
+    char *path = kbc_xasprintf("%s/%s.gp", dir, stem);
+    FILE *f = fopen(path, "w");
+    free(path);
+    if (!f)
+        return -1;
+    gp_head(f, stem);
+    gp_svg(f, stem, 560);
+    fprintf(f, "set title ");
+    gp_quote(f, title);
+    fprintf(f, "\nset xlabel 'evaluation'\nset ylabel ");
+    gp_quote(f, ylabel);
+    fprintf(f, "\nset key outside right top\nset grid\nset logscale y\n");
+    /* One data block per series: evaluation, value (NaN: invalid or
+       failed, not drawn), best so far. */
+    for (size_t s = 0; s < n_series; s++) {
+        fprintf(f, "$trace%zu << EOD\n", s);
+        for (size_t i = 0; i < n[s]; i++)
+            fprintf(f, "%zu %.9g %.9g\n", i + 1, isfinite(values[s][i]) ? values[s][i] : NAN,
+                    isfinite(best[s][i]) ? best[s][i] : NAN);
+        fprintf(f, "EOD\n");
+    }
+    fprintf(f, "plot ");
+    for (size_t s = 0; s < n_series; s++) {
+        fprintf(f, "%s$trace%zu using 1:2 with points pt 7 ps 0.5 lc %zu title ", s ? ", \\\n     " : "",
+                s, s + 1);
+        char *t = kbc_xasprintf("%s: tried", names[s]);
+        gp_quote(f, t);
+        free(t);
+        fprintf(f, ", $trace%zu using 1:3 with steps lw 2 lc %zu title ", s, s + 1);
+        t = kbc_xasprintf("%s: best so far", names[s]);
+        gp_quote(f, t);
+        free(t);
+    }
+    fprintf(f, "\n");
+    gp_outputs(f, stem, 560);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return -1;
+    fprintf(out, "%s/%s.gp\n", dir, stem);
+    /* Nothing finite to draw (every candidate failed): gnuplot would
+       refuse the script, which still says what was tried. */
+    int any = 0;
+    for (size_t s = 0; s < n_series && !any; s++)
+        for (size_t i = 0; i < n[s] && !any; i++)
+            any = isfinite(values[s][i]);
+    char why[512];
+    if (any && kbc_have_gnuplot() && run_gnuplot(dir, stem, why, sizeof why) != 0)
+        return -2;
+    return 0;
+}

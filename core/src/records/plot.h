@@ -14,6 +14,7 @@
 #ifndef KBENCH_PLOT_H
 #define KBENCH_PLOT_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 /* How the charts are drawn (all zero: the default). */
@@ -34,6 +35,16 @@ typedef struct kbc_plot_opts {
    script. */
 int kbc_cmd_plot(const char *path, const char *dir, const char *md, const kbc_plot_opts *opt,
                  FILE *out, FILE *err);
+
+/* kbench tune's trace: a script dir/stem.gp (and, with gnuplot, its SVG
+   and PNG) drawing, for each of n_series searches, every evaluation's
+   value (values[s][0..n[s]); NaN or infinite ones are not drawn) and the
+   best so far, on a log scale.  Names the script on out; gnuplot is not
+   run when no value is finite.  Returns 0, -1 when the script cannot be
+   written (errno says why), -2 when gnuplot refuses it. */
+int kbc_plot_trace(const char *dir, const char *stem, const char *title, const char *ylabel,
+                   const char *const *names, const double *const *values,
+                   const double *const *best, const size_t *n, size_t n_series, FILE *out);
 
 /* Whether an executable gnuplot is on PATH. */
 int kbc_have_gnuplot(void);

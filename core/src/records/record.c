@@ -77,8 +77,8 @@ const char *kbc_check_measure(const kbc_record *r)
     return r->check.measure[0] ? r->check.measure : NULL;
 }
 
-static const char *const outcome_names[KBC_N_OUTCOMES] = {"pass",    "FAIL",    "error",
-                                                          "skipped", "crashed", "timeout"};
+static const char *const outcome_names[KBC_N_OUTCOMES] = {
+    "pass", "FAIL", "error", "skipped", "crashed", "timeout", "invalid"};
 
 int kbc_outcome_failed(int outcome)
 {

@@ -40,9 +40,11 @@ typedef enum kbc_outcome {
     KBC_SKIPPED = 3, /* could not run here (no GPU, too big ...) */
     KBC_CRASHED = 4, /* the worker running it died, wrote garbage, or
                         its CUDA context was lost (supervisor.h)   */
-    KBC_TIMEOUT = 5  /* the point ran past its watchdog            */
+    KBC_TIMEOUT = 5, /* the point ran past its watchdog            */
+    KBC_INVALID = 6  /* plan() refused the point (a limit of the
+                        kernel): nothing ran; not a failure          */
 } kbc_outcome;
-#define KBC_N_OUTCOMES 6
+#define KBC_N_OUTCOMES 7
 
 /* Whether an outcome counts as a failure in the exit code, the summary
    and compare: FAIL, error, crashed and timeout. */
@@ -261,7 +263,8 @@ size_t kbc_record_key(const kbc_record *r, char *buf, size_t n);
 /* The check's measure, or NULL when verification never ran. */
 const char *kbc_check_measure(const kbc_record *r);
 
-/* The name of an outcome: "pass", "FAIL", "error", "skipped"; and back
+/* The name of an outcome: "pass", "FAIL", "error", "skipped", "crashed",
+   "timeout", "invalid"; and back
    (-1 when unknown). */
 const char *kbc_outcome_name(int outcome);
 int kbc_outcome_parse(const char *name);

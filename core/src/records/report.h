@@ -20,6 +20,12 @@ int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d);
    or a pull request. */
 int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d);
 
+/* The table's columns: 0 (the default) fits 120 columns: variant,
+   backend, status, median, throughput, %peak, speed-ups; 1 (--wide) adds
+   min, max, runs, noise, the variants' flags and the check.  results.md
+   is always wide. */
+void kbc_report_table_wide(kbc_sink *sink, int wide);
+
 /* Gives a table or markdown sink (from the two functions above) an
    earlier run's rows (base[0..n), borrowed: they must outlive the sink):
    each row then shows its change against the row with the same key, as

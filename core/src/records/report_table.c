@@ -16,6 +16,7 @@
 
 #include "compare.h"
 #include "report.h"
+#include "suspect.h"
 #include "text.h"
 #include "util.h"
 
@@ -34,8 +35,13 @@ typedef struct table_ctx {
     char **base_keys;       /* their keys                                   */
     size_t *base_order;     /* base rows by key (kbc_key_order)             */
     int clocks;         /* the run reads the GPU's clocks (NVML)           */
+    int wide;           /* min, max, runs, noise, backend flags and the
+                           check as columns (--wide; results.md always)    */
+    char folded[KBC_REC_NAME]; /* the experiment whose run-wide skips were
+                                  last folded into one line             */
     char nogpu[512];    /* the run-wide skip reason, shown once at the end */
     unsigned nogpu_rows;/* rows skipped for it                             */
+    kbc_suspects *suspects; /* every row, for the suspect rows at the end  */
     /* results.md (own): each callback's text is gathered in memory (out,
        an open_memstream) and written whole to fd, so that a failed write
        leaves the file at the end of its last whole point. */
@@ -60,6 +66,13 @@ static int run_wide(const kbc_record *r)
 /* Widths of the fixed columns.  A time such as "123.4 ms" takes 8. */
 enum { W_BACKEND = 7, W_STATUS = 7, W_TIME = 9, W_RUNS = 5, W_NOISE = 7, W_GBPS = 8, W_PCT = 6,
        W_GFLOPS = 9, W_SPEEDUP = 8, W_CHANGE = 14, W_CLOCK = 9, W_BATCH = 8 };
+/* The default table's narrower columns, so that a point with every
+   optional column and a 19-character variant fits 120 columns. */
+enum { N_GBPS = 7, N_PCT = 5, N_SPEEDUP = 7 };
+
+/* A row whose noise is above this is marked noisy ("~" after its median
+   and a note under the point), whether or not --wide shows the noise. */
+#define NOISY_ROW 0.05
 
 /* A duration in seconds with a unit chosen so that the number lies in
    [1, 1000), printed with at most 4 significant digits: "123.4 us". */
@@ -201,11 +214,19 @@ static const char *batch_note(const kbc_record *r)
 }
 
 /* The change against the baseline run's row with the same key, as
-   kbench compare judges it: "+9.8% slower", "-0.4% same", "new" when the
-   baseline has no such row, "-" when either side has no samples. */
-static const char *fmt_change(const table_ctx *c, const kbc_record *r, char *buf, size_t n)
+   kbench compare judges it: change "+9.8%" and verdict "slower", "faster",
+   "same" or "noisy"; "new" when the baseline has no such row, "-" when
+   either side has no samples.  sig: "yes" when the interval excludes no
+   change, "no", or "-". */
+typedef struct old_change {
+    char change[24], verdict[16], sig[4];
+} old_change;
+
+static void judge_old(const table_ctx *c, const kbc_record *r, old_change *o)
 {
-    snprintf(buf, n, "-");
+    snprintf(o->change, sizeof o->change, "-");
+    snprintf(o->verdict, sizeof o->verdict, "-");
+    snprintf(o->sig, sizeof o->sig, "-");
     size_t need = kbc_record_key(r, NULL, 0) + 1;
     char *key = kbc_xmalloc(need);
     kbc_record_key(r, key, need);
@@ -213,22 +234,35 @@ static const char *fmt_change(const table_ctx *c, const kbc_record *r, char *buf
     const kbc_record *b = at >= 0 ? &c->base[at] : NULL;
     free(key);
     if (!b) {
-        snprintf(buf, n, "new");
-        return buf;
+        snprintf(o->verdict, sizeof o->verdict, "new");
+        return;
     }
     if (!r->samples || !b->samples)
-        return buf;
-    kbc_compare_opts o;
-    kbc_compare_defaults(&o);
+        return;
+    kbc_compare_opts opts;
+    kbc_compare_defaults(&opts);
     kbc_change ch;
-    kbc_compare_samples(b->samples, b->n_samples, r->samples, r->n_samples, &o, &ch);
+    kbc_compare_samples(b->samples, b->n_samples, r->samples, r->n_samples, &opts, &ch);
     if (!isfinite(ch.ratio))
-        return buf;
-    snprintf(buf, n, "%+.1f%% %s", (ch.ratio - 1) * 100,
-             ch.verdict == KBC_SLOWER   ? "slower"
-             : ch.verdict == KBC_FASTER ? "faster"
+        return;
+    snprintf(o->change, sizeof o->change, "%+.1f%%", (ch.ratio - 1) * 100);
+    snprintf(o->verdict, sizeof o->verdict, "%s",
+             ch.verdict == KBC_SLOWER      ? "slower"
+             : ch.verdict == KBC_FASTER    ? "faster"
              : ch.verdict == KBC_NO_CHANGE ? "same"
+             : ch.verdict == KBC_NOISY     ? "noisy"
                                            : "?");
+    if (isfinite(ch.lo))
+        snprintf(o->sig, sizeof o->sig, "%s", kbc_compare_significant(&ch) ? "yes" : "no");
+}
+
+/* The table's one cell: "+9.8% slower", "new", "-". */
+static const char *fmt_change(const old_change *o, char *buf, size_t n)
+{
+    if (strcmp(o->change, "-") == 0)
+        snprintf(buf, n, "%s", o->verdict);
+    else
+        snprintf(buf, n, "%s %s", o->change, o->verdict);
     return buf;
 }
 
@@ -258,11 +292,11 @@ static const char *size_compact(uint64_t u, char *buf, size_t n)
 /* A row's variant cell: its name, and its flags in brackets when it has
    any ("thrust [syncs|library]"), so that a library reference or a run()
    that waits for the stream is seen beside its time. */
-static const char *variant_label(const kbc_record *r, char *buf, size_t n)
+static const char *variant_label(const kbc_record *r, int wide, char *buf, size_t n)
 {
     char flags[64];
     kbc_flags_text(r->flags, flags, sizeof flags);
-    if (flags[0])
+    if (flags[0] && wide)
         snprintf(buf, n, "%s [%s]", r->variant, flags);
     else
         snprintf(buf, n, "%s", r->variant);
@@ -270,12 +304,12 @@ static const char *variant_label(const kbc_record *r, char *buf, size_t n)
 }
 
 /* The width of the variant column: the point's longest variant label. */
-static int variant_width(const kbc_record *recs, size_t n)
+static int variant_width(const kbc_record *recs, size_t n, int wide)
 {
     int w = (int)strlen("variant");
     for (size_t i = 0; i < n; i++) {
         char label[160];
-        int l = (int)strlen(kbc_text_visible(variant_label(&recs[i], label, sizeof label)));
+        int l = (int)strlen(kbc_text_visible(variant_label(&recs[i], wide, label, sizeof label)));
         if (l > w)
             w = l;
     }
@@ -353,12 +387,15 @@ static int table_begin(void *vctx, const kbc_run_info *info)
                 m->cc_minor, m->sm_count,
                 m->driver_version / 1000, m->driver_version % 1000 / 10,
                 m->runtime_version / 1000, m->runtime_version % 1000 / 10);
+        /* The ceilings on a line of their own, so that neither passes 120
+           columns. */
         const kbc_ceilings *k = &info->ceilings;
+        fprintf(c->out, "\n%s", c->markdown ? "\n" : "");
         if (k->read_gbps > 0 || k->write_gbps > 0 || k->copy_gbps > 0)
-            fprintf(c->out, ", ceilings read %.1f, write %.1f, copy %.1f GB/s\n", k->read_gbps,
-                    k->write_gbps, k->copy_gbps);
+            fprintf(c->out, "bandwidth ceilings: read %.1f, write %.1f, copy %.1f GB/s\n",
+                    k->read_gbps, k->write_gbps, k->copy_gbps);
         else
-            fprintf(c->out, ", ceilings not measured\n");
+            fprintf(c->out, "bandwidth ceilings: not measured\n");
         if (c->markdown)
             fputc('\n', c->out);
         print_compute_line(c->out, &info->flops);
@@ -432,21 +469,118 @@ static void print_line(FILE *out, int md, const line *l)
     }
     fputs(" ", out);
     for (int i = 0; i < l->n; i++) {
-        /* The check is last and takes two spaces before it. */
-        if (i == l->n - 1)
-            fprintf(out, "  %s\n", l->cell[i]);
+        /* The check (width 0) is last and takes two spaces before it. */
+        if (i == l->n - 1 && l->width[i] == 0)
+            fprintf(out, "  %s", l->cell[i]);
         else
             fprintf(out, " %*s", l->width[i], l->cell[i]);
     }
+    fputc('\n', out);
 }
 
-static int table_point(void *vctx, const kbc_record *rows, size_t n)
+/* Whether the row is hidden from the point's table and folded into its
+   experiment's one line (a skip for the whole run: no driver, no device). */
+static int folded_row(const kbc_record *r)
+{
+    return run_wide(r);
+}
+
+/* The experiment's one line for its rows skipped for the whole run, the
+   first time the experiment has such rows: "CUDA variants skipped:
+   shuffle, onepass, cub: no CUDA driver (...)".  Returns whether it was
+   printed. */
+static int print_fold(table_ctx *c, const kbc_record *rows, size_t n)
+{
+    FILE *out = c->out;
+    const kbc_record *first = NULL;
+    for (size_t i = 0; i < n && !first; i++)
+        if (folded_row(&rows[i]))
+            first = &rows[i];
+    if (!first || strcmp(c->folded, first->experiment) == 0)
+        return 0;
+    snprintf(c->folded, sizeof c->folded, "%s", first->experiment);
+    fputs(c->markdown ? "\n- " : "  ", out);
+    fprintf(out, "%s variants skipped: ", first->backend == KB_BACKEND_CUDA ? "CUDA" : "CPU");
+    int k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (folded_row(&rows[i]))
+            fprintf(out, "%s%s", k++ ? ", " : "", SHOWN(c->markdown, rows[i].variant));
+    /* The reason's words before its detail ("no CUDA driver"); the whole
+       reason is in the summary and in every row of the CSV and JSON. */
+    const char *why = SHOWN(c->markdown, first->reason);
+    size_t cut = strcspn(why, "(");
+    while (cut > 0 && why[cut - 1] == ' ')
+        cut--;
+    fprintf(out, ": %.*s\n", (int)(cut ? cut : strlen(why)), why);
+    return 1;
+}
+
+static int noisy_row(const kbc_record *r)
+{
+    return isfinite(r->noise) && r->noise > NOISY_ROW;
+}
+
+/* The note under a point with noisy rows: which, and what to do. */
+static void print_noisy_note(FILE *out, int md, const kbc_record *rows, size_t n)
+{
+    int k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const kbc_record *r = &rows[i];
+        if (folded_row(r) || !noisy_row(r))
+            continue;
+        if (!k++)
+            fprintf(out, "%s~ noisy (noise above %.0f%%): ", md ? "\n- " : "  ", NOISY_ROW * 100);
+        fprintf(out, "%s%s %.1f%%", k > 1 ? ", " : "", SHOWN(md, r->variant),
+                r->noise * 100);
+    }
+    if (k)
+        fprintf(out, "\n%s(a median known only to within that: the half-width of its 95%% "
+                     "interval); rerun with more runs or a noise target\n",
+                md ? "  " : "    ");
+}
+
+static int table_point(void *vctx, const kbc_record *all, size_t n_all)
 {
     table_ctx *c = vctx;
-    if (n == 0)
+    if (n_all == 0)
         return 0;
     FILE *out = c->out;
     const int md = c->markdown;
+    const int wide = c->wide;
+
+    for (size_t i = 0; i < n_all; i++)
+        kbc_suspects_add(c->suspects, &all[i]);
+    /* The rows skipped for the whole run are counted, then folded into
+       one line per experiment rather than shown one by one. */
+    kbc_record *rows = kbc_xcalloc(n_all, sizeof *rows);
+    size_t n = 0;
+    for (size_t i = 0; i < n_all; i++) {
+        const kbc_record *r = &all[i];
+        if (folded_row(r)) {
+            if ((unsigned)r->outcome < KBC_N_OUTCOMES)
+                c->counts[r->outcome]++;
+            if (!c->nogpu[0] || strcmp(c->nogpu, r->reason) == 0) {
+                snprintf(c->nogpu, sizeof c->nogpu, "%s", r->reason);
+                c->nogpu_rows++;
+            }
+            continue;
+        }
+        rows[n++] = *r;
+    }
+    if (n == 0) {
+        /* Nothing of the point ran anywhere: its heading and the fold line
+           once per experiment, nothing for its later points. */
+        if (strcmp(c->folded, all[0].experiment) != 0) {
+            if (md)
+                fputs("### ", out);
+            print_heading(out, md, all, n_all);
+            print_fold(c, all, n_all);
+            fputc('\n', out);
+        }
+        free(rows);
+        fflush(out);
+        return ferror(out) ? -1 : 0;
+    }
 
     /* Which optional columns this point needs: decided from the records'
        backends, the experiment's reference and the point's work, never
@@ -467,11 +601,13 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
         if (rows[i].backend == KB_BACKEND_CUDA && rows[i].peak[0])
             snprintf(peak_title, sizeof peak_title, "%%%s", rows[i].peak);
     int has_ref = rows[0].reference[0] != '\0';
-    int wv = variant_width(rows, n);
+    int wv = variant_width(rows, n, wide);
+    const int w_gbps = wide ? W_GBPS : N_GBPS, w_pct = wide ? W_PCT : N_PCT,
+              w_speedup = wide ? W_SPEEDUP : N_SPEEDUP;
 
     if (md)
         fputs("### ", out);
-    print_heading(out, md, rows, n);
+    print_heading(out, md, all, n_all);
     if (md)
         fputc('\n', out);
     line h = {.n = 0};
@@ -479,29 +615,38 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
     put(&h, -W_BACKEND, "backend");
     put(&h, -W_STATUS, "status");
     put(&h, W_TIME, "median");
-    put(&h, W_TIME, "min");
-    put(&h, W_TIME, "max");
-    put(&h, W_RUNS, "runs");
-    put(&h, W_NOISE, "noise");
-    put(&h, W_GBPS, "GB/s");
+    if (wide) {
+        put(&h, W_TIME, "min");
+        put(&h, W_TIME, "max");
+        put(&h, W_RUNS, "runs");
+        put(&h, W_NOISE, "noise");
+    }
+    put(&h, w_gbps, "GB/s");
     if (has_cuda)
-        put(&h, W_PCT, "%peak");
+        put(&h, w_pct, "%peak");
     if (has_flops)
         put(&h, W_GFLOPS, "GFLOP/s");
     if (has_flops && peak_title[0])
-        put(&h, W_PCT, peak_title);
+        put(&h, w_pct, peak_title);
     if (has_clock)
         put(&h, W_CLOCK, "SM MHz");
     if (has_batch)
         put(&h, W_BATCH, "batch");
-    put(&h, W_SPEEDUP, "vs base");
+    put(&h, w_speedup, "vs base");
     if (has_cpu)
-        put(&h, W_SPEEDUP, "vs cpu");
+        put(&h, w_speedup, "vs cpu");
     if (has_ref)
-        put(&h, W_SPEEDUP, "vs ref");
+        put(&h, w_speedup, "vs ref");
     if (c->base)
         put(&h, W_CHANGE, "vs old");
-    put(&h, 0, "check");
+    if (c->base && md) {
+        /* For a pull request: the verdict and its significance in columns
+           of their own. */
+        put(&h, -7, "verdict");
+        put(&h, -3, "significant");
+    }
+    if (wide)
+        put(&h, 0, "check");
     print_line(out, md, &h);
     if (md) {
         /* Text columns left, numbers right. */
@@ -516,42 +661,61 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
         char buf[64], chk[128];
         line l = {.n = 0};
         char label[160];
-        put(&l, -wv, variant_label(r, label, sizeof label));
+        put(&l, -wv, variant_label(r, wide, label, sizeof label));
         put(&l, -W_BACKEND, cuda ? "cuda" : "cpu");
         put(&l, -W_STATUS, kbc_outcome_name((int)r->outcome));
-        put(&l, W_TIME, fmt_time(r->time.median, buf, sizeof buf));
-        put(&l, W_TIME, fmt_time(r->time.min, buf, sizeof buf));
-        put(&l, W_TIME, fmt_time(r->time.max, buf, sizeof buf));
-        if (r->time.n > 0)
-            snprintf(buf, sizeof buf, "%zu", r->time.n);
-        else
-            snprintf(buf, sizeof buf, "-");
-        put(&l, W_RUNS, buf);
-        put(&l, W_NOISE, fmt_noise(r, buf, sizeof buf));
-        put(&l, W_GBPS, fmt_fixed(r->gbps, 1, "", buf, sizeof buf));
+        fmt_time(r->time.median, buf, sizeof buf);
+        if (noisy_row(r))
+            strcat(buf, "~");
+        put(&l, W_TIME, buf);
+        if (wide) {
+            put(&l, W_TIME, fmt_time(r->time.min, buf, sizeof buf));
+            put(&l, W_TIME, fmt_time(r->time.max, buf, sizeof buf));
+            if (r->time.n > 0)
+                snprintf(buf, sizeof buf, "%zu", r->time.n);
+            else
+                snprintf(buf, sizeof buf, "-");
+            put(&l, W_RUNS, buf);
+            put(&l, W_NOISE, fmt_noise(r, buf, sizeof buf));
+        }
+        put(&l, w_gbps, fmt_fixed(r->gbps, 1, "", buf, sizeof buf));
         if (has_cuda)
-            put(&l, W_PCT, fmt_fixed(cuda ? r->pct_ceiling : NAN, 0, "%", buf, sizeof buf));
+            put(&l, w_pct, fmt_fixed(cuda ? r->pct_ceiling : NAN, 0, "%", buf, sizeof buf));
         if (has_flops)
             put(&l, W_GFLOPS, fmt_fixed(r->gflops, 1, "", buf, sizeof buf));
         if (has_flops && peak_title[0])
-            put(&l, W_PCT, fmt_fixed(cuda ? r->pct_peak : NAN, 0, "%", buf, sizeof buf));
+            put(&l, w_pct, fmt_fixed(cuda ? r->pct_peak : NAN, 0, "%", buf, sizeof buf));
         if (has_clock)
             put(&l, W_CLOCK, fmt_clock(r, buf, sizeof buf));
         if (has_batch)
             put(&l, W_BATCH, fmt_batch(r, buf, sizeof buf));
-        put(&l, W_SPEEDUP, fmt_fixed(r->speedup_baseline, 2, "x", buf, sizeof buf));
+        put(&l, w_speedup, fmt_fixed(r->speedup_baseline, 2, "x", buf, sizeof buf));
         if (has_cpu)
-            put(&l, W_SPEEDUP, fmt_fixed(r->speedup_cpu, 2, "x", buf, sizeof buf));
+            put(&l, w_speedup, fmt_fixed(r->speedup_cpu, 2, "x", buf, sizeof buf));
         if (has_ref)
-            put(&l, W_SPEEDUP, fmt_fixed(r->speedup_reference, 2, "x", buf, sizeof buf));
-        if (c->base)
-            put(&l, W_CHANGE, fmt_change(c, r, buf, sizeof buf));
-        put(&l, 0, fmt_check(r, chk, sizeof chk));
+            put(&l, w_speedup, fmt_fixed(r->speedup_reference, 2, "x", buf, sizeof buf));
+        if (c->base) {
+            old_change oc;
+            judge_old(c, r, &oc);
+            if (md) {
+                put(&l, W_CHANGE, oc.change);
+                put(&l, -7, oc.verdict);
+                put(&l, -3, oc.sig);
+            } else {
+                put(&l, W_CHANGE, fmt_change(&oc, buf, sizeof buf));
+            }
+        }
+        if (wide)
+            put(&l, 0, fmt_check(r, chk, sizeof chk));
         print_line(out, md, &l);
         if ((unsigned)r->outcome < KBC_N_OUTCOMES)
             c->counts[r->outcome]++;
         if (md)
             continue; /* notes follow the whole table */
+        /* A failed check is what a reader must see: without the check
+           column it gets a line of its own. */
+        if (!wide && r->outcome == KBC_FAIL && kbc_check_measure(r))
+            fprintf(out, "  %*s  check: %s\n", wv, "", fmt_check(r, chk, sizeof chk));
         /* A row that stands for several points says so, and why. */
         if (r->points > 1)
             fprintf(out, "  %*s  x%" PRIu64 ": stands for %" PRIu64
@@ -559,18 +723,13 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
                     wv, "", r->points, r->points,
                     r->ignores[0] ? kbc_text_visible(r->ignores) : "them");
         /* The reason is the one thing a user needs to act on, so it gets
-           its own line and is never cut to a column; one that holds for
-           the whole run (no GPU) is said once, in the summary. */
-        if (run_wide(r) && (!c->nogpu[0] || strcmp(c->nogpu, r->reason) == 0)) {
-            snprintf(c->nogpu, sizeof c->nogpu, "%s", r->reason);
-            c->nogpu_rows++;
-        } else if (r->reason[0]) {
+           its own line and is never cut to a column. */
+        if (r->reason[0])
             fprintf(out, "  %*s  %s: %s\n", wv, "", kbc_outcome_name((int)r->outcome),
                     kbc_text_visible(r->reason));
-        }
         if (r->sanitizer[0])
             fprintf(out, "  %*s  sanitizer: %s\n", wv, "", kbc_text_visible(r->sanitizer));
-        if (r->device_left_bytes > KBC_LEFT_NOTE_BYTES && (size_t)(r - rows) == 0) {
+        if (r->device_left_bytes > KBC_LEFT_NOTE_BYTES && i == 0) {
             char b[32];
             fprintf(out, "  %*s  device memory: this point left %s behind (free before its "
                          "setup minus after its teardown)\n",
@@ -591,13 +750,9 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
                 fprintf(out, "%s- %s: stands for %" PRIu64 " points; this variant ignores %s\n",
                         any++ ? "" : "\n", kbc_text_md(r->variant), r->points,
                         r->ignores[0] ? kbc_text_md(r->ignores) : "them");
-            if (run_wide(r) && (!c->nogpu[0] || strcmp(c->nogpu, r->reason) == 0)) {
-                snprintf(c->nogpu, sizeof c->nogpu, "%s", r->reason);
-                c->nogpu_rows++;
-            } else if (r->reason[0]) {
+            if (r->reason[0])
                 fprintf(out, "%s- %s %s: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
                         kbc_outcome_name((int)r->outcome), kbc_text_md(r->reason));
-            }
             if (r->sanitizer[0])
                 fprintf(out, "%s- %s sanitizer: %s\n", any++ ? "" : "\n",
                         kbc_text_md(r->variant), kbc_text_md(r->sanitizer));
@@ -615,7 +770,10 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
                         kbc_text_md(batch_note(r)));
         }
     }
+    print_fold(c, all, n_all);
+    print_noisy_note(out, md, rows, n);
     fputc('\n', out);
+    free(rows);
     fflush(out);
     return ferror(out) ? -1 : 0;
 }
@@ -623,6 +781,15 @@ static int table_point(void *vctx, const kbc_record *rows, size_t n)
 static int table_end(void *vctx, int exit_code)
 {
     table_ctx *c = vctx;
+    size_t n_sus;
+    const kbc_suspect *sus = kbc_suspects_list(c->suspects, &n_sus);
+    for (size_t i = 0; i < n_sus; i++) {
+        char t[2048];
+        fprintf(c->out, "%ssuspect row (more than twice as slow as its variant with more work): %s\n",
+                c->markdown ? "- " : "", SHOWN(c->markdown, kbc_suspect_text(&sus[i], t, sizeof t)));
+    }
+    if (n_sus)
+        fputc('\n', c->out);
     fprintf(c->out, "summary: %u pass, %u FAIL, %u error, %u skipped", c->counts[KBC_PASS],
             c->counts[KBC_FAIL], c->counts[KBC_ERROR], c->counts[KBC_SKIPPED]);
     /* Crashed and timed-out rows are named only when there are some, so
@@ -630,6 +797,8 @@ static int table_end(void *vctx, int exit_code)
     if (c->counts[KBC_CRASHED] || c->counts[KBC_TIMEOUT])
         fprintf(c->out, ", %u crashed, %u timeout", c->counts[KBC_CRASHED],
                 c->counts[KBC_TIMEOUT]);
+    if (c->counts[KBC_INVALID])
+        fprintf(c->out, ", %u invalid", c->counts[KBC_INVALID]);
     fprintf(c->out, "; exit code %d\n", exit_code);
     if (c->nogpu_rows)
         fprintf(c->out, "skipped: %u CUDA row%s: %s\n", c->nogpu_rows,
@@ -645,6 +814,7 @@ static void table_destroy(void *vctx)
         free(c->base_keys[i]);
     free(c->base_keys);
     free(c->base_order);
+    kbc_suspects_free(c->suspects);
     if (c->own) {
         if (c->out)
             fclose(c->out);
@@ -663,6 +833,7 @@ int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d)
         return -1;
     }
     table_ctx *c = kbc_xcalloc(1, sizeof *c);
+    c->suspects = kbc_suspects_new();
     c->out = out;
     c->fd = -1;
     /* No error(): a table on a stream that fails (stdout) is the
@@ -763,7 +934,9 @@ int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d)
         return -1;
     }
     table_ctx *c = kbc_xcalloc(1, sizeof *c);
+    c->suspects = kbc_suspects_new();
     c->markdown = 1;
+    c->wide = 1; /* a file to read, not a terminal: every column */
     c->own = 1;
     c->fd = fd;
     c->path = kbc_xstrdup(path);
@@ -774,6 +947,13 @@ int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d)
                        .destroy = table_destroy,
                        .error = md_error};
     return 0;
+}
+
+void kbc_report_table_wide(kbc_sink *sink, int wide)
+{
+    table_ctx *c = sink->ctx;
+    if (!c->markdown)
+        c->wide = wide;
 }
 
 void kbc_report_table_baseline(kbc_sink *sink, const kbc_record *base, size_t n)

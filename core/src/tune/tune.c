@@ -1,0 +1,1287 @@
+/* tune.c -- see tune.h: the settings of each tuning experiment, its
+   problems and their searches, the rounds through the supervisor (or a
+   replay of a journal), the cache, and the final measurements. */
+#define _GNU_SOURCE
+#include "tune.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "instance.h"
+#include "journal.h"
+#include "point.h"
+#include "record_json.h"
+#include "shard.h"
+#include "value.h"
+#include "tune_internal.h"
+#include "util.h"
+
+/* The candidates one round may hand one problem's search (the exhaustive
+   and random searches fill it; the others ask for fewer). */
+#define ROUND_ROOM 4096
+/* The candidates a round may hand a search whose budget is a duration. */
+#define TIMED_ROUND_ROOM 8
+/* Evaluations of a search that the budget leaves by default: a quarter
+   of the allowed space (rounded down), at least this many. */
+#define DEFAULT_BUDGET_MIN 4
+/* Spaces up to this size have their valid candidates counted (plan() on
+   each) for the default budget. */
+#define VALID_COUNT_MAX 1000000
+
+/* ---- the cache: measurements read from the journals ---- */
+
+typedef struct measured {
+    char *key;          /* kbc_record_key                       */
+    char sha[65];
+    char gpu[256];
+    int outcome;
+    double median, gbps, gflops, items, noise;
+    char reason[700];
+} measured;
+
+typedef struct cache {
+    measured *m;
+    size_t n, cap;
+} cache;
+
+static void cache_add(cache *c, const kbc_record *r, const char *sha, const char *gpu)
+{
+    if (c->n == c->cap) {
+        c->cap = c->cap ? 2 * c->cap : 64;
+        c->m = kbc_xrealloc(c->m, c->cap * sizeof *c->m);
+    }
+    measured *x = &c->m[c->n++];
+    memset(x, 0, sizeof *x);
+    size_t need = kbc_record_key(r, NULL, 0) + 1;
+    x->key = kbc_xmalloc(need);
+    kbc_record_key(r, x->key, need);
+    snprintf(x->sha, sizeof x->sha, "%s", sha ? sha : "");
+    snprintf(x->gpu, sizeof x->gpu, "%s", gpu ? gpu : "");
+    x->outcome = (int)r->outcome;
+    x->median = r->time.n > 0 ? r->time.median : NAN;
+    x->gbps = r->gbps;
+    x->gflops = r->gflops;
+    x->items = r->items_per_s;
+    x->noise = r->noise;
+    snprintf(x->reason, sizeof x->reason, "%s", r->reason);
+}
+
+static void cache_free(cache *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->m[i].key);
+    free(c->m);
+    memset(c, 0, sizeof *c);
+}
+
+/* The latest measurement of key (with sha and gpu unless NULL). */
+static const measured *cache_find(const cache *c, const char *key, const char *sha,
+                                  const char *gpu)
+{
+    for (size_t i = c->n; i-- > 0;)
+        if (strcmp(c->m[i].key, key) == 0 && (!sha || strcmp(c->m[i].sha, sha) == 0) &&
+            (!gpu || strcmp(c->m[i].gpu, gpu) == 0))
+            return &c->m[i];
+    return NULL;
+}
+
+/* Every row of a journal file into c, read only (a line that is not an
+   entry is passed over: a cut last line, the header).  Returns the rows
+   read, or -1 when the file cannot be opened. */
+static long cache_read(cache *c, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    long rows = 0;
+    while (getline(&line, &cap, f) > 0) {
+        json_t *e = json_loads(line, 0, NULL);
+        const json_t *a = e ? json_object_get(e, "rows") : NULL;
+        const char *sha = e ? json_string_value(json_object_get(e, "plugin_sha256")) : NULL;
+        const char *gpu = e ? json_string_value(json_object_get(e, "gpu_model")) : NULL;
+        size_t i;
+        const json_t *row;
+        if (json_is_array(a))
+            json_array_foreach(a, i, row)
+            {
+                kbc_record r;
+                char why[256];
+                if (kbc_record_from_json(row, &r, why, sizeof why) != 0)
+                    continue;
+                cache_add(c, &r, sha, gpu);
+                kbc_record_free(&r);
+                rows++;
+            }
+        json_decref(e);
+    }
+    free(line);
+    fclose(f);
+    return rows;
+}
+
+/* ---- settings ---- */
+
+typedef struct ctx {
+    tune *t;
+    const kbc_ini *ini;
+    kbc_diag *d;
+} ctx;
+
+/* The entry of key for experiment section sec (its own, or [global]'s),
+   and the section it is in. */
+static const kbc_entry *setting(const ctx *c, const char *sec, const char *key,
+                                const char **where)
+{
+    const kbc_section *s = kbc_ini_section(c->ini, sec);
+    const kbc_entry *e = s ? kbc_section_get(s, key) : NULL;
+    *where = sec;
+    if (!e) {
+        const kbc_section *g = kbc_ini_section(c->ini, "global");
+        e = g ? kbc_section_get(g, key) : NULL;
+        *where = "global";
+    }
+    return e;
+}
+
+static int bad_key(const ctx *c, const kbc_entry *e, const char *where, const char *fmt, ...)
+    KB_PRINTF(4, 5);
+static int bad_key(const ctx *c, const kbc_entry *e, const char *where, const char *fmt, ...)
+{
+    char what[800];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    size_t len = strlen(what);
+    char at[64];
+    if (e->line < 0)
+        snprintf(at, sizeof at, "--set");
+    else
+        snprintf(at, sizeof at, "%d", e->line);
+    const char *end = len && (what[len - 1] == '.' || what[len - 1] == '?') ? "" : ".";
+    if (e->line < 0)
+        kbc_diag_set(c->d, "--set: key '%s' in [%s]: %s%s", e->key, where, what, end);
+    else
+        kbc_diag_set(c->d, "%s:%s: key '%s' in [%s]: %s%s", c->ini->path, at, e->key, where,
+                     what, end);
+    return -1;
+}
+
+static int parse_count(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* "90s", "500ms", "5min", "2h" (a number alone is not a duration). */
+static int parse_duration(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !(v > 0) || !isfinite(v))
+        return -1;
+    while (*end == ' ')
+        end++;
+    double mul = strcmp(end, "s") == 0     ? 1
+                 : strcmp(end, "ms") == 0  ? 1e-3
+                 : strcmp(end, "min") == 0 ? 60
+                 : strcmp(end, "h") == 0   ? 3600
+                                           : 0;
+    if (mul == 0)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+/* Whether parameter k is named in the comma-separated list. */
+static int listed(const char *list, const char *name)
+{
+    char *copy = kbc_xstrdup(list);
+    int hit = 0;
+    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && !hit;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *t = kbc_trim_dup(tok);
+        hit = strcmp(t, name) == 0;
+        free(t);
+    }
+    free(copy);
+    return hit;
+}
+
+static int read_settings(const ctx *c, tune_exp *x)
+{
+    tune *t = c->t;
+    const kbc_experiment *e = &t->full.exps[x->exp];
+    const kb_plugin *d = e->plugin->desc;
+    const char *where;
+    const kbc_entry *k;
+
+    k = setting(c, e->name, "tune", &where);
+    x->strategy = kbc_strategy_parse(k->value);
+    if (x->strategy < 0) {
+        const char *names[KBC_TUNE_N_STRATEGIES];
+        for (int i = 0; i < KBC_TUNE_N_STRATEGIES; i++)
+            names[i] = kbc_strategy_name(i);
+        const char *best = kbc_closest(k->value, names, KBC_TUNE_N_STRATEGIES);
+        return bad_key(c, k, where,
+                       "'%s' is not a strategy (exhaustive, random, local, anneal or auto)%s%s%s",
+                       k->value, best ? "; did you mean '" : "", best ? best : "",
+                       best ? "'?" : "");
+    }
+
+    x->rate = 0;
+    if ((k = setting(c, e->name, "objective", &where))) {
+        if (strcmp(k->value, "rate") == 0)
+            x->rate = 1;
+        else if (strcmp(k->value, "time") != 0)
+            return bad_key(c, k, where, "'%s' is not an objective (time or rate)", k->value);
+    }
+    x->seed = 1;
+    if ((k = setting(c, e->name, "tune_seed", &where)) && parse_count(k->value, &x->seed) != 0)
+        return bad_key(c, k, where, "'%s' is not a seed (a count: 1, 2, ...)", k->value);
+    x->top = 3;
+    uint64_t v;
+    if ((k = setting(c, e->name, "tune_top", &where))) {
+        if (parse_count(k->value, &v) != 0 || v < 1 || v > 1000)
+            return bad_key(c, k, where, "'%s' is not a count from 1 to 1000", k->value);
+        x->top = (uint32_t)v;
+    }
+    x->screen = 3;
+    if ((k = setting(c, e->name, "tune_screen", &where))) {
+        if (strcmp(k->value, "off") == 0)
+            x->screen = 0;
+        else if (parse_count(k->value, &v) != 0 || v < 1 || v > 100000)
+            return bad_key(c, k, where, "'%s' is not a count of runs (from 1) nor off",
+                           k->value);
+        else
+            x->screen = (uint32_t)v;
+    }
+    if ((k = setting(c, e->name, "tune_budget", &where))) {
+        if (parse_count(k->value, &x->budget_n) == 0) {
+            if (x->budget_n < 1)
+                return bad_key(c, k, where, "a budget of 0 evaluations tries nothing");
+        } else if (parse_duration(k->value, &x->budget_s) != 0) {
+            return bad_key(c, k, where,
+                           "'%s' is neither a count of evaluations (40) nor a duration (90s, "
+                           "500ms, 5min, 2h)",
+                           k->value);
+        }
+    }
+
+    /* The problem parameters, the search's, and the variants. */
+    const kbc_entry *pk = setting(c, e->name, "tune_problem", &where);
+    const char *pwhere = where;
+    if (pk) {
+        char *copy = kbc_xstrdup(pk->value);
+        for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save)) {
+            char *name = kbc_trim_dup(tok);
+            int found = 0;
+            for (uint32_t i = 0; i < d->n_params; i++)
+                found |= strcmp(d->params[i].name, name) == 0;
+            if (!found) {
+                bad_key(c, pk, pwhere, "'%s' is not a parameter of plugin '%s'", name, d->name);
+                free(name);
+                free(copy);
+                return -1;
+            }
+            free(name);
+        }
+        free(copy);
+    }
+    uint64_t stride = 1;
+    for (uint32_t i = d->n_params; i-- > 0;) {
+        const kbc_axis *a = &e->axes[i];
+        if (a->lead_plus1)
+            continue;
+        x->stride[i] = stride;
+        stride *= a->n;
+    }
+    for (uint32_t i = 0; i < d->n_params; i++) {
+        const kbc_axis *a = &e->axes[i];
+        if (a->lead_plus1 || a->n < 2)
+            continue;
+        /* A zip group is a problem when any of its parameters is named. */
+        int problem = 0;
+        for (uint32_t j = 0; j < d->n_params; j++)
+            if (j == i || e->axes[j].lead_plus1 == i + 1)
+                problem |= pk ? listed(pk->value, d->params[j].name)
+                              : d->params[j].type == KB_PARAM_SIZE;
+        if (problem)
+            x->problem[x->n_problem++] = i;
+        else
+            x->search[x->n_search++] = i;
+    }
+    for (uint32_t k2 = 0; k2 < e->n_variants; k2++) {
+        uint32_t vi = e->variants[k2];
+        if (d->variants[vi].flags & KB_VARIANT_LIBRARY)
+            x->libs[x->n_libs++] = vi;
+        else
+            x->variants[x->n_variants++] = vi;
+    }
+    if (!x->n_variants) {
+        kbc_diag_set(c->d,
+                     "%s:%d: experiment [%s] selects only library variants, so there is "
+                     "nothing to tune; select the variants whose parameters are searched.",
+                     c->ini->path, e->line, e->name);
+        return -1;
+    }
+
+    if ((k = setting(c, e->name, "constrain", &where))) {
+        const char *vnames[KB_MAX_VARIANTS];
+        for (uint32_t i = 0; i < d->n_variants; i++)
+            vnames[i] = d->variants[i].name;
+        kbc_expr_names nm = {d->params, d->n_params, vnames, d->n_variants};
+        char why[700];
+        x->constrain = kbc_expr_parse(k->value, &nm, why, sizeof why);
+        if (!x->constrain)
+            return bad_key(c, k, where, "%s", why);
+    }
+    return 0;
+}
+
+/* ---- candidates ---- */
+
+uint64_t kbc_tune_point(const tune *t, const tune_problem *p, uint64_t cand, uint32_t *variant)
+{
+    const tune_exp *x = &t->exps[p->te];
+    const kbc_search *s = p->search;
+    uint64_t point = 0;
+    for (size_t i = 0; i < x->n_problem; i++)
+        point += (uint64_t)p->at[i] * x->stride[x->problem[i]];
+    for (size_t i = 0; i < x->n_search; i++)
+        point += (uint64_t)kbc_search_coord(s, cand, i) * x->stride[x->search[i]];
+    *variant = x->variants[kbc_search_coord(s, cand, x->n_search)];
+    return point;
+}
+
+/* Whether variant v uses parameter i (kb_variant.uses; 0: all). */
+static int uses(const kb_plugin *d, uint32_t v, uint32_t i)
+{
+    uint64_t u = d->variants[v].uses;
+    return !u || (u & KB_USES(i));
+}
+
+/* Whether the constraint holds at a candidate. */
+static int constraint_holds(const tune *t, const tune_problem *p, uint64_t cand)
+{
+    const tune_exp *x = &t->exps[p->te];
+    if (!x->constrain)
+        return 1;
+    const kbc_experiment *e = &t->full.exps[x->exp];
+    const kb_plugin *d = e->plugin->desc;
+    uint32_t v;
+    uint64_t point = kbc_tune_point(t, p, cand, &v);
+    kb_value values[KB_MAX_PARAMS];
+    kbc_experiment_point(e, point, values);
+    int64_t ival[KB_MAX_PARAMS + 1 + KBC_EXPR_N_FACTS];
+    for (uint32_t i = 0; i < d->n_params; i++)
+        ival[i] = d->params[i].type == KB_PARAM_SIZE ? (int64_t)values[i].u
+                  : d->params[i].type == KB_PARAM_FLOAT ? 0
+                                                        : values[i].i;
+    ival[d->n_params] = v;
+    for (int i = 0; i < KBC_EXPR_N_FACTS; i++)
+        ival[d->n_params + 1 + i] = t->facts[i];
+    kbc_expr_env env = {ival};
+    return kbc_expr_holds(x->constrain, &env);
+}
+
+/* Whether a candidate is in the space (search.h's ok): the constraint
+   holds, and it is the one candidate of its configuration.  A variant
+   that ignores searched parameters measures the same whatever their
+   values, so it is tried once: at the first of their combinations (in
+   index order) where the constraint holds. */
+static int candidate_ok(void *arg, uint64_t cand)
+{
+    tune_problem *p = arg;
+    tune *t = p->t;
+    const tune_exp *x = &t->exps[p->te];
+    const kbc_experiment *e = &t->full.exps[x->exp];
+    const kb_plugin *d = e->plugin->desc;
+    uint32_t v = x->variants[kbc_search_coord(p->search, cand, x->n_search)];
+    if (!constraint_holds(t, p, cand))
+        return 0;
+    /* The ignored coordinates, and the candidate with them all at 0. */
+    size_t ignored[KB_MAX_PARAMS], n_ignored = 0;
+    uint64_t base = cand, stride[KB_MAX_PARAMS];
+    for (size_t i = 0; i < x->n_search; i++) {
+        if (uses(d, v, x->search[i]))
+            continue;
+        uint64_t st = 1;
+        for (size_t j = i + 1; j <= x->n_search; j++)
+            st *= j < x->n_search ? e->axes[x->search[j]].n : x->n_variants;
+        stride[n_ignored] = st;
+        ignored[n_ignored++] = i;
+        base -= (uint64_t)kbc_search_coord(p->search, cand, i) * st;
+    }
+    if (!n_ignored)
+        return 1;
+    /* The first combination of the ignored coordinates that holds. */
+    uint32_t at[KB_MAX_PARAMS] = {0};
+    for (;;) {
+        uint64_t c = base;
+        for (size_t k = 0; k < n_ignored; k++)
+            c += (uint64_t)at[k] * stride[k];
+        if (c == cand)
+            return 1;
+        if (constraint_holds(t, p, c))
+            return 0;
+        size_t k = n_ignored;
+        while (k-- > 0) {
+            if (++at[k] < e->axes[x->search[ignored[k]]].n)
+                break;
+            at[k] = 0;
+        }
+        if (k == (size_t)-1)
+            return 0;
+    }
+}
+
+/* "block_x=32, block_y=8, variant=fast": the searched parameters and the
+   variant; a library row names its variant only. */
+static void candidate_text(const tune *t, const tune_exp *x, uint64_t point, uint32_t v,
+                           int library, char *buf, size_t n)
+{
+    const kbc_experiment *e = &t->full.exps[x->exp];
+    const kb_plugin *d = e->plugin->desc;
+    kb_value values[KB_MAX_PARAMS];
+    kbc_experiment_point(e, point, values);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < x->n_search && !library && used < n; i++) {
+        char val[64];
+        const kb_param *q = &d->params[x->search[i]];
+        if (!uses(d, v, x->search[i]))
+            continue;
+        kbc_value_format(q, values[x->search[i]], val, sizeof val);
+        used += (size_t)snprintf(buf + used, n - used, "%s=%s, ", q->name, val);
+    }
+    if (used < n)
+        snprintf(buf + used, n - used, "variant=%s", d->variants[v].name);
+}
+
+/* The row key of (point, variant), as the journals and workers spell it. */
+static char *row_key(const kbc_plan *plan, size_t exp, uint64_t point, uint32_t v)
+{
+    const kbc_experiment *e = &plan->exps[exp];
+    kb_value values[KB_MAX_PARAMS];
+    kbc_experiment_point(e, point, values);
+    kbc_record r;
+    kbc_record_identify(&r, e, point, values, v);
+    size_t need = kbc_record_key(&r, NULL, 0) + 1;
+    char *k = kbc_xmalloc(need);
+    kbc_record_key(&r, k, need);
+    return k;
+}
+
+static tune_row *add_row(tune *t)
+{
+    if (t->n_rows == t->cap_rows) {
+        t->cap_rows = t->cap_rows ? 2 * t->cap_rows : 256;
+        t->rows = kbc_xrealloc(t->rows, t->cap_rows * sizeof *t->rows);
+    }
+    tune_row *r = &t->rows[t->n_rows++];
+    memset(r, 0, sizeof *r);
+    r->screen = r->full = r->rate_screen = r->rate_full = r->noise = NAN;
+    r->cost = INFINITY;
+    r->full_outcome = -1;
+    return r;
+}
+
+/* The objective's rate of a measurement (flops, else bytes, else items),
+   and its unit. */
+static double rate_of(const measured *m, const char **unit)
+{
+    if (m->gflops > 0) {
+        *unit = "GFLOP/s";
+        return m->gflops;
+    }
+    if (m->gbps > 0) {
+        *unit = "GB/s";
+        return m->gbps;
+    }
+    *unit = "items/s";
+    return m->items;
+}
+
+/* What the search is told for a measurement: the median (time), or one
+   over the rate (rate); INFINITY for anything but a pass. */
+static double cost_of(tune_exp *x, const measured *m)
+{
+    if (m->outcome != KBC_PASS || !(m->median > 0))
+        return INFINITY;
+    if (!x->rate)
+        return m->median;
+    double r = rate_of(m, &x->rate_unit);
+    return r > 0 ? 1.0 / r : INFINITY;
+}
+
+/* A measurement into a row: the search's (screening) or the final one. */
+static void row_screened(tune_exp *x, tune_row *r, const measured *m)
+{
+    r->outcome = m->outcome;
+    snprintf(r->reason, sizeof r->reason, "%s", m->reason);
+    r->screen = m->median;
+    r->noise = m->noise;
+    r->rate_screen = rate_of(m, &x->rate_unit);
+    r->cost = cost_of(x, m);
+}
+
+static void row_measured(tune_exp *x, tune_row *r, const measured *m)
+{
+    r->full_outcome = m->outcome;
+    r->full = m->median;
+    r->noise = m->noise;
+    r->rate_full = rate_of(m, &x->rate_unit);
+    if (r->library) {
+        r->outcome = m->outcome;
+        snprintf(r->reason, sizeof r->reason, "%s", m->reason);
+    }
+}
+
+/* ---- a round through the supervisor ---- */
+
+/* A sink that keeps a round's rows (got) and, from the run's header, the
+   machine (into the tune) and each plugin's build. */
+typedef struct collect {
+    tune *t;
+    cache got;
+    char sha[64][65];
+    char plugin[64][KBC_REC_NAME];
+    size_t n_builds;
+} collect;
+
+static int collect_begin(void *arg, const kbc_run_info *info)
+{
+    collect *c = arg;
+    tune *t = c->t;
+    const kbc_machine *m = info->machine;
+    if (m && !t->have_machine) {
+        t->have_machine = 1;
+        snprintf(t->gpu_model, sizeof t->gpu_model, "%s", m->has_gpu ? m->name : "none");
+        t->facts[0] = m->cpu_threads;
+        t->facts[1] = m->has_gpu ? m->sm_count : 0;
+        t->facts[2] = m->has_gpu ? m->cc_major * 10 + m->cc_minor : 0;
+        t->facts[3] = m->has_gpu ? (int64_t)m->l2_bytes : 0;
+        t->facts[4] = m->has_gpu ? (int64_t)m->mem_bytes : 0;
+    }
+    for (size_t i = 0; i < info->n_builds && i < 64; i++) {
+        snprintf(c->plugin[i], sizeof c->plugin[i], "%s", info->builds[i].name);
+        snprintf(c->sha[i], sizeof c->sha[i], "%s", info->builds[i].sha256);
+    }
+    c->n_builds = info->n_builds < 64 ? info->n_builds : 64;
+    return 0;
+}
+
+static int collect_point(void *arg, const kbc_record *recs, size_t n)
+{
+    collect *c = arg;
+    for (size_t i = 0; i < n; i++)
+        cache_add(&c->got, &recs[i], "", "");
+    return 0;
+}
+
+/* The SHA-256 of plugin name's file, as the hello round saw it. */
+static const char *sha_of(const collect *c, const char *plugin)
+{
+    for (size_t i = 0; i < c->n_builds; i++)
+        if (strcmp(c->plugin[i], plugin) == 0)
+            return c->sha[i];
+    return "";
+}
+
+/* Runs the picks on plan (full or screening) through the supervisor, into
+   c->got.  Returns the supervisor's exit code but for 1 (failed rows are
+   rows here). */
+static size_t next_round(void *arg, const kbc_point_pick **out);
+
+/* rounds (below): with one, the supervisor asks it for the next round's
+   picks as each round ends (kbc_super_opts.more). */
+static int round_run(tune *t, const kbc_plan *plan, int screening, kbc_journal *j,
+                     const kbc_point_pick *picks, size_t n_picks, collect *c, void *rounds)
+{
+    const kbc_tune_opts *o = t->o;
+    const char **sets = kbc_xcalloc((size_t)o->n_sets + 3 * t->n_exps + 1, sizeof *sets);
+    char **own = kbc_xcalloc(3 * t->n_exps + 1, sizeof *own);
+    size_t ns = 0, no = 0;
+    for (int i = 0; i < o->n_sets; i++)
+        sets[ns++] = o->sets[i];
+    for (size_t i = 0; screening && i < t->n_exps; i++) {
+        const tune_exp *x = &t->exps[i];
+        if (!x->screen)
+            continue;
+        const char *name = t->full.exps[x->exp].name;
+        own[no] = kbc_xasprintf("%s.runs=%u", name, x->screen);
+        sets[ns++] = own[no++];
+        own[no] = kbc_xasprintf("%s.warmup=1", name);
+        sets[ns++] = own[no++];
+        own[no] = kbc_xasprintf("%s.noise=0", name);
+        sets[ns++] = own[no++];
+    }
+    kbc_super_opts so;
+    memset(&so, 0, sizeof so);
+    so.self = o->self;
+    so.ini_path = o->ini_path;
+    so.plugin_paths = o->plugin_paths;
+    so.n_plugin_paths = o->n_plugin_paths;
+    so.experiment = o->experiment;
+    so.sets = sets;
+    so.n_sets = (int)ns;
+    so.quiet = o->quiet;
+    so.journal = j;
+    so.allow_shared = o->allow_shared;
+    so.gpus = o->gpus;
+    so.n_gpus = o->n_gpus;
+    static const kbc_point_pick none;
+    so.picks = n_picks ? picks : &none;
+    so.n_picks = n_picks;
+    if (rounds) {
+        so.more = next_round;
+        so.more_ctx = rounds;
+    }
+    kbc_sink sink = {.ctx = c, .begin = collect_begin, .point = collect_point};
+    int code = kbc_supervise(plan, &so, &sink, 1, o->command_line);
+    for (size_t i = 0; i < no; i++)
+        free(own[i]);
+    free(own);
+    free(sets);
+    return code == KBC_EXIT_FAILED ? KBC_EXIT_OK : code;
+}
+
+/* ---- the tuning ---- */
+
+/* A problem's evaluation of candidate cand: plan() refusals are invalid
+   rows at once; cached rows are told at once; the rest is picked for the
+   round.  Returns 1 when it needs the round. */
+static int evaluate(tune *t, tune_problem *p, uint64_t cand, int arm, const cache *cached,
+                    const collect *builds, kb_host *host, size_t *row_index)
+{
+    tune_exp *x = &t->exps[p->te];
+    const kbc_experiment *e = &t->full.exps[x->exp];
+    const kb_plugin *d = e->plugin->desc;
+    uint32_t v;
+    uint64_t point = kbc_tune_point(t, p, cand, &v);
+    /* A variant that ignores a searched parameter runs at the first point
+       of its configuration: the same measurement for every value. */
+    uint64_t rep = kbc_point_representative(e, point, v);
+    tune_row *r = add_row(t);
+    *row_index = t->n_rows - 1;
+    r->prob = (size_t)(p - t->probs);
+    r->cand = cand;
+    r->point = rep;
+    r->variant = v;
+    r->arm = arm;
+    candidate_text(t, x, point, v, 0, r->text, sizeof r->text);
+    kb_value values[KB_MAX_PARAMS];
+    kbc_experiment_point(e, rep, values);
+    kb_work w;
+    memset(&w, 0, sizeof w);
+    kbc_error err;
+    int st = kbc_call_plan(kbc_instance_of(d, host), values, &w, &err);
+    if (st != KB_OK) {
+        r->outcome = KBC_INVALID;
+        snprintf(r->reason, sizeof r->reason, "%s", err.sentence);
+        p->invalid++;
+        kbc_search_tell(p->search, cand, INFINITY);
+        return 0;
+    }
+    p->evaluations++;
+    r->eval = (int)p->evaluations;
+    char *key = row_key(x->screen ? &t->screen : &t->full, x->exp, rep, v);
+    const measured *m = cache_find(cached, key, t->o->simulate ? NULL : sha_of(builds, d->name),
+                                   t->o->simulate ? NULL : t->gpu_model);
+    free(key);
+    if (m || t->o->simulate) {
+        if (m) {
+            row_screened(x, r, m);
+        } else {
+            r->outcome = KBC_SKIPPED;
+            snprintf(r->reason, sizeof r->reason,
+                     "--simulate: the journal holds no measurement of this candidate");
+        }
+        r->cached_screen = 1;
+        p->cached++;
+        if (!isfinite(r->cost))
+            p->failed++;
+        kbc_search_tell(p->search, cand, r->cost);
+        return 0;
+    }
+    return 1;
+}
+
+/* Takes a round's measurement of row r (screening). */
+static void take(tune *t, tune_problem *p, tune_row *r, const collect *c)
+{
+    tune_exp *x = &t->exps[p->te];
+    char *key = row_key(x->screen ? &t->screen : &t->full, x->exp, r->point, r->variant);
+    const measured *m = cache_find(&c->got, key, NULL, NULL);
+    free(key);
+    if (m) {
+        row_screened(x, r, m);
+        p->measured++;
+    } else {
+        r->outcome = KBC_SKIPPED;
+        snprintf(r->reason, sizeof r->reason,
+                 "the run stopped before this candidate came back");
+    }
+    if (!isfinite(r->cost))
+        p->failed++;
+    kbc_search_tell(p->search, r->cand, r->cost);
+}
+
+static void add_pick(kbc_point_pick **picks, size_t *n, size_t *cap, uint32_t exp,
+                     uint64_t point, uint32_t v)
+{
+    for (size_t i = 0; i < *n; i++)
+        if ((*picks)[i].exp == exp && (*picks)[i].point == point) {
+            (*picks)[i].mask |= KB_VARIANT_BIT(v);
+            return;
+        }
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        *picks = kbc_xrealloc(*picks, *cap * sizeof **picks);
+    }
+    (*picks)[(*n)++] = (kbc_point_pick){exp, point, KB_VARIANT_BIT(v)};
+}
+
+/* The problems of experiment te: the cross product of its problem axes. */
+static void make_problems(tune *t, size_t te)
+{
+    tune_exp *x = &t->exps[te];
+    const kbc_experiment *e = &t->full.exps[x->exp];
+    const kb_plugin *d = e->plugin->desc;
+    uint64_t count = 1;
+    for (size_t i = 0; i < x->n_problem; i++)
+        count *= e->axes[x->problem[i]].n;
+    t->probs = kbc_xrealloc(t->probs, (t->n_probs + count) * sizeof *t->probs);
+    for (uint64_t q = 0; q < count; q++) {
+        tune_problem *p = &t->probs[t->n_probs++];
+        memset(p, 0, sizeof *p);
+        p->t = t;
+        p->te = te;
+        uint64_t rest = q;
+        for (size_t i = x->n_problem; i-- > 0;) {
+            size_t len = e->axes[x->problem[i]].n;
+            p->at[i] = (uint32_t)(rest % len);
+            rest /= len;
+        }
+        size_t used = 0;
+        kb_value values[KB_MAX_PARAMS];
+        uint64_t point = 0;
+        for (size_t i = 0; i < x->n_problem; i++)
+            point += (uint64_t)p->at[i] * x->stride[x->problem[i]];
+        kbc_experiment_point(e, point, values);
+        p->name[0] = '\0';
+        for (uint32_t i = 0; i < d->n_params && used < sizeof p->name; i++) {
+            int mine = 0;
+            for (size_t j = 0; j < x->n_problem; j++)
+                mine |= x->problem[j] == i || e->axes[i].lead_plus1 == x->problem[j] + 1;
+            if (!mine)
+                continue;
+            char val[64];
+            kbc_value_format(&d->params[i], values[i], val, sizeof val);
+            used += (size_t)snprintf(p->name + used, sizeof p->name - used, "%s%s=%s",
+                                     used ? ", " : "", d->params[i].name, val);
+        }
+        if (!p->name[0])
+            snprintf(p->name, sizeof p->name, "the problem");
+    }
+}
+
+/* The search's state between rounds: the candidates of the round that
+   runs, and the picks that run them. */
+typedef struct rounds {
+    tune *t;
+    const cache *cached;
+    collect *builds;
+    kb_host *hosts;
+    collect got;            /* the rows of the round that ran            */
+    uint64_t *batch;
+    kbc_point_pick *picks;
+    size_t n_picks, cap_picks;
+    size_t *pending, n_pending;
+    size_t round;
+} rounds;
+
+/* Tells each search what the last round measured (rows missing from it:
+   the run stopped first). */
+static void take_round(rounds *rs)
+{
+    tune *t = rs->t;
+    for (size_t k = 0; k < rs->n_pending; k++) {
+        tune_row *r = &t->rows[rs->pending[k]];
+        take(t, &t->probs[r->prob], r, &rs->got);
+    }
+    rs->n_pending = 0;
+    cache_free(&rs->got.got);
+}
+
+/* The next round's picks: each problem's search is asked until it has a
+   candidate that needs running (cached and invalid ones are told at
+   once), its budget is spent or it has nothing left.  Returns how many
+   points (0: every search is done).  The supervisor's `more`. */
+static size_t next_round(void *arg, const kbc_point_pick **out)
+{
+    rounds *rs = arg;
+    tune *t = rs->t;
+    take_round(rs);
+    rs->n_picks = 0;
+    for (size_t i = 0; i < t->n_probs; i++) {
+        tune_problem *p = &t->probs[i];
+        tune_exp *x = &t->exps[p->te];
+        if (p->done)
+            continue;
+        if (!p->t0)
+            p->t0 = kbc_now();
+        size_t before = rs->n_pending;
+        while (rs->n_pending == before) {
+            uint64_t left = p->budget > p->evaluations ? p->budget - p->evaluations : 0;
+            if (!left || (x->budget_s > 0 && kbc_now() - p->t0 > x->budget_s)) {
+                p->done = 1;
+                break;
+            }
+            size_t room = left < ROUND_ROOM ? (size_t)left : ROUND_ROOM;
+            /* A budget of time is checked between rounds, so rounds stay
+               short under one. */
+            if (x->budget_s > 0 && room > TIMED_ROUND_ROOM)
+                room = TIMED_ROUND_ROOM;
+            size_t n = kbc_search_ask(p->search, rs->batch, room);
+            if (!n) {
+                p->done = 1;
+                break;
+            }
+            int arm = kbc_search_arm(p->search);
+            for (size_t k = 0; k < n; k++) {
+                size_t ri;
+                if (!evaluate(t, p, rs->batch[k], arm, rs->cached, rs->builds, &rs->hosts[p->te],
+                              &ri))
+                    continue;
+                rs->pending = kbc_xrealloc(rs->pending, (rs->n_pending + 1) * sizeof *rs->pending);
+                rs->pending[rs->n_pending++] = ri;
+                add_pick(&rs->picks, &rs->n_picks, &rs->cap_picks, (uint32_t)x->exp,
+                         t->rows[ri].point, t->rows[ri].variant);
+            }
+        }
+        if (p->done)
+            p->wall = kbc_now() - p->t0;
+    }
+    if (rs->n_pending) {
+        rs->round++;
+        if (!t->o->quiet)
+            fprintf(t->err, "kbench tune: round %zu: %zu candidate%s\n", rs->round,
+                    rs->n_pending, rs->n_pending == 1 ? "" : "s");
+    }
+    *out = rs->picks;
+    return rs->n_picks;
+}
+
+/* How many candidates of the space the constraint allows and plan()
+   accepts (what an exhaustive search evaluates), for the default budget;
+   the allowed count where the space is too large to ask plan() of each. */
+static uint64_t count_valid(tune *t, tune_problem *p, kb_host *host)
+{
+    const tune_exp *x = &t->exps[p->te];
+    const kbc_experiment *e = &t->full.exps[x->exp];
+    const kb_plugin *d = e->plugin->desc;
+    uint64_t size = kbc_search_size(p->search), n = 0;
+    if (size > VALID_COUNT_MAX)
+        return kbc_search_allowed(p->search);
+    for (uint64_t c = 0; c < size; c++) {
+        if (!candidate_ok(p, c))
+            continue;
+        uint32_t v = 0;
+        uint64_t rep = kbc_point_representative(e, kbc_tune_point(t, p, c, &v), v);
+        kb_value values[KB_MAX_PARAMS];
+        kbc_experiment_point(e, rep, values);
+        kb_work w;
+        memset(&w, 0, sizeof w);
+        n += kbc_call_plan(kbc_instance_of(d, host), values, &w, NULL) == KB_OK;
+    }
+    return n ? n : 1;
+}
+
+/* Searches, round after round, until every problem is done: the rounds
+   run in one supervisor session (its workers stay up), fed by
+   next_round. */
+static int search_all(tune *t, const cache *screen_cache, collect *builds, kbc_journal *j,
+                      kb_host *hosts)
+{
+    rounds rs = {.t = t, .cached = screen_cache, .builds = builds, .hosts = hosts};
+    rs.got.t = t;
+    rs.batch = kbc_xmalloc(ROUND_ROOM * sizeof *rs.batch);
+    int code = 0;
+    const kbc_point_pick *picks;
+    size_t n = next_round(&rs, &picks);
+    if (n) {
+        int any_screen = 0;
+        for (size_t i = 0; i < t->n_exps; i++)
+            any_screen |= t->exps[i].screen > 0;
+        code = round_run(t, any_screen ? &t->screen : &t->full, any_screen, j, picks, n,
+                         &rs.got, &rs);
+        take_round(&rs);
+        t->interrupted = code == KBC_EXIT_INTERRUPTED;
+    }
+    for (size_t i = 0; i < t->n_probs; i++)
+        if (t->probs[i].t0 && !t->probs[i].wall)
+            t->probs[i].wall = kbc_now() - t->probs[i].t0;
+    free(rs.batch);
+    free(rs.picks);
+    free(rs.pending);
+    return code;
+}
+
+/* The best rows of each problem (tune_top of them, passing) and its
+   library variants, measured with the experiment's own settings. */
+static int final_round(tune *t, const cache *full_cache, collect *builds, kbc_journal *j)
+{
+    kbc_point_pick *picks = NULL;
+    size_t n_picks = 0, cap = 0;
+    size_t *want = NULL, n_want = 0;
+    size_t n_rows0 = t->n_rows;
+    for (size_t i = 0; i < t->n_probs; i++) {
+        tune_problem *p = &t->probs[i];
+        tune_exp *x = &t->exps[p->te];
+        const kbc_experiment *e = &t->full.exps[x->exp];
+        /* The best passing rows, by what the search was told. */
+        for (uint32_t k = 0; k < x->top; k++) {
+            long best = -1;
+            for (size_t r = 0; r < n_rows0; r++) {
+                tune_row *row = &t->rows[r];
+                if (row->prob != i || row->library || !isfinite(row->cost) ||
+                    row->full_outcome == -2)
+                    continue;
+                if (best < 0 || row->cost < t->rows[best].cost)
+                    best = (long)r;
+            }
+            if (best < 0)
+                break;
+            t->rows[best].full_outcome = -2; /* chosen */
+            want = kbc_xrealloc(want, (n_want + 1) * sizeof *want);
+            want[n_want++] = (size_t)best;
+        }
+        /* The library, at the problem's point (the first values of the
+           searched parameters, which a library variant ignores or not). */
+        for (size_t l = 0; l < x->n_libs; l++) {
+            tune_row *r = add_row(t);
+            uint64_t point = 0;
+            for (size_t a = 0; a < x->n_problem; a++)
+                point += (uint64_t)p->at[a] * x->stride[x->problem[a]];
+            r->prob = i;
+            r->library = 1;
+            r->variant = x->libs[l];
+            r->point = kbc_point_representative(e, point, x->libs[l]);
+            r->outcome = KBC_SKIPPED;
+            candidate_text(t, x, r->point, r->variant, 1, r->text, sizeof r->text);
+            want = kbc_xrealloc(want, (n_want + 1) * sizeof *want);
+            want[n_want++] = t->n_rows - 1;
+        }
+    }
+    /* The cache first; the rest in one round. */
+    size_t n_run = 0;
+    for (size_t k = 0; k < n_want; k++) {
+        tune_row *r = &t->rows[want[k]];
+        tune_exp *x = &t->exps[t->probs[r->prob].te];
+        const kbc_experiment *e = &t->full.exps[x->exp];
+        r->full_outcome = -1;
+        if (!x->screen && !r->library) {
+            /* The search measured it with the full settings already. */
+            r->full = r->screen;
+            r->rate_full = r->rate_screen;
+            r->full_outcome = r->outcome;
+            r->cached_full = r->cached_screen;
+            continue;
+        }
+        char *key = row_key(&t->full, x->exp, r->point, r->variant);
+        const measured *m =
+            cache_find(full_cache, key, t->o->simulate ? NULL : sha_of(builds, e->plugin->desc->name),
+                       t->o->simulate ? NULL : t->gpu_model);
+        free(key);
+        if (m) {
+            row_measured(x, r, m);
+            r->cached_full = 1;
+            continue;
+        }
+        if (t->o->simulate)
+            continue;
+        add_pick(&picks, &n_picks, &cap, (uint32_t)x->exp, r->point, r->variant);
+        want[n_run++] = want[k];
+    }
+    int code = 0;
+    if (n_picks && !t->interrupted) {
+        if (!t->o->quiet)
+            fprintf(t->err, "kbench tune: the best %s and the library: %zu row%s with the full "
+                            "measure settings\n",
+                    "candidates", n_run, n_run == 1 ? "" : "s");
+        collect c = {.t = t};
+        code = round_run(t, &t->full, 0, j, picks, n_picks, &c, NULL);
+        for (size_t k = 0; k < n_run; k++) {
+            tune_row *r = &t->rows[want[k]];
+            tune_exp *x = &t->exps[t->probs[r->prob].te];
+            char *key = row_key(&t->full, x->exp, r->point, r->variant);
+            const measured *m = cache_find(&c.got, key, NULL, NULL);
+            free(key);
+            if (m)
+                row_measured(x, r, m);
+        }
+        cache_free(&c.got);
+        if (code == KBC_EXIT_INTERRUPTED)
+            t->interrupted = 1;
+    }
+    free(picks);
+    free(want);
+    return code;
+}
+
+/* Opens (or starts) DIR/SUB/journal.jsonl for appending. */
+static int open_journal(const char *dir, const char *sub, const kbc_plan *plan, kbc_journal *j,
+                        kbc_diag *d)
+{
+    char *folder = kbc_xasprintf("%s/%s", dir, sub);
+    char *file = kbc_xasprintf("%s/journal.jsonl", folder);
+    mkdir(dir, 0777);
+    if (mkdir(folder, 0777) != 0 && errno != EEXIST) {
+        kbc_diag_set(d, "cannot create the folder '%s': %s", folder, strerror(errno));
+        free(folder);
+        free(file);
+        return -1;
+    }
+    char hash[65];
+    kbc_plan_hash(plan, hash);
+    int rc = access(file, F_OK) == 0
+                 ? kbc_journal_resume(j, folder, hash, 0, 0, 1, stderr, d)
+                 : kbc_journal_create(j, folder, hash, 0, 0, d);
+    if (rc == 0) {
+        /* What it held is read as the cache (cache_read); the supervisor
+           must not take it for a run to finish. */
+        for (size_t i = 0; i < j->n_entries; i++) {
+            free(j->entries[i].exp);
+            free(j->entries[i].plugin_sha256);
+            free(j->entries[i].gpu_model);
+            json_decref(j->entries[i].rows);
+        }
+        free(j->entries);
+        j->entries = NULL;
+        j->n_entries = 0;
+    }
+    free(folder);
+    free(file);
+    return rc;
+}
+
+static int build_plan(const kbc_tune_opts *o, kbc_registry *reg, int screening, tune *t,
+                      kbc_plan *plan, kbc_ini *ini, kbc_diag *d)
+{
+    if (kbc_ini_load(o->ini_path, ini, d) != 0)
+        return -1;
+    if (kbc_ini_narrow(ini, o->experiment, o->sets, (size_t)o->n_sets, NULL, d) != 0)
+        return -1;
+    for (size_t i = 0; screening && i < t->n_exps; i++) {
+        const tune_exp *x = &t->exps[i];
+        if (!x->screen)
+            continue;
+        char runs[32];
+        snprintf(runs, sizeof runs, "%u", x->screen);
+        char *name = kbc_xstrdup(t->full.exps[x->exp].name);
+        kbc_ini_set(ini, name, "runs", runs, KBC_INI_LINE_CLI);
+        kbc_ini_set(ini, name, "warmup", "1", KBC_INI_LINE_CLI);
+        kbc_ini_set(ini, name, "noise", "0", KBC_INI_LINE_CLI);
+        free(name);
+    }
+    return kbc_plan_build(ini, reg, o->device_mem, plan, d);
+}
+
+int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
+{
+    tune tt;
+    tune *t = &tt;
+    memset(t, 0, sizeof *t);
+    t->o = o;
+    t->out = out;
+    t->err = err;
+    kbc_ini ini = {0}, ini2 = {0};
+    kbc_diag d = {{0}};
+    int code = KBC_EXIT_USAGE, have_screen = 0;
+    cache screen_cache = {0}, full_cache = {0};
+    kbc_journal js, jf;
+    int have_js = 0, have_jf = 0;
+    kb_host *hosts = NULL;
+    kbc_hostctx *hcs = NULL;
+    collect builds = {.t = t};
+    snprintf(t->gpu_model, sizeof t->gpu_model, "none");
+    t->facts[0] = sysconf(_SC_NPROCESSORS_ONLN);
+
+    if (build_plan(o, reg, 0, t, &t->full, &ini, &d) != 0) {
+        kbc_registry_print_refused(reg, err);
+        fprintf(err, "kbench: %s\n", d.msg);
+        goto out;
+    }
+    ctx c = {t, &ini, &d};
+    t->exps = kbc_xcalloc(t->full.n ? t->full.n : 1, sizeof *t->exps);
+    for (size_t i = 0; i < t->full.n; i++) {
+        const char *where;
+        if (!setting(&c, t->full.exps[i].name, "tune", &where))
+            continue;
+        tune_exp *x = &t->exps[t->n_exps++];
+        x->exp = i;
+        if (read_settings(&c, x) != 0) {
+            fprintf(err, "kbench: %s\n", d.msg);
+            goto out;
+        }
+    }
+    if (!t->n_exps) {
+        fprintf(err,
+                "kbench: %s: no experiment has a 'tune' key, so there is nothing to tune; add "
+                "tune = auto (or exhaustive, random, local, anneal) to a section (see "
+                "docs/tune.md).\n",
+                o->ini_path);
+        goto out;
+    }
+    for (size_t i = 0; i < t->n_exps; i++)
+        have_screen |= t->exps[i].screen > 0;
+    if (have_screen && build_plan(o, reg, 1, t, &t->screen, &ini2, &d) != 0) {
+        fprintf(err, "kbench: %s\n", d.msg);
+        goto out;
+    }
+
+    /* The cache: what earlier tunings into DIR measured (or, for
+       --simulate, the folder replayed). */
+    const char *from = o->simulate ? o->simulate : o->out_dir;
+    char *sp = kbc_xasprintf("%s/screen/journal.jsonl", from);
+    char *fp = kbc_xasprintf("%s/full/journal.jsonl", from);
+    long n_screen = cache_read(&screen_cache, sp), n_full = cache_read(&full_cache, fp);
+    free(sp);
+    free(fp);
+    if (o->simulate && n_screen < 0 && n_full < 0) {
+        fprintf(err,
+                "kbench: --simulate: '%s' holds no screen/journal.jsonl nor full/journal.jsonl "
+                "(give the -o folder of an earlier kbench tune).\n",
+                o->simulate);
+        goto out;
+    }
+    if (!o->simulate) {
+        if (have_screen) {
+            if (open_journal(o->out_dir, "screen", &t->screen, &js, &d) != 0) {
+                fprintf(err, "kbench: %s\n", d.msg);
+                code = KBC_EXIT_SYSTEM;
+                goto out;
+            }
+            have_js = 1;
+        }
+        if (open_journal(o->out_dir, "full", &t->full, &jf, &d) != 0) {
+            fprintf(err, "kbench: %s\n", d.msg);
+            code = KBC_EXIT_SYSTEM;
+            goto out;
+        }
+        have_jf = 1;
+        /* A round with no point: a worker says hello, which tells the GPU
+           model and the plugins' builds that key the cache, and the facts
+           a constraint may name. */
+        code = round_run(t, &t->full, 0, NULL, NULL, 0, &builds, NULL);
+        if (code != 0)
+            goto out;
+    }
+
+    /* The problems and their searches. */
+    hosts = kbc_xcalloc(t->n_exps, sizeof *hosts);
+    hcs = kbc_xcalloc(t->n_exps, sizeof *hcs);
+    for (size_t i = 0; i < t->n_exps; i++) {
+        const kbc_experiment *e = &t->full.exps[t->exps[i].exp];
+        kbc_host_init(&hosts[i], &hcs[i], e->plugin->desc->name, e->measure.seed,
+                      kbc_cpu_threads(e->measure.cpu_threads));
+        make_problems(t, i);
+    }
+    for (size_t i = 0; i < t->n_probs; i++) {
+        tune_problem *p = &t->probs[i];
+        tune_exp *x = &t->exps[p->te];
+        uint32_t sizes[KB_MAX_PARAMS + 1];
+        unsigned char cat[KB_MAX_PARAMS + 1];
+        const kbc_experiment *e = &t->full.exps[x->exp];
+        for (size_t k = 0; k < x->n_search; k++) {
+            sizes[k] = (uint32_t)e->axes[x->search[k]].n;
+            cat[k] = e->plugin->desc->params[x->search[k]].type == KB_PARAM_ENUM;
+        }
+        sizes[x->n_search] = (uint32_t)x->n_variants;
+        cat[x->n_search] = 1;
+        p->search = kbc_search_new(x->strategy, sizes, cat, x->n_search + 1, x->seed + i,
+                                   candidate_ok, p);
+        uint64_t allowed = kbc_search_allowed(p->search);
+        if (!allowed) {
+            fprintf(err,
+                    "kbench: %s:%d: experiment [%s], %s: the constraint leaves no candidate "
+                    "to try.\n",
+                    o->ini_path, e->line, e->name, p->name);
+            code = KBC_EXIT_USAGE;
+            goto out;
+        }
+        p->valid = count_valid(t, p, &hosts[p->te]);
+        if (x->budget_n)
+            p->budget = x->budget_n;
+        else if (x->budget_s > 0 || x->strategy == KBC_TUNE_EXHAUSTIVE)
+            p->budget = allowed;
+        else
+            p->budget = p->valid / 4 > DEFAULT_BUDGET_MIN ? p->valid / 4 : DEFAULT_BUDGET_MIN;
+    }
+
+    code = search_all(t, have_screen ? &screen_cache : &full_cache, &builds,
+                      have_js ? &js : have_jf ? &jf : NULL, hosts);
+    if (code == 0 || code == KBC_EXIT_INTERRUPTED) {
+        int fc = final_round(t, &full_cache, &builds, have_jf ? &jf : NULL);
+        if (fc != 0 && fc != KBC_EXIT_INTERRUPTED)
+            code = fc;
+        if (fc == KBC_EXIT_INTERRUPTED)
+            code = fc;
+    }
+    if (code == 0 || code == KBC_EXIT_INTERRUPTED) {
+        int rc = kbc_tune_report(t);
+        if (rc != 0)
+            code = rc;
+        else if (code == 0) {
+            /* 1 when a problem found no passing candidate. */
+            for (size_t i = 0; i < t->n_probs; i++) {
+                uint64_t c2;
+                if (!isfinite(kbc_search_best(t->probs[i].search, &c2)))
+                    code = KBC_EXIT_FAILED;
+            }
+        }
+    }
+
+out:
+    if (have_js)
+        kbc_journal_close(&js);
+    if (have_jf)
+        kbc_journal_close(&jf);
+    cache_free(&screen_cache);
+    cache_free(&full_cache);
+    for (size_t i = 0; i < t->n_probs; i++)
+        kbc_search_free(t->probs[i].search);
+    free(t->probs);
+    for (size_t i = 0; i < t->n_exps; i++)
+        kbc_expr_free(t->exps[i].constrain);
+    free(t->exps);
+    free(t->rows);
+    free(hosts);
+    free(hcs);
+    kbc_plan_free(&t->full);
+    kbc_plan_free(&t->screen);
+    kbc_ini_free(&ini);
+    kbc_ini_free(&ini2);
+    return code;
+}

@@ -1,0 +1,98 @@
+/*
+ * tune_internal.h -- what tune.c (the loop) and tune_report.c (the
+ * outputs) share: the tuning experiments, their problems and every row
+ * tried.  Not a public header.
+ */
+#ifndef KBENCH_TUNE_INTERNAL_H
+#define KBENCH_TUNE_INTERNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "expr.h"
+#include "search.h"
+#include "tune.h"
+
+/* One candidate tried, or a library variant measured, for one problem. */
+typedef struct tune_row {
+    size_t prob;            /* index into tune.probs                       */
+    uint64_t cand;          /* the search's candidate (library: unused)    */
+    uint64_t point;         /* the point of the plan it ran as             */
+    uint32_t variant;       /* the plugin's variant index                  */
+    int eval;               /* its evaluation in the problem, from 1; 0 for
+                               a library row                              */
+    int arm;                /* the strategy that proposed it               */
+    int library;
+    int outcome;            /* kbc_outcome of the screening (or only) run  */
+    char reason[700];
+    double screen, full;    /* median seconds; NaN when not measured       */
+    double rate_screen, rate_full; /* the objective's rate, or NaN        */
+    double noise;           /* the full run's (else the screening's) noise */
+    int cached_screen, cached_full;
+    int full_outcome;       /* kbc_outcome of the full run, -1 none        */
+    double cost;            /* what the search was told (INFINITY: none)   */
+    double best_so_far;
+    char text[400];         /* "block_x=32, block_y=8, variant=fast"       */
+} tune_row;
+
+typedef struct tune_exp {
+    size_t exp;             /* index into the plans                         */
+    int strategy;
+    kbc_expr *constrain;
+    int rate;               /* objective = rate                              */
+    const char *rate_unit;  /* "GFLOP/s", "GB/s", "items/s" once known       */
+    uint64_t budget_n;      /* evaluations (0: the default)                  */
+    double budget_s;        /* or seconds (0: none)                          */
+    uint64_t seed;
+    uint32_t top, screen;   /* tune_top; tune_screen runs (0: off)           */
+    uint32_t search[KB_MAX_PARAMS]; /* the search's parameters (own axes)    */
+    size_t n_search;
+    uint32_t problem[KB_MAX_PARAMS]; /* the problem parameters (own axes)    */
+    size_t n_problem;
+    uint32_t variants[KB_MAX_VARIANTS]; /* the search's variants             */
+    size_t n_variants;
+    uint32_t libs[KB_MAX_VARIANTS];     /* the library variants              */
+    size_t n_libs;
+    uint64_t stride[KB_MAX_PARAMS];     /* of each own axis in a point       */
+} tune_exp;
+
+typedef struct tune tune;
+
+typedef struct tune_problem {
+    tune *t;
+    size_t te;              /* index into tune.exps                         */
+    char name[400];         /* "rows=2048, cols=512", or "the problem"      */
+    uint32_t at[KB_MAX_PARAMS]; /* each problem parameter's value index     */
+    kbc_search *search;
+    uint64_t budget, evaluations, cached, invalid, failed, measured;
+    uint64_t valid;         /* candidates allowed and accepted by plan()    */
+    double t0, wall;
+    int done;
+} tune_problem;
+
+struct tune {
+    const kbc_tune_opts *o;
+    kbc_plan full, screen;
+    tune_exp *exps;
+    size_t n_exps;
+    tune_problem *probs;
+    size_t n_probs;
+    tune_row *rows;
+    size_t n_rows, cap_rows;
+    int64_t facts[KBC_EXPR_N_FACTS];
+    char gpu_model[256];
+    int have_machine;
+    int interrupted;
+    FILE *out, *err;
+};
+
+/* The candidate's parameter text and the point it runs as. */
+uint64_t kbc_tune_point(const tune *t, const tune_problem *p, uint64_t cand, uint32_t *variant);
+
+/* tune_report.c: the table on t->out, DIR/tried.csv, DIR/best.ini,
+   DIR/best.json, DIR/trace.csv and the trace plot.  Returns 0, or 3 after
+   one sentence on t->err for an output that cannot be written. */
+int kbc_tune_report(tune *t);
+
+#endif

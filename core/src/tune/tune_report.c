@@ -1,0 +1,558 @@
+/* tune_report.c -- kbench tune's outputs (tune.h): the table, tried.csv,
+   best.ini, best.json, trace.csv and the trace's plot. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot.h"
+#include "value.h"
+#include "text.h"
+#include "tune_internal.h"
+#include "util.h"
+
+/* Rows shown per problem on stdout (all of them go to tried.csv). */
+#define TABLE_ROWS 25
+
+/* "1.23 ms" */
+static const char *fmt_time(double s, char *buf, size_t n)
+{
+    if (!(s > 0) || !isfinite(s))
+        snprintf(buf, n, "-");
+    else if (s < 1e-6)
+        snprintf(buf, n, "%.3g ns", s * 1e9);
+    else if (s < 1e-3)
+        snprintf(buf, n, "%.4g us", s * 1e6);
+    else if (s < 1)
+        snprintf(buf, n, "%.4g ms", s * 1e3);
+    else
+        snprintf(buf, n, "%.4g s", s);
+    return buf;
+}
+
+static int better(const tune_exp *x, double a, double b)
+{
+    return x->rate ? a > b : a < b;
+}
+
+/* What a row is ranked by: the full run's value where it passed, else the
+   screening's; *tier 0 (full), 1 (screening) or 2 (nothing). */
+static double rank_value(const tune_exp *x, const tune_row *r, int *tier)
+{
+    if (r->full_outcome == KBC_PASS && r->full > 0) {
+        *tier = 0;
+        return x->rate ? r->rate_full : r->full;
+    }
+    if (!r->library && r->outcome == KBC_PASS && r->screen > 0) {
+        *tier = 1;
+        return x->rate ? r->rate_screen : r->screen;
+    }
+    *tier = 2;
+    return NAN;
+}
+
+/* The tune whose rows by_rank compares (qsort has no context). */
+static const tune *sorting;
+
+static int by_rank(const void *pa, const void *pb)
+{
+    const tune_row *a = &sorting->rows[*(const size_t *)pa];
+    const tune_row *b = &sorting->rows[*(const size_t *)pb];
+    const tune_exp *x = &sorting->exps[sorting->probs[a->prob].te];
+    int ta, tb;
+    double va = rank_value(x, a, &ta), vb = rank_value(x, b, &tb);
+    /* A row measured in full ranks with the screened ones by its value;
+       rows with no value go last, invalid ones after the failed. */
+    int ga = ta == 2 ? (a->outcome == KBC_INVALID ? 3 : 2) : 0;
+    int gb = tb == 2 ? (b->outcome == KBC_INVALID ? 3 : 2) : 0;
+    if (ga != gb)
+        return ga - gb;
+    if (ga == 0 && va != vb)
+        return better(x, va, vb) ? -1 : 1;
+    if (ga == 0 && ta != tb)
+        return ta - tb;
+    return a->eval - b->eval;
+}
+
+/* The rows of problem i, ranked; *n of them (malloc'd). */
+static size_t *ranked(const tune *t, size_t i, size_t *n)
+{
+    size_t *idx = kbc_xmalloc((t->n_rows ? t->n_rows : 1) * sizeof *idx);
+    *n = 0;
+    for (size_t r = 0; r < t->n_rows; r++)
+        if (t->rows[r].prob == i)
+            idx[(*n)++] = r;
+    sorting = t;
+    qsort(idx, *n, sizeof *idx, by_rank);
+    return idx;
+}
+
+/* The best candidate row of a problem (not a library one), or NULL. */
+static const tune_row *best_row(const tune *t, const size_t *idx, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        const tune_row *r = &t->rows[idx[k]];
+        int tier;
+        if (!r->library && !isnan(rank_value(&t->exps[t->probs[r->prob].te], r, &tier)))
+            return r;
+    }
+    return NULL;
+}
+
+static const tune_row *library_row(const tune *t, const size_t *idx, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        const tune_row *r = &t->rows[idx[k]];
+        if (r->library && r->full_outcome == KBC_PASS)
+            return r;
+    }
+    return NULL;
+}
+
+static const char *fmt_rate(double v, const char *unit, char *buf, size_t n)
+{
+    if (!(v > 0) || !isfinite(v))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.4g %s", v, unit ? unit : "");
+    return buf;
+}
+
+static void print_problem(tune *t, size_t i, const size_t *idx, size_t n)
+{
+    FILE *f = t->out;
+    const tune_problem *p = &t->probs[i];
+    const tune_exp *x = &t->exps[p->te];
+    const kbc_experiment *e = &t->full.exps[x->exp];
+    fprintf(f, "\n[%s] %s, %s: %s, %llu evaluation%s", kbc_text_visible(e->name),
+            kbc_text_visible(p->name), e->plugin->desc->name, kbc_strategy_name(x->strategy),
+            (unsigned long long)p->evaluations, p->evaluations == 1 ? "" : "s");
+    if (p->cached)
+        fprintf(f, " (%llu from the cache)", (unsigned long long)p->cached);
+    fprintf(f, " of %llu allowed, %llu invalid, %llu failed; %.1f s\n",
+            (unsigned long long)kbc_search_allowed(p->search), (unsigned long long)p->invalid,
+            (unsigned long long)p->failed, p->wall);
+    int w = 9;
+    for (size_t k = 0; k < n && k < TABLE_ROWS; k++) {
+        int len = (int)strlen(t->rows[idx[k]].text);
+        if (len > w)
+            w = len;
+    }
+    fprintf(f, "  %4s  %-*s  %-8s  %10s  %10s  %6s  %14s\n", "rank", w, "candidate", "status",
+            "screen", "full", "noise", "rate");
+    size_t shown = 0, invalid = 0;
+    const char *first_invalid = NULL;
+    int rank = 0;
+    for (size_t k = 0; k < n; k++) {
+        const tune_row *r = &t->rows[idx[k]];
+        if (r->outcome == KBC_INVALID) {
+            if (!invalid++)
+                first_invalid = r->reason;
+            continue;
+        }
+        int tier;
+        int ranked_row = !r->library && !isnan(rank_value(x, r, &tier));
+        rank += !r->library;
+        if (shown >= TABLE_ROWS && !r->library)
+            continue;
+        shown++;
+        char a[32], b[32], c[32], rk[16];
+        double rate = r->full_outcome == KBC_PASS ? r->rate_full : r->rate_screen;
+        snprintf(rk, sizeof rk, "%d", rank);
+        if (!ranked_row)
+            snprintf(rk, sizeof rk, "-");
+        const char *status = r->library ? "library"
+                             : r->full_outcome >= 0 && r->full_outcome != KBC_PASS
+                                 ? kbc_outcome_name(r->full_outcome)
+                                 : kbc_outcome_name(r->outcome);
+        char noise[16] = "-";
+        if (r->noise >= 0 && isfinite(r->noise))
+            snprintf(noise, sizeof noise, "%.1f%%", r->noise * 100);
+        fprintf(f, "  %4s  %-*s  %-8s  %10s  %10s  %6s  %14s%s\n", r->library ? "-" : rk, w,
+                kbc_text_visible(r->text), status, fmt_time(r->screen, a, sizeof a),
+                fmt_time(r->full, b, sizeof b), noise, fmt_rate(rate, x->rate_unit, c, sizeof c),
+                r->cached_screen || r->cached_full ? "  cached" : "");
+        if (r->reason[0] && (r->library ? r->outcome != KBC_PASS : r->outcome != KBC_PASS))
+            fprintf(f, "        %s: %s\n", kbc_outcome_name(r->outcome),
+                    kbc_text_visible(r->reason));
+    }
+    if (rank > TABLE_ROWS)
+        fprintf(f, "  ... %d more candidates in %s/tried.csv\n", rank - TABLE_ROWS,
+                t->o->out_dir);
+    if (invalid)
+        fprintf(f, "  %zu invalid (refused by plan()), the first: %s\n", invalid,
+                kbc_text_visible(first_invalid));
+    const tune_row *best = best_row(t, idx, n), *lib = library_row(t, idx, n);
+    if (!best) {
+        fprintf(f, "  no candidate passed\n");
+        return;
+    }
+    int tier;
+    double bv = rank_value(x, best, &tier);
+    char a[32], b[32];
+    fprintf(f, "  best: %s: %s%s", kbc_text_visible(best->text),
+            x->rate ? fmt_rate(bv, x->rate_unit, a, sizeof a) : fmt_time(bv, a, sizeof a),
+            tier ? " (screening only)" : "");
+    if (lib) {
+        double lv = x->rate ? lib->rate_full : lib->full;
+        fprintf(f, "; the library (%s) %s: %.2fx", t->full.exps[x->exp].plugin->desc->variants[lib->variant].name,
+                x->rate ? fmt_rate(lv, x->rate_unit, b, sizeof b) : fmt_time(lv, b, sizeof b),
+                x->rate ? bv / lv : lv / bv);
+    }
+    fprintf(f, "\n");
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+    kbc_text_csv(f, s);
+}
+
+static int write_tried(tune *t, char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "experiment,problem,rank,evaluation,strategy,candidate,library,status,reason,"
+               "screen_s,full_s,noise,rate,cached\n");
+    for (size_t i = 0; i < t->n_probs; i++) {
+        size_t n;
+        size_t *idx = ranked(t, i, &n);
+        const tune_exp *x = &t->exps[t->probs[i].te];
+        int rank = 0;
+        for (size_t k = 0; k < n; k++) {
+            const tune_row *r = &t->rows[idx[k]];
+            rank += !r->library && r->outcome != KBC_INVALID;
+            csv_field(f, t->full.exps[x->exp].name);
+            fputc(',', f);
+            csv_field(f, t->probs[i].name);
+            fprintf(f, ",%d,%d,%s,", r->library || r->outcome == KBC_INVALID ? 0 : rank, r->eval,
+                    r->library ? "" : kbc_strategy_name(r->arm));
+            csv_field(f, r->text);
+            fprintf(f, ",%d,%s,", r->library,
+                    kbc_outcome_name(r->full_outcome >= 0 ? r->full_outcome : r->outcome));
+            csv_field(f, r->reason);
+            double rate = r->full_outcome == KBC_PASS ? r->rate_full : r->rate_screen;
+            fprintf(f, ",%.9g,%.9g,%.4g,%.6g,%d\n", r->screen, r->full, r->noise, rate,
+                    r->cached_screen || r->cached_full);
+        }
+        free(idx);
+    }
+    int bad = ferror(f);
+    return fclose(f) != 0 || bad ? -1 : 0;
+}
+
+/* The plugin folders a rerun needs: --plugin-path and the folders the
+   experiments' plugins came from, as absolute paths, each once. */
+static void plugin_paths(const tune *t, FILE *f)
+{
+    size_t n = (size_t)t->o->n_plugin_paths + t->full.n;
+    char **seen = kbc_xcalloc(n ? n : 1, sizeof *seen);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char dir[PATH_MAX], abs[PATH_MAX];
+        if (i < (size_t)t->o->n_plugin_paths) {
+            snprintf(dir, sizeof dir, "%s", t->o->plugin_paths[i]);
+        } else {
+            const char *p = t->full.exps[i - (size_t)t->o->n_plugin_paths].plugin->path;
+            const char *slash = p ? strrchr(p, '/') : NULL;
+            if (!slash)
+                continue;
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - p), p);
+        }
+        const char *path = realpath(dir, abs) ? abs : dir;
+        int dup = 0;
+        for (size_t j = 0; j < k && !dup; j++)
+            dup = strcmp(seen[j], path) == 0;
+        if (!dup)
+            seen[k++] = kbc_xstrdup(path);
+    }
+    for (size_t j = 0; j < k; j++) {
+        fprintf(f, "%s%s", j ? ":" : "plugin_path = ", seen[j]);
+        free(seen[j]);
+    }
+    if (k)
+        fputc('\n', f);
+    free(seen);
+}
+
+static int write_best_ini(tune *t, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "; Written by kbench tune from %s: the best candidate of each problem with its\n"
+               "; library, measured again by: kbench run %s\n\n[global]\n",
+            t->o->ini_path, path);
+    plugin_paths(t, f);
+    size_t per_exp[256] = {0};
+    for (size_t i = 0; i < t->n_probs; i++) {
+        size_t n;
+        size_t *idx = ranked(t, i, &n);
+        const tune_row *best = best_row(t, idx, n);
+        const tune_problem *p = &t->probs[i];
+        const tune_exp *x = &t->exps[p->te];
+        const kbc_experiment *e = &t->full.exps[x->exp];
+        const kb_plugin *d = e->plugin->desc;
+        size_t count = 0;
+        for (size_t j = 0; j < t->n_probs; j++)
+            count += t->probs[j].te == p->te;
+        per_exp[p->te % 256]++;
+        if (!best) {
+            fprintf(f, "\n; [%s] %s: no candidate passed\n", e->name, p->name);
+            free(idx);
+            continue;
+        }
+        if (count > 1)
+            fprintf(f, "\n[%s-best-%zu]\n", e->name, per_exp[p->te % 256]);
+        else
+            fprintf(f, "\n[%s-best]\n", e->name);
+        fprintf(f, "description = kbench tune (%s) of [%s], %s: the best of %llu evaluations\n",
+                kbc_strategy_name(x->strategy), e->name, p->name,
+                (unsigned long long)p->evaluations);
+        fprintf(f, "plugin = %s\nvariants = %s", d->name, d->variants[best->variant].name);
+        for (size_t l = 0; l < x->n_libs; l++)
+            fprintf(f, ", %s", d->variants[x->libs[l]].name);
+        fprintf(f, "\n");
+        if (x->n_libs)
+            fprintf(f, "reference = %s\n", d->variants[x->libs[0]].name);
+        uint32_t v;
+        uint64_t point = kbc_tune_point(t, p, best->cand, &v);
+        kb_value values[KB_MAX_PARAMS];
+        kbc_experiment_point(e, point, values);
+        for (uint32_t k = 0; k < d->n_params; k++) {
+            char val[64];
+            fprintf(f, "%s = %s\n", d->params[k].name,
+                    kbc_value_format(&d->params[k], values[k], val, sizeof val));
+        }
+        const kbc_measure *m = &e->measure;
+        fprintf(f, "warmup = %u\nruns = %u\nbudget = %g\nseed = %llu\ncache = %s\n", m->warmup,
+                m->runs, m->budget_s, (unsigned long long)m->seed,
+                m->cache_cold ? "cold" : "hot");
+        if (m->include_copies)
+            fprintf(f, "include_copies = true\n");
+        if (m->cpu_threads > 0)
+            fprintf(f, "cpu_threads = %d\n", m->cpu_threads);
+        if (m->noise_pct > 0)
+            fprintf(f, "noise = %g\nmin_runs = %u\nmax_runs = %u\nmin_time = %g\n", m->noise_pct,
+                    m->min_runs, m->max_runs, m->min_time_s);
+        if (m->batch == KBC_BATCH_AUTO)
+            fprintf(f, "batch = auto\n");
+        else if (m->batch >= 2)
+            fprintf(f, "batch = %d\n", m->batch);
+        free(idx);
+    }
+    int bad = ferror(f);
+    return fclose(f) != 0 || bad ? -1 : 0;
+}
+
+static json_t *num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static int write_best_json(tune *t, const char *path)
+{
+    json_t *doc = json_object();
+    json_object_set_new(doc, "kbench_tune", json_integer(1));
+    json_object_set_new(doc, "config_file", json_string(t->o->ini_path));
+    json_object_set_new(doc, "gpu_model", json_string(t->gpu_model));
+    json_t *probs = json_array();
+    for (size_t i = 0; i < t->n_probs; i++) {
+        size_t n;
+        size_t *idx = ranked(t, i, &n);
+        const tune_problem *p = &t->probs[i];
+        const tune_exp *x = &t->exps[p->te];
+        const kbc_experiment *e = &t->full.exps[x->exp];
+        const kb_plugin *d = e->plugin->desc;
+        json_t *o = json_object();
+        json_object_set_new(o, "experiment", json_string(e->name));
+        json_object_set_new(o, "plugin", json_string(d->name));
+        json_object_set_new(o, "problem", json_string(p->name));
+        json_object_set_new(o, "strategy", json_string(kbc_strategy_name(x->strategy)));
+        json_object_set_new(o, "objective", json_string(x->rate ? "rate" : "time"));
+        json_object_set_new(o, "evaluations", json_integer((json_int_t)p->evaluations));
+        json_object_set_new(o, "cached", json_integer((json_int_t)p->cached));
+        json_object_set_new(o, "invalid", json_integer((json_int_t)p->invalid));
+        json_object_set_new(o, "failed", json_integer((json_int_t)p->failed));
+        json_object_set_new(o, "allowed", json_integer((json_int_t)kbc_search_allowed(p->search)));
+        json_object_set_new(o, "valid", json_integer((json_int_t)p->valid));
+        json_object_set_new(o, "space", json_integer((json_int_t)kbc_search_size(p->search)));
+        json_object_set_new(o, "wall_s", json_real(p->wall));
+        const tune_row *best = best_row(t, idx, n);
+        if (best) {
+            json_t *b = json_object();
+            json_object_set_new(b, "candidate", json_string(best->text));
+            json_object_set_new(b, "variant", json_string(d->variants[best->variant].name));
+            uint32_t v;
+            kb_value values[KB_MAX_PARAMS];
+            kbc_experiment_point(e, kbc_tune_point(t, p, best->cand, &v), values);
+            json_t *params = json_object();
+            for (uint32_t k = 0; k < d->n_params; k++) {
+                char val[64];
+                json_object_set_new(params, d->params[k].name,
+                                    json_string(kbc_value_format(&d->params[k], values[k], val,
+                                                                 sizeof val)));
+            }
+            json_object_set_new(b, "params", params);
+            json_object_set_new(b, "evaluation", json_integer(best->eval));
+            json_object_set_new(b, "screen_median_s", num(best->screen));
+            json_object_set_new(b, "median_s", num(best->full));
+            json_object_set_new(b, "noise", num(best->noise));
+            json_object_set_new(b, "rate", num(best->full_outcome == KBC_PASS ? best->rate_full
+                                                                             : best->rate_screen));
+            json_object_set_new(b, "rate_unit", x->rate_unit ? json_string(x->rate_unit)
+                                                             : json_null());
+            json_object_set_new(o, "best", b);
+        } else {
+            json_object_set_new(o, "best", json_null());
+        }
+        json_t *libs = json_array();
+        for (size_t k = 0; k < n; k++) {
+            const tune_row *r = &t->rows[idx[k]];
+            if (!r->library)
+                continue;
+            json_t *l = json_object();
+            json_object_set_new(l, "variant", json_string(d->variants[r->variant].name));
+            json_object_set_new(l, "status", json_string(kbc_outcome_name(r->outcome)));
+            json_object_set_new(l, "median_s", num(r->full));
+            json_object_set_new(l, "rate", num(r->rate_full));
+            json_array_append_new(libs, l);
+        }
+        json_object_set_new(o, "library", libs);
+        json_array_append_new(probs, o);
+        free(idx);
+    }
+    json_object_set_new(doc, "problems", probs);
+    int rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_REAL_PRECISION(9));
+    json_decref(doc);
+    return rc;
+}
+
+/* trace.csv and one trace plot per experiment. */
+static int write_trace(tune *t, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "experiment,problem,evaluation,strategy,candidate,status,value,best_so_far,"
+               "cached\n");
+    int rc = 0;
+    for (size_t te = 0; te < t->n_exps; te++) {
+        const tune_exp *x = &t->exps[te];
+        const kbc_experiment *e = &t->full.exps[x->exp];
+        size_t ns = 0;
+        const char **names = kbc_xcalloc(t->n_probs, sizeof *names);
+        double **vals = kbc_xcalloc(t->n_probs, sizeof *vals);
+        double **bests = kbc_xcalloc(t->n_probs, sizeof *bests);
+        size_t *lens = kbc_xcalloc(t->n_probs, sizeof *lens);
+        for (size_t i = 0; i < t->n_probs; i++) {
+            const tune_problem *p = &t->probs[i];
+            if (p->te != te)
+                continue;
+            names[ns] = p->name;
+            vals[ns] = kbc_xmalloc((p->evaluations + 1) * sizeof **vals);
+            bests[ns] = kbc_xmalloc((p->evaluations + 1) * sizeof **bests);
+            double best = NAN;
+            for (size_t r = 0; r < t->n_rows; r++) {
+                const tune_row *row = &t->rows[r];
+                if (row->prob != i || row->library || row->eval <= 0)
+                    continue;
+                double v = row->outcome == KBC_PASS ? (x->rate ? row->rate_screen : row->screen)
+                                                     : NAN;
+                if (!isnan(v) && (isnan(best) || better(x, v, best)))
+                    best = v;
+                csv_field(f, e->name);
+                fputc(',', f);
+                csv_field(f, p->name);
+                fprintf(f, ",%d,%s,", row->eval, kbc_strategy_name(row->arm));
+                csv_field(f, row->text);
+                fprintf(f, ",%s,%.9g,%.9g,%d\n", kbc_outcome_name(row->outcome), v, best,
+                        row->cached_screen);
+                if (lens[ns] < p->evaluations) {
+                    vals[ns][lens[ns]] = v;
+                    bests[ns][lens[ns]++] = best;
+                }
+            }
+            ns++;
+        }
+        /* The stem: trace-EXPERIMENT with only letters, digits, - _ . */
+        char stem[200];
+        snprintf(stem, sizeof stem, "trace-%s", e->name);
+        for (char *q = stem; *q; q++)
+            if (!(isalnum((unsigned char)*q) || *q == '-' || *q == '_' || *q == '.'))
+                *q = '_';
+        char title[600];
+        snprintf(title, sizeof title, "kbench tune [%s] (%s): each evaluation and the best so far",
+                 e->name, kbc_strategy_name(x->strategy));
+        char ylabel[64];
+        snprintf(ylabel, sizeof ylabel, "%s", x->rate ? (x->rate_unit ? x->rate_unit : "rate")
+                                                      : "median time (s)");
+        FILE *sink = fopen("/dev/null", "w");
+        int pr = kbc_plot_trace(t->o->out_dir, stem, title, ylabel, names,
+                                (const double *const *)vals, (const double *const *)bests, lens,
+                                ns, sink ? sink : stderr);
+        if (sink)
+            fclose(sink);
+        if (pr == -2)
+            fprintf(t->err, "kbench: gnuplot could not draw %s/%s.gp; the script and %s "
+                            "hold the trace.\n",
+                    t->o->out_dir, stem, path);
+        else if (pr != 0)
+            fprintf(t->err, "kbench: cannot write %s/%s.gp: %s.\n", t->o->out_dir, stem,
+                    strerror(errno));
+        if (pr != 0)
+            rc = -1;
+        for (size_t s = 0; s < ns; s++) {
+            free(vals[s]);
+            free(bests[s]);
+        }
+        free(names);
+        free(vals);
+        free(bests);
+        free(lens);
+    }
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return -1;
+    return rc ? -2 : 0; /* the plot's failure is said already */
+}
+
+int kbc_tune_report(tune *t)
+{
+    uint64_t cached = 0;
+    for (size_t i = 0; i < t->n_probs; i++) {
+        size_t n;
+        size_t *idx = ranked(t, i, &n);
+        print_problem(t, i, idx, n);
+        cached += t->probs[i].cached;
+        free(idx);
+    }
+    fflush(t->out);
+    if (cached && !t->o->simulate)
+        fprintf(t->err,
+                "kbench tune: %llu evaluation%s came from earlier tunings in %s (the same "
+                "point, plugin build and GPU model), not measured again.\n",
+                (unsigned long long)cached, cached == 1 ? "" : "s", t->o->out_dir);
+    static const char *const names[] = {"tried.csv", "best.ini", "best.json", "trace.csv"};
+    for (int k = 0; k < 4; k++) {
+        errno = 0;
+        char *path = kbc_xasprintf("%s/%s", t->o->out_dir, names[k]);
+        int rc = k == 0   ? write_tried(t, path)
+                 : k == 1 ? write_best_ini(t, path)
+                 : k == 2 ? write_best_json(t, path)
+                          : write_trace(t, path);
+        if (rc == -1)
+            fprintf(t->err, "kbench: cannot write %s%s%s.\n", path, errno ? ": " : "",
+                    errno ? strerror(errno) : "");
+        if (rc != 0) {
+            free(path);
+            return KBC_EXIT_SYSTEM;
+        }
+        free(path);
+    }
+    return 0;
+}

@@ -1,0 +1,158 @@
+/*
+ * test_suspect.c -- a row whose median is more than twice that of the same
+ * variant at a point with more work is named (suspect.c), and only then:
+ * not a smaller slowdown, not another variant, not a point with the same
+ * work, not a row that did not pass; and the table and results.json say it.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "suspect.h"
+
+/* A passed row of reduce/sweep at n items of 4 bytes, taking `median` s. */
+static kbc_record row(const char *variant, uint64_t n, double median)
+{
+    kbc_record r;
+    kbc_record_init(&r);
+    snprintf(r.plugin, sizeof r.plugin, "reduce");
+    snprintf(r.experiment, sizeof r.experiment, "sweep");
+    snprintf(r.variant, sizeof r.variant, "%s", variant);
+    r.n_params = 1;
+    snprintf(r.params[0].name, sizeof r.params[0].name, "n");
+    r.params[0].type = KB_PARAM_SIZE;
+    r.params[0].value.u = n;
+    snprintf(r.params[0].text, sizeof r.params[0].text, "%llu", (unsigned long long)n);
+    r.params[0].swept = 1;
+    r.outcome = KBC_PASS;
+    r.work.bytes_read = 4 * n;
+    r.work.items = n;
+    r.time.median = median;
+    return r;
+}
+
+static size_t count(kbc_record *rows, size_t n, const kbc_suspect **out)
+{
+    static kbc_suspects *s;
+    kbc_suspects_free(s);
+    s = kbc_suspects_new();
+    for (size_t i = 0; i < n; i++)
+        kbc_suspects_add(s, &rows[i]);
+    size_t k;
+    *out = kbc_suspects_list(s, &k);
+    return k;
+}
+
+Test(suspect, a_small_point_slower_than_a_larger_one_is_named)
+{
+    kbc_record rows[] = {row("cub", 3000017, 62e-6), row("cub", 1 << 24, 25e-6),
+                         row("cub", 1 << 20, 2e-6)};
+    const kbc_suspect *s;
+    cr_assert_eq(count(rows, 3, &s), 1);
+    cr_assert(strstr(s[0].key, "n=3000017") != NULL, "%s", s[0].key);
+    cr_assert(strstr(s[0].than_key, "n=16777216") != NULL, "%s", s[0].than_key);
+    cr_assert_gt(s[0].work_ratio, 5.5);
+    cr_assert_lt(s[0].work_ratio, 5.7);
+}
+
+Test(suspect, a_slowdown_below_twice_is_not_named)
+{
+    kbc_record rows[] = {row("cub", 3000017, 45e-6), row("cub", 1 << 24, 25e-6)};
+    const kbc_suspect *s;
+    cr_assert_eq(count(rows, 2, &s), 0);
+}
+
+Test(suspect, a_row_under_a_microsecond_is_not_named)
+{
+    kbc_record rows[] = {row("cpu", 1, 110e-9), row("cpu", 5, 30e-9)};
+    const kbc_suspect *s;
+    cr_assert_eq(count(rows, 2, &s), 0);
+}
+
+Test(suspect, another_variant_is_no_neighbour)
+{
+    kbc_record rows[] = {row("cub", 3000017, 62e-6), row("onepass", 1 << 24, 25e-6)};
+    const kbc_suspect *s;
+    cr_assert_eq(count(rows, 2, &s), 0);
+}
+
+Test(suspect, a_point_with_the_same_work_is_no_neighbour)
+{
+    /* Two distributions of the same size: either may be faster. */
+    kbc_record rows[] = {row("cub", 1 << 24, 62e-6), row("cub", 1 << 24, 25e-6)};
+    const kbc_suspect *s;
+    cr_assert_eq(count(rows, 2, &s), 0);
+}
+
+Test(suspect, a_row_that_did_not_pass_takes_no_part)
+{
+    kbc_record rows[] = {row("cub", 3000017, 62e-6), row("cub", 1 << 24, 25e-6)};
+    rows[1].outcome = KBC_FAIL;
+    const kbc_suspect *s;
+    cr_assert_eq(count(rows, 2, &s), 0);
+}
+
+/* The run's header as the sinks need it: a machine and nothing else. */
+static kbc_run_info info(void)
+{
+    static kbc_machine m;
+    snprintf(m.host, sizeof m.host, "host");
+    kbc_run_info i = {0};
+    i.machine = &m;
+    return i;
+}
+
+Test(suspect, the_table_names_the_row_at_the_end)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    kbc_sink sink;
+    cr_assert_eq(kbc_report_table(out, &sink, NULL), 0);
+    kbc_run_info ri = info();
+    kbc_record a = row("cub", 3000017, 62e-6), b = row("cub", 1 << 24, 25e-6);
+    b.point = 1;
+    sink.begin(sink.ctx, &ri);
+    sink.point(sink.ctx, &a, 1);
+    sink.point(sink.ctx, &b, 1);
+    sink.end(sink.ctx, 0);
+    sink.destroy(sink.ctx);
+    fclose(out);
+    cr_assert(strstr(text, "suspect row (more than twice as slow as its variant with more work): "
+                           "reduce/sweep/n=3000017/cub: 62 us, more than 2x the 25 us") != NULL,
+              "%s", text);
+    free(text);
+}
+
+Test(suspect, results_json_lists_the_row)
+{
+    char dir[] = "/tmp/kbench-suspect-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    kbc_sink sink;
+    kbc_diag d = {0};
+    cr_assert_eq(kbc_report_json(path, &sink, &d), 0);
+    kbc_run_info ri = info();
+    kbc_record a = row("cub", 3000017, 62e-6), b = row("cub", 1 << 24, 25e-6);
+    b.point = 1;
+    sink.begin(sink.ctx, &ri);
+    sink.point(sink.ctx, &a, 1);
+    sink.point(sink.ctx, &b, 1);
+    cr_assert_eq(sink.end(sink.ctx, 0), 0);
+    sink.destroy(sink.ctx);
+    json_t *doc = json_load_file(path, 0, NULL);
+    cr_assert_not_null(doc);
+    json_t *sus = json_object_get(doc, "suspects");
+    cr_assert_eq(json_array_size(sus), 1);
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(sus, 0), "key")),
+                     "reduce/sweep/n=3000017/cub");
+    json_decref(doc);
+    unlink(path);
+    rmdir(dir);
+}
