@@ -1227,7 +1227,7 @@ static const char report_css[] =
     "tbody tr:nth-child(even){background:#fafafa}"
     ".st-bad{color:#b00000;font-weight:600}.st-other{color:#777}"
     ".v-slower{color:#b00000;font-weight:600}.v-faster{color:#006400;font-weight:600}"
-    ".v-untested{color:#777}.why{color:#777;font-weight:normal}"
+    ".v-noisy{color:#a05a00}.v-untested{color:#777}.why{color:#777;font-weight:normal}"
     ".tag{font-size:11px;background:#eee;border-radius:3px;padding:0 4px;color:#444}"
     ".plots{display:flex;flex-wrap:wrap;gap:12px}"
     "figure.plot{margin:0;border:1px solid #e4e4e4;border-radius:4px;padding:6px}"
