@@ -47,6 +47,21 @@ if ! have_pkg python3-jsonschema; then
     fi
 fi
 
+# Chromium opens the page of `kbench report` in its browser test (test_html,
+# headless); it is optional (the test skips, saying why, without it), so a
+# failed install does not stop setup.  KBENCH_SETUP_BROWSER=0 leaves it out.
+if [ "${KBENCH_SETUP_BROWSER:-1}" != 0 ] && ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo=none; fi
+    install_browser() {
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >&2 2>/dev/null
+    }
+    if [ "$sudo" != none ] && { install_browser || { $sudo apt-get update -qq >&2 2>/dev/null && install_browser; }; }; then
+        echo "kbench setup: installed chromium (for the browser test of kbench report)" >&2
+    else
+        echo "kbench setup: could not install chromium (optional: the browser test of kbench report then skips; apt-get install chromium adds it)." >&2
+    fi
+fi
+
 # Open MPI's mpirun, MPICH's mpiexec, Slurm and munge run the cluster tests
 # (tests/cluster), which start the shards of a run through them; they are
 # optional (the tests skip, saying why, without them), so a failed install

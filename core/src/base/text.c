@@ -170,7 +170,6 @@ char *kbc_text_utf8(const char *s)
     return out;
 }
 
-
 /* Whether a spreadsheet would take the text s for a formula: it starts
    with =, +, - or @ (or a tab or CR, which some strip first) and is not a
    number as a whole ("-1", "+2.5e3" stay numbers). */
@@ -201,4 +200,35 @@ void kbc_text_csv(FILE *f, const char *s)
         fputc(*p, f);
     }
     fputc('"', f);
+}
+
+void kbc_text_html(FILE *f, const char *s)
+{
+    if (!s)
+        return;
+    size_t need = 4 * strlen(s) + 1; /* the longest escape (\xHH) is 4 per byte */
+    char *vis = kbc_xmalloc(need);
+    kbc_text_visible_to(s, vis, need);
+    for (const char *p = vis; *p; p++) {
+        switch (*p) {
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        case '\'':
+            fputs("&#39;", f);
+            break;
+        default:
+            fputc(*p, f);
+        }
+    }
+    free(vis);
 }

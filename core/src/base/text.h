@@ -11,6 +11,7 @@
  *   CSV                                            kbc_text_csv() (RFC 4180,
  *                                                  formulas neutralised)
  *   gnuplot scripts                                gp_quote() (plot.c)
+ *   HTML text and attribute values                 kbc_text_html()
  */
 #ifndef KBENCH_TEXT_H
 #define KBENCH_TEXT_H
@@ -69,5 +70,11 @@ char *kbc_text_utf8(const char *s);
    that reads the file drops the ' (docs/output.md).  NULL writes nothing
    (an empty field). */
 void kbc_text_csv(FILE *f, const char *s);
+
+/* s on f as HTML text, safe both between tags and inside a quoted
+   attribute value (of HTML or inline SVG): kbc_text_visible(s) (so a line
+   break or a byte that is not UTF-8 shows as an escape), then each of
+   & < > " ' written as an entity.  NULL writes nothing. */
+void kbc_text_html(FILE *f, const char *s);
 
 #endif

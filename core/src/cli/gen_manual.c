@@ -62,6 +62,7 @@ static const struct command_args {
     {"run", "-f -X '!*.ini' -o plusdirs", "_files -g \"*.ini\""},
     {"plot", "-f -X '!*.json' -o plusdirs", "_files -g \"*.json\""},
     {"compare", "-f -X '!*.json' -o plusdirs", "_files -g \"*.json\""},
+    {"report", "-f -X '!*.json' -o plusdirs", "_files -g \"*.json\""},
     {"merge", "-d", "_directories"},
     {"describe", "PLUGINS", "_kbench_plugins"},
     {"check", "PLUGINS", "_kbench_plugins"},

@@ -30,6 +30,8 @@
 #include "loader.h"
 #include "merge.h"
 #include "report.h"
+#include "report_html.h"
+#include "report_history.h"
 #include "results_read.h"
 #include "runner.h"
 #include "shard.h"
@@ -50,6 +52,7 @@ static const char usage_head[] =
     "       kbench merge DIR... -o OUT [--allow-mixed]\n"
     "       kbench tune FILE -o DIR [--simulate DIR] [--gpus all|LIST] [-q]\n"
     "       kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]\n"
+    "       kbench report RESULTS [--baseline OLD] [--history FILE] [-o report.html]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
     "                      [--format table|markdown|json] [--only-changed] [--sort change]\n"
     "       kbench history add|rebuild|runs|list|show|series|regressions ...\n"
@@ -61,6 +64,8 @@ static const char usage_head[] =
     "  run FILE          run the experiments of an INI file and print a table\n"
     "  check PLUGIN      conformance check of a plugin against the plugin rules\n"
     "  plot RESULTS      gnuplot scripts (and SVG and PNG, with gnuplot) of a run\n"
+    "  report RESULTS    one self-contained HTML page of a run: tables, plots and,\n"
+    "                    with --baseline, compare's verdicts\n"
     "  merge DIR...      join the folders of a sharded run (--shard) into one\n"
     "  tune FILE         search the parameter space of the sections with a tune\n"
     "                    key; the best of each problem into DIR/best.ini\n"
@@ -83,8 +88,9 @@ static const char usage_tail[] =
     "folder (for a build) or PREFIX/lib/kbench/plugins (when installed), then\n"
     "$KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
 
-static const char *const commands[] = {"list", "describe", "run",   "check",   "compare",
-                                       "plot", "merge",    "tune",  "history", "help"};
+static const char *const commands[] = {"list",  "describe", "run",     "check",  "compare",
+                                       "plot",  "merge",    "tune",    "history", "report",
+                                       "help"};
 
 /* Prints "kbench: <sentence>" and, for usage errors, where help is. */
 static void say(int with_help, const char *fmt, ...) KB_PRINTF(2, 3);
@@ -318,8 +324,8 @@ static const option_row option_table[] = {
      opt_plugin_path},
     {"--dry-run", 'n', NULL, 0, 0, "run", "run: print the expanded plan, run nothing, touch no GPU",
      opt_dry_run},
-    {"--output", 'o', "DIR", 0, 0, "run plot merge tune",
-     "run: also write DIR/results.csv, DIR/results.json,\nDIR/results.md and DIR/journal.jsonl (a DIR that holds\nresults is refused without --resume or --force); plot:\nwrite into DIR; merge: the merged results (DIR is\ncreated when missing); tune: the cache, best.ini ...",
+    {"--output", 'o', "DIR", 0, 0, "run plot merge tune report",
+     "run: also write DIR/results.csv, DIR/results.json,\nDIR/results.md and DIR/journal.jsonl (a DIR that holds\nresults is refused without --resume or --force); plot:\nwrite into DIR; merge: the merged results (DIR is\ncreated when missing); tune: the cache, best.ini ...;\nreport: the HTML file to write",
      opt_output},
     {"--resume", 0, "accept", 0, 1, "run",
      "run: with -o, skip the points DIR/journal.jsonl holds\n(same key, plugin build and GPU model); =accept keeps\nthem also when the INI file's plan changed",
@@ -344,8 +350,8 @@ static const option_row option_table[] = {
     {"--sanitize-on-crash", 0, NULL, 0, 0, "run",
      "run: rerun a crashed CUDA variant once under compute-sanitizer\nmemcheck and attach its first report to the row",
      opt_sanitize_on_crash},
-    {"--baseline", 0, "OLD", 0, 0, "run",
-     "run: beside each row, its change against the same row of\nOLD (an earlier results.json), as compare judges it",
+    {"--baseline", 0, "OLD", 0, 0, "run report",
+     "run, report: beside each row, its change against the same\nrow of OLD (an earlier results.json), as compare judges it",
      opt_baseline},
     {"--plot", 0, NULL, 0, 0, "run",
      "run: with -o, also plot the results into DIR (kbench plot)\nand link the plots from DIR/results.md",
@@ -363,19 +369,19 @@ static const option_row option_table[] = {
     {"--set", 0, "K=V", 1, 0, "run tune",
      "run: KEY=VALUE for [global], or SECTION.KEY=VALUE, as if\nwritten in the file (repeatable)",
      opt_set},
-    {"--threshold", 0, "PCT", 0, 0, "compare history",
-     "compare: a change smaller than PCT percent is no change\n(default 5); history regressions: the smallest step\nlisted (default 2)", opt_threshold},
+    {"--threshold", 0, "PCT", 0, 0, "compare history report",
+     "compare, report: a change smaller than PCT percent is no change\n(default 5); history regressions: the smallest step\nlisted (default 2)", opt_threshold},
     {"--simulate", 0, "DIR", 0, 0, "tune",
      "tune: replay the search from DIR (the -o folder of an\nearlier tuning) without running anything",
      opt_simulate},
-    {"--alpha", 0, "ALPHA", 0, 0, "compare",
-     "compare: the interval has confidence 1 - ALPHA (default 0.05)", opt_alpha},
+    {"--alpha", 0, "ALPHA", 0, 0, "compare report",
+     "compare, report: the interval has confidence 1 - ALPHA (default 0.05)", opt_alpha},
     {"--format", 0, "FMT", 0, 0, "compare", "compare: table (default), markdown or json",
      opt_format},
     {"--record", 0, NULL, 0, 0, "run",
      "run: with -o, add the run to the history when it ends\n(kbench history add; docs/history.md)", opt_record},
-    {"--history", 0, "FILE", 0, 0, "history run",
-     "history, run --record: the database (default\n$KBENCH_HISTORY, else $XDG_DATA_HOME/kbench/history.db)",
+    {"--history", 0, "FILE", 0, 0, "history run report",
+     "history, run --record: the database (default\n$KBENCH_HISTORY, else $XDG_DATA_HOME/kbench/history.db);\nreport: a history column from that database",
      opt_history},
     {"--commit", 0, "REV", 0, 0, "history run",
      "history add, run --record: the commit of the code under\ntest (default: git HEAD here, else kbench's revision)",
@@ -1074,16 +1080,26 @@ static int number_option(const char *name, const char *text, double lo, int open
     return 0;
 }
 
-static int cmd_compare(const cli *c)
+/* compare's defaults with --threshold and --alpha (compare, report).
+   Returns 0, or an exit code after printing why. */
+static int compare_options(const cli *c, kbc_compare_opts *o)
 {
-    kbc_compare_opts o;
-    kbc_compare_defaults(&o);
-    double pct = o.threshold * 100;
+    kbc_compare_defaults(o);
+    double pct = o->threshold * 100;
     int code;
     if (c->threshold && (code = number_option("--threshold", c->threshold, 0, 0, 1000, &pct)))
         return code;
-    o.threshold = pct / 100;
-    if (c->alpha && (code = number_option("--alpha", c->alpha, 0, 1, 0.5, &o.alpha)))
+    o->threshold = pct / 100;
+    if (c->alpha && (code = number_option("--alpha", c->alpha, 0, 1, 0.5, &o->alpha)))
+        return code;
+    return 0;
+}
+
+static int cmd_compare(const cli *c)
+{
+    kbc_compare_opts o;
+    int code;
+    if ((code = compare_options(c, &o)))
         return code;
     if (c->format) {
         if (strcmp(c->format, "table") == 0)
@@ -1107,6 +1123,24 @@ static int cmd_compare(const cli *c)
     }
     o.only_changed = c->only_changed;
     return kbc_cmd_compare(c->args[0], c->args[1], &o, stdout, stderr);
+}
+
+static int cmd_report(const cli *c)
+{
+    kbc_compare_opts o;
+    int code = compare_options(c, &o);
+    if (code)
+        return code;
+    kbc_history *h = NULL;
+    kbc_diag d;
+    if (c->history.db && (code = kbc_report_history_open(c->history.db, &h, &d)) != 0) {
+        say(0, "--history: %s", d.msg);
+        return code;
+    }
+    code = kbc_cmd_report(c->args[0], c->baseline, c->out_dir, &o,
+                          h ? kbc_report_history_row : NULL, h, stdout, stderr);
+    kbc_history_close(h);
+    return code;
 }
 
 /* Whether cmd is one of the space-separated words of only. */
@@ -1350,6 +1384,9 @@ int main(int argc, char **argv)
     } else if (strcmp(c.command, "plot") == 0) {
         if ((code = check_args(&c, 1, "one results file")) == 0)
             code = cmd_plot(&c);
+    } else if (strcmp(c.command, "report") == 0) {
+        if ((code = check_args(&c, 1, "one results file or folder")) == 0)
+            code = cmd_report(&c);
     } else if (strcmp(c.command, "merge") == 0) {
         if (c.n_args < 1) {
             say(1, "kbench merge needs the folders of the shards to join");

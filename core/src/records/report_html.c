@@ -1,0 +1,1598 @@
+/* report_html.c -- see report_html.h.
+ *
+ * Every text in the report that kbench did not write itself (a name, a
+ * parameter's text, a reason, the GPU's name, the command line, a path)
+ * reaches the file through kbc_text_html() only (text.h), between tags or
+ * in a quoted attribute value alike; numbers are written by printf.  The
+ * page's one script is kbench's own constant text (report_script below),
+ * and the page's Content-Security-Policy allows that script alone (by its
+ * SHA-256) and no network at all: a name that escaped its escaping would
+ * still run nothing.
+ *
+ * The plots follow `kbench plot` (plot.c): the same x axis (the first
+ * swept size parameter on a log-2 axis, else the first swept number), one
+ * plot per combination of the other swept parameters, the same choice of
+ * rate (the side of the roofline that binds) and the same ceiling line.
+ * plot.c keeps those choices in static functions for its gnuplot scripts;
+ * the few lines that make them are written again here (rate_pick,
+ * ceiling_note), over the same record fields.
+ */
+#define _GNU_SOURCE
+#include "report_html.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "results_read.h"
+#include "sha256.h"
+#include "text.h"
+#include "util.h"
+
+/* ---- small pieces ---------------------------------------------------- */
+
+#define H kbc_text_html
+
+static int ran(const kbc_record *r)
+{
+    return (r->outcome == KBC_PASS || r->outcome == KBC_FAIL) && r->time.n > 0;
+}
+
+/* Seconds as "12.3 µs". */
+static const char *fmt_time(double s, char *buf, size_t n)
+{
+    if (!isfinite(s)) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    static const char *const units[] = {"ns", "\xc2\xb5s", "ms", "s"};
+    double v = s * 1e9;
+    int u = 0;
+    while (u < 3 && fabs(v) >= 999.95) {
+        v /= 1000.0;
+        u++;
+    }
+    snprintf(buf, n, "%.4g %s", v, units[u]);
+    return buf;
+}
+
+/* A number for a table cell: 4 significant digits, "-" for NaN. */
+static const char *fmt_num(double x, const char *unit, char *buf, size_t n)
+{
+    if (!isfinite(x))
+        snprintf(buf, n, "-");
+    else if (fabs(x) >= 1e4 && fabs(x) < 1e15)
+        snprintf(buf, n, "%.0f%s", x, unit);
+    else
+        snprintf(buf, n, "%.4g%s", x, unit);
+    return buf;
+}
+
+/* A percentage for a table cell: "0.47%", "12.3%", "-" for NaN. */
+static const char *fmt_pct(double x, char *buf, size_t n)
+{
+    if (!isfinite(x))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, fabs(x) < 10 ? "%.2f%%" : "%.1f%%", x);
+    return buf;
+}
+
+/* A cell's sort value: data-v="x" for a finite x, nothing else (the
+   script sorts a cell without one last). */
+static void data_v(FILE *f, double x)
+{
+    if (isfinite(x))
+        fprintf(f, " data-v=\"%.17g\"", x);
+}
+
+/* s cut to at most max characters (at a character's end, never inside a
+   UTF-8 sequence), with "…" where cut; malloc'd. */
+static char *shorten(const char *s, size_t max)
+{
+    size_t chars = 0;
+    const char *p = s;
+    while (*p && chars < max) {
+        size_t len = kbc_utf8_len(p);
+        p += len ? len : 1;
+        chars++;
+    }
+    if (!*p)
+        return kbc_xstrdup(s);
+    return kbc_xasprintf("%.*s\xe2\x80\xa6", (int)(p - s), s);
+}
+
+/* A parameter's value as a number, or NaN for an enum or bool. */
+static double param_number(const kbc_rec_param *q)
+{
+    switch (q->type) {
+    case KB_PARAM_SIZE:
+        return (double)q->value.u;
+    case KB_PARAM_INT:
+        return (double)q->value.i;
+    case KB_PARAM_FLOAT:
+        return q->value.f;
+    default:
+        return NAN;
+    }
+}
+
+static const kbc_rec_param *param_of(const kbc_record *r, const char *name)
+{
+    for (uint32_t i = 0; i < r->n_params; i++)
+        if (strcmp(r->params[i].name, name) == 0)
+            return &r->params[i];
+    return NULL;
+}
+
+/* ---- the rate a plot shows (as plot.c chooses it) -------------------- */
+
+typedef enum { RATE_GBPS, RATE_GFLOPS, RATE_ITEMS } rate_kind;
+
+/* GFLOP/s where some row comes nearer its compute ceiling than any comes
+   to its memory one, else GB/s where rows move bytes, else GFLOP/s, else
+   items per second. */
+static rate_kind rate_pick(const kbc_record *const *rows, size_t n)
+{
+    int any_gbps = 0, any_gflops = 0;
+    double best_mem = 0, best_compute = 0;
+    for (size_t i = 0; i < n; i++) {
+        const kbc_record *r = rows[i];
+        any_gbps |= isfinite(r->gbps) && r->gbps > 0;
+        any_gflops |= isfinite(r->gflops) && r->gflops > 0;
+        if (isfinite(r->pct_ceiling) && r->pct_ceiling > best_mem)
+            best_mem = r->pct_ceiling;
+        if (isfinite(r->pct_peak) && r->pct_peak > best_compute)
+            best_compute = r->pct_peak;
+    }
+    if (any_gflops && best_compute > best_mem)
+        return RATE_GFLOPS;
+    return any_gbps ? RATE_GBPS : any_gflops ? RATE_GFLOPS : RATE_ITEMS;
+}
+
+static double rate_of(const kbc_record *r, rate_kind k)
+{
+    return k == RATE_GBPS ? r->gbps : k == RATE_GFLOPS ? r->gflops : r->items_per_s;
+}
+
+static const char *rate_label(rate_kind k)
+{
+    return k == RATE_GBPS     ? "GB/s (bytes read + written)"
+           : k == RATE_GFLOPS ? "GFLOP/s"
+                              : "items/s";
+}
+
+/* The ceiling line: the largest ceiling of the chosen rate among the rows
+   that ran (memory ceilings in GB/s, compute ceilings in GFLOP/s). */
+typedef struct ceiling {
+    double value;
+    const char *kind;
+} ceiling;
+
+static void ceiling_note(ceiling *c, rate_kind rk, const kbc_record *r)
+{
+    if (rk == RATE_GBPS && isfinite(r->ceiling_gbps) && r->ceiling_gbps > c->value) {
+        c->value = r->ceiling_gbps;
+        c->kind = r->ceiling;
+    } else if (rk == RATE_GFLOPS && isfinite(r->peak_gflops) && r->peak_gflops > c->value) {
+        c->value = r->peak_gflops;
+        c->kind = r->peak;
+    }
+}
+
+/* "read ceiling (4412 GB/s)"; malloc'd. */
+static char *ceiling_title(const ceiling *c, rate_kind rk)
+{
+    const char *kind = c->kind && c->kind[0] ? c->kind : rk == RATE_GFLOPS ? "compute" : "bandwidth";
+    /* The tensor ceilings are measured with mma.sync (docs/output.md). */
+    int mma = strcmp(kind, "tf32") == 0 || strcmp(kind, "bf16") == 0;
+    return kbc_xasprintf("%s%s ceiling (%.0f %s)", kind, mma ? " mma.sync" : "", c->value,
+                         rk == RATE_GFLOPS ? "GFLOP/s" : "GB/s");
+}
+
+/* ---- SVG ---------------------------------------------------------------- */
+
+/* Lines and bars of kernels: distinct colours, none red (the ceiling is
+   red) and none grey (libraries are black and grey, their lines dashed). */
+static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
+                                      "#e377c2", "#17becf", "#bcbd22", "#7b4173", "#393b79",
+                                      "#637939", "#a55194", "#6b6ecf", "#8c6d31"};
+#define N_PALETTE (sizeof palette / sizeof *palette)
+#define CEILING_COLOUR "#c00000"
+
+/* A step of 1, 2 or 5 times a power of ten that cuts span into about
+   `want` pieces. */
+static double nice_step(double span, int want)
+{
+    double raw = span / want;
+    double mag = pow(10, floor(log10(raw)));
+    double norm = raw / mag;
+    return (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
+}
+
+/* One axis: a value's position from lo to hi (in log2 or log10 units when
+   log is 2 or 10) mapped onto [p0, p1]. */
+typedef struct axis {
+    double lo, hi;
+    int log;
+    double p0, p1;
+} axis;
+
+static double axis_at(const axis *a, double v)
+{
+    double u = a->log == 2 ? log2(v) : a->log == 10 ? log10(v) : v;
+    return a->p0 + (u - a->lo) / (a->hi - a->lo) * (a->p1 - a->p0);
+}
+
+/* The plot area of a line plot, in pixels. */
+enum { LW = 760, LH = 360, ML = 74, MR = 200, MT = 14, MB = 46 };
+
+/* One line of a line plot: a variant's points, sorted by x. */
+typedef struct series {
+    const char *name;
+    int library;
+    size_t n;
+    double *x, *rate, *time;
+} series;
+
+/* The tick label of a value on axis a (time: seconds). */
+static void tick_label(FILE *f, const axis *a, double u, int time)
+{
+    char buf[48];
+    if (a->log == 2) {
+        fprintf(f, "2<tspan dy=\"-6\" font-size=\"9\">%.0f</tspan>", u);
+        return;
+    }
+    double v = a->log == 10 ? pow(10, u) : u;
+    if (time)
+        fputs(fmt_time(v, buf, sizeof buf), f);
+    else
+        fprintf(f, "%.6g", v);
+}
+
+/* The ticks and grid of axis a: vertical lines for x, horizontal for y,
+   over the box [x0, x1] by [y0, y1]. */
+static void svg_ticks(FILE *f, const axis *a, int is_x, int time, double x0, double x1, double y0,
+                      double y1)
+{
+    double lo = a->lo, hi = a->hi;
+    double step = a->log ? ceil((hi - lo) / 10) : nice_step(hi - lo, 6);
+    if (step <= 0)
+        step = 1;
+    for (double u = ceil(lo / step - 1e-9) * step; u <= hi + 1e-9 * fabs(hi) + 1e-12; u += step) {
+        if (fabs(u) < 1e-9 * step)
+            u = 0; /* not "-0" */
+        double p = a->p0 + (u - lo) / (hi - lo) * (a->p1 - a->p0);
+        if (is_x) {
+            fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", p,
+                    y0, p, y1);
+            fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", p,
+                    y1 + 16);
+        } else {
+            fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x0,
+                    p, x1, p);
+            fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", x0 - 5,
+                    p + 4);
+        }
+        tick_label(f, a, u, time);
+        fputs("</text>", f);
+    }
+}
+
+/* The views of a line plot: the rate on a linear axis from zero (as
+   `kbench plot` draws it), the rate on a log-10 axis, the median time on
+   a log-10 axis. */
+typedef enum { VIEW_RATE, VIEW_LOGRATE, VIEW_TIME } view;
+static const char *const view_names[] = {"rate", "lograte", "time"};
+
+/* A library's line: black, dark and light grey in turn, each dashed its
+   own way. */
+static const char *const lib_colours[] = {"#000000", "#606060", "#a0a0a0"};
+static const char *const lib_dashes[] = {"7 4", "2 3", "10 3 2 3"};
+
+/* A point's y in view v, or NaN where the view has none. */
+static double view_y(const series *s, size_t i, view v)
+{
+    double y = v == VIEW_TIME ? s->time[i] : s->rate[i];
+    return isfinite(y) && (v == VIEW_RATE || y > 0) ? y : NAN;
+}
+
+/* One view of a line plot. */
+static void svg_lines(FILE *f, const series *s, size_t ns, const char *xname, int log2x, view v,
+                      rate_kind rk, const ceiling *c, const char *label)
+{
+    double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+    for (size_t k = 0; k < ns; k++)
+        for (size_t i = 0; i < s[k].n; i++) {
+            double y = view_y(&s[k], i, v);
+            if (isnan(y))
+                continue;
+            xmin = fmin(xmin, s[k].x[i]);
+            xmax = fmax(xmax, s[k].x[i]);
+            ymin = fmin(ymin, y);
+            ymax = fmax(ymax, y);
+        }
+    int ceil_shown = v != VIEW_TIME && c->value > 0;
+    axis ax = {.log = log2x ? 2 : 0, .p0 = ML, .p1 = LW - MR};
+    axis ay = {.log = v == VIEW_RATE ? 0 : 10, .p0 = LH - MB, .p1 = MT};
+    if (!isfinite(xmin)) {
+        xmin = 1;
+        xmax = 2;
+    }
+    ax.lo = log2x ? log2(xmin) : xmin;
+    ax.hi = log2x ? log2(xmax) : xmax;
+    if (ax.hi <= ax.lo) {
+        ax.lo -= 1;
+        ax.hi += 1;
+    }
+    if (ceil_shown) {
+        ymax = isfinite(ymax) ? fmax(ymax, c->value) : c->value;
+        ymin = isfinite(ymin) ? fmin(ymin, c->value) : c->value;
+    }
+    if (v == VIEW_RATE) {
+        ay.lo = 0;
+        ay.hi = isfinite(ymax) && ymax > 0 ? ymax * 1.08 : 1;
+    } else {
+        if (!isfinite(ymin)) {
+            ymin = 1;
+            ymax = 10;
+        }
+        ay.lo = floor(log10(ymin));
+        ay.hi = ceil(log10(ymax));
+        if (ay.hi <= ay.lo)
+            ay.hi = ay.lo + 1;
+    }
+    fprintf(f, "<svg class=\"%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
+               "aria-label=\"",
+            view_names[v], LW, LH, LW, LH);
+    H(f, label);
+    fputs("\">", f);
+    svg_ticks(f, &ax, 1, 0, ML, LW - MR, MT, LH - MB);
+    svg_ticks(f, &ay, 0, v == VIEW_TIME, ML, LW - MR, MT, LH - MB);
+    fprintf(f, "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>", ML, MT,
+            LW - MR - ML, LH - MB - MT);
+    fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">", (ML + LW - MR) / 2,
+            LH - 8);
+    H(f, xname);
+    fprintf(f, "%s</text>", log2x ? " (log2 scale)" : "");
+    fprintf(f, "<text class=\"label\" transform=\"translate(14 %d) rotate(-90)\" "
+               "text-anchor=\"middle\">%s%s</text>",
+            (MT + LH - MB) / 2, v == VIEW_TIME ? "median time" : rate_label(rk),
+            v == VIEW_RATE ? "" : ", log scale");
+    /* The lines, and the legend beside them. */
+    double lx = LW - MR + 12, ly = MT + 10;
+    size_t own = 0, lib = 0;
+    for (size_t k = 0; k < ns; k++, ly += 18) {
+        const char *colour = s[k].library ? lib_colours[lib % 3] : palette[own++ % N_PALETTE];
+        char dash[48] = "";
+        if (s[k].library)
+            snprintf(dash, sizeof dash, " stroke-dasharray=\"%s\"", lib_dashes[lib++ % 3]);
+        double width = s[k].library ? 2.6 : 1.6;
+        fprintf(f, "<g class=\"series\"><polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\"%s "
+                   "points=\"",
+                colour, width, dash);
+        for (size_t i = 0; i < s[k].n; i++) {
+            double y = view_y(&s[k], i, v);
+            if (!isnan(y))
+                fprintf(f, "%.1f,%.1f ", axis_at(&ax, s[k].x[i]), axis_at(&ay, y));
+        }
+        fputs("\"/>", f);
+        for (size_t i = 0; i < s[k].n; i++) {
+            double y = view_y(&s[k], i, v);
+            if (isnan(y))
+                continue;
+            char buf[48];
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\"><title>",
+                    axis_at(&ax, s[k].x[i]), axis_at(&ay, y), s[k].library ? "3.2" : "2.6",
+                    s[k].library ? "#ffffff" : colour);
+            H(f, s[k].name);
+            fputs(", ", f);
+            H(f, xname);
+            fprintf(f, "=%.17g: %s</title></circle>", s[k].x[i],
+                    v == VIEW_TIME ? fmt_time(y, buf, sizeof buf) : fmt_num(y, "", buf, sizeof buf));
+        }
+        char *name = shorten(s[k].name, 24);
+        fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"%s\" "
+                   "stroke-width=\"%.1f\"%s/><text class=\"legend\" x=\"%.0f\" y=\"%.0f\"><title>",
+                lx, ly, lx + 22, ly, colour, width, dash, lx + 28, ly + 4);
+        H(f, s[k].name);
+        fputs("</title>", f);
+        H(f, name);
+        fprintf(f, "%s</text></g>", s[k].library ? " (library)" : "");
+        free(name);
+    }
+    if (ceil_shown) {
+        char *t = ceiling_title(c, rk);
+        double y = axis_at(&ay, c->value);
+        fprintf(f, "<g class=\"ceiling\"><line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
+                   "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"3 3\"/>",
+                ML, y, LW - MR, y, CEILING_COLOUR);
+        fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"%s\" "
+                   "stroke-width=\"2\" stroke-dasharray=\"3 3\"/><text class=\"legend\" x=\"%.0f\" "
+                   "y=\"%.0f\">",
+                lx, ly, lx + 22, ly, CEILING_COLOUR, lx + 28, ly + 4);
+        H(f, t);
+        fputs("</text></g>", f);
+        free(t);
+    }
+    fputs("</svg>", f);
+}
+
+/* One view of a bar chart of the variants at one point: a bar per row,
+   its rate (with the ceiling) or its median time, both from zero. */
+static void svg_bars(FILE *f, const kbc_record *const *rows, size_t n, int time, rate_kind rk,
+                     const ceiling *c, const char *label)
+{
+    enum { BW = 760, BL = 190, BR = 40, BT = 24, BB = 40, ROW = 22 };
+    int h = BT + (int)n * ROW + BB;
+    double top = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = ran(rows[i]) ? (time ? rows[i]->time.median : rate_of(rows[i], rk)) : NAN;
+        if (isfinite(v) && v > top)
+            top = v;
+    }
+    if (!time && c->value > top)
+        top = c->value;
+    axis ax = {.lo = 0, .hi = top > 0 ? top * 1.08 : 1, .p0 = BL, .p1 = BW - BR};
+    fprintf(f, "<svg class=\"%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
+               "aria-label=\"",
+            time ? "time" : "rate", BW, h, BW, h);
+    H(f, label);
+    fputs("\">", f);
+    svg_ticks(f, &ax, 1, time, BL, BW - BR, BT, h - BB);
+    fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>",
+            (BL + BW - BR) / 2, h - 6, time ? "median time" : rate_label(rk));
+    size_t own = 0;
+    for (size_t i = 0; i < n; i++) {
+        const kbc_record *r = rows[i];
+        int library = (r->flags & KB_VARIANT_LIBRARY) != 0;
+        double y = BT + (double)i * ROW;
+        char *name = shorten(r->variant, 26);
+        fprintf(f, "<g class=\"bar\"><text class=\"tick\" x=\"%d\" y=\"%.0f\" "
+                   "text-anchor=\"end\"><title>",
+                BL - 6, y + 15);
+        H(f, r->variant);
+        fputs("</title>", f);
+        H(f, name);
+        fputs("</text>", f);
+        free(name);
+        double v = ran(r) ? (time ? r->time.median : rate_of(r, rk)) : NAN;
+        const char *colour = library ? "#555555" : palette[own % N_PALETTE];
+        own += !library;
+        if (isfinite(v) && v > 0) {
+            char buf[48];
+            fprintf(f, "<rect x=\"%d\" y=\"%.0f\" width=\"%.1f\" height=\"%d\" fill=\"%s\"%s>"
+                       "<title>",
+                    BL, y + 3, axis_at(&ax, v) - BL, ROW - 6, colour,
+                    library ? " fill-opacity=\"0.75\"" : "");
+            H(f, r->variant);
+            fprintf(f, ": %s</title></rect>",
+                    time ? fmt_time(v, buf, sizeof buf) : fmt_num(v, "", buf, sizeof buf));
+        } else {
+            fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.0f\">(%s)</text>", BL + 6, y + 15,
+                    kbc_outcome_name(r->outcome));
+        }
+        fputs("</g>", f);
+    }
+    if (!time && c->value > 0) {
+        char *t = ceiling_title(c, rk);
+        double x = axis_at(&ax, c->value);
+        fprintf(f, "<g class=\"ceiling\"><line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
+                   "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"3 3\"/><text "
+                   "class=\"legend\" x=\"%.1f\" y=\"%d\" text-anchor=\"end\">",
+                x, BT - 4, x, h - BB, CEILING_COLOUR, x, BT - 8);
+        H(f, t);
+        fputs("</text></g>", f);
+        free(t);
+    }
+    fputs("</svg>", f);
+}
+
+/* A figure with its views (n of view_names, the first n) and the buttons
+   that switch between them, showing view first. */
+static void figure_open(FILE *f, const char *caption_exp, const char *caption_group,
+                        const view *views, size_t n, view first)
+{
+    static const char *const button[] = {"rate", "log rate", "time"};
+    fprintf(f, "<figure class=\"plot\" data-view=\"%s\"><figcaption>", view_names[first]);
+    H(f, caption_exp);
+    if (caption_group && caption_group[0]) {
+        fputs(" <span class=\"group\">(", f);
+        H(f, caption_group);
+        fputs(")</span>", f);
+    }
+    fputs(" <span class=\"views\">", f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "<button type=\"button\" data-view=\"%s\" aria-pressed=\"%s\">%s</button>",
+                view_names[views[i]], views[i] == first ? "true" : "false", button[views[i]]);
+    fputs("</span></figcaption>", f);
+}
+
+char *kbc_html_sparkline(const double *y, size_t n, const kbc_html_step *steps, size_t n_steps,
+                         int w, int h)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return kbc_xstrdup("");
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(y[i])) {
+            lo = fmin(lo, y[i]);
+            hi = fmax(hi, y[i]);
+        }
+    fprintf(f, "<svg class=\"spark\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\">", w, h, w,
+            h);
+    if (isfinite(lo)) {
+        if (hi <= lo) {
+            lo -= 1;
+            hi += 1;
+        }
+        fputs("<path fill=\"none\" stroke=\"currentColor\" stroke-width=\"1.2\" d=\"", f);
+        int pen = 0; /* 0: the next finite point starts a piece */
+        for (size_t i = 0; i < n; i++) {
+            if (!isfinite(y[i])) {
+                pen = 0;
+                continue;
+            }
+            double px = n > 1 ? 1 + (double)i * (w - 2) / (double)(n - 1) : w / 2.0;
+            double py = h - 1 - (y[i] - lo) / (hi - lo) * (h - 2);
+            fprintf(f, "%c%.1f %.1f", pen ? 'L' : 'M', px, py);
+            pen = 1;
+        }
+        fputs("\"/>", f);
+    }
+    /* Each step between its two points, its commit in the tooltip. */
+    for (size_t k = 0; k < n_steps; k++) {
+        if (steps[k].at == 0 || steps[k].at >= n)
+            continue;
+        double px = 1 + ((double)steps[k].at - 0.5) * (w - 2) / (double)(n - 1);
+        fprintf(f, "<line class=\"step\" x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"%d\" "
+                   "stroke=\"%s\" stroke-width=\"1.5\"><title>step %+.1f%% at ",
+                px, px, h, steps[k].change > 0 ? "#c00000" : "#008000", steps[k].change * 100);
+        H(f, steps[k].commit);
+        fputs("</title></line>", f);
+    }
+    fputs("</svg>", f);
+    fclose(f);
+    return buf;
+}
+
+/* ---- the run's header -------------------------------------------------- */
+
+static void dl_row(FILE *f, const char *term, const char *value)
+{
+    if (!value || !value[0])
+        return;
+    fputs("<dt>", f);
+    fputs(term, f);
+    fputs("</dt><dd>", f);
+    H(f, value);
+    fputs("</dd>", f);
+}
+
+static const char *json_str(const json_t *o, const char *a, const char *b)
+{
+    const json_t *v = json_object_get(o, a);
+    if (b)
+        v = json_object_get(v, b);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static void cuda_version(int v, char *buf, size_t n)
+{
+    if (v > 0)
+        snprintf(buf, n, "%d.%d", v / 1000, (v % 1000) / 10);
+    else
+        buf[0] = '\0';
+}
+
+static void machine_header(FILE *f, const kbc_run_doc *doc, const json_t *root)
+{
+    const kbc_machine *m = &doc->machine;
+    const kbc_run_info *in = &doc->info;
+    char buf[1400], a[64], b[64];
+    fputs("<dl class=\"machine\">", f);
+    if (doc->has_machine && m->has_gpu) {
+        dl_row(f, "GPU", m->name);
+        /* What the file knows (0: not recorded). */
+        if (m->cc_major > 0 || m->sm_count > 0) {
+            snprintf(buf, sizeof buf, "%d.%d, %d SMs, %s memory, %s L2", m->cc_major,
+                     m->cc_minor, m->sm_count, kbc_human_bytes(m->mem_bytes, a, sizeof a),
+                     kbc_human_bytes(m->l2_bytes, b, sizeof b));
+            dl_row(f, "compute capability", buf);
+        }
+        cuda_version(m->driver_version, a, sizeof a);
+        cuda_version(m->runtime_version, b, sizeof b);
+        if (a[0] || b[0]) {
+            snprintf(buf, sizeof buf, "driver %s, runtime %s", a[0] ? a : "?", b[0] ? b : "?");
+            dl_row(f, "CUDA", buf);
+        }
+        if (m->clock_khz > 0) {
+            snprintf(buf, sizeof buf, "SM %d MHz, memory %d MHz", m->clock_khz / 1000,
+                     m->mem_clock_khz / 1000);
+            dl_row(f, "clocks", buf);
+        }
+        const kbc_ceilings *c = &in->ceilings;
+        if (c->read_gbps > 0 || c->write_gbps > 0 || c->copy_gbps > 0) {
+            snprintf(buf, sizeof buf, "read %.0f, write %.0f, copy %.0f GB/s", c->read_gbps,
+                     c->write_gbps, c->copy_gbps);
+            dl_row(f, "memory ceilings", buf);
+        }
+        const kbc_flops_ceilings *p = &in->flops;
+        if (p->fp32_gflops > 0 || p->tf32_gflops > 0 || p->bf16_gflops > 0) {
+            snprintf(buf, sizeof buf,
+                     "FP32 %.0f, TF32 %.0f, BF16 %.0f GFLOP/s (tensor: mma.sync)",
+                     p->fp32_gflops, p->tf32_gflops, p->bf16_gflops);
+            dl_row(f, "compute ceilings", buf);
+        }
+    } else if (doc->has_machine) {
+        snprintf(buf, sizeof buf, "none (%s)", m->no_gpu_reason[0] ? m->no_gpu_reason : "unknown");
+        dl_row(f, "GPU", buf);
+    }
+    if (doc->has_machine) {
+        if (m->cpu_threads > 0)
+            snprintf(buf, sizeof buf, "%s, %d CPU threads", m->host, m->cpu_threads);
+        else
+            snprintf(buf, sizeof buf, "%s", m->host);
+        dl_row(f, "host", buf);
+    }
+    const char *ver = json_str(root, "kbench", "version"), *git = json_str(root, "kbench", "git");
+    if (ver || git) {
+        snprintf(buf, sizeof buf, "%s (git %s)", ver ? ver : "?", git ? git : "?");
+        dl_row(f, "kbench", buf);
+    }
+    dl_row(f, "command", doc->command);
+    dl_row(f, "configuration", doc->config_file);
+    const char *started = json_str(root, "started", NULL), *done = json_str(root, "finished", NULL);
+    if (started) {
+        snprintf(buf, sizeof buf, "%s to %s", started, done ? done : "(not finished)");
+        dl_row(f, "ran", buf);
+    }
+    if (doc->has_plan && doc->shard_count > 0) {
+        snprintf(buf, sizeof buf, "%d of %d", doc->shard_index, doc->shard_count);
+        dl_row(f, "shard", buf);
+    }
+    if (doc->exit_code >= 0) {
+        snprintf(buf, sizeof buf, "%d", doc->exit_code);
+        dl_row(f, "exit code", buf);
+    }
+    fputs("</dl>", f);
+}
+
+/* ---- the comparison with a baseline ------------------------------------ */
+
+typedef struct baseline {
+    const char *path;
+    kbc_run_doc doc;
+    json_t *root;
+    char **keys;
+    size_t *order;
+    /* Per row of the report: its change (verdict KBC_UNTESTED without a
+       verdict), and why it has none (NULL: it has one). */
+    kbc_change *change;
+    const char **note;
+    char *matched; /* per baseline row: some row of the report has its key */
+} baseline;
+
+static char *key_of(const kbc_record *r)
+{
+    size_t need = kbc_record_key(r, NULL, 0) + 1;
+    char *k = kbc_xmalloc(need);
+    kbc_record_key(r, k, need);
+    return k;
+}
+
+/* Matches the report's rows with the baseline's by key and compares each
+   pair that ran on both sides, all at once. */
+static void baseline_compare(baseline *b, const kbc_record *recs, size_t n,
+                             const kbc_compare_opts *o)
+{
+    const kbc_record *base = b->doc.recs;
+    size_t nb = b->doc.n_recs;
+    b->keys = kbc_xcalloc(nb ? nb : 1, sizeof *b->keys);
+    for (size_t i = 0; i < nb; i++)
+        b->keys[i] = key_of(&base[i]);
+    b->order = kbc_xcalloc(nb ? nb : 1, sizeof *b->order);
+    kbc_key_order(b->keys, nb, b->order);
+    b->matched = kbc_xcalloc(nb ? nb : 1, 1);
+    b->change = kbc_xcalloc(n ? n : 1, sizeof *b->change);
+    b->note = kbc_xcalloc(n ? n : 1, sizeof *b->note);
+    kbc_compare_pair *pairs = kbc_xcalloc(n ? n : 1, sizeof *pairs);
+    size_t *of = kbc_xcalloc(n ? n : 1, sizeof *of);
+    size_t np = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *key = key_of(&recs[i]);
+        long j = kbc_key_find(b->keys, b->order, nb, key);
+        free(key);
+        of[i] = SIZE_MAX;
+        kbc_compare_samples(NULL, 0, NULL, 0, o, &b->change[i]); /* untested, NaN */
+        if (j < 0) {
+            b->note[i] = "not in the baseline";
+            continue;
+        }
+        b->matched[j] = 1;
+        if (!ran(&base[j])) {
+            b->note[i] = "did not run in the baseline";
+        } else if (!ran(&recs[i])) {
+            b->note[i] = "did not run";
+        } else {
+            of[i] = np;
+            pairs[np++] = (kbc_compare_pair){base[j].samples, base[j].n_samples,
+                                             recs[i].samples, recs[i].n_samples};
+        }
+    }
+    kbc_change *ch = kbc_xcalloc(np ? np : 1, sizeof *ch);
+    kbc_compare_many(pairs, np, o, ch);
+    for (size_t i = 0; i < n; i++) {
+        if (of[i] == SIZE_MAX)
+            continue;
+        b->change[i] = ch[of[i]];
+        if (b->change[i].verdict == KBC_UNTESTED)
+            b->note[i] = pairs[of[i]].nb < 2 || pairs[of[i]].nn < 2
+                             ? "fewer than 2 samples on a side"
+                             : "a median of zero";
+    }
+    free(ch);
+    free(pairs);
+    free(of);
+}
+
+static void baseline_free(baseline *b)
+{
+    for (size_t i = 0; b->keys && i < b->doc.n_recs; i++)
+        free(b->keys[i]);
+    free(b->keys);
+    free(b->order);
+    free(b->change);
+    free(b->note);
+    free(b->matched);
+    kbc_run_doc_free(&b->doc);
+    json_decref(b->root);
+}
+
+/* The verdict's word as a class name: "no change" as "v-no-change". */
+static void verdict_class(FILE *f, const char *name)
+{
+    fputs("v-", f);
+    for (const char *p = name; *p; p++)
+        fputc(*p == ' ' ? '-' : *p, f);
+}
+
+/* ---- one experiment ---------------------------------------------------- */
+
+typedef struct report {
+    FILE *f;
+    const kbc_run_doc *doc;
+    const kbc_record *recs;
+    size_t n;
+    baseline *base; /* or NULL */
+    double alpha;
+    kbc_html_history_fn hist; /* or NULL */
+    void *hist_ctx;
+    size_t n_tables;
+} report;
+
+static const kbc_exp_info *exp_info(const kbc_run_doc *doc, const char *name)
+{
+    for (size_t i = 0; i < doc->n_exps; i++)
+        if (strcmp(doc->exps[i].name, name) == 0)
+            return &doc->exps[i];
+    return NULL;
+}
+
+/* The swept parameters of rows[0..n) in the order they first appear. */
+static size_t swept_names(const kbc_record *const *rows, size_t n, const char **names)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t q = 0; q < rows[i]->n_params; q++) {
+            const kbc_rec_param *p = &rows[i]->params[q];
+            if (!p->swept)
+                continue;
+            size_t j = 0;
+            while (j < k && strcmp(names[j], p->name) != 0)
+                j++;
+            if (j == k && k < KB_MAX_PARAMS)
+                names[k++] = p->name;
+        }
+    return k;
+}
+
+/* A sortable column's header: cls "num" sorts by each cell's data-v,
+   "text" by its text; extra: more attributes, or NULL. */
+static void th(FILE *f, const char *cls, const char *extra, const char *text)
+{
+    int num = strcmp(cls, "num") == 0;
+    fprintf(f, "<th scope=\"col\" tabindex=\"0\" data-sort=\"%s\"%s%s%s>", cls,
+            num ? " class=\"num\"" : "", extra ? " " : "", extra ? extra : "");
+    fputs(text, f);
+    fputs("</th>", f);
+}
+
+/* The history column's cell of row r: the sparkline with its steps, and
+   the newest step's change as the sort value. */
+static void history_cell(FILE *f, const report *rp, const kbc_record *r)
+{
+    kbc_html_history h = {0};
+    const char *gpu = rp->doc->has_machine && rp->doc->machine.has_gpu ? rp->doc->machine.name
+                                                                       : NULL;
+    rp->hist(rp->hist_ctx, r, gpu, &h);
+    fputs("<td class=\"history\"", f);
+    if (h.n_steps)
+        data_v(f, h.steps[h.n_steps - 1].change * 100);
+    fputs(">", f);
+    if (h.n) {
+        char *svg = kbc_html_sparkline(h.median, h.n, h.steps, h.n_steps, 96, 18);
+        fputs(svg, f);
+        free(svg);
+        fprintf(f, " <span class=\"runs\">%zu</span>", h.n);
+    } else {
+        fputs("-", f);
+    }
+    fputs("</td>", f);
+    free(h.median);
+    free(h.steps);
+}
+
+static void exp_table(report *rp, const kbc_record *const *rows, const size_t *at, size_t n)
+{
+    FILE *f = rp->f;
+    const char *names[KB_MAX_PARAMS];
+    size_t np = swept_names(rows, n, names);
+    int any_gbps = 0, any_gflops = 0, any_items = 0, any_ceiling = 0, any_peak = 0,
+        any_speedup = 0, any_note = 0;
+    for (size_t i = 0; i < n; i++) {
+        const kbc_record *r = rows[i];
+        any_gbps |= isfinite(r->gbps);
+        any_gflops |= isfinite(r->gflops);
+        any_items |= isfinite(r->items_per_s) && !isfinite(r->gbps) && !isfinite(r->gflops);
+        any_ceiling |= isfinite(r->pct_ceiling);
+        any_peak |= isfinite(r->pct_peak);
+        any_speedup |= isfinite(r->speedup_baseline);
+        any_note |= r->reason[0] != '\0';
+    }
+    fputs("<div class=\"scroll\"><table class=\"rows\"><thead><tr>", f);
+    for (size_t k = 0; k < np; k++) {
+        const kbc_rec_param *p = param_of(rows[0], names[k]);
+        int numeric = p && isfinite(param_number(p));
+        fprintf(f, "<th scope=\"col\" tabindex=\"0\" data-sort=\"%s\"%s>", numeric ? "num" : "text",
+                numeric ? " class=\"num\"" : "");
+        H(f, names[k]);
+        fputs("</th>", f);
+    }
+    th(f, "text", NULL, "variant");
+    th(f, "text", NULL, "status");
+    th(f, "num", "data-selftest=\"\"", "median time");
+    th(f, "num", NULL, "noise");
+    if (any_gbps)
+        th(f, "num", NULL, "GB/s");
+    if (any_ceiling)
+        th(f, "num", NULL, "% of ceiling");
+    if (any_gflops)
+        th(f, "num", NULL, "GFLOP/s");
+    if (any_peak)
+        th(f, "num", NULL, "% of peak");
+    if (any_items)
+        th(f, "num", NULL, "items/s");
+    if (any_speedup)
+        th(f, "num", "title=\"the baseline variant's median time over this row's\"", "speed-up");
+    if (rp->base) {
+        char ci[64];
+        snprintf(ci, sizeof ci, "%.4g%% interval", (1 - rp->alpha) * 100);
+        th(f, "num", NULL, "baseline time");
+        th(f, "num", NULL, "change");
+        th(f, "num", NULL, ci);
+        th(f, "text", NULL, "verdict");
+    }
+    if (rp->hist)
+        th(f, "num", "title=\"the row's median in each run of the history, in commit order; "
+                     "sorts by the newest step's change\"",
+           "history");
+    if (any_note)
+        th(f, "text", NULL, "note");
+    fputs("</tr></thead><tbody>", f);
+    char buf[64];
+    for (size_t i = 0; i < n; i++) {
+        const kbc_record *r = rows[i];
+        fprintf(f, "<tr data-i=\"%zu\">", i);
+        for (size_t k = 0; k < np; k++) {
+            const kbc_rec_param *p = param_of(r, names[k]);
+            fputs("<td", f);
+            if (p)
+                data_v(f, param_number(p));
+            fputs(">", f);
+            if (p)
+                H(f, p->text);
+            fputs("</td>", f);
+        }
+        fputs("<td class=\"variant\">", f);
+        H(f, r->variant);
+        if (r->flags & KB_VARIANT_LIBRARY)
+            fputs(" <span class=\"tag\">library</span>", f);
+        fputs("</td>", f);
+        fprintf(f, "<td class=\"st-%s\">%s</td>",
+                kbc_outcome_failed((int)r->outcome) ? "bad"
+                : r->outcome == KBC_PASS            ? "pass"
+                                                    : "other",
+                kbc_outcome_name((int)r->outcome));
+        double t = ran(r) ? r->time.median : NAN;
+        fputs("<td class=\"num\"", f);
+        data_v(f, t);
+        fprintf(f, ">%s</td>", fmt_time(t, buf, sizeof buf));
+        fputs("<td class=\"num\"", f);
+        data_v(f, r->noise * 100);
+        fprintf(f, ">%s</td>", fmt_pct(r->noise * 100, buf, sizeof buf));
+        double cells[6] = {r->gbps, r->pct_ceiling, r->gflops, r->pct_peak, r->items_per_s,
+                           r->speedup_baseline};
+        int shown[6] = {any_gbps, any_ceiling, any_gflops, any_peak, any_items, any_speedup};
+        int percent[6] = {0, 1, 0, 1, 0, 0};
+        for (int c = 0; c < 6; c++) {
+            if (!shown[c])
+                continue;
+            double v = ran(r) ? cells[c] : NAN;
+            fputs("<td class=\"num\"", f);
+            data_v(f, v);
+            if (percent[c])
+                fmt_pct(v, buf, sizeof buf);
+            else if (c == 5 && isfinite(v))
+                snprintf(buf, sizeof buf, "%.3g\xc3\x97", v); /* 1.58x */
+            else
+                fmt_num(v, "", buf, sizeof buf);
+            fprintf(f, ">%s</td>", buf);
+        }
+        if (rp->base) {
+            const kbc_change *ch = &rp->base->change[at[i]];
+            const char *note = rp->base->note[at[i]];
+            fputs("<td class=\"num\"", f);
+            data_v(f, ch->base_median);
+            fprintf(f, ">%s</td>", fmt_time(ch->base_median, buf, sizeof buf));
+            double pct = (ch->ratio - 1) * 100;
+            fputs("<td class=\"num\"", f);
+            data_v(f, pct);
+            if (isfinite(pct))
+                fprintf(f, ">%+.1f%%</td>", pct);
+            else
+                fputs(">-</td>", f);
+            fputs("<td class=\"num\"", f);
+            data_v(f, (ch->lo - 1) * 100);
+            if (isfinite(ch->lo))
+                fprintf(f, ">[%+.1f%%, %+.1f%%]</td>", (ch->lo - 1) * 100, (ch->hi - 1) * 100);
+            else
+                fputs(">-</td>", f);
+            const char *v = kbc_verdict_name(ch->verdict);
+            fputs("<td class=\"", f);
+            verdict_class(f, v);
+            fputs("\"", f);
+            if (note) {
+                fputs(" title=\"", f);
+                H(f, note);
+                fputs("\"", f);
+            }
+            fputs(">", f);
+            fputs(v, f);
+            if (note) {
+                fputs(" <span class=\"why\">(", f);
+                H(f, note);
+                fputs(")</span>", f);
+            }
+            fputs("</td>", f);
+        }
+        if (rp->hist)
+            history_cell(f, rp, r);
+        if (any_note) {
+            fputs("<td class=\"note\">", f);
+            H(f, r->reason);
+            fputs("</td>", f);
+        }
+        fputs("</tr>", f);
+    }
+    fputs("</tbody></table></div>", f);
+    rp->n_tables++;
+}
+
+/* "dtype=f32, block=256": the swept parameters of r other than x. */
+static void group_of(const kbc_record *r, const char *x, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < r->n_params && used < n; i++) {
+        const kbc_rec_param *q = &r->params[i];
+        if (!q->swept || (x && strcmp(q->name, x) == 0))
+            continue;
+        int w = snprintf(buf + used, n - used, "%s%s=%s", used ? ", " : "", q->name, q->text);
+        if (w > 0)
+            used += (size_t)w;
+    }
+}
+
+/* The line plots of one experiment: one per group of the other swept
+   parameters, x the swept parameter x. */
+static void exp_line_plots(report *rp, const char *exp, const kbc_record *const *rows, size_t n,
+                           const char *x, int log2x)
+{
+    FILE *f = rp->f;
+    /* Each row's group, numbered in the order the groups first appear. */
+    char **names = kbc_xcalloc(n, sizeof *names);
+    size_t *gid = kbc_xcalloc(n, sizeof *gid), *first = kbc_xcalloc(n, sizeof *first);
+    size_t n_groups = 0;
+    for (size_t i = 0; i < n; i++) {
+        char g[512];
+        group_of(rows[i], x, g, sizeof g);
+        size_t k = 0;
+        while (k < n_groups && strcmp(names[first[k]], g) != 0)
+            k++;
+        if (k == n_groups) {
+            first[n_groups++] = i;
+            names[i] = kbc_xstrdup(g);
+        }
+        gid[i] = k;
+    }
+    const kbc_record **grp = kbc_xcalloc(n, sizeof *grp);
+    series *s = kbc_xcalloc(KB_MAX_VARIANTS, sizeof *s);
+    for (size_t gi = 0; gi < n_groups; gi++) {
+        const char *g = names[first[gi]];
+        /* The group's rows, its variants in the order they first appear. */
+        size_t ng = 0, ns = 0;
+        for (size_t j = first[gi]; j < n; j++)
+            if (gid[j] == gi)
+                grp[ng++] = rows[j];
+        rate_kind rk = rate_pick(grp, ng);
+        ceiling c = {0, ""};
+        for (size_t j = 0; j < ng; j++) {
+            const kbc_record *r = grp[j];
+            const kbc_rec_param *p = param_of(r, x);
+            double xv = p ? param_number(p) : NAN;
+            if (!ran(r) || !isfinite(xv) || (log2x && !(xv > 0)))
+                continue;
+            ceiling_note(&c, rk, r);
+            size_t k = 0;
+            while (k < ns && strcmp(s[k].name, r->variant) != 0)
+                k++;
+            if (k == ns) {
+                if (ns == KB_MAX_VARIANTS)
+                    continue;
+                s[ns++] = (series){.name = r->variant,
+                                   .library = (r->flags & KB_VARIANT_LIBRARY) != 0,
+                                   .x = kbc_xcalloc(ng, sizeof(double)),
+                                   .rate = kbc_xcalloc(ng, sizeof(double)),
+                                   .time = kbc_xcalloc(ng, sizeof(double))};
+            }
+            /* Kept sorted by x. */
+            series *q = &s[k];
+            size_t to = q->n++;
+            while (to > 0 && q->x[to - 1] > xv) {
+                q->x[to] = q->x[to - 1];
+                q->rate[to] = q->rate[to - 1];
+                q->time[to] = q->time[to - 1];
+                to--;
+            }
+            q->x[to] = xv;
+            q->rate[to] = rate_of(r, rk);
+            q->time[to] = r->time.median;
+        }
+        if (ns > 0) {
+            char *label = kbc_xasprintf("%s%s%s%s", exp, g[0] ? " (" : "", g, g[0] ? ")" : "");
+            /* The log axis first where the lines stay below a fifth of the
+               ceiling, which would flatten them at the bottom. */
+            double top = 0;
+            for (size_t k = 0; k < ns; k++)
+                for (size_t j = 0; j < s[k].n; j++)
+                    if (isfinite(s[k].rate[j]) && s[k].rate[j] > top)
+                        top = s[k].rate[j];
+            static const view views[] = {VIEW_RATE, VIEW_LOGRATE, VIEW_TIME};
+            figure_open(f, exp, g, views, 3, c.value > 5 * top ? VIEW_LOGRATE : VIEW_RATE);
+            for (size_t k = 0; k < 3; k++)
+                svg_lines(f, s, ns, x, log2x, views[k], rk, &c, label);
+            fputs("</figure>", f);
+            free(label);
+        }
+        for (size_t k = 0; k < ns; k++) {
+            free(s[k].x);
+            free(s[k].rate);
+            free(s[k].time);
+        }
+        memset(s, 0, KB_MAX_VARIANTS * sizeof *s);
+    }
+    free(s);
+    free(grp);
+    for (size_t gi = 0; gi < n_groups; gi++)
+        free(names[first[gi]]);
+    free(names);
+    free(gid);
+    free(first);
+}
+
+/* The bar charts of an experiment that sweeps no number: one per point. */
+static void exp_bar_plots(report *rp, const char *exp, const kbc_record *const *rows, size_t n)
+{
+    for (size_t a = 0; a < n;) {
+        size_t b = a;
+        while (b < n && rows[b]->point == rows[a]->point)
+            b++;
+        rate_kind rk = rate_pick(rows + a, b - a);
+        ceiling c = {0, ""};
+        for (size_t i = a; i < b; i++)
+            if (ran(rows[i]))
+                ceiling_note(&c, rk, rows[i]);
+        char g[512];
+        group_of(rows[a], NULL, g, sizeof g);
+        if (!g[0])
+            snprintf(g, sizeof g, "point %llu", (unsigned long long)rows[a]->point + 1);
+        char *label = kbc_xasprintf("%s (%s)", exp, g);
+        static const view views[] = {VIEW_RATE, VIEW_TIME};
+        figure_open(rp->f, exp, g, views, 2, VIEW_RATE);
+        svg_bars(rp->f, rows + a, b - a, 0, rk, &c, label);
+        svg_bars(rp->f, rows + a, b - a, 1, rk, &c, label);
+        fputs("</figure>", rp->f);
+        free(label);
+        a = b;
+    }
+}
+
+static void experiment(report *rp, size_t idx, const char *exp)
+{
+    FILE *f = rp->f;
+    const kbc_record **rows = kbc_xcalloc(rp->n, sizeof *rows);
+    size_t *at = kbc_xcalloc(rp->n, sizeof *at);
+    size_t n = 0;
+    for (size_t i = 0; i < rp->n; i++)
+        if (strcmp(rp->recs[i].experiment, exp) == 0) {
+            at[n] = i;
+            rows[n++] = &rp->recs[i];
+        }
+    const kbc_exp_info *x = exp_info(rp->doc, exp);
+    fprintf(f, "<section class=\"experiment\" id=\"exp-%zu\"><h2>", idx);
+    H(f, exp);
+    fputs("</h2>", f);
+    if (x && x->description) {
+        fputs("<p class=\"description\">", f);
+        H(f, x->description);
+        fputs("</p>", f);
+    }
+    fputs("<p class=\"about\">plugin <code>", f);
+    H(f, rows[0]->plugin);
+    fputs("</code>", f);
+    if (rows[0]->baseline[0]) {
+        fputs(", baseline variant <code>", f);
+        H(f, rows[0]->baseline);
+        fputs("</code>", f);
+    }
+    /* The parameters that stay the same. */
+    int first = 1;
+    for (uint32_t q = 0; q < rows[0]->n_params; q++) {
+        const kbc_rec_param *p = &rows[0]->params[q];
+        if (p->swept)
+            continue;
+        fputs(first ? "; fixed: <code>" : ", <code>", f);
+        H(f, p->name);
+        fputs("=", f);
+        H(f, p->text);
+        fputs("</code>", f);
+        first = 0;
+    }
+    fputs("</p>", f);
+    /* The x axis, as kbench plot picks it. */
+    const char *xname = NULL;
+    int log2x = 0;
+    for (uint32_t q = 0; q < rows[0]->n_params && !xname; q++)
+        if (rows[0]->params[q].swept && rows[0]->params[q].type == KB_PARAM_SIZE) {
+            xname = rows[0]->params[q].name;
+            log2x = 1;
+        }
+    for (uint32_t q = 0; q < rows[0]->n_params && !xname; q++)
+        if (rows[0]->params[q].swept && (rows[0]->params[q].type == KB_PARAM_INT ||
+                                         rows[0]->params[q].type == KB_PARAM_FLOAT))
+            xname = rows[0]->params[q].name;
+    fputs("<div class=\"plots\">", f);
+    if (xname)
+        exp_line_plots(rp, exp, rows, n, xname, log2x);
+    else
+        exp_bar_plots(rp, exp, rows, n);
+    fputs("</div>", f);
+    /* The table below the plots: a reviewer sees the picture first. */
+    fprintf(f, "<details class=\"table\" open><summary>%zu rows</summary>", n);
+    exp_table(rp, rows, at, n);
+    fputs("</details></section>", f);
+    free(rows);
+    free(at);
+}
+
+/* ---- the page ------------------------------------------------------------ */
+
+static const char report_css[] =
+    "body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;"
+    "max-width:1400px;padding:16px 24px;color:#1a1a1a;background:#fff}"
+    "h1{font-size:22px;margin:4px 0 12px}h2{font-size:18px;margin:28px 0 6px;"
+    "border-bottom:1px solid #ddd;padding-bottom:4px}"
+    "dl.machine{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:0 0 12px}"
+    "dl.machine dt{color:#555}dl.machine dd{margin:0;word-break:break-all}"
+    ".summary span{margin-right:14px}nav a{margin-right:12px}"
+    ".scroll{overflow-x:auto}"
+    "table.rows{border-collapse:collapse;font-size:13px;margin:6px 0 10px}"
+    "table.rows th,table.rows td{padding:3px 7px;border-bottom:1px solid #eee;text-align:left;"
+    "white-space:nowrap}"
+    "table.rows td.note{white-space:normal;max-width:420px;color:#555}"
+    "table.rows th{background:#f4f4f4;cursor:pointer;user-select:none;position:sticky;top:0}"
+    "table.rows th:hover{background:#e8e8e8}"
+    "table.rows th[aria-sort=ascending]::after{content:' \\25B2';font-size:10px}"
+    "table.rows th[aria-sort=descending]::after{content:' \\25BC';font-size:10px}"
+    ".num{text-align:right!important;font-variant-numeric:tabular-nums}"
+    "tbody tr:nth-child(even){background:#fafafa}"
+    ".st-bad{color:#b00000;font-weight:600}.st-other{color:#777}"
+    ".v-slower{color:#b00000;font-weight:600}.v-faster{color:#006400;font-weight:600}"
+    ".v-noisy{color:#a05a00}.v-untested{color:#777}.why{color:#777;font-weight:normal}"
+    ".tag{font-size:11px;background:#eee;border-radius:3px;padding:0 4px;color:#444}"
+    ".plots{display:flex;flex-wrap:wrap;gap:12px}"
+    "figure.plot{margin:0;border:1px solid #e4e4e4;border-radius:4px;padding:6px}"
+    "figure.plot figcaption{font-weight:600;margin-bottom:4px}"
+    "figure.plot .group{font-weight:normal;color:#555}"
+    "figure.plot:not([data-view=rate]) svg.rate,figure.plot:not([data-view=lograte]) svg.lograte,"
+    "figure.plot:not([data-view=time]) svg.time{display:none}"
+    ".views{float:right}.views button{font:inherit;font-size:12px;margin-left:4px;"
+    "border:1px solid #bbb;background:#fff;border-radius:3px;cursor:pointer}"
+    ".views button[aria-pressed=true]{background:#333;color:#fff;border-color:#333}"
+    "svg{max-width:100%;height:auto;font-family:inherit}"
+    "svg .grid{stroke:#e6e6e6}svg .frame{fill:none;stroke:#999}"
+    "svg .tick{font-size:11px;fill:#333}svg .label{font-size:12px;fill:#222}"
+    "svg .legend{font-size:12px;fill:#222}"
+    "details.table>summary{cursor:pointer;color:#555;margin:8px 0 0}"
+    "svg.spark{vertical-align:middle;color:#333}.runs{color:#777;font-size:11px}"
+    "code{background:#f4f4f4;padding:0 3px;border-radius:3px}"
+    "footer{margin-top:30px;color:#777;font-size:12px}";
+
+/* The page's one script: sorting by a click on a column header (or Enter
+   on a focused one), the rate/time switch of each plot, and, for the
+   browser test, a self-test that runs when the page is opened as
+   report.html#selftest (tests/test_html.c). */
+static const char report_script[] =
+    "(function () {\n"
+    "  'use strict';\n"
+    "  var errors = 0;\n"
+    "  window.addEventListener('error', function () { errors++; });\n"
+    "  document.addEventListener('securitypolicyviolation', function () { errors++; });\n"
+    "  function value(cell, numeric) {\n"
+    "    if (!cell) return numeric ? NaN : '';\n"
+    "    if (!numeric) return cell.textContent;\n"
+    "    var v = cell.getAttribute('data-v');\n"
+    "    return v === null ? NaN : Number(v);\n"
+    "  }\n"
+    "  function sortBy(th) {\n"
+    "    var table = th.closest('table'), body = table.tBodies[0], col = th.cellIndex;\n"
+    "    var numeric = th.getAttribute('data-sort') === 'num';\n"
+    "    var dir = th.getAttribute('aria-sort') === 'ascending' ? -1 : 1;\n"
+    "    var heads = table.tHead.rows[0].cells;\n"
+    "    for (var h = 0; h < heads.length; h++) heads[h].removeAttribute('aria-sort');\n"
+    "    var rows = Array.prototype.slice.call(body.rows);\n"
+    "    rows.sort(function (a, b) {\n"
+    "      var x = value(a.cells[col], numeric), y = value(b.cells[col], numeric), c;\n"
+    "      if (numeric) {\n"
+    "        /* a cell without a value goes last either way */\n"
+    "        if (isNaN(x) || isNaN(y)) c = isNaN(x) - isNaN(y);\n"
+    "        else c = dir * (x < y ? -1 : x > y ? 1 : 0);\n"
+    "      } else {\n"
+    "        c = dir * x.localeCompare(y, undefined, {numeric: true});\n"
+    "      }\n"
+    "      return c || Number(a.getAttribute('data-i')) - Number(b.getAttribute('data-i'));\n"
+    "    });\n"
+    "    for (var k = 0; k < rows.length; k++) body.appendChild(rows[k]);\n"
+    "    th.setAttribute('aria-sort', dir > 0 ? 'ascending' : 'descending');\n"
+    "  }\n"
+    "  var heads = document.querySelectorAll('table.rows th[data-sort]');\n"
+    "  for (var i = 0; i < heads.length; i++) {\n"
+    "    heads[i].addEventListener('click', function (e) { sortBy(e.currentTarget); });\n"
+    "    heads[i].addEventListener('keydown', function (e) {\n"
+    "      if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); sortBy(e.currentTarget); }\n"
+    "    });\n"
+    "  }\n"
+    "  var buttons = document.querySelectorAll('figure.plot .views button');\n"
+    "  for (var b = 0; b < buttons.length; b++) {\n"
+    "    buttons[b].addEventListener('click', function (e) {\n"
+    "      var btn = e.currentTarget, fig = btn.closest('figure');\n"
+    "      fig.setAttribute('data-view', btn.getAttribute('data-view'));\n"
+    "      var all = fig.querySelectorAll('.views button');\n"
+    "      for (var j = 0; j < all.length; j++)\n"
+    "        all[j].setAttribute('aria-pressed', String(all[j] === btn));\n"
+    "    });\n"
+    "  }\n"
+    "  function order(t) {\n"
+    "    return Array.prototype.map.call(t.tBodies[0].rows, function (r) {\n"
+    "      return r.getAttribute('data-i');\n"
+    "    }).join(' ');\n"
+    "  }\n"
+    "  function selftest() {\n"
+    "    var out = document.createElement('output');\n"
+    "    out.id = 'kbench-selftest';\n"
+    "    var t = document.querySelector('table.rows');\n"
+    "    var th = t && t.querySelector('th[data-selftest]');\n"
+    "    out.setAttribute('data-before', t ? order(t) : '');\n"
+    "    if (th) {\n"
+    "      th.click();\n"
+    "      out.setAttribute('data-ascending', order(t));\n"
+    "      th.click();\n"
+    "      out.setAttribute('data-descending', order(t));\n"
+    "    }\n"
+    "    var fig = document.querySelector('figure.plot');\n"
+    "    var to = fig && fig.querySelector('button[data-view=time]');\n"
+    "    if (to) { to.click(); out.setAttribute('data-view', fig.getAttribute('data-view')); }\n"
+    "    out.setAttribute('data-rows',\n"
+    "      String(document.querySelectorAll('table.rows > tbody > tr').length));\n"
+    "    out.setAttribute('data-tables', String(document.querySelectorAll('table.rows').length));\n"
+    "    out.setAttribute('data-plots', String(document.querySelectorAll('figure.plot').length));\n"
+    "    out.setAttribute('data-scripts', String(document.scripts.length));\n"
+    "    out.setAttribute('data-errors', String(errors));\n"
+    "    document.body.appendChild(out);\n"
+    "  }\n"
+    "  if (location.hash === '#selftest') selftest();\n"
+    "})();\n";
+
+static void base64(FILE *f, const unsigned char *p, size_t n)
+{
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
+                     (i + 2 < n ? p[i + 2] : 0);
+        fputc(a[v >> 18 & 63], f);
+        fputc(a[v >> 12 & 63], f);
+        fputc(i + 1 < n ? a[v >> 6 & 63] : '=', f);
+        fputc(i + 2 < n ? a[v & 63] : '=', f);
+    }
+}
+
+/* Counts of the rows by outcome, and by verdict with a baseline. */
+static void summary(FILE *f, const report *rp)
+{
+    size_t by[KBC_N_OUTCOMES] = {0};
+    for (size_t i = 0; i < rp->n; i++)
+        if ((int)rp->recs[i].outcome >= 0 && rp->recs[i].outcome < KBC_N_OUTCOMES)
+            by[rp->recs[i].outcome]++;
+    fprintf(f, "<p class=\"summary\"><span><b>%zu</b> rows</span>", rp->n);
+    for (int o = 0; o < KBC_N_OUTCOMES; o++)
+        if (by[o])
+            fprintf(f, "<span class=\"st-%s\">%zu %s</span>",
+                    kbc_outcome_failed(o) ? "bad" : o == KBC_PASS ? "pass" : "other", by[o],
+                    kbc_outcome_name(o));
+    fputs("</p>", f);
+    if (!rp->base)
+        return;
+    /* Verdicts by name, in the order they first appear, so that a verdict
+       compare gains later is counted without a change here. */
+    const char *names[16];
+    size_t counts[16] = {0}, nv = 0;
+    for (size_t i = 0; i < rp->n; i++) {
+        const char *v = kbc_verdict_name(rp->base->change[i].verdict);
+        size_t k = 0;
+        while (k < nv && strcmp(names[k], v) != 0)
+            k++;
+        if (k == nv && nv < 16)
+            names[nv++] = v;
+        if (k < nv)
+            counts[k]++;
+    }
+    size_t only = 0;
+    for (size_t j = 0; j < rp->base->doc.n_recs; j++)
+        only += !rp->base->matched[j];
+    fputs("<p class=\"summary\">against the baseline: ", f);
+    for (size_t k = 0; k < nv; k++) {
+        fprintf(f, "<span class=\"");
+        verdict_class(f, names[k]);
+        fprintf(f, "\">%zu %s</span>", counts[k], names[k]);
+    }
+    fprintf(f, "<span>%zu only in the baseline</span></p>", only);
+}
+
+static void baseline_header(FILE *f, const baseline *b, const kbc_compare_opts *o)
+{
+    fputs("<dl class=\"machine\">", f);
+    dl_row(f, "baseline", b->path);
+    if (b->doc.has_machine && b->doc.machine.has_gpu)
+        dl_row(f, "its GPU", b->doc.machine.name);
+    const char *git = json_str(b->root, "kbench", "git");
+    dl_row(f, "its kbench revision", git);
+    dl_row(f, "its command", b->doc.command);
+    char buf[200];
+    snprintf(buf, sizeof buf,
+             "change of the median time, %.4g%% bootstrap interval of the ratio of medians "
+             "(%u resamples), threshold %.4g%% (kbench compare)",
+             (1 - o->alpha) * 100, o->resamples, o->threshold * 100);
+    dl_row(f, "verdicts", buf);
+    fputs("</dl>", f);
+}
+
+static void only_in_base(FILE *f, const baseline *b)
+{
+    size_t only = 0;
+    for (size_t j = 0; j < b->doc.n_recs; j++)
+        only += !b->matched[j];
+    if (!only)
+        return;
+    fprintf(f, "<section id=\"only-in-baseline\"><h2>Only in the baseline (%zu rows)</h2><ul>",
+            only);
+    for (size_t j = 0; j < b->doc.n_recs; j++)
+        if (!b->matched[j]) {
+            fputs("<li><code>", f);
+            H(f, b->keys[j]);
+            fputs("</code></li>", f);
+        }
+    fputs("</ul></section>", f);
+}
+
+static void page(FILE *f, report *rp, const json_t *root, const char *path,
+                 const kbc_compare_opts *o)
+{
+    const kbc_run_doc *doc = rp->doc;
+    unsigned char digest[32];
+    kbc_sha256(report_script, strlen(report_script), digest);
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+          "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+          "style-src 'unsafe-inline'; script-src 'sha256-",
+          f);
+    base64(f, digest, sizeof digest);
+    fputs("'\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+          "<meta name=\"generator\" content=\"kbench report\">\n<title>kbench report: ",
+          f);
+    H(f, doc->config_file ? doc->config_file : path);
+    if (doc->has_machine && doc->machine.has_gpu) {
+        fputs(" on ", f);
+        H(f, doc->machine.name);
+    }
+    fprintf(f, "</title>\n<style>%s</style></head>\n<body>\n<header><h1>kbench report: ", report_css);
+    H(f, doc->config_file ? doc->config_file : path);
+    fputs("</h1>", f);
+    machine_header(f, doc, root);
+    if (rp->base)
+        baseline_header(f, rp->base, o);
+    summary(f, rp);
+    fputs("</header>\n", f);
+    /* The experiments in the order they first appear. */
+    const char **exps = kbc_xcalloc(rp->n ? rp->n : 1, sizeof *exps);
+    size_t ne = 0;
+    for (size_t i = 0; i < rp->n; i++) {
+        size_t k = 0;
+        while (k < ne && strcmp(exps[k], rp->recs[i].experiment) != 0)
+            k++;
+        if (k == ne)
+            exps[ne++] = rp->recs[i].experiment;
+    }
+    if (ne > 1) {
+        fputs("<nav>", f);
+        for (size_t k = 0; k < ne; k++) {
+            fprintf(f, "<a href=\"#exp-%zu\">", k);
+            H(f, exps[k]);
+            fputs("</a>", f);
+        }
+        fputs("</nav>\n", f);
+    }
+    if (ne == 0)
+        fputs("<p>The results file holds no rows.</p>", f);
+    for (size_t k = 0; k < ne; k++) {
+        experiment(rp, k, exps[k]);
+        fputc('\n', f);
+    }
+    free(exps);
+    if (rp->base)
+        only_in_base(f, rp->base);
+    fputs("<footer>Written by kbench report from ", f);
+    H(f, path);
+    fputs(". Click a column's header to sort by it; rate or time switches each plot.</footer>\n",
+          f);
+    fprintf(f, "<script>%s</script>\n</body></html>\n", report_script);
+}
+
+/* path itself, or path/results.json when path is a folder; malloc'd. */
+static char *results_path(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return kbc_xasprintf("%s%sresults.json", path,
+                             path[0] && path[strlen(path) - 1] == '/' ? "" : "/");
+    return kbc_xstrdup(path);
+}
+
+int kbc_cmd_report(const char *path, const char *base_path, const char *out_path,
+                   const kbc_compare_opts *o, kbc_html_history_fn hist, void *hist_ctx,
+                   FILE *out, FILE *err)
+{
+    kbc_compare_opts defaults;
+    if (!o) {
+        kbc_compare_defaults(&defaults);
+        o = &defaults;
+    }
+    char *in = results_path(path);
+    kbc_diag d = {{0}};
+    kbc_run_doc doc;
+    json_t *root = kbc_results_load(in, &d);
+    if (!root || kbc_run_doc_from_json(root, in, &doc, &d) != 0) {
+        fprintf(err, "kbench: %s\n", d.msg);
+        json_decref(root);
+        free(in);
+        return KBC_EXIT_USAGE;
+    }
+    baseline base = {0};
+    char *bpath = NULL;
+    if (base_path) {
+        bpath = results_path(base_path);
+        base.path = bpath;
+        base.root = kbc_results_load(bpath, &d);
+        if (!base.root || kbc_run_doc_from_json(base.root, bpath, &base.doc, &d) != 0) {
+            fprintf(err, "kbench: --baseline: %s\n", d.msg);
+            json_decref(base.root);
+            kbc_run_doc_free(&doc);
+            json_decref(root);
+            free(bpath);
+            free(in);
+            return KBC_EXIT_USAGE;
+        }
+        baseline_compare(&base, doc.recs, doc.n_recs, o);
+    }
+    /* Beside the results file unless told; into a folder given as -o. */
+    char *target;
+    struct stat st;
+    if (out_path && stat(out_path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        target = kbc_xasprintf("%s%sreport.html", out_path,
+                               out_path[strlen(out_path) - 1] == '/' ? "" : "/");
+    } else if (out_path) {
+        target = kbc_xstrdup(out_path);
+    } else {
+        const char *slash = strrchr(in, '/');
+        target = slash ? kbc_xasprintf("%.*sreport.html", (int)(slash - in + 1), in)
+                       : kbc_xstrdup("report.html");
+    }
+    /* A temporary file beside the target, renamed over it when whole. */
+    char *tmp = kbc_xasprintf("%s.tmp-XXXXXX", target);
+    int code = KBC_EXIT_OK;
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        fprintf(err, "kbench: cannot write %s: %s.\n", target, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        code = KBC_EXIT_SYSTEM;
+    } else {
+        report rp = {.f = f, .doc = &doc, .recs = doc.recs, .n = doc.n_recs,
+                     .base = base_path ? &base : NULL, .alpha = o->alpha, .hist = hist,
+                     .hist_ctx = hist_ctx};
+        page(f, &rp, root, in, o);
+        int bad = ferror(f) != 0;
+        int why = errno;
+        if (fclose(f) != 0 && !bad) {
+            bad = 1;
+            why = errno;
+        }
+        /* mkstemp makes the file 0600; a report is for reading. */
+        mode_t mask = umask(0);
+        umask(mask);
+        if (!bad && chmod(tmp, 0666 & ~mask) != 0) {
+            bad = 1;
+            why = errno;
+        }
+        if (!bad && rename(tmp, target) != 0) {
+            bad = 1;
+            why = errno;
+        }
+        if (bad) {
+            fprintf(err, "kbench: cannot write %s: %s.\n", target, strerror(why));
+            unlink(tmp);
+            code = KBC_EXIT_SYSTEM;
+        } else {
+            fprintf(out, "wrote %s\n", target);
+        }
+    }
+    free(tmp);
+    free(target);
+    if (base_path)
+        baseline_free(&base);
+    free(bpath);
+    kbc_run_doc_free(&doc);
+    json_decref(root);
+    free(in);
+    return code;
+}
