@@ -115,17 +115,34 @@ template <int NT_, int IT_, bool HW_, int MINB_> struct oe_cfg {
     static_assert(NT_ % 32 == 0 && NT_ >= 256, "one thread per digit: at least 256 threads");
 };
 
+/* How a pass of pairs moves the values (the VM template argument).
+   OE_VALS_STAGED: loaded after the keys are ranked and staged beside them
+   (a second stage), both written out from there in one loop.  The other
+   two send the keys out first and the values after them through the
+   keys' stage, which halves the stage: OE_VALS_HOLD loads them before the
+   look-back and holds them in registers across it (their latency hidden by
+   its wait), each key's stage position kept as two 16-bit positions a
+   register; OE_VALS_INDEX keeps nothing in registers: it stages each key's
+   tile-local input index (16 bits) and digit (8 bits) beside the key, loads
+   the values once the keys went out, stores them in input order in the
+   stage, and slot i takes the value at its key's input index. */
+enum oe_vals_mode { OE_VALS_STAGED = 0, OE_VALS_HOLD = 1, OE_VALS_INDEX = 2 };
+
 /* Shared memory of a pass, in 32-bit words: per-warp digit counters, then
    dbase, then scratch (warp totals of the scan, the tile number), then the
-   staged keys and (pairs) values. */
-template <class C, bool PAIRS> struct oe_smem_layout {
+   staged keys, then for pairs the staged values (OE_VALS_STAGED) or the
+   slots' input indices and digits (OE_VALS_INDEX). */
+template <class C, bool PAIRS, int VM = OE_VALS_STAGED> struct oe_smem_layout {
     static const int WHIST = 0;
     static const int DBASE = C::NW * 256;
     static const int MISC = DBASE + 256;
     static const int MISC_WORDS = 32;
     static const int KEYS = MISC + MISC_WORDS;
     static const int VALS = KEYS + C::TILE;
-    static const int WORDS = VALS + (PAIRS ? C::TILE : 0);
+    static const int IDX = VALS + (PAIRS && VM == OE_VALS_STAGED ? C::TILE : 0);
+    static const int DIG = IDX + (PAIRS && VM == OE_VALS_INDEX ? C::TILE / 2 : 0);
+    static const int WORDS = DIG + (PAIRS && VM == OE_VALS_INDEX ? C::TILE / 4 : 0);
+    static_assert(C::TILE % 4 == 0 && C::TILE <= 65536, "16-bit indices, byte digits");
 };
 
 /* The histogram: 128 threads, 16 keys each per 2048-key tile.  Its shared
@@ -387,14 +404,19 @@ struct oe_pass_args {
    them out, and no other digit's start moves (255 is the last digit).  So
    the partial tile runs the same code as a full one but for the loads, the
    digit of a missing key, that one count and the bound of the scatter. */
-template <class C, int KM, bool PAIRS, bool FULL>
+template <class C, int KM, bool PAIRS, bool FULL, int VM>
 OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
 {
-    typedef oe_smem_layout<C, PAIRS> L;
+    /* the values through their own stage, or after the keys through theirs */
+    const bool VSTAGE = PAIRS && VM == OE_VALS_STAGED, VHOLD = PAIRS && VM == OE_VALS_HOLD,
+               VINDEX = PAIRS && VM == OE_VALS_INDEX;
+    typedef oe_smem_layout<C, PAIRS, VM> L;
     const int IT = C::IT, NW = C::NW;
     uint32_t *sm = oe_smem();
     uint32_t *whist = sm + L::WHIST, *dbase = sm + L::DBASE, *misc = sm + L::MISC;
     uint32_t *sk = sm + L::KEYS, *sv = sm + L::VALS;
+    uint16_t *sidx = reinterpret_cast<uint16_t *>(sm + L::IDX); /* OE_VALS_INDEX */
+    uint8_t *sdg = reinterpret_cast<uint8_t *>(sm + L::DIG);    /* OE_VALS_INDEX */
     const unsigned lane = t & 31u, w = t >> 5;
     const uint32_t base = tile * (uint32_t)C::TILE; /* < n < 2^31 */
     const uint32_t tcount = FULL ? (uint32_t)C::TILE : a.n - base;
@@ -492,10 +514,25 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
             d = 255u;
         pos[j] = wh[d] + ((rank[j / 2] >> (16 * (j & 1))) & 0xffffu);
         sk[pos[j]] = key[j]; /* stage (missing keys too: their slots are past tcount) */
+        if (VINDEX)
+            sidx[pos[j]] = (uint16_t)(w * 32u * IT + 32u * j + lane);
     }
 
-    /* 5. stage the values, look back */
-    if (PAIRS) {
+    /* 5. stage the values (OE_VALS_HOLD: load them), look back */
+    /* OE_VALS_HOLD: each key's stage position, two 16-bit positions a
+       word, for the values' round through the stage after the keys went
+       out, and the values, in flight during the look-back. */
+    uint32_t ppos[VHOLD ? (IT + 1) / 2 : 1], vreg[VHOLD ? IT : 1];
+    if (VHOLD) {
+        const uint32_t *vp = a.vin + wbase + lane;
+#pragma unroll
+        for (int j = 0; j < IT; j++) {
+            ppos[j / 2] = (j & 1) ? ppos[j / 2] | (pos[j] << 16) : pos[j];
+            vreg[j] = (FULL || (int32_t)(32u * j + lane) < (int32_t)(rem ^ a.zero)) ? vp[32 * j]
+                                                                                     : 0u;
+        }
+    }
+    if (VSTAGE) {
         /* Values are loaded here, not with the keys, and staged before the
            look-back: holding them across it (or across the ranking) costs
            IT registers more than the shapes' register caps allow, and
@@ -527,11 +564,22 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
     }
     oe_sync();
 
-    /* 6. scatter from the stage */
+    /* 6. scatter from the stage (OE_VALS_HOLD: keep each slot's digit,
+       four 8-bit digits a word; OE_VALS_INDEX: stage it) */
+    uint32_t sdig[VHOLD ? (IT + 3) / 4 : 1];
 #pragma unroll
     for (int k = 0; k < IT; k++) {
         uint32_t i = (uint32_t)k * C::NT + t;
-        if (FULL || i < tcount) {
+        if (VHOLD || VINDEX) { /* every slot holds a key, a missing one's too */
+            uint32_t kb = sk[i];
+            uint32_t d = oe_byte(oe_sort_value<KM>(kb, a.flip), a.pos);
+            if (VHOLD)
+                sdig[k / 4] = (k & 3) ? sdig[k / 4] | (d << (8 * (k & 3))) : d;
+            else
+                sdg[i] = (uint8_t)d;
+            if (FULL || i < tcount)
+                a.kout[i + dbase[d]] = KM == OE_KEY_F32_OUT ? oe_f32_back(kb) : kb;
+        } else if (FULL || i < tcount) {
             uint32_t kb = sk[i];
             uint32_t o = i + dbase[oe_byte(oe_sort_value<KM>(kb, a.flip), a.pos)];
             a.kout[o] = KM == OE_KEY_F32_OUT ? oe_f32_back(kb) : kb;
@@ -539,11 +587,44 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
                 a.vout[o] = sv[i];
         }
     }
+    /* 7. the values through the keys' stage, once every key has been read
+       from it (the barrier): slot i's value goes out where key i went. */
+    if (VHOLD) {
+        oe_sync();
+#pragma unroll
+        for (int j = 0; j < IT; j++)
+            sk[(ppos[j / 2] >> (16 * (j & 1))) & 0xffffu] = vreg[j];
+        oe_sync();
+#pragma unroll
+        for (int k = 0; k < IT; k++) {
+            uint32_t i = (uint32_t)k * C::NT + t;
+            if (FULL || i < tcount)
+                a.vout[i + dbase[(sdig[k / 4] >> (8 * (k & 3))) & 0xffu]] = sk[i];
+        }
+    }
+    if (VINDEX) {
+        oe_sync();
+        /* in input order, as loaded: the warp's rows, coalesced */
+        const uint32_t *vp = a.vin + wbase + lane;
+        uint32_t *sw = sk + w * 32u * IT + lane;
+#pragma unroll
+        for (int j = 0; j < IT; j++)
+            sw[32 * j] = (FULL || (int32_t)(32u * j + lane) < (int32_t)(rem ^ a.zero)) ? vp[32 * j]
+                                                                                       : 0u;
+        oe_sync();
+#pragma unroll
+        for (int k = 0; k < IT; k++) {
+            uint32_t i = (uint32_t)k * C::NT + t;
+            if (FULL || i < tcount)
+                a.vout[i + dbase[sdg[i]]] = sk[sidx[i]];
+        }
+    }
 }
 
-template <class C, int KM, bool PAIRS> OE_FN void oe_pass_body(const oe_pass_args &a, unsigned t)
+template <class C, int KM, bool PAIRS, int VM = OE_VALS_STAGED>
+OE_FN void oe_pass_body(const oe_pass_args &a, unsigned t)
 {
-    typedef oe_smem_layout<C, PAIRS> L;
+    typedef oe_smem_layout<C, PAIRS, VM> L;
     uint32_t *sm = oe_smem();
     uint32_t *misc = sm + L::MISC;
     if (t == 0)
@@ -554,9 +635,9 @@ template <class C, int KM, bool PAIRS> OE_FN void oe_pass_body(const oe_pass_arg
     uint32_t tile = misc[16];
     /* base + TILE < 2^31 + 2^16: no overflow */
     if (tile * (uint32_t)C::TILE + (uint32_t)C::TILE <= a.n)
-        oe_tile<C, KM, PAIRS, true>(a, t, tile);
+        oe_tile<C, KM, PAIRS, true, VM>(a, t, tile);
     else
-        oe_tile<C, KM, PAIRS, false>(a, t, tile);
+        oe_tile<C, KM, PAIRS, false, VM>(a, t, tile);
 }
 
 #endif
