@@ -2,7 +2,7 @@
 # One device call of the sort study (issue 23): run from the repository root
 # with the carried folder D holding build/ (kbench, plugins/kbench-sort.so,
 # devlibs/) and inis/.  Everything lands in $OUT/sort and one tarball.
-#   bash D/device-run.sh D [timing|verify|all]
+#   bash D/device-run.sh D [timing|ncu|verify|all]
 set -u
 D=$(cd "$1" && pwd)
 what=${2:-all}
@@ -17,33 +17,32 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,po
 gpu_init sort "$D/build"
 logs=$R
 t0=$(date +%s)
-if [ "$what" != timing ]; then
-    "$K" run "$D/inis/gpu-split.ini" -q -o "$R/split-correctness" >"$R/split-correctness.log" 2>&1
-    gpu_check_run split-correctness "$R/split-correctness.log" $?
-    echo "correctness done $(( $(date +%s) - t0 )) s"
-fi
+pack() { tar czf "$OUT/sort.tgz" -C "$OUT" sort; echo "$1 done $(( $(date +%s) - t0 )) s"; }
 if [ "$what" != verify ]; then
-    "$K" run "$D/inis/targets.ini" -o "$R/targets" >"$R/targets.log" 2>&1
+    timeout 300 "$K" run "$D/inis/targets.ini" -o "$R/targets" >"$R/targets.log" 2>&1
     gpu_check_run targets "$R/targets.log" $?
-    echo "timing done $(( $(date +%s) - t0 )) s"
+    pack timing
 fi
 if [ "$what" = all ] || [ "$what" = ncu ]; then
     # the second pass of a run: setup's untimed run of onesweep-early's
     # kernels comes first for every onesweep-early variant
     for vs in onesweep-early:1 onesweep-split:5 cub-radix:1; do
         v=${vs%:*}
-        ncu --clock-control none --target-processes all -k 'regex:oe_pass|Onesweep' \
+        timeout 60 ncu --clock-control none --target-processes all -k 'regex:oe_pass|Onesweep' \
             --launch-skip ${vs#*:} --launch-count 1 --section SpeedOfLight --section Occupancy \
             --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
             --section SchedulerStats \
             "$K" run "$D/inis/ncu.ini" -q --set variants=$v >"$R/ncu-$v.txt" 2>&1
     done
-    echo "ncu done $(( $(date +%s) - t0 )) s"
+    pack ncu
 fi
-if [ "$what" != timing ]; then
+if [ "$what" != timing ] && [ "$what" != ncu ]; then
+    timeout 200 "$K" run "$D/inis/gpu-split.ini" -q -o "$R/split-correctness" >"$R/split-correctness.log" 2>&1
+    gpu_check_run split-correctness "$R/split-correctness.log" $?
+    pack correctness
     gpu_sanitize "$D/inis/gpu-sanitize-split.ini" "$D/inis/gpu-sanitize-split.ini"
-    echo "sanitizers done $(( $(date +%s) - t0 )) s"
+    pack sanitizers
 fi
 printf '%s' "$summary" | tee "$R/summary.txt"
-tail -n 80 "$R/targets.log" 2>/dev/null
+grep -E "^summary|FAIL|error" "$R/targets.log" | head -5
 tar czf "$OUT/sort.tgz" -C "$OUT" sort && rm -rf "$R"
