@@ -48,9 +48,22 @@ inline int vals_mode(const sort_impl *impl)
 {
     if (impl && (impl->needs & SORT_NEEDS_VALS_HOLD))
         return OE_VALS_HOLD;
-    if (impl && (impl->needs & SORT_NEEDS_VALS_INDEX))
-        return OE_VALS_INDEX;
+    if (impl && (impl->needs & SORT_NEEDS_VALS_ASYNC))
+        return OE_VALS_ASYNC;
     return OE_VALS_STAGED;
+}
+
+/* The tile shape a variant runs in values' mode vm: `tile`, or its auto.
+   onesweep-prefetch's pairs take 384x23 for auto: its 10 bytes of shared
+   memory a key leave room for two blocks an SM of a shape that has two
+   (384x20, onesweep-early's auto, has three), and 384x23 is the largest
+   such shape.  Its tiles are larger than 384x20's, so the status array
+   sort.c sizes for `tile` (sort_early_status_bytes) holds them. */
+inline int shape_of(const sort_state *s, int vm)
+{
+    if (s->tile == SORT_TILE_AUTO && s->pairs && vm == OE_VALS_ASYNC)
+        return SORT_TILE_384X23;
+    return sort_early_shape(s->tile, s->pairs);
 }
 
 /* The key mode of pass p (sort_early.cuh, oe_key_mode). */
@@ -162,8 +175,8 @@ int attrs(sort_state *s, const sort_impl *impl, kb_host *host)
     if (PAIRS && (s->needs & SORT_NEEDS_VALS_HOLD) &&
         (rc = pass_attrs_vm<C, F32, PAIRS, OE_VALS_HOLD>(host)))
         return rc;
-    if (PAIRS && (s->needs & SORT_NEEDS_VALS_INDEX) &&
-        (rc = pass_attrs_vm<C, F32, PAIRS, OE_VALS_INDEX>(host)))
+    if (PAIRS && (s->needs & SORT_NEEDS_VALS_ASYNC) &&
+        (rc = pass_attrs_vm<C, F32, PAIRS, OE_VALS_ASYNC>(host)))
         return rc;
     return KB_OK;
 }
@@ -231,8 +244,8 @@ int launch(sort_state *s, const sort_impl *impl, kb_host *host)
         int km = key_mode(F32, p), vm = PAIRS ? vals_mode(impl) : OE_VALS_STAGED;
         if (vm == OE_VALS_HOLD)
             rc = pass_launch_km<C, PAIRS, OE_VALS_HOLD>(km, a, tiles, st, host);
-        else if (vm == OE_VALS_INDEX)
-            rc = pass_launch_km<C, PAIRS, OE_VALS_INDEX>(km, a, tiles, st, host);
+        else if (vm == OE_VALS_ASYNC)
+            rc = pass_launch_km<C, PAIRS, OE_VALS_ASYNC>(km, a, tiles, st, host);
         else
             rc = pass_launch_km<C, PAIRS, OE_VALS_STAGED>(km, a, tiles, st, host);
         if (rc)
@@ -252,9 +265,9 @@ int launch(sort_state *s, const sort_impl *impl, kb_host *host)
         return f32_ ? FN<C, true, false>((s), arg, (host)) : FN<C, false, false>((s), arg, (host)); \
     } while (0)
 
-#define OE_DISPATCH(FN, s, arg, host)                                                          \
+#define OE_DISPATCH(FN, shape, s, arg, host)                                                   \
     do {                                                                                       \
-        switch (sort_early_shape((s)->tile, (s)->pairs)) {                                     \
+        switch (shape) {                                                                       \
         case SORT_TILE_384X20: OE_DISPATCH_KEYS(FN, cfg_384x20, s, arg, host);                 \
         case SORT_TILE_384X23: OE_DISPATCH_KEYS(FN, cfg_384x23, s, arg, host);                 \
         case SORT_TILE_512X16: OE_DISPATCH_KEYS(FN, cfg_512x16, s, arg, host);                 \
@@ -278,12 +291,23 @@ static_assert(cfg_384x20::TILE == 384 * 20 && cfg_384x23::TILE == 384 * 23 &&
 
 } // namespace
 
+namespace {
+int setup_shape(sort_state *s, int shape, kb_host *host)
+{
+    OE_DISPATCH(attrs, shape, s, (const sort_impl *)NULL, host);
+}
+} // namespace
+
 extern "C" int sort_early_setup(sort_state *s, kb_host *host)
 {
-    OE_DISPATCH(attrs, s, (const sort_impl *)NULL, host);
+    int shape = sort_early_shape(s->tile, s->pairs);
+    int rc = setup_shape(s, shape, host);
+    if (rc == KB_OK && (s->needs & SORT_NEEDS_VALS_ASYNC) && shape_of(s, OE_VALS_ASYNC) != shape)
+        rc = setup_shape(s, shape_of(s, OE_VALS_ASYNC), host);
+    return rc;
 }
 
 extern "C" int sort_run_early(sort_state *s, const sort_impl *impl, kb_host *host)
 {
-    OE_DISPATCH(launch, s, impl, host);
+    OE_DISPATCH(launch, shape_of(s, vals_mode(impl)), s, impl, host);
 }

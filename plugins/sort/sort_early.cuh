@@ -96,6 +96,17 @@ OE_FN void oe_fence() { __threadfence(); }
 /* A load that bypasses L1 (the value was produced by other blocks' atomics). */
 OE_FN uint32_t oe_ldcg(const uint32_t *p) { return __ldcg(p); }
 OE_FN uint4 oe_ld4(const uint4 *p) { return *p; }
+/* An asynchronous copy of 16 bytes from global to shared memory, of which
+   the first `bytes` (0, 4, 8, 12 or 16) are read and the rest are zeros;
+   oe_cp_wait waits for all of this thread's copies (a barrier after it
+   shows them to the block). */
+OE_FN void oe_cp16(uint32_t *dst, const uint32_t *src, uint32_t bytes)
+{
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" : : "r"(d), "l"(src), "r"(bytes)
+                 : "memory");
+}
+OE_FN void oe_cp_wait() { asm volatile("cp.async.wait_all;" : : : "memory"); }
 
 #elif defined(SORT_OE_HOST_MODEL)
 /* The CPU model (tests/simt.h) has defined the same names. */
@@ -117,21 +128,22 @@ template <int NT_, int IT_, bool HW_, int MINB_> struct oe_cfg {
 
 /* How a pass of pairs moves the values (the VM template argument).
    OE_VALS_STAGED: loaded after the keys are ranked and staged beside them
-   (a second stage), both written out from there in one loop.  The other
-   two send the keys out first and the values after them through the
-   keys' stage, which halves the stage: OE_VALS_HOLD loads them before the
-   look-back and holds them in registers across it (their latency hidden by
-   its wait), each key's stage position kept as two 16-bit positions a
-   register; OE_VALS_INDEX keeps nothing in registers: it stages each key's
-   tile-local input index (16 bits) and digit (8 bits) beside the key, loads
-   the values once the keys went out, stores them in input order in the
-   stage, and slot i takes the value at its key's input index. */
-enum oe_vals_mode { OE_VALS_STAGED = 0, OE_VALS_HOLD = 1, OE_VALS_INDEX = 2 };
+   (a second stage), both written out from there in one loop.
+   OE_VALS_HOLD: the keys go out first and the values after them through
+   the keys' stage (half the shared memory): loaded before the look-back and
+   held in registers across it (their latency hidden by its wait), each
+   key's stage position kept as two 16-bit positions a register.
+   OE_VALS_ASYNC: copied into shared memory in input order by cp.async as
+   the tile starts (no register holds them, their latency hidden by the
+   whole ranking), each key's tile-local input index (16 bits) staged
+   beside the key, and slot i's value read from its key's input index as
+   key and value go out together; 10 bytes of shared memory a key. */
+enum oe_vals_mode { OE_VALS_STAGED = 0, OE_VALS_HOLD = 1, OE_VALS_ASYNC = 2 };
 
 /* Shared memory of a pass, in 32-bit words: per-warp digit counters, then
    dbase, then scratch (warp totals of the scan, the tile number), then the
    staged keys, then for pairs the staged values (OE_VALS_STAGED) or the
-   slots' input indices and digits (OE_VALS_INDEX). */
+   values in input order and the slots' input indices (OE_VALS_ASYNC). */
 template <class C, bool PAIRS, int VM = OE_VALS_STAGED> struct oe_smem_layout {
     static const int WHIST = 0;
     static const int DBASE = C::NW * 256;
@@ -139,10 +151,11 @@ template <class C, bool PAIRS, int VM = OE_VALS_STAGED> struct oe_smem_layout {
     static const int MISC_WORDS = 32;
     static const int KEYS = MISC + MISC_WORDS;
     static const int VALS = KEYS + C::TILE;
-    static const int IDX = VALS + (PAIRS && VM == OE_VALS_STAGED ? C::TILE : 0);
-    static const int DIG = IDX + (PAIRS && VM == OE_VALS_INDEX ? C::TILE / 2 : 0);
-    static const int WORDS = DIG + (PAIRS && VM == OE_VALS_INDEX ? C::TILE / 4 : 0);
-    static_assert(C::TILE % 4 == 0 && C::TILE <= 65536, "16-bit indices, byte digits");
+    static const int IDX = VALS + (PAIRS && VM != OE_VALS_HOLD ? C::TILE : 0);
+    static const int WORDS = IDX + (PAIRS && VM == OE_VALS_ASYNC ? C::TILE / 2 : 0);
+    /* 16-byte copies into VALS (KEYS and TILE are multiples of 4 words:
+       MISC_WORDS is, and so is the whist and dbase part) */
+    static_assert(C::TILE % 4 == 0 && C::TILE <= 65536 && KEYS % 4 == 0, "16-bit indices");
 };
 
 /* The histogram: 128 threads, 16 keys each per 2048-key tile.  Its shared
@@ -409,19 +422,30 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
 {
     /* the values through their own stage, or after the keys through theirs */
     const bool VSTAGE = PAIRS && VM == OE_VALS_STAGED, VHOLD = PAIRS && VM == OE_VALS_HOLD,
-               VINDEX = PAIRS && VM == OE_VALS_INDEX;
+               VASYNC = PAIRS && VM == OE_VALS_ASYNC;
     typedef oe_smem_layout<C, PAIRS, VM> L;
     const int IT = C::IT, NW = C::NW;
     uint32_t *sm = oe_smem();
     uint32_t *whist = sm + L::WHIST, *dbase = sm + L::DBASE, *misc = sm + L::MISC;
     uint32_t *sk = sm + L::KEYS, *sv = sm + L::VALS;
-    uint16_t *sidx = reinterpret_cast<uint16_t *>(sm + L::IDX); /* OE_VALS_INDEX */
-    uint8_t *sdg = reinterpret_cast<uint8_t *>(sm + L::DIG);    /* OE_VALS_INDEX */
+    uint16_t *sidx = reinterpret_cast<uint16_t *>(sm + L::IDX); /* OE_VALS_ASYNC */
     const unsigned lane = t & 31u, w = t >> 5;
     const uint32_t base = tile * (uint32_t)C::TILE; /* < n < 2^31 */
     const uint32_t tcount = FULL ? (uint32_t)C::TILE : a.n - base;
     const uint32_t wbase = base + w * 32u * IT; /* < n + TILE: no overflow */
     uint32_t *wh = whist + w * 256;
+
+    /* 1b. OE_VALS_ASYNC: the tile's values into sv, in input order, 16
+       bytes a copy; past n, zeros (never written out). */
+    if (VASYNC) {
+        const uint32_t chunks = (uint32_t)C::TILE / 4;
+#pragma unroll
+        for (uint32_t c = t; c < chunks; c += C::NT) {
+            uint32_t g = base + 4u * c;
+            uint32_t bytes = FULL ? 16u : g >= a.n ? 0u : a.n - g >= 4u ? 16u : 4u * (a.n - g);
+            oe_cp16(sv + 4u * c, a.vin + (bytes ? g : 0u), bytes);
+        }
+    }
 
     /* 2. load and count.  In a partial tile, key j of this lane exists when
        32j + lane < rem (rem <= 0: none of the warp's). */
@@ -514,7 +538,7 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
             d = 255u;
         pos[j] = wh[d] + ((rank[j / 2] >> (16 * (j & 1))) & 0xffffu);
         sk[pos[j]] = key[j]; /* stage (missing keys too: their slots are past tcount) */
-        if (VINDEX)
+        if (VASYNC)
             sidx[pos[j]] = (uint16_t)(w * 32u * IT + 32u * j + lane);
     }
 
@@ -562,29 +586,30 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
         }
         dbase[t] = a.gstart[t] + excl - local;
     }
+    if (VASYNC)
+        oe_cp_wait(); /* this thread's copies; the barrier shows everyone's */
     oe_sync();
 
     /* 6. scatter from the stage (OE_VALS_HOLD: keep each slot's digit,
-       four 8-bit digits a word; OE_VALS_INDEX: stage it) */
+       four 8-bit digits a word) */
     uint32_t sdig[VHOLD ? (IT + 3) / 4 : 1];
 #pragma unroll
     for (int k = 0; k < IT; k++) {
         uint32_t i = (uint32_t)k * C::NT + t;
-        if (VHOLD || VINDEX) { /* every slot holds a key, a missing one's too */
+        if (VHOLD) { /* every slot holds a key, a missing one's too */
             uint32_t kb = sk[i];
             uint32_t d = oe_byte(oe_sort_value<KM>(kb, a.flip), a.pos);
-            if (VHOLD)
-                sdig[k / 4] = (k & 3) ? sdig[k / 4] | (d << (8 * (k & 3))) : d;
-            else
-                sdg[i] = (uint8_t)d;
+            sdig[k / 4] = (k & 3) ? sdig[k / 4] | (d << (8 * (k & 3))) : d;
             if (FULL || i < tcount)
                 a.kout[i + dbase[d]] = KM == OE_KEY_F32_OUT ? oe_f32_back(kb) : kb;
         } else if (FULL || i < tcount) {
             uint32_t kb = sk[i];
             uint32_t o = i + dbase[oe_byte(oe_sort_value<KM>(kb, a.flip), a.pos)];
             a.kout[o] = KM == OE_KEY_F32_OUT ? oe_f32_back(kb) : kb;
-            if (PAIRS)
+            if (VSTAGE)
                 a.vout[o] = sv[i];
+            if (VASYNC)
+                a.vout[o] = sv[sidx[i]];
         }
     }
     /* 7. the values through the keys' stage, once every key has been read
@@ -600,23 +625,6 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
             uint32_t i = (uint32_t)k * C::NT + t;
             if (FULL || i < tcount)
                 a.vout[i + dbase[(sdig[k / 4] >> (8 * (k & 3))) & 0xffu]] = sk[i];
-        }
-    }
-    if (VINDEX) {
-        oe_sync();
-        /* in input order, as loaded: the warp's rows, coalesced */
-        const uint32_t *vp = a.vin + wbase + lane;
-        uint32_t *sw = sk + w * 32u * IT + lane;
-#pragma unroll
-        for (int j = 0; j < IT; j++)
-            sw[32 * j] = (FULL || (int32_t)(32u * j + lane) < (int32_t)(rem ^ a.zero)) ? vp[32 * j]
-                                                                                       : 0u;
-        oe_sync();
-#pragma unroll
-        for (int k = 0; k < IT; k++) {
-            uint32_t i = (uint32_t)k * C::NT + t;
-            if (FULL || i < tcount)
-                a.vout[i + dbase[sdg[i]]] = sk[sidx[i]];
         }
     }
 }

@@ -26,7 +26,7 @@ fi
 if [ "$what" = all ] || [ "$what" = ncu ]; then
     # the second pass of a run: setup's untimed run of onesweep-early's
     # kernels comes first for every onesweep-early variant
-    for vs in onesweep-early:1 onesweep-split:5 cub-radix:1; do
+    for vs in onesweep-early:1 onesweep-prefetch:5 cub-radix:1; do
         v=${vs%:*}
         timeout 60 ncu --clock-control none --target-processes all -k 'regex:oe_pass|Onesweep' \
             --launch-skip ${vs#*:} --launch-count 1 --section SpeedOfLight --section Occupancy \

@@ -102,7 +102,7 @@ Test(sort, descriptor)
     static const char *const order[] = {"cpu-qsort", "cpu-radix", "odd-even",
                                         "odd-even-multiblock", "bitonic", "merge",
                                         "radix", "onesweep", "onesweep-early",
-                                        "onesweep-split", "onesweep-split-hold",
+                                        "onesweep-prefetch", "onesweep-split-hold",
                                         "cub-radix", "cub-merge", "thrust"};
     cr_assert_str_eq(plug->name, "sort");
     cr_assert_eq(plug->n_params, SORT_N_PARAMS);

@@ -331,8 +331,7 @@ Test(sort_early_model, every_shape_sorts)
     check_sort<cfg_384x20_hw, false>(S, special_floats(384 * 20 + 1, 24), F32K);
 }
 
-/* onesweep-split's values' modes (values through the keys' stage after the
-   keys): partial tiles, long runs of equal keys (stability), signed and
+/* The values' modes of onesweep-split-hold and onesweep-prefetch: partial tiles, long runs of equal keys (stability), signed and
    float keys, one resident block, and the shapes it is measured at. */
 template <int VM> void check_split_values()
 {
@@ -353,7 +352,7 @@ Test(sort_early_model, split_values_held_across_the_look_back)
     check_split_values<OE_VALS_HOLD>();
 }
 
-Test(sort_early_model, split_values_by_staged_input_index)
+Test(sort_early_model, prefetched_values_by_staged_input_index)
 {
-    check_split_values<OE_VALS_INDEX>();
+    check_split_values<OE_VALS_ASYNC>();
 }
