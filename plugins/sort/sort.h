@@ -174,11 +174,10 @@ static inline uint64_t sort_early_status_bytes(uint64_t n, int tile, int pairs)
 #define SORT_NEEDS_LIB 0x8u      /* a library's temporary storage              */
 #define SORT_NEEDS_HOST_SCRATCH 0x10u /* CPU variants: 2n words of host memory */
 #define SORT_NEEDS_EARLY 0x20u   /* onesweep-early: its buffer and tile status  */
-/* onesweep-prefetch, onesweep-split-hold: onesweep-early with another way of
-   moving the values of pairs (sort_early.cuh, oe_vals_mode); with
-   SORT_NEEDS_EARLY. */
-#define SORT_NEEDS_VALS_ASYNC 0x40u /* values copied by cp.async, by index     */
-#define SORT_NEEDS_VALS_HOLD 0x80u  /* values held in registers over the look-back */
+/* onesweep-split-hold: onesweep-early whose pairs send the values through
+   the keys' stage after the keys, held in registers over the look-back
+   (sort_early.cuh, oe_vals_mode); with SORT_NEEDS_EARLY. */
+#define SORT_NEEDS_VALS_HOLD 0x40u /* values held in registers over the look-back */
 
 typedef struct sort_state sort_state;
 typedef struct sort_impl sort_impl;

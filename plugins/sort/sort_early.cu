@@ -48,21 +48,21 @@ inline int vals_mode(const sort_impl *impl)
 {
     if (impl && (impl->needs & SORT_NEEDS_VALS_HOLD))
         return OE_VALS_HOLD;
-    if (impl && (impl->needs & SORT_NEEDS_VALS_ASYNC))
-        return OE_VALS_ASYNC;
     return OE_VALS_STAGED;
 }
 
 /* The tile shape a variant runs in values' mode vm: `tile`, or its auto.
-   onesweep-prefetch's pairs take 384x23 for auto: its 10 bytes of shared
-   memory a key leave room for two blocks an SM of a shape that has two
-   (384x20, onesweep-early's auto, has three), and 384x23 is the largest
-   such shape.  Its tiles are larger than 384x20's, so the status array
-   sort.c sizes for `tile` (sort_early_status_bytes) holds them. */
+   onesweep-split-hold's pairs take 384x21 for auto: its values held across
+   the look-back spill from the 56 registers of the three-block shapes
+   (384x20 spills 228 bytes) and from 384x23's 80 (48 bytes); 384x21 holds
+   them in 80 without a spill, and was its fastest shape on the H100
+   (docs/results/2026-11-25-h100-sort).  Its tiles are larger than 384x20's,
+   so the status array that sort.c sizes for `tile` (sort_early_status_bytes,
+   onesweep-early's auto) holds them. */
 inline int shape_of(const sort_state *s, int vm)
 {
-    if (s->tile == SORT_TILE_AUTO && s->pairs && vm == OE_VALS_ASYNC)
-        return SORT_TILE_384X23;
+    if (s->tile == SORT_TILE_AUTO && s->pairs && vm == OE_VALS_HOLD)
+        return SORT_TILE_384X21;
     return sort_early_shape(s->tile, s->pairs);
 }
 
@@ -175,9 +175,6 @@ int attrs(sort_state *s, const sort_impl *impl, kb_host *host)
     if (PAIRS && (s->needs & SORT_NEEDS_VALS_HOLD) &&
         (rc = pass_attrs_vm<C, F32, PAIRS, OE_VALS_HOLD>(host)))
         return rc;
-    if (PAIRS && (s->needs & SORT_NEEDS_VALS_ASYNC) &&
-        (rc = pass_attrs_vm<C, F32, PAIRS, OE_VALS_ASYNC>(host)))
-        return rc;
     return KB_OK;
 }
 
@@ -244,8 +241,6 @@ int launch(sort_state *s, const sort_impl *impl, kb_host *host)
         int km = key_mode(F32, p), vm = PAIRS ? vals_mode(impl) : OE_VALS_STAGED;
         if (vm == OE_VALS_HOLD)
             rc = pass_launch_km<C, PAIRS, OE_VALS_HOLD>(km, a, tiles, st, host);
-        else if (vm == OE_VALS_ASYNC)
-            rc = pass_launch_km<C, PAIRS, OE_VALS_ASYNC>(km, a, tiles, st, host);
         else
             rc = pass_launch_km<C, PAIRS, OE_VALS_STAGED>(km, a, tiles, st, host);
         if (rc)
@@ -302,8 +297,8 @@ extern "C" int sort_early_setup(sort_state *s, kb_host *host)
 {
     int shape = sort_early_shape(s->tile, s->pairs);
     int rc = setup_shape(s, shape, host);
-    if (rc == KB_OK && (s->needs & SORT_NEEDS_VALS_ASYNC) && shape_of(s, OE_VALS_ASYNC) != shape)
-        rc = setup_shape(s, shape_of(s, OE_VALS_ASYNC), host);
+    if (rc == KB_OK && (s->needs & SORT_NEEDS_VALS_HOLD) && shape_of(s, OE_VALS_HOLD) != shape)
+        rc = setup_shape(s, shape_of(s, OE_VALS_HOLD), host);
     return rc;
 }
 

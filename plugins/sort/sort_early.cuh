@@ -96,17 +96,6 @@ OE_FN void oe_fence() { __threadfence(); }
 /* A load that bypasses L1 (the value was produced by other blocks' atomics). */
 OE_FN uint32_t oe_ldcg(const uint32_t *p) { return __ldcg(p); }
 OE_FN uint4 oe_ld4(const uint4 *p) { return *p; }
-/* An asynchronous copy of 16 bytes from global to shared memory, of which
-   the first `bytes` (0, 4, 8, 12 or 16) are read and the rest are zeros;
-   oe_cp_wait waits for all of this thread's copies (a barrier after it
-   shows them to the block). */
-OE_FN void oe_cp16(uint32_t *dst, const uint32_t *src, uint32_t bytes)
-{
-    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" : : "r"(d), "l"(src), "r"(bytes)
-                 : "memory");
-}
-OE_FN void oe_cp_wait() { asm volatile("cp.async.wait_all;" : : : "memory"); }
 
 #elif defined(SORT_OE_HOST_MODEL)
 /* The CPU model (tests/simt.h) has defined the same names. */
@@ -132,18 +121,12 @@ template <int NT_, int IT_, bool HW_, int MINB_> struct oe_cfg {
    OE_VALS_HOLD: the keys go out first and the values after them through
    the keys' stage (half the shared memory): loaded before the look-back and
    held in registers across it (their latency hidden by its wait), each
-   key's stage position kept as two 16-bit positions a register.
-   OE_VALS_ASYNC: copied into shared memory in input order by cp.async as
-   the tile starts (no register holds them, their latency hidden by the
-   whole ranking), each key's tile-local input index (16 bits) staged
-   beside the key, and slot i's value read from its key's input index as
-   key and value go out together; 10 bytes of shared memory a key. */
-enum oe_vals_mode { OE_VALS_STAGED = 0, OE_VALS_HOLD = 1, OE_VALS_ASYNC = 2 };
+   key's stage position kept as two 16-bit positions a register. */
+enum oe_vals_mode { OE_VALS_STAGED = 0, OE_VALS_HOLD = 1 };
 
 /* Shared memory of a pass, in 32-bit words: per-warp digit counters, then
    dbase, then scratch (warp totals of the scan, the tile number), then the
-   staged keys, then for pairs the staged values (OE_VALS_STAGED) or the
-   values in input order and the slots' input indices (OE_VALS_ASYNC). */
+   staged keys and, for pairs in OE_VALS_STAGED, the staged values. */
 template <class C, bool PAIRS, int VM = OE_VALS_STAGED> struct oe_smem_layout {
     static const int WHIST = 0;
     static const int DBASE = C::NW * 256;
@@ -151,11 +134,8 @@ template <class C, bool PAIRS, int VM = OE_VALS_STAGED> struct oe_smem_layout {
     static const int MISC_WORDS = 32;
     static const int KEYS = MISC + MISC_WORDS;
     static const int VALS = KEYS + C::TILE;
-    static const int IDX = VALS + (PAIRS && VM != OE_VALS_HOLD ? C::TILE : 0);
-    static const int WORDS = IDX + (PAIRS && VM == OE_VALS_ASYNC ? C::TILE / 2 : 0);
-    /* 16-byte copies into VALS (KEYS and TILE are multiples of 4 words:
-       MISC_WORDS is, and so is the whist and dbase part) */
-    static_assert(C::TILE % 4 == 0 && C::TILE <= 65536 && KEYS % 4 == 0, "16-bit indices");
+    static const int WORDS = VALS + (PAIRS && VM == OE_VALS_STAGED ? C::TILE : 0);
+    static_assert(C::TILE <= 65536, "OE_VALS_HOLD: 16-bit stage positions");
 };
 
 /* The histogram: 128 threads, 16 keys each per 2048-key tile.  Its shared
@@ -421,31 +401,17 @@ template <class C, int KM, bool PAIRS, bool FULL, int VM>
 OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
 {
     /* the values through their own stage, or after the keys through theirs */
-    const bool VSTAGE = PAIRS && VM == OE_VALS_STAGED, VHOLD = PAIRS && VM == OE_VALS_HOLD,
-               VASYNC = PAIRS && VM == OE_VALS_ASYNC;
+    const bool VSTAGE = PAIRS && VM == OE_VALS_STAGED, VHOLD = PAIRS && VM == OE_VALS_HOLD;
     typedef oe_smem_layout<C, PAIRS, VM> L;
     const int IT = C::IT, NW = C::NW;
     uint32_t *sm = oe_smem();
     uint32_t *whist = sm + L::WHIST, *dbase = sm + L::DBASE, *misc = sm + L::MISC;
     uint32_t *sk = sm + L::KEYS, *sv = sm + L::VALS;
-    uint16_t *sidx = reinterpret_cast<uint16_t *>(sm + L::IDX); /* OE_VALS_ASYNC */
     const unsigned lane = t & 31u, w = t >> 5;
     const uint32_t base = tile * (uint32_t)C::TILE; /* < n < 2^31 */
     const uint32_t tcount = FULL ? (uint32_t)C::TILE : a.n - base;
     const uint32_t wbase = base + w * 32u * IT; /* < n + TILE: no overflow */
     uint32_t *wh = whist + w * 256;
-
-    /* 1b. OE_VALS_ASYNC: the tile's values into sv, in input order, 16
-       bytes a copy; past n, zeros (never written out). */
-    if (VASYNC) {
-        const uint32_t chunks = (uint32_t)C::TILE / 4;
-#pragma unroll
-        for (uint32_t c = t; c < chunks; c += C::NT) {
-            uint32_t g = base + 4u * c;
-            uint32_t bytes = FULL ? 16u : g >= a.n ? 0u : a.n - g >= 4u ? 16u : 4u * (a.n - g);
-            oe_cp16(sv + 4u * c, a.vin + (bytes ? g : 0u), bytes);
-        }
-    }
 
     /* 2. load and count.  In a partial tile, key j of this lane exists when
        32j + lane < rem (rem <= 0: none of the warp's). */
@@ -538,8 +504,6 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
             d = 255u;
         pos[j] = wh[d] + ((rank[j / 2] >> (16 * (j & 1))) & 0xffffu);
         sk[pos[j]] = key[j]; /* stage (missing keys too: their slots are past tcount) */
-        if (VASYNC)
-            sidx[pos[j]] = (uint16_t)(w * 32u * IT + 32u * j + lane);
     }
 
     /* 5. stage the values (OE_VALS_HOLD: load them), look back */
@@ -586,8 +550,6 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
         }
         dbase[t] = a.gstart[t] + excl - local;
     }
-    if (VASYNC)
-        oe_cp_wait(); /* this thread's copies; the barrier shows everyone's */
     oe_sync();
 
     /* 6. scatter from the stage (OE_VALS_HOLD: keep each slot's digit,
@@ -606,10 +568,8 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
             uint32_t kb = sk[i];
             uint32_t o = i + dbase[oe_byte(oe_sort_value<KM>(kb, a.flip), a.pos)];
             a.kout[o] = KM == OE_KEY_F32_OUT ? oe_f32_back(kb) : kb;
-            if (VSTAGE)
+            if (PAIRS)
                 a.vout[o] = sv[i];
-            if (VASYNC)
-                a.vout[o] = sv[sidx[i]];
         }
     }
     /* 7. the values through the keys' stage, once every key has been read

@@ -41,19 +41,11 @@ namespace simt {
 
 struct Block;
 
-/* A copy in flight (oe_cp16): the 16 bytes it will write, read when it
-   was issued. */
-struct Copy {
-    uint32_t *dst;
-    uint32_t words[4];
-};
-
 struct Thread {
     ucontext_t ctx;
     Block *block;
     unsigned tid;
     bool done;
-    std::vector<Copy> copies; /* issued, not yet waited for */
 };
 
 /* A rendezvous of the 32 lanes of a warp: each deposits a word; the last to
@@ -280,25 +272,5 @@ inline void oe_st_relaxed(unsigned long long *p, unsigned long long v)
 inline void oe_fence() { simt::maybe_yield(); }
 inline uint32_t oe_ldcg(const uint32_t *p) { return *p; }
 inline uint4 oe_ld4(const uint4 *p) { return *p; }
-/* cp.async: the source is read now, the destination poisoned until this
-   thread waits (so a read before the wait and barrier shows). */
-inline void oe_cp16(uint32_t *dst, const uint32_t *src, uint32_t bytes)
-{
-    simt::Copy c;
-    c.dst = dst;
-    for (unsigned k = 0; k < 4; k++) {
-        c.words[k] = 4 * k < bytes ? src[k] : 0u;
-        dst[k] = 0xdeadbeefu;
-    }
-    simt::model()->cur->copies.push_back(c);
-    simt::maybe_yield();
-}
-inline void oe_cp_wait()
-{
-    for (const simt::Copy &c : simt::model()->cur->copies)
-        for (unsigned k = 0; k < 4; k++)
-            c.dst[k] = c.words[k];
-    simt::model()->cur->copies.clear();
-}
 
 #endif

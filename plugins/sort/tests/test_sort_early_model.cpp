@@ -331,7 +331,8 @@ Test(sort_early_model, every_shape_sorts)
     check_sort<cfg_384x20_hw, false>(S, special_floats(384 * 20 + 1, 24), F32K);
 }
 
-/* The values' modes of onesweep-split-hold and onesweep-prefetch: partial tiles, long runs of equal keys (stability), signed and
+/* onesweep-split-hold's values (through the keys' stage after the keys,
+   held in registers across the look-back): partial tiles, long runs of equal keys (stability), signed and
    float keys, one resident block, and the shapes it is measured at. */
 template <int VM> void check_split_values()
 {
@@ -350,9 +351,4 @@ template <int VM> void check_split_values()
 Test(sort_early_model, split_values_held_across_the_look_back)
 {
     check_split_values<OE_VALS_HOLD>();
-}
-
-Test(sort_early_model, prefetched_values_by_staged_input_index)
-{
-    check_split_values<OE_VALS_ASYNC>();
 }
