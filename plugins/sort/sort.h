@@ -104,6 +104,18 @@ static inline int sort_early_shape(int tile, int pairs)
     return tile;
 }
 
+/* onesweep-split-hold's shape: its pairs take 384x21 for auto (the values it
+   holds across the look-back spill from the three-block shapes' 56
+   registers; 384x21 holds them in 80, and was its fastest H100 shape);
+   otherwise sort_early_shape's.  Its tiles are never smaller than
+   sort_early_shape's, so the status array sized for that holds them. */
+static inline int sort_early_hold_shape(int tile, int pairs)
+{
+    if (tile == SORT_TILE_AUTO && pairs)
+        return SORT_TILE_384X21;
+    return sort_early_shape(tile, pairs);
+}
+
 /* onesweep-early's histogram (the `hist` parameter): how many copies
    ("parts") of its shared counters a block keeps, lane l adding to part
    l % P (sort_early.cuh, oe_hist_body).  1 is the single copy it had

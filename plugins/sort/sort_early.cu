@@ -51,19 +51,12 @@ inline int vals_mode(const sort_impl *impl)
     return OE_VALS_STAGED;
 }
 
-/* The tile shape a variant runs in values' mode vm: `tile`, or its auto.
-   onesweep-split-hold's pairs take 384x21 for auto: its values held across
-   the look-back spill from the 56 registers of the three-block shapes
-   (384x20 spills 228 bytes) and from 384x23's 80 (48 bytes); 384x21 holds
-   them in 80 without a spill, and was its fastest shape on the H100
-   (docs/results/2026-11-25-h100-sort).  Its tiles are larger than 384x20's,
-   so the status array that sort.c sizes for `tile` (sort_early_status_bytes,
-   onesweep-early's auto) holds them. */
+/* The tile shape a variant runs in values' mode vm: `tile`, or its auto
+   (sort.h: sort_early_hold_shape for onesweep-split-hold). */
 inline int shape_of(const sort_state *s, int vm)
 {
-    if (s->tile == SORT_TILE_AUTO && s->pairs && vm == OE_VALS_HOLD)
-        return SORT_TILE_384X21;
-    return sort_early_shape(s->tile, s->pairs);
+    return vm == OE_VALS_HOLD ? sort_early_hold_shape(s->tile, s->pairs)
+                              : sort_early_shape(s->tile, s->pairs);
 }
 
 /* The key mode of pass p (sort_early.cuh, oe_key_mode). */

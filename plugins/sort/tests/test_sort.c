@@ -187,6 +187,20 @@ Test(sort, early_tile_shapes_and_status_bytes)
     cr_assert_eq(sort_early_status_bytes(7681, SORT_TILE_AUTO, 1), 2u * 4 * 256 * 8);
 }
 
+/* onesweep-split-hold's auto pairs shape is its own, and its tiles fit the
+   status array that sort.c sizes for `tile` by onesweep-early's shapes. */
+Test(sort, hold_shape_fits_the_status_array)
+{
+    cr_assert_eq(sort_early_hold_shape(SORT_TILE_AUTO, 1), SORT_TILE_384X21);
+    cr_assert_eq(sort_early_hold_shape(SORT_TILE_AUTO, 0), SORT_TILE_256X24);
+    cr_assert_eq(sort_early_hold_shape(SORT_TILE_512X16, 1), SORT_TILE_512X16);
+    for (int pairs = 0; pairs < 2; pairs++)
+        for (int tile = 0; tile < SORT_N_TILES; tile++)
+            cr_assert_geq(sort_early_tile_keys(sort_early_hold_shape(tile, pairs)),
+                          sort_early_tile_keys(sort_early_shape(tile, pairs)),
+                          "tile %d, pairs %d", tile, pairs);
+}
+
 Test(sort, plan_counts_keys_and_values_once)
 {
     kb_value p[SORT_N_PARAMS];
