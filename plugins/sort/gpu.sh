@@ -3,7 +3,8 @@
 #   sh plugins/sort/gpu.sh BUILD_DIR
 # 1. kbench runs gpu-correctness.ini: every CUDA variant (within its size
 #    limit), every key type, value mode and distribution, at awkward sizes;
-#    any FAIL or error (or a non-zero exit) fails the script.
+#    any FAIL or error (or a non-zero exit) fails the script.  Then
+#    gpu-split.ini: the onesweep-split variants' pairs at every tile shape.
 # 2. `kbench check sort`: the conformance check, which runs every variant
 #    several times and verifies each run (onesweep's status words carry a
 #    per-run epoch: this is where a stale word from an earlier run would show).
@@ -19,6 +20,7 @@ set -u
 . "$(cd "$(dirname "$0")/../.." && pwd)/tests/gpu/lib.sh"
 gpu_init sort "$1"
 gpu_correctness
+gpu_correctness "$here/gpu-split.ini" split-correctness
 gpu_check
 gpu_sanitize
 gpu_finish

@@ -104,6 +104,18 @@ static inline int sort_early_shape(int tile, int pairs)
     return tile;
 }
 
+/* onesweep-split-hold's shape: its pairs take 384x21 for auto (the values it
+   holds across the look-back spill from the three-block shapes' 56
+   registers; 384x21 holds them in 80, and was its fastest H100 shape);
+   otherwise sort_early_shape's.  Its tiles are never smaller than
+   sort_early_shape's, so the status array sized for that holds them. */
+static inline int sort_early_hold_shape(int tile, int pairs)
+{
+    if (tile == SORT_TILE_AUTO && pairs)
+        return SORT_TILE_384X21;
+    return sort_early_shape(tile, pairs);
+}
+
 /* onesweep-early's histogram (the `hist` parameter): how many copies
    ("parts") of its shared counters a block keeps, lane l adding to part
    l % P (sort_early.cuh, oe_hist_body).  1 is the single copy it had
@@ -174,6 +186,10 @@ static inline uint64_t sort_early_status_bytes(uint64_t n, int tile, int pairs)
 #define SORT_NEEDS_LIB 0x8u      /* a library's temporary storage              */
 #define SORT_NEEDS_HOST_SCRATCH 0x10u /* CPU variants: 2n words of host memory */
 #define SORT_NEEDS_EARLY 0x20u   /* onesweep-early: its buffer and tile status  */
+/* onesweep-split-hold: onesweep-early whose pairs send the values through
+   the keys' stage after the keys, held in registers over the look-back
+   (sort_early.cuh, oe_vals_mode); with SORT_NEEDS_EARLY. */
+#define SORT_NEEDS_VALS_HOLD 0x40u /* values held in registers over the look-back */
 
 typedef struct sort_state sort_state;
 typedef struct sort_impl sort_impl;

@@ -36,10 +36,27 @@ typedef oe_cfg<256, 18, false, 4> cfg_256x18;
 typedef oe_cfg<384, 16, false, 3> cfg_384x16;
 typedef oe_cfg<384, 21, false, 2> cfg_384x21;
 
-template <class C, int KM, bool PAIRS>
+template <class C, int KM, bool PAIRS, int VM>
 __global__ void __launch_bounds__(C::NT, C::MINB) oe_pass(oe_pass_args a)
 {
-    oe_pass_body<C, KM, PAIRS>(a, threadIdx.x);
+    oe_pass_body<C, KM, PAIRS, VM>(a, threadIdx.x);
+}
+
+/* The values' mode of a variant (sort.h, SORT_NEEDS_VALS_*; impl NULL:
+   setup's untimed run, onesweep-early's kernels). */
+inline int vals_mode(const sort_impl *impl)
+{
+    if (impl && (impl->needs & SORT_NEEDS_VALS_HOLD))
+        return OE_VALS_HOLD;
+    return OE_VALS_STAGED;
+}
+
+/* The tile shape a variant runs in values' mode vm: `tile`, or its auto
+   (sort.h: sort_early_hold_shape for onesweep-split-hold). */
+inline int shape_of(const sort_state *s, int vm)
+{
+    return vm == OE_VALS_HOLD ? sort_early_hold_shape(s->tile, s->pairs)
+                              : sort_early_shape(s->tile, s->pairs);
 }
 
 /* The key mode of pass p (sort_early.cuh, oe_key_mode). */
@@ -107,47 +124,76 @@ int hist_run(const sort_state *s, const oe_hist_args &h, cudaStream_t st, kb_hos
     }
 }
 
-template <class C, bool PAIRS> size_t pass_smem()
+template <class C, bool PAIRS, int VM> size_t pass_smem()
 {
-    return (size_t)oe_smem_layout<C, PAIRS>::WORDS * sizeof(uint32_t);
+    return (size_t)oe_smem_layout<C, PAIRS, VM>::WORDS * sizeof(uint32_t);
 }
 
 /* Lets the pass kernel of this shape take its dynamic shared memory, and
    prefers shared memory over L1 (the pass streams; its blocks per SM need
    up to 3 x 74 KiB: 384x20 pairs). */
-template <class C, int KM, bool PAIRS> int pass_attrs(kb_host *host)
+template <class C, int KM, bool PAIRS, int VM> int pass_attrs(kb_host *host)
 {
-    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, KM, PAIRS>,
+    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, KM, PAIRS, VM>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)pass_smem<C, PAIRS>()));
-    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, KM, PAIRS>,
+                                        (int)pass_smem<C, PAIRS, VM>()));
+    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, KM, PAIRS, VM>,
                                         cudaFuncAttributePreferredSharedMemoryCarveout,
                                         (int)cudaSharedmemCarveoutMaxShared));
     return KB_OK;
 }
 
-template <class C, bool F32, bool PAIRS> int attrs(sort_state *s, kb_host *host)
+/* The pass kernels of one values' mode (the four key modes). */
+template <class C, bool F32, bool PAIRS, int VM> int pass_attrs_vm(kb_host *host)
 {
-    int rc = hist_setup<F32>(s, host);
-    if (rc)
-        return rc;
+    int rc;
     if (!F32)
-        return pass_attrs<C, OE_KEY_INT, PAIRS>(host);
-    if ((rc = pass_attrs<C, OE_KEY_F32_IN, PAIRS>(host)) ||
-        (rc = pass_attrs<C, OE_KEY_F32_MID, PAIRS>(host)))
+        return pass_attrs<C, OE_KEY_INT, PAIRS, VM>(host);
+    if ((rc = pass_attrs<C, OE_KEY_F32_IN, PAIRS, VM>(host)) ||
+        (rc = pass_attrs<C, OE_KEY_F32_MID, PAIRS, VM>(host)))
         return rc;
-    return pass_attrs<C, OE_KEY_F32_OUT, PAIRS>(host);
+    return pass_attrs<C, OE_KEY_F32_OUT, PAIRS, VM>(host);
 }
 
-template <class C, int KM, bool PAIRS>
+/* Every kernel the state's variants may launch: onesweep-early's always
+   (setup's untimed run), the values' modes of the others when they run on
+   pairs (keys alone, they run onesweep-early's kernels). */
+template <class C, bool F32, bool PAIRS>
+int attrs(sort_state *s, const sort_impl *impl, kb_host *host)
+{
+    (void)impl; /* every variant of the state: s->needs */
+    int rc = hist_setup<F32>(s, host);
+    if (rc || (rc = pass_attrs_vm<C, F32, PAIRS, OE_VALS_STAGED>(host)))
+        return rc;
+    if (PAIRS && (s->needs & SORT_NEEDS_VALS_HOLD) &&
+        (rc = pass_attrs_vm<C, F32, PAIRS, OE_VALS_HOLD>(host)))
+        return rc;
+    return KB_OK;
+}
+
+template <class C, int KM, bool PAIRS, int VM>
 int pass_launch(const oe_pass_args &a, uint32_t tiles, cudaStream_t st, kb_host *host)
 {
-    oe_pass<C, KM, PAIRS><<<tiles, C::NT, pass_smem<C, PAIRS>(), st>>>(a);
+    oe_pass<C, KM, PAIRS, VM><<<tiles, C::NT, pass_smem<C, PAIRS, VM>(), st>>>(a);
     KBK_CUDA_LAUNCH(host, "oe_pass");
     return KB_OK;
 }
 
-template <class C, bool F32, bool PAIRS> int launch(sort_state *s, kb_host *host)
+/* Pass p's kernel in key mode km and values' mode VM. */
+template <class C, bool PAIRS, int VM>
+int pass_launch_km(int km, const oe_pass_args &a, uint32_t tiles, cudaStream_t st,
+                   kb_host *host)
+{
+    switch (km) {
+    case OE_KEY_INT: return pass_launch<C, OE_KEY_INT, PAIRS, VM>(a, tiles, st, host);
+    case OE_KEY_F32_IN: return pass_launch<C, OE_KEY_F32_IN, PAIRS, VM>(a, tiles, st, host);
+    case OE_KEY_F32_MID: return pass_launch<C, OE_KEY_F32_MID, PAIRS, VM>(a, tiles, st, host);
+    default: return pass_launch<C, OE_KEY_F32_OUT, PAIRS, VM>(a, tiles, st, host);
+    }
+}
+
+template <class C, bool F32, bool PAIRS>
+int launch(sort_state *s, const sort_impl *impl, kb_host *host)
 {
     cudaStream_t st = (cudaStream_t)host->stream;
     uint32_t n = (uint32_t)s->n;
@@ -185,40 +231,40 @@ template <class C, bool F32, bool PAIRS> int launch(sort_state *s, kb_host *host
         a.tile_counter = buf + OE_BUF_TILES + p;
         a.epoch = s->oe_epoch;
         a.zero = 0;
-        switch (key_mode(F32, p)) {
-        case OE_KEY_INT: rc = pass_launch<C, OE_KEY_INT, PAIRS>(a, tiles, st, host); break;
-        case OE_KEY_F32_IN: rc = pass_launch<C, OE_KEY_F32_IN, PAIRS>(a, tiles, st, host); break;
-        case OE_KEY_F32_MID: rc = pass_launch<C, OE_KEY_F32_MID, PAIRS>(a, tiles, st, host); break;
-        default: rc = pass_launch<C, OE_KEY_F32_OUT, PAIRS>(a, tiles, st, host); break;
-        }
+        int km = key_mode(F32, p), vm = PAIRS ? vals_mode(impl) : OE_VALS_STAGED;
+        if (vm == OE_VALS_HOLD)
+            rc = pass_launch_km<C, PAIRS, OE_VALS_HOLD>(km, a, tiles, st, host);
+        else
+            rc = pass_launch_km<C, PAIRS, OE_VALS_STAGED>(km, a, tiles, st, host);
         if (rc)
             return rc;
     }
     return KB_OK;
 }
 
-/* FN<shape, F32, PAIRS>(s, host) for the state's shape, key kind and
+/* FN<shape, F32, PAIRS>(s, ARG, host) for the state's shape, key kind and
    value mode. */
-#define OE_DISPATCH_KEYS(FN, C, s, host)                                                       \
+#define OE_DISPATCH_KEYS(FN, C, s, arg, host)                                                  \
     do {                                                                                       \
         bool f32_ = (s)->key == SORT_F32;                                                      \
         if ((s)->pairs)                                                                        \
-            return f32_ ? FN<C, true, true>((s), (host)) : FN<C, false, true>((s), (host));    \
-        return f32_ ? FN<C, true, false>((s), (host)) : FN<C, false, false>((s), (host));      \
+            return f32_ ? FN<C, true, true>((s), arg, (host))                                  \
+                        : FN<C, false, true>((s), arg, (host));                                \
+        return f32_ ? FN<C, true, false>((s), arg, (host)) : FN<C, false, false>((s), arg, (host)); \
     } while (0)
 
-#define OE_DISPATCH(FN, s, host)                                                               \
+#define OE_DISPATCH(FN, shape, s, arg, host)                                                   \
     do {                                                                                       \
-        switch (sort_early_shape((s)->tile, (s)->pairs)) {                                     \
-        case SORT_TILE_384X20: OE_DISPATCH_KEYS(FN, cfg_384x20, s, host);                      \
-        case SORT_TILE_384X23: OE_DISPATCH_KEYS(FN, cfg_384x23, s, host);                      \
-        case SORT_TILE_512X16: OE_DISPATCH_KEYS(FN, cfg_512x16, s, host);                      \
-        case SORT_TILE_256X24: OE_DISPATCH_KEYS(FN, cfg_256x24, s, host);                      \
-        case SORT_TILE_384X20_MATCH: OE_DISPATCH_KEYS(FN, cfg_384x20_hw, s, host);             \
-        case SORT_TILE_256X20: OE_DISPATCH_KEYS(FN, cfg_256x20, s, host);                      \
-        case SORT_TILE_256X18: OE_DISPATCH_KEYS(FN, cfg_256x18, s, host);                      \
-        case SORT_TILE_384X16: OE_DISPATCH_KEYS(FN, cfg_384x16, s, host);                      \
-        case SORT_TILE_384X21: OE_DISPATCH_KEYS(FN, cfg_384x21, s, host);                      \
+        switch (shape) {                                                                       \
+        case SORT_TILE_384X20: OE_DISPATCH_KEYS(FN, cfg_384x20, s, arg, host);                 \
+        case SORT_TILE_384X23: OE_DISPATCH_KEYS(FN, cfg_384x23, s, arg, host);                 \
+        case SORT_TILE_512X16: OE_DISPATCH_KEYS(FN, cfg_512x16, s, arg, host);                 \
+        case SORT_TILE_256X24: OE_DISPATCH_KEYS(FN, cfg_256x24, s, arg, host);                 \
+        case SORT_TILE_384X20_MATCH: OE_DISPATCH_KEYS(FN, cfg_384x20_hw, s, arg, host);        \
+        case SORT_TILE_256X20: OE_DISPATCH_KEYS(FN, cfg_256x20, s, arg, host);                 \
+        case SORT_TILE_256X18: OE_DISPATCH_KEYS(FN, cfg_256x18, s, arg, host);                 \
+        case SORT_TILE_384X16: OE_DISPATCH_KEYS(FN, cfg_384x16, s, arg, host);                 \
+        case SORT_TILE_384X21: OE_DISPATCH_KEYS(FN, cfg_384x21, s, arg, host);                 \
         default:                                                                               \
             return (host)->fail((host), KB_EINVAL, "sort: onesweep-early: no tile shape %d",   \
                                 (s)->tile);                                                    \
@@ -233,13 +279,23 @@ static_assert(cfg_384x20::TILE == 384 * 20 && cfg_384x23::TILE == 384 * 23 &&
 
 } // namespace
 
+namespace {
+int setup_shape(sort_state *s, int shape, kb_host *host)
+{
+    OE_DISPATCH(attrs, shape, s, (const sort_impl *)NULL, host);
+}
+} // namespace
+
 extern "C" int sort_early_setup(sort_state *s, kb_host *host)
 {
-    OE_DISPATCH(attrs, s, host);
+    int shape = sort_early_shape(s->tile, s->pairs);
+    int rc = setup_shape(s, shape, host);
+    if (rc == KB_OK && (s->needs & SORT_NEEDS_VALS_HOLD) && shape_of(s, OE_VALS_HOLD) != shape)
+        rc = setup_shape(s, shape_of(s, OE_VALS_HOLD), host);
+    return rc;
 }
 
 extern "C" int sort_run_early(sort_state *s, const sort_impl *impl, kb_host *host)
 {
-    (void)impl;
-    OE_DISPATCH(launch, s, host);
+    OE_DISPATCH(launch, shape_of(s, vals_mode(impl)), s, impl, host);
 }

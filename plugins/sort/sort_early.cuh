@@ -115,17 +115,27 @@ template <int NT_, int IT_, bool HW_, int MINB_> struct oe_cfg {
     static_assert(NT_ % 32 == 0 && NT_ >= 256, "one thread per digit: at least 256 threads");
 };
 
+/* How a pass of pairs moves the values (the VM template argument).
+   OE_VALS_STAGED: loaded after the keys are ranked and staged beside them
+   (a second stage), both written out from there in one loop.
+   OE_VALS_HOLD: the keys go out first and the values after them through
+   the keys' stage (half the shared memory): loaded before the look-back and
+   held in registers across it (their latency hidden by its wait), each
+   key's stage position kept as two 16-bit positions a register. */
+enum oe_vals_mode { OE_VALS_STAGED = 0, OE_VALS_HOLD = 1 };
+
 /* Shared memory of a pass, in 32-bit words: per-warp digit counters, then
    dbase, then scratch (warp totals of the scan, the tile number), then the
-   staged keys and (pairs) values. */
-template <class C, bool PAIRS> struct oe_smem_layout {
+   staged keys and, for pairs in OE_VALS_STAGED, the staged values. */
+template <class C, bool PAIRS, int VM = OE_VALS_STAGED> struct oe_smem_layout {
     static const int WHIST = 0;
     static const int DBASE = C::NW * 256;
     static const int MISC = DBASE + 256;
     static const int MISC_WORDS = 32;
     static const int KEYS = MISC + MISC_WORDS;
     static const int VALS = KEYS + C::TILE;
-    static const int WORDS = VALS + (PAIRS ? C::TILE : 0);
+    static const int WORDS = VALS + (PAIRS && VM == OE_VALS_STAGED ? C::TILE : 0);
+    static_assert(C::TILE <= 65536, "OE_VALS_HOLD: 16-bit stage positions");
 };
 
 /* The histogram: 128 threads, 16 keys each per 2048-key tile.  Its shared
@@ -387,10 +397,12 @@ struct oe_pass_args {
    them out, and no other digit's start moves (255 is the last digit).  So
    the partial tile runs the same code as a full one but for the loads, the
    digit of a missing key, that one count and the bound of the scatter. */
-template <class C, int KM, bool PAIRS, bool FULL>
+template <class C, int KM, bool PAIRS, bool FULL, int VM>
 OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
 {
-    typedef oe_smem_layout<C, PAIRS> L;
+    /* the values through their own stage, or after the keys through theirs */
+    const bool VSTAGE = PAIRS && VM == OE_VALS_STAGED, VHOLD = PAIRS && VM == OE_VALS_HOLD;
+    typedef oe_smem_layout<C, PAIRS, VM> L;
     const int IT = C::IT, NW = C::NW;
     uint32_t *sm = oe_smem();
     uint32_t *whist = sm + L::WHIST, *dbase = sm + L::DBASE, *misc = sm + L::MISC;
@@ -494,8 +506,21 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
         sk[pos[j]] = key[j]; /* stage (missing keys too: their slots are past tcount) */
     }
 
-    /* 5. stage the values, look back */
-    if (PAIRS) {
+    /* 5. stage the values (OE_VALS_HOLD: load them), look back */
+    /* OE_VALS_HOLD: each key's stage position, two 16-bit positions a
+       word, for the values' round through the stage after the keys went
+       out, and the values, in flight during the look-back. */
+    uint32_t ppos[VHOLD ? (IT + 1) / 2 : 1], vreg[VHOLD ? IT : 1];
+    if (VHOLD) {
+        const uint32_t *vp = a.vin + wbase + lane;
+#pragma unroll
+        for (int j = 0; j < IT; j++) {
+            ppos[j / 2] = (j & 1) ? ppos[j / 2] | (pos[j] << 16) : pos[j];
+            vreg[j] = (FULL || (int32_t)(32u * j + lane) < (int32_t)(rem ^ a.zero)) ? vp[32 * j]
+                                                                                     : 0u;
+        }
+    }
+    if (VSTAGE) {
         /* Values are loaded here, not with the keys, and staged before the
            look-back: holding them across it (or across the ranking) costs
            IT registers more than the shapes' register caps allow, and
@@ -527,11 +552,19 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
     }
     oe_sync();
 
-    /* 6. scatter from the stage */
+    /* 6. scatter from the stage (OE_VALS_HOLD: keep each slot's digit,
+       four 8-bit digits a word) */
+    uint32_t sdig[VHOLD ? (IT + 3) / 4 : 1];
 #pragma unroll
     for (int k = 0; k < IT; k++) {
         uint32_t i = (uint32_t)k * C::NT + t;
-        if (FULL || i < tcount) {
+        if (VHOLD) { /* every slot holds a key, a missing one's too */
+            uint32_t kb = sk[i];
+            uint32_t d = oe_byte(oe_sort_value<KM>(kb, a.flip), a.pos);
+            sdig[k / 4] = (k & 3) ? sdig[k / 4] | (d << (8 * (k & 3))) : d;
+            if (FULL || i < tcount)
+                a.kout[i + dbase[d]] = KM == OE_KEY_F32_OUT ? oe_f32_back(kb) : kb;
+        } else if (FULL || i < tcount) {
             uint32_t kb = sk[i];
             uint32_t o = i + dbase[oe_byte(oe_sort_value<KM>(kb, a.flip), a.pos)];
             a.kout[o] = KM == OE_KEY_F32_OUT ? oe_f32_back(kb) : kb;
@@ -539,11 +572,27 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
                 a.vout[o] = sv[i];
         }
     }
+    /* 7. the values through the keys' stage, once every key has been read
+       from it (the barrier): slot i's value goes out where key i went. */
+    if (VHOLD) {
+        oe_sync();
+#pragma unroll
+        for (int j = 0; j < IT; j++)
+            sk[(ppos[j / 2] >> (16 * (j & 1))) & 0xffffu] = vreg[j];
+        oe_sync();
+#pragma unroll
+        for (int k = 0; k < IT; k++) {
+            uint32_t i = (uint32_t)k * C::NT + t;
+            if (FULL || i < tcount)
+                a.vout[i + dbase[(sdig[k / 4] >> (8 * (k & 3))) & 0xffu]] = sk[i];
+        }
+    }
 }
 
-template <class C, int KM, bool PAIRS> OE_FN void oe_pass_body(const oe_pass_args &a, unsigned t)
+template <class C, int KM, bool PAIRS, int VM = OE_VALS_STAGED>
+OE_FN void oe_pass_body(const oe_pass_args &a, unsigned t)
 {
-    typedef oe_smem_layout<C, PAIRS> L;
+    typedef oe_smem_layout<C, PAIRS, VM> L;
     uint32_t *sm = oe_smem();
     uint32_t *misc = sm + L::MISC;
     if (t == 0)
@@ -554,9 +603,9 @@ template <class C, int KM, bool PAIRS> OE_FN void oe_pass_body(const oe_pass_arg
     uint32_t tile = misc[16];
     /* base + TILE < 2^31 + 2^16: no overflow */
     if (tile * (uint32_t)C::TILE + (uint32_t)C::TILE <= a.n)
-        oe_tile<C, KM, PAIRS, true>(a, t, tile);
+        oe_tile<C, KM, PAIRS, true, VM>(a, t, tile);
     else
-        oe_tile<C, KM, PAIRS, false>(a, t, tile);
+        oe_tile<C, KM, PAIRS, false, VM>(a, t, tile);
 }
 
 #endif

@@ -2,8 +2,9 @@
 # by them: sh is POSIX, the functions set the caller's variables.
 #   gpu_init FAMILY BUILD_DIR   logs in $OUT/FAMILY (or ./gpu-test-logs/FAMILY)
 #   gpu_check                   kbench check FAMILY
-#   gpu_correctness [INI]       kbench run INI (default: gpu-correctness.ini
-#                               beside the calling script)
+#   gpu_correctness [INI [NAME]] kbench run INI (default: gpu-correctness.ini
+#                               beside the calling script), logs as NAME
+#                               (default: correctness)
 #   gpu_sanitize [INI [RACE]]   compute-sanitizer memcheck on INI (default:
 #                               gpu-sanitize.ini), racecheck on RACE (default:
 #                               gpu-racecheck.ini where the family has one, a
@@ -59,9 +60,10 @@ gpu_check() {
     fi
 }
 
-gpu_correctness() { # [ini]
-    "$kbench" run "${1:-$here/gpu-correctness.ini}" -q -o "$logs/correctness" >"$logs/correctness.log" 2>&1
-    gpu_check_run correctness "$logs/correctness.log" $?
+gpu_correctness() { # [ini [name]]
+    name=${2:-correctness}
+    "$kbench" run "${1:-$here/gpu-correctness.ini}" -q -o "$logs/$name" >"$logs/$name.log" 2>&1
+    gpu_check_run "$name" "$logs/$name.log" $?
 }
 
 gpu_sanitize() { # [ini [race-ini]]

@@ -75,6 +75,7 @@ Test(sort, descriptor)
     static const char *const order[] = {"cpu-qsort", "cpu-radix", "odd-even",
                                         "odd-even-multiblock", "bitonic", "merge",
                                         "radix", "onesweep", "onesweep-early",
+                                        "onesweep-split-hold",
                                         "cub-radix", "cub-merge", "thrust"};
     cr_assert_str_eq(plug->name, "sort");
     cr_assert_eq(plug->n_params, SORT_N_PARAMS);
@@ -83,12 +84,13 @@ Test(sort, descriptor)
         const kb_variant *x = &plug->variants[v];
         cr_assert_str_eq(x->name, order[v]);
         cr_assert_eq(x->backend, v < 2 ? KB_BACKEND_CPU : KB_BACKEND_CUDA, "%s", x->name);
-        cr_assert_eq(x->flags & KB_VARIANT_LIBRARY, v >= 9 ? KB_VARIANT_LIBRARY : 0u, "%s",
+        cr_assert_eq(x->flags & KB_VARIANT_LIBRARY, v >= 10 ? KB_VARIANT_LIBRARY : 0u, "%s",
                      x->name);
-        /* tile and hist are onesweep-early's alone; every variant reads the rest */
+        /* tile and hist are onesweep-early's (and onesweep-split-hold's, which
+           is it with another pairs pass) alone; every variant reads the rest */
         uint64_t all = (1ull << SORT_N_PARAMS) - 1;
         uint64_t early = (1ull << SORT_P_TILE) | (1ull << SORT_P_HIST);
-        uint64_t want = strcmp(x->name, "onesweep-early") == 0 ? all : all & ~early;
+        uint64_t want = strncmp(x->name, "onesweep-", 9) == 0 ? all : all & ~early;
         cr_assert_eq(x->uses, want, "%s: the parameters it reads", x->name);
     }
 }
@@ -156,6 +158,20 @@ Test(sort, early_tile_shapes_and_status_bytes)
     cr_assert_eq(sort_early_status_bytes(6145, SORT_TILE_AUTO, 0), 2u * 4 * 256 * 8);
     cr_assert_eq(sort_early_status_bytes(7680, SORT_TILE_AUTO, 1), 4u * 256 * 8);
     cr_assert_eq(sort_early_status_bytes(7681, SORT_TILE_AUTO, 1), 2u * 4 * 256 * 8);
+}
+
+/* onesweep-split-hold's auto pairs shape is its own, and its tiles fit the
+   status array that sort.c sizes for `tile` by onesweep-early's shapes. */
+Test(sort, hold_shape_fits_the_status_array)
+{
+    cr_assert_eq(sort_early_hold_shape(SORT_TILE_AUTO, 1), SORT_TILE_384X21);
+    cr_assert_eq(sort_early_hold_shape(SORT_TILE_AUTO, 0), SORT_TILE_256X24);
+    cr_assert_eq(sort_early_hold_shape(SORT_TILE_512X16, 1), SORT_TILE_512X16);
+    for (int pairs = 0; pairs < 2; pairs++)
+        for (int tile = 0; tile < SORT_N_TILES; tile++)
+            cr_assert_geq(sort_early_tile_keys(sort_early_hold_shape(tile, pairs)),
+                          sort_early_tile_keys(sort_early_shape(tile, pairs)),
+                          "tile %d, pairs %d", tile, pairs);
 }
 
 Test(sort, plan_counts_keys_and_values_once)

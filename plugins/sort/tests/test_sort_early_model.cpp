@@ -31,6 +31,7 @@ typedef oe_cfg<384, 23, false, 2> cfg_384x23;
 typedef oe_cfg<512, 16, false, 2> cfg_512x16;
 typedef oe_cfg<256, 24, false, 3> cfg_256x24;
 typedef oe_cfg<384, 20, true, 2> cfg_384x20_hw;
+typedef oe_cfg<256, 20, false, 4> cfg_256x20;
 
 /* One sorter: its buffers outlive a run, like the plugin's state, so that
    a later run meets the status words of an earlier one. */
@@ -45,11 +46,11 @@ struct Sorter {
     explicit Sorter(uint64_t seed) { m.rng.seed(seed); }
 };
 
-template <class C, bool F32, bool PAIRS>
+template <class C, bool F32, bool PAIRS, int VM = OE_VALS_STAGED>
 void model_sort(Sorter &S, const std::vector<uint32_t> &kin, const std::vector<uint32_t> &vin,
                 uint32_t flip, std::vector<uint32_t> &kout, std::vector<uint32_t> &vout)
 {
-    typedef oe_smem_layout<C, PAIRS> L;
+    typedef oe_smem_layout<C, PAIRS, VM> L;
     uint32_t n = (uint32_t)kin.size();
     uint32_t tiles = (n + C::TILE - 1) / C::TILE;
     if (S.status.size() < (size_t)4 * tiles * 256)
@@ -94,13 +95,13 @@ void model_sort(Sorter &S, const std::vector<uint32_t> &kin, const std::vector<u
         simt::run_grid(S.m, tiles, C::NT, L::WORDS, S.resident,
                        [&](unsigned t, unsigned, unsigned) {
                            if (!F32)
-                               oe_pass_body<C, OE_KEY_INT, PAIRS>(a, t);
+                               oe_pass_body<C, OE_KEY_INT, PAIRS, VM>(a, t);
                            else if (p == 0)
-                               oe_pass_body<C, OE_KEY_F32_IN, PAIRS>(a, t);
+                               oe_pass_body<C, OE_KEY_F32_IN, PAIRS, VM>(a, t);
                            else if (p == 3)
-                               oe_pass_body<C, OE_KEY_F32_OUT, PAIRS>(a, t);
+                               oe_pass_body<C, OE_KEY_F32_OUT, PAIRS, VM>(a, t);
                            else
-                               oe_pass_body<C, OE_KEY_F32_MID, PAIRS>(a, t);
+                               oe_pass_body<C, OE_KEY_F32_MID, PAIRS, VM>(a, t);
                        });
     }
 }
@@ -111,15 +112,15 @@ int sort_key_of(Kind k) { return k == U32 ? SORT_U32 : k == I32 ? SORT_I32 : SOR
 
 /* The model's result against a stable sort of the indices on the key
    order: same bits at every position, values the original indices. */
-template <class C, bool PAIRS>
+template <class C, bool PAIRS, int VM = OE_VALS_STAGED>
 void check_sort(Sorter &S, const std::vector<uint32_t> &keys, Kind kind)
 {
     std::vector<uint32_t> vals(keys.size()), ko, vo;
     std::iota(vals.begin(), vals.end(), 0u);
     if (kind == F32K)
-        model_sort<C, true, PAIRS>(S, keys, vals, 0, ko, vo);
+        model_sort<C, true, PAIRS, VM>(S, keys, vals, 0, ko, vo);
     else
-        model_sort<C, false, PAIRS>(S, keys, vals, kind == I32 ? 0x80000000u : 0u, ko, vo);
+        model_sort<C, false, PAIRS, VM>(S, keys, vals, kind == I32 ? 0x80000000u : 0u, ko, vo);
     int key = sort_key_of(kind);
     std::vector<uint32_t> idx(keys.size());
     std::iota(idx.begin(), idx.end(), 0u);
@@ -328,4 +329,26 @@ Test(sort_early_model, every_shape_sorts)
     check_sort<cfg_256x24, true>(S, random_keys(2 * 256 * 24 + 77, 22), U32);
     check_sort<cfg_384x20_hw, true>(S, random_keys(2 * 384 * 20 + 77, 23), U32);
     check_sort<cfg_384x20_hw, false>(S, special_floats(384 * 20 + 1, 24), F32K);
+}
+
+/* onesweep-split-hold's values (through the keys' stage after the keys,
+   held in registers across the look-back): partial tiles, long runs of equal keys (stability), signed and
+   float keys, one resident block, and the shapes it is measured at. */
+template <int VM> void check_split_values()
+{
+    Sorter S(25 + VM);
+    check_sort<cfg_384x20, true, VM>(S, random_keys(3 * 7680 + 1234, 26, 0x03000300u), U32);
+    check_sort<cfg_384x20, true, VM>(S, random_keys(31, 27), U32);
+    check_sort<cfg_384x20, true, VM>(S, random_keys(7680 + 5, 28), I32);
+    check_sort<cfg_384x20, true, VM>(S, special_floats(2 * 7680 + 7, 29), F32K);
+    check_sort<cfg_256x24, true, VM>(S, random_keys(2 * 256 * 24 + 77, 30), U32);
+    check_sort<cfg_384x23, true, VM>(S, random_keys(2 * 384 * 23 + 1, 31), U32);
+    check_sort<cfg_256x24, true, VM>(S, std::vector<uint32_t>(2 * 6144 + 3, 0x5a5a5a5au), U32);
+    S.resident = 1;
+    check_sort<cfg_256x20, true, VM>(S, random_keys(3 * 256 * 20 + 9, 32), U32);
+}
+
+Test(sort_early_model, split_values_held_across_the_look_back)
+{
+    check_split_values<OE_VALS_HOLD>();
 }
