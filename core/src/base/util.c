@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +144,25 @@ char *kbc_human_bytes(uint64_t b, char *buf, size_t n)
         u++;
     }
     snprintf(buf, n, "%.1f %s", v, units[u]);
+    return buf;
+}
+
+const char *kbc_human_seconds(double s, char *buf, size_t n)
+{
+    if (!isfinite(s) || s < 0) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    static const char *const units[] = {"ns", "us", "ms", "s"};
+    double v = s * 1e9;
+    int u = 0;
+    /* Rounding to 4 digits can carry 999.96 up to 1000, so step at the
+       rounded value rather than the raw one. */
+    while (u < 3 && v >= 999.95) {
+        v /= 1000.0;
+        u++;
+    }
+    snprintf(buf, n, "%.4g %s", v, units[u]);
     return buf;
 }
 

@@ -39,6 +39,11 @@ char *kbc_trim_dup(const char *s);
 /* b bytes as "512 B", "1.5 KiB", "4.0 GiB" ...  Returns buf. */
 char *kbc_human_bytes(uint64_t b, char *buf, size_t n);
 
+/* A duration of s seconds with the unit (ns, us, ms, s) that puts the
+   number in [1, 1000), at most 4 significant digits: "123.4 us"; "-" for
+   a negative or non-finite s.  Returns buf. */
+const char *kbc_human_seconds(double s, char *buf, size_t n);
+
 /* Monotonic clock in seconds. */
 double kbc_now(void);
 

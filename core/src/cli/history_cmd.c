@@ -49,24 +49,6 @@ static int say(FILE *err, const char *msg)
     return 0;
 }
 
-/* A time in seconds as "123.4 us" (4 significant digits). */
-static const char *fmt_time(double s, char *buf, size_t n)
-{
-    if (!isfinite(s) || s < 0) {
-        snprintf(buf, n, "-");
-        return buf;
-    }
-    static const char *const units[] = {"ns", "us", "ms", "s"};
-    double v = s * 1e9;
-    int u = 0;
-    while (u < 3 && v >= 999.95) {
-        v /= 1000.0;
-        u++;
-    }
-    snprintf(buf, n, "%.4g %s", v, units[u]);
-    return buf;
-}
-
 static int open_db(hctx *c, int write, kbc_history **h)
 {
     kbc_diag d = {{0}};
@@ -410,15 +392,16 @@ static void print_points(hctx *c, const kbc_hist_series *s, const kbc_hist_point
     for (size_t i = 0; i < n; i++) {
         if (k < ns && st[k].at == i) {
             fprintf(c->out, "  -- step: %+.1f%% (%s -> %s)%s\n", st[k].change * 100,
-                    fmt_time(st[k].before, a, sizeof a), fmt_time(st[k].after, b, sizeof b),
+                    kbc_human_seconds(st[k].before, a, sizeof a),
+                    kbc_human_seconds(st[k].after, b, sizeof b),
                     st[k].lone ? ", around a lone run (an outlier)" : "");
             k++;
         }
         fprintf(c->out, "  %-12.12s  %-20s  %10s", kbc_text_visible(p[i].commit), p[i].started,
-                fmt_time(p[i].median, m, sizeof m));
+                kbc_human_seconds(p[i].median, m, sizeof m));
         if (isfinite(p[i].lo))
-            fprintf(c->out, "  %s .. %s\n", fmt_time(p[i].lo, a, sizeof a),
-                    fmt_time(p[i].hi, b, sizeof b));
+            fprintf(c->out, "  %s .. %s\n", kbc_human_seconds(p[i].lo, a, sizeof a),
+                    kbc_human_seconds(p[i].hi, b, sizeof b));
         else
             fputs("  -\n", c->out);
     }
@@ -544,7 +527,8 @@ static int sub_regressions(hctx *c)
                         worse ? "slower" : "faster", st[k].change * 100,
                         kbc_text_visible(s[i].key), kbc_text_visible(at->commit), at->started,
                         (long long)s[i].testbed.id, kbc_text_visible(s[i].testbed.gpu),
-                        fmt_time(st[k].before, a, sizeof a), fmt_time(st[k].after, b, sizeof b),
+                        kbc_human_seconds(st[k].before, a, sizeof a),
+                    kbc_human_seconds(st[k].after, b, sizeof b),
                         np);
             }
         }

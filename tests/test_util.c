@@ -1,0 +1,40 @@
+/* test_util.c -- kbc_human_seconds, the one duration formatter of the
+   table, compare, history and the suspect rows: the unit that puts the
+   number in [1, 1000), 4 significant digits, "-" for no value. */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "util.h"
+
+static const char *secs(double s)
+{
+    static char buf[32];
+    return kbc_human_seconds(s, buf, sizeof buf);
+}
+
+Test(human_seconds, picks_the_unit_that_keeps_the_number_under_1000)
+{
+    cr_assert_str_eq(secs(12e-9), "12 ns");
+    cr_assert_str_eq(secs(123.44e-6), "123.4 us");
+    cr_assert_str_eq(secs(62e-6), "62 us");
+    cr_assert_str_eq(secs(2.5e-3), "2.5 ms");
+    cr_assert_str_eq(secs(3.0), "3 s");
+}
+
+Test(human_seconds, seconds_are_the_largest_unit)
+{
+    cr_assert_str_eq(secs(4321.0), "4321 s");
+}
+
+Test(human_seconds, a_value_that_rounds_to_1000_takes_the_next_unit)
+{
+    cr_assert_str_eq(secs(999.96e-9), "1 us");
+    cr_assert_str_eq(secs(999.94e-9), "999.9 ns");
+}
+
+Test(human_seconds, no_value_is_a_dash)
+{
+    cr_assert_str_eq(secs(NAN), "-");
+    cr_assert_str_eq(secs(INFINITY), "-");
+    cr_assert_str_eq(secs(-1e-6), "-");
+}
