@@ -1,4 +1,5 @@
-/* test_util.c -- kbc_human_seconds, the one duration formatter of the
+/* test_util.c -- kbc_word_in (a word of a space-separated list), and
+   kbc_human_seconds, the one duration formatter of the
    table, compare, history and the suspect rows: the unit that puts the
    number in [1, 1000), 4 significant digits, "-" for no value. */
 #include <criterion/criterion.h>
@@ -37,4 +38,19 @@ Test(human_seconds, no_value_is_a_dash)
     cr_assert_str_eq(secs(NAN), "-");
     cr_assert_str_eq(secs(INFINITY), "-");
     cr_assert_str_eq(secs(-1e-6), "-");
+}
+
+Test(word_in, finds_a_whole_word_of_a_list)
+{
+    cr_assert_eq(kbc_word_in("run plot merge", "run"), 1);
+    cr_assert_eq(kbc_word_in("run plot merge", "plot"), 1);
+    cr_assert_eq(kbc_word_in("run plot merge", "merge"), 1);
+}
+
+Test(word_in, a_part_of_a_word_is_not_a_word)
+{
+    cr_assert_eq(kbc_word_in("run plot merge", "me"), 0);
+    cr_assert_eq(kbc_word_in("run plot merge", "runs"), 0);
+    cr_assert_eq(kbc_word_in("run plot merge", ""), 0);
+    cr_assert_eq(kbc_word_in("", "run"), 0);
 }

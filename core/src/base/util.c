@@ -130,6 +130,18 @@ char *kbc_trim_dup(const char *s)
     return kbc_xstrndup(s, n);
 }
 
+int kbc_word_in(const char *words, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = words; *p;) {
+        size_t w = strcspn(p, " ");
+        if (w == n && strncmp(p, word, n) == 0)
+            return 1;
+        p += w + (p[w] == ' ');
+    }
+    return 0;
+}
+
 char *kbc_human_bytes(uint64_t b, char *buf, size_t n)
 {
     static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

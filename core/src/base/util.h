@@ -33,6 +33,9 @@ unsigned kbc_edit_distance(const char *a, const char *b);
    (distance at most 2, or a third of the word's length when longer). */
 const char *kbc_closest(const char *word, const char *const *candidates, size_t n);
 
+/* Whether word is one of the space-separated words of words ("run plot"). */
+int kbc_word_in(const char *words, const char *word);
+
 /* Copies s into a buffer trimmed of leading and trailing white space. */
 char *kbc_trim_dup(const char *s);
 

@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 enum { MAX_OPTIONS = 64, MAX_COMMANDS = 16 };
 
 typedef struct option {
@@ -162,19 +164,21 @@ static void read_dump(const char *path)
         die("the option dump lacks the version, the usage text, the commands or the options");
 }
 
-/* Whether cmd is one of the space-separated words of only (NULL: all). */
-static int takes(const char *only, const char *cmd)
+/* The options that take the next word as their value, as a shell case
+   pattern: "--plugin-path|--output|-o|...".  Both completions skip that
+   word when they look for the command. */
+static void value_option_names(FILE *o)
 {
-    if (!only)
-        return 1;
-    size_t n = strlen(cmd);
-    for (const char *p = only; *p;) {
-        size_t w = strcspn(p, " ");
-        if (w == n && strncmp(p, cmd, n) == 0)
-            return 1;
-        p += w + (p[w] == ' ');
+    int first = 1;
+    for (size_t i = 0; i < n_options; i++) {
+        const option *op = &options[i];
+        if (!op->arg || op->optional)
+            continue;
+        fprintf(o, "%s%s", first ? "" : "|", op->name);
+        if (op->short_name)
+            fprintf(o, "|-%s", op->short_name);
+        first = 0;
     }
-    return 0;
 }
 
 /* ---- the man page ---------------------------------------------------- */
@@ -337,16 +341,7 @@ static void write_bash(FILE *o)
     fprintf(o, "    for ((i = 1; i < COMP_CWORD; i++)); do\n");
     fprintf(o, "        case ${COMP_WORDS[i]} in\n");
     fprintf(o, "            ");
-    int first = 1;
-    for (size_t i = 0; i < n_options; i++) {
-        const option *op = &options[i];
-        if (!op->arg || op->optional)
-            continue;
-        fprintf(o, "%s%s", first ? "" : "|", op->name);
-        if (op->short_name)
-            fprintf(o, "|-%s", op->short_name);
-        first = 0;
-    }
+    value_option_names(o);
     fprintf(o, ") ((i++)) ;;\n");
     fprintf(o, "            -*) ;;\n");
     fprintf(o, "            *) cmd=${COMP_WORDS[i]}; break ;;\n");
@@ -379,7 +374,7 @@ static void write_bash(FILE *o)
         int any = 0;
         for (size_t i = 0; i < n_options; i++) {
             const option *op = &options[i];
-            if (cmd && !takes(op->only, cmd))
+            if (cmd && op->only && !kbc_word_in(op->only, cmd))
                 continue;
             fprintf(o, "%s%s", any++ ? " " : "", op->name);
             if (op->optional)
@@ -469,16 +464,7 @@ static void write_zsh(FILE *o)
     fprintf(o, "    for ((i = 2; i < CURRENT; i++)); do\n");
     fprintf(o, "        case ${words[i]} in\n");
     fprintf(o, "            (");
-    int first = 1;
-    for (size_t i = 0; i < n_options; i++) {
-        const option *op = &options[i];
-        if (!op->arg || op->optional)
-            continue;
-        fprintf(o, "%s%s", first ? "" : "|", op->name);
-        if (op->short_name)
-            fprintf(o, "|-%s", op->short_name);
-        first = 0;
-    }
+    value_option_names(o);
     fprintf(o, ") ((i++)) ;;\n");
     fprintf(o, "            (-*) ;;\n");
     fprintf(o, "            (*) cmd=${words[i]}; break ;;\n");

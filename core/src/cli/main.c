@@ -1109,19 +1109,6 @@ static int cmd_compare(const cli *c)
     return kbc_cmd_compare(c->args[0], c->args[1], &o, stdout, stderr);
 }
 
-/* Whether cmd is one of the space-separated words of only. */
-static int takes(const char *only, const char *cmd)
-{
-    size_t n = strlen(cmd);
-    for (const char *p = only; *p;) {
-        size_t w = strcspn(p, " ");
-        if (w == n && strncmp(p, cmd, n) == 0)
-            return 1;
-        p += w + (p[w] == ' ');
-    }
-    return 0;
-}
-
 static int cmd_plot(const cli *c)
 {
     const char *results = c->args[0];
@@ -1306,7 +1293,7 @@ int main(int argc, char **argv)
         goto out;
     }
     for (int i = 0; i < c.n_only; i++) {
-        if (takes(c.only_cmd[i], c.command))
+        if (kbc_word_in(c.only_cmd[i], c.command))
             continue;
         /* "kbench run", "kbench run and kbench plot", "kbench run, kbench
            plot and kbench merge" */
