@@ -1,9 +1,13 @@
-/* test_util.c -- kbc_word_in (a word of a space-separated list), and
-   kbc_human_seconds, the one duration formatter of the
+/* test_util.c -- kbc_make_dirs (mkdir -p), kbc_word_in (a word of a
+   space-separated list), and kbc_human_seconds, the one duration formatter of the
    table, compare, history and the suspect rows: the unit that puts the
    number in [1, 1000), 4 significant digits, "-" for no value. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 
 #include "util.h"
 
@@ -53,4 +57,42 @@ Test(word_in, a_part_of_a_word_is_not_a_word)
     cr_assert_eq(kbc_word_in("run plot merge", "runs"), 0);
     cr_assert_eq(kbc_word_in("run plot merge", ""), 0);
     cr_assert_eq(kbc_word_in("", "run"), 0);
+}
+
+Test(make_dirs, creates_the_folder_and_its_missing_parents)
+{
+    char dir[] = "/tmp/kbench-util-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char *deep = kbc_xasprintf("%s/a/b/c/", dir);
+    cr_assert_eq(kbc_make_dirs(deep), 0);
+    struct stat st;
+    cr_assert_eq(stat(deep, &st), 0);
+    cr_assert(S_ISDIR(st.st_mode));
+    cr_assert_eq(kbc_make_dirs(deep), 0, "an existing folder is no error");
+    free(deep);
+    cr_assert_eq(system(kbc_xasprintf("rm -rf '%s'", dir)), 0);
+}
+
+Test(make_dirs, a_file_in_the_way_is_not_a_directory)
+{
+    char dir[] = "/tmp/kbench-util-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char *file = kbc_xasprintf("%s/f", dir);
+    fclose(fopen(file, "w"));
+    errno = 0;
+    cr_assert_eq(kbc_make_dirs(file), -1);
+    cr_assert_eq(errno, ENOTDIR);
+    char *below = kbc_xasprintf("%s/f/g", dir);
+    cr_assert_eq(kbc_make_dirs(below), -1);
+    cr_assert_eq(errno, ENOTDIR);
+    free(file);
+    free(below);
+    cr_assert_eq(system(kbc_xasprintf("rm -rf '%s'", dir)), 0);
+}
+
+Test(make_dirs, an_empty_name_is_refused)
+{
+    errno = 0;
+    cr_assert_eq(kbc_make_dirs(""), -1);
+    cr_assert_eq(errno, ENOENT);
 }

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -141,6 +142,43 @@ int kbc_word_in(const char *words, const char *word)
     }
     return 0;
 }
+
+int kbc_make_dirs(const char *dir)
+{
+    if (!*dir) {
+        /* The option parser refuses an empty name; the walk below would
+           otherwise start past the end of the string. */
+        errno = ENOENT;
+        return -1;
+    }
+    char *p = kbc_xstrdup(dir);
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/')
+        p[--n] = '\0';
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            free(p);
+            return -1;
+        }
+        *s = '/';
+    }
+    int r = 0;
+    if (mkdir(p, 0777) != 0 && errno != EEXIST)
+        r = -1;
+    struct stat st;
+    if (r == 0 && stat(p, &st) != 0)
+        r = -1;
+    else if (r == 0 && !S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        r = -1;
+    }
+    free(p);
+    return r;
+}
+
 
 char *kbc_human_bytes(uint64_t b, char *buf, size_t n)
 {

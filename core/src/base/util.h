@@ -33,6 +33,11 @@ unsigned kbc_edit_distance(const char *a, const char *b);
    (distance at most 2, or a third of the word's length when longer). */
 const char *kbc_closest(const char *word, const char *const *candidates, size_t n);
 
+/* mkdir -p: creates dir and its missing parents (trailing slashes
+   ignored).  Returns 0 when dir is then a folder, or -1 with errno set by
+   the step that failed (ENOTDIR when dir is a file, ENOENT when empty). */
+int kbc_make_dirs(const char *dir);
+
 /* Whether word is one of the space-separated words of words ("run plot"). */
 int kbc_word_in(const char *words, const char *word);
 

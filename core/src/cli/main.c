@@ -656,44 +656,6 @@ static int load_plugins(const cli *c, kbc_registry *reg)
     return 0;
 }
 
-/* mkdir -p: creates dir and its missing parents.  Returns 0, or -1 with
-   errno set by the step that failed. */
-static int make_dirs(const char *dir)
-{
-    if (!*dir) {
-        /* The option parser refuses an empty name; the walk below would
-           otherwise start past the end of the string. */
-        errno = ENOENT;
-        return -1;
-    }
-    char *p = kbc_xstrdup(dir);
-    size_t n = strlen(p);
-    while (n > 1 && p[n - 1] == '/')
-        p[--n] = '\0';
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-            free(p);
-            return -1;
-        }
-        *s = '/';
-    }
-    int r = 0;
-    if (mkdir(p, 0777) != 0 && errno != EEXIST)
-        r = -1;
-    struct stat st;
-    if (r == 0 && stat(p, &st) != 0)
-        r = -1;
-    else if (r == 0 && !S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        r = -1;
-    }
-    free(p);
-    return r;
-}
-
 static char *join_args(int argc, char **argv)
 {
     size_t n = 1;
@@ -926,7 +888,7 @@ static int cmd_run(const cli *c, int argc, char **argv)
        another shard, a damaged file) leaves DIR as it was, and a run
        killed from here on leaves a journal to resume from. */
     if (c->out_dir) {
-        if (make_dirs(c->out_dir) != 0) {
+        if (kbc_make_dirs(c->out_dir) != 0) {
             say(0, "cannot create the output folder '%s': %s", c->out_dir, strerror(errno));
             code = KBC_EXIT_SYSTEM;
             goto out;
@@ -955,7 +917,7 @@ static int cmd_run(const cli *c, int argc, char **argv)
     kbc_report_table_wide(&sinks[n_sinks], c->wide);
     n_sinks++;
     if (c->out_dir) {
-        if (make_dirs(c->out_dir) != 0) {
+        if (kbc_make_dirs(c->out_dir) != 0) {
             say(0, "cannot create the output folder '%s': %s", c->out_dir, strerror(errno));
             code = KBC_EXIT_SYSTEM;
             goto out;
@@ -1129,7 +1091,7 @@ static int cmd_plot(const cli *c)
         return KBC_EXIT_USAGE;
     }
     opts.metric_time = c->metric && strcmp(c->metric, "time") == 0;
-    if (make_dirs(dir) != 0) {
+    if (kbc_make_dirs(dir) != 0) {
         say(0, "cannot create the output folder '%s': %s", dir, strerror(errno));
         code = KBC_EXIT_SYSTEM;
     } else {
@@ -1186,7 +1148,7 @@ static int cmd_tune(const cli *c, int argc, char **argv)
         say(1, "%s", why);
         code = KBC_EXIT_USAGE;
     }
-    if (code == 0 && make_dirs(c->out_dir) != 0) {
+    if (code == 0 && kbc_make_dirs(c->out_dir) != 0) {
         say(0, "cannot create the output folder '%s': %s", c->out_dir, strerror(errno));
         code = KBC_EXIT_SYSTEM;
     }
