@@ -1,5 +1,7 @@
 /*
- * main.c -- the kbench command: list, describe, run, help.
+ * main.c -- the kbench command line: the usage text, the option table,
+ * and each command's checks and call (list, describe, run, check, compare,
+ * plot, merge, tune, history, help).
  *
  * The command line is read in one pass that accepts options anywhere (so
  * `kbench --plugin-path P run x.ini` and `kbench run x.ini --plugin-path P`
@@ -42,17 +44,29 @@
 static const char usage_head[] =
     "usage: kbench list\n"
     "       kbench describe PLUGIN\n"
-    "       kbench check PLUGIN [--variants a,b,...]\n"
     "       kbench run FILE|PLUGIN [KEY=VALUE...] [--dry-run] [-o DIR [--plot]\n"
-    "                  [--resume | --force]] [-q] [--wide]\n"
-    "                  [--baseline OLD.json] [--gpus all|LIST] [--shard i/N|auto]\n"
-    "                  [--isolate point] [--sanitize-on-crash] [--record]\n"
-    "       kbench merge DIR... -o OUT [--allow-mixed]\n"
-    "       kbench tune FILE -o DIR [--simulate DIR] [--gpus all|LIST] [-q]\n"
-    "       kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]\n"
+    "                  [--resume[=accept] | --force]] [-q] [--wide]\n"
+    "                  [--variants LIST] [--experiment NAMES] [--set K=V]...\n"
+    "                  [--baseline OLD.json] [--gpus all|LIST [--allow-shared]\n"
+    "                  [--allow-mixed]] [--shard i/N|auto [--shards N]]\n"
+    "                  [--isolate point] [--sanitize-on-crash]\n"
+    "                  [--record [--commit REV] [--history FILE]]\n"
+    "       kbench check PLUGIN [--variants LIST]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
-    "                      [--format table|markdown|json] [--only-changed] [--sort change]\n"
-    "       kbench history add|rebuild|runs|list|show|series|regressions ...\n"
+    "                      [--format table|markdown|json] [--only-changed]\n"
+    "                      [--sort file|change]\n"
+    "       kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]\n"
+    "       kbench merge DIR... -o OUT [--allow-mixed]\n"
+    "       kbench tune FILE -o DIR [--simulate DIR] [--gpus all|LIST\n"
+    "                  [--allow-shared] [--allow-mixed]] [--experiment NAMES]\n"
+    "                  [--set K=V]... [-q]\n"
+    "       kbench history add DIR|RESULTS.json... [--commit REV] [--history FILE]\n"
+    "       kbench history rebuild DIR... [--history FILE]\n"
+    "       kbench history runs|list [--csv] [--history FILE]\n"
+    "       kbench history show KEY [--history FILE]\n"
+    "       kbench history series KEY [--csv] [--history FILE]\n"
+    "       kbench history regressions [--since REV] [--threshold PCT] [--csv]\n"
+    "                  [--history FILE]\n"
     "       kbench help | --help | --version\n"
     "\n"
     "Commands:\n"
@@ -60,12 +74,12 @@ static const char usage_head[] =
     "  describe PLUGIN   one plugin's parameters: types, defaults, ranges, help\n"
     "  run FILE          run the experiments of an INI file and print a table\n"
     "  check PLUGIN      conformance check of a plugin against the plugin rules\n"
+    "  compare BASE NEW  each row's change between two results.json files, with a\n"
+    "                    confidence interval and a verdict; exit 1 when one is slower\n"
     "  plot RESULTS      gnuplot scripts (and SVG and PNG, with gnuplot) of a run\n"
     "  merge DIR...      join the folders of a sharded run (--shard) into one\n"
     "  tune FILE         search the parameter space of the sections with a tune\n"
     "                    key; the best of each problem into DIR/best.ini\n"
-    "  compare BASE NEW  each row's change between two results.json files, with a\n"
-    "                    confidence interval and a verdict; exit 1 when one is slower\n"
     "  history SUB       results over time (docs/history.md): add DIR|FILE...,\n"
     "                    rebuild DIR..., runs, list, show KEY, series KEY,\n"
     "                    regressions; exit 1 when a step is slower\n"
@@ -79,9 +93,9 @@ static const char usage_tail[] =
     "fail a run); 1 a verification failed, a variant erred, crashed or timed\n"
     "out; 2 a usage, configuration or plugin error; 3 a system error (out of\n"
     "memory, an output that cannot be written, a worker that cannot start);\n"
-    "130 interrupted (rerun with --resume to finish).  Plugins are searched in the build's plugin\n"
-    "folder (for a build) or PREFIX/lib/kbench/plugins (when installed), then\n"
-    "$KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
+    "130 interrupted (rerun with --resume to finish).  Plugins are searched in\n"
+    "the build's plugin folder (for a build) or PREFIX/lib/kbench/plugins (when\n"
+    "installed), then $KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
 
 static const char *const commands[] = {"list", "describe", "run",   "check",   "compare",
                                        "plot", "merge",    "tune",  "history", "help"};
@@ -327,13 +341,13 @@ static const option_row option_table[] = {
     {"--force", 0, NULL, 0, 0, "run", "run: with -o, start afresh in a DIR that holds results",
      opt_force},
     {"--gpus", 0, "GPUS", 0, 0, "run tune",
-     "run: one worker per GPU: all, or NVML indices or UUIDs\n(0,2 or GPU-...); default: one GPU ($KBENCH_DEVICE)",
+     "run, tune: one worker per GPU: all, or NVML indices or\nUUIDs (0,2 or GPU-...); default: one GPU ($KBENCH_DEVICE)",
      opt_gpus},
     {"--allow-shared", 0, NULL, 0, 0, "run tune",
-     "run: let --gpus name one GPU more than once, and run on a\nGPU another kbench run is using",
+     "run, tune: let --gpus name one GPU more than once, and run\non a GPU another kbench run is using",
      opt_allow_shared},
     {"--allow-mixed", 0, NULL, 0, 0, "run merge tune",
-     "run, merge: accept GPUs of different models in one run", opt_allow_mixed},
+     "run, merge, tune: accept GPUs of different models in one\nrun", opt_allow_mixed},
     {"--shard", 0, "SPEC", 0, 0, "run",
      "run: only shard i of N of the plan (i/N, from 0), or auto:\ni and N from Slurm, Open MPI, MPICH or Kubernetes",
      opt_shard},
@@ -358,10 +372,10 @@ static const option_row option_table[] = {
      "check: only these variants (comma-separated); run: the\nvariants of every experiment",
      opt_variants},
     {"--experiment", 0, "NAMES", 0, 0, "run tune",
-     "run: only the experiments named (comma-separated; globs\nsuch as 'reduce-*' match)",
+     "run, tune: only the experiments named (comma-separated;\nglobs such as 'reduce-*' match)",
      opt_experiment},
     {"--set", 0, "K=V", 1, 0, "run tune",
-     "run: KEY=VALUE for [global], or SECTION.KEY=VALUE, as if\nwritten in the file (repeatable)",
+     "run, tune: KEY=VALUE for [global], or SECTION.KEY=VALUE, as\nif written in the file (repeatable)",
      opt_set},
     {"--threshold", 0, "PCT", 0, 0, "compare history",
      "compare: a change smaller than PCT percent is no change\n(default 5); history regressions: the smallest step\nlisted (default 2)", opt_threshold},
