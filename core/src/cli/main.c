@@ -333,7 +333,7 @@ static const option_row option_table[] = {
     {"--dry-run", 'n', NULL, 0, 0, "run", "run: print the expanded plan, run nothing, touch no GPU",
      opt_dry_run},
     {"--output", 'o', "DIR", 0, 0, "run plot merge tune",
-     "run: also write DIR/results.csv, DIR/results.json,\nDIR/results.md and DIR/journal.jsonl (a DIR that holds\nresults is refused without --resume or --force); plot:\nwrite into DIR; merge: the merged results (DIR is\ncreated when missing); tune: the cache, best.ini ...",
+     "run: also write DIR/results.csv, DIR/results.json,\nDIR/results.md and DIR/journal.jsonl (a DIR that holds\nresults is refused without --resume or --force); plot:\nwrite into DIR; merge: the merged results (DIR is\ncreated when missing); tune: best.ini, tried.csv and the\ncache of measurements",
      opt_output},
     {"--resume", 0, "accept", 0, 1, "run",
      "run: with -o, skip the points DIR/journal.jsonl holds\n(same key, plugin build and GPU model); =accept keeps\nthem also when the INI file's plan changed",
