@@ -9,6 +9,7 @@
 #     kbench enforces), and no row for an option kbench does not have;
 #   - the exit-code table is one table, with a row for each exit code the
 #     usage text names;
+#   - the sentence a bare `kbench` prints is quoted as it is;
 #   - README.md shows every command but help in an example.
 # Usage: check_cli_docs.sh KBENCH SOURCE_DIR
 set -u -o pipefail
@@ -81,6 +82,10 @@ for code in 0 1 2 3 130; do
     grep -qE "(^|[ (;])$code " <<<"$usage" || bad "kbench --help does not name the exit code $code"
     case " $codes" in *" $code "*) ;; *) bad "exit code $code is not a row of the exit-code table of docs/cli.md" ;; esac
 done
+
+# The sentence of a bare `kbench`, quoted as it is printed.
+bare=$("$kbench" 2>&1 >/dev/null)
+grep -qF -- "\`$bare\`" "$cli" || bad "docs/cli.md does not quote what a bare kbench says: $bare"
 
 # README.md's examples show each command.
 for c in $(awk -F'\037' '$1 == "command" && $2 != "help" { print $2 }' <<<"$dump"); do
