@@ -8,3 +8,9 @@ add_test(NAME manual
 # cmake --install puts them, the docs, conf/ and the JSON Schema in place.
 add_test(NAME install_files
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/manual/check_install.sh ${CMAKE_COMMAND} ${CMAKE_BINARY_DIR})
+
+# docs/cli.md (synopsis, command table, each option's commands, exit codes)
+# and README.md's examples agree with the built kbench.
+add_test(NAME cli_docs
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/manual/check_cli_docs.sh $<TARGET_FILE:kbench>
+          ${PROJECT_SOURCE_DIR})

@@ -19,8 +19,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "commit.h"
 #include "history.h"
 #include "stepfit.h"
+#include "util.h"
 
 #define KBENCH KBENCH_BINARY_DIR "/kbench"
 #define TOY_DIR KBENCH_FIXTURE_DIR "/runner"
@@ -883,4 +885,52 @@ Test(cmd, regressions_passes_over_a_lone_slow_run)
     cr_assert_not_null(strstr(r.out, "0 slower, 0 faster"), "%s", r.out);
     kb(&r, "history show toy/e/n=0/v");
     cr_assert_not_null(strstr(r.out, ", around a lone run (an outlier)"), "%s", r.out);
+}
+
+/* ---- commit: asking git (commit.c) ---- */
+
+/* A git repository in a new temporary folder with one commit made at
+   Unix time 1700000000; the current folder becomes it. */
+static void enter_git_repo(char *dir)
+{
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(chdir(dir), 0);
+    cr_assert_eq(system("git init -q . && GIT_COMMITTER_DATE='1700000000 +0000' "
+                        "GIT_AUTHOR_DATE='1700000000 +0000' git -c user.name=t "
+                        "-c user.email=t@t commit -q --allow-empty -m one"),
+                 0);
+}
+
+static void leave_git_repo(const char *dir)
+{
+    char *rm = kbc_xasprintf("rm -rf '%s'", dir);
+    cr_assert_eq(chdir("/"), 0);
+    cr_assert_eq(system(rm), 0);
+    free(rm);
+}
+
+Test(commit, git_gives_the_full_hash_and_time_of_head)
+{
+    char dir[] = "/tmp/kbench-commit-XXXXXX";
+    enter_git_repo(dir);
+    FILE *p = popen("git rev-parse HEAD", "r");
+    char head[64] = "";
+    cr_assert_not_null(fgets(head, sizeof head, p));
+    pclose(p);
+    head[strcspn(head, "\n")] = '\0';
+    kbc_hist_commit c = {0};
+    cr_assert_eq(kbc_commit_from_git(NULL, &c), 0);
+    cr_assert_str_eq(c.rev, head);
+    cr_assert_eq(c.time, 1700000000);
+    leave_git_repo(dir);
+}
+
+Test(commit, a_revision_git_does_not_know_is_not_found)
+{
+    char dir[] = "/tmp/kbench-commit-XXXXXX";
+    enter_git_repo(dir);
+    kbc_hist_commit c = {0};
+    cr_assert_eq(kbc_commit_from_git("no-such-branch", &c), -1);
+    cr_assert_str_eq(c.rev, "");
+    leave_git_repo(dir);
 }

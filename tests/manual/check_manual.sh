@@ -4,8 +4,10 @@
 #   - every option of the table (kbench __options), and every command, is in
 #     kbench.1, in the bash completion and in the zsh completion;
 #   - the bash completion loads (complete -p kbench) and completes options
-#     by command: `kbench run --` offers every option run takes, `kbench
-#     compare --` none that only run takes;
+#     by command: `kbench CMD --` offers every option CMD takes and no
+#     other, for every command; `kbench ` offers every command, `kbench
+#     history ` each subcommand the usage text names (so does zsh), and
+#     run and tune offer .ini files;
 #   - the man page formats without a warning (when man is installed), and
 #     the zsh completion parses (when zsh is installed).
 # Usage: check_manual.sh KBENCH MANUAL_DIR
@@ -60,27 +62,41 @@ complete_words() {
              COMP_WORDS=($*); COMP_CWORD=\$((\${#COMP_WORDS[@]} - 1)); _kbench
              printf '%s\n' \"\${COMPREPLY[@]}\"" 2>&1
 }
-run_opts=$(complete_words kbench run --)
-cmp_opts=$(complete_words kbench compare --)
-while IFS=$'\037' read -r kind name short arg rep opt only help; do
-    [ "$kind" = option ] || continue
-    runs=0; compares=0
-    case " $only " in "  ") runs=1; compares=1 ;; *" run "*) runs=1 ;; esac
-    case " $only " in *" compare "*) compares=1 ;; esac
-    if [ $runs = 1 ]; then
-        grep -qx -- "$name" <<<"$run_opts" || bad "'kbench run --' does not offer $name"
-    else
-        grep -qx -- "$name" <<<"$run_opts" && bad "'kbench run --' offers $name, which run does not take"
-    fi
-    if [ $compares = 1 ]; then
-        grep -qx -- "$name" <<<"$cmp_opts" || bad "'kbench compare --' does not offer $name"
-    else
-        grep -qx -- "$name" <<<"$cmp_opts" && bad "'kbench compare --' offers $name, which compare does not take"
-    fi
-done <<<"$dump"
+# Every command offers exactly the options that it takes.
+commands=$(awk -F'\037' '$1 == "command" { print $2 }' <<<"$dump")
+for c in $commands; do
+    offered=$(complete_words kbench "$c" --)
+    while IFS=$'\037' read -r kind name short arg rep opt only help; do
+        [ "$kind" = option ] || continue
+        case " $only " in "  " | *" $c "*) takes=1 ;; *) takes=0 ;; esac
+        if [ $takes = 1 ]; then
+            grep -qx -- "$name" <<<"$offered" || bad "'kbench $c --' does not offer $name"
+        else
+            grep -qx -- "$name" <<<"$offered" && bad "'kbench $c --' offers $name, which $c does not take"
+        fi
+    done <<<"$dump"
+done
 cmds=$(complete_words kbench "''")
-for c in list describe run check compare plot merge help; do
+for c in $commands; do
     grep -qx "$c" <<<"$cmds" || bad "'kbench ' does not offer the command $c"
+done
+# The subcommands the usage lines name ("kbench history add ..."), after
+# their command, in both completions.
+usage=$("$kbench" --help)
+for c in $commands; do
+    subs=$(sed -n "s/^\(usage:\)\{0,1\} *kbench $c \([a-z|]*\)\( .*\)\{0,1\}\$/\2/p" <<<"$usage" | tr '|' '\n')
+    [ -n "$subs" ] || continue
+    offered=$(complete_words kbench "$c" "''")
+    for sub in $subs; do
+        grep -qx -- "$sub" <<<"$offered" || bad "'kbench $c ' does not offer the subcommand $sub"
+        grep -qE -- "\\($c\\) .*[(' ]$sub[ )]" "$dir/_kbench" ||
+            bad "the zsh completion does not offer the subcommand $sub of $c"
+    done
+done
+# An experiment file for the commands that read one.
+for c in run tune; do
+    grep -qF -- "$c) COMPREPLY=(\$(compgen -f -X '!*.ini'" "$dir/kbench.bash" ||
+        bad "the bash completion does not offer .ini files to $c"
 done
 
 if command -v man >/dev/null 2>&1; then

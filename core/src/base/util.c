@@ -4,9 +4,11 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -129,6 +131,55 @@ char *kbc_trim_dup(const char *s)
     return kbc_xstrndup(s, n);
 }
 
+int kbc_word_in(const char *words, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = words; *p;) {
+        size_t w = strcspn(p, " ");
+        if (w == n && strncmp(p, word, n) == 0)
+            return 1;
+        p += w + (p[w] == ' ');
+    }
+    return 0;
+}
+
+int kbc_make_dirs(const char *dir)
+{
+    if (!*dir) {
+        /* The option parser refuses an empty name; the walk below would
+           otherwise start past the end of the string. */
+        errno = ENOENT;
+        return -1;
+    }
+    char *p = kbc_xstrdup(dir);
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/')
+        p[--n] = '\0';
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            free(p);
+            return -1;
+        }
+        *s = '/';
+    }
+    int r = 0;
+    if (mkdir(p, 0777) != 0 && errno != EEXIST)
+        r = -1;
+    struct stat st;
+    if (r == 0 && stat(p, &st) != 0)
+        r = -1;
+    else if (r == 0 && !S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        r = -1;
+    }
+    free(p);
+    return r;
+}
+
+
 char *kbc_human_bytes(uint64_t b, char *buf, size_t n)
 {
     static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -143,6 +194,25 @@ char *kbc_human_bytes(uint64_t b, char *buf, size_t n)
         u++;
     }
     snprintf(buf, n, "%.1f %s", v, units[u]);
+    return buf;
+}
+
+const char *kbc_human_seconds(double s, char *buf, size_t n)
+{
+    if (!isfinite(s) || s < 0) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    static const char *const units[] = {"ns", "us", "ms", "s"};
+    double v = s * 1e9;
+    int u = 0;
+    /* Rounding to 4 digits can carry 999.96 up to 1000, so step at the
+       rounded value rather than the raw one. */
+    while (u < 3 && v >= 999.95) {
+        v /= 1000.0;
+        u++;
+    }
+    snprintf(buf, n, "%.4g %s", v, units[u]);
     return buf;
 }
 

@@ -33,11 +33,24 @@ unsigned kbc_edit_distance(const char *a, const char *b);
    (distance at most 2, or a third of the word's length when longer). */
 const char *kbc_closest(const char *word, const char *const *candidates, size_t n);
 
+/* mkdir -p: creates dir and its missing parents (trailing slashes
+   ignored).  Returns 0 when dir is then a folder, or -1 with errno set by
+   the step that failed (ENOTDIR when dir is a file, ENOENT when empty). */
+int kbc_make_dirs(const char *dir);
+
+/* Whether word is one of the space-separated words of words ("run plot"). */
+int kbc_word_in(const char *words, const char *word);
+
 /* Copies s into a buffer trimmed of leading and trailing white space. */
 char *kbc_trim_dup(const char *s);
 
 /* b bytes as "512 B", "1.5 KiB", "4.0 GiB" ...  Returns buf. */
 char *kbc_human_bytes(uint64_t b, char *buf, size_t n);
+
+/* A duration of s seconds with the unit (ns, us, ms, s) that puts the
+   number in [1, 1000), at most 4 significant digits: "123.4 us"; "-" for
+   a negative or non-finite s.  Returns buf. */
+const char *kbc_human_seconds(double s, char *buf, size_t n);
 
 /* Monotonic clock in seconds. */
 double kbc_now(void);

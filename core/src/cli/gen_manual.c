@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 enum { MAX_OPTIONS = 64, MAX_COMMANDS = 16 };
 
 typedef struct option {
@@ -51,15 +53,20 @@ static const struct value_kind {
     {"SPEC", "-W 'auto'", "(auto)"},
     {"accept", "-W 'accept'", "(accept)"},
     {"WHAT", "-W 'rate time'", "(rate time)"},
+    {"ORDER", "-W 'file change'", "(file change)"},
+    {"FILE", "-f", "_files"},
 };
 
-/* What each command takes as arguments. */
+/* What each command takes as arguments (after its subcommand, for a
+   command with subcommands: subcommands() below). */
 static const struct command_args {
     const char *command;
     const char *bash; /* compgen words, or "PLUGINS" for the plugins' names */
     const char *zsh;
 } command_args[] = {
     {"run", "-f -X '!*.ini' -o plusdirs", "_files -g \"*.ini\""},
+    {"tune", "-f -X '!*.ini' -o plusdirs", "_files -g \"*.ini\""},
+    {"history", "-f", "_files"},
     {"plot", "-f -X '!*.json' -o plusdirs", "_files -g \"*.json\""},
     {"compare", "-f -X '!*.json' -o plusdirs", "_files -g \"*.json\""},
     {"report", "-f -X '!*.json' -o plusdirs", "_files -g \"*.json\""},
@@ -163,19 +170,53 @@ static void read_dump(const char *path)
         die("the option dump lacks the version, the usage text, the commands or the options");
 }
 
-/* Whether cmd is one of the space-separated words of only (NULL: all). */
-static int takes(const char *only, const char *cmd)
+/* The subcommands of cmd, as the usage lines "kbench CMD a|b ..." name
+   them (a lower-case word after the command), separated by spaces, in
+   buf; returns buf, empty when cmd has none. */
+static const char *subcommands(const char *cmd, char *buf, size_t n)
 {
-    if (!only)
-        return 1;
-    size_t n = strlen(cmd);
-    for (const char *p = only; *p;) {
-        size_t w = strcspn(p, " ");
-        if (w == n && strncmp(p, cmd, n) == 0)
-            return 1;
-        p += w + (p[w] == ' ');
+    buf[0] = '\0';
+    size_t used = 0, len = strlen(cmd);
+    for (const char *l = head; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+        const char *k = strstr(l, "kbench ");
+        const char *eol = l + strcspn(l, "\n");
+        if (!k || k > eol || k - l > 7)
+            continue;
+        k += 7;
+        if (strncmp(k, cmd, len) != 0 || k[len] != ' ')
+            continue;
+        k += len + 1;
+        size_t w = strspn(k, "abcdefghijklmnopqrstuvwxyz|");
+        if (w == 0 || (k[w] != ' ' && k[w] != '\n' && k[w]))
+            continue;
+        for (const char *p = k; p < k + w;) {
+            size_t v = strcspn(p, "|");
+            if (v > (size_t)(k + w - p))
+                v = (size_t)(k + w - p);
+            if (used + v + 2 > n)
+                die("too many subcommands");
+            used += (size_t)snprintf(buf + used, n - used, "%s%.*s", used ? " " : "", (int)v, p);
+            p += v + 1;
+        }
     }
-    return 0;
+    return buf;
+}
+
+/* The options that take the next word as their value, as a shell case
+   pattern: "--plugin-path|--output|-o|...".  Both completions skip that
+   word when they look for the command. */
+static void value_option_names(FILE *o)
+{
+    int first = 1;
+    for (size_t i = 0; i < n_options; i++) {
+        const option *op = &options[i];
+        if (!op->arg || op->optional)
+            continue;
+        fprintf(o, "%s%s", first ? "" : "|", op->name);
+        if (op->short_name)
+            fprintf(o, "|-%s", op->short_name);
+        first = 0;
+    }
 }
 
 /* ---- the man page ---------------------------------------------------- */
@@ -338,16 +379,7 @@ static void write_bash(FILE *o)
     fprintf(o, "    for ((i = 1; i < COMP_CWORD; i++)); do\n");
     fprintf(o, "        case ${COMP_WORDS[i]} in\n");
     fprintf(o, "            ");
-    int first = 1;
-    for (size_t i = 0; i < n_options; i++) {
-        const option *op = &options[i];
-        if (!op->arg || op->optional)
-            continue;
-        fprintf(o, "%s%s", first ? "" : "|", op->name);
-        if (op->short_name)
-            fprintf(o, "|-%s", op->short_name);
-        first = 0;
-    }
+    value_option_names(o);
     fprintf(o, ") ((i++)) ;;\n");
     fprintf(o, "            -*) ;;\n");
     fprintf(o, "            *) cmd=${COMP_WORDS[i]}; break ;;\n");
@@ -380,7 +412,7 @@ static void write_bash(FILE *o)
         int any = 0;
         for (size_t i = 0; i < n_options; i++) {
             const option *op = &options[i];
-            if (cmd && !takes(op->only, cmd))
+            if (cmd && op->only && !kbc_word_in(op->only, cmd))
                 continue;
             fprintf(o, "%s%s", any++ ? " " : "", op->name);
             if (op->optional)
@@ -403,7 +435,12 @@ static void write_bash(FILE *o)
     fprintf(o, "    case $cmd in\n");
     for (size_t i = 0; i < sizeof command_args / sizeof *command_args; i++) {
         const struct command_args *a = &command_args[i];
-        if (strcmp(a->bash, "PLUGINS") == 0)
+        char subs[256];
+        if (*subcommands(a->command, subs, sizeof subs))
+            fprintf(o, "        %s) if [[ $prev == %s ]]; then COMPREPLY=($(compgen -W '%s' -- "
+                       "\"$cur\")); else COMPREPLY=($(compgen %s -- \"$cur\")); fi ;;\n",
+                    a->command, a->command, subs, a->bash);
+        else if (strcmp(a->bash, "PLUGINS") == 0)
             fprintf(o, "        %s) COMPREPLY=($(compgen -W \"$(\"${COMP_WORDS[0]}\" list "
                        "2>/dev/null | sed -n 's/^\\([A-Za-z0-9_.-]*\\)  .*/\\1/p')\" -- "
                        "\"$cur\")) ;;\n",
@@ -470,16 +507,7 @@ static void write_zsh(FILE *o)
     fprintf(o, "    for ((i = 2; i < CURRENT; i++)); do\n");
     fprintf(o, "        case ${words[i]} in\n");
     fprintf(o, "            (");
-    int first = 1;
-    for (size_t i = 0; i < n_options; i++) {
-        const option *op = &options[i];
-        if (!op->arg || op->optional)
-            continue;
-        fprintf(o, "%s%s", first ? "" : "|", op->name);
-        if (op->short_name)
-            fprintf(o, "|-%s", op->short_name);
-        first = 0;
-    }
+    value_option_names(o);
     fprintf(o, ") ((i++)) ;;\n");
     fprintf(o, "            (-*) ;;\n");
     fprintf(o, "            (*) cmd=${words[i]}; break ;;\n");
@@ -536,9 +564,13 @@ static void write_zsh(FILE *o)
     fprintf(o, "    case $cmd in\n");
     fprintf(o, "        ('') args=('1:command:{_describe -t commands \"kbench command\" "
                "commands}') ;;\n");
-    for (size_t i = 0; i < sizeof command_args / sizeof *command_args; i++)
-        fprintf(o, "        (%s) args+=('*:argument:%s') ;;\n", command_args[i].command,
-                command_args[i].zsh);
+    for (size_t i = 0; i < sizeof command_args / sizeof *command_args; i++) {
+        char subs[256];
+        fprintf(o, "        (%s) args+=(", command_args[i].command);
+        if (*subcommands(command_args[i].command, subs, sizeof subs))
+            fprintf(o, "'2:subcommand:(%s)' ", subs);
+        fprintf(o, "'*:argument:%s') ;;\n", command_args[i].zsh);
+    }
     fprintf(o, "    esac\n");
     fprintf(o, "    _arguments -s -S $specs $args\n");
     fprintf(o, "}\n\n_kbench \"$@\"\n");

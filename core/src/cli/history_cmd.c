@@ -49,24 +49,6 @@ static int say(FILE *err, const char *msg)
     return 0;
 }
 
-/* A time in seconds as "123.4 us" (4 significant digits). */
-static const char *fmt_time(double s, char *buf, size_t n)
-{
-    if (!isfinite(s) || s < 0) {
-        snprintf(buf, n, "-");
-        return buf;
-    }
-    static const char *const units[] = {"ns", "us", "ms", "s"};
-    double v = s * 1e9;
-    int u = 0;
-    while (u < 3 && v >= 999.95) {
-        v /= 1000.0;
-        u++;
-    }
-    snprintf(buf, n, "%.4g %s", v, units[u]);
-    return buf;
-}
-
 static int open_db(hctx *c, int write, kbc_history **h)
 {
     kbc_diag d = {{0}};
@@ -178,6 +160,16 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Removes the SQLite log and index files of the database db. */
+static void unlink_log(const char *db)
+{
+    char *wal = kbc_xasprintf("%s-wal", db), *shm = kbc_xasprintf("%s-shm", db);
+    unlink(wal);
+    unlink(shm);
+    free(wal);
+    free(shm);
+}
+
 static int sub_rebuild(hctx *c)
 {
     for (size_t i = 0; i < c->n; i++) {
@@ -206,11 +198,7 @@ static int sub_rebuild(hctx *c)
     /* The old file's log and index go with it; the new file has none
        left once closed. */
     if (code == 0) {
-        char *wal = kbc_xasprintf("%s-wal", c->db), *shm = kbc_xasprintf("%s-shm", c->db);
-        unlink(wal);
-        unlink(shm);
-        free(wal);
-        free(shm);
+        unlink_log(c->db);
         if (rename(tmp, c->db) != 0) {
             fprintf(c->err, "kbench: cannot replace %s with the rebuilt history: %s.\n",
                     c->db, strerror(errno));
@@ -221,12 +209,8 @@ static int sub_rebuild(hctx *c)
         }
     }
     if (code) {
-        char *wal = kbc_xasprintf("%s-wal", tmp), *shm = kbc_xasprintf("%s-shm", tmp);
         unlink(tmp);
-        unlink(wal);
-        unlink(shm);
-        free(wal);
-        free(shm);
+        unlink_log(tmp);
     }
     free(tmp);
     for (size_t i = 0; i < n_found; i++)
@@ -239,16 +223,26 @@ static int sub_rebuild(hctx *c)
 
 /* ---- reading ---- */
 
-static int sub_runs(hctx *c)
+/* Opens the history for reading, runs read on it and closes it; returns
+   read's exit code, or open_db's. */
+static int reading(hctx *c, int (*read)(hctx *c, kbc_history *h))
 {
     kbc_history *h;
     int code = open_db(c, 0, &h);
     if (code)
         return code;
+    code = read(c, h);
+    kbc_history_close(h);
+    return code;
+}
+
+static int runs_in(hctx *c, kbc_history *h)
+{
     kbc_hist_run *r;
     size_t n;
     kbc_diag d = {{0}};
-    if ((code = kbc_history_runs(h, &r, &n, &d)) != 0) {
+    int code = kbc_history_runs(h, &r, &n, &d);
+    if (code) {
         say(c->err, d.msg);
     } else if (c->o->csv) {
         fputs("run,started,commit,commit_source,kbench_git,host,rows,sha256,path\n", c->out);
@@ -274,8 +268,12 @@ static int sub_runs(hctx *c)
     }
     if (code == 0)
         free(r);
-    kbc_history_close(h);
     return code;
+}
+
+static int sub_runs(hctx *c)
+{
+    return reading(c, runs_in);
 }
 
 static void testbed_csv(FILE *f, const kbc_hist_testbed *t)
@@ -340,15 +338,12 @@ static int load_series(hctx *c, kbc_history *h, const char *key, kbc_hist_series
     return KBC_EXIT_USAGE;
 }
 
-static int sub_list(hctx *c)
+static int list_in(hctx *c, kbc_history *h)
 {
-    kbc_history *h;
-    int code = open_db(c, 0, &h);
-    if (code)
-        return code;
     kbc_hist_series *s;
     size_t n;
-    if ((code = load_series(c, h, NULL, &s, &n)) == 0) {
+    int code = load_series(c, h, NULL, &s, &n);
+    if (code == 0) {
         if (c->o->csv) {
             fputs("key," TESTBED_CSV_HEAD ",points\n", c->out);
             for (size_t i = 0; i < n; i++) {
@@ -367,8 +362,35 @@ static int sub_list(hctx *c)
         }
         kbc_hist_series_free(s, n);
     }
-    kbc_history_close(h);
     return code;
+}
+
+static int sub_list(hctx *c)
+{
+    return reading(c, list_in);
+}
+
+/* Calls each(c, ctx, &s[i], its points, their count) for every series of
+   s[0..n), in order; returns 0, or an exit code after saying why a
+   series' points could not be read. */
+typedef void each_fn(hctx *c, void *ctx, const kbc_hist_series *s, const kbc_hist_point *p,
+                     size_t n);
+static int each_series(hctx *c, kbc_history *h, const kbc_hist_series *s, size_t n,
+                       each_fn *each, void *ctx)
+{
+    kbc_diag d = {{0}};
+    for (size_t i = 0; i < n; i++) {
+        kbc_hist_point *p;
+        size_t np;
+        int code = kbc_history_points(h, s[i].key, s[i].testbed.id, &p, &np, &d);
+        if (code) {
+            say(c->err, d.msg);
+            return code;
+        }
+        each(c, ctx, &s[i], p, np);
+        free(p);
+    }
+    return 0;
 }
 
 /* One series' points, one line each: CSV (sep ','), or fields
@@ -410,69 +432,123 @@ static void print_points(hctx *c, const kbc_hist_series *s, const kbc_hist_point
     for (size_t i = 0; i < n; i++) {
         if (k < ns && st[k].at == i) {
             fprintf(c->out, "  -- step: %+.1f%% (%s -> %s)%s\n", st[k].change * 100,
-                    fmt_time(st[k].before, a, sizeof a), fmt_time(st[k].after, b, sizeof b),
+                    kbc_human_seconds(st[k].before, a, sizeof a),
+                    kbc_human_seconds(st[k].after, b, sizeof b),
                     st[k].lone ? ", around a lone run (an outlier)" : "");
             k++;
         }
         fprintf(c->out, "  %-12.12s  %-20s  %10s", kbc_text_visible(p[i].commit), p[i].started,
-                fmt_time(p[i].median, m, sizeof m));
+                kbc_human_seconds(p[i].median, m, sizeof m));
         if (isfinite(p[i].lo))
-            fprintf(c->out, "  %s .. %s\n", fmt_time(p[i].lo, a, sizeof a),
-                    fmt_time(p[i].hi, b, sizeof b));
+            fprintf(c->out, "  %s .. %s\n", kbc_human_seconds(p[i].lo, a, sizeof a),
+                    kbc_human_seconds(p[i].hi, b, sizeof b));
         else
             fputs("  -\n", c->out);
     }
     free(st);
 }
 
-/* show (data 0) or series (data 1). */
-static int show_or_series(hctx *c, int data)
+/* series: a series' points as data lines (CSV, or separated by tabs). */
+static void series_each(hctx *c, void *sep, const kbc_hist_series *s, const kbc_hist_point *p,
+                        size_t n)
 {
-    kbc_history *h;
-    int code = open_db(c, 0, &h);
-    if (code)
-        return code;
+    print_data(c, s, p, n, *(char *)sep);
+}
+
+/* show: a series' points as a table, a blank line between series. */
+static void show_each(hctx *c, void *first, const kbc_hist_series *s, const kbc_hist_point *p,
+                      size_t n)
+{
+    if (!*(int *)first)
+        fputc('\n', c->out);
+    *(int *)first = 0;
+    print_points(c, s, p, n);
+}
+
+/* show (data 0) or series (data 1). */
+static int show_or_series(hctx *c, kbc_history *h, int data)
+{
     kbc_hist_series *s;
     size_t n;
-    if ((code = load_series(c, h, c->args[0], &s, &n)) == 0) {
-        char sep = c->o->csv ? ',' : '\t';
-        if (data)
-            fprintf(c->out, "key%ctestbed%ccommit%ccommit_time%cstarted%cmedian_s%clo_s%chi_s%c"
-                            "runs\n", sep, sep, sep, sep, sep, sep, sep, sep);
-        kbc_diag d = {{0}};
-        for (size_t i = 0; i < n && code == 0; i++) {
-            kbc_hist_point *p;
-            size_t np;
-            if ((code = kbc_history_points(h, s[i].key, s[i].testbed.id, &p, &np, &d)) != 0) {
-                say(c->err, d.msg);
-                break;
-            }
-            if (data) {
-                print_data(c, &s[i], p, np, sep);
-            } else {
-                if (i > 0)
-                    fputc('\n', c->out);
-                print_points(c, &s[i], p, np);
-            }
-            free(p);
-        }
-        kbc_hist_series_free(s, n);
+    int code = load_series(c, h, c->args[0], &s, &n);
+    if (code)
+        return code;
+    char sep = c->o->csv ? ',' : '\t';
+    int first = 1;
+    if (data) {
+        fprintf(c->out, "key%ctestbed%ccommit%ccommit_time%cstarted%cmedian_s%clo_s%chi_s%c"
+                        "runs\n", sep, sep, sep, sep, sep, sep, sep, sep);
+        code = each_series(c, h, s, n, series_each, &sep);
+    } else {
+        code = each_series(c, h, s, n, show_each, &first);
     }
-    kbc_history_close(h);
+    kbc_hist_series_free(s, n);
     return code;
+}
+
+static int show_in(hctx *c, kbc_history *h)
+{
+    return show_or_series(c, h, 0);
+}
+
+static int series_in(hctx *c, kbc_history *h)
+{
+    return show_or_series(c, h, 1);
 }
 
 static int sub_show(hctx *c)
 {
-    return show_or_series(c, 0);
+    return reading(c, show_in);
 }
 
 static int sub_series(hctx *c)
 {
-    return show_or_series(c, 1);
+    return reading(c, series_in);
 }
 
 /* ---- regressions ---- */
+
+/* What regressions lists, and what it counted. */
+typedef struct steps {
+    double pct;    /* the smallest step listed, in percent */
+    int64_t since; /* the earliest commit time listed       */
+    size_t slower, faster, looked;
+} steps;
+
+/* The steps of one series above the threshold and since the commit, one
+   line (or CSV record) each. */
+static void steps_each(hctx *c, void *ctx, const kbc_hist_series *s, const kbc_hist_point *p,
+                       size_t np)
+{
+    steps *t = ctx;
+    t->looked += np >= 2;
+    kbc_hist_step *st;
+    size_t ns = kbc_history_steps(p, np, &st);
+    for (size_t k = 0; k < ns; k++) {
+        const kbc_hist_point *at = &p[st[k].at];
+        if (st[k].lone || fabs(st[k].change) * 100 <= t->pct || at->commit_time < t->since)
+            continue;
+        int worse = st[k].change > 0;
+        t->slower += worse;
+        t->faster += !worse;
+        char a[32], b[32];
+        if (c->o->csv) {
+            kbc_text_csv(c->out, s->key);
+            fprintf(c->out, ",%lld,", (long long)s->testbed.id);
+            kbc_text_csv(c->out, at->commit);
+            fprintf(c->out, ",%s,%.9g,%.9g,%.4f,%s\n", at->started, st[k].before, st[k].after,
+                    st[k].change * 100, worse ? "slower" : "faster");
+        } else {
+            fprintf(c->out, "%-6s %+7.1f%%  %s\n         at commit %.12s (run of %s), "
+                            "testbed %lld (%s): %s -> %s over %zu points\n",
+                    worse ? "slower" : "faster", st[k].change * 100, kbc_text_visible(s->key),
+                    kbc_text_visible(at->commit), at->started, (long long)s->testbed.id,
+                    kbc_text_visible(s->testbed.gpu), kbc_human_seconds(st[k].before, a, sizeof a),
+                    kbc_human_seconds(st[k].after, b, sizeof b), np);
+        }
+    }
+    free(st);
+}
 
 static int sub_regressions(hctx *c)
 {
@@ -513,51 +589,15 @@ static int sub_regressions(hctx *c)
     }
     if (c->o->csv)
         fputs("key,testbed,commit,started,before_s,after_s,change_pct,verdict\n", c->out);
-    size_t slower = 0, faster = 0, looked = 0;
-    for (size_t i = 0; i < n && code == 0; i++) {
-        kbc_hist_point *p;
-        size_t np;
-        if ((code = kbc_history_points(h, s[i].key, s[i].testbed.id, &p, &np, &d)) != 0) {
-            say(c->err, d.msg);
-            break;
-        }
-        looked += np >= 2;
-        kbc_hist_step *st;
-        size_t ns = kbc_history_steps(p, np, &st);
-        for (size_t k = 0; k < ns; k++) {
-            const kbc_hist_point *at = &p[st[k].at];
-            if (st[k].lone || fabs(st[k].change) * 100 <= pct || at->commit_time < since)
-                continue;
-            int worse = st[k].change > 0;
-            slower += worse;
-            faster += !worse;
-            char a[32], b[32];
-            if (c->o->csv) {
-                kbc_text_csv(c->out, s[i].key);
-                fprintf(c->out, ",%lld,", (long long)s[i].testbed.id);
-                kbc_text_csv(c->out, at->commit);
-                fprintf(c->out, ",%s,%.9g,%.9g,%.4f,%s\n", at->started, st[k].before,
-                        st[k].after, st[k].change * 100, worse ? "slower" : "faster");
-            } else {
-                fprintf(c->out, "%-6s %+7.1f%%  %s\n         at commit %.12s (run of %s), "
-                                "testbed %lld (%s): %s -> %s over %zu points\n",
-                        worse ? "slower" : "faster", st[k].change * 100,
-                        kbc_text_visible(s[i].key), kbc_text_visible(at->commit), at->started,
-                        (long long)s[i].testbed.id, kbc_text_visible(s[i].testbed.gpu),
-                        fmt_time(st[k].before, a, sizeof a), fmt_time(st[k].after, b, sizeof b),
-                        np);
-            }
-        }
-        free(st);
-        free(p);
-    }
+    steps t = {.pct = pct, .since = since};
+    code = each_series(c, h, s, n, steps_each, &t);
     if (code == 0 && !c->o->csv)
         fprintf(c->out, "%zu series with two points or more; steps above %g%%%s: %zu slower, "
                         "%zu faster\n",
-                looked, pct, c->o->since ? " since that commit" : "", slower, faster);
+                t.looked, pct, c->o->since ? " since that commit" : "", t.slower, t.faster);
     kbc_hist_series_free(s, n);
     kbc_history_close(h);
-    return code ? code : slower > 0 ? KBC_EXIT_FAILED : KBC_EXIT_OK;
+    return code ? code : t.slower > 0 ? KBC_EXIT_FAILED : KBC_EXIT_OK;
 }
 
 static const subcommand subcommands[] = {

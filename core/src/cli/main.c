@@ -1,5 +1,7 @@
 /*
- * main.c -- the kbench command: list, describe, run, help.
+ * main.c -- the kbench command line: the usage text, the option table,
+ * and each command's checks and call (list, describe, run, check, compare,
+ * plot, merge, tune, history, help).
  *
  * The command line is read in one pass that accepts options anywhere (so
  * `kbench --plugin-path P run x.ini` and `kbench run x.ini --plugin-path P`
@@ -44,18 +46,30 @@
 static const char usage_head[] =
     "usage: kbench list\n"
     "       kbench describe PLUGIN\n"
-    "       kbench check PLUGIN [--variants a,b,...]\n"
     "       kbench run FILE|PLUGIN [KEY=VALUE...] [--dry-run] [-o DIR [--plot]\n"
-    "                  [--resume | --force]] [-q] [--wide]\n"
-    "                  [--baseline OLD.json] [--gpus all|LIST] [--shard i/N|auto]\n"
-    "                  [--isolate point] [--sanitize-on-crash] [--record]\n"
-    "       kbench merge DIR... -o OUT [--allow-mixed]\n"
-    "       kbench tune FILE -o DIR [--simulate DIR] [--gpus all|LIST] [-q]\n"
-    "       kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]\n"
-    "       kbench report RESULTS [--baseline OLD] [--history FILE] [-o report.html]\n"
+    "                  [--resume[=accept] | --force]] [-q] [--wide]\n"
+    "                  [--variants LIST] [--experiment NAMES] [--set K=V]...\n"
+    "                  [--baseline OLD.json] [--gpus all|LIST [--allow-shared]\n"
+    "                  [--allow-mixed]] [--shard i/N|auto [--shards N]]\n"
+    "                  [--isolate point] [--sanitize-on-crash]\n"
+    "                  [--record [--commit REV] [--history FILE]]\n"
+    "       kbench check PLUGIN [--variants LIST]\n"
     "       kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
-    "                      [--format table|markdown|json] [--only-changed] [--sort change]\n"
-    "       kbench history add|rebuild|runs|list|show|series|regressions ...\n"
+    "                      [--format table|markdown|json] [--only-changed]\n"
+    "                      [--sort file|change]\n"
+    "       kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]\n"
+    "       kbench merge DIR... -o OUT [--allow-mixed]\n"
+    "       kbench tune FILE -o DIR [--simulate DIR] [--gpus all|LIST\n"
+    "                  [--allow-shared] [--allow-mixed]] [--experiment NAMES]\n"
+    "                  [--set K=V]... [-q]\n"
+    "       kbench history add DIR|RESULTS.json... [--commit REV] [--history FILE]\n"
+    "       kbench history rebuild DIR... [--history FILE]\n"
+    "       kbench history runs|list [--csv] [--history FILE]\n"
+    "       kbench history show KEY [--history FILE]\n"
+    "       kbench history series KEY [--csv] [--history FILE]\n"
+    "       kbench history regressions [--since REV] [--threshold PCT] [--csv]\n"
+    "                  [--history FILE]\n"
+    "       kbench report RESULTS [--baseline OLD] [--history FILE] [-o report.html]\n"
     "       kbench help | --help | --version\n"
     "\n"
     "Commands:\n"
@@ -63,14 +77,14 @@ static const char usage_head[] =
     "  describe PLUGIN   one plugin's parameters: types, defaults, ranges, help\n"
     "  run FILE          run the experiments of an INI file and print a table\n"
     "  check PLUGIN      conformance check of a plugin against the plugin rules\n"
+    "  compare BASE NEW  each row's change between two results.json files, with a\n"
+    "                    confidence interval and a verdict; exit 1 when one is slower\n"
     "  plot RESULTS      gnuplot scripts (and SVG and PNG, with gnuplot) of a run\n"
     "  report RESULTS    one self-contained HTML page of a run: tables, plots and,\n"
     "                    with --baseline, compare's verdicts\n"
     "  merge DIR...      join the folders of a sharded run (--shard) into one\n"
     "  tune FILE         search the parameter space of the sections with a tune\n"
     "                    key; the best of each problem into DIR/best.ini\n"
-    "  compare BASE NEW  each row's change between two results.json files, with a\n"
-    "                    confidence interval and a verdict; exit 1 when one is slower\n"
     "  history SUB       results over time (docs/history.md): add DIR|FILE...,\n"
     "                    rebuild DIR..., runs, list, show KEY, series KEY,\n"
     "                    regressions; exit 1 when a step is slower\n"
@@ -84,9 +98,9 @@ static const char usage_tail[] =
     "fail a run); 1 a verification failed, a variant erred, crashed or timed\n"
     "out; 2 a usage, configuration or plugin error; 3 a system error (out of\n"
     "memory, an output that cannot be written, a worker that cannot start);\n"
-    "130 interrupted (rerun with --resume to finish).  Plugins are searched in the build's plugin\n"
-    "folder (for a build) or PREFIX/lib/kbench/plugins (when installed), then\n"
-    "$KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
+    "130 interrupted (rerun with --resume to finish).  Plugins are searched in\n"
+    "the build's plugin folder (for a build) or PREFIX/lib/kbench/plugins (when\n"
+    "installed), then $KBENCH_PLUGIN_PATH, then plugin_path and --plugin-path.\n";
 
 static const char *const commands[] = {"list",  "describe", "run",     "check",  "compare",
                                        "plot",  "merge",    "tune",    "history", "report",
@@ -333,13 +347,13 @@ static const option_row option_table[] = {
     {"--force", 0, NULL, 0, 0, "run", "run: with -o, start afresh in a DIR that holds results",
      opt_force},
     {"--gpus", 0, "GPUS", 0, 0, "run tune",
-     "run: one worker per GPU: all, or NVML indices or UUIDs\n(0,2 or GPU-...); default: one GPU ($KBENCH_DEVICE)",
+     "run, tune: one worker per GPU: all, or NVML indices or\nUUIDs (0,2 or GPU-...); default: one GPU ($KBENCH_DEVICE)",
      opt_gpus},
     {"--allow-shared", 0, NULL, 0, 0, "run tune",
-     "run: let --gpus name one GPU more than once, and run on a\nGPU another kbench run is using",
+     "run, tune: let --gpus name one GPU more than once, and run\non a GPU another kbench run is using",
      opt_allow_shared},
     {"--allow-mixed", 0, NULL, 0, 0, "run merge tune",
-     "run, merge: accept GPUs of different models in one run", opt_allow_mixed},
+     "run, merge, tune: accept GPUs of different models in one\nrun", opt_allow_mixed},
     {"--shard", 0, "SPEC", 0, 0, "run",
      "run: only shard i of N of the plan (i/N, from 0), or auto:\ni and N from Slurm, Open MPI, MPICH or Kubernetes",
      opt_shard},
@@ -364,10 +378,10 @@ static const option_row option_table[] = {
      "check: only these variants (comma-separated); run: the\nvariants of every experiment",
      opt_variants},
     {"--experiment", 0, "NAMES", 0, 0, "run tune",
-     "run: only the experiments named (comma-separated; globs\nsuch as 'reduce-*' match)",
+     "run, tune: only the experiments named (comma-separated;\nglobs such as 'reduce-*' match)",
      opt_experiment},
     {"--set", 0, "K=V", 1, 0, "run tune",
-     "run: KEY=VALUE for [global], or SECTION.KEY=VALUE, as if\nwritten in the file (repeatable)",
+     "run, tune: KEY=VALUE for [global], or SECTION.KEY=VALUE, as\nif written in the file (repeatable)",
      opt_set},
     {"--threshold", 0, "PCT", 0, 0, "compare history report",
      "compare, report: a change smaller than PCT percent is no change\n(default 5); history regressions: the smallest step\nlisted (default 2)", opt_threshold},
@@ -662,44 +676,6 @@ static int load_plugins(const cli *c, kbc_registry *reg)
     return 0;
 }
 
-/* mkdir -p: creates dir and its missing parents.  Returns 0, or -1 with
-   errno set by the step that failed. */
-static int make_dirs(const char *dir)
-{
-    if (!*dir) {
-        /* The option parser refuses an empty name; the walk below would
-           otherwise start past the end of the string. */
-        errno = ENOENT;
-        return -1;
-    }
-    char *p = kbc_xstrdup(dir);
-    size_t n = strlen(p);
-    while (n > 1 && p[n - 1] == '/')
-        p[--n] = '\0';
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-            free(p);
-            return -1;
-        }
-        *s = '/';
-    }
-    int r = 0;
-    if (mkdir(p, 0777) != 0 && errno != EEXIST)
-        r = -1;
-    struct stat st;
-    if (r == 0 && stat(p, &st) != 0)
-        r = -1;
-    else if (r == 0 && !S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        r = -1;
-    }
-    free(p);
-    return r;
-}
-
 static char *join_args(int argc, char **argv)
 {
     size_t n = 1;
@@ -932,7 +908,7 @@ static int cmd_run(const cli *c, int argc, char **argv)
        another shard, a damaged file) leaves DIR as it was, and a run
        killed from here on leaves a journal to resume from. */
     if (c->out_dir) {
-        if (make_dirs(c->out_dir) != 0) {
+        if (kbc_make_dirs(c->out_dir) != 0) {
             say(0, "cannot create the output folder '%s': %s", c->out_dir, strerror(errno));
             code = KBC_EXIT_SYSTEM;
             goto out;
@@ -961,7 +937,7 @@ static int cmd_run(const cli *c, int argc, char **argv)
     kbc_report_table_wide(&sinks[n_sinks], c->wide);
     n_sinks++;
     if (c->out_dir) {
-        if (make_dirs(c->out_dir) != 0) {
+        if (kbc_make_dirs(c->out_dir) != 0) {
             say(0, "cannot create the output folder '%s': %s", c->out_dir, strerror(errno));
             code = KBC_EXIT_SYSTEM;
             goto out;
@@ -1143,19 +1119,6 @@ static int cmd_report(const cli *c)
     return code;
 }
 
-/* Whether cmd is one of the space-separated words of only. */
-static int takes(const char *only, const char *cmd)
-{
-    size_t n = strlen(cmd);
-    for (const char *p = only; *p;) {
-        size_t w = strcspn(p, " ");
-        if (w == n && strncmp(p, cmd, n) == 0)
-            return 1;
-        p += w + (p[w] == ' ');
-    }
-    return 0;
-}
-
 static int cmd_plot(const cli *c)
 {
     const char *results = c->args[0];
@@ -1176,7 +1139,7 @@ static int cmd_plot(const cli *c)
         return KBC_EXIT_USAGE;
     }
     opts.metric_time = c->metric && strcmp(c->metric, "time") == 0;
-    if (make_dirs(dir) != 0) {
+    if (kbc_make_dirs(dir) != 0) {
         say(0, "cannot create the output folder '%s': %s", dir, strerror(errno));
         code = KBC_EXIT_SYSTEM;
     } else {
@@ -1233,7 +1196,7 @@ static int cmd_tune(const cli *c, int argc, char **argv)
         say(1, "%s", why);
         code = KBC_EXIT_USAGE;
     }
-    if (code == 0 && make_dirs(c->out_dir) != 0) {
+    if (code == 0 && kbc_make_dirs(c->out_dir) != 0) {
         say(0, "cannot create the output folder '%s': %s", c->out_dir, strerror(errno));
         code = KBC_EXIT_SYSTEM;
     }
@@ -1340,7 +1303,7 @@ int main(int argc, char **argv)
         goto out;
     }
     for (int i = 0; i < c.n_only; i++) {
-        if (takes(c.only_cmd[i], c.command))
+        if (kbc_word_in(c.only_cmd[i], c.command))
             continue;
         /* "kbench run", "kbench run and kbench plot", "kbench run, kbench
            plot and kbench merge" */

@@ -237,10 +237,8 @@ int kbc_journal_append(kbc_journal *j, const char *exp, uint32_t exp_index, uint
     return r;
 }
 
-void kbc_journal_close(kbc_journal *j)
+void kbc_journal_forget(kbc_journal *j)
 {
-    if (j->fd >= 0)
-        close(j->fd);
     for (size_t i = 0; i < j->n_entries; i++) {
         free(j->entries[i].exp);
         free(j->entries[i].plugin_sha256);
@@ -248,6 +246,15 @@ void kbc_journal_close(kbc_journal *j)
         json_decref(j->entries[i].rows);
     }
     free(j->entries);
+    j->entries = NULL;
+    j->n_entries = 0;
+}
+
+void kbc_journal_close(kbc_journal *j)
+{
+    if (j->fd >= 0)
+        close(j->fd);
+    kbc_journal_forget(j);
     free(j->path);
     memset(j, 0, sizeof *j);
     j->fd = -1;

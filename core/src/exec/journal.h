@@ -58,6 +58,10 @@ int kbc_journal_append(kbc_journal *j, const char *exp, uint32_t exp_index, uint
                        const char *plugin_sha256, const char *gpu_model, json_t *rows,
                        kbc_diag *d);
 
+/* Drops the entries a resumed journal read (j->entries), keeping the file
+   open for appending: what it held is then no run to finish. */
+void kbc_journal_forget(kbc_journal *j);
+
 void kbc_journal_close(kbc_journal *j);
 
 #endif

@@ -5,13 +5,13 @@
 #define _GNU_SOURCE
 #include "commit.h"
 
+#include "child.h"
+
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 int kbc_commit_rev_ok(const char *rev)
@@ -29,31 +29,13 @@ int kbc_commit_rev_ok(const char *rev)
    git's stderr is silenced: "not a git repository" is an answer here. */
 static int git_line(char *const argv[], char *out, size_t n)
 {
-    int fd[2];
-    if (pipe(fd) != 0)
+    int rd;
+    pid_t pid = kbc_child_start(argv, NULL, STDOUT_FILENO, 1, &rd);
+    if (pid < 0)
         return -1;
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fd[0]);
-        close(fd[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-        dup2(fd[1], 1);
-        if (null >= 0) {
-            dup2(null, 0);
-            dup2(null, 2);
-        }
-        close(fd[0]);
-        close(fd[1]);
-        execvp("git", argv);
-        _exit(127);
-    }
-    close(fd[1]);
     size_t len = 0;
     ssize_t got;
-    while (len + 1 < n && (got = read(fd[0], out + len, n - 1 - len)) != 0) {
+    while (len + 1 < n && (got = read(rd, out + len, n - 1 - len)) != 0) {
         if (got < 0) {
             if (errno == EINTR)
                 continue;
@@ -62,15 +44,13 @@ static int git_line(char *const argv[], char *out, size_t n)
         len += (size_t)got;
     }
     char sink[256];
-    while (read(fd[0], sink, sizeof sink) > 0)
+    while (read(rd, sink, sizeof sink) > 0)
         ; /* the rest, so git never blocks on a full pipe */
-    close(fd[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    close(rd);
+    int code = kbc_child_wait(pid);
     out[len] = '\0';
     out[strcspn(out, "\n")] = '\0';
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 && out[0] ? 0 : -1;
+    return code == 0 && out[0] ? 0 : -1;
 }
 
 int kbc_commit_from_git(const char *rev, kbc_hist_commit *c)

@@ -104,23 +104,12 @@ char *kbc_history_path(const char *flag, kbc_diag *d)
 /* mkdir -p of the folder that holds path. */
 static int make_parent(const char *path)
 {
-    char *p = kbc_xstrdup(path);
-    char *slash = strrchr(p, '/');
-    int r = 0;
-    if (slash && slash != p) {
-        *slash = '\0';
-        for (char *s = p + 1; *s && r == 0; s++) {
-            if (*s != '/')
-                continue;
-            *s = '\0';
-            if (mkdir(p, 0777) != 0 && errno != EEXIST)
-                r = -1;
-            *s = '/';
-        }
-        if (r == 0 && mkdir(p, 0777) != 0 && errno != EEXIST)
-            r = -1;
-    }
-    free(p);
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path)
+        return 0;
+    char *dir = kbc_xstrndup(path, (size_t)(slash - path));
+    int r = kbc_make_dirs(dir);
+    free(dir);
     return r;
 }
 

@@ -766,23 +766,6 @@ static json_t *differences(const side *a, const side *b)
 
 /* ---- output ---- */
 
-static const char *fmt_time(double s, char *buf, size_t n)
-{
-    if (!isfinite(s)) {
-        snprintf(buf, n, "-");
-        return buf;
-    }
-    static const char *const units[] = {"ns", "us", "ms", "s"};
-    double v = s * 1e9;
-    int u = 0;
-    while (u < 3 && fabs(v) >= 1000.0) {
-        v /= 1000.0;
-        u++;
-    }
-    snprintf(buf, n, "%.4g %s", v, units[u]);
-    return buf;
-}
-
 static const char *fmt_pct(double ratio, char *buf, size_t n)
 {
     if (!isfinite(ratio))
@@ -953,8 +936,8 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
             continue;
         const kbc_change *c = &rows[r]->c;
         char t1[32], t2[32], ch[32], lo[32], hi[32], ci[80], verdict[200];
-        fmt_time(c->base_median, t1, sizeof t1);
-        fmt_time(c->new_median, t2, sizeof t2);
+        kbc_human_seconds(c->base_median, t1, sizeof t1);
+        kbc_human_seconds(c->new_median, t2, sizeof t2);
         fmt_pct(c->ratio, ch, sizeof ch);
         if (isfinite(c->lo))
             snprintf(ci, sizeof ci, "[%s, %s]", fmt_pct(c->lo, lo, sizeof lo),

@@ -515,35 +515,6 @@ static ref *plan_order(part *ps, size_t n, size_t *total)
 
 /* ---- Writing -------------------------------------------------------- */
 
-/* mkdir -p. Returns 0, or -1 with errno set. */
-static int make_dirs(const char *dir)
-{
-    char *p = kbc_xstrdup(dir);
-    size_t n = strlen(p);
-    while (n > 1 && p[n - 1] == '/')
-        p[--n] = '\0';
-    int r = 0;
-    for (char *s = p + 1; *s && r == 0; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(p, 0777) != 0 && errno != EEXIST)
-            r = -1;
-        *s = '/';
-    }
-    if (r == 0 && mkdir(p, 0777) != 0 && errno != EEXIST)
-        r = -1;
-    struct stat st;
-    if (r == 0 && stat(p, &st) != 0)
-        r = -1;
-    else if (r == 0 && !S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        r = -1;
-    }
-    free(p);
-    return r;
-}
-
 /* The earliest (latest) of the parts' string member key, or NULL. */
 static const char *extreme_time(part *ps, size_t n, const char *key, int latest)
 {
@@ -773,7 +744,7 @@ int kbc_cmd_merge(const char *const *inputs, size_t n, const char *out_dir, int 
     int run_code = failed ? KBC_EXIT_FAILED : KBC_EXIT_OK;
 
     code = KBC_EXIT_SYSTEM;
-    if (make_dirs(out_dir) != 0) {
+    if (kbc_make_dirs(out_dir) != 0) {
         problem(err, &problems, "cannot create the folder %s: %s.", out_dir, strerror(errno));
         goto done;
     }

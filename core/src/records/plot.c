@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "record.h"
 #include "results_read.h"
 #include "text.h"
@@ -815,31 +815,20 @@ static int bar_plot(plot_ctx *c, size_t i0, size_t i1)
 static int run_gnuplot(const char *dir, const char *stem, char *why, size_t n)
 {
     why[0] = '\0';
-    int fd[2];
-    if (pipe(fd) != 0)
+    /* "./": the script is never taken for an option. */
+    char *script = kbc_xasprintf("./%s.gp", stem);
+    char *argv[] = {"gnuplot", script, NULL};
+    int rd;
+    pid_t pid = kbc_child_start(argv, dir, STDERR_FILENO, 0, &rd);
+    free(script);
+    if (pid < 0)
         return -1;
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fd[0]);
-        close(fd[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        close(fd[0]);
-        if (dup2(fd[1], STDERR_FILENO) < 0 || chdir(dir) != 0)
-            _exit(127);
-        /* "./": the script is never taken for an option. */
-        char *script = kbc_xasprintf("./%s.gp", stem);
-        execlp("gnuplot", "gnuplot", script, (char *)NULL);
-        _exit(127);
-    }
-    close(fd[1]);
     /* Read to the end (so that gnuplot never blocks on a full pipe),
        keeping the last non-empty line. */
     char buf[4096], line[512] = "";
     size_t used = 0;
     ssize_t got;
-    while ((got = read(fd[0], buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR)) {
+    while ((got = read(rd, buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR)) {
         for (ssize_t i = 0; i < got; i++) {
             if (buf[i] == '\n') {
                 line[used] = '\0';
@@ -854,12 +843,8 @@ static int run_gnuplot(const char *dir, const char *stem, char *why, size_t n)
     line[used] = '\0';
     if (used)
         snprintf(why, n, "%s", kbc_text_visible(line));
-    close(fd[0]);
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    close(rd);
+    return kbc_child_wait(pid);
 }
 
 int kbc_cmd_plot(const char *path, const char *dir, const char *md, const kbc_plot_opts *opt,

@@ -74,27 +74,6 @@ enum { N_GBPS = 7, N_PCT = 5, N_SPEEDUP = 7 };
    and a note under the point), whether or not --wide shows the noise. */
 #define NOISY_ROW 0.05
 
-/* A duration in seconds with a unit chosen so that the number lies in
-   [1, 1000), printed with at most 4 significant digits: "123.4 us". */
-static const char *fmt_time(double s, char *buf, size_t n)
-{
-    if (!isfinite(s) || s < 0) {
-        snprintf(buf, n, "-");
-        return buf;
-    }
-    static const char *const units[] = {"ns", "us", "ms", "s"};
-    double v = s * 1e9;
-    int u = 0;
-    /* Rounding to 4 digits can carry 999.96 up to 1000, so step at the
-       rounded value rather than the raw one. */
-    while (u < 3 && v >= 999.95) {
-        v /= 1000.0;
-        u++;
-    }
-    snprintf(buf, n, "%.4g %s", v, units[u]);
-    return buf;
-}
-
 static const char *fmt_fixed(double x, int digits, const char *suffix, char *buf, size_t n)
 {
     if (!isfinite(x))
@@ -664,13 +643,13 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
         put(&l, -wv, variant_label(r, wide, label, sizeof label));
         put(&l, -W_BACKEND, cuda ? "cuda" : "cpu");
         put(&l, -W_STATUS, kbc_outcome_name((int)r->outcome));
-        fmt_time(r->time.median, buf, sizeof buf);
+        kbc_human_seconds(r->time.median, buf, sizeof buf);
         if (noisy_row(r))
             strcat(buf, "~");
         put(&l, W_TIME, buf);
         if (wide) {
-            put(&l, W_TIME, fmt_time(r->time.min, buf, sizeof buf));
-            put(&l, W_TIME, fmt_time(r->time.max, buf, sizeof buf));
+            put(&l, W_TIME, kbc_human_seconds(r->time.min, buf, sizeof buf));
+            put(&l, W_TIME, kbc_human_seconds(r->time.max, buf, sizeof buf));
             if (r->time.n > 0)
                 snprintf(buf, sizeof buf, "%zu", r->time.n);
             else

@@ -142,22 +142,11 @@ void kbc_suspects_free(kbc_suspects *s)
     free(s);
 }
 
-static const char *seconds_text(double t, char *buf, size_t n)
-{
-    if (t >= 1)
-        snprintf(buf, n, "%.3g s", t);
-    else if (t >= 1e-3)
-        snprintf(buf, n, "%.3g ms", t * 1e3);
-    else
-        snprintf(buf, n, "%.3g us", t * 1e6);
-    return buf;
-}
-
 const char *kbc_suspect_text(const kbc_suspect *x, char *buf, size_t n)
 {
     char a[32], b[32];
     snprintf(buf, n, "%s: %s, more than %.0fx the %s of %s, which does %.3gx the work; rerun its point",
-             x->key, seconds_text(x->median_s, a, sizeof a), KBC_SUSPECT_FACTOR,
-             seconds_text(x->than_median_s, b, sizeof b), x->than_key, x->work_ratio);
+             x->key, kbc_human_seconds(x->median_s, a, sizeof a), KBC_SUSPECT_FACTOR,
+             kbc_human_seconds(x->than_median_s, b, sizeof b), x->than_key, x->work_ratio);
     return buf;
 }

@@ -257,33 +257,14 @@ static node *parse_sum(parser *p)
 static node *parse_cmp(parser *p)
 {
     static const int ops[] = {OP_EQ, OP_NE, OP_LE, OP_GE, OP_LT, OP_GT};
-    node *left = parse_sum(p);
-    while (left) {
-        skip_space(p);
-        int col = (int)p->pos, op = -1;
-        for (int i = 0; i < 6 && op < 0; i++)
-            if (take(p, op_text[ops[i]]))
-                op = ops[i];
-        if (op < 0) {
-            if (p->s[p->pos] == '=') {
-                fail(p, col, "'=' is not an operator here (compare with ==)");
-                node_free(left);
-                return NULL;
-            }
-            return left;
-        }
-        node *right = parse_sum(p);
-        if (!right) {
-            node_free(left);
-            return NULL;
-        }
-        node *n = mk(N_BIN, col);
-        n->op = op;
-        n->a = left;
-        n->b = right;
-        left = n;
+    node *left = parse_level(p, parse_sum, ops, 6);
+    /* parse_level stops before anything that is not an operator. */
+    if (left && p->s[p->pos] == '=') {
+        fail(p, (int)p->pos, "'=' is not an operator here (compare with ==)");
+        node_free(left);
+        return NULL;
     }
-    return NULL;
+    return left;
 }
 
 static node *parse_and(parser *p)

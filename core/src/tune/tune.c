@@ -1071,15 +1071,7 @@ static int open_journal(const char *dir, const char *sub, const kbc_plan *plan, 
     if (rc == 0) {
         /* What it held is read as the cache (cache_read); the supervisor
            must not take it for a run to finish. */
-        for (size_t i = 0; i < j->n_entries; i++) {
-            free(j->entries[i].exp);
-            free(j->entries[i].plugin_sha256);
-            free(j->entries[i].gpu_model);
-            json_decref(j->entries[i].rows);
-        }
-        free(j->entries);
-        j->entries = NULL;
-        j->n_entries = 0;
+        kbc_journal_forget(j);
     }
     free(folder);
     free(file);

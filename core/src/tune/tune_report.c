@@ -18,20 +18,10 @@
 /* Rows shown per problem on stdout (all of them go to tried.csv). */
 #define TABLE_ROWS 25
 
-/* "1.23 ms" */
+/* A candidate's time, "1.23 ms"; "-" when it has none (0: not measured). */
 static const char *fmt_time(double s, char *buf, size_t n)
 {
-    if (!(s > 0) || !isfinite(s))
-        snprintf(buf, n, "-");
-    else if (s < 1e-6)
-        snprintf(buf, n, "%.3g ns", s * 1e9);
-    else if (s < 1e-3)
-        snprintf(buf, n, "%.4g us", s * 1e6);
-    else if (s < 1)
-        snprintf(buf, n, "%.4g ms", s * 1e3);
-    else
-        snprintf(buf, n, "%.4g s", s);
-    return buf;
+    return kbc_human_seconds(s > 0 ? s : NAN, buf, n);
 }
 
 static int better(const tune_exp *x, double a, double b)
