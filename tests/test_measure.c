@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "measure.h"
 #include "point.h"
 #include "runner.h"
 #include "runner_harness.h"
@@ -234,4 +235,17 @@ Test(measure, a_fixed_run_count_reports_its_noise_without_a_target)
     cr_assert(isfinite(r->noise));
     cr_assert_eq(r->noise_target, 0.0);
     cr_assert_eq(r->noise_capped, 0);
+}
+
+/* The hold before a timed sample (measure.h): only CUDA rows, only with
+   the hold's memory, never for a run() that waits for the stream or for
+   timed copies (either would only wait out the hold's timeout). */
+Test(measure, the_hold_is_for_cuda_rows_that_enqueue_and_return)
+{
+    cr_assert_eq(kbc_hold_wanted(1, 0, 0, 1), 1);
+    cr_assert_eq(kbc_hold_wanted(0, 0, 0, 1), 0);
+    cr_assert_eq(kbc_hold_wanted(1, 0, 0, 0), 0);
+    cr_assert_eq(kbc_hold_wanted(1, KB_VARIANT_SYNCS, 0, 1), 0);
+    cr_assert_eq(kbc_hold_wanted(1, KB_VARIANT_NONDETERM, 0, 1), 1);
+    cr_assert_eq(kbc_hold_wanted(1, 0, 1, 1), 0);
 }

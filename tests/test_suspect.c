@@ -81,6 +81,23 @@ Test(suspect, another_variant_is_no_neighbour)
     cr_assert_eq(count(rows, 2, &s), 0);
 }
 
+Test(suspect, a_point_that_differs_in_more_than_its_size_is_no_neighbour)
+{
+    /* block = 32 against block = 256: a slower kernel, not a bad row. */
+    kbc_record rows[] = {row("cub", 16777215, 123e-6), row("cub", 16777216, 36e-6)};
+    rows[0].n_params = rows[1].n_params = 2;
+    for (int i = 0; i < 2; i++) {
+        snprintf(rows[i].params[1].name, sizeof rows[i].params[1].name, "block");
+        rows[i].params[1].type = KB_PARAM_INT;
+    }
+    snprintf(rows[0].params[1].text, sizeof rows[0].params[1].text, "32");
+    snprintf(rows[1].params[1].text, sizeof rows[1].params[1].text, "256");
+    const kbc_suspect *s;
+    cr_assert_eq(count(rows, 2, &s), 0);
+    snprintf(rows[0].params[1].text, sizeof rows[0].params[1].text, "256");
+    cr_assert_eq(count(rows, 2, &s), 1);
+}
+
 Test(suspect, a_point_with_the_same_work_is_no_neighbour)
 {
     /* Two distributions of the same size: either may be faster. */

@@ -32,6 +32,10 @@ void kbc_device_open(kbc_device *d, const kbc_machine *m, int ceilings)
         return;
     }
     d->usable = 1;
+    /* Without the hold, timed samples are still right; only a short one
+       then carries the host's launch latency. */
+    if (kbc_gpu_hold_alloc(&d->hold, &d->hold_dev, why, sizeof why) != 0)
+        d->hold = NULL;
     d->ordinal = m->device;
     d->sm_count = m->sm_count;
     d->l2_bytes = m->l2_bytes;
@@ -101,6 +105,9 @@ void kbc_device_close(kbc_device *d)
         (void)kbc_gpu_sync(d->stream, why, sizeof why);
     }
     kbc_gpu_free(d->flush);
+    kbc_gpu_hold_free(d->hold);
+    d->hold = NULL;
+    d->hold_dev = NULL;
     kbc_nvml_close(d->nvml);
     d->nvml = NULL;
     kbc_gpu_event_destroy(d->ev0);

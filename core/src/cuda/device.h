@@ -21,6 +21,9 @@ typedef struct kbc_device {
     uint64_t l2_bytes;
     char name[256];
     void *stream, *ev0, *ev1;
+    volatile int *hold;     /* the hold's words (gpu.h), or NULL: timed
+                               samples then start as the host enqueues  */
+    void *hold_dev;         /* their device address                     */
     void *flush;            /* 2 x l2_bytes, written before cold runs    */
     uint64_t flush_bytes;
     char flush_why[600];    /* why there is no flush buffer, if asked   */

@@ -297,6 +297,54 @@ out:
     cudaGetLastError();
 }
 
+int kbc_gpu_launch_hold(void *flag_dev, unsigned long long timeout_ns, void *stream);
+
+int kbc_gpu_hold_alloc(volatile int **host, void **dev, char *why, size_t n)
+{
+    void *p = NULL;
+    *host = NULL;
+    *dev = NULL;
+    cudaError_t e = cudaHostAlloc(&p, 64, cudaHostAllocMapped);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return cuda_fail(e, "cudaHostAlloc", why, n);
+    }
+    e = cudaHostGetDevicePointer(dev, p, 0);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        cudaFreeHost(p);
+        return cuda_fail(e, "cudaHostGetDevicePointer", why, n);
+    }
+    memset(p, 0, 64);
+    *host = p;
+    return 0;
+}
+
+void kbc_gpu_hold_free(volatile int *host)
+{
+    if (host)
+        cudaFreeHost((void *)host);
+}
+
+int kbc_gpu_hold(volatile int *host, void *dev, double timeout_s, void *stream, char *why,
+                 size_t n)
+{
+    host[0] = 0;
+    host[1] = 0;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    cudaError_t e = (cudaError_t)kbc_gpu_launch_hold(dev, (unsigned long long)(timeout_s * 1e9),
+                                                     stream);
+    return e == cudaSuccess ? 0 : cuda_fail(e, "the hold kernel's launch", why, n);
+}
+
+int kbc_gpu_release(volatile int *host)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    host[0] = 1;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return 0;
+}
+
 int kbc_gpu_alloc(void **ptr, uint64_t bytes, char *why, size_t n)
 {
     *ptr = NULL;

@@ -72,6 +72,17 @@ int kbc_gpu_pci_bus_id(int dev, char *buf, size_t n, char *why, size_t whyn);
    the CUDA runtime.  Returns 0, or -1 with why set. */
 int kbc_gpu_uuid(int dev, char *buf, size_t n, char *why, size_t whyn);
 
+/* The hold before a timed sample (gpu_kernels.cu): a word pair in host
+   memory mapped into the device (host[0]: the release, host[1]: set by the
+   GPU when the hold timed out), a one-thread kernel on stream that spins
+   until the release or timeout_s, and the release.  kbc_gpu_hold clears
+   both words before the launch. */
+int kbc_gpu_hold_alloc(volatile int **host, void **dev, char *why, size_t n);
+void kbc_gpu_hold_free(volatile int *host);
+int kbc_gpu_hold(volatile int *host, void *dev, double timeout_s, void *stream, char *why,
+                 size_t n);
+int kbc_gpu_release(volatile int *host);
+
 /* A device buffer, and writing every byte of it on a stream (the L2 flush
    of a cold-cache measurement).  Each returns 0, or -1 with why set. */
 int kbc_gpu_alloc(void **ptr, uint64_t bytes, char *why, size_t n);

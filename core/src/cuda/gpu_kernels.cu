@@ -49,6 +49,34 @@ extern "C" int kbc_gpu_launch_read(const void *buf, uint64_t bytes, void *sink, 
     return (int)cudaGetLastError();
 }
 
+/* ---- the hold before a timed sample -------------------------------------
+
+   One thread spins until the host writes a non-zero word to flag[0] (host
+   memory mapped into the device), or until timeout_ns of the GPU's global
+   timer have passed, when it writes 1 to flag[1] and returns.  Launched
+   before a timed sample's start event, it keeps the GPU from starting the
+   sample until the host has enqueued all of it, so that the time between
+   the events is the GPU's alone, not the host's launch latency (measure.c,
+   docs/output.md "The hold"). */
+__global__ void kbc_hold_kernel(volatile int *flag, unsigned long long timeout_ns)
+{
+    unsigned long long t0, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    while (flag[0] == 0) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (now - t0 > timeout_ns) {
+            flag[1] = 1;
+            return;
+        }
+    }
+}
+
+extern "C" int kbc_gpu_launch_hold(void *flag_dev, unsigned long long timeout_ns, void *stream)
+{
+    kbc_hold_kernel<<<1, 1, 0, (cudaStream_t)stream>>>((volatile int *)flag_dev, timeout_ns);
+    return (int)cudaGetLastError();
+}
+
 /* ---- the FP32 compute ceiling ------------------------------------------
 
    Each thread runs FMA_CHAINS independent chains a = a * mul + add, so

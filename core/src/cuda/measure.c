@@ -150,29 +150,50 @@ static int capture_batch(kbc_instance in, void *state, uint32_t v, int copies, u
     return 0;
 }
 
-/* One timed sample of a CUDA variant: the flush (cold), the start event,
-   `batch` runs with nothing between them (the graph exec when there is
-   one), the stop event.  *total is the seconds between the events.
-   Returns 0, or -1 with f filled. */
+int kbc_hold_wanted(int cuda, uint32_t flags, int include_copies, int have_hold)
+{
+    return cuda && have_hold && !(flags & KB_VARIANT_SYNCS) && !include_copies;
+}
+
+/* One timed sample of a CUDA variant: the hold (when *hold), the flush
+   (cold), the start event, `batch` runs with nothing between them (the
+   graph exec when there is one), the stop event, the release.  *total is
+   the seconds between the events.  A hold that timed out before the
+   release sets *hold to 0 (the sample stands: it then carries the host's
+   launch latency, as a sample without the hold does).  Returns 0, or -1
+   with f filled. */
 static int cuda_sample(kbc_instance in, void *state, uint32_t v, int copies, int cold,
-                       uint32_t batch, void *exec, kbc_device *dev, double *total, kbc_fault *f)
+                       uint32_t batch, void *exec, kbc_device *dev, int *hold, double *total,
+                       kbc_fault *f)
 {
     float msec = 0.0f;
+    const int held = hold && *hold;
+    int rc = 0;
+    if (held && kbc_gpu_hold(dev->hold, dev->hold_dev, KBC_HOLD_TIMEOUT_S, dev->stream, f->why,
+                             sizeof f->why) != 0)
+        return cuda_fault(f, "the hold before a timed run");
     if (cold && kbc_device_flush(dev, f->why, sizeof f->why) != 0)
-        return cuda_fault(f, "the L2 flush before a timed run");
-    if (kbc_gpu_event_record(dev->ev0, dev->stream, f->why, sizeof f->why) != 0)
-        return cuda_fault(f, "the timed runs");
-    if (exec) {
+        rc = cuda_fault(f, "the L2 flush before a timed run");
+    else if (kbc_gpu_event_record(dev->ev0, dev->stream, f->why, sizeof f->why) != 0)
+        rc = cuda_fault(f, "the timed runs");
+    else if (exec) {
         if (kbc_gpu_graph_launch(exec, dev->stream, f->why, sizeof f->why) != 0)
-            return cuda_fault(f, "the timed runs (a CUDA graph of the batch)");
+            rc = cuda_fault(f, "the timed runs (a CUDA graph of the batch)");
     } else {
-        for (uint32_t j = 0; j < batch; j++)
+        for (uint32_t j = 0; j < batch && rc == 0; j++)
             if (kbc_one_run(in, state, v, copies, &f->err) != KB_OK)
-                return plugin_fault(f);
+                rc = plugin_fault(f);
     }
-    if (kbc_gpu_event_record(dev->ev1, dev->stream, f->why, sizeof f->why) != 0 ||
-        kbc_gpu_event_elapsed(dev->ev0, dev->ev1, &msec, f->why, sizeof f->why) != 0)
+    if (rc == 0 && kbc_gpu_event_record(dev->ev1, dev->stream, f->why, sizeof f->why) != 0)
+        rc = cuda_fault(f, "the timed runs");
+    if (held)
+        kbc_gpu_release(dev->hold);
+    if (rc != 0)
+        return rc;
+    if (kbc_gpu_event_elapsed(dev->ev0, dev->ev1, &msec, f->why, sizeof f->why) != 0)
         return cuda_fault(f, "the timed runs");
+    if (held && dev->hold[1])
+        *hold = 0;
     *total = (double)msec * 1e-3;
     return 0;
 }
@@ -207,12 +228,15 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
     if (cuda && kbc_device_settle(dev, f->why, sizeof f->why) != 0)
         return cuda_fault(f, "the warm-up runs");
 
+    /* The hold: on for the whole row, off for good once it timed out. */
+    int hold = kbc_hold_wanted(cuda, flags, ms->include_copies, dev && dev->hold != NULL);
+    const int had_hold = hold;
     const int is_auto = batch == 0;
     if (is_auto) {
         /* Auto: a few runs timed alone decide; they count as warm-up. */
         double one[KBC_BATCH_PROBE_RUNS];
         for (int i = 0; i < KBC_BATCH_PROBE_RUNS; i++)
-            if (cuda_sample(in, state, v, ms->include_copies, 0, 1, NULL, dev,
+            if (cuda_sample(in, state, v, ms->include_copies, 0, 1, NULL, dev, &hold,
                             &one[i], f))
                 return -1;
         qsort(one, KBC_BATCH_PROBE_RUNS, sizeof one[0], cmp_double);
@@ -231,7 +255,7 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
            takes inside the batch, so that a sample lasts about
            KBC_BATCH_SAMPLE_S. */
         double whole = 0.0;
-        int st = cuda_sample(in, state, v, ms->include_copies, 0, batch, exec, dev,
+        int st = cuda_sample(in, state, v, ms->include_copies, 0, batch, exec, dev, &hold,
                              &whole, f);
         if (st == 0 && is_auto) {
             uint32_t better = kbc_batch_size_for(whole / (double)batch);
@@ -245,7 +269,7 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
                         snprintf(out->mode.note, sizeof out->mode.note, "%s", why);
                     else
                         st = cuda_sample(in, state, v, ms->include_copies, 0, batch,
-                                         exec, dev, &whole, f);
+                                         exec, dev, &hold, &whole, f);
                 }
                 if (exec || !strstr(out->mode.note, "run by run"))
                     snprintf(out->mode.note, sizeof out->mode.note,
@@ -292,7 +316,7 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
         double whole, s;
         if (cuda) {
             if ((rc = cuda_sample(in, state, v, ms->include_copies, cold, batch, exec,
-                                  dev, &whole, f)) != 0)
+                                  dev, &hold, &whole, f)) != 0)
                 break;
             s = whole / (double)batch;
         } else {
@@ -318,6 +342,13 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
     }
     if (rc == 0 && cuda)
         read_clocks(dev, &out->clocks, 1);
+    if (had_hold && !hold) {
+        size_t used = strlen(out->mode.note);
+        snprintf(out->mode.note + used, sizeof out->mode.note - used,
+                 "%sthe hold before a sample timed out (run() waited for the GPU?), so the "
+                 "samples after it carry the host's launch latency",
+                 used ? "; " : "");
+    }
     kbc_gpu_graph_destroy(exec);
     if (rc == 0 && adaptive)
         out->capped = !(kbc_median_noise(sorted, n) <= target);

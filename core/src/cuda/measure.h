@@ -65,6 +65,17 @@ int kbc_one_run(kbc_instance in, void *state, uint32_t v, int copies, kbc_error 
 uint32_t kbc_batch_choose(int requested, int cuda, uint32_t flags, int cache_cold, char *note,
                           size_t n);
 
+/* The hold (docs/output.md, "The hold"): before each timed sample of a
+   CUDA variant a one-thread kernel holds the stream until the host has
+   enqueued the whole sample, so that the events time the GPU's work and
+   not the host's launch latency (which once made a 2.6 us reduce read
+   45 us for a whole row).  Not for variants whose run() waits for the
+   stream (syncs) or that time their copies (include_copies): the hold
+   would only time out.  After KBC_HOLD_TIMEOUT_S without a release the
+   kernel lets go by itself; the row then goes on without it and says so. */
+#define KBC_HOLD_TIMEOUT_S 0.1
+int kbc_hold_wanted(int cuda, uint32_t flags, int include_copies, int have_hold);
+
 /* Batch auto's choice from the median time of one run alone: 1 when it is
    at least KBC_BATCH_AUTO_BELOW_S (or not a positive number), else
    ceil(KBC_BATCH_SAMPLE_S / single_s) within [2, KBC_BATCH_MAX].  note

@@ -49,9 +49,19 @@ void kbc_suspects_add(kbc_suspects *s, const kbc_record *r)
     size_t need = kbc_record_key(r, NULL, 0) + 1;
     x->key = kbc_xmalloc(need);
     kbc_record_key(r, x->key, need);
+    /* The group: the variant and every parameter that is not a size, so
+       that only points that differ in their sizes are compared (a block
+       size or a type changes the kernel, not only the work). */
     size_t g = strlen(r->plugin) + strlen(r->experiment) + strlen(r->variant) + 3;
+    for (uint32_t i = 0; i < r->n_params; i++)
+        if (r->params[i].type != KB_PARAM_SIZE)
+            g += strlen(r->params[i].name) + strlen(r->params[i].text) + 2;
     x->group = kbc_xmalloc(g);
-    snprintf(x->group, g, "%s/%s/%s", r->plugin, r->experiment, r->variant);
+    size_t at = (size_t)snprintf(x->group, g, "%s/%s/%s", r->plugin, r->experiment, r->variant);
+    for (uint32_t i = 0; i < r->n_params; i++)
+        if (r->params[i].type != KB_PARAM_SIZE)
+            at += (size_t)snprintf(x->group + at, g - at, ",%s=%s", r->params[i].name,
+                                   r->params[i].text);
     x->median = r->time.median;
     x->bytes = bytes;
     x->flops = flops;

@@ -1,7 +1,8 @@
 /*
  * suspect.h -- rows that contradict their neighbours: a row of a variant
  * whose median is more than KBC_SUSPECT_FACTOR times that of the same
- * variant at a point of the same experiment with at least as much work
+ * variant at a point of the same experiment that differs only in its
+ * sizes (every other parameter equal) and has at least as much work
  * (bytes, flops and items all at least as many, one of them more).  A
  * larger problem that runs much faster is no property of the kernel but of
  * the measurement (a GPU that had not left its idle clocks, a library's
