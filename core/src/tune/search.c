@@ -16,6 +16,9 @@
 #define ANNEAL_COLD 0.01
 /* Candidates a random proposal gives the bandit per round. */
 #define AUTO_RANDOM_BATCH 4
+/* The largest space auto screens (the screen lists the allowed
+   candidates); a larger one goes straight to the bandit. */
+#define SCREEN_MAX_SPACE (1ULL << 20)
 
 static const char *const names[KBC_TUNE_N_STRATEGIES] = {"exhaustive", "random", "local",
                                                          "anneal", "auto"};
@@ -91,7 +94,9 @@ static void map_put(map *m, uint64_t c, double cost)
 
 /* ---- the strategies ---- */
 
-enum { ARM_RANDOM, ARM_LOCAL, ARM_ANNEAL, N_ARMS };
+/* The bandit's arms, in the order it first pulls them: after the
+   screen, local descends from the best first. */
+enum { ARM_LOCAL, ARM_ANNEAL, ARM_RANDOM, N_ARMS };
 
 typedef struct arm {
     kbc_strategy kind;
@@ -129,6 +134,15 @@ struct kbc_search {
     int64_t allowed;        /* -1 until counted                         */
     uint64_t *nb;           /* room for one candidate's neighbours      */
     size_t nb_cap;
+    /* auto's screen (see screen_ask): the allowed candidates, the point
+       the sweeps start from, the categorical dimensions to sweep (the
+       widest first) and how many of them are swept. */
+    int screening;          /* 1 until the screen is over               */
+    uint64_t *allow;
+    size_t n_allow;
+    int have_at;
+    uint64_t at;
+    size_t sweep[MAX_DIMS], n_sweep, swept;
 };
 
 static uint64_t next_random(kbc_search *s)
@@ -415,6 +429,160 @@ static size_t ask_arm(kbc_search *s, arm *a, uint64_t *out, size_t room)
     }
 }
 
+/* ---- auto's screen ----
+   Before the bandit, auto sweeps each categorical dimension (the
+   variants, an enum such as a tile shape) once, the widest first: every
+   value of it at the current point, then the best of them is the point
+   the next sweep starts from.  The first point has each ordinal
+   dimension at its middle value and each categorical one at the value
+   with the most allowed candidates (ties: one at random), i.e. the
+   richest variant.  A value whose candidate there is not allowed (a
+   variant that ignores the ordinal parameters has one candidate only)
+   is tried at its allowed candidate nearest to the point.  So every
+   variant is measured once, near the middle of the space, before any
+   budget goes to local moves inside one of them. */
+
+/* The distance between two candidates: the steps along each ordinal
+   dimension, plus one for each categorical one that differs. */
+static uint64_t distance(const kbc_search *s, uint64_t a, uint64_t b)
+{
+    uint64_t dist = 0;
+    for (size_t d = 0; d < s->k; d++) {
+        uint32_t x = kbc_search_coord(s, a, d), y = kbc_search_coord(s, b, d);
+        dist += s->cat[d] ? x != y : x > y ? x - y : y - x;
+    }
+    return dist;
+}
+
+/* The allowed candidate with coordinate d at value y nearest to c (the
+   lowest on a tie); 0 when none. */
+static int nearest(const kbc_search *s, uint64_t c, size_t d, uint32_t y, uint64_t *out)
+{
+    uint64_t best = UINT64_MAX;
+    for (size_t i = 0; i < s->n_allow; i++) {
+        uint64_t a = s->allow[i];
+        if (kbc_search_coord(s, a, d) != y)
+            continue;
+        uint64_t dist = distance(s, a, c);
+        if (dist < best) {
+            best = dist;
+            *out = a;
+        }
+    }
+    return best != UINT64_MAX;
+}
+
+/* Lists the allowed candidates, and picks the first point and the
+   dimensions to sweep.  0 when there is nothing to screen. */
+static int screen_begin(kbc_search *s)
+{
+    if (s->n > SCREEN_MAX_SPACE)
+        return 0;
+    size_t cap = 0;
+    for (uint64_t c = 0; c < s->n; c++)
+        if (allowed(s, c)) {
+            if (s->n_allow == cap) {
+                cap = cap ? 2 * cap : 64;
+                s->allow = kbc_xrealloc(s->allow, cap * sizeof *s->allow);
+            }
+            s->allow[s->n_allow++] = c;
+        }
+    if (!s->n_allow)
+        return 0;
+    uint64_t at = 0;
+    for (size_t d = 0; d < s->k; d++) {
+        uint32_t pick = (s->sizes[d] - 1) / 2;
+        if (s->cat[d]) {
+            uint64_t *count = kbc_xcalloc(s->sizes[d], sizeof *count), top = 0;
+            uint32_t ties = 0;
+            for (size_t i = 0; i < s->n_allow; i++)
+                count[kbc_search_coord(s, s->allow[i], d)]++;
+            for (uint32_t v = 0; v < s->sizes[d]; v++) {
+                if (count[v] > top) {
+                    top = count[v];
+                    ties = 0;
+                }
+                /* One of the tied values, each as likely (reservoir). */
+                if (count[v] == top && next_random(s) % ++ties == 0)
+                    pick = v;
+            }
+            free(count);
+        }
+        at += (uint64_t)pick * s->stride[d];
+    }
+    /* The widest categorical dimension first (the lowest on a tie). */
+    for (size_t d = 0; d < s->k; d++) {
+        if (!s->cat[d] || s->sizes[d] < 2)
+            continue;
+        size_t i = s->n_sweep++;
+        while (i > 0 && s->sizes[s->sweep[i - 1]] < s->sizes[d]) {
+            s->sweep[i] = s->sweep[i - 1];
+            i--;
+        }
+        s->sweep[i] = d;
+    }
+    /* The point itself, or the allowed candidate nearest to it. */
+    if (!allowed(s, at) && !nearest(s, at, 0, kbc_search_coord(s, at, 0), &at))
+        nearest(s, at, 0, kbc_search_coord(s, s->allow[0], 0), &at);
+    s->at = at;
+    return 1;
+}
+
+/* The screen's next candidates; 0 when it is over. */
+static size_t screen_ask(kbc_search *s, uint64_t *out, size_t room)
+{
+    if (!s->have_at) {
+        if (!screen_begin(s))
+            return 0;
+        s->have_at = 1;
+        if (fresh(s, s->at)) {
+            asked(s, s->at);
+            out[0] = s->at;
+            return 1;
+        }
+    }
+    for (; s->swept < s->n_sweep; s->swept++) {
+        size_t d = s->sweep[s->swept], n = 0;
+        uint64_t line[256], to = s->at;
+        double best = cost_of(s, s->at);
+        uint32_t m = s->sizes[d] < 256 ? s->sizes[d] : 256;
+        for (uint32_t y = 0; y < m; y++) {
+            uint64_t c;
+            if (!nearest(s, s->at, d, y, &c))
+                continue;
+            if (fresh(s, c)) {
+                size_t dup = 0;
+                while (dup < n && line[dup] != c)
+                    dup++;
+                if (dup == n)
+                    line[n++] = c;
+            } else if (cost_of(s, c) < best) {
+                best = cost_of(s, c);
+                to = c;
+            }
+        }
+        if (n) {
+            /* In a random order, so that a budget that ends the sweep
+               leaves out values at random, not the last ones. */
+            for (size_t i = 0; i + 1 < n; i++) {
+                size_t j = i + (size_t)(next_random(s) % (n - i));
+                uint64_t t = line[i];
+                line[i] = line[j];
+                line[j] = t;
+            }
+            if (n > room)
+                n = room;
+            for (size_t i = 0; i < n; i++) {
+                asked(s, line[i]);
+                out[i] = line[i];
+            }
+            return n;
+        }
+        s->at = to;
+    }
+    return 0;
+}
+
 /* UCB1 over the arms not done: an arm never pulled first, then the
    highest mean reward plus sqrt(2 ln rounds / pulls). */
 static int bandit_pick(const kbc_search *s)
@@ -462,6 +630,14 @@ size_t kbc_search_ask(kbc_search *s, uint64_t *out, size_t room)
         return ask_arm(s, &s->arms[ARM_ANNEAL], out, room);
     case KBC_TUNE_AUTO:
         break;
+    }
+    if (s->screening) {
+        size_t n = screen_ask(s, out, room);
+        if (n) {
+            s->last = -1;
+            return n;
+        }
+        s->screening = 0;
     }
     /* The last round's arm is rewarded when the best improved. */
     if (s->rounds && s->last >= 0 && s->best < s->best_before)
@@ -546,6 +722,7 @@ kbc_search *kbc_search_new(kbc_strategy strategy, const uint32_t *sizes,
     s->best = INFINITY;
     s->last = -1;
     s->allowed = -1;
+    s->screening = strategy == KBC_TUNE_AUTO;
     uint64_t stride = 1;
     for (size_t d = k; d-- > 0;) {
         s->sizes[d] = sizes[d];
@@ -553,8 +730,8 @@ kbc_search *kbc_search_new(kbc_strategy strategy, const uint32_t *sizes,
         s->stride[d] = stride;
         stride *= sizes[d];
     }
-    static const kbc_strategy kinds[N_ARMS] = {KBC_TUNE_RANDOM, KBC_TUNE_LOCAL,
-                                               KBC_TUNE_ANNEAL};
+    static const kbc_strategy kinds[N_ARMS] = {KBC_TUNE_LOCAL, KBC_TUNE_ANNEAL,
+                                               KBC_TUNE_RANDOM};
     for (int i = 0; i < N_ARMS; i++)
         s->arms[i].kind = kinds[i];
     return s;
@@ -570,5 +747,6 @@ void kbc_search_free(kbc_search *s)
     }
     free(s->seen.s);
     free(s->nb);
+    free(s->allow);
     free(s);
 }
