@@ -94,9 +94,7 @@ static void map_put(map *m, uint64_t c, double cost)
 
 /* ---- the strategies ---- */
 
-/* The bandit's arms, in the order it first pulls them: after the
-   screen, local descends from the best first. */
-enum { ARM_LOCAL, ARM_ANNEAL, ARM_RANDOM, N_ARMS };
+enum { ARM_RANDOM, ARM_LOCAL, ARM_ANNEAL, N_ARMS };
 
 typedef struct arm {
     kbc_strategy kind;
@@ -143,6 +141,11 @@ struct kbc_search {
     int have_at;
     uint64_t at;
     size_t sweep[MAX_DIMS], n_sweep, swept;
+    /* After the screen: the best screened candidate whose categorical
+       values leave something to vary; random draws (and restarts) keep
+       its categorical values while any such candidate is fresh. */
+    int have_focus;
+    uint64_t focus;
 };
 
 static uint64_t next_random(kbc_search *s)
@@ -180,10 +183,37 @@ static void asked(kbc_search *s, uint64_t c)
     map_put(&s->seen, c, NAN);
 }
 
+/* Whether a and b have the same value on every categorical dimension. */
+static int same_categories(const kbc_search *s, uint64_t a, uint64_t b)
+{
+    for (size_t d = 0; d < s->k; d++)
+        if (s->cat[d] && kbc_search_coord(s, a, d) != kbc_search_coord(s, b, d))
+            return 0;
+    return 1;
+}
+
+/* A fresh allowed candidate at random with the focus's categorical
+   values; 0 when none is left (and the focus is dropped). */
+static int focus_fresh(kbc_search *s, uint64_t *out)
+{
+    size_t start = (size_t)(next_random(s) % s->n_allow);
+    for (size_t i = 0; i < s->n_allow; i++) {
+        uint64_t c = s->allow[(start + i) % s->n_allow];
+        if (same_categories(s, c, s->focus) && !map_find(&s->seen, c)) {
+            *out = c;
+            return 1;
+        }
+    }
+    s->have_focus = 0;
+    return 0;
+}
+
 /* A fresh candidate at random (a few draws, then a scan from a random
    place); 0 when none is left. */
 static int random_fresh(kbc_search *s, uint64_t *out)
 {
+    if (s->have_focus && focus_fresh(s, out))
+        return 1;
     for (int i = 0; i < 64; i++) {
         uint64_t c = next_random(s) % s->n;
         if (fresh(s, c)) {
@@ -528,6 +558,26 @@ static int screen_begin(kbc_search *s)
     return 1;
 }
 
+/* The focus after the screen: the best told candidate that shares its
+   categorical values with another allowed one. */
+static void screen_focus(kbc_search *s)
+{
+    double best = INFINITY;
+    for (size_t i = 0; i < s->seen.cap; i++) {
+        const slot *t = &s->seen.s[i];
+        if (!t->key || !(t->cost < best))
+            continue;
+        uint64_t c = t->key - 1;
+        for (size_t j = 0; j < s->n_allow; j++)
+            if (s->allow[j] != c && same_categories(s, s->allow[j], c)) {
+                best = t->cost;
+                s->focus = c;
+                s->have_focus = 1;
+                break;
+            }
+    }
+}
+
 /* The screen's next candidates; 0 when it is over. */
 static size_t screen_ask(kbc_search *s, uint64_t *out, size_t room)
 {
@@ -638,6 +688,7 @@ size_t kbc_search_ask(kbc_search *s, uint64_t *out, size_t room)
             return n;
         }
         s->screening = 0;
+        screen_focus(s);
     }
     /* The last round's arm is rewarded when the best improved. */
     if (s->rounds && s->last >= 0 && s->best < s->best_before)
@@ -730,8 +781,8 @@ kbc_search *kbc_search_new(kbc_strategy strategy, const uint32_t *sizes,
         s->stride[d] = stride;
         stride *= sizes[d];
     }
-    static const kbc_strategy kinds[N_ARMS] = {KBC_TUNE_LOCAL, KBC_TUNE_ANNEAL,
-                                               KBC_TUNE_RANDOM};
+    static const kbc_strategy kinds[N_ARMS] = {KBC_TUNE_RANDOM, KBC_TUNE_LOCAL,
+                                               KBC_TUNE_ANNEAL};
     for (int i = 0; i < N_ARMS; i++)
         s->arms[i].kind = kinds[i];
     return s;
