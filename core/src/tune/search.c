@@ -128,6 +128,7 @@ struct kbc_search {
     arm arms[N_ARMS];
     int last;               /* the arm that proposed the last batch     */
     double best_before;     /* auto: the best when that batch was asked */
+    double focus_before;    /* auto: and the focus's best               */
     uint64_t rounds;
     int64_t allowed;        /* -1 until counted                         */
     uint64_t *nb;           /* room for one candidate's neighbours      */
@@ -144,8 +145,10 @@ struct kbc_search {
     /* After the screen: the best screened candidate whose categorical
        values leave something to vary; random draws (and restarts) keep
        its categorical values while any such candidate is fresh. */
-    int have_focus;
+    int have_focus, focused;
     uint64_t focus;
+    uint64_t focus_best;    /* the best told with the focus's values     */
+    double focus_cost;
 };
 
 static uint64_t next_random(kbc_search *s)
@@ -294,15 +297,19 @@ static int start(kbc_search *s, arm *a, uint64_t *out)
     a->have_cur = 0;
     a->temp = ANNEAL_T0;
     a->n_tried = 0;
-    if (s->strategy == KBC_TUNE_AUTO && isfinite(s->best)) {
+    /* After the screen, the best of the focus (a better candidate of a
+       variant without parameters has nothing around it to descend). */
+    uint64_t from = s->focused ? s->focus_best : s->best_c;
+    double from_cost = s->focused ? s->focus_cost : s->best;
+    if (s->strategy == KBC_TUNE_AUTO && isfinite(from_cost)) {
         int used = 0;
         for (size_t i = 0; i < a->n_starts && !used; i++)
-            used = a->starts[i] == s->best_c;
+            used = a->starts[i] == from;
         if (!used) {
             a->starts = kbc_xrealloc(a->starts, (a->n_starts + 1) * sizeof *a->starts);
-            a->starts[a->n_starts++] = s->best_c;
-            a->cur = s->best_c;
-            a->cur_cost = s->best;
+            a->starts[a->n_starts++] = from;
+            a->cur = from;
+            a->cur_cost = from_cost;
             a->have_cur = 1;
             return 0;
         }
@@ -571,8 +578,9 @@ static void screen_focus(kbc_search *s)
         for (size_t j = 0; j < s->n_allow; j++)
             if (s->allow[j] != c && same_categories(s, s->allow[j], c)) {
                 best = t->cost;
-                s->focus = c;
-                s->have_focus = 1;
+                s->focus = s->focus_best = c;
+                s->focus_cost = best;
+                s->have_focus = s->focused = 1;
                 break;
             }
     }
@@ -690,8 +698,10 @@ size_t kbc_search_ask(kbc_search *s, uint64_t *out, size_t room)
         s->screening = 0;
         screen_focus(s);
     }
-    /* The last round's arm is rewarded when the best improved. */
-    if (s->rounds && s->last >= 0 && s->best < s->best_before)
+    /* The last round's arm is rewarded when the best improved, or the
+       focus's best (progress inside the variant being descended). */
+    if (s->rounds && s->last >= 0 &&
+        (s->best < s->best_before || (s->focused && s->focus_cost < s->focus_before)))
         s->arms[s->last].reward += 1.0;
     for (;;) {
         int i = bandit_pick(s);
@@ -707,6 +717,7 @@ size_t kbc_search_ask(kbc_search *s, uint64_t *out, size_t room)
         s->rounds++;
         s->last = i;
         s->best_before = s->best;
+        s->focus_before = s->focus_cost;
         return n;
     }
 }
@@ -716,6 +727,10 @@ void kbc_search_tell(kbc_search *s, uint64_t c, double cost)
     if (isnan(cost))
         cost = INFINITY;
     map_put(&s->seen, c, cost);
+    if (s->focused && cost < s->focus_cost && same_categories(s, c, s->focus)) {
+        s->focus_cost = cost;
+        s->focus_best = c;
+    }
     if (cost < s->best || (cost == s->best && c < s->best_c && isfinite(cost))) {
         s->best = cost;
         s->best_c = c;
