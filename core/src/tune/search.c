@@ -17,8 +17,11 @@
 /* Candidates a random proposal gives the bandit per round. */
 #define AUTO_RANDOM_BATCH 4
 /* The largest space auto screens (the screen lists the allowed
-   candidates); a larger one goes straight to the bandit. */
-#define SCREEN_MAX_SPACE (1ULL << 20)
+   candidates and scans them for each value it sweeps); a larger one goes
+   straight to the bandit.  A categorical dimension is swept over its
+   first SCREEN_MAX_VALUES values. */
+#define SCREEN_MAX_SPACE (1ULL << 16)
+#define SCREEN_MAX_VALUES 256
 
 static const char *const names[KBC_TUNE_N_STRATEGIES] = {"exhaustive", "random", "local",
                                                          "anneal", "auto"};
@@ -199,6 +202,13 @@ static int same_categories(const kbc_search *s, uint64_t a, uint64_t b)
    values; 0 when none is left (and the focus is dropped). */
 static int focus_fresh(kbc_search *s, uint64_t *out)
 {
+    for (int i = 0; i < 64; i++) {
+        uint64_t c = s->allow[next_random(s) % s->n_allow];
+        if (same_categories(s, c, s->focus) && !map_find(&s->seen, c)) {
+            *out = c;
+            return 1;
+        }
+    }
     size_t start = (size_t)(next_random(s) % s->n_allow);
     for (size_t i = 0; i < s->n_allow; i++) {
         uint64_t c = s->allow[(start + i) % s->n_allow];
@@ -601,9 +611,9 @@ static size_t screen_ask(kbc_search *s, uint64_t *out, size_t room)
     }
     for (; s->swept < s->n_sweep; s->swept++) {
         size_t d = s->sweep[s->swept], n = 0;
-        uint64_t line[256], to = s->at;
+        uint64_t line[SCREEN_MAX_VALUES], to = s->at;
         double best = cost_of(s, s->at);
-        uint32_t m = s->sizes[d] < 256 ? s->sizes[d] : 256;
+        uint32_t m = s->sizes[d] < SCREEN_MAX_VALUES ? s->sizes[d] : SCREEN_MAX_VALUES;
         for (uint32_t y = 0; y < m; y++) {
             uint64_t c;
             if (!nearest(s, s->at, d, y, &c))
