@@ -22,6 +22,8 @@
    first SCREEN_MAX_VALUES values. */
 #define SCREEN_MAX_SPACE (1ULL << 16)
 #define SCREEN_MAX_VALUES 256
+/* Candidates a draw in the focus picks the farthest of. */
+#define FOCUS_DRAWS 8
 
 static const char *const names[KBC_TUNE_N_STRATEGIES] = {"exhaustive", "random", "local",
                                                          "anneal", "auto"};
@@ -198,17 +200,56 @@ static int same_categories(const kbc_search *s, uint64_t a, uint64_t b)
     return 1;
 }
 
-/* A fresh allowed candidate at random with the focus's categorical
-   values; 0 when none is left (and the focus is dropped). */
-static int focus_fresh(kbc_search *s, uint64_t *out)
+/* The distance between two candidates: the steps along each ordinal
+   dimension, plus one for each categorical one that differs. */
+static uint64_t distance(const kbc_search *s, uint64_t a, uint64_t b)
 {
-    for (int i = 0; i < 64; i++) {
-        uint64_t c = s->allow[next_random(s) % s->n_allow];
-        if (same_categories(s, c, s->focus) && !map_find(&s->seen, c)) {
-            *out = c;
-            return 1;
+    uint64_t dist = 0;
+    for (size_t d = 0; d < s->k; d++) {
+        uint32_t x = kbc_search_coord(s, a, d), y = kbc_search_coord(s, b, d);
+        dist += s->cat[d] ? x != y : x > y ? x - y : y - x;
+    }
+    return dist;
+}
+
+/* How far c is from the nearest candidate asked so far with the focus's
+   categorical values. */
+static uint64_t focus_gap(const kbc_search *s, uint64_t c)
+{
+    uint64_t gap = UINT64_MAX;
+    for (size_t i = 0; i < s->seen.cap; i++) {
+        uint64_t t = s->seen.s[i].key;
+        if (t && same_categories(s, t - 1, s->focus)) {
+            uint64_t d = distance(s, t - 1, c);
+            if (d < gap)
+                gap = d;
         }
     }
+    return gap;
+}
+
+/* A fresh allowed candidate with the focus's categorical values, spread
+   out: of a few drawn at random, the one farthest from those asked (a
+   space-filling draw: the first ones land apart, not in one corner); 0
+   when none is left (and the focus is dropped). */
+static int focus_fresh(kbc_search *s, uint64_t *out)
+{
+    int found = 0;
+    uint64_t far = 0;
+    for (int i = 0, drawn = 0; i < 64 && drawn < FOCUS_DRAWS; i++) {
+        uint64_t c = s->allow[next_random(s) % s->n_allow];
+        if (!same_categories(s, c, s->focus) || map_find(&s->seen, c))
+            continue;
+        drawn++;
+        uint64_t gap = focus_gap(s, c);
+        if (!found || gap > far) {
+            far = gap;
+            *out = c;
+            found = 1;
+        }
+    }
+    if (found)
+        return 1;
     size_t start = (size_t)(next_random(s) % s->n_allow);
     for (size_t i = 0; i < s->n_allow; i++) {
         uint64_t c = s->allow[(start + i) % s->n_allow];
@@ -488,18 +529,6 @@ static size_t ask_arm(kbc_search *s, arm *a, uint64_t *out, size_t room)
    is tried at its allowed candidate nearest to the point.  So every
    variant is measured once, near the middle of the space, before any
    budget goes to local moves inside one of them. */
-
-/* The distance between two candidates: the steps along each ordinal
-   dimension, plus one for each categorical one that differs. */
-static uint64_t distance(const kbc_search *s, uint64_t a, uint64_t b)
-{
-    uint64_t dist = 0;
-    for (size_t d = 0; d < s->k; d++) {
-        uint32_t x = kbc_search_coord(s, a, d), y = kbc_search_coord(s, b, d);
-        dist += s->cat[d] ? x != y : x > y ? x - y : y - x;
-    }
-    return dist;
-}
 
 /* The allowed candidate with coordinate d at value y nearest to c (the
    lowest on a tie); 0 when none. */
