@@ -284,6 +284,25 @@ Test(search, auto_descends_the_best_variant_after_the_screen)
     cr_assert_geq(at_optimum, 25);
 }
 
+/* After the screen, the first draws keep to the focus (the variant with
+   parameters that screened best: 0, the better bowl) and spread out: the
+   first lands far from the screened middle, not next to it. */
+Test(search, auto_draws_after_the_screen_spread_over_the_focus)
+{
+    static const double singles[4] = {2.5, 5, 6, 7};
+    for (uint64_t seed = 1; seed <= 30; seed++) {
+        uint64_t walk[VALLOWED];
+        variant_search(seed, singles, walk);
+        for (int i = VARIANTS; i < VARIANTS + 4; i++)
+            cr_assert_eq(vcoord(walk[i], 2), 0, "seed %llu: draw %d left the focus",
+                         (unsigned long long)seed, i - VARIANTS);
+        uint32_t x = vcoord(walk[VARIANTS], 0), y = vcoord(walk[VARIANTS], 1);
+        uint32_t gap = (x > 3 ? x - 3 : 3 - x) + (y > 3 ? y - 3 : 3 - y);
+        cr_assert_geq(gap, 5, "seed %llu: the first draw (%u, %u) is %u steps from the middle",
+                      (unsigned long long)seed, x, y, gap);
+    }
+}
+
 Test(search, strategy_names)
 {
     for (int i = 0; i < KBC_TUNE_N_STRATEGIES; i++)
