@@ -174,6 +174,135 @@ Test(search, no_strategy_asks_for_what_the_constraint_rules_out)
     }
 }
 
+/* A space with a categorical axis whose values ignore the others, as
+   kbench tune builds it for variants: x and y (0 .. 7) times six
+   variants, of which 0 and 1 use x and y (a bowl, its best at x 5, y 6)
+   and 2 .. 5 ignore them, so each is one candidate (at x 0, y 0). */
+#define VSIDE 8
+#define VARIANTS 6
+#define VSPACE (VSIDE * VSIDE * VARIANTS)
+#define VALLOWED (2 * VSIDE * VSIDE + VARIANTS - 2)
+
+static uint32_t vcoord(uint64_t c, int d)
+{
+    return d == 0 ? (uint32_t)(c / (VSIDE * VARIANTS))
+           : d == 1 ? (uint32_t)(c / VARIANTS % VSIDE)
+                    : (uint32_t)(c % VARIANTS);
+}
+
+static int variant_space_ok(void *ctx, uint64_t c)
+{
+    (void)ctx;
+    return vcoord(c, 2) < 2 || (vcoord(c, 0) == 0 && vcoord(c, 1) == 0);
+}
+
+/* The cost of a candidate: the bowl for variants 0 and 1 (1 worse), and
+   singles[v - 2] for the others. */
+static double variant_cost(uint64_t c, const double *singles)
+{
+    uint32_t v = vcoord(c, 2);
+    if (v >= 2)
+        return singles[v - 2];
+    double dx = (double)vcoord(c, 0) - 5, dy = (double)vcoord(c, 1) - 6;
+    return 2.0 + v + (dx * dx + dy * dy) / 8;
+}
+
+/* Runs auto over the variant space with a quarter of it as budget; the
+   walk into walk (room VALLOWED) when not NULL.  Returns the best cost. */
+static double variant_search(uint64_t seed, const double *singles, uint64_t *walk)
+{
+    static const uint32_t sizes[3] = {VSIDE, VSIDE, VARIANTS};
+    static const unsigned char cat[3] = {0, 0, 1};
+    kbc_search *s = kbc_search_new(KBC_TUNE_AUTO, sizes, cat, 3, seed, variant_space_ok, NULL);
+    cr_assert_not_null(s);
+    cr_assert_eq(kbc_search_allowed(s), VALLOWED);
+    uint64_t batch[VSPACE], done = 0, budget = VALLOWED / 4;
+    size_t n;
+    while (done < budget && (n = kbc_search_ask(s, batch, (size_t)(budget - done))) > 0)
+        for (size_t i = 0; i < n; i++) {
+            cr_assert(variant_space_ok(NULL, batch[i]));
+            if (walk)
+                walk[done] = batch[i];
+            done++;
+            kbc_search_tell(s, batch[i], variant_cost(batch[i], singles));
+        }
+    uint64_t c;
+    double best = kbc_search_best(s, &c);
+    kbc_search_free(s);
+    return best;
+}
+
+/* auto's screen: the first candidate has x and y at their middle and a
+   variant that uses them (the most candidates); the next ones are every
+   other variant once, at the nearest candidate it allows. */
+Test(search, auto_first_screens_every_variant_once_from_the_middle)
+{
+    static const double singles[4] = {4, 5, 6, 7};
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        uint64_t walk[VALLOWED];
+        variant_search(seed, singles, walk);
+        cr_assert_eq(vcoord(walk[0], 0), 3, "seed %llu", (unsigned long long)seed);
+        cr_assert_eq(vcoord(walk[0], 1), 3);
+        cr_assert_lt(vcoord(walk[0], 2), 2);
+        int seen[VARIANTS] = {0};
+        for (int i = 0; i < VARIANTS; i++)
+            seen[vcoord(walk[i], 2)]++;
+        for (int v = 0; v < VARIANTS; v++)
+            cr_assert_eq(seen[v], 1, "seed %llu: variant %d measured %d times in the screen",
+                         (unsigned long long)seed, v, seen[v]);
+        for (int i = 0; i < VARIANTS; i++)
+            if (vcoord(walk[i], 2) < 2)
+                cr_assert(vcoord(walk[i], 0) == 3 && vcoord(walk[i], 1) == 3,
+                          "seed %llu: a variant that uses x and y screened away from the "
+                          "middle", (unsigned long long)seed);
+    }
+}
+
+/* The best is a variant that ignores x and y (one candidate of 132): the
+   screen finds it, whatever the seed. */
+Test(search, auto_finds_a_single_candidate_variant_that_is_best)
+{
+    static const double singles[4] = {4, 5, 1.5, 7};
+    for (uint64_t seed = 1; seed <= 30; seed++)
+        cr_assert_eq(variant_search(seed, singles, NULL), 1.5, "seed %llu",
+                     (unsigned long long)seed);
+}
+
+/* The best is inside a variant with parameters, and a variant without
+   them beats that one's middle: after the screen, the search goes on in
+   the variant with parameters (not around the single candidate), to its
+   optimum in a quarter for most seeds and one step from it for all. */
+Test(search, auto_descends_the_best_variant_after_the_screen)
+{
+    static const double singles[4] = {2.5, 5, 6, 7};
+    int at_optimum = 0;
+    for (uint64_t seed = 1; seed <= 30; seed++) {
+        double best = variant_search(seed, singles, NULL);
+        cr_assert_leq(best, 2.125, "seed %llu: %g", (unsigned long long)seed, best);
+        at_optimum += best == 2.0;
+    }
+    cr_assert_geq(at_optimum, 25);
+}
+
+/* After the screen, the first draws keep to the focus (the variant with
+   parameters that screened best: 0, the better bowl) and spread out: the
+   first lands far from the screened middle, not next to it. */
+Test(search, auto_draws_after_the_screen_spread_over_the_focus)
+{
+    static const double singles[4] = {2.5, 5, 6, 7};
+    for (uint64_t seed = 1; seed <= 30; seed++) {
+        uint64_t walk[VALLOWED];
+        variant_search(seed, singles, walk);
+        for (int i = VARIANTS; i < VARIANTS + 4; i++)
+            cr_assert_eq(vcoord(walk[i], 2), 0, "seed %llu: draw %d left the focus",
+                         (unsigned long long)seed, i - VARIANTS);
+        uint32_t x = vcoord(walk[VARIANTS], 0), y = vcoord(walk[VARIANTS], 1);
+        uint32_t gap = (x > 3 ? x - 3 : 3 - x) + (y > 3 ? y - 3 : 3 - y);
+        cr_assert_geq(gap, 5, "seed %llu: the first draw (%u, %u) is %u steps from the middle",
+                      (unsigned long long)seed, x, y, gap);
+    }
+}
+
 Test(search, strategy_names)
 {
     for (int i = 0; i < KBC_TUNE_N_STRATEGIES; i++)

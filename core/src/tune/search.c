@@ -16,6 +16,14 @@
 #define ANNEAL_COLD 0.01
 /* Candidates a random proposal gives the bandit per round. */
 #define AUTO_RANDOM_BATCH 4
+/* The largest space auto screens (the screen lists the allowed
+   candidates and scans them for each value it sweeps); a larger one goes
+   straight to the bandit.  A categorical dimension is swept over its
+   first SCREEN_MAX_VALUES values. */
+#define SCREEN_MAX_SPACE (1ULL << 16)
+#define SCREEN_MAX_VALUES 256
+/* Candidates a draw in the focus picks the farthest of. */
+#define FOCUS_DRAWS 8
 
 static const char *const names[KBC_TUNE_N_STRATEGIES] = {"exhaustive", "random", "local",
                                                          "anneal", "auto"};
@@ -125,10 +133,27 @@ struct kbc_search {
     arm arms[N_ARMS];
     int last;               /* the arm that proposed the last batch     */
     double best_before;     /* auto: the best when that batch was asked */
+    double focus_before;    /* auto: and the focus's best               */
     uint64_t rounds;
     int64_t allowed;        /* -1 until counted                         */
     uint64_t *nb;           /* room for one candidate's neighbours      */
     size_t nb_cap;
+    /* auto's screen (see screen_ask): the allowed candidates, the point
+       the sweeps start from, the categorical dimensions to sweep (the
+       widest first) and how many of them are swept. */
+    int screening;          /* 1 until the screen is over               */
+    uint64_t *allow;
+    size_t n_allow;
+    int have_at;
+    uint64_t at;
+    size_t sweep[MAX_DIMS], n_sweep, swept;
+    /* After the screen: the best screened candidate whose categorical
+       values leave something to vary; random draws (and restarts) keep
+       its categorical values while any such candidate is fresh. */
+    int have_focus, focused;
+    uint64_t focus;
+    uint64_t focus_best;    /* the best told with the focus's values     */
+    double focus_cost;
 };
 
 static uint64_t next_random(kbc_search *s)
@@ -166,10 +191,83 @@ static void asked(kbc_search *s, uint64_t c)
     map_put(&s->seen, c, NAN);
 }
 
+/* Whether a and b have the same value on every categorical dimension. */
+static int same_categories(const kbc_search *s, uint64_t a, uint64_t b)
+{
+    for (size_t d = 0; d < s->k; d++)
+        if (s->cat[d] && kbc_search_coord(s, a, d) != kbc_search_coord(s, b, d))
+            return 0;
+    return 1;
+}
+
+/* The distance between two candidates: the steps along each ordinal
+   dimension, plus one for each categorical one that differs. */
+static uint64_t distance(const kbc_search *s, uint64_t a, uint64_t b)
+{
+    uint64_t dist = 0;
+    for (size_t d = 0; d < s->k; d++) {
+        uint32_t x = kbc_search_coord(s, a, d), y = kbc_search_coord(s, b, d);
+        dist += s->cat[d] ? x != y : x > y ? x - y : y - x;
+    }
+    return dist;
+}
+
+/* How far c is from the nearest candidate asked so far with the focus's
+   categorical values. */
+static uint64_t focus_gap(const kbc_search *s, uint64_t c)
+{
+    uint64_t gap = UINT64_MAX;
+    for (size_t i = 0; i < s->seen.cap; i++) {
+        uint64_t t = s->seen.s[i].key;
+        if (t && same_categories(s, t - 1, s->focus)) {
+            uint64_t d = distance(s, t - 1, c);
+            if (d < gap)
+                gap = d;
+        }
+    }
+    return gap;
+}
+
+/* A fresh allowed candidate with the focus's categorical values, spread
+   out: of a few drawn at random, the one farthest from those asked (a
+   space-filling draw: the first ones land apart, not in one corner); 0
+   when none is left (and the focus is dropped). */
+static int focus_fresh(kbc_search *s, uint64_t *out)
+{
+    int found = 0;
+    uint64_t far = 0;
+    for (int i = 0, drawn = 0; i < 64 && drawn < FOCUS_DRAWS; i++) {
+        uint64_t c = s->allow[next_random(s) % s->n_allow];
+        if (!same_categories(s, c, s->focus) || map_find(&s->seen, c))
+            continue;
+        drawn++;
+        uint64_t gap = focus_gap(s, c);
+        if (!found || gap > far) {
+            far = gap;
+            *out = c;
+            found = 1;
+        }
+    }
+    if (found)
+        return 1;
+    size_t start = (size_t)(next_random(s) % s->n_allow);
+    for (size_t i = 0; i < s->n_allow; i++) {
+        uint64_t c = s->allow[(start + i) % s->n_allow];
+        if (same_categories(s, c, s->focus) && !map_find(&s->seen, c)) {
+            *out = c;
+            return 1;
+        }
+    }
+    s->have_focus = 0;
+    return 0;
+}
+
 /* A fresh candidate at random (a few draws, then a scan from a random
    place); 0 when none is left. */
 static int random_fresh(kbc_search *s, uint64_t *out)
 {
+    if (s->have_focus && focus_fresh(s, out))
+        return 1;
     for (int i = 0; i < 64; i++) {
         uint64_t c = next_random(s) % s->n;
         if (fresh(s, c)) {
@@ -250,15 +348,19 @@ static int start(kbc_search *s, arm *a, uint64_t *out)
     a->have_cur = 0;
     a->temp = ANNEAL_T0;
     a->n_tried = 0;
-    if (s->strategy == KBC_TUNE_AUTO && isfinite(s->best)) {
+    /* After the screen, the best of the focus (a better candidate of a
+       variant without parameters has nothing around it to descend). */
+    uint64_t from = s->focused ? s->focus_best : s->best_c;
+    double from_cost = s->focused ? s->focus_cost : s->best;
+    if (s->strategy == KBC_TUNE_AUTO && isfinite(from_cost)) {
         int used = 0;
         for (size_t i = 0; i < a->n_starts && !used; i++)
-            used = a->starts[i] == s->best_c;
+            used = a->starts[i] == from;
         if (!used) {
             a->starts = kbc_xrealloc(a->starts, (a->n_starts + 1) * sizeof *a->starts);
-            a->starts[a->n_starts++] = s->best_c;
-            a->cur = s->best_c;
-            a->cur_cost = s->best;
+            a->starts[a->n_starts++] = from;
+            a->cur = from;
+            a->cur_cost = from_cost;
             a->have_cur = 1;
             return 0;
         }
@@ -415,6 +517,169 @@ static size_t ask_arm(kbc_search *s, arm *a, uint64_t *out, size_t room)
     }
 }
 
+/* ---- auto's screen ----
+   Before the bandit, auto sweeps each categorical dimension (the
+   variants, an enum such as a tile shape) once, the widest first: every
+   value of it at the current point, then the best of them is the point
+   the next sweep starts from.  The first point has each ordinal
+   dimension at its middle value and each categorical one at the value
+   with the most allowed candidates (ties: one at random), i.e. the
+   richest variant.  A value whose candidate there is not allowed (a
+   variant that ignores the ordinal parameters has one candidate only)
+   is tried at its allowed candidate nearest to the point.  So every
+   variant is measured once, near the middle of the space, before any
+   budget goes to local moves inside one of them. */
+
+/* The allowed candidate with coordinate d at value y nearest to c (the
+   lowest on a tie); 0 when none. */
+static int nearest(const kbc_search *s, uint64_t c, size_t d, uint32_t y, uint64_t *out)
+{
+    uint64_t best = UINT64_MAX;
+    for (size_t i = 0; i < s->n_allow; i++) {
+        uint64_t a = s->allow[i];
+        if (kbc_search_coord(s, a, d) != y)
+            continue;
+        uint64_t dist = distance(s, a, c);
+        if (dist < best) {
+            best = dist;
+            *out = a;
+        }
+    }
+    return best != UINT64_MAX;
+}
+
+/* Lists the allowed candidates, and picks the first point and the
+   dimensions to sweep.  0 when there is nothing to screen. */
+static int screen_begin(kbc_search *s)
+{
+    if (s->n > SCREEN_MAX_SPACE)
+        return 0;
+    size_t cap = 0;
+    for (uint64_t c = 0; c < s->n; c++)
+        if (allowed(s, c)) {
+            if (s->n_allow == cap) {
+                cap = cap ? 2 * cap : 64;
+                s->allow = kbc_xrealloc(s->allow, cap * sizeof *s->allow);
+            }
+            s->allow[s->n_allow++] = c;
+        }
+    if (!s->n_allow)
+        return 0;
+    uint64_t at = 0;
+    for (size_t d = 0; d < s->k; d++) {
+        uint32_t pick = (s->sizes[d] - 1) / 2;
+        if (s->cat[d]) {
+            uint64_t *count = kbc_xcalloc(s->sizes[d], sizeof *count), top = 0;
+            uint32_t ties = 0;
+            for (size_t i = 0; i < s->n_allow; i++)
+                count[kbc_search_coord(s, s->allow[i], d)]++;
+            for (uint32_t v = 0; v < s->sizes[d]; v++) {
+                if (count[v] > top) {
+                    top = count[v];
+                    ties = 0;
+                }
+                /* One of the tied values, each as likely (reservoir). */
+                if (count[v] == top && next_random(s) % ++ties == 0)
+                    pick = v;
+            }
+            free(count);
+        }
+        at += (uint64_t)pick * s->stride[d];
+    }
+    /* The widest categorical dimension first (the lowest on a tie). */
+    for (size_t d = 0; d < s->k; d++) {
+        if (!s->cat[d] || s->sizes[d] < 2)
+            continue;
+        size_t i = s->n_sweep++;
+        while (i > 0 && s->sizes[s->sweep[i - 1]] < s->sizes[d]) {
+            s->sweep[i] = s->sweep[i - 1];
+            i--;
+        }
+        s->sweep[i] = d;
+    }
+    /* The point itself, or the allowed candidate nearest to it. */
+    if (!allowed(s, at) && !nearest(s, at, 0, kbc_search_coord(s, at, 0), &at))
+        nearest(s, at, 0, kbc_search_coord(s, s->allow[0], 0), &at);
+    s->at = at;
+    return 1;
+}
+
+/* The focus after the screen: the best told candidate that shares its
+   categorical values with another allowed one. */
+static void screen_focus(kbc_search *s)
+{
+    double best = INFINITY;
+    for (size_t i = 0; i < s->seen.cap; i++) {
+        const slot *t = &s->seen.s[i];
+        if (!t->key || !(t->cost < best))
+            continue;
+        uint64_t c = t->key - 1;
+        for (size_t j = 0; j < s->n_allow; j++)
+            if (s->allow[j] != c && same_categories(s, s->allow[j], c)) {
+                best = t->cost;
+                s->focus = s->focus_best = c;
+                s->focus_cost = best;
+                s->have_focus = s->focused = 1;
+                break;
+            }
+    }
+}
+
+/* The screen's next candidates; 0 when it is over. */
+static size_t screen_ask(kbc_search *s, uint64_t *out, size_t room)
+{
+    if (!s->have_at) {
+        if (!screen_begin(s))
+            return 0;
+        s->have_at = 1;
+        if (fresh(s, s->at)) {
+            asked(s, s->at);
+            out[0] = s->at;
+            return 1;
+        }
+    }
+    for (; s->swept < s->n_sweep; s->swept++) {
+        size_t d = s->sweep[s->swept], n = 0;
+        uint64_t line[SCREEN_MAX_VALUES], to = s->at;
+        double best = cost_of(s, s->at);
+        uint32_t m = s->sizes[d] < SCREEN_MAX_VALUES ? s->sizes[d] : SCREEN_MAX_VALUES;
+        for (uint32_t y = 0; y < m; y++) {
+            uint64_t c;
+            if (!nearest(s, s->at, d, y, &c))
+                continue;
+            if (fresh(s, c)) {
+                size_t dup = 0;
+                while (dup < n && line[dup] != c)
+                    dup++;
+                if (dup == n)
+                    line[n++] = c;
+            } else if (cost_of(s, c) < best) {
+                best = cost_of(s, c);
+                to = c;
+            }
+        }
+        if (n) {
+            /* In a random order, so that a budget that ends the sweep
+               leaves out values at random, not the last ones. */
+            for (size_t i = 0; i + 1 < n; i++) {
+                size_t j = i + (size_t)(next_random(s) % (n - i));
+                uint64_t t = line[i];
+                line[i] = line[j];
+                line[j] = t;
+            }
+            if (n > room)
+                n = room;
+            for (size_t i = 0; i < n; i++) {
+                asked(s, line[i]);
+                out[i] = line[i];
+            }
+            return n;
+        }
+        s->at = to;
+    }
+    return 0;
+}
+
 /* UCB1 over the arms not done: an arm never pulled first, then the
    highest mean reward plus sqrt(2 ln rounds / pulls). */
 static int bandit_pick(const kbc_search *s)
@@ -463,8 +728,19 @@ size_t kbc_search_ask(kbc_search *s, uint64_t *out, size_t room)
     case KBC_TUNE_AUTO:
         break;
     }
-    /* The last round's arm is rewarded when the best improved. */
-    if (s->rounds && s->last >= 0 && s->best < s->best_before)
+    if (s->screening) {
+        size_t n = screen_ask(s, out, room);
+        if (n) {
+            s->last = -1;
+            return n;
+        }
+        s->screening = 0;
+        screen_focus(s);
+    }
+    /* The last round's arm is rewarded when the best improved, or the
+       focus's best (progress inside the variant being descended). */
+    if (s->rounds && s->last >= 0 &&
+        (s->best < s->best_before || (s->focused && s->focus_cost < s->focus_before)))
         s->arms[s->last].reward += 1.0;
     for (;;) {
         int i = bandit_pick(s);
@@ -480,6 +756,7 @@ size_t kbc_search_ask(kbc_search *s, uint64_t *out, size_t room)
         s->rounds++;
         s->last = i;
         s->best_before = s->best;
+        s->focus_before = s->focus_cost;
         return n;
     }
 }
@@ -489,6 +766,10 @@ void kbc_search_tell(kbc_search *s, uint64_t c, double cost)
     if (isnan(cost))
         cost = INFINITY;
     map_put(&s->seen, c, cost);
+    if (s->focused && cost < s->focus_cost && same_categories(s, c, s->focus)) {
+        s->focus_cost = cost;
+        s->focus_best = c;
+    }
     if (cost < s->best || (cost == s->best && c < s->best_c && isfinite(cost))) {
         s->best = cost;
         s->best_c = c;
@@ -546,6 +827,7 @@ kbc_search *kbc_search_new(kbc_strategy strategy, const uint32_t *sizes,
     s->best = INFINITY;
     s->last = -1;
     s->allowed = -1;
+    s->screening = strategy == KBC_TUNE_AUTO;
     uint64_t stride = 1;
     for (size_t d = k; d-- > 0;) {
         s->sizes[d] = sizes[d];
@@ -570,5 +852,6 @@ void kbc_search_free(kbc_search *s)
     }
     free(s->seen.s);
     free(s->nb);
+    free(s->allow);
     free(s);
 }

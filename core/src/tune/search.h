@@ -21,9 +21,16 @@
  *               best taken when better or with probability
  *               exp(-relative worsening / temperature), the temperature
  *               falling each step; a restart when it is cold
- *   auto        a bandit (UCB1) over random, local and anneal: each round
- *               one of them proposes, and one that improves the best so
- *               far is given more rounds
+ *   auto        a screen, then a bandit: first each categorical
+ *               dimension is swept once (every value, from the middle of
+ *               the ordinal ones and the value with the most allowed
+ *               candidates; a value not allowed there at its nearest
+ *               allowed candidate), then UCB1 over random, local and
+ *               anneal: each round one of them proposes, and one that
+ *               improves the best so far (or the best of the focus, the
+ *               best screened candidate whose categorical values leave
+ *               something to vary, where random draws and the arms'
+ *               starts stay) is given more rounds
  */
 #ifndef KBENCH_SEARCH_H
 #define KBENCH_SEARCH_H
@@ -64,7 +71,7 @@ size_t kbc_search_ask(kbc_search *s, uint64_t *out, size_t room);
 void kbc_search_tell(kbc_search *s, uint64_t c, double cost);
 
 /* The arm (a strategy) that proposed the last batch: the strategy itself,
-   or under auto the one the bandit chose. */
+   or under auto the one the bandit chose (auto during the screen). */
 kbc_strategy kbc_search_arm(const kbc_search *s);
 
 /* The best candidate told so far and its cost (INFINITY, *c 0: none). */
