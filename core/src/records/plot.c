@@ -254,20 +254,6 @@ static int ran(const kbc_record *r)
     return (r->outcome == KBC_PASS || r->outcome == KBC_FAIL) && r->time.n > 0;
 }
 
-/* A parameter's value as a number for the x axis, or NaN. */
-static double param_number(const kbc_rec_param *q)
-{
-    switch (q->type) {
-    case KB_PARAM_SIZE:
-        return (double)q->value.u;
-    case KB_PARAM_INT:
-        return (double)q->value.i;
-    case KB_PARAM_FLOAT:
-        return q->value.f;
-    default:
-        return NAN;
-    }
-}
 
 static long param_index(const kbc_record *r, const char *name)
 {
@@ -532,7 +518,7 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
                 strcmp(r->variant, vars[k]) != 0 || !ran(r))
                 continue;
             long pi = param_index(r, x);
-            pt q = {pi >= 0 ? param_number(&r->params[pi]) : NAN, y_raw(&y, r), NAN, NAN};
+            pt q = {pi >= 0 ? kbc_param_number(&r->params[pi]) : NAN, y_raw(&y, r), NAN, NAN};
             if (!isfinite(q.x) || !isfinite(q.y))
                 continue;
             y_range(&y, r, &q.lo, &q.hi);

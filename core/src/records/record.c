@@ -215,3 +215,17 @@ uint64_t kbc_clock_reason_parse(const char *name)
     }
     return 0;
 }
+
+double kbc_param_number(const kbc_rec_param *q)
+{
+    switch (q->type) {
+    case KB_PARAM_SIZE:
+        return (double)q->value.u;
+    case KB_PARAM_INT:
+        return (double)q->value.i;
+    case KB_PARAM_FLOAT:
+        return q->value.f;
+    default:
+        return NAN;
+    }
+}

@@ -256,6 +256,10 @@ void kbc_records_free(kbc_record *recs, size_t n);
 /* Gives r a copy of x[0..n) as its samples (replacing any it had). */
 void kbc_record_set_samples(kbc_record *r, const double *x, size_t n);
 
+/* A parameter's value as a number (a size, an integer, a float), or NaN
+   for an enum or a bool: the x of a plot. */
+double kbc_param_number(const kbc_rec_param *q);
+
 /* The stable key "plugin/experiment/n=1024,dtype=f32/variant" into buf;
    returns the length the whole key needs (like snprintf). */
 size_t kbc_record_key(const kbc_record *r, char *buf, size_t n);

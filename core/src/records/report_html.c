@@ -107,20 +107,6 @@ static char *shorten(const char *s, size_t max)
     return kbc_xasprintf("%.*s\xe2\x80\xa6", (int)(p - s), s);
 }
 
-/* A parameter's value as a number, or NaN for an enum or bool. */
-static double param_number(const kbc_rec_param *q)
-{
-    switch (q->type) {
-    case KB_PARAM_SIZE:
-        return (double)q->value.u;
-    case KB_PARAM_INT:
-        return (double)q->value.i;
-    case KB_PARAM_FLOAT:
-        return q->value.f;
-    default:
-        return NAN;
-    }
-}
 
 static const kbc_rec_param *param_of(const kbc_record *r, const char *name)
 {
@@ -861,7 +847,7 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
     fputs("<div class=\"scroll\"><table class=\"rows\"><thead><tr>", f);
     for (size_t k = 0; k < np; k++) {
         const kbc_rec_param *p = param_of(rows[0], names[k]);
-        int numeric = p && isfinite(param_number(p));
+        int numeric = p && isfinite(kbc_param_number(p));
         fprintf(f, "<th scope=\"col\" tabindex=\"0\" data-sort=\"%s\"%s>", numeric ? "num" : "text",
                 numeric ? " class=\"num\"" : "");
         H(f, names[k]);
@@ -906,7 +892,7 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
             const kbc_rec_param *p = param_of(r, names[k]);
             fputs("<td", f);
             if (p)
-                data_v(f, param_number(p));
+                data_v(f, kbc_param_number(p));
             fputs(">", f);
             if (p)
                 H(f, p->text);
@@ -1048,7 +1034,7 @@ static void exp_line_plots(report *rp, const char *exp, const kbc_record *const 
         for (size_t j = 0; j < ng; j++) {
             const kbc_record *r = grp[j];
             const kbc_rec_param *p = param_of(r, x);
-            double xv = p ? param_number(p) : NAN;
+            double xv = p ? kbc_param_number(p) : NAN;
             if (!ran(r) || !isfinite(xv) || (log2x && !(xv > 0)))
                 continue;
             ceiling_note(&c, rk, r);
