@@ -134,7 +134,21 @@ static int64_t query_int(kbc_history *h, const char *sql, int *rc)
 
 /* Reads the file's identity: 0 when it is a kbench history (or empty,
    *fresh then 1), else an exit code with d set. */
+static int identify_in(kbc_history *h, int *fresh, int64_t *version, kbc_diag *d);
+
+/* The three readings come from one snapshot (one read transaction, unless
+   the caller holds one), so that another process creating the file in
+   between cannot show tables without their header. */
 static int identify(kbc_history *h, int *fresh, int64_t *version, kbc_diag *d)
+{
+    int own = sqlite3_get_autocommit(h->db) && kbc_hist_exec(h, "BEGIN") == SQLITE_OK;
+    int code = identify_in(h, fresh, version, d);
+    if (own)
+        kbc_hist_exec(h, "COMMIT");
+    return code;
+}
+
+static int identify_in(kbc_history *h, int *fresh, int64_t *version, kbc_diag *d)
 {
     int rc;
     int64_t app = query_int(h, "PRAGMA application_id", &rc);
@@ -247,7 +261,18 @@ int kbc_history_open(const char *path, int write, kbc_history **out, kbc_diag *d
     if (write) {
         /* WAL: readers never block the writer, and a writer's commit is
            one append; the mode is kept in the file. */
-        if ((rc = kbc_hist_exec(h, "PRAGMA journal_mode = WAL")) != SQLITE_OK) {
+        /* SQLite does not call the busy handler for this pragma while
+           another connection sets up a new file (two first adders at
+           once): it is retried here within the same timeout. */
+        for (int waited = 0;; waited += 10) {
+            rc = kbc_hist_exec(h, "PRAGMA journal_mode = WAL");
+            if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
+                break;
+            if (waited >= BUSY_TIMEOUT_MS)
+                break;
+            usleep(10000);
+        }
+        if (rc != SQLITE_OK) {
             code = kbc_hist_fail(h, rc, "turning on its write-ahead log", d);
             goto fail;
         }
