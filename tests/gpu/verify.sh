@@ -5,8 +5,8 @@
 #      anything else touches the GPU, with nvidia-smi's clocks before it;
 #   2. `kbench check` on every plugin (tests/gpu/check.sh);
 #   3. the families' GPU tests: reduce, transpose and matmul gpu.sh in full;
-#      sort's correctness and check steps (its sanitizer steps take ~8
-#      minutes: plugins/sort/gpu.sh runs them);
+#      sort's correctness steps and memcheck of onesweep-split-hold (its
+#      other sanitizer steps take ~8 minutes: plugins/sort/gpu.sh runs them);
 #   4. the A/A test of compare (verify/aa.ini run twice, then compare);
 #   5. the first sweep again, now on a warm GPU.
 #   tests/gpu/verify.sh BUILD [STEP...]    logs in $OUT/verify (or ./verify-logs)
@@ -48,6 +48,11 @@ if want sort; then
 "$kb" run "$root/plugins/sort/gpu-correctness.ini" -o "$logs/sort-correctness" -q \
     >"$logs/sort-correctness.txt" 2>&1
 step "sort correctness" $?
+"$kb" run "$root/plugins/sort/gpu-split.ini" -o "$logs/sort-split" -q >"$logs/sort-split.txt" 2>&1
+step "sort split correctness" $?
+compute-sanitizer --tool memcheck --target-processes all --error-exitcode 99 --print-limit 20 \
+    "$kb" run "$root/plugins/sort/gpu-sanitize-split.ini" -q >"$logs/sort-split-memcheck.txt" 2>&1
+step "sort split memcheck (onesweep-split-hold, its default tile)" $?
 fi
 if want aa; then
 "$kb" run "$root/tests/gpu/verify/aa.ini" -o "$logs/aa1" -q >"$logs/aa1.txt" 2>&1
@@ -65,5 +70,6 @@ echo "verify: $(($(date +%s) - t0)) s"
 [ -f "$logs/first.txt" ] && echo "--- first sweep (fresh machine)" && grep -E "point|cub|onepass|suspect" "$logs/first.txt" | grep -v "^ *variant"
 [ -f "$logs/again.txt" ] && echo "--- first sweep again (warm)" && grep -E "point|cub|onepass|suspect" "$logs/again.txt" | grep -v "^ *variant"
 [ -f "$logs/aa-compare.txt" ] && echo "--- A/A compare" && tail -4 "$logs/aa-compare.txt"
+for f in "$logs"/sort-*.txt; do [ -f "$f" ] || continue; echo "--- $(basename "$f")"; grep -E "summary|ERROR SUMMARY" "$f" | tail -2; done
 for f in "$logs"/*.log; do [ -f "$f" ] || continue; echo "--- $(basename "$f")"; tail -4 "$f"; done
 exit $status
