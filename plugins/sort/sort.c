@@ -64,10 +64,11 @@ static const kb_param params[SORT_N_PARAMS] = {
                              "+-0, subnormals, +-inf, extremes among random bits)"},
     [SORT_P_TILE] = {.name = "tile", .type = KB_PARAM_ENUM, .def = "auto",
                      KB_CHOICES(tile_choices),
-                     .help = "onesweep-early's tile, threads x keys per thread: auto (256x24 keys, 384x20 pairs), "
-                             "384x20, 384x23, 512x16, 256x24, 256x20, 256x18, 384x16, 384x21, or 384x20-match "
-                             "(__match_any_sync instead of ballots); the other variants "
-                             "ignore it"},
+                     .help = "onesweep-early's and onesweep-split-hold's tile, threads x keys per "
+                             "thread: auto (onesweep-early: 256x24 keys, 384x20 pairs; "
+                             "onesweep-split-hold: 384x21 pairs, keys as onesweep-early), 384x20, 384x23, 512x16, 256x24, "
+                             "256x20, 256x18, 384x16, 384x21, or 384x20-match (__match_any_sync "
+                             "instead of ballots); the other variants ignore it"},
     [SORT_P_HIST] = {.name = "hist", .type = KB_PARAM_ENUM, .def = "auto",
                      KB_CHOICES(hist_choices),
                      .help = "onesweep-early's histogram: copies of its shared counters per "
