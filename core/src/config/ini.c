@@ -788,20 +788,24 @@ int kbc_ini_load_string(const char *name, const char *text, kbc_ini *ini, kbc_di
     return parse(&r, ini, d);
 }
 
+/* What one section owns: its entries, its name, its key index. */
+static void section_free(kbc_section *s)
+{
+    for (size_t j = 0; j < s->n; j++) {
+        free(s->entries[j].key);
+        free(s->entries[j].value);
+    }
+    free(s->entries);
+    free(s->name);
+    index_free(&s->keys);
+}
+
 void kbc_ini_free(kbc_ini *ini)
 {
     if (!ini)
         return;
-    for (size_t i = 0; i < ini->n; i++) {
-        kbc_section *s = &ini->sections[i];
-        for (size_t j = 0; j < s->n; j++) {
-            free(s->entries[j].key);
-            free(s->entries[j].value);
-        }
-        free(s->entries);
-        free(s->name);
-        index_free(&s->keys);
-    }
+    for (size_t i = 0; i < ini->n; i++)
+        section_free(&ini->sections[i]);
     free(ini->sections);
     index_free(&ini->names);
     free(ini->path);
@@ -890,14 +894,7 @@ void kbc_ini_drop(kbc_ini *ini, const char *section)
     long at = index_find(&ini->names, ini->sections, ini->n, section_name_at, section);
     if (at < 0)
         return;
-    kbc_section *s = &ini->sections[at];
-    for (size_t j = 0; j < s->n; j++) {
-        free(s->entries[j].key);
-        free(s->entries[j].value);
-    }
-    free(s->entries);
-    free(s->name);
-    index_free(&s->keys);
+    section_free(&ini->sections[at]);
     memmove(&ini->sections[at], &ini->sections[at + 1],
             (ini->n - (size_t)at - 1) * sizeof *ini->sections);
     ini->n--;

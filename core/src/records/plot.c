@@ -263,22 +263,6 @@ static long param_index(const kbc_record *r, const char *name)
     return -1;
 }
 
-/* The group a row belongs to within its experiment: the values of the
-   swept parameters other than x, as "dtype=f32,block=256" ("" for none). */
-static void group_of(const kbc_record *r, const char *x, char *buf, size_t n)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (uint32_t i = 0; i < r->n_params && used < n; i++) {
-        const kbc_rec_param *q = &r->params[i];
-        if (!q->swept || (x && strcmp(q->name, x) == 0))
-            continue;
-        int w = snprintf(buf + used, n - used, "%s%s=%s", used ? "," : "", q->name, q->text);
-        if (w > 0)
-            used += (size_t)w;
-    }
-}
-
 /* A file name from an experiment and group, safe as a name and as
    gnuplot's argument: letters, digits, '-', '_' and '.' kept and anything
    else (a '/', a space, a control character, each byte of a non-ASCII
@@ -487,7 +471,7 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
     char g[512];
     for (size_t i = 0; i < c->n; i++) {
         const kbc_record *r = &c->recs[i];
-        group_of(r, x, g, sizeof g);
+        kbc_record_group(r, x, ",", g, sizeof g);
         if (strcmp(r->experiment, exp) != 0 || strcmp(g, group) != 0)
             continue;
         rate_vote(&votes, r);
@@ -513,7 +497,7 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
         pts[k] = kbc_xcalloc(c->n + 1, sizeof *pts[k]);
         for (size_t i = 0; i < c->n; i++) {
             const kbc_record *r = &c->recs[i];
-            group_of(r, x, g, sizeof g);
+            kbc_record_group(r, x, ",", g, sizeof g);
             if (strcmp(r->experiment, exp) != 0 || strcmp(g, group) != 0 ||
                 strcmp(r->variant, vars[k]) != 0 || !ran(r))
                 continue;
@@ -685,7 +669,7 @@ static int bar_plot(plot_ctx *c, size_t i0, size_t i1)
         rate_vote(&votes, &c->recs[i]);
     y_axis y = {.time = c->opt.metric_time, .rk = rate_pick(&votes)};
     char g[512], pt_no[32];
-    group_of(r0, NULL, g, sizeof g);
+    kbc_record_group(r0, NULL, ",", g, sizeof g);
     if (!g[0])
         snprintf(g, sizeof g, "point%llu", (unsigned long long)r0->point + 1);
     /* The rows drawn: those that ran and have a value. */
@@ -891,11 +875,11 @@ int kbc_cmd_plot(const char *path, const char *dir, const char *md, const kbc_pl
         for (size_t k = i; k < n && code == 0; k++) {
             if (strcmp(recs[k].experiment, r->experiment) != 0)
                 continue;
-            group_of(&recs[k], x, g, sizeof g);
+            kbc_record_group(&recs[k], x, ",", g, sizeof g);
             int done = 0;
             for (size_t j = i; j < k && !done; j++) {
                 char h[512];
-                group_of(&recs[j], x, h, sizeof h);
+                kbc_record_group(&recs[j], x, ",", h, sizeof h);
                 done = strcmp(recs[j].experiment, r->experiment) == 0 && strcmp(g, h) == 0;
             }
             if (!done)

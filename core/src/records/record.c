@@ -229,3 +229,17 @@ double kbc_param_number(const kbc_rec_param *q)
         return NAN;
     }
 }
+
+void kbc_record_group(const kbc_record *r, const char *x, const char *sep, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < r->n_params && used < n; i++) {
+        const kbc_rec_param *q = &r->params[i];
+        if (!q->swept || (x && strcmp(q->name, x) == 0))
+            continue;
+        int w = snprintf(buf + used, n - used, "%s%s=%s", used ? sep : "", q->name, q->text);
+        if (w > 0)
+            used += (size_t)w;
+    }
+}

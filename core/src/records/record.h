@@ -256,6 +256,11 @@ void kbc_records_free(kbc_record *recs, size_t n);
 /* Gives r a copy of x[0..n) as its samples (replacing any it had). */
 void kbc_record_set_samples(kbc_record *r, const double *x, size_t n);
 
+/* The group of r within its experiment, as a plot draws it: the swept
+   parameters other than x (NULL: all of them) as "dtype=f32<sep>block=256"
+   into buf ("" for none). */
+void kbc_record_group(const kbc_record *r, const char *x, const char *sep, char *buf, size_t n);
+
 /* A parameter's value as a number (a size, an integer, a float), or NaN
    for an enum or a bool: the x of a plot. */
 double kbc_param_number(const kbc_rec_param *q);

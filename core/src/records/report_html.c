@@ -983,21 +983,6 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
     rp->n_tables++;
 }
 
-/* "dtype=f32, block=256": the swept parameters of r other than x. */
-static void group_of(const kbc_record *r, const char *x, char *buf, size_t n)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (uint32_t i = 0; i < r->n_params && used < n; i++) {
-        const kbc_rec_param *q = &r->params[i];
-        if (!q->swept || (x && strcmp(q->name, x) == 0))
-            continue;
-        int w = snprintf(buf + used, n - used, "%s%s=%s", used ? ", " : "", q->name, q->text);
-        if (w > 0)
-            used += (size_t)w;
-    }
-}
-
 /* The line plots of one experiment: one per group of the other swept
    parameters, x the swept parameter x. */
 static void exp_line_plots(report *rp, const char *exp, const kbc_record *const *rows, size_t n,
@@ -1010,7 +995,7 @@ static void exp_line_plots(report *rp, const char *exp, const kbc_record *const 
     size_t n_groups = 0;
     for (size_t i = 0; i < n; i++) {
         char g[512];
-        group_of(rows[i], x, g, sizeof g);
+        kbc_record_group(rows[i], x, ", ", g, sizeof g);
         size_t k = 0;
         while (k < n_groups && strcmp(names[first[k]], g) != 0)
             k++;
@@ -1108,7 +1093,7 @@ static void exp_bar_plots(report *rp, const char *exp, const kbc_record *const *
             if (ran(rows[i]))
                 ceiling_note(&c, rk, rows[i]);
         char g[512];
-        group_of(rows[a], NULL, g, sizeof g);
+        kbc_record_group(rows[a], NULL, ", ", g, sizeof g);
         if (!g[0])
             snprintf(g, sizeof g, "point %llu", (unsigned long long)rows[a]->point + 1);
         char *label = kbc_xasprintf("%s (%s)", exp, g);

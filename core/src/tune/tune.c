@@ -163,17 +163,11 @@ static int bad_key(const ctx *c, const kbc_entry *e, const char *where, const ch
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     size_t len = strlen(what);
-    char at[64];
-    if (e->line < 0)
-        snprintf(at, sizeof at, "--set");
-    else
-        snprintf(at, sizeof at, "%d", e->line);
+    char at[600];
     const char *end = len && (what[len - 1] == '.' || what[len - 1] == '?') ? "" : ".";
-    if (e->line < 0)
-        kbc_diag_set(c->d, "--set: key '%s' in [%s]: %s%s", e->key, where, what, end);
-    else
-        kbc_diag_set(c->d, "%s:%s: key '%s' in [%s]: %s%s", c->ini->path, at, e->key, where,
-                     what, end);
+    kbc_diag_set(c->d, "%s: key '%s' in [%s]: %s%s",
+                 kbc_ini_where(c->ini, e->file, e->line, at, sizeof at), e->key, where, what,
+                 end);
     return -1;
 }
 
