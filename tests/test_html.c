@@ -32,10 +32,10 @@
 static char tmpdir[] = "/tmp/kbench-html-XXXXXX";
 
 /* The hostile texts, one per place a results file carries text. */
-#define EVIL_GPU "NVIDIA \"><img src=x onerror=alert(1)>"
+#define EVIL_GPU "NVIDIA \"><img src=x onerror=alert(1)>`!system(\"g\")`"
 #define EVIL_EXP "sweep & <b>bold</b> 'q'"
-#define EVIL_VARIANT "</svg><script>alert(2)</script>\nx"
-#define EVIL_PARAM "f32'<i>&amp;"
+#define EVIL_VARIANT "</svg><script>alert(2)</script>\nx`!system(\"v\")`"
+#define EVIL_PARAM "f32'<i>&amp;`!system(\"p\")`"
 #define EVIL_REASON "<iframe src=x></iframe>"
 #define EVIL_COMMAND "kbench run '<script>alert(3)</script>'"
 
@@ -304,6 +304,12 @@ Test(html, every_text_from_the_results_is_escaped)
     cr_assert_not_null(strstr(page, "NVIDIA &quot;&gt;&lt;img src=x onerror=alert(1)&gt;"));
     cr_assert_not_null(strstr(page, "sweep &amp; &lt;b&gt;bold&lt;/b&gt; &#39;q&#39;"));
     cr_assert_not_null(strstr(page, "&lt;/svg&gt;&lt;script&gt;alert(2)&lt;/script&gt;\\nx"));
+    /* A backquote, '!' and system( stay text in the GPU, variant and
+       parameter names; their quotes are escaped. */
+    cr_assert_null(strstr(page, "system(\""));
+    cr_assert_not_null(strstr(page, "`!system(&quot;g&quot;)`"));
+    cr_assert_not_null(strstr(page, "`!system(&quot;v&quot;)`"));
+    cr_assert_not_null(strstr(page, "`!system(&quot;p&quot;)`"));
     cr_assert_not_null(strstr(page, "f32&#39;&lt;i&gt;&amp;amp;"));
     cr_assert_not_null(strstr(page, "&lt;iframe src=x&gt;&lt;/iframe&gt;"));
     cr_assert_not_null(strstr(page, "kbench run &#39;&lt;script&gt;alert(3)&lt;/script&gt;&#39;"));
