@@ -93,7 +93,7 @@ enum {
 
 /* The shape `tile` stands for (auto resolved); never SORT_TILE_AUTO. */
 /* auto: the shapes that were fastest on an H200 (tune.ini;
-   docs/results/2026-11-22-h200/run19-sort-rank): keys alone 256x24, four
+   results/2026-11-22-h200/run19-sort-rank): keys alone 256x24, four
    blocks of 64 registers an SM (2^28 f32 5.18 ms, u32 5.31; 384x20 at
    three blocks 5.20 and 5.34, 256x20 5.49 and 5.65), pairs 384x20 at
    three blocks (7.58 ms against 7.96 for 384x23 and 8.75 for 256x20). */

@@ -7,7 +7,7 @@
 #   tests/gpu/tune-replay.sh BUILD EXHAUSTIVE SEEDS [--set K=V ...]
 # BUILD: a build with the families' plugins (no GPU needed); EXHAUSTIVE: a
 # folder holding <family>-exhaustive/ (for example
-# docs/results/2026-11-25-h100-b/tune); SEEDS: how many seeds (1..SEEDS,
+# results/2026-11-25-h100-b/tune); SEEDS: how many seeds (1..SEEDS,
 # offset by $SEED0).  $STRATEGY picks the strategy (default auto),
 # $FAMILIES the families (default "transpose sort matmul").
 set -u
