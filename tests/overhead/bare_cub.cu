@@ -2,14 +2,25 @@
 //
 // Times cub::DeviceReduce::Sum on n floats with nothing but a loop of CUDA
 // events around each call, the way one would by hand, and prints the median.
-// tests/gpu/overhead.sh runs it beside `kbench run` on the same size and
+// tests/overhead/run.sh runs it beside `kbench run` on the same size and
 // compares the two medians: kbench's framework must cost nothing measurable.
+//
+//   kbench-bare-cub [N [WARMUP [RUNS [hold]]]]
+// With `hold`, each timed call is preceded by a one-thread kernel that spins
+// on a flag in mapped host memory until the host has enqueued the start
+// event, the call and the stop event, as kbench's own hold does (docs/
+// output.md "The hold"): the start event then fires when the GPU can start
+// the call at once, not while the host is still launching it.  Without it,
+// the loop is the plain one people write by hand, whose figure includes the
+// host's launch time of CUB's kernels.
 #include <cub/device/device_reduce.cuh>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #define CHECK(call)                                                                  \
@@ -21,11 +32,25 @@
         }                                                                            \
     } while (0)
 
+// Spins until *flag is set by the host (or a second has passed, so that a
+// lost flag cannot hang the machine).
+__global__ void hold_kernel(volatile int *flag)
+{
+    long long start = clock64();
+    while (*flag == 0 && clock64() - start < 2000000000LL) {
+    }
+}
+
 int main(int argc, char **argv)
 {
     size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 0) : (size_t(1) << 28);
     int warmup = argc > 2 ? std::atoi(argv[2]) : 5;
     int runs = argc > 3 ? std::atoi(argv[3]) : 100;
+    bool hold = argc > 4 && std::string(argv[4]) == "hold";
+    if (runs < 1) {
+        std::fprintf(stderr, "bare_cub: RUNS must be at least 1\n");
+        return 2;
+    }
 
     std::vector<float> host(n);
     unsigned long long x = 42;
@@ -51,11 +76,27 @@ int main(int argc, char **argv)
         CHECK(cub::DeviceReduce::Sum(tmp, tmp_bytes, in, out, (int64_t)n, s));
     CHECK(cudaStreamSynchronize(s));
 
+    volatile int *flag = nullptr;
+    int *flag_dev = nullptr;
+    if (hold) {
+        CHECK(cudaHostAlloc((void **)&flag, sizeof(int), cudaHostAllocMapped));
+        CHECK(cudaHostGetDevicePointer((void **)&flag_dev, (void *)flag, 0));
+    }
+
     std::vector<float> ms(runs);
     for (int i = 0; i < runs; i++) {
+        if (hold) {
+            *flag = 0;
+            hold_kernel<<<1, 1, 0, s>>>(flag_dev);
+            CHECK(cudaGetLastError());
+        }
         CHECK(cudaEventRecord(a, s));
         CHECK(cub::DeviceReduce::Sum(tmp, tmp_bytes, in, out, (int64_t)n, s));
         CHECK(cudaEventRecord(b, s));
+        if (hold) {
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            *flag = 1;
+        }
         CHECK(cudaEventSynchronize(b));
         CHECK(cudaEventElapsedTime(&ms[i], a, b));
     }
@@ -63,7 +104,7 @@ int main(int argc, char **argv)
     double median = runs % 2 ? ms[runs / 2] : 0.5 * (ms[runs / 2 - 1] + ms[runs / 2]);
     float result = 0;
     CHECK(cudaMemcpy(&result, out, sizeof(float), cudaMemcpyDeviceToHost));
-    std::printf("bare_cub n=%zu runs=%d median_ms=%.6f min_ms=%.6f max_ms=%.6f GB/s=%.1f sum=%g\n", n,
+    std::printf("bare_cub%s n=%zu runs=%d median_ms=%.6f min_ms=%.6f max_ms=%.6f GB/s=%.1f sum=%g\n", hold ? "-hold" : "", n,
                 runs, median, ms[0], ms[runs - 1], n * sizeof(float) / (median * 1e-3) / 1e9, result);
     return 0;
 }
