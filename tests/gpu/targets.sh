@@ -30,6 +30,6 @@ t0=$(date +%s)
 timeout "$sort_s" "$build/kbench" run plugins/sort/targets.ini -o "$work/sort" >"$work/sort.txt" 2>&1
 echo "sort targets.ini: exit $? in $(( $(date +%s) - t0 )) s"
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv >>"$work/gpu.txt" 2>&1
-tail -2 "$work/targets.txt" "$work/sort.txt"
+tail -n 2 "$work/targets.txt" "$work/sort.txt"
 (cd "$out" && tar czf "targets-$gpu.tgz" "targets-$gpu" && rm -rf "targets-$gpu")
 ls -la "$out"
