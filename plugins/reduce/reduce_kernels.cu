@@ -370,6 +370,32 @@ template <class T, unsigned U> __device__ T onepass_thread_sum(const T *in, uint
     return v;
 }
 
+/* Thread t's share of g block partials: partials t, t + 256, ... added in
+   index order (the finish's fixed order).  Groups of G loads through L2
+   (ld.cg skips any stale L1 line): one group covers G * 256 partials (every
+   grid of the launchers up to 2048 blocks), all of a group's loads in flight
+   before any is added, and keeps the register count low. */
+template <class T> __device__ T partials_in_order(const T *blk, unsigned g)
+{
+    const unsigned P = KBR_ONEPASS_MAX_BLOCKS / KBR_ONEPASS_BLOCK, G = 8;
+    T w = T(0);
+#pragma unroll
+    for (unsigned k0 = 0; k0 < P; k0 += G) {
+        if (k0 * KBR_ONEPASS_BLOCK >= g)
+            break;
+        T x[G];
+#pragma unroll
+        for (unsigned k = 0; k < G; k++) {
+            unsigned b = threadIdx.x + (k0 + k) * KBR_ONEPASS_BLOCK;
+            x[k] = b < g ? __ldcg(blk + b) : T(0);
+        }
+#pragma unroll
+        for (unsigned k = 0; k < G; k++)
+            w += x[k];
+    }
+    return w;
+}
+
 /* The deterministic finish, run by every block once its partial v (valid in
    thread 0) is final: thread 0 stores it and takes a ticket; the block that
    takes the last ticket sums the partials in a fixed order.  The ticket is one
@@ -396,9 +422,7 @@ __device__ void finish_fixed(T v, T *blk, unsigned *counter, T *out, T *sm, unsi
     __syncthreads();
     if (!last)
         return;
-    /* Groups of G loads: one group covers G * 256 partials (every grid of
-       the launchers up to 2048 blocks) and keeps the register count low. */
-    const unsigned P = KBR_ONEPASS_MAX_BLOCKS / KBR_ONEPASS_BLOCK, G = 8;
+    const unsigned G = 8;
     /* onepass-bulk's per-chunk slots (after the g block partials): the first
        GS * 256 of them (all, with the launcher's cap) are loaded before the
        partials, so that both sets of loads share one round trip. */
@@ -410,21 +434,7 @@ __device__ void finish_fixed(T v, T *blk, unsigned *counter, T *out, T *sm, unsi
         unsigned i = threadIdx.x + k * KBR_ONEPASS_BLOCK;
         y[k] = SLOTS && i < nslots ? __ldcg(slot + i) : T(0);
     }
-    T w = T(0);
-#pragma unroll
-    for (unsigned k0 = 0; k0 < P; k0 += G) {
-        if (k0 * KBR_ONEPASS_BLOCK >= gridDim.x)
-            break;
-        T x[G];
-#pragma unroll
-        for (unsigned k = 0; k < G; k++) {
-            unsigned b = threadIdx.x + (k0 + k) * KBR_ONEPASS_BLOCK;
-            x[k] = b < gridDim.x ? __ldcg(blk + b) : T(0);
-        }
-#pragma unroll
-        for (unsigned k = 0; k < G; k++)
-            w += x[k];
-    }
+    T w = partials_in_order(blk, gridDim.x);
     /* Thread t adds slots t, t + 256, ... in index order. */
     T z = T(0);
 #pragma unroll
@@ -471,6 +481,39 @@ __global__ void __launch_bounds__(KBR_ONEPASS_BLOCK, MINB)
     }
     __syncthreads(); /* sm is reused by the finish */
     finish_fixed(v, blk, counter, out, sm);
+}
+
+/* ---- onepass-pdl ------------------------------------------------------------
+ * onepass's blocks without the ticket: each stores its partial and exits; a
+ * second kernel of one block sums the partials in the same fixed order.  The
+ * second kernel is launched with programmatic dependent launch: the first
+ * kernel's blocks say at their start that it may be scheduled
+ * (griddepcontrol.launch_dependents), so its launch overlaps the first
+ * kernel, and it waits in griddepcontrol.wait until every block of the first
+ * kernel has finished and its stores are visible.  What this saves against
+ * onepass: no block waits for an atomic's round trip before it exits, and no
+ * second launch's latency is seen after the first kernel, which is what two
+ * plain launches (CUB's reduce) pay.
+ * ------------------------------------------------------------------------ */
+template <class T>
+__global__ void __launch_bounds__(KBR_ONEPASS_BLOCK, KBR_ONEPASS_BLOCKS_PER_SM)
+    k_onepass_partials(const T *in, uint64_t n, T *blk)
+{
+    __shared__ T sm[KBR_ONEPASS_BLOCK / 32];
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    T v = block_sum(onepass_thread_sum<T, KBR_ONEPASS_UNROLL>(in, n), sm);
+    if (threadIdx.x == 0)
+        blk[blockIdx.x] = v;
+}
+
+template <class T>
+__global__ void __launch_bounds__(KBR_ONEPASS_BLOCK) k_onepass_finish(const T *blk, unsigned g, T *out)
+{
+    __shared__ T sm[KBR_ONEPASS_BLOCK / 32];
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    T w = block_sum(partials_in_order(blk, g), sm);
+    if (threadIdx.x == 0)
+        *out = w;
 }
 
 /* ---- onepass-bulk ----------------------------------------------------------
@@ -842,6 +885,31 @@ template <class T> int run_onepass_atomic(kbr_state *s, const kbr_impl *impl, kb
     return run_onepass_kernel<T>(s, true, host);
 }
 
+/* onepass-pdl: the partials kernel, then the finish with programmatic
+   stream serialization (it may start before the partials kernel ends, and
+   waits for it inside). */
+template <class T> int run_onepass_pdl(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    cudaStream_t st = static_cast<cudaStream_t>(host->stream);
+    unsigned g = (unsigned)kbr_onepass_blocks(s->n, sizeof(T), s->sm_count);
+    T *blk = static_cast<T *>(s->blk.dev);
+    k_onepass_partials<T><<<g, KBR_ONEPASS_BLOCK, 0, st>>>(static_cast<const T *>(s->in.dev), s->n, blk);
+    KBK_CUDA_LAUNCH(host, "onepass-pdl partials");
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(1);
+    cfg.blockDim = dim3(KBR_ONEPASS_BLOCK);
+    cfg.stream = st;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    KBK_CUDA(host, cudaLaunchKernelEx(&cfg, k_onepass_finish<T>, static_cast<const T *>(blk), g,
+                                      static_cast<T *>(s->out.dev)));
+    KBK_CUDA_LAUNCH(host, "onepass-pdl finish");
+    return KB_OK;
+}
+
 template <class T> int run_onepass_bulk(kbr_state *s, const kbr_impl *impl, kb_host *host)
 {
     if (!kbr_bulk_path(s->n, sizeof(T), s->bulk_min))
@@ -875,6 +943,7 @@ KBR_ENTRY(kbr_run_shuffle, run_shuffle)
 KBR_ENTRY(kbr_run_onepass, run_onepass)
 KBR_ENTRY(kbr_run_onepass_atomic, run_onepass_atomic)
 KBR_ENTRY(kbr_run_onepass_bulk, run_onepass_bulk)
+KBR_ENTRY(kbr_run_onepass_pdl, run_onepass_pdl)
 
 /* multipass is the tutorial's double kernel: its row runs it for f64 only
    (reduce.c checks the row's dtypes before run). */
