@@ -279,6 +279,7 @@ int kbr_run_onepass(kbr_state *s, const kbr_impl *impl, kb_host *host);
 int kbr_run_onepass_atomic(kbr_state *s, const kbr_impl *impl, kb_host *host);
 int kbr_run_onepass_bulk(kbr_state *s, const kbr_impl *impl, kb_host *host);
 int kbr_run_onepass_pdl(kbr_state *s, const kbr_impl *impl, kb_host *host);
+int kbr_run_onepass_pdl_late(kbr_state *s, const kbr_impl *impl, kb_host *host);
 int kbr_run_cub(kbr_state *s, const kbr_impl *impl, kb_host *host);
 int kbr_run_thrust(kbr_state *s, const kbr_impl *impl, kb_host *host);
 

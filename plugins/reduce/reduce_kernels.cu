@@ -495,15 +495,18 @@ __global__ void __launch_bounds__(KBR_ONEPASS_BLOCK, MINB)
  * second launch's latency is seen after the first kernel, which is what two
  * plain launches (CUB's reduce) pay.
  * ------------------------------------------------------------------------ */
-template <class T>
+template <class T, bool EARLY>
 __global__ void __launch_bounds__(KBR_ONEPASS_BLOCK, KBR_ONEPASS_BLOCKS_PER_SM)
     k_onepass_partials(const T *in, uint64_t n, T *blk)
 {
     __shared__ T sm[KBR_ONEPASS_BLOCK / 32];
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    if (EARLY)
+        asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     T v = block_sum(onepass_thread_sum<T, KBR_ONEPASS_UNROLL>(in, n), sm);
     if (threadIdx.x == 0)
         blk[blockIdx.x] = v;
+    if (!EARLY)
+        asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
 
 template <class T>
@@ -888,12 +891,12 @@ template <class T> int run_onepass_atomic(kbr_state *s, const kbr_impl *impl, kb
 /* onepass-pdl: the partials kernel, then the finish with programmatic
    stream serialization (it may start before the partials kernel ends, and
    waits for it inside). */
-template <class T> int run_onepass_pdl(kbr_state *s, const kbr_impl *impl, kb_host *host)
+template <class T, bool EARLY> int run_onepass_pdl_as(kbr_state *s, kb_host *host)
 {
     cudaStream_t st = static_cast<cudaStream_t>(host->stream);
     unsigned g = (unsigned)kbr_onepass_blocks(s->n, sizeof(T), s->sm_count);
     T *blk = static_cast<T *>(s->blk.dev);
-    k_onepass_partials<T><<<g, KBR_ONEPASS_BLOCK, 0, st>>>(static_cast<const T *>(s->in.dev), s->n, blk);
+    k_onepass_partials<T, EARLY><<<g, KBR_ONEPASS_BLOCK, 0, st>>>(static_cast<const T *>(s->in.dev), s->n, blk);
     KBK_CUDA_LAUNCH(host, "onepass-pdl partials");
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -908,6 +911,16 @@ template <class T> int run_onepass_pdl(kbr_state *s, const kbr_impl *impl, kb_ho
                                       static_cast<T *>(s->out.dev)));
     KBK_CUDA_LAUNCH(host, "onepass-pdl finish");
     return KB_OK;
+}
+
+template <class T> int run_onepass_pdl(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    return run_onepass_pdl_as<T, true>(s, host);
+}
+
+template <class T> int run_onepass_pdl_late(kbr_state *s, const kbr_impl *impl, kb_host *host)
+{
+    return run_onepass_pdl_as<T, false>(s, host);
 }
 
 template <class T> int run_onepass_bulk(kbr_state *s, const kbr_impl *impl, kb_host *host)
@@ -944,6 +957,7 @@ KBR_ENTRY(kbr_run_onepass, run_onepass)
 KBR_ENTRY(kbr_run_onepass_atomic, run_onepass_atomic)
 KBR_ENTRY(kbr_run_onepass_bulk, run_onepass_bulk)
 KBR_ENTRY(kbr_run_onepass_pdl, run_onepass_pdl)
+KBR_ENTRY(kbr_run_onepass_pdl_late, run_onepass_pdl_late)
 
 /* multipass is the tutorial's double kernel: its row runs it for f64 only
    (reduce.c checks the row's dtypes before run). */

@@ -65,7 +65,8 @@ Test(reduce, descriptor)
                                         "interleaved-strided", "sequential", "first-add",
                                         "unroll-warp", "unroll-complete", "multi-element",
                                         "shuffle", "multipass", "onepass", "onepass-atomic",
-                                        "onepass-bulk", "onepass-pdl", "cub", "thrust"};
+                                        "onepass-bulk", "onepass-pdl", "onepass-pdl-late", "cub",
+                                        "thrust"};
     cr_assert_eq(plug->n_variants, sizeof order / sizeof order[0]);
     for (uint32_t v = 0; v < plug->n_variants; v++) {
         cr_assert_str_eq(plug->variants[v].name, order[v]);
@@ -318,7 +319,7 @@ Test(reduce, variant_uses_masks)
         {"cpu", 1}, {"cpu-parallel", 0}, {"interleaved", 1}, {"interleaved-strided", 1},
         {"sequential", 1}, {"first-add", 1}, {"unroll-warp", 1}, {"unroll-complete", 1},
         {"multi-element", 3}, {"shuffle", 3}, {"multipass", 0}, {"onepass", 0},
-        {"onepass-atomic", 0}, {"onepass-bulk", 4}, {"onepass-pdl", 0}, {"cub", 0},
+        {"onepass-atomic", 0}, {"onepass-bulk", 4}, {"onepass-pdl", 0}, {"onepass-pdl-late", 0}, {"cub", 0},
         {"thrust", 0}};
     cr_assert_eq(plug->n_variants, sizeof want / sizeof want[0]);
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
