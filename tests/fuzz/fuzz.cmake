@@ -39,3 +39,29 @@ add_test(NAME fuzz_ini
           -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz/
           ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus)
 set_tests_properties(fuzz_ini PROPERTIES TIMEOUT 120)
+
+# The reader of results.json (compare, merge, plot, report, history and
+# --baseline take these files from users): the same bounded test.
+set(fuzz_results_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz/fuzz_results)
+set(fuzz_results_sources
+  ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_results.c
+  ${PROJECT_SOURCE_DIR}/core/src/records/results_read.c
+  ${PROJECT_SOURCE_DIR}/core/src/records/record.c
+  ${PROJECT_SOURCE_DIR}/core/src/base/util.c
+  ${PROJECT_SOURCE_DIR}/core/src/base/text.c
+  ${PROJECT_SOURCE_DIR}/core/src/base/stats.c)
+add_custom_command(OUTPUT ${fuzz_results_bin}
+  COMMAND ${KBENCH_FUZZ_CC} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined
+          -fno-sanitize-recover=undefined
+          -I${PROJECT_SOURCE_DIR}/core/src/records -I${PROJECT_SOURCE_DIR}/core/src/base
+          -I${PROJECT_SOURCE_DIR}/core/include
+          ${fuzz_results_sources} ${JANSSON_LINK_LIBRARIES} -lm -o ${fuzz_results_bin}
+  DEPENDS ${fuzz_results_sources}
+  COMMENT "Building the fuzzing harness fuzz_results with ${KBENCH_FUZZ_CC}")
+add_custom_target(fuzz_results ALL DEPENDS ${fuzz_results_bin})
+file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found-results)
+add_test(NAME fuzz_results
+  COMMAND ${fuzz_results_bin} -max_total_time=${KBENCH_FUZZ_SECONDS} -timeout=10 -max_len=16384
+          -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz/results-
+          ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found-results ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus-results)
+set_tests_properties(fuzz_results PROPERTIES TIMEOUT 120)
