@@ -65,3 +65,28 @@ add_test(NAME fuzz_results
           -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz/results-
           ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found-results ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus-results)
 set_tests_properties(fuzz_results PROPERTIES TIMEOUT 120)
+
+# The journal's reader (`kbench run --resume`): the input is written as a
+# scratch folder's journal.jsonl and resumed; found the refusal that kept
+# what it had read (fixed: a refused resume leaves the journal empty).
+set(fuzz_journal_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz/fuzz_journal)
+set(fuzz_journal_sources
+  ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_journal.c
+  ${PROJECT_SOURCE_DIR}/core/src/exec/journal.c
+  ${fuzz_results_sources})
+list(REMOVE_ITEM fuzz_journal_sources ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_results.c)
+add_custom_command(OUTPUT ${fuzz_journal_bin}
+  COMMAND ${KBENCH_FUZZ_CC} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined
+          -fno-sanitize-recover=undefined
+          -I${PROJECT_SOURCE_DIR}/core/src/exec -I${PROJECT_SOURCE_DIR}/core/src/records
+          -I${PROJECT_SOURCE_DIR}/core/src/base -I${PROJECT_SOURCE_DIR}/core/include
+          ${fuzz_journal_sources} ${JANSSON_LINK_LIBRARIES} -lm -o ${fuzz_journal_bin}
+  DEPENDS ${fuzz_journal_sources}
+  COMMENT "Building the fuzzing harness fuzz_journal with ${KBENCH_FUZZ_CC}")
+add_custom_target(fuzz_journal ALL DEPENDS ${fuzz_journal_bin})
+file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found-journal)
+add_test(NAME fuzz_journal
+  COMMAND ${fuzz_journal_bin} -max_total_time=${KBENCH_FUZZ_SECONDS} -timeout=10 -max_len=16384
+          -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz/journal-
+          ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found-journal ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus-journal)
+set_tests_properties(fuzz_journal PROPERTIES TIMEOUT 120)

@@ -102,8 +102,8 @@ static int read_entry(const json_t *o, kbc_journal_entry *e)
     return 0;
 }
 
-int kbc_journal_resume(kbc_journal *j, const char *dir, const char *plan_hash, int shard_index,
-                       int shard_count, int accept_other_plan, FILE *err, kbc_diag *d)
+static int resume(kbc_journal *j, const char *dir, const char *plan_hash, int shard_index,
+                  int shard_count, int accept_other_plan, FILE *err, kbc_diag *d)
 {
     memset(j, 0, sizeof *j);
     j->fd = -1;
@@ -219,6 +219,15 @@ int kbc_journal_resume(kbc_journal *j, const char *dir, const char *plan_hash, i
         return -1;
     }
     return 0;
+}
+
+int kbc_journal_resume(kbc_journal *j, const char *dir, const char *plan_hash, int shard_index,
+                       int shard_count, int accept_other_plan, FILE *err, kbc_diag *d)
+{
+    if (resume(j, dir, plan_hash, shard_index, shard_count, accept_other_plan, err, d) == 0)
+        return 0;
+    kbc_journal_close(j); /* the path and the entries read before the refusal */
+    return -1;
 }
 
 int kbc_journal_append(kbc_journal *j, const char *exp, uint32_t exp_index, uint64_t point,

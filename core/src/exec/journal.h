@@ -48,7 +48,8 @@ int kbc_journal_create(kbc_journal *j, const char *dir, const char *plan_hash, i
    header's plan hash against plan_hash (a mismatch is refused unless
    accept_other_plan) and the shard, and leaves the file open for
    appending.  Returns 0, or -1 with d set (no journal, another plan,
-   another shard, a line in the middle that is not a journal entry). */
+   another shard, a line in the middle that is not a journal entry); j is
+   then empty (nothing to close). */
 int kbc_journal_resume(kbc_journal *j, const char *dir, const char *plan_hash, int shard_index,
                        int shard_count, int accept_other_plan, FILE *err, kbc_diag *d);
 
