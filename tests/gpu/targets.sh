@@ -19,7 +19,7 @@ export LD_LIBRARY_PATH="$root/$build/devlibs:${LD_LIBRARY_PATH:-}"
 cd "$root"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
     --format=csv >"$work/gpu.txt" 2>&1
-git log --oneline -1 >>"$work/gpu.txt" 2>/dev/null
+"$build/kbench" --version >>"$work/gpu.txt" 2>&1 # the build's revision (the device copy's git metadata may be older)
 t0=$(date +%s)
 "$build/kbench" run conf/targets.ini -o "$work/targets" >"$work/targets.txt" 2>&1
 echo "targets.ini: exit $? in $(( $(date +%s) - t0 )) s"
