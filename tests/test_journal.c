@@ -5,35 +5,15 @@
  * to close: the leak fuzz_journal found); a cut last line is dropped with a
  * warning and the entries before it are kept.
  */
+#include "kbench_cmd.h"
+
 #include <criterion/criterion.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "journal.h"
 
-static char dir[64];
-
-static void write_journal(const char *text)
-{
-    snprintf(dir, sizeof dir, "/tmp/kbench-test-journal-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    char path[128];
-    snprintf(path, sizeof path, "%s/journal.jsonl", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static void remove_journal(void)
-{
-    char path[128];
-    snprintf(path, sizeof path, "%s/journal.jsonl", dir);
-    unlink(path);
-    rmdir(dir);
-}
+TestSuite(journal, .init = kc_tmp, .fini = kc_tmp_remove);
 
 #define HEADER "{\"kbench_journal\": 1, \"plan_hash\": \"abc\", \"shard\": null}\n"
 #define ENTRY                                                                                  \
@@ -42,13 +22,12 @@ static void remove_journal(void)
 
 Test(journal, damaged_middle_line_refused_and_left_empty)
 {
-    write_journal(HEADER ENTRY "{not json\n" ENTRY);
+    kc_write("journal.jsonl", HEADER ENTRY "{not json\n" ENTRY);
     kbc_journal j;
     kbc_diag d = {0};
     FILE *err = fopen("/dev/null", "w");
-    int r = kbc_journal_resume(&j, dir, "abc", 0, 0, 0, err, &d);
+    int r = kbc_journal_resume(&j, kc_dir, "abc", 0, 0, 0, err, &d);
     fclose(err);
-    remove_journal();
     cr_assert_eq(r, -1);
     cr_assert_not_null(strstr(d.msg, "journal.jsonl:3: is not a journal line"), "%s", d.msg);
     cr_assert_null(j.path);
@@ -60,17 +39,16 @@ Test(journal, damaged_middle_line_refused_and_left_empty)
 
 Test(journal, cut_last_line_dropped_with_a_warning)
 {
-    write_journal(HEADER ENTRY "{\"exp\": \"a\", \"exp_in");
+    kc_write("journal.jsonl", HEADER ENTRY "{\"exp\": \"a\", \"exp_in");
     kbc_journal j;
     kbc_diag d = {0};
     char buf[512] = "";
     FILE *err = fmemopen(buf, sizeof buf, "w");
-    int r = kbc_journal_resume(&j, dir, "abc", 0, 0, 0, err, &d);
+    int r = kbc_journal_resume(&j, kc_dir, "abc", 0, 0, 0, err, &d);
     fclose(err);
     cr_assert_eq(r, 0, "%s", d.msg);
     cr_assert_eq(j.n_entries, 1);
     cr_assert_str_eq(j.entries[0].exp, "a");
     cr_assert_not_null(strstr(buf, "its last line (line 3) was cut off"), "%s", buf);
     kbc_journal_close(&j);
-    remove_journal();
 }

@@ -14,79 +14,47 @@ if(NOT KBENCH_FUZZ_CC)
 endif()
 message(STATUS "kbench: fuzzing harness built with ${KBENCH_FUZZ_CC}")
 
-set(KBENCH_FUZZ_SECONDS 20 CACHE STRING "Seconds the fuzz_ini test fuzzes")
-set(fuzz_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz/fuzz_ini)
-set(fuzz_sources
-  ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_ini.c
-  ${PROJECT_SOURCE_DIR}/core/src/config/ini.c
-  ${PROJECT_SOURCE_DIR}/core/src/config/value.c
-  ${PROJECT_SOURCE_DIR}/core/src/config/sweep.c
-  ${PROJECT_SOURCE_DIR}/core/src/base/util.c)
-add_custom_command(OUTPUT ${fuzz_bin}
-  COMMAND ${KBENCH_FUZZ_CC} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined
-          -fno-sanitize-recover=undefined
-          -I${PROJECT_SOURCE_DIR}/core/src/config -I${PROJECT_SOURCE_DIR}/core/src/base
-          -I${PROJECT_SOURCE_DIR}/core/include
-          ${fuzz_sources} ${INIH_LINK_LIBRARIES} -lm -o ${fuzz_bin}
-  DEPENDS ${fuzz_sources}
-  COMMENT "Building the fuzzing harness fuzz_ini with ${KBENCH_FUZZ_CC}")
-add_custom_target(fuzz_ini ALL DEPENDS ${fuzz_bin})
+set(KBENCH_FUZZ_SECONDS 20 CACHE STRING "Seconds each fuzz test fuzzes")
 
-# New inputs go to a folder of the build, never into the source tree.
-file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found)
-add_test(NAME fuzz_ini
-  COMMAND ${fuzz_bin} -max_total_time=${KBENCH_FUZZ_SECONDS} -timeout=10 -max_len=4096
-          -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz/
-          ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus)
-set_tests_properties(fuzz_ini PROPERTIES TIMEOUT 120)
+# kbench_fuzz(NAME MAX_LEN CORPUS SOURCES ...): builds the harness NAME from
+# its sources with clang (libFuzzer, ASan, UBSan) against the source tree's
+# core/src folders, and adds the CTest entry NAME, which fuzzes for
+# KBENCH_FUZZ_SECONDS from tests/fuzz/CORPUS.  New inputs go to a folder of
+# the build (found-NAME), never into the source tree; a failing input is
+# written as fuzz/NAME-crash-... (or -leak-, -timeout-).
+function(kbench_fuzz name max_len corpus)
+  set(bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz/${name})
+  set(src ${PROJECT_SOURCE_DIR}/core/src)
+  add_custom_command(OUTPUT ${bin}
+    COMMAND ${KBENCH_FUZZ_CC} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined
+            -fno-sanitize-recover=undefined
+            -I${src}/config -I${src}/exec -I${src}/records -I${src}/base
+            -I${PROJECT_SOURCE_DIR}/core/include
+            ${ARGN} ${INIH_LINK_LIBRARIES} ${JANSSON_LINK_LIBRARIES} -lm -o ${bin}
+    DEPENDS ${ARGN}
+    COMMENT "Building the fuzzing harness ${name} with ${KBENCH_FUZZ_CC}")
+  add_custom_target(${name} ALL DEPENDS ${bin})
+  file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found-${name})
+  add_test(NAME ${name}
+    COMMAND ${bin} -max_total_time=${KBENCH_FUZZ_SECONDS} -timeout=10 -max_len=${max_len}
+            -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz/${name}-
+            ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found-${name} ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/${corpus})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 120)
+endfunction()
 
+set(_src ${PROJECT_SOURCE_DIR}/core/src)
+set(_fuzz ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
+set(_results_reader ${_src}/records/results_read.c ${_src}/records/record.c
+    ${_src}/base/util.c ${_src}/base/text.c ${_src}/base/stats.c)
+
+# The INI reader and the value and sweep parsers.
+kbench_fuzz(fuzz_ini 4096 corpus ${_fuzz}/fuzz_ini.c ${_src}/config/ini.c
+            ${_src}/config/value.c ${_src}/config/sweep.c ${_src}/base/util.c)
 # The reader of results.json (compare, merge, plot, report, history and
-# --baseline take these files from users): the same bounded test.
-set(fuzz_results_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz/fuzz_results)
-set(fuzz_results_sources
-  ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_results.c
-  ${PROJECT_SOURCE_DIR}/core/src/records/results_read.c
-  ${PROJECT_SOURCE_DIR}/core/src/records/record.c
-  ${PROJECT_SOURCE_DIR}/core/src/base/util.c
-  ${PROJECT_SOURCE_DIR}/core/src/base/text.c
-  ${PROJECT_SOURCE_DIR}/core/src/base/stats.c)
-add_custom_command(OUTPUT ${fuzz_results_bin}
-  COMMAND ${KBENCH_FUZZ_CC} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined
-          -fno-sanitize-recover=undefined
-          -I${PROJECT_SOURCE_DIR}/core/src/records -I${PROJECT_SOURCE_DIR}/core/src/base
-          -I${PROJECT_SOURCE_DIR}/core/include
-          ${fuzz_results_sources} ${JANSSON_LINK_LIBRARIES} -lm -o ${fuzz_results_bin}
-  DEPENDS ${fuzz_results_sources}
-  COMMENT "Building the fuzzing harness fuzz_results with ${KBENCH_FUZZ_CC}")
-add_custom_target(fuzz_results ALL DEPENDS ${fuzz_results_bin})
-file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found-results)
-add_test(NAME fuzz_results
-  COMMAND ${fuzz_results_bin} -max_total_time=${KBENCH_FUZZ_SECONDS} -timeout=10 -max_len=16384
-          -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz/results-
-          ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found-results ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus-results)
-set_tests_properties(fuzz_results PROPERTIES TIMEOUT 120)
-
+# --baseline take these files from users).
+kbench_fuzz(fuzz_results 16384 corpus-results ${_fuzz}/fuzz_results.c ${_results_reader})
 # The journal's reader (`kbench run --resume`): the input is written as a
-# scratch folder's journal.jsonl and resumed; found the refusal that kept
+# scratch folder's journal.jsonl and resumed; it found the refusal that kept
 # what it had read (fixed: a refused resume leaves the journal empty).
-set(fuzz_journal_bin ${CMAKE_CURRENT_BINARY_DIR}/fuzz/fuzz_journal)
-set(fuzz_journal_sources
-  ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_journal.c
-  ${PROJECT_SOURCE_DIR}/core/src/exec/journal.c
-  ${fuzz_results_sources})
-list(REMOVE_ITEM fuzz_journal_sources ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_results.c)
-add_custom_command(OUTPUT ${fuzz_journal_bin}
-  COMMAND ${KBENCH_FUZZ_CC} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined
-          -fno-sanitize-recover=undefined
-          -I${PROJECT_SOURCE_DIR}/core/src/exec -I${PROJECT_SOURCE_DIR}/core/src/records
-          -I${PROJECT_SOURCE_DIR}/core/src/base -I${PROJECT_SOURCE_DIR}/core/include
-          ${fuzz_journal_sources} ${JANSSON_LINK_LIBRARIES} -lm -o ${fuzz_journal_bin}
-  DEPENDS ${fuzz_journal_sources}
-  COMMENT "Building the fuzzing harness fuzz_journal with ${KBENCH_FUZZ_CC}")
-add_custom_target(fuzz_journal ALL DEPENDS ${fuzz_journal_bin})
-file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found-journal)
-add_test(NAME fuzz_journal
-  COMMAND ${fuzz_journal_bin} -max_total_time=${KBENCH_FUZZ_SECONDS} -timeout=10 -max_len=16384
-          -artifact_prefix=${CMAKE_CURRENT_BINARY_DIR}/fuzz/journal-
-          ${CMAKE_CURRENT_BINARY_DIR}/fuzz/found-journal ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus-journal)
-set_tests_properties(fuzz_journal PROPERTIES TIMEOUT 120)
+kbench_fuzz(fuzz_journal 16384 corpus-journal ${_fuzz}/fuzz_journal.c ${_src}/exec/journal.c
+            ${_results_reader})

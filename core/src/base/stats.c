@@ -24,6 +24,14 @@ double kbc_median_noise(const double *x, size_t n)
     return (x[h] - x[l]) / 2 / med;
 }
 
+double kbc_median(double *x, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(x, n, sizeof *x, cmp_double);
+    return (n % 2) ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
 void kbc_stats_compute(double *x, size_t n, kbc_stats *out)
 {
     out->n = n;
@@ -33,10 +41,9 @@ void kbc_stats_compute(double *x, size_t n, kbc_stats *out)
         out->median = out->min = out->max = out->mean = out->stddev = NAN;
         return;
     }
-    qsort(x, n, sizeof *x, cmp_double);
+    out->median = kbc_median(x, n);
     out->min = x[0];
     out->max = x[n - 1];
-    out->median = (n % 2) ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 
     /* Two passes (mean, then squared deviations) rather than a running sum
        of squares, which loses all precision when the times are close. */

@@ -9,6 +9,9 @@ typedef struct kbc_stats {
     double median, min, max, mean, stddev; /* seconds */
 } kbc_stats;
 
+/* The median of x[0..n), which it sorts in place; NaN for n == 0. */
+double kbc_median(double *x, size_t n);
+
 /* Summarises x[0..n) (reordered in place).  n == 0 gives all NaN. */
 void kbc_stats_compute(double *x, size_t n, kbc_stats *out);
 

@@ -117,6 +117,11 @@ const char *kbc_text_md(const char *s)
     return buf;
 }
 
+const char *kbc_text_shown(int md, const char *s)
+{
+    return md ? kbc_text_md(s) : kbc_text_visible(s);
+}
+
 void kbc_text_md_code(FILE *f, const char *s, int in_cell)
 {
     const char *v = kbc_text_visible(s);

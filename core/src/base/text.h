@@ -49,6 +49,10 @@ int kbc_text_needs_escape(const char *s);
    kbc_text_visible(). */
 const char *kbc_text_md(const char *s);
 
+/* One text for a reporter that writes the terminal or markdown:
+   kbc_text_md(s) when md, else kbc_text_visible(s). */
+const char *kbc_text_shown(int md, const char *s);
+
 /* s as a markdown code span on f: kbc_text_visible(s) between enough
    backquotes that none inside ends it (one more than its longest run), with
    a space inside each fence where s starts or ends with one; in a table

@@ -396,12 +396,10 @@ static void check_plan(ck *c)
         char msg1[sizeof c->hc.fail_msg];
         /* Nothing between the two heap readings may allocate: no output, no
            formatting, only the plugin's call. */
-        memset(&w1, 0, sizeof w1);
         size_t h0 = heap_in_use();
         int r1 = kbc_call_plan(in, v, &w1, NULL);
         size_t h1 = heap_in_use();
         memcpy(msg1, c->hc.fail_msg, sizeof msg1);
-        memset(&w2, 0, sizeof w2);
         size_t h2 = heap_in_use();
         int r2 = kbc_call_plan(in, v, &w2, NULL);
         size_t h3 = heap_in_use();
@@ -456,7 +454,6 @@ static void check_plan(ck *c)
         uint64_t f0 = kbc_gpu_free_memory();
         for (size_t i = 0; i < c->n_pts; i++) {
             kb_work w;
-            memset(&w, 0, sizeof w);
             kbc_call_plan(in, &c->pts[i * c->np], &w, NULL);
         }
         uint64_t d2 = drop_of(f0, kbc_gpu_free_memory());

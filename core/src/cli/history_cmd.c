@@ -17,6 +17,7 @@
 
 #include "commit.h"
 #include "history.h"
+#include "results_read.h"
 #include "text.h"
 #include "util.h"
 #include "version.h"
@@ -78,15 +79,6 @@ static int option_commit(const char *rev, kbc_hist_commit *c, FILE *err)
     return 0;
 }
 
-/* DIR/results.json for a folder, the path itself for a file. */
-static char *results_path(const char *arg)
-{
-    struct stat st;
-    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
-        return kbc_xasprintf("%s/results.json", arg);
-    return kbc_xstrdup(arg);
-}
-
 /* Adds one run and says what happened.  Returns 0 or an exit code. */
 static int add_one(kbc_history *h, const char *path, const kbc_hist_commit *commit, FILE *out,
                    FILE *err)
@@ -128,7 +120,7 @@ static int sub_add(hctx *c)
         return code;
     int worst = 0;
     for (size_t i = 0; i < c->n; i++) {
-        char *p = results_path(c->args[i]);
+        char *p = kbc_results_path(c->args[i]);
         code = add_one(h, p, cp, c->out, c->err);
         free(p);
         worst = code > worst ? code : worst;

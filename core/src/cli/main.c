@@ -798,6 +798,20 @@ static void print_shards(const kbc_plan *plan, const kbc_super_opts *o, FILE *ou
     free(jobs);
 }
 
+/* The kbench binary's own path into buf (its workers are started from it):
+   0, or -1 after saying why. */
+static int self_path(char *buf, size_t n)
+{
+    ssize_t len = readlink("/proc/self/exe", buf, n - 1);
+    if (len <= 0) {
+        say(0, "cannot find the kbench binary to start its workers (/proc/self/exe: %s)",
+            strerror(errno));
+        return -1;
+    }
+    buf[len] = '\0';
+    return 0;
+}
+
 static int cmd_run(const cli *c, int argc, char **argv)
 {
     const char *path = c->args[0];
@@ -973,14 +987,10 @@ static int cmd_run(const cli *c, int argc, char **argv)
             goto out;
         }
     }
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) {
-        say(0, "cannot find the kbench binary to start its workers (/proc/self/exe: %s)",
-            strerror(errno));
+    if (self_path(self, sizeof self) != 0) {
         code = KBC_EXIT_SYSTEM;
         goto out;
     }
-    self[len] = '\0';
     cmdline = join_args(argc, argv);
     kbc_run_set_quiet(c->quiet);
     so.self = self;
@@ -1184,12 +1194,8 @@ static int cmd_tune(const cli *c, int argc, char **argv)
     size_t n_picks = 0;
     unsigned long long min_mem = 0;
     char self[4096], why[600];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (code == 0 && len <= 0) {
-        say(0, "cannot find the kbench binary to start its workers (/proc/self/exe: %s)",
-            strerror(errno));
+    if (code == 0 && self_path(self, sizeof self) != 0)
         code = KBC_EXIT_SYSTEM;
-    }
     if (code == 0 && c->gpus && !c->simulate &&
         kbc_gpus_pick(c->gpus, c->allow_mixed, c->allow_shared, &picks, &n_picks, &min_mem, why,
                       sizeof why) != 0) {
@@ -1201,7 +1207,6 @@ static int cmd_tune(const cli *c, int argc, char **argv)
         code = KBC_EXIT_SYSTEM;
     }
     if (code == 0) {
-        self[len] = '\0';
         char *cmdline = join_args(argc, argv);
         kbc_run_set_quiet(c->quiet);
         kbc_tune_opts o = {.self = self, .ini_path = c->args[0],

@@ -427,7 +427,6 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_ho
     const kbc_instance in = kbc_instance_of(d, host);
     kbc_error err;
     kb_work work;
-    memset(&work, 0, sizeof work);
     int st = kbc_call_plan(in, values, &work, &err);
     /* A row's device_bytes is what its variant's run needs: the shared
        figure plus its own (kb_work, "Device memory"). */

@@ -295,14 +295,3 @@ void kbc_history_close(kbc_history *h)
     free(h->path);
     free(h);
 }
-
-int kbc_history_clear(kbc_history *h, kbc_diag *d)
-{
-    int rc = kbc_hist_exec(h, "BEGIN IMMEDIATE; DELETE FROM samples; DELETE FROM rows; "
-                              "DELETE FROM runs; DELETE FROM testbeds; COMMIT");
-    if (rc != SQLITE_OK) {
-        kbc_hist_exec(h, "ROLLBACK");
-        return kbc_hist_fail(h, rc, "emptying it", d);
-    }
-    return 0;
-}

@@ -60,9 +60,6 @@ typedef struct kbc_hist_commit {
 int kbc_history_add(kbc_history *h, const char *path, const kbc_hist_commit *commit, int *added,
                     kbc_diag *d);
 
-/* Empties the database (for rebuild).  Returns 0 or an exit code. */
-int kbc_history_clear(kbc_history *h, kbc_diag *d);
-
 /* A testbed: what a time depends on besides the code. */
 typedef struct kbc_hist_testbed {
     int64_t id;

@@ -196,12 +196,17 @@ static int insert_run(kbc_history *h, const char *path, const char *sha, const j
     rc = sqlite3_prepare_v2(h->db, ins_row, -1, &row, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(h->db, ins_sample, -1, &smp, NULL);
+    /* The rows of a run differ in their testbed only by the GPU's UUID (one
+       a worker), mostly not at all: it is looked up when that changes. */
+    int64_t tid = -1;
     for (size_t i = 0; i < doc->n_recs && rc == SQLITE_OK; i++) {
         const kbc_record *r = &doc->recs[i];
-        snprintf(tb.gpu_uuid, sizeof tb.gpu_uuid, "%s", r->gpu_uuid);
-        int64_t tid = testbed_id(h, &tb, &rc);
-        if (rc != SQLITE_OK)
-            break;
+        if (tid < 0 || strcmp(tb.gpu_uuid, r->gpu_uuid) != 0) {
+            snprintf(tb.gpu_uuid, sizeof tb.gpu_uuid, "%s", r->gpu_uuid);
+            tid = testbed_id(h, &tb, &rc);
+            if (rc != SQLITE_OK)
+                break;
+        }
         char key[2048];
         row_key(root, i, r, key, sizeof key);
         sqlite3_reset(row);

@@ -15,20 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats.h"
 #include "util.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of x[0..n) (reordered); n >= 1. */
-static double median_of(double *x, size_t n)
-{
-    qsort(x, n, sizeof *x, cmp_double);
-    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
 
 /* The robust noise of one point: the median absolute difference of
    neighbours over sqrt(2) (a difference of two points has twice a point's
@@ -40,7 +28,7 @@ static double neighbour_sigma(const double *y, size_t n)
     double *d = kbc_xmalloc((n - 1) * sizeof *d);
     for (size_t i = 0; i + 1 < n; i++)
         d[i] = fabs(y[i + 1] - y[i]);
-    double m = median_of(d, n - 1);
+    double m = kbc_median(d, n - 1);
     free(d);
     return 1.4826 * m / sqrt(2.0);
 }
@@ -173,7 +161,7 @@ void kbc_stepfit_run(const double *y, const double *se, size_t n, double penalty
         if (se && isfinite(se[i]) && se[i] > 0)
             own[n_own++] = se[i];
     if (n_own > 0) {
-        double m = median_of(own, n_own);
+        double m = kbc_median(own, n_own);
         floor = floor > m ? floor : m;
     }
     free(own);

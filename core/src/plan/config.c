@@ -68,14 +68,12 @@ static void end_sentence(char *buf, size_t n, const char *what)
     snprintf(buf, n, "%s%s", what, len && what[len - 1] == '.' ? "" : ".");
 }
 
-/* "FILE:LINE: key 'K' in [S]: what." -- naming the experiment too when the
-   key was inherited from [global]. */
-/* Where a key was set, for a diagnostic: "FILE:LINE", or "--set" for a
-   value from the command line (kbc_ini_set, KBC_INI_LINE_CLI). */
 /* The place a diagnostic names ("FILE:LINE"), built just before the
    sentence that uses it: the plan is built on one thread. */
 static char at_[1200];
 
+/* Where a key was set, for a diagnostic: "FILE:LINE", or "--set" for a
+   value from the command line (kbc_ini_set, KBC_INI_LINE_CLI). */
 static const char *where_set(const ctx *c, const kbc_entry *e, char *buf, size_t n)
 {
     return kbc_ini_where(c->ini, e->file, e->line, buf, n);
@@ -87,6 +85,8 @@ static const char *sec_at(const kbc_ini *ini, const kbc_section *s, char *buf, s
     return kbc_ini_where(ini, s->file, s->line, buf, n);
 }
 
+/* "FILE:LINE: key 'K' in [S]: what." -- naming the experiment too when the
+   key was inherited from [global]. */
 static int key_error(const ctx *c, found f, const kbc_section *exp, const char *fmt, ...)
     KB_PRINTF(4, 5);
 
@@ -671,7 +671,6 @@ static int check_points(const ctx *c, kbc_experiment *x, uint64_t device_mem)
     for (uint64_t p = 0; p < x->n_points && rc == 0; p++) {
         kbc_experiment_point(x, p, values);
         kb_work work;
-        memset(&work, 0, sizeof work);
         kbc_error err;
         int st = kbc_call_plan(kbc_instance_of(d, &ph.h), values, &work, &err);
         uint64_t dev_bytes = kbc_work_device_bytes(&work, experiment_mask(x));
@@ -711,13 +710,15 @@ static int check_points(const ctx *c, kbc_experiment *x, uint64_t device_mem)
     }
     if (rc == 0 && x->n_points > 0 && x->n_invalid == x->n_points) {
         if (x->n_points == 1)
-            kbc_diag_set(c->d, "%s:%d: experiment [%s] point %s", c->ini->path, x->line,
-                         x->name, first_refusal);
+            kbc_diag_set(c->d, "%s: experiment [%s] point %s",
+                         kbc_ini_where(c->ini, x->file, x->line, at_, sizeof at_), x->name,
+                         first_refusal);
         else
             kbc_diag_set(c->d,
-                         "%s:%d: experiment [%s]: plugin '%s' refuses every one of its %llu "
+                         "%s: experiment [%s]: plugin '%s' refuses every one of its %llu "
                          "points, so nothing would run (the first, %s)",
-                         c->ini->path, x->line, x->name, d->name,
+                         kbc_ini_where(c->ini, x->file, x->line, at_, sizeof at_), x->name,
+                         d->name,
                          (unsigned long long)x->n_points, first_refusal);
         rc = -1;
     }
@@ -957,7 +958,6 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
                 fprintf(out, "  %-*s", w[j],
                         kbc_value_format(&d->params[j], values[j], buf, sizeof buf));
             kb_work work;
-            memset(&work, 0, sizeof work);
             kbc_error err;
             int st = kbc_call_plan(kbc_instance_of(d, &ph.h), values, &work, &err);
             if (st != KB_OK) {

@@ -453,7 +453,6 @@ void kbc_plan_estimate(const kbc_plan *plan, double *timed_cap, double *rest, do
                 if (!kbc_point_first_of(e, p, e->variants[k], &pts, NULL, 0))
                     continue;
                 if (!planned) {
-                    memset(&w, 0, sizeof w);
                     kbc_experiment_point(e, p, values);
                     if (kbc_call_plan(kbc_instance_of(d, &host), values, &w, NULL) != KB_OK)
                         memset(&w, 0, sizeof w);

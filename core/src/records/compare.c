@@ -17,8 +17,6 @@
 #include "util.h"
 
 /* Text from a file, as the output needs it: markdown or the terminal. */
-#define SHOWN(md, s) ((md) ? kbc_text_md(s) : kbc_text_visible(s))
-
 void kbc_compare_defaults(kbc_compare_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -803,7 +801,7 @@ static void print_folds(FILE *out, int md, cmp_row *const *rows, size_t nr)
         const char *exp = rows[r]->rec->experiment;
         size_t count = 0;
         fprintf(out, "%s%s: did not run on a side (untested): ", md ? "- " : "  ",
-                SHOWN(md, exp));
+                kbc_text_shown(md, exp));
         int k = 0;
         for (size_t q = r; q < nr; q++) {
             if (done[q] || !folded(rows[q]) || strcmp(rows[q]->rec->experiment, exp) != 0)
@@ -815,7 +813,7 @@ static void print_folds(FILE *out, int md, cmp_row *const *rows, size_t nr)
                 seen = folded(rows[p]) && strcmp(rows[p]->rec->experiment, exp) == 0 &&
                        strcmp(rows[p]->rec->variant, rows[q]->rec->variant) == 0;
             if (!seen)
-                fprintf(out, "%s%s", k++ ? ", " : "", SHOWN(md, rows[q]->rec->variant));
+                fprintf(out, "%s%s", k++ ? ", " : "", kbc_text_shown(md, rows[q]->rec->variant));
         }
         fprintf(out, " (%zu row%s)\n", count, count == 1 ? "" : "s");
     }
@@ -904,7 +902,7 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
        in markdown, a code span (its pipes escaped) for a key and
        kbc_text_md() for other text. */
     json_array_foreach(warn, i, w) fprintf(out, "%swarning: %s\n", md ? "> " : "",
-                                           SHOWN(md, json_string_value(w)));
+                                           kbc_text_shown(md, json_string_value(w)));
     if (json_array_size(warn))
         fprintf(out, "\n");
     double conf = (1 - o->alpha) * 100;
@@ -912,7 +910,7 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
             "%sbase %s, new %s\n%schange of the median time; %.4g%% interval of the ratio of "
             "medians (%u bootstrap resamples;\norder statistics above %zu samples a side); "
             "threshold %.4g%%\n",
-            md ? "" : "compare: ", SHOWN(md, a->path), SHOWN(md, b->path),
+            md ? "" : "compare: ", kbc_text_shown(md, a->path), kbc_text_shown(md, b->path),
             md ? "\n" : "", conf, o->resamples, o->boot_max, o->threshold * 100);
     fprintf(out, "\n");
     int kw = 3;

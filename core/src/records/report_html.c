@@ -1456,16 +1456,6 @@ static void page(FILE *f, report *rp, const json_t *root, const char *path,
     fprintf(f, "<script>%s</script>\n</body></html>\n", report_script);
 }
 
-/* path itself, or path/results.json when path is a folder; malloc'd. */
-static char *results_path(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return kbc_xasprintf("%s%sresults.json", path,
-                             path[0] && path[strlen(path) - 1] == '/' ? "" : "/");
-    return kbc_xstrdup(path);
-}
-
 int kbc_cmd_report(const char *path, const char *base_path, const char *out_path,
                    const kbc_compare_opts *o, kbc_html_history_fn hist, void *hist_ctx,
                    FILE *out, FILE *err)
@@ -1475,7 +1465,7 @@ int kbc_cmd_report(const char *path, const char *base_path, const char *out_path
         kbc_compare_defaults(&defaults);
         o = &defaults;
     }
-    char *in = results_path(path);
+    char *in = kbc_results_path(path);
     kbc_diag d = {{0}};
     kbc_run_doc doc;
     json_t *root = kbc_results_load(in, &d);
@@ -1488,7 +1478,7 @@ int kbc_cmd_report(const char *path, const char *base_path, const char *out_path
     baseline base = {0};
     char *bpath = NULL;
     if (base_path) {
-        bpath = results_path(base_path);
+        bpath = kbc_results_path(base_path);
         base.path = bpath;
         base.root = kbc_results_load(bpath, &d);
         if (!base.root || kbc_run_doc_from_json(base.root, bpath, &base.doc, &d) != 0) {

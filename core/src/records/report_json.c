@@ -648,9 +648,9 @@ static int json_end(void *vctx, int exit_code)
     const kbc_suspect *sus = kbc_suspects_list(c->suspects, &n_sus);
     json_t *a = json_array();
     for (size_t i = 0; i < n_sus; i++)
-        json_array_append_new(a, json_pack("{s:s, s:f, s:s, s:f, s:f}", "key", sus[i].key,
+        json_array_append_new(a, json_pack("{s:o, s:f, s:o, s:f, s:f}", "key", jtext(sus[i].key),
                                            "median_s", sus[i].median_s, "than_key",
-                                           sus[i].than_key, "than_median_s",
+                                           jtext(sus[i].than_key), "than_median_s",
                                            sus[i].than_median_s, "work_ratio",
                                            sus[i].work_ratio));
     json_object_set_new(c->doc, "suspects", a);

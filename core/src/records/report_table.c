@@ -22,8 +22,6 @@
 
 /* Text from outside kbench as the output shows it: visible on a terminal,
    and in markdown also with what markdown or HTML would act on escaped. */
-#define SHOWN(md, s) ((md) ? kbc_text_md(s) : kbc_text_visible(s))
-
 typedef struct table_ctx {
     FILE *out;
     int markdown;       /* results.md: headings and pipe tables            */
@@ -311,11 +309,11 @@ static void print_compute_line(FILE *out, const kbc_flops_ceilings *f)
 
 /* "clocks: SM 1980 MHz (max 1980), memory 3201 MHz (max 3201), 38 C, 121 W at the start"
    or "clocks: not read (why)". */
-static void print_clocks_line(FILE *out, const kbc_run_info *info)
+static void print_clocks_line(FILE *out, int md, const kbc_run_info *info)
 {
     if (!info->clocks_known) {
         fprintf(out, "clocks: not read (%s)\n",
-                info->clocks_why ? kbc_text_visible(info->clocks_why) : "unknown");
+                info->clocks_why ? kbc_text_shown(md, info->clocks_why) : "unknown");
         return;
     }
     const kbc_clock_sample *s = &info->clocks_at_start;
@@ -355,14 +353,14 @@ static int table_begin(void *vctx, const kbc_run_info *info)
     if (!m) {
         fprintf(c->out, "machine: unknown\n");
     } else if (!m->has_gpu) {
-        fprintf(c->out, "machine: %s, %d CPU threads; no GPU: %s\n", SHOWN(c->markdown, m->host),
+        fprintf(c->out, "machine: %s, %d CPU threads; no GPU: %s\n", kbc_text_shown(c->markdown, m->host),
                 m->cpu_threads,
-                m->no_gpu_reason[0] ? SHOWN(c->markdown, m->no_gpu_reason) : "no reason given");
+                m->no_gpu_reason[0] ? kbc_text_shown(c->markdown, m->no_gpu_reason) : "no reason given");
     } else {
         fprintf(c->out,
                 "machine: %s, %d CPU threads; GPU %s (cc %d.%d, %d SMs), driver %d.%d, "
                 "runtime %d.%d",
-                SHOWN(c->markdown, m->host), m->cpu_threads, SHOWN(c->markdown, m->name), m->cc_major,
+                kbc_text_shown(c->markdown, m->host), m->cpu_threads, kbc_text_shown(c->markdown, m->name), m->cc_major,
                 m->cc_minor, m->sm_count,
                 m->driver_version / 1000, m->driver_version % 1000 / 10,
                 m->runtime_version / 1000, m->runtime_version % 1000 / 10);
@@ -380,7 +378,7 @@ static int table_begin(void *vctx, const kbc_run_info *info)
         print_compute_line(c->out, &info->flops);
         if (c->markdown)
             fputc('\n', c->out);
-        print_clocks_line(c->out, info);
+        print_clocks_line(c->out, c->markdown, info);
     }
     if (c->markdown)
         fputc('\n', c->out);
@@ -394,7 +392,7 @@ static int table_begin(void *vctx, const kbc_run_info *info)
 static void print_heading(FILE *out, int md, const kbc_record *recs, size_t n)
 {
     const kbc_record *r = &recs[0];
-    fprintf(out, "%s  point %" PRIu64 "/%" PRIu64, SHOWN(md, r->experiment), r->point + 1,
+    fprintf(out, "%s  point %" PRIu64 "/%" PRIu64, kbc_text_shown(md, r->experiment), r->point + 1,
             r->n_points);
     int swept = 0;
     for (uint32_t i = 0; i < r->n_params; i++)
@@ -404,7 +402,7 @@ static void print_heading(FILE *out, int md, const kbc_record *recs, size_t n)
         if (swept && !q->swept)
             continue;
         char compact[32];
-        fprintf(out, "  %s=%s", SHOWN(md, q->name), SHOWN(md, q->text));
+        fprintf(out, "  %s=%s", kbc_text_shown(md, q->name), kbc_text_shown(md, q->text));
         if (q->type == KB_PARAM_SIZE && size_compact(q->value.u, compact, sizeof compact)[0])
             fprintf(out, " (%s)", compact);
     }
@@ -483,10 +481,10 @@ static int print_fold(table_ctx *c, const kbc_record *rows, size_t n)
     int k = 0;
     for (size_t i = 0; i < n; i++)
         if (folded_row(&rows[i]))
-            fprintf(out, "%s%s", k++ ? ", " : "", SHOWN(c->markdown, rows[i].variant));
+            fprintf(out, "%s%s", k++ ? ", " : "", kbc_text_shown(c->markdown, rows[i].variant));
     /* The reason's words before its detail ("no CUDA driver"); the whole
        reason is in the summary and in every row of the CSV and JSON. */
-    const char *why = SHOWN(c->markdown, first->reason);
+    const char *why = kbc_text_shown(c->markdown, first->reason);
     size_t cut = strcspn(why, "(");
     while (cut > 0 && why[cut - 1] == ' ')
         cut--;
@@ -509,7 +507,7 @@ static void print_noisy_note(FILE *out, int md, const kbc_record *rows, size_t n
             continue;
         if (!k++)
             fprintf(out, "%s~ noisy (noise above %.0f%%): ", md ? "\n- " : "  ", NOISY_ROW * 100);
-        fprintf(out, "%s%s %.1f%%", k > 1 ? ", " : "", SHOWN(md, r->variant),
+        fprintf(out, "%s%s %.1f%%", k > 1 ? ", " : "", kbc_text_shown(md, r->variant),
                 r->noise * 100);
     }
     if (k)
@@ -694,7 +692,8 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
         /* A failed check is what a reader must see: without the check
            column it gets a line of its own. */
         if (!wide && r->outcome == KBC_FAIL && kbc_check_measure(r))
-            fprintf(out, "  %*s  check: %s\n", wv, "", fmt_check(r, chk, sizeof chk));
+            fprintf(out, "  %*s  check: %s\n", wv, "",
+                    kbc_text_visible(fmt_check(r, chk, sizeof chk)));
         /* A row that stands for several points says so, and why. */
         if (r->points > 1)
             fprintf(out, "  %*s  x%" PRIu64 ": stands for %" PRIu64
@@ -765,7 +764,7 @@ static int table_end(void *vctx, int exit_code)
     for (size_t i = 0; i < n_sus; i++) {
         char t[2048];
         fprintf(c->out, "%ssuspect row (more than twice as slow as its variant with more work): %s\n",
-                c->markdown ? "- " : "", SHOWN(c->markdown, kbc_suspect_text(&sus[i], t, sizeof t)));
+                c->markdown ? "- " : "", kbc_text_shown(c->markdown, kbc_suspect_text(&sus[i], t, sizeof t)));
     }
     if (n_sus)
         fputc('\n', c->out);
@@ -781,7 +780,7 @@ static int table_end(void *vctx, int exit_code)
     fprintf(c->out, "; exit code %d\n", exit_code);
     if (c->nogpu_rows)
         fprintf(c->out, "skipped: %u CUDA row%s: %s\n", c->nogpu_rows,
-                c->nogpu_rows == 1 ? "" : "s", SHOWN(c->markdown, c->nogpu));
+                c->nogpu_rows == 1 ? "" : "s", kbc_text_shown(c->markdown, c->nogpu));
     fflush(c->out);
     return ferror(c->out) ? -1 : 0;
 }

@@ -10,6 +10,8 @@
  * sentence that names the file, the result and the field.
  */
 #include "results_read.h"
+
+#include <sys/stat.h>
 #include "record_json.h"
 #include "report.h"
 
@@ -774,4 +776,13 @@ void kbc_run_doc_free(kbc_run_doc *doc)
     kbc_records_free(doc->recs, doc->n_recs);
     memset(doc, 0, sizeof *doc);
     doc->exit_code = -1;
+}
+
+char *kbc_results_path(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return kbc_xasprintf("%s%sresults.json", path,
+                             path[0] && path[strlen(path) - 1] == '/' ? "" : "/");
+    return kbc_xstrdup(path);
 }

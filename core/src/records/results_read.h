@@ -17,6 +17,10 @@
    back") is such a sentence, naming the file, the result and the field. */
 int kbc_results_read(const char *path, kbc_record **recs, size_t *n, kbc_diag *d);
 
+/* path itself, or path/results.json when path is a folder (what every
+   command that reads a run accepts); malloc'd. */
+char *kbc_results_path(const char *path);
+
 /* The document at path parsed by jansson (the caller json_decref()s it),
    or NULL with d set to one sentence naming the file and line. */
 struct json_t;

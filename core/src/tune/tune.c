@@ -171,14 +171,12 @@ static int bad_key(const ctx *c, const kbc_entry *e, const char *where, const ch
     return -1;
 }
 
+/* Digits only, the whole text; *out is left alone otherwise. */
 static int parse_count(const char *s, uint64_t *out)
 {
-    char *end;
-    errno = 0;
-    if (!isdigit((unsigned char)*s))
-        return -1;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
+    const char *end;
+    uint64_t v;
+    if (kbc_parse_digits(s, &end, &v) != 0 || *end)
         return -1;
     *out = v;
     return 0;
@@ -687,7 +685,6 @@ static int evaluate(tune *t, tune_problem *p, uint64_t cand, int arm, const cach
     kb_value values[KB_MAX_PARAMS];
     kbc_experiment_point(e, rep, values);
     kb_work w;
-    memset(&w, 0, sizeof w);
     kbc_error err;
     int st = kbc_call_plan(kbc_instance_of(d, host), values, &w, &err);
     if (st != KB_OK) {
@@ -730,7 +727,6 @@ static void take(tune *t, tune_problem *p, tune_row *r, const collect *c)
     free(key);
     if (m) {
         row_screened(x, r, m);
-        p->measured++;
     } else {
         r->outcome = KBC_SKIPPED;
         snprintf(r->reason, sizeof r->reason,
@@ -906,7 +902,6 @@ static uint64_t count_valid(tune *t, tune_problem *p, kb_host *host)
         kb_value values[KB_MAX_PARAMS];
         kbc_experiment_point(e, rep, values);
         kb_work w;
-        memset(&w, 0, sizeof w);
         n += kbc_call_plan(kbc_instance_of(d, host), values, &w, NULL) == KB_OK;
     }
     return n ? n : 1;
@@ -1050,8 +1045,7 @@ static int open_journal(const char *dir, const char *sub, const kbc_plan *plan, 
 {
     char *folder = kbc_xasprintf("%s/%s", dir, sub);
     char *file = kbc_xasprintf("%s/journal.jsonl", folder);
-    mkdir(dir, 0777);
-    if (mkdir(folder, 0777) != 0 && errno != EEXIST) {
+    if (kbc_make_dirs(folder) != 0) {
         kbc_diag_set(d, "cannot create the folder '%s': %s", folder, strerror(errno));
         free(folder);
         free(file);
@@ -1230,9 +1224,7 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
                       have_js ? &js : have_jf ? &jf : NULL, hosts);
     if (code == 0 || code == KBC_EXIT_INTERRUPTED) {
         int fc = final_round(t, &full_cache, &builds, have_jf ? &jf : NULL);
-        if (fc != 0 && fc != KBC_EXIT_INTERRUPTED)
-            code = fc;
-        if (fc == KBC_EXIT_INTERRUPTED)
+        if (fc != 0)
             code = fc;
     }
     if (code == 0 || code == KBC_EXIT_INTERRUPTED) {

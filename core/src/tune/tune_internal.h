@@ -32,7 +32,6 @@ typedef struct tune_row {
     int cached_screen, cached_full;
     int full_outcome;       /* kbc_outcome of the full run, -1 none        */
     double cost;            /* what the search was told (INFINITY: none)   */
-    double best_so_far;
     char text[400];         /* "block_x=32, block_y=8, variant=fast"       */
 } tune_row;
 
@@ -65,7 +64,7 @@ typedef struct tune_problem {
     char name[400];         /* "rows=2048, cols=512", or "the problem"      */
     uint32_t at[KB_MAX_PARAMS]; /* each problem parameter's value index     */
     kbc_search *search;
-    uint64_t budget, evaluations, cached, invalid, failed, measured;
+    uint64_t budget, evaluations, cached, invalid, failed;
     uint64_t valid;         /* candidates allowed and accepted by plan()    */
     double t0, wall;
     int done;

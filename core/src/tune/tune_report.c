@@ -166,7 +166,7 @@ static void print_problem(tune *t, size_t i, const size_t *idx, size_t n)
                 kbc_text_visible(r->text), status, fmt_time(r->screen, a, sizeof a),
                 fmt_time(r->full, b, sizeof b), noise, fmt_rate(rate, x->rate_unit, c, sizeof c),
                 r->cached_screen || r->cached_full ? "  cached" : "");
-        if (r->reason[0] && (r->library ? r->outcome != KBC_PASS : r->outcome != KBC_PASS))
+        if (r->reason[0] && r->outcome != KBC_PASS)
             fprintf(f, "        %s: %s\n", kbc_outcome_name(r->outcome),
                     kbc_text_visible(r->reason));
     }
@@ -196,11 +196,6 @@ static void print_problem(tune *t, size_t i, const size_t *idx, size_t n)
     fprintf(f, "\n");
 }
 
-static void csv_field(FILE *f, const char *s)
-{
-    kbc_text_csv(f, s);
-}
-
 static int write_tried(tune *t, char *path)
 {
     FILE *f = fopen(path, "w");
@@ -216,15 +211,15 @@ static int write_tried(tune *t, char *path)
         for (size_t k = 0; k < n; k++) {
             const tune_row *r = &t->rows[idx[k]];
             rank += !r->library && r->outcome != KBC_INVALID;
-            csv_field(f, t->full.exps[x->exp].name);
+            kbc_text_csv(f, t->full.exps[x->exp].name);
             fputc(',', f);
-            csv_field(f, t->probs[i].name);
+            kbc_text_csv(f, t->probs[i].name);
             fprintf(f, ",%d,%d,%s,", r->library || r->outcome == KBC_INVALID ? 0 : rank, r->eval,
                     r->library ? "" : kbc_strategy_name(r->arm));
-            csv_field(f, r->text);
+            kbc_text_csv(f, r->text);
             fprintf(f, ",%d,%s,", r->library,
                     kbc_outcome_name(r->full_outcome >= 0 ? r->full_outcome : r->outcome));
-            csv_field(f, r->reason);
+            kbc_text_csv(f, r->reason);
             double rate = r->full_outcome == KBC_PASS ? r->rate_full : r->rate_screen;
             fprintf(f, ",%.9g,%.9g,%.4g,%.6g,%d\n", r->screen, r->full, r->noise, rate,
                     r->cached_screen || r->cached_full);
@@ -455,11 +450,11 @@ static int write_trace(tune *t, const char *path)
                                                      : NAN;
                 if (!isnan(v) && (isnan(best) || better(x, v, best)))
                     best = v;
-                csv_field(f, e->name);
+                kbc_text_csv(f, e->name);
                 fputc(',', f);
-                csv_field(f, p->name);
+                kbc_text_csv(f, p->name);
                 fprintf(f, ",%d,%s,", row->eval, kbc_strategy_name(row->arm));
-                csv_field(f, row->text);
+                kbc_text_csv(f, row->text);
                 fprintf(f, ",%s,%.9g,%.9g,%d\n", kbc_outcome_name(row->outcome), v, best,
                         row->cached_screen);
                 if (lens[ns] < p->evaluations) {
