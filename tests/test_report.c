@@ -1340,3 +1340,50 @@ Test(report, the_default_table_of_the_widest_point_fits_120_columns)
     }
     free(buf);
 }
+
+/* ---- text from a plugin or a results file, escaped for its output ------- */
+
+/* A failed check's measure (the plugin's word, or a results file's) on the
+   terminal's check line: a control character is spelled out, never sent. */
+Test(report, table_check_line_spells_out_control_characters)
+{
+    kbc_record r = p0[2]; /* FAIL, with a check */
+    snprintf(r.check.measure, sizeof r.check.measure, "max\x1b[31m|err`!");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    kbc_sink s;
+    cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, &r, 1), 0);
+    s.destroy(s.ctx);
+    fclose(out);
+    cr_assert_not_null(strstr(buf, "check: max"), "%s", buf);
+    cr_assert_null(strchr(buf, '\x1b'), "%s", buf);
+    free(buf);
+}
+
+/* Why the clocks were not read (a worker's sentence, or a results file's)
+   in results.md: markdown's specials are escaped like every other text. */
+Test(report, markdown_clocks_reason_is_escaped)
+{
+    char path[] = "/tmp/kbench-clocks-md-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    machine.has_gpu = 1; /* the clocks line belongs to a GPU's header */
+    kbc_run_info i = info;
+    i.clocks_known = 0;
+    i.clocks_why = "nvml said <script>alert(1)</script> | `x`";
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_markdown(path, &s, &d), 0, "%s", d.msg);
+    cr_assert_eq(s.begin(s.ctx, &i), 0);
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+    char *md = slurp(path);
+    unlink(path);
+    cr_assert_not_null(strstr(md, "clocks: not read (nvml said \\<script\\>"), "%s", md);
+    cr_assert_null(strstr(md, "<script>"), "%s", md);
+    free(md);
+}

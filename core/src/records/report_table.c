@@ -353,15 +353,16 @@ static int table_begin(void *vctx, const kbc_run_info *info)
     if (!m) {
         fprintf(c->out, "machine: unknown\n");
     } else if (!m->has_gpu) {
-        fprintf(c->out, "machine: %s, %d CPU threads; no GPU: %s\n", kbc_text_shown(c->markdown, m->host),
-                m->cpu_threads,
-                m->no_gpu_reason[0] ? kbc_text_shown(c->markdown, m->no_gpu_reason) : "no reason given");
+        fprintf(c->out, "machine: %s, %d CPU threads; no GPU: %s\n",
+                kbc_text_shown(c->markdown, m->host), m->cpu_threads,
+                m->no_gpu_reason[0] ? kbc_text_shown(c->markdown, m->no_gpu_reason)
+                                    : "no reason given");
     } else {
         fprintf(c->out,
                 "machine: %s, %d CPU threads; GPU %s (cc %d.%d, %d SMs), driver %d.%d, "
                 "runtime %d.%d",
-                kbc_text_shown(c->markdown, m->host), m->cpu_threads, kbc_text_shown(c->markdown, m->name), m->cc_major,
-                m->cc_minor, m->sm_count,
+                kbc_text_shown(c->markdown, m->host), m->cpu_threads,
+                kbc_text_shown(c->markdown, m->name), m->cc_major, m->cc_minor, m->sm_count,
                 m->driver_version / 1000, m->driver_version % 1000 / 10,
                 m->runtime_version / 1000, m->runtime_version % 1000 / 10);
         /* The ceilings on a line of their own, so that neither passes 120
@@ -764,7 +765,8 @@ static int table_end(void *vctx, int exit_code)
     for (size_t i = 0; i < n_sus; i++) {
         char t[2048];
         fprintf(c->out, "%ssuspect row (more than twice as slow as its variant with more work): %s\n",
-                c->markdown ? "- " : "", kbc_text_shown(c->markdown, kbc_suspect_text(&sus[i], t, sizeof t)));
+                c->markdown ? "- " : "",
+                kbc_text_shown(c->markdown, kbc_suspect_text(&sus[i], t, sizeof t)));
     }
     if (n_sus)
         fputc('\n', c->out);
