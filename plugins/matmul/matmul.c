@@ -758,12 +758,11 @@ static int verify_full_rows(void *ctx, uint64_t begin, uint64_t end, int worker)
             bad++;
         }
     }
-    int w = worker % KBK_MAX_THREADS;
-    j->bad[w] += bad;
-    if (first < j->first[w])
-        j->first[w] = first;
-    j->err[w] = err > j->err[w] ? err : j->err[w];
-    j->rel[w] = rel > j->rel[w] ? rel : j->rel[w];
+    j->bad[worker] += bad;
+    if (first < j->first[worker])
+        j->first[worker] = first;
+    j->err[worker] = err > j->err[worker] ? err : j->err[worker];
+    j->rel[worker] = rel > j->rel[worker] ? rel : j->rel[worker];
     return KB_OK;
 }
 
@@ -786,9 +785,9 @@ static int verify_projection(void *ctx, uint64_t begin, uint64_t end, int worker
             bad++;
         }
     }
-    j->bad[worker % KBK_MAX_THREADS] += bad;
-    if (first < j->first[worker % KBK_MAX_THREADS])
-        j->first[worker % KBK_MAX_THREADS] = first;
+    j->bad[worker] += bad;
+    if (first < j->first[worker])
+        j->first[worker] = first;
     return KB_OK;
 }
 

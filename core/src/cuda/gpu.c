@@ -337,12 +337,11 @@ int kbc_gpu_hold(volatile int *host, void *dev, double timeout_s, void *stream, 
     return e == cudaSuccess ? 0 : cuda_fail(e, "the hold kernel's launch", why, n);
 }
 
-int kbc_gpu_release(volatile int *host)
+void kbc_gpu_release(volatile int *host)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     host[0] = 1;
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    return 0;
 }
 
 int kbc_gpu_alloc(void **ptr, uint64_t bytes, char *why, size_t n)

@@ -81,7 +81,7 @@ int kbc_gpu_hold_alloc(volatile int **host, void **dev, char *why, size_t n);
 void kbc_gpu_hold_free(volatile int *host);
 int kbc_gpu_hold(volatile int *host, void *dev, double timeout_s, void *stream, char *why,
                  size_t n);
-int kbc_gpu_release(volatile int *host);
+void kbc_gpu_release(volatile int *host);
 
 /* A device buffer, and writing every byte of it on a stream (the L2 flush
    of a cold-cache measurement).  Each returns 0, or -1 with why set. */

@@ -28,14 +28,6 @@ static int64_t iso_seconds(const char *s)
 }
 
 /* CUDA's integer version 13000 as "13.0"; "" when unknown. */
-static void cuda_text(int v, char *buf, size_t n)
-{
-    if (v > 0)
-        snprintf(buf, n, "%d.%d", v / 1000, v % 1000 / 10);
-    else
-        buf[0] = '\0';
-}
-
 static const char *str_at(const json_t *o, const char *key)
 {
     const json_t *v = json_object_get(o, key);
@@ -184,8 +176,8 @@ static int insert_run(kbc_history *h, const char *path, const char *sha, const j
     memset(&tb, 0, sizeof tb);
     const kbc_machine *m = &doc->machine;
     snprintf(tb.gpu, sizeof tb.gpu, "%s", doc->has_machine && m->has_gpu ? m->name : "none");
-    cuda_text(m->driver_version, tb.driver, sizeof tb.driver);
-    cuda_text(m->runtime_version, tb.runtime, sizeof tb.runtime);
+    kbc_cuda_version_text(m->driver_version, tb.driver, sizeof tb.driver);
+    kbc_cuda_version_text(m->runtime_version, tb.runtime, sizeof tb.runtime);
     tb.cccl = doc->cccl_version;
     snprintf(tb.cublas, sizeof tb.cublas, "%s",
              str_at(json_object_get(root, "provenance"), "cublas_version"));

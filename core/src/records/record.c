@@ -243,3 +243,11 @@ void kbc_record_group(const kbc_record *r, const char *x, const char *sep, char 
             used += (size_t)w;
     }
 }
+
+void kbc_cuda_version_text(int v, char *buf, size_t n)
+{
+    if (v > 0)
+        snprintf(buf, n, "%d.%d", v / 1000, v % 1000 / 10);
+    else if (n)
+        buf[0] = '\0';
+}

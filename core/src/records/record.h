@@ -137,6 +137,10 @@ typedef struct kbc_rec_clocks {
    unknown), and adds one reading as `before` (after == 0) or `after`,
    updating the minimum, maxima, reasons and the two marks.  A reading
    with known == 0 is ignored. */
+/* A CUDA version integer (13000) as "13.0" into buf; "" for 0 or less
+   (not known). */
+void kbc_cuda_version_text(int v, char *buf, size_t n);
+
 void kbc_clocks_start(kbc_rec_clocks *c, unsigned sm_max_mhz);
 void kbc_clocks_add(kbc_rec_clocks *c, const kbc_clock_sample *s, int after);
 

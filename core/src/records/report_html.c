@@ -571,14 +571,6 @@ static const char *json_str(const json_t *o, const char *a, const char *b)
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-static void cuda_version(int v, char *buf, size_t n)
-{
-    if (v > 0)
-        snprintf(buf, n, "%d.%d", v / 1000, (v % 1000) / 10);
-    else
-        buf[0] = '\0';
-}
-
 static void machine_header(FILE *f, const kbc_run_doc *doc, const json_t *root)
 {
     const kbc_machine *m = &doc->machine;
@@ -594,8 +586,8 @@ static void machine_header(FILE *f, const kbc_run_doc *doc, const json_t *root)
                      kbc_human_bytes(m->l2_bytes, b, sizeof b));
             dl_row(f, "compute capability", buf);
         }
-        cuda_version(m->driver_version, a, sizeof a);
-        cuda_version(m->runtime_version, b, sizeof b);
+        kbc_cuda_version_text(m->driver_version, a, sizeof a);
+        kbc_cuda_version_text(m->runtime_version, b, sizeof b);
         if (a[0] || b[0]) {
             snprintf(buf, sizeof buf, "driver %s, runtime %s", a[0] ? a : "?", b[0] ? b : "?");
             dl_row(f, "CUDA", buf);

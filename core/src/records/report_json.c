@@ -97,7 +97,7 @@ static json_t *cuda_version(int v)
     if (v <= 0)
         return json_null();
     char buf[32];
-    snprintf(buf, sizeof buf, "%d.%d", v / 1000, v % 1000 / 10);
+    kbc_cuda_version_text(v, buf, sizeof buf);
     return json_string(buf);
 }
 
