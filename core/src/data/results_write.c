@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "results_write.h"
 #include "record_json.h"
 #include "suspect.h"
 #include "text.h"

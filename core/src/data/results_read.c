@@ -13,7 +13,7 @@
 
 #include <sys/stat.h>
 #include "record_json.h"
-#include "report.h"
+#include "results_write.h"
 
 #include <errno.h>
 #include <jansson.h>
