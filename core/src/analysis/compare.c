@@ -887,11 +887,6 @@ static int changed(const cmp_row *r)
            r->c.verdict == KBC_NOISY || r->lost;
 }
 
-static int ran(const kbc_record *r)
-{
-    return r->outcome == KBC_PASS || r->outcome == KBC_FAIL;
-}
-
 static void print_text(FILE *out, int md, const side *a, const side *b, const kbc_compare_opts *o,
                        const json_t *warn, cmp_row *const *rows, size_t nr, char **only_a,
                        size_t na, char **only_b, size_t nb, const size_t *count, int code)
@@ -1084,7 +1079,7 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
     size_t np = 0;
     for (size_t i = 0; i < a.n; i++) {
         long j = find_key(&b, a.keys[i]);
-        if (j >= 0 && ran(&a.recs[i]) && ran(&b.recs[j]))
+        if (j >= 0 && kbc_record_ran(&a.recs[i]) && kbc_record_ran(&b.recs[j]))
             pairs[np++] = (kbc_compare_pair){a.recs[i].samples, a.recs[i].n_samples,
                                              b.recs[j].samples, b.recs[j].n_samples};
     }
@@ -1101,9 +1096,9 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
         cmp_row *r = &rows[nr++];
         r->key = a.keys[i];
         r->rec = &a.recs[i];
-        if (!ran(x) || !ran(y)) {
+        if (!kbc_record_ran(x) || !kbc_record_ran(y)) {
             kbc_compare_samples(NULL, 0, NULL, 0, o, &r->c);
-            r->note = !ran(x) ? "did not run in base" : "did not run in new";
+            r->note = !kbc_record_ran(x) ? "did not run in base" : "did not run in new";
             /* A new row that crashed or timed out is a failure of the new
                run, not a row without a verdict: it fails the compare. */
             if (y->outcome == KBC_CRASHED || y->outcome == KBC_TIMEOUT) {

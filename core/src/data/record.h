@@ -276,6 +276,13 @@ size_t kbc_record_key(const kbc_record *r, char *buf, size_t n);
 /* The check's measure, or NULL when verification never ran. */
 const char *kbc_check_measure(const kbc_record *r);
 
+/* Whether row r ran: its variant was timed (time.n > 0) and its outcome is
+   pass or FAIL (a failed check still ran and was timed).  A skipped,
+   invalid, erred, crashed or timed-out row did not run, nor one without
+   timed runs.  What a speed-up, a plot, compare and the report's verdicts
+   take into account; one place, so that they cannot disagree. */
+int kbc_record_ran(const kbc_record *r);
+
 /* The name of an outcome: "pass", "FAIL", "error", "skipped", "crashed",
    "timeout", "invalid"; and back
    (-1 when unknown). */

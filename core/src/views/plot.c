@@ -249,11 +249,6 @@ static const char *const palette[16] = {
     "#bcbd22", "#393b79", "#637939", "#8c6d31", "#7b4173", "#3b9ab2", "#fdae61", "#1a1a1a"};
 static const int markers[15] = {7, 5, 9, 11, 13, 15, 1, 2, 3, 6, 4, 8, 10, 12, 14};
 
-static int ran(const kbc_record *r)
-{
-    return (r->outcome == KBC_PASS || r->outcome == KBC_FAIL) && r->time.n > 0;
-}
-
 
 static long param_index(const kbc_record *r, const char *name)
 {
@@ -499,7 +494,7 @@ static int line_plot(plot_ctx *c, const char *exp, const char *group, const char
             const kbc_record *r = &c->recs[i];
             kbc_record_group(r, x, ",", g, sizeof g);
             if (strcmp(r->experiment, exp) != 0 || strcmp(g, group) != 0 ||
-                strcmp(r->variant, vars[k]) != 0 || !ran(r))
+                strcmp(r->variant, vars[k]) != 0 || !kbc_record_ran(r))
                 continue;
             long pi = param_index(r, x);
             pt q = {pi >= 0 ? kbc_param_number(&r->params[pi]) : NAN, y_raw(&y, r), NAN, NAN};
@@ -679,7 +674,7 @@ static int bar_plot(plot_ctx *c, size_t i0, size_t i1)
     for (size_t i = i0; i < i1; i++) {
         const kbc_record *r = &c->recs[i];
         double v = y_raw(&y, r), lo, hi;
-        if (!ran(r) || !isfinite(v))
+        if (!kbc_record_ran(r) || !isfinite(v))
             continue;
         y_range(&y, r, &lo, &hi);
         largest = fmax(largest, c->opt.band && isfinite(hi) ? fmax(v, hi) : v);

@@ -38,11 +38,6 @@
 
 #define H kbc_text_html
 
-static int ran(const kbc_record *r)
-{
-    return (r->outcome == KBC_PASS || r->outcome == KBC_FAIL) && r->time.n > 0;
-}
-
 /* Seconds as "12.3 µs". */
 static const char *fmt_time(double s, char *buf, size_t n)
 {
@@ -418,7 +413,8 @@ static void svg_bars(FILE *f, const kbc_record *const *rows, size_t n, int time,
     int h = BT + (int)n * ROW + BB;
     double top = 0;
     for (size_t i = 0; i < n; i++) {
-        double v = ran(rows[i]) ? (time ? rows[i]->time.median : rate_of(rows[i], rk)) : NAN;
+        double v = kbc_record_ran(rows[i]) ? (time ? rows[i]->time.median : rate_of(rows[i], rk))
+                                           : NAN;
         if (isfinite(v) && v > top)
             top = v;
     }
@@ -447,7 +443,7 @@ static void svg_bars(FILE *f, const kbc_record *const *rows, size_t n, int time,
         H(f, name);
         fputs("</text>", f);
         free(name);
-        double v = ran(r) ? (time ? r->time.median : rate_of(r, rk)) : NAN;
+        double v = kbc_record_ran(r) ? (time ? r->time.median : rate_of(r, rk)) : NAN;
         const char *colour = library ? "#555555" : palette[own % N_PALETTE];
         own += !library;
         if (isfinite(v) && v > 0) {
@@ -696,9 +692,9 @@ static void baseline_compare(baseline *b, const kbc_record *recs, size_t n,
             continue;
         }
         b->matched[j] = 1;
-        if (!ran(&base[j])) {
+        if (!kbc_record_ran(&base[j])) {
             b->note[i] = "did not run in the baseline";
-        } else if (!ran(&recs[i])) {
+        } else if (!kbc_record_ran(&recs[i])) {
             b->note[i] = "did not run";
         } else {
             of[i] = np;
@@ -900,7 +896,7 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
                 : r->outcome == KBC_PASS            ? "pass"
                                                     : "other",
                 kbc_outcome_name((int)r->outcome));
-        double t = ran(r) ? r->time.median : NAN;
+        double t = kbc_record_ran(r) ? r->time.median : NAN;
         fputs("<td class=\"num\"", f);
         data_v(f, t);
         fprintf(f, ">%s</td>", fmt_time(t, buf, sizeof buf));
@@ -914,7 +910,7 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
         for (int c = 0; c < 6; c++) {
             if (!shown[c])
                 continue;
-            double v = ran(r) ? cells[c] : NAN;
+            double v = kbc_record_ran(r) ? cells[c] : NAN;
             fputs("<td class=\"num\"", f);
             data_v(f, v);
             if (percent[c])
@@ -1012,7 +1008,7 @@ static void exp_line_plots(report *rp, const char *exp, const kbc_record *const 
             const kbc_record *r = grp[j];
             const kbc_rec_param *p = param_of(r, x);
             double xv = p ? kbc_param_number(p) : NAN;
-            if (!ran(r) || !isfinite(xv) || (log2x && !(xv > 0)))
+            if (!kbc_record_ran(r) || !isfinite(xv) || (log2x && !(xv > 0)))
                 continue;
             ceiling_note(&c, rk, r);
             size_t k = 0;
@@ -1082,7 +1078,7 @@ static void exp_bar_plots(report *rp, const char *exp, const kbc_record *const *
         rate_kind rk = rate_pick(rows + a, b - a);
         ceiling c = {0, ""};
         for (size_t i = a; i < b; i++)
-            if (ran(rows[i]))
+            if (kbc_record_ran(rows[i]))
                 ceiling_note(&c, rk, rows[i]);
         char g[512];
         kbc_record_group(rows[a], NULL, ", ", g, sizeof g);
