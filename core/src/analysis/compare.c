@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "baseline.h"
 #include "record.h"
 #include "stats.h"
 #include "results_read.h"
@@ -555,28 +556,14 @@ typedef struct side {
     json_t *doc;
     kbc_record *recs;
     size_t n;
-    char **keys;
-    size_t *order; /* rows by key, then by place: for find_key */
     kbc_diag why;  /* why it could not be loaded */
     int bad;
 } side;
 
 static void side_free(side *s)
 {
-    for (size_t i = 0; s->keys && i < s->n; i++)
-        free(s->keys[i]);
-    free(s->keys);
-    free(s->order);
     kbc_records_free(s->recs, s->n);
     json_decref(s->doc);
-}
-
-static char *key_of(const kbc_record *r)
-{
-    size_t need = kbc_record_key(r, NULL, 0) + 1;
-    char *k = kbc_xmalloc(need);
-    kbc_record_key(r, k, need);
-    return k;
 }
 
 /* Rows ordered by key, rows of one key by their place in the file. */
@@ -620,11 +607,6 @@ static int side_load(side *s)
                      s->path);
         return -1;
     }
-    s->keys = kbc_xcalloc(s->n ? s->n : 1, sizeof *s->keys);
-    for (size_t i = 0; i < s->n; i++)
-        s->keys[i] = key_of(&s->recs[i]);
-    s->order = kbc_xcalloc(s->n ? s->n : 1, sizeof *s->order);
-    kbc_key_order(s->keys, s->n, s->order);
     return 0;
 }
 
@@ -633,11 +615,6 @@ static void *side_load_main(void *arg)
     side *s = arg;
     s->bad = side_load(s) != 0;
     return NULL;
-}
-
-static long find_key(const side *s, const char *key)
-{
-    return kbc_key_find(s->keys, s->order, s->n, key);
 }
 
 /* Text as a JSON string, made UTF-8 first (a path from the command line,
@@ -1049,6 +1026,28 @@ static void print_json(FILE *out, const side *a, const side *b, const kbc_compar
     json_decref(doc);
 }
 
+static char *key_of(const kbc_record *r)
+{
+    size_t need = kbc_record_key(r, NULL, 0) + 1;
+    char *k = kbc_xmalloc(need);
+    kbc_record_key(r, k, need);
+    return k;
+}
+
+/* A row both files have: base row i, new row j; in the base file's
+   order, a key's new rows in theirs. */
+typedef struct both {
+    size_t i, j;
+} both;
+
+static int by_base(const void *x, const void *y)
+{
+    const both *a = x, *b = y;
+    if (a->i != b->i)
+        return a->i < b->i ? -1 : 1;
+    return (a->j > b->j) - (a->j < b->j);
+}
+
 int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compare_opts *o,
                     FILE *out, FILE *err)
 {
@@ -1067,57 +1066,35 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
         return KBC_EXIT_USAGE;
     }
     json_t *warn = differences(&a, &b);
-    cmp_row *rows = kbc_xcalloc(a.n ? a.n : 1, sizeof *rows);
+    /* Each new row against the base row of its key (baseline.h); the rows
+       both files have are listed in the base file's order. */
+    kbc_baseline *bl = kbc_baseline_new(a.recs, a.n);
+    kbc_match *m = kbc_xcalloc(b.n ? b.n : 1, sizeof *m);
+    kbc_baseline_judge(bl, b.recs, b.n, o, m);
+    both *pairs = kbc_xcalloc(b.n ? b.n : 1, sizeof *pairs);
     char **only_a = kbc_xcalloc(a.n ? a.n : 1, sizeof *only_a);
     char **only_b = kbc_xcalloc(b.n ? b.n : 1, sizeof *only_b);
     size_t nr = 0, na = 0, nb = 0, count[KBC_N_VERDICTS] = {0}, lost_new = 0;
-    const kbc_record **rec_of = kbc_xcalloc(a.n ? a.n : 1, sizeof *rec_of);
-    /* The rows both ran, compared all at once (their resamples shared
-       among the threads). */
-    kbc_compare_pair *pairs = kbc_xcalloc(a.n ? a.n : 1, sizeof *pairs);
-    kbc_change *changes = kbc_xcalloc(a.n ? a.n : 1, sizeof *changes);
-    size_t np = 0;
-    for (size_t i = 0; i < a.n; i++) {
-        long j = find_key(&b, a.keys[i]);
-        if (j >= 0 && kbc_record_ran(&a.recs[i]) && kbc_record_ran(&b.recs[j]))
-            pairs[np++] = (kbc_compare_pair){a.recs[i].samples, a.recs[i].n_samples,
-                                             b.recs[j].samples, b.recs[j].n_samples};
+    for (size_t j = 0; j < b.n; j++) {
+        if (m[j].base >= 0)
+            pairs[nr++] = (both){(size_t)m[j].base, j};
+        else
+            only_b[nb++] = key_of(&b.recs[j]);
     }
-    kbc_compare_many(pairs, np, o, changes);
-    np = 0;
-    for (size_t i = 0; i < a.n; i++) {
-        long j = find_key(&b, a.keys[i]);
-        if (j < 0) {
-            only_a[na++] = a.keys[i];
-            continue;
-        }
-        const kbc_record *x = &a.recs[i], *y = &b.recs[j];
-        rec_of[nr] = &a.recs[i];
-        cmp_row *r = &rows[nr++];
-        r->key = a.keys[i];
-        r->rec = &a.recs[i];
-        if (!kbc_record_ran(x) || !kbc_record_ran(y)) {
-            kbc_compare_samples(NULL, 0, NULL, 0, o, &r->c);
-            r->note = !kbc_record_ran(x) ? "did not run in base" : "did not run in new";
-            /* A new row that crashed or timed out is a failure of the new
-               run, not a row without a verdict: it fails the compare. */
-            if (y->outcome == KBC_CRASHED || y->outcome == KBC_TIMEOUT) {
-                r->note = y->outcome == KBC_CRASHED ? "crashed in new" : "timed out in new";
-                r->lost = 1;
-                lost_new++;
-            }
-        } else {
-            r->c = changes[np++];
-            if (r->c.verdict == KBC_UNTESTED)
-                r->note = (x->n_samples < 2 || y->n_samples < 2)
-                              ? "fewer than 2 samples on a side"
-                              : "a median of zero";
-        }
-        count[r->c.verdict]++;
+    qsort(pairs, nr, sizeof *pairs, by_base);
+    cmp_row *rows = kbc_xcalloc(nr ? nr : 1, sizeof *rows);
+    const kbc_record **rec_of = kbc_xcalloc(nr ? nr : 1, sizeof *rec_of);
+    for (size_t r = 0; r < nr; r++) {
+        const kbc_match *x = &m[pairs[r].j];
+        rows[r] = (cmp_row){.key = kbc_baseline_key(bl, pairs[r].i), .c = x->change,
+                            .note = x->note, .lost = x->lost, .rec = &a.recs[pairs[r].i]};
+        rec_of[r] = rows[r].rec;
+        count[x->change.verdict]++;
+        lost_new += (size_t)x->lost;
     }
-    for (size_t j = 0; j < b.n; j++)
-        if (find_key(&a, b.keys[j]) < 0)
-            only_b[nb++] = b.keys[j];
+    for (size_t i = 0; i < a.n; i++)
+        if (!kbc_baseline_matched(bl, i))
+            only_a[na++] = (char *)kbc_baseline_key(bl, i);
     /* Noisy rows do not fail the compare: they say the measurement cannot
        tell, which a gate should report rather than act on. */
     int code = count[KBC_SLOWER] || lost_new ? KBC_EXIT_FAILED : KBC_EXIT_OK;
@@ -1140,10 +1117,13 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
     free(rec_of);
     json_decref(warn);
     free(pairs);
-    free(changes);
     free(rows);
     free(only_a);
+    for (size_t k = 0; k < nb; k++)
+        free(only_b[k]);
     free(only_b);
+    free(m);
+    kbc_baseline_free(bl);
     side_free(&a);
     side_free(&b);
     return code;

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "baseline.h"
 #include "record.h"
 #include "results_read.h"
 #include "sha256.h"
@@ -646,87 +647,24 @@ typedef struct baseline {
     const char *path;
     kbc_run_doc doc;
     json_t *root;
-    char **keys;
-    size_t *order;
-    /* Per row of the report: its change (verdict KBC_UNTESTED without a
-       verdict), and why it has none (NULL: it has one). */
-    kbc_change *change;
-    const char **note;
-    char *matched; /* per baseline row: some row of the report has its key */
+    kbc_baseline *rows;  /* doc's rows, matched by key (baseline.h)       */
+    kbc_match *match;    /* per row of the report: its match and verdict */
 } baseline;
 
-static char *key_of(const kbc_record *r)
-{
-    size_t need = kbc_record_key(r, NULL, 0) + 1;
-    char *k = kbc_xmalloc(need);
-    kbc_record_key(r, k, need);
-    return k;
-}
-
-/* Matches the report's rows with the baseline's by key and compares each
-   pair that ran on both sides, all at once. */
+/* Matches the report's rows with the baseline's and compares each pair
+   that ran on both sides, all at once. */
 static void baseline_compare(baseline *b, const kbc_record *recs, size_t n,
                              const kbc_compare_opts *o)
 {
-    const kbc_record *base = b->doc.recs;
-    size_t nb = b->doc.n_recs;
-    b->keys = kbc_xcalloc(nb ? nb : 1, sizeof *b->keys);
-    for (size_t i = 0; i < nb; i++)
-        b->keys[i] = key_of(&base[i]);
-    b->order = kbc_xcalloc(nb ? nb : 1, sizeof *b->order);
-    kbc_key_order(b->keys, nb, b->order);
-    b->matched = kbc_xcalloc(nb ? nb : 1, 1);
-    b->change = kbc_xcalloc(n ? n : 1, sizeof *b->change);
-    b->note = kbc_xcalloc(n ? n : 1, sizeof *b->note);
-    kbc_compare_pair *pairs = kbc_xcalloc(n ? n : 1, sizeof *pairs);
-    size_t *of = kbc_xcalloc(n ? n : 1, sizeof *of);
-    size_t np = 0;
-    for (size_t i = 0; i < n; i++) {
-        char *key = key_of(&recs[i]);
-        long j = kbc_key_find(b->keys, b->order, nb, key);
-        free(key);
-        of[i] = SIZE_MAX;
-        kbc_compare_samples(NULL, 0, NULL, 0, o, &b->change[i]); /* untested, NaN */
-        if (j < 0) {
-            b->note[i] = "not in the baseline";
-            continue;
-        }
-        b->matched[j] = 1;
-        if (!kbc_record_ran(&base[j])) {
-            b->note[i] = "did not run in the baseline";
-        } else if (!kbc_record_ran(&recs[i])) {
-            b->note[i] = "did not run";
-        } else {
-            of[i] = np;
-            pairs[np++] = (kbc_compare_pair){base[j].samples, base[j].n_samples,
-                                             recs[i].samples, recs[i].n_samples};
-        }
-    }
-    kbc_change *ch = kbc_xcalloc(np ? np : 1, sizeof *ch);
-    kbc_compare_many(pairs, np, o, ch);
-    for (size_t i = 0; i < n; i++) {
-        if (of[i] == SIZE_MAX)
-            continue;
-        b->change[i] = ch[of[i]];
-        if (b->change[i].verdict == KBC_UNTESTED)
-            b->note[i] = pairs[of[i]].nb < 2 || pairs[of[i]].nn < 2
-                             ? "fewer than 2 samples on a side"
-                             : "a median of zero";
-    }
-    free(ch);
-    free(pairs);
-    free(of);
+    b->rows = kbc_baseline_new(b->doc.recs, b->doc.n_recs);
+    b->match = kbc_xcalloc(n ? n : 1, sizeof *b->match);
+    kbc_baseline_judge(b->rows, recs, n, o, b->match);
 }
 
 static void baseline_free(baseline *b)
 {
-    for (size_t i = 0; b->keys && i < b->doc.n_recs; i++)
-        free(b->keys[i]);
-    free(b->keys);
-    free(b->order);
-    free(b->change);
-    free(b->note);
-    free(b->matched);
+    kbc_baseline_free(b->rows);
+    free(b->match);
     kbc_run_doc_free(&b->doc);
     json_decref(b->root);
 }
@@ -922,8 +860,8 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
             fprintf(f, ">%s</td>", buf);
         }
         if (rp->base) {
-            const kbc_change *ch = &rp->base->change[at[i]];
-            const char *note = rp->base->note[at[i]];
+            const kbc_change *ch = &rp->base->match[at[i]].change;
+            const char *note = rp->base->match[at[i]].note;
             fputs("<td class=\"num\"", f);
             data_v(f, ch->base_median);
             fprintf(f, ">%s</td>", fmt_time(ch->base_median, buf, sizeof buf));
@@ -1325,7 +1263,7 @@ static void summary(FILE *f, const report *rp)
     const char *names[16];
     size_t counts[16] = {0}, nv = 0;
     for (size_t i = 0; i < rp->n; i++) {
-        const char *v = kbc_verdict_name(rp->base->change[i].verdict);
+        const char *v = kbc_verdict_name(rp->base->match[i].change.verdict);
         size_t k = 0;
         while (k < nv && strcmp(names[k], v) != 0)
             k++;
@@ -1336,7 +1274,7 @@ static void summary(FILE *f, const report *rp)
     }
     size_t only = 0;
     for (size_t j = 0; j < rp->base->doc.n_recs; j++)
-        only += !rp->base->matched[j];
+        only += !kbc_baseline_matched(rp->base->rows, j);
     fputs("<p class=\"summary\">against the baseline: ", f);
     for (size_t k = 0; k < nv; k++) {
         fprintf(f, "<span class=\"");
@@ -1368,15 +1306,15 @@ static void only_in_base(FILE *f, const baseline *b)
 {
     size_t only = 0;
     for (size_t j = 0; j < b->doc.n_recs; j++)
-        only += !b->matched[j];
+        only += !kbc_baseline_matched(b->rows, j);
     if (!only)
         return;
     fprintf(f, "<section id=\"only-in-baseline\"><h2>Only in the baseline (%zu rows)</h2><ul>",
             only);
     for (size_t j = 0; j < b->doc.n_recs; j++)
-        if (!b->matched[j]) {
+        if (!kbc_baseline_matched(b->rows, j)) {
             fputs("<li><code>", f);
-            H(f, b->keys[j]);
+            H(f, kbc_baseline_key(b->rows, j));
             fputs("</code></li>", f);
         }
     fputs("</ul></section>", f);
