@@ -16,7 +16,7 @@
 #include <jansson.h>
 #include <unistd.h>
 
-#include "compare.h"
+#include "compare_cmd.h"
 #include "report.h"
 #include "results_read.h"
 

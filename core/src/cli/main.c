@@ -20,7 +20,7 @@
 
 #include "check.h"
 #include "tune.h"
-#include "compare.h"
+#include "compare_cmd.h"
 #include "plot.h"
 #include "quick.h"
 #include "config.h"
