@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fanout.h"
+#include "record_json.h"
 #include "report.h"
 #include "results_read.h"
 #include "util.h"
@@ -577,17 +579,36 @@ static json_t *merged_doc(part *ps, size_t n, const ref *order, size_t m, uint64
     return doc;
 }
 
-/* Writes doc to path through path.tmp and a rename, as report_json.c
-   does.  Returns 0, or -1 after one sentence on err. */
-static int write_json(json_t *doc, const char *path, FILE *err, int *problems)
+/* The merged results.json as a sink of the fan-out: the merged document
+   (merged_doc), which gets the suspect rows of all the parts' rows and is
+   written at the end, through path.tmp and a rename, as results_write.c
+   writes a run's. */
+typedef struct merged_json {
+    json_t *doc;
+    const char *path;
+    char why[1200]; /* why it could not be written, or "" */
+} merged_json;
+
+static int mj_suspects(void *ctx, const kbc_suspect *list, size_t n)
 {
-    char *tmp = kbc_xasprintf("%s.tmp", path);
+    merged_json *m = ctx;
+    json_object_set_new(m->doc, "suspects", kbc_suspects_to_json(list, n));
+    return 0;
+}
+
+/* The document keeps the exit code of the merged rows (merged_doc), not
+   the one of the writing. */
+static int mj_end(void *ctx, int code)
+{
+    merged_json *m = ctx;
+    (void)code;
+    char *tmp = kbc_xasprintf("%s.tmp", m->path);
     const char *what = tmp;
     int e = 0;
     FILE *f = fopen(tmp, "w");
     if (f) {
         size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15);
-        int bad = json_dumpf(doc, f, flags) != 0;
+        int bad = json_dumpf(m->doc, f, flags) != 0;
         bad |= fputc('\n', f) == EOF;
         bad |= fflush(f) != 0 || ferror(f);
         e = errno;
@@ -601,11 +622,11 @@ static int write_json(json_t *doc, const char *path, FILE *err, int *problems)
         }
         if (!bad) {
             what = NULL;
-            if (rename(tmp, path) != 0) {
-                what = path;
+            if (rename(tmp, m->path) != 0) {
+                what = m->path;
                 e = errno;
             } else {
-                kbc_results_keep(doc, path);
+                kbc_results_keep(m->doc, m->path);
             }
         }
         if (what)
@@ -614,53 +635,65 @@ static int write_json(json_t *doc, const char *path, FILE *err, int *problems)
         e = errno;
     }
     if (what)
-        problem(err, problems, "cannot write %s: %s.", what, e ? strerror(e) : "write error");
+        snprintf(m->why, sizeof m->why, "cannot write %s: %s", what,
+                 e ? strerror(e) : "write error");
     free(tmp);
     return what ? -1 : 0;
 }
 
-/* results.csv and results.md from the existing reporters, fed the merged
-   rows point by point.  Returns 0, or -1 after saying why. */
-static int write_reports(const kbc_run_info *info, const kbc_record *recs, size_t m,
-                         const char *csv, const char *md, int code, FILE *err, int *problems)
+static const char *mj_error(void *ctx)
+{
+    merged_json *m = ctx;
+    return m->why[0] ? m->why : NULL;
+}
+
+/* results.json, results.csv and results.md: the merged document and the
+   existing reporters, fed the merged rows point by point through one
+   fan-out (fanout.h), which finds the suspect rows once for all three and
+   says each write that fails.  Returns 0, or -1 when a file could not be
+   written. */
+static int write_outputs(const kbc_run_info *info, const kbc_record *recs, size_t m,
+                         json_t *doc, const char *json, const char *csv, const char *md,
+                         int code, FILE *err, int *problems)
 {
     int bad = 0;
-    kbc_sink sinks[2];
-    int opened[2] = {0, 0};
+    merged_json mj = {.doc = doc, .path = json};
+    kbc_sink sinks[3] = {{.ctx = &mj, .suspects = mj_suspects, .end = mj_end,
+                          .error = mj_error}};
+    const char *names[3] = {json, NULL, NULL};
+    size_t n = 1;
     kbc_diag d = {{0}};
-    opened[0] = kbc_report_csv(csv, &sinks[0], &d) == 0;
-    if (!opened[0])
+    if (kbc_report_csv(csv, &sinks[n], &d) == 0) {
+        names[n++] = csv;
+    } else {
         problem(err, problems, "%s", d.msg);
-    opened[1] = kbc_report_markdown(md, &sinks[1], &d) == 0;
-    if (!opened[1])
-        problem(err, problems, "%s", d.msg);
-    for (int s = 0; s < 2; s++) {
-        if (!opened[s]) {
-            bad = 1;
-            continue;
-        }
-        const char *name = s == 0 ? csv : md;
-        int ok = !sinks[s].begin || sinks[s].begin(sinks[s].ctx, info) == 0;
-        for (size_t i = 0; ok && i < m;) {
-            size_t j = i + 1;
-            while (j < m && recs[j].point == recs[i].point &&
-                   strcmp(recs[j].experiment, recs[i].experiment) == 0)
-                j++;
-            ok = !sinks[s].point || sinks[s].point(sinks[s].ctx, &recs[i], j - i) == 0;
-            i = j;
-        }
-        ok = ok && (!sinks[s].end || sinks[s].end(sinks[s].ctx, code) == 0);
-        if (!ok) {
-            const char *why = sinks[s].error ? sinks[s].error(sinks[s].ctx) : NULL;
-            if (why)
-                problem(err, problems, "%s.", why);
-            else
-                problem(err, problems, "cannot write %s.", name);
-            bad = 1;
-        }
-        if (sinks[s].destroy)
-            sinks[s].destroy(sinks[s].ctx);
+        bad = 1;
     }
+    if (kbc_report_markdown(md, &sinks[n], &d) == 0) {
+        names[n++] = md;
+    } else {
+        problem(err, problems, "%s", d.msg);
+        bad = 1;
+    }
+    kbc_fanout f;
+    kbc_fanout_init(&f, sinks, n, err, "kbench: merge: ");
+    kbc_fanout_begin(&f, info);
+    for (size_t i = 0; i < m;) {
+        size_t j = i + 1;
+        while (j < m && recs[j].point == recs[i].point &&
+               strcmp(recs[j].experiment, recs[i].experiment) == 0)
+            j++;
+        kbc_fanout_point(&f, &recs[i], j - i);
+        i = j;
+    }
+    bad |= kbc_fanout_end(&f, code) == KBC_EXIT_SYSTEM;
+    for (size_t k = 0; k < n; k++) {
+        if (!kbc_fanout_ok(&f, k) && !(sinks[k].error && sinks[k].error(sinks[k].ctx)))
+            problem(err, problems, "cannot write %s.", names[k]);
+        if (sinks[k].destroy)
+            sinks[k].destroy(sinks[k].ctx);
+    }
+    kbc_fanout_free(&f);
     return bad ? -1 : 0;
 }
 
@@ -749,14 +782,13 @@ int kbc_cmd_merge(const char *const *inputs, size_t n, const char *out_dir, int 
         goto done;
     }
     doc = merged_doc(ps, n, order, m, jobs, run_code);
-    if (write_json(doc, json_path, err, &problems) != 0)
-        goto done;
     kbc_run_info info = ps[0].doc.info;
     info.plan_hash = ps[0].doc.plan_hash;
     info.shard_index = 0;
     info.shard_count = 0;
     info.jobs = jobs;
-    if (write_reports(&info, recs, m, csv_path, md_path, run_code, err, &problems) != 0)
+    if (write_outputs(&info, recs, m, doc, json_path, csv_path, md_path, run_code, err,
+                      &problems) != 0)
         goto done;
     fprintf(out, "merge: %zu part%s, %zu row%s, into %s\n", n, n == 1 ? "" : "s", m,
             m == 1 ? "" : "s", out_dir);

@@ -29,6 +29,7 @@
 #include "record.h"
 #include "results_read.h"
 #include "sha256.h"
+#include "suspect.h"
 #include "text.h"
 #include "util.h"
 
@@ -1195,6 +1196,26 @@ static void only_in_base(FILE *f, const baseline *b)
     fputs("</ul></section>", f);
 }
 
+/* The run's suspect rows (results.json's "suspects", found once by the
+   run's fan-out): each with the larger point that shows it. */
+static void suspects(FILE *f, const kbc_run_doc *doc)
+{
+    if (!doc->n_suspects)
+        return;
+    fprintf(f, "<section id=\"suspects\"><h2>Suspect rows (%zu)</h2><p>Each is more than "
+               "twice as slow as its variant at a point with more work, which says more about "
+               "the measurement than about the kernel: rerun its point (docs/output.md, "
+               "&quot;Suspect rows&quot;).</p><ul>",
+            doc->n_suspects);
+    for (size_t i = 0; i < doc->n_suspects; i++) {
+        char t[2048];
+        fputs("<li>", f);
+        H(f, kbc_suspect_text(&doc->suspects[i], t, sizeof t));
+        fputs("</li>", f);
+    }
+    fputs("</ul></section>\n", f);
+}
+
 static void page(FILE *f, report *rp, const json_t *root, const char *path,
                  const kbc_compare_opts *o)
 {
@@ -1243,6 +1264,7 @@ static void page(FILE *f, report *rp, const json_t *root, const char *path,
     }
     if (ne == 0)
         fputs("<p>The results file holds no rows.</p>", f);
+    suspects(f, doc);
     for (size_t k = 0; k < ne; k++) {
         experiment(rp, k, exps[k]);
         fputc('\n', f);

@@ -36,7 +36,8 @@ typedef struct table_ctx {
                                   last folded into one line             */
     char nogpu[512];    /* the run-wide skip reason, shown once at the end */
     unsigned nogpu_rows;/* rows skipped for it                             */
-    kbc_suspects *suspects; /* every row, for the suspect rows at the end  */
+    char **suspects;    /* the run's suspect rows as the notes say them    */
+    size_t n_suspects;  /* (kbc_sink.suspects), listed at the end          */
     /* results.md (own): each callback's text is gathered in memory (out,
        an open_memstream) and written whole to fd, so that a failed write
        leaves the file at the end of its last whole point. */
@@ -501,8 +502,6 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
     const int md = c->markdown;
     const int wide = c->wide;
 
-    for (size_t i = 0; i < n_all; i++)
-        kbc_suspects_add(c->suspects, &all[i]);
     /* The rows skipped for the whole run are counted, then folded into
        one line per experiment rather than shown one by one. */
     kbc_record *rows = kbc_xcalloc(n_all, sizeof *rows);
@@ -741,18 +740,25 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
     return ferror(out) ? -1 : 0;
 }
 
+/* The run's suspect rows, kept as the notes say them for end(). */
+static int table_suspects(void *vctx, const kbc_suspect *list, size_t n)
+{
+    table_ctx *c = vctx;
+    c->suspects = kbc_xrealloc(c->suspects, (c->n_suspects + n + 1) * sizeof *c->suspects);
+    for (size_t i = 0; i < n; i++) {
+        char t[2048];
+        c->suspects[c->n_suspects++] = kbc_xstrdup(kbc_suspect_text(&list[i], t, sizeof t));
+    }
+    return 0;
+}
+
 static int table_end(void *vctx, int exit_code)
 {
     table_ctx *c = vctx;
-    size_t n_sus;
-    const kbc_suspect *sus = kbc_suspects_list(c->suspects, &n_sus);
-    for (size_t i = 0; i < n_sus; i++) {
-        char t[2048];
+    for (size_t i = 0; i < c->n_suspects; i++)
         fprintf(c->out, "%ssuspect row (more than twice as slow as its variant with more work): %s\n",
-                c->markdown ? "- " : "",
-                kbc_text_shown(c->markdown, kbc_suspect_text(&sus[i], t, sizeof t)));
-    }
-    if (n_sus)
+                c->markdown ? "- " : "", kbc_text_shown(c->markdown, c->suspects[i]));
+    if (c->n_suspects)
         fputc('\n', c->out);
     fprintf(c->out, "summary: %u pass, %u FAIL, %u error, %u skipped", c->counts[KBC_PASS],
             c->counts[KBC_FAIL], c->counts[KBC_ERROR], c->counts[KBC_SKIPPED]);
@@ -775,7 +781,9 @@ static void table_destroy(void *vctx)
 {
     table_ctx *c = vctx;
     kbc_baseline_free(c->base);
-    kbc_suspects_free(c->suspects);
+    for (size_t i = 0; i < c->n_suspects; i++)
+        free(c->suspects[i]);
+    free(c->suspects);
     if (c->own) {
         if (c->out)
             fclose(c->out);
@@ -794,7 +802,6 @@ int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d)
         return -1;
     }
     table_ctx *c = kbc_xcalloc(1, sizeof *c);
-    c->suspects = kbc_suspects_new();
     c->out = out;
     c->fd = -1;
     /* No error(): a table on a stream that fails (stdout) is the
@@ -803,7 +810,8 @@ int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d)
                        .begin = table_begin,
                        .point = table_point,
                        .end = table_end,
-                       .destroy = table_destroy};
+                       .destroy = table_destroy,
+                       .suspects = table_suspects};
     return 0;
 }
 
@@ -895,7 +903,6 @@ int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d)
         return -1;
     }
     table_ctx *c = kbc_xcalloc(1, sizeof *c);
-    c->suspects = kbc_suspects_new();
     c->markdown = 1;
     c->wide = 1; /* a file to read, not a terminal: every column */
     c->own = 1;
@@ -906,7 +913,8 @@ int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d)
                        .point = md_point,
                        .end = md_end,
                        .destroy = table_destroy,
-                       .error = md_error};
+                       .error = md_error,
+                       .suspects = table_suspects};
     return 0;
 }
 
