@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "merge.h"
+#include "merge_cmd.h"
 #include "record_json.h"
 #include "report.h"
 #include "results_read.h"

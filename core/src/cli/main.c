@@ -30,7 +30,7 @@
 #include "ini.h"
 #include "journal.h"
 #include "loader.h"
-#include "merge.h"
+#include "merge_cmd.h"
 #include "report.h"
 #include "report_html.h"
 #include "report_history.h"

@@ -424,6 +424,48 @@ json_t *kbc_record_to_json(const kbc_record *r)
     return o;
 }
 
+int kbc_results_write_file(const json_t *doc, const char *path, const char *tmp,
+                           const char **what, int *err)
+{
+    *what = NULL;
+    *err = 0;
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        *what = tmp;
+        *err = errno;
+        return -1;
+    }
+    /* 15 significant digits: every measurement is far coarser, and 17
+       would turn 1.5e-4 into 0.00015000000000000001. */
+    size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15);
+    int bad = json_dumpf(doc, f, flags) != 0;
+    bad |= fputc('\n', f) == EOF;
+    bad |= fflush(f) != 0 || ferror(f);
+    *err = errno;
+    /* fsync so that a power cut after the rename cannot leave an empty
+       file where the last complete document was. */
+    if (!bad && fsync(fileno(f)) != 0 && errno != EINVAL) {
+        bad = 1;
+        *err = errno;
+    }
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        *err = errno;
+    }
+    if (bad) {
+        *what = tmp;
+    } else if (rename(tmp, path) != 0) {
+        *what = path;
+        *err = errno;
+    }
+    if (*what) {
+        unlink(tmp);
+        return -1;
+    }
+    kbc_results_keep(doc, path);
+    return 0;
+}
+
 /* Writes the document to PATH.tmp and renames it over PATH.  On failure
    PATH keeps the last document written, and error() says why. */
 static int json_write(json_ctx *c)
@@ -431,39 +473,9 @@ static int json_write(json_ctx *c)
     if (c->failed)
         return -1;
     double t0 = kbc_now();
-    const char *what = NULL;
-    int err = 0;
-    FILE *f = fopen(c->tmp, "w");
-    if (!f) {
-        what = c->tmp;
-        err = errno;
-    } else {
-        /* 15 significant digits: every measurement is far coarser, and
-           17 would turn 1.5e-4 into 0.00015000000000000001. */
-        size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15);
-        int bad = json_dumpf(c->doc, f, flags) != 0;
-        bad |= fputc('\n', f) == EOF;
-        bad |= fflush(f) != 0 || ferror(f);
-        err = errno;
-        /* fsync so that a power cut after the rename cannot leave an empty
-           file where the last complete document was. */
-        if (!bad && fsync(fileno(f)) != 0 && errno != EINVAL) {
-            bad = 1;
-            err = errno;
-        }
-        if (fclose(f) != 0 && !bad) {
-            bad = 1;
-            err = errno;
-        }
-        if (bad) {
-            what = c->tmp;
-        } else if (rename(c->tmp, c->path) != 0) {
-            what = c->path;
-            err = errno;
-        }
-        if (what)
-            unlink(c->tmp);
-    }
+    const char *what;
+    int err;
+    kbc_results_write_file(c->doc, c->path, c->tmp, &what, &err);
     if (!c->writes)
         c->started = t0;
     c->writes++;
@@ -472,7 +484,6 @@ static int json_write(json_ctx *c)
     c->spent += c->last_cost;
     if (!what) {
         c->written = json_array_size(c->results);
-        kbc_results_keep(c->doc, c->path);
         return 0;
     }
     if (c->writes == 1) {

@@ -23,6 +23,16 @@
 struct json_t;
 void kbc_results_keep(const struct json_t *doc, const char *path);
 
+/* Writes doc whole to path: to tmp (a file beside it), synced, then
+   renamed over path (a rename within a folder is atomic, so a reader finds
+   the last whole document or this one), then kept (kbc_results_keep).
+   Returns 0, or -1 with *what the file that could not be written (tmp or
+   path; tmp is removed) and *err its errno (0: a write error without
+   one). */
+struct json_t;
+int kbc_results_write_file(const struct json_t *doc, const char *path, const char *tmp,
+                           const char **what, int *err);
+
 /* One JSON document at path: machine, kbench version and git revision,
    the expanded configuration, every row.  Written at begin(), after the
    first point and at end(), and rewritten after later points or on a
