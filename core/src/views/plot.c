@@ -211,13 +211,20 @@ typedef struct plot_ctx {
     size_t n_written;
 } plot_ctx;
 
-/* Opens dir/stem.gp; NULL after saying why. */
-static FILE *open_script(plot_ctx *c, const char *stem, char **path)
+/* Opens the script of chart ch, dir/STEM.gp (STEM from file_stem), and
+   writes its head; NULL after saying why. */
+static FILE *open_script(plot_ctx *c, const kbc_chart *ch, char **stem, char **path)
 {
-    *path = kbc_xasprintf("%s/%s.gp", c->dir, stem);
+    *stem = file_stem((const char *const *)c->written, c->n_written, ch->experiment, ch->group);
+    *path = kbc_xasprintf("%s/%s.gp", c->dir, *stem);
     FILE *f = fopen(*path, "w");
-    if (!f)
+    if (!f) {
         fprintf(stderr, "kbench: cannot write %s: %s.\n", *path, strerror(errno));
+        free(*path);
+        free(*stem);
+        return NULL;
+    }
+    gp_head(f, *stem);
     return f;
 }
 
@@ -258,15 +265,10 @@ static int line_plot(plot_ctx *c, const kbc_chart *ch)
                 group[0] ? " (" : "", kbc_text_visible(group), group[0] ? ")" : "");
         return 0;
     }
-    char *stem = file_stem((const char *const *)c->written, c->n_written, exp, group);
-    char *path;
-    FILE *f = open_script(c, stem, &path);
-    if (!f) {
-        free(path);
-        free(stem);
+    char *stem, *path;
+    FILE *f = open_script(c, ch, &stem, &path);
+    if (!f)
         return -1;
-    }
-    gp_head(f, stem);
     /* Each variant's points, sorted by x, as a data block: x (its slot on
        a slotted axis), y, and the slowest and fastest run; a variant that
        ignores x has its one row at every x. */
@@ -385,16 +387,10 @@ static int bar_plot(plot_ctx *c, const kbc_chart *ch)
         return 0;
     }
     size_t m = ch->n_bars;
-    char *stem = file_stem((const char *const *)c->written, c->n_written, r0->experiment,
-                           ch->group);
-    char *path;
-    FILE *f = open_script(c, stem, &path);
-    if (!f) {
-        free(path);
-        free(stem);
+    char *stem, *path;
+    FILE *f = open_script(c, ch, &stem, &path);
+    if (!f)
         return -1;
-    }
-    gp_head(f, stem);
     /* The data: the value, whether the row is a library's, the slowest and
        fastest run; numbers only, the variants' names are the tic labels. */
     fprintf(f, "$bars << EOD\n");
