@@ -1,5 +1,5 @@
 /* results_read.c -- see results_read.h; the inverse of kbc_record_to_json()
-   in report_json.c.  Reals were written with 15 significant digits, so a
+   in results_write.c.  Reals were written with 15 significant digits, so a
    number read back equals the one written to that precision.
  *
  * Every number that becomes an integer is checked against its field's
@@ -485,7 +485,7 @@ static double get_ceiling(const json_t *o, const char *key)
     return isnan(x) ? 0 : x;
 }
 
-/* "machine", as machine_json in report_json.c writes it. */
+/* "machine", as machine_json in results_write.c writes it. */
 static void read_machine(rd *rc, const json_t *m, kbc_run_doc *doc)
 {
     kbc_machine *k = &doc->machine;

@@ -1,5 +1,5 @@
 /*
- * results_read.h -- reads a results.json written by report_json.c back into
+ * results_read.h -- reads a results.json written by results_write.c back into
  * the records it was written from (record.h), for comparisons between runs
  * and for tools.  Needs jansson and record.c only.
  */

@@ -1,5 +1,5 @@
 /*
- * report_json.c -- one JSON document per run: which kbench, which machine,
+ * results_write.c -- one JSON document per run: which kbench, which machine,
  * the expanded configuration, and every row.
  *
  * The document is kept in memory and written whole to PATH.tmp, then
