@@ -377,10 +377,11 @@ typedef struct kbc_suspect {
 /* A reporter.  point() gets all records of one point at once (so a table
    can group them and speed-ups are known); it should write them out at
    once, so that a crash later loses nothing already reported.  begin(),
-   point(), end() and tick() return 0, or -1 when the output could not be
-   written: the sink then says nothing itself and is not called again but
-   for destroy(); error() gives its sentence for whoever runs it to say
-   once, with what the failure means there. */
+   point(), end(), tick() and suspects() return 0, or -1 when the output
+   could not be written: the sink then says nothing itself and is not
+   called again but for destroy(); error() gives its sentence for whoever
+   runs it to say once, with what the failure means there (views/fanout.h
+   does, for a run and for merge). */
 typedef struct kbc_sink {
     void *ctx;
     int (*begin)(void *ctx, const kbc_run_info *info);

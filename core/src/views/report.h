@@ -30,7 +30,8 @@ void kbc_report_table_wide(kbc_sink *sink, int wide);
 /* Gives a table or markdown sink (from the two functions above) an
    earlier run's rows (base[0..n), borrowed: they must outlive the sink):
    each row then shows its change against the row with the same key, as
-   kbench compare judges it (a column "vs old"). */
+   kbench compare judges it and in its words (analysis/baseline.h; a
+   column "vs old"). */
 void kbc_report_table_baseline(kbc_sink *sink, const kbc_record *base, size_t n);
 
 /* CSV at path: a header line, then one line per row, each point's rows
