@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "text.h"
 
 const kbc_command kbc_commands[] = {
     {
@@ -318,7 +319,7 @@ int kbc_cli_arity(const kbc_cli *c, const kbc_command *cmd, int min, int max)
     }
     if (max >= 0 && c->n_args > max) {
         kbc_say(1, "kbench %s takes %s, and '%s' is one too many", cmd->name,
-                max ? cmd->args_what : "no arguments", c->args[max]);
+                max ? cmd->args_what : "no arguments", kbc_text_visible(c->args[max]));
         return KBC_EXIT_USAGE;
     }
     return 0;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "text.h"
 
 static void opt_plugin_path(kbc_cli *c, const char *v)
 {
@@ -256,9 +257,9 @@ static int unknown_option(const char *name)
     }
     const char *near = kbc_closest(name, names, m);
     if (near)
-        kbc_say(1, "unknown option '%s' (did you mean '%s'?)", name, near);
+        kbc_say(1, "unknown option '%s' (did you mean '%s'?)", kbc_text_visible(name), near);
     else
-        kbc_say(1, "unknown option '%s'", name);
+        kbc_say(1, "unknown option '%s'", kbc_text_visible(name));
     return KBC_EXIT_USAGE;
 }
 
