@@ -87,7 +87,10 @@ struct kbc_option {
     /* The help of an option every command takes, and of a command's entry
        that has no text of its own; lines separated by '\n'. */
     const char *help;
-    void (*handle)(kbc_cli *c, const char *value);
+    /* Where it goes in kbc_cli (offsets): an int a flag sets to 1, a
+       string that takes the value ("" for an optional value not given),
+       or, repeatable, an array of strings and the int that counts it. */
+    size_t field, count;
 };
 
 extern const kbc_option kbc_options[];

@@ -365,8 +365,8 @@ static void man_head(FILE *o)
                "results.json and results.md.\n"
                ".PP\n"
                "Options may stand before or after the command.  An option that takes a value "
-               "takes it from the next word or after \\(oq=\\(cq (\\fB\\-\\-output=\\fR\\fIDIR\\fR).  "
-               "\\fBkbench help\\fR \\fICOMMAND\\fR prints one command's synopsis, options and "
+               "takes it from the next word or after \\(oq=\\(cq "
+               "(\\fB\\-\\-output=\\fR\\fIDIR\\fR).  \\fBkbench help\\fR \\fICOMMAND\\fR prints one command's synopsis, options and "
                "examples.\n");
 }
 

@@ -9,6 +9,7 @@
  * mistake gets one sentence and exit code 2; docs/cli.md documents both.
  */
 #define _GNU_SOURCE
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,205 +17,74 @@
 #include "cli.h"
 #include "text.h"
 
-static void opt_plugin_path(kbc_cli *c, const char *v)
-{
-    c->plugin_paths[c->n_plugin_paths++] = v;
-}
-static void opt_dry_run(kbc_cli *c, const char *v)
-{
-    c->dry_run = 1;
-}
-static void opt_simulate(kbc_cli *c, const char *v)
-{
-    c->simulate = v;
-}
-static void opt_output(kbc_cli *c, const char *v)
-{
-    c->out_dir = v;
-}
-static void opt_experiment(kbc_cli *c, const char *v)
-{
-    c->experiment = v;
-}
-static void opt_set(kbc_cli *c, const char *v)
-{
-    c->sets[c->n_sets++] = v;
-}
-static void opt_variants(kbc_cli *c, const char *v)
-{
-    c->variants = v;
-}
-static void opt_baseline(kbc_cli *c, const char *v)
-{
-    c->baseline = v;
-}
-static void opt_threshold(kbc_cli *c, const char *v)
-{
-    c->threshold = v;
-}
-static void opt_alpha(kbc_cli *c, const char *v)
-{
-    c->alpha = v;
-}
-static void opt_format(kbc_cli *c, const char *v)
-{
-    c->format = v;
-}
-static void opt_sort(kbc_cli *c, const char *v)
-{
-    c->sort = v;
-}
-static void opt_only_changed(kbc_cli *c, const char *v)
-{
-    c->only_changed = 1;
-}
-static void opt_wide(kbc_cli *c, const char *v)
-{
-    c->wide = 1;
-}
-static void opt_plot(kbc_cli *c, const char *v)
-{
-    c->plot = 1;
-}
-static void opt_quiet(kbc_cli *c, const char *v)
-{
-    c->quiet = 1;
-}
-static void opt_gpus(kbc_cli *c, const char *v)
-{
-    c->gpus = v;
-}
-static void opt_shard(kbc_cli *c, const char *v)
-{
-    c->shard = v;
-}
-static void opt_shards(kbc_cli *c, const char *v)
-{
-    c->shards = v;
-}
-static void opt_isolate(kbc_cli *c, const char *v)
-{
-    c->isolate = v;
-}
-static void opt_resume(kbc_cli *c, const char *v)
-{
-    c->resume = v ? v : "";
-}
-static void opt_force(kbc_cli *c, const char *v)
-{
-    c->force = 1;
-}
-static void opt_allow_mixed(kbc_cli *c, const char *v)
-{
-    c->allow_mixed = 1;
-}
-static void opt_allow_shared(kbc_cli *c, const char *v)
-{
-    c->allow_shared = 1;
-}
-static void opt_sanitize_on_crash(kbc_cli *c, const char *v)
-{
-    c->sanitize_on_crash = 1;
-}
-static void opt_record(kbc_cli *c, const char *v)
-{
-    c->record = 1;
-}
-static void opt_history(kbc_cli *c, const char *v)
-{
-    c->history.db = v;
-}
-static void opt_commit(kbc_cli *c, const char *v)
-{
-    c->history.commit = v;
-}
-static void opt_since(kbc_cli *c, const char *v)
-{
-    c->history.since = v;
-}
-static void opt_csv(kbc_cli *c, const char *v)
-{
-    c->history.csv = 1;
-}
-static void opt_logy(kbc_cli *c, const char *v)
-{
-    c->plot_opts.logy = 1;
-}
-static void opt_metric(kbc_cli *c, const char *v)
-{
-    c->metric = v;
-}
-static void opt_band(kbc_cli *c, const char *v)
-{
-    c->plot_opts.band = 1;
-}
-static void opt_help(kbc_cli *c, const char *v)
-{
-    c->help = 1;
-}
-static void opt_version(kbc_cli *c, const char *v)
-{
-    c->version = 1;
-}
+/* Where an option's value goes in kbc_cli, checked against its kind: a
+   flag sets an int, a value option a string, a repeatable one appends to
+   an array and counts in an int.  A field of another type does not
+   compile. */
+#define FIELD(f, type) _Generic(((kbc_cli *)0)->f, type: offsetof(kbc_cli, f))
+#define FLAG(f) FIELD(f, int), 0
+#define VALUE(f) FIELD(f, const char *), 0
+#define LIST(f, n) FIELD(f, const char **), FIELD(n, int)
 
 /* The rows: name, short name, value, the value in words, repeatable,
-   optional value, taken by every command, help, handler.  An option that
-   means one thing wherever it is taken has its help here; one that means
-   something else for each command has it in the commands' rows. */
+   optional value, taken by every command, help, where it goes.  An option
+   that means one thing wherever it is taken has its help here; one that
+   means something else for each command has it in the commands' rows. */
 const kbc_option kbc_options[] = {
     {"--plugin-path", 0, "P", "path", 1, 0, 1,
      "also load plugins from folder or file P (repeatable)",
-     opt_plugin_path},
-    {"--dry-run", 'n', NULL, NULL, 0, 0, 0, NULL, opt_dry_run},
-    {"--output", 'o', "DIR", "folder", 0, 0, 0, NULL, opt_output},
-    {"--resume", 0, "accept", NULL, 0, 1, 0, NULL, opt_resume},
-    {"--force", 0, NULL, NULL, 0, 0, 0, NULL, opt_force},
+     LIST(plugin_paths, n_plugin_paths)},
+    {"--dry-run", 'n', NULL, NULL, 0, 0, 0, NULL, FLAG(dry_run)},
+    {"--output", 'o', "DIR", "folder", 0, 0, 0, NULL, VALUE(out_dir)},
+    {"--resume", 0, "accept", NULL, 0, 1, 0, NULL, VALUE(resume)},
+    {"--force", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(force)},
     {"--gpus", 0, "GPUS", "list of GPUs", 0, 0, 0,
      "one worker per GPU: all, or NVML indices or UUIDs\n(0,2 or GPU-...); default: one GPU "
      "($KBENCH_DEVICE)",
-     opt_gpus},
+     VALUE(gpus)},
     {"--allow-shared", 0, NULL, NULL, 0, 0, 0,
      "let --gpus name one GPU more than once, and run\non a GPU another kbench run is using",
-     opt_allow_shared},
+     FLAG(allow_shared)},
     {"--allow-mixed", 0, NULL, NULL, 0, 0, 0, "accept GPUs of different models in one run",
-     opt_allow_mixed},
-    {"--shard", 0, "SPEC", "shard (i/N or auto)", 0, 0, 0, NULL, opt_shard},
-    {"--shards", 0, "N", "count", 0, 0, 0, NULL, opt_shards},
-    {"--isolate", 0, "MODE", "mode", 0, 0, 0, NULL, opt_isolate},
-    {"--sanitize-on-crash", 0, NULL, NULL, 0, 0, 0, NULL, opt_sanitize_on_crash},
+     FLAG(allow_mixed)},
+    {"--shard", 0, "SPEC", "shard (i/N or auto)", 0, 0, 0, NULL, VALUE(shard)},
+    {"--shards", 0, "N", "count", 0, 0, 0, NULL, VALUE(shards)},
+    {"--isolate", 0, "MODE", "mode", 0, 0, 0, NULL, VALUE(isolate)},
+    {"--sanitize-on-crash", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(sanitize_on_crash)},
     {"--baseline", 0, "OLD", "results file", 0, 0, 0,
      "beside each row, its change against the same row\nof OLD (an earlier results.json), "
      "as compare\njudges it",
-     opt_baseline},
-    {"--plot", 0, NULL, NULL, 0, 0, 0, NULL, opt_plot},
-    {"--quiet", 'q', NULL, NULL, 0, 0, 0, "no progress line, only warnings on stderr", opt_quiet},
-    {"--wide", 0, NULL, NULL, 0, 0, 0, NULL, opt_wide},
-    {"--variants", 0, "LIST", "list of variants", 0, 0, 0, NULL, opt_variants},
+     VALUE(baseline)},
+    {"--plot", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(plot)},
+    {"--quiet", 'q', NULL, NULL, 0, 0, 0, "no progress line, only warnings on stderr",
+     FLAG(quiet)},
+    {"--wide", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(wide)},
+    {"--variants", 0, "LIST", "list of variants", 0, 0, 0, NULL, VALUE(variants)},
     {"--experiment", 0, "NAMES", "list of experiments", 0, 0, 0,
      "only the experiments named (comma-separated; globs\nsuch as 'reduce-*' match)",
-     opt_experiment},
+     VALUE(experiment)},
     {"--set", 0, "K=V", "KEY=VALUE", 1, 0, 0,
      "KEY=VALUE for [global], or SECTION.KEY=VALUE, as if\nwritten in the file (repeatable)",
-     opt_set},
-    {"--threshold", 0, "PCT", "percentage", 0, 0, 0, NULL, opt_threshold},
-    {"--simulate", 0, "DIR", "folder", 0, 0, 0, NULL, opt_simulate},
+     LIST(sets, n_sets)},
+    {"--threshold", 0, "PCT", "percentage", 0, 0, 0, NULL, VALUE(threshold)},
+    {"--simulate", 0, "DIR", "folder", 0, 0, 0, NULL, VALUE(simulate)},
     {"--alpha", 0, "ALPHA", "significance level", 0, 0, 0,
-     "the interval has confidence 1 - ALPHA (default 0.05)", opt_alpha},
-    {"--format", 0, "FMT", "format", 0, 0, 0, NULL, opt_format},
-    {"--record", 0, NULL, NULL, 0, 0, 0, NULL, opt_record},
-    {"--history", 0, "FILE", "file", 0, 0, 0, NULL, opt_history},
-    {"--commit", 0, "REV", "revision", 0, 0, 0, NULL, opt_commit},
-    {"--since", 0, "REV", "revision", 0, 0, 0, NULL, opt_since},
-    {"--csv", 0, NULL, NULL, 0, 0, 0, NULL, opt_csv},
-    {"--metric", 0, "WHAT", "metric (rate or time)", 0, 0, 0, NULL, opt_metric},
-    {"--logy", 0, NULL, NULL, 0, 0, 0, NULL, opt_logy},
-    {"--band", 0, NULL, NULL, 0, 0, 0, NULL, opt_band},
-    {"--only-changed", 0, NULL, NULL, 0, 0, 0, NULL, opt_only_changed},
-    {"--sort", 0, "ORDER", "order", 0, 0, 0, NULL, opt_sort},
+     "the interval has confidence 1 - ALPHA (default 0.05)", VALUE(alpha)},
+    {"--format", 0, "FMT", "format", 0, 0, 0, NULL, VALUE(format)},
+    {"--record", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(record)},
+    {"--history", 0, "FILE", "file", 0, 0, 0, NULL, VALUE(history.db)},
+    {"--commit", 0, "REV", "revision", 0, 0, 0, NULL, VALUE(history.commit)},
+    {"--since", 0, "REV", "revision", 0, 0, 0, NULL, VALUE(history.since)},
+    {"--csv", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(history.csv)},
+    {"--metric", 0, "WHAT", "metric (rate or time)", 0, 0, 0, NULL, VALUE(metric)},
+    {"--logy", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(plot_opts.logy)},
+    {"--band", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(plot_opts.band)},
+    {"--only-changed", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(only_changed)},
+    {"--sort", 0, "ORDER", "order", 0, 0, 0, NULL, VALUE(sort)},
     {"--help", 'h', NULL, NULL, 0, 0, 1,
      "this text; after a command, that command's help",
-     opt_help},
-    {"--version", 'V', NULL, NULL, 0, 0, 1, "the version and git revision", opt_version},
+     FLAG(help)},
+    {"--version", 'V', NULL, NULL, 0, 0, 1, "the version and git revision", FLAG(version)},
 };
 const size_t kbc_n_options = sizeof kbc_options / sizeof *kbc_options;
 _Static_assert(sizeof kbc_options / sizeof *kbc_options <= KBC_MAX_OPTIONS,
@@ -229,6 +99,19 @@ const kbc_option *kbc_option_find(const char *name)
             return o;
     }
     return NULL;
+}
+
+/* Keeps the value of option o (NULL for a flag, or for an optional value
+   not given) where its row says. */
+static void store(kbc_cli *c, const kbc_option *o, const char *value)
+{
+    char *at = (char *)c + o->field;
+    if (!o->arg)
+        *(int *)at = 1;
+    else if (o->repeatable)
+        (*(const char ***)at)[(*(int *)((char *)c + o->count))++] = value;
+    else
+        *(const char **)at = value ? value : "";
 }
 
 /* Remembers an option given, for the check against the command (options
@@ -359,7 +242,7 @@ int kbc_cli_parse(int argc, char **argv, kbc_cli *c)
             seen[row] = value;
         }
         note_given(c, o, name);
-        o->handle(c, value);
+        store(c, o, value);
     }
     return 0;
 }
