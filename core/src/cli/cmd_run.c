@@ -7,7 +7,8 @@
  *   2. the plan: the INI file read and narrowed, the GPUs picked, every
  *      point planned (build_plan); a dry run prints it and stops here;
  *   3. the outputs: the baseline read, the output folder checked, the
- *      journal and the reports opened (open_outputs);
+ *      journal and the reports opened, the workers' binary found
+ *      (open_outputs);
  *   4. the workers, supervised over the plan (supervise);
  *   5. what follows a finished run: the plots and the history (finish).
  * What the steps make lives in one run_state, freed by run_free(), so
@@ -340,8 +341,9 @@ static int open_files(run_state *r)
 }
 
 /* The baseline, the output folder, the journal, the table on stdout and,
-   with -o, the files.  The baseline is read first: a bad file costs no
-   GPU time.  Returns 0, or an exit code after saying why. */
+   with -o, the files; then the kbench binary the workers will run.  The
+   baseline is read first: a bad file costs no GPU time.  Returns 0, or an
+   exit code after saying why. */
 static int open_outputs(run_state *r)
 {
     const kbc_cli *c = r->c;
@@ -363,7 +365,9 @@ static int open_outputs(run_state *r)
         kbc_report_table_baseline(&r->sinks[r->n_sinks], r->base, r->n_base);
     kbc_report_table_wide(&r->sinks[r->n_sinks], c->wide);
     r->n_sinks++;
-    return c->out_dir ? open_files(r) : 0;
+    if (c->out_dir && (code = open_files(r)) != 0)
+        return code;
+    return kbc_cli_self_path(r->self, sizeof r->self) != 0 ? KBC_EXIT_SYSTEM : 0;
 }
 
 /* Closes the reports; they are complete from here on. */
@@ -403,8 +407,6 @@ static void worker_request(run_state *r)
    code of the run. */
 static int supervise(run_state *r)
 {
-    if (kbc_cli_self_path(r->self, sizeof r->self) != 0)
-        return KBC_EXIT_SYSTEM;
     char *cmdline = kbc_cli_command_line(r->c);
     kbc_run_set_quiet(r->c->quiet);
     worker_request(r);
