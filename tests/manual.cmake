@@ -14,3 +14,8 @@ add_test(NAME install_files
 add_test(NAME cli_docs
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/manual/check_cli_docs.sh $<TARGET_FILE:kbench>
           ${PROJECT_SOURCE_DIR})
+
+# Each command's help and the general help, against the table of commands
+# they are printed from (core/src/cli/commands.c).
+kbench_test(test_help SOURCES test_help.c)
+add_dependencies(test_help kbench)

@@ -651,7 +651,8 @@ Test(kit_check, f32_passes_on_equal_arrays)
     cr_assert_eq(c.passed, 1);
     cr_assert_eq(c.error, 0.0);
     cr_assert_eq(first, NA);
-    cr_assert_str_eq(c.measure, "mismatches");
+    cr_assert_str_eq(c.measure, "worst err/bound");
+    cr_assert_eq(c.tolerance, 1.0);
 }
 
 Test(kit_check, f32_flags_nan)
@@ -664,7 +665,7 @@ Test(kit_check, f32_flags_nan)
     uint64_t first = 0;
     kbk_check_f32(&c, got, want, NA, 1.0, 1.0, &first);
     cr_assert_eq(c.passed, 0);
-    cr_assert_eq(c.error, 1.0);
+    cr_assert(isinf(c.error), "a NaN element is infinitely far from its bound, got %g", c.error);
     cr_assert_eq(first, 500);
 }
 
@@ -678,7 +679,10 @@ Test(kit_check, f32_flags_one_perturbed_element)
     uint64_t first = 0;
     kbk_check_f32(&c, got, want, NA, 1e-3, 1e-3, &first);
     cr_assert_eq(c.passed, 0);
-    cr_assert_eq(c.error, 1.0);
+    /* want[999] = 1.5: the bound is 1e-3 + 1.5e-3, the miss about 0.01. */
+    double bound = 1e-3 + 1e-3 * fabs(want[999]), miss = fabs((double)got[999] - want[999]);
+    cr_assert_float_eq(c.error, miss / bound, 1e-12);
+    cr_assert_gt(c.error, 2.0);
     cr_assert_eq(first, 999);
 }
 
@@ -691,6 +695,10 @@ Test(kit_check, f32_accepts_a_difference_within_atol_plus_rtol)
     kb_check c = {0};
     kbk_check_f32(&c, got, want, NA, 1e-3, 1e-3, NULL);
     cr_assert_eq(c.passed, 1, "error %g", c.error);
+    /* The row says how close it came: 0.004 of a 0.0045 bound. */
+    cr_assert_float_eq(c.error, fabs((double)got[7] - want[7]) / 0.0045, 1e-9);
+    cr_assert_lt(c.error, 1.0);
+    cr_assert_gt(c.error, 0.8);
     kbk_check_f32(&c, got, want, NA, 1e-3, 0.0, NULL);
     cr_assert_eq(c.passed, 0, "rtol was not what let it pass");
 }
@@ -749,6 +757,60 @@ Test(kit_check, exact_flags_nan)
     cr_assert_eq(c.passed, 0);
     cr_assert_eq(c.error, 1.0);
     cr_assert_eq(first, 7);
+}
+
+Test(kit_check, ulp_of_f32_is_the_float_spacing)
+{
+    cr_assert_eq(kbk_ulp_f32(1.0), ldexp(1.0, -23));
+    cr_assert_eq(kbk_ulp_f32(1.5), ldexp(1.0, -23));
+    cr_assert_eq(kbk_ulp_f32(-2.0), ldexp(1.0, -22));
+    cr_assert_eq(kbk_ulp_f32(0.0), ldexp(1.0, -149));
+    cr_assert_eq(kbk_ulp_f32(ldexp(1.0, -130)), ldexp(1.0, -149));
+}
+
+Test(kit_check, ulps_reports_the_worst_element_against_its_bound)
+{
+    float got[NA];
+    double want[NA];
+    for (int i = 0; i < NA; i++) {
+        want[i] = exp((i - 500) / 50.0);
+        got[i] = (float)want[i]; /* rounded: within half an ulp */
+    }
+    kb_check c = {0};
+    uint64_t at = 0;
+    kbk_check_ulps_f32(&c, got, want, NA, 2.5, &at);
+    cr_assert_eq(c.passed, 1, "error %g", c.error);
+    cr_assert_leq(c.error, 0.5);
+    cr_assert_str_eq(c.measure, "ulps");
+    cr_assert_eq(c.tolerance, 2.5);
+    /* Two ulps off at one element: still within 2.5, and named. */
+    got[321] = nextafterf(nextafterf(got[321], INFINITY), INFINITY);
+    kbk_check_ulps_f32(&c, got, want, NA, 2.5, &at);
+    cr_assert_eq(c.passed, 1);
+    cr_assert_eq(at, 321);
+    cr_assert_gt(c.error, 1.5);
+    /* Three more: out. */
+    got[654] = nextafterf(nextafterf(nextafterf(got[654], 0.0f), 0.0f), 0.0f);
+    kbk_check_ulps_f32(&c, got, want, NA, 2.5, &at);
+    cr_assert_eq(c.passed, 0);
+    cr_assert_eq(at, 654);
+    cr_assert_gt(c.error, 2.5);
+}
+
+Test(kit_check, ulps_flags_nan_and_a_wrong_infinity)
+{
+    float got[4] = {1.0f, 2.0f, INFINITY, NAN};
+    double want[4] = {1.0, 2.0, INFINITY, NAN};
+    kb_check c = {0};
+    kbk_check_ulps_f32(&c, got, want, 4, 1.0, NULL);
+    cr_assert_eq(c.passed, 1, "NaN against NaN and inf against inf match: %g", c.error);
+    got[1] = NAN;
+    kbk_check_ulps_f32(&c, got, want, 4, 1.0, NULL);
+    cr_assert_eq(c.passed, 0);
+    got[1] = 2.0f;
+    got[2] = -INFINITY;
+    kbk_check_ulps_f32(&c, got, want, 4, 1.0, NULL);
+    cr_assert_eq(c.passed, 0);
 }
 
 /* ---- buffers without a GPU --------------------------------------------------- */

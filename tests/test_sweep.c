@@ -637,3 +637,54 @@ Test(sweep, range_checks_the_values_made)
     cr_assert_eq(v[5].u, 1024);
     free(v);
 }
+
+/* ---- advice for mistakes of form ------------------------------------------- */
+
+static void advice_fails(const kb_param *p, const char *text, const char *expect)
+{
+    kb_value *v = NULL;
+    size_t n = 0;
+    char why[512] = "";
+    cr_assert_eq(kbc_sweep_parse(p, text, 1000, &v, &n, why, sizeof why), -1,
+                 "'%s' was accepted", text);
+    assert_has(why, expect);
+    free(v);
+}
+
+static size_t advice_count(const kb_param *p, const char *text)
+{
+    kb_value *v = NULL;
+    size_t n = 0;
+    char why[512] = "";
+    cr_assert_eq(kbc_sweep_parse(p, text, 1000, &v, &n, why, sizeof why), 0, "'%s': %s", text,
+                 why);
+    free(v);
+    return n;
+}
+
+Test(sweep_advice, thousands_separators_are_named)
+{
+    advice_fails(&p_size, "1,000,000", "would be read as a list");
+    advice_fails(&p_size, "1,000,000", "write 1000000");
+    advice_fails(&p_int, "2,048", "write 2048");
+    advice_fails(&p_float, "1,000", "write 1000");
+    /* A list is still a list. */
+    cr_assert_eq(advice_count(&p_size, "1,2,3"), 3);
+    cr_assert_eq(advice_count(&p_size, "1K,2K,4K"), 3);
+    cr_assert_eq(advice_count(&p_size, "100,200,300"), 3);
+}
+
+Test(sweep_advice, a_hash_comment_is_named)
+{
+    advice_fails(&p_size, "1M # one million", "comments start with ';'");
+    advice_fails(&p_size, "1M # one million", "'1M ; one million'");
+    advice_fails(&p_enum, "f32 # the default", "comments start with ';'");
+}
+
+Test(sweep_advice, ranges_of_the_wrong_form_are_named)
+{
+    advice_fails(&p_size, "2^10...2^20", "a range is a..b[:step], with two dots");
+    advice_fails(&p_size, "2^10:2^20", "a range is a..b[:step], the two dots first");
+    cr_assert_eq(advice_count(&p_size, "2^10..2^12"), 3);
+    cr_assert_eq(advice_count(&p_size, "1K..4K:x2"), 3);
+}

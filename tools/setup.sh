@@ -7,6 +7,8 @@ set -eu
 
 cd "$(dirname "$0")/.."
 build=${KBENCH_BUILD_DIR:-build}
+# apt-get that waits (bounded) while another package manager holds the lock.
+aptw="$PWD/tools/apt-get-wait"
 
 # The packages kbench builds against, and the commands that tell they are there.
 need=""
@@ -20,15 +22,15 @@ if [ -n "$need" ]; then
         exit 2
     fi
     echo "kbench setup: installing$need" >&2
-    $sudo apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $need >&2
+    $sudo "$aptw" update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo "$aptw" install -y -qq $need >&2
 fi
 
 # gnuplot draws the plots of `kbench plot`; it is optional (kbench writes the
 # scripts without it), so a machine without a package mirror still builds.
 if ! command -v gnuplot >/dev/null 2>&1 && ! have_pkg gnuplot-nox; then
     if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo=none; fi
-    if [ "$sudo" != none ] && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq gnuplot-nox >&2 2>/dev/null; then
+    if [ "$sudo" != none ] && DEBIAN_FRONTEND=noninteractive $sudo "$aptw" install -y -qq gnuplot-nox >&2 2>/dev/null; then
         echo "kbench setup: installed gnuplot-nox (for kbench plot)" >&2
     else
         echo "kbench setup: gnuplot is not installed and could not be (optional: kbench plot then writes only the scripts; apt-get install gnuplot-nox adds it)." >&2
@@ -40,7 +42,7 @@ fi
 # optional, like gnuplot.
 if ! have_pkg python3-jsonschema; then
     if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo=none; fi
-    if [ "$sudo" != none ] && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-jsonschema >&2 2>/dev/null; then
+    if [ "$sudo" != none ] && DEBIAN_FRONTEND=noninteractive $sudo "$aptw" install -y -qq --no-install-recommends python3-jsonschema >&2 2>/dev/null; then
         echo "kbench setup: installed python3-jsonschema (for the test schema)" >&2
     else
         echo "kbench setup: python3-jsonschema could not be installed (optional: the test schema then skips; apt-get install python3-jsonschema adds it)." >&2
@@ -53,9 +55,9 @@ fi
 if [ "${KBENCH_SETUP_BROWSER:-1}" != 0 ] && ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo=none; fi
     install_browser() {
-        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >&2 2>/dev/null
+        DEBIAN_FRONTEND=noninteractive $sudo "$aptw" install -y -qq --no-install-recommends chromium >&2 2>/dev/null
     }
-    if [ "$sudo" != none ] && { install_browser || { $sudo apt-get update -qq >&2 2>/dev/null && install_browser; }; }; then
+    if [ "$sudo" != none ] && { install_browser || { $sudo "$aptw" update -qq >&2 2>/dev/null && install_browser; }; }; then
         echo "kbench setup: installed chromium (for the browser test of kbench report)" >&2
     else
         echo "kbench setup: could not install chromium (optional: the browser test of kbench report then skips; apt-get install chromium adds it)." >&2
@@ -75,9 +77,9 @@ if [ "${KBENCH_SETUP_CLUSTER:-1}" != 0 ]; then
     if [ -n "$cluster" ]; then
         if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null 2>&1; then sudo="sudo"; else sudo=none; fi
         install_cluster() {
-            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $cluster >&2 2>/dev/null
+            DEBIAN_FRONTEND=noninteractive $sudo "$aptw" install -y -qq --no-install-recommends $cluster >&2 2>/dev/null
         }
-        if [ "$sudo" != none ] && { install_cluster || { $sudo apt-get update -qq >&2 2>/dev/null && install_cluster; }; }; then
+        if [ "$sudo" != none ] && { install_cluster || { $sudo "$aptw" update -qq >&2 2>/dev/null && install_cluster; }; }; then
             echo "kbench setup: installed$cluster (for the cluster tests)" >&2
         else
             echo "kbench setup: could not install$cluster (optional: the cluster tests then skip; apt-get install$cluster adds them)." >&2

@@ -9,6 +9,7 @@
 #     kbench enforces), and no row for an option kbench does not have;
 #   - the exit-code table is one table, with a row for each exit code the
 #     usage text names;
+#   - a command's help shown in docs/cli.md is what `kbench help CMD` prints;
 #   - the sentence a bare `kbench` prints is quoted as it is;
 #   - README.md shows every command but help in an example.
 # Usage: check_cli_docs.sh KBENCH SOURCE_DIR
@@ -82,6 +83,17 @@ for code in 0 1 2 3 130; do
     grep -qE "(^|[ (;])$code " <<<"$usage" || bad "kbench --help does not name the exit code $code"
     case " $codes" in *" $code "*) ;; *) bad "exit code $code is not a row of the exit-code table of docs/cli.md" ;; esac
 done
+
+# A command's help that docs/cli.md shows ("$ kbench help CMD" and what
+# follows in its fenced block) is what kbench prints.
+while read -r topic; do
+    want=$("$kbench" help "$topic")
+    have=$(awk -v t="\$ kbench help $topic" '$0 == t { on = 1; next } on && /^```/ { exit } on { print }' "$cli")
+    if [ "$want" != "$have" ]; then
+        bad "docs/cli.md shows another help of $topic than kbench help $topic prints:"
+        diff <(echo "$want") <(echo "$have") | sed 's/^/    /' >&2
+    fi
+done < <(sed -n 's/^\$ kbench help \([a-z]*\)$/\1/p' "$cli")
 
 # The sentence of a bare `kbench`, quoted as it is printed.
 bare=$("$kbench" 2>&1 >/dev/null)

@@ -8,6 +8,8 @@
 #     other, for every command; `kbench ` offers every command, `kbench
 #     history ` each subcommand the usage text names (so does zsh), and
 #     run and tune offer .ini files;
+#   - `kbench help ` offers every command (so does zsh), and kbench.1
+#     shows every example of the table of commands;
 #   - the man page formats without a warning (when man is installed), and
 #     the zsh completion parses (when zsh is installed).
 # Usage: check_manual.sh KBENCH MANUAL_DIR
@@ -93,6 +95,23 @@ for c in $commands; do
             bad "the zsh completion does not offer the subcommand $sub of $c"
     done
 done
+# After help, the commands (both completions).
+offered=$(complete_words kbench help "''")
+for c in $commands; do
+    grep -qx -- "$c" <<<"$offered" || bad "'kbench help ' does not offer the command $c"
+done
+zhelp=$(grep -F -- "(help) args+=('2:command:(" "$dir/_kbench")
+for c in $commands; do
+    grep -qE -- "[( ]$c[ )]" <<<"$zhelp" || bad "the zsh completion does not offer $c after help"
+done
+# Every example of the table, in the man page's EXAMPLES.
+while IFS=$'\037' read -r kind name summary synopsis ex1 ex2 complete; do
+    [ "$kind" = command ] || continue
+    for ex in "$ex1" "$ex2"; do
+        [ -n "$ex" ] || bad "command $name has no two examples"
+        grep -qxF -- "${ex//-/\\-}" "$dir/kbench.1" || bad "the example '$ex' is not in kbench.1"
+    done
+done <<<"$dump"
 # An experiment file for the commands that read one.
 for c in run tune; do
     grep -qF -- "$c) COMPREPLY=(\$(compgen -f -X '!*.ini'" "$dir/kbench.bash" ||

@@ -172,11 +172,26 @@ double kbk_sum_bound(int depth, double sum_abs, int mantissa_bits);
 /* Fills check for a scalar result: abs error against tolerance. */
 void kbk_check_abs(kb_check *check, double got, double want, double tolerance);
 /* Fills check for an array compared element by element with an abs + rel
-   tolerance (|got - want| <= atol + rtol*|want|): error is the number of
-   elements out of tolerance (NaN counts), tolerance 0; measure
-   "mismatches".  *first_bad gets the first such index (or n). */
+   bound (|got - want| <= atol + rtol*|want|): error is the worst element's
+   |got - want| in units of its own bound (0.31: within a third of it;
+   infinite for a NaN, or for any difference where the bound is 0),
+   tolerance 1, measure "worst err/bound"; it passes when every element is
+   within its bound.  *first_bad gets the first element outside (or n). */
 void kbk_check_f32(kb_check *check, const float *got, const double *want, uint64_t n,
                    double atol, double rtol, uint64_t *first_bad);
+/* The spacing of floats at |x| (an f32 ulp): 2^(e-23) for x in [2^e,
+   2^(e+1)), 2^-149 below the normal range. */
+double kbk_ulp_f32(double x);
+/* Fills check for an array whose elements each carry a relative error
+   bound, as the functions of a math library do (CUDA's expf and logf are
+   documented to 2 and 1 ulps): error is the largest |got - want| in f32
+   ulps of want (want in higher precision), tolerance max_ulps, measure
+   "ulps".  A NaN or infinity matches only itself.  Derive max_ulps from the
+   documented bounds of what the kernel calls, plus 0.5 for the rounding
+   of each float result the kernel stores.  *worst_at gets the worst
+   element (or n when every element is exact). */
+void kbk_check_ulps_f32(kb_check *check, const float *got, const double *want, uint64_t n,
+                        double max_ulps, uint64_t *worst_at);
 /* Bit-exact comparison of arrays of elem_bytes-sized elements: error is the
    number of differing elements, tolerance 0, measure "mismatches".  A NaN
    matches only the same NaN bits. */

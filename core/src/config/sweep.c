@@ -251,6 +251,72 @@ out:
     return rc;
 }
 
+/* Digits in groups of three after commas, with a group that starts with 0
+   (1,000,000; 2,048): thousands separators, not a list -- nobody writes
+   the element 000 or 048 of a list. */
+static int thousands(const char *s)
+{
+    size_t first = strspn(s, "0123456789");
+    if (first == 0 || first > 3 || s[first] != ',')
+        return 0;
+    int zero_led = 0;
+    for (s += first; *s == ','; s += 4) {
+        if (strspn(s + 1, "0123456789") != 3)
+            return 0;
+        zero_led |= s[1] == '0';
+    }
+    return *s == '\0' && zero_led;
+}
+
+/* Mistakes of form that a plain "is not a size" would leave a user to
+   puzzle over: a thousands separator, a comment started with '#', a range
+   written with three dots or with a colon alone.  Writes the advice and
+   returns 1; 0 when none applies. */
+static int advice(const kb_param *p, const char *whole, char *why, size_t n)
+{
+    int numeric = p->type == KB_PARAM_INT || p->type == KB_PARAM_SIZE ||
+                  p->type == KB_PARAM_FLOAT;
+    if (numeric && thousands(whole)) {
+        char digits[64];
+        size_t k = 0;
+        for (const char *c = whole; *c && k + 1 < sizeof digits; c++)
+            if (*c != ',')
+                digits[k++] = *c;
+        digits[k] = '\0';
+        say(why, n,
+            "'%s' would be read as a list (a comma separates values); for the number write "
+            "%s (K, M and G are binary: 1M is 1048576)",
+            whole, digits);
+        return 1;
+    }
+    const char *hash = strchr(whole, '#');
+    if (hash && (hash == whole || isspace((unsigned char)hash[-1]))) {
+        int keep = (int)(hash - whole);
+        while (keep > 0 && isspace((unsigned char)whole[keep - 1]))
+            keep--;
+        const char *note = hash + 1 + strspn(hash + 1, " \t");
+        say(why, n,
+            "'%s' holds a '#': comments start with ';' in kbench's INI files (write "
+            "'%.*s ; %s')",
+            whole, keep, whole, note);
+        return 1;
+    }
+    if (!numeric)
+        return 0;
+    if (strstr(whole, "...")) {
+        say(why, n, "'%s' is not a range: a range is a..b[:step], with two dots (1K..1M:x2)",
+            whole);
+        return 1;
+    }
+    if (!strstr(whole, "..") && strchr(whole, ':')) {
+        say(why, n, "'%s' is not a range: a range is a..b[:step], the two dots first "
+                    "(1K..1M:x2)",
+            whole);
+        return 1;
+    }
+    return 0;
+}
+
 int kbc_sweep_parse(const kb_param *p, const char *text, size_t max_values, kb_value **values,
                     size_t *n, char *why, size_t whyn)
 {
@@ -265,6 +331,8 @@ int kbc_sweep_parse(const kb_param *p, const char *text, size_t max_values, kb_v
     int rc = 0;
     if (!*whole) {
         say(why, whyn, "the value is empty");
+        rc = -1;
+    } else if (advice(p, whole, why, whyn)) {
         rc = -1;
     }
     const char *start = whole;
