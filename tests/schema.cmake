@@ -1,8 +1,8 @@
 # Every results.json the tests write agrees with docs/results.schema.json.
 #
 # Each test runs with KBENCH_KEEP_RESULTS naming one folder, where kbench
-# keeps a copy of every results.json it writes (kbc_results_keep,
-# report_json.c and merge.c); the folder is emptied before the tests
+# keeps a copy of every results.json it writes (kbc_results_keep, called by
+# results_write.c for a run's and a merge's); the folder is emptied before the tests
 # (schema_setup) and checked after all of them (schema), as a ctest fixture
 # that every test requires, so that `ctest -R NAME` checks what NAME wrote.
 # The test schema also makes one run of its own, so that it never passes on

@@ -1,3 +1,4 @@
-# Rows slower than a larger point of their variant: found, and named in the
-# table, results.md and results.json (records/suspect.c).
+# Rows slower than a larger point of their variant: found once by the fan-out
+# (views/fanout.c, analysis/suspect.c), named in the table, results.md and
+# results.json, read back, and listed by the HTML report.
 kbench_test(test_suspect SOURCES test_suspect.c LIBRARIES PkgConfig::JANSSON)

@@ -497,7 +497,7 @@ Test(cli, results_md_with_a_baseline_has_verdict_and_significance_columns)
     char *eol = strchr(good + 1, '\n');
     cr_assert_not_null(eol);
     *eol = '\0';
-    cr_assert(strstr(good, "% | same | ") || strstr(good, "% | slower | ") ||
+    cr_assert(strstr(good, "% | no change | ") || strstr(good, "% | slower | ") ||
                   strstr(good, "% | faster | ") || strstr(good, "% | noisy | "),
               "%s", good);
     cr_assert(strstr(good, " | yes | ") || strstr(good, " | no | "), "%s", good);

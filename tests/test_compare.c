@@ -16,7 +16,7 @@
 #include <jansson.h>
 #include <unistd.h>
 
-#include "compare.h"
+#include "compare_cmd.h"
 #include "report.h"
 #include "results_read.h"
 
@@ -1017,4 +1017,175 @@ Test(compare, cli_the_table_fits_120_columns_for_a_sweep)
         cr_assert_leq(n, 120, "%.*s", (int)n, l);
         l += n + (l[n] == '\n');
     }
+}
+
+/* ---- one matching: compare, the report and the table agree ---- */
+
+/* Rows of experiment "e" (plugin "p", n = 1024) whose base side is odd in
+   one way each: "timed" is normal on both sides, "nosamples" has its
+   statistics but no samples in base (a file written before samples were
+   kept), "untimed" passed without timed runs in base, "crashed" crashed in
+   new, "gone" is only in base and "added" only in new. */
+static const char *const agree_variants[] = {"timed", "nosamples", "untimed", "crashed", "gone",
+                                             "added"};
+#define N_AGREE (sizeof agree_variants / sizeof *agree_variants)
+
+static void agree_row(kbc_record *r, const char *variant, int newer)
+{
+    kbc_record_init(r);
+    snprintf(r->experiment, sizeof r->experiment, "e");
+    snprintf(r->plugin, sizeof r->plugin, "p");
+    snprintf(r->variant, sizeof r->variant, "%s", variant);
+    r->backend = KB_BACKEND_CPU;
+    r->n_params = 1;
+    snprintf(r->params[0].name, sizeof r->params[0].name, "n");
+    r->params[0].type = KB_PARAM_SIZE;
+    r->params[0].value.u = 1024;
+    snprintf(r->params[0].text, sizeof r->params[0].text, "1024");
+    r->n_points = 1;
+    r->outcome = KBC_PASS;
+    double x[30], y[30];
+    samples(x, 30, 1e-3, 0.01, newer ? 50 : 60);
+    memcpy(y, x, sizeof x);
+    kbc_stats_compute(y, 30, &r->time);
+    if (!newer && strcmp(variant, "untimed") == 0)
+        kbc_stats_compute(NULL, 0, &r->time);
+    else if (newer || strcmp(variant, "nosamples") != 0)
+        kbc_record_set_samples(r, x, 30);
+    if (newer && strcmp(variant, "crashed") == 0) {
+        r->outcome = KBC_CRASHED;
+        kbc_record_free(r);
+        kbc_stats_compute(NULL, 0, &r->time);
+        snprintf(r->reason, sizeof r->reason, "the worker died (test)");
+    }
+}
+
+static void write_agree(const char *path, int newer)
+{
+    kbc_machine m;
+    memset(&m, 0, sizeof m);
+    kbc_run_info info = {.machine = &m, .command_line = "kbench run agree.ini"};
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_json(path, &s, &d), 0, "%s", d.msg);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    for (size_t v = 0; v < N_AGREE; v++) {
+        if (strcmp(agree_variants[v], newer ? "gone" : "added") == 0)
+            continue;
+        kbc_record r;
+        agree_row(&r, agree_variants[v], newer);
+        cr_assert_eq(s.point(s.ctx, &r, 1), 0);
+        kbc_record_free(&r);
+    }
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+}
+
+/* The report's verdict cell of the row of variant v: "WORD" or
+   "WORD (NOTE)" into buf. */
+static void report_verdict(const char *page, const char *v, char *buf, size_t n)
+{
+    char cell[160];
+    snprintf(cell, sizeof cell, "<td class=\"variant\">%s</td>", v);
+    const char *row = strstr(page, cell);
+    cr_assert_not_null(row, "no row %s in the report", v);
+    const char *td = strstr(row, "<td class=\"v-");
+    const char *end = strstr(row, "</tr>");
+    cr_assert(td && end && td < end, "no verdict cell in the row of %s", v);
+    td = strchr(td, '>') + 1;
+    size_t k = 0;
+    for (int tag = 0; *td && strncmp(td, "</td>", 5) != 0 && k + 1 < n; td++) {
+        if (*td == '<')
+            tag = 1;
+        else if (*td == '>')
+            tag = 0;
+        else if (!tag)
+            buf[k++] = *td;
+    }
+    buf[k] = '\0';
+}
+
+Test(compare, compare_the_report_and_the_table_agree_on_rows_without_samples)
+{
+    char a[512], b[512], args[1100], html[600], cmd[2048];
+    snprintf(a, sizeof a, "%s/agree-base.json", tmpdir);
+    snprintf(b, sizeof b, "%s/agree-new.json", tmpdir);
+    snprintf(html, sizeof html, "%s/agree.html", tmpdir);
+    write_agree(a, 0);
+    write_agree(b, 1);
+    snprintf(args, sizeof args, "'%s' '%s' --format json", a, b);
+    result *r = compare(args);
+    json_error_t e;
+    json_t *doc = json_loads(r->out, 0, &e);
+    cr_assert_not_null(doc, "%s: %s", e.text, r->out);
+    snprintf(cmd, sizeof cmd, "'%s' report '%s' --baseline '%s' -o '%s' >/dev/null", KBENCH, b,
+             a, html);
+    cr_assert_eq(system(cmd), 0);
+    FILE *f = fopen(html, "r");
+    cr_assert_not_null(f);
+    static char page[1 << 18];
+    page[fread(page, 1, sizeof page - 1, f)] = '\0';
+    fclose(f);
+    /* The table of the new rows against the base rows, as `kbench run
+       --baseline` shows it. */
+    kbc_record *base = NULL, *newer = NULL;
+    size_t nb = 0, nn = 0;
+    kbc_diag d;
+    cr_assert_eq(kbc_results_read(a, &base, &nb, &d), 0, "%s", d.msg);
+    cr_assert_eq(kbc_results_read(b, &newer, &nn, &d), 0, "%s", d.msg);
+    char *table = NULL;
+    size_t table_len = 0;
+    FILE *out = open_memstream(&table, &table_len);
+    kbc_sink s;
+    cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    kbc_report_table_baseline(&s, base, nb);
+    kbc_run_info info = {0};
+    kbc_machine m;
+    memset(&m, 0, sizeof m);
+    info.machine = &m;
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, newer, nn), 0);
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+    fclose(out);
+
+    size_t i;
+    json_t *row;
+    size_t seen = 0;
+    json_array_foreach(json_object_get(doc, "rows"), i, row)
+    {
+        const char *key = json_string_value(json_object_get(row, "key"));
+        const char *verdict = json_string_value(json_object_get(row, "verdict"));
+        const char *note = json_string_value(json_object_get(row, "note"));
+        const char *v = strrchr(key, '/') + 1;
+        char want[200], got[200];
+        snprintf(want, sizeof want, note ? "%s (%s)" : "%s", verdict, note);
+        report_verdict(page, v, got, sizeof got);
+        cr_assert_str_eq(got, want, "row %s: the report says '%s', compare '%s'", v, got, want);
+        /* The table's cell ends with the verdict's word. */
+        char line[64];
+        snprintf(line, sizeof line, "\n  %s ", v);
+        const char *l = strstr(table, line);
+        cr_assert_not_null(l, "%s", table);
+        size_t len = strcspn(l + 1, "\n");
+        cr_assert(len > strlen(verdict) && strncmp(l + 1 + len - strlen(verdict), verdict,
+                                                   strlen(verdict)) == 0,
+                  "row %s: the table says '%.*s', compare '%s'", v, (int)len, l + 1, verdict);
+        seen++;
+    }
+    cr_assert_eq(seen, 4, "the four rows both files have: %s", r->out);
+    /* The row without timed runs did not run in base, for all three. */
+    char got[200];
+    report_verdict(page, "untimed", got, sizeof got);
+    cr_assert_str_eq(got, "untested (did not run in base)");
+    /* A row only in new: compare lists it apart, the report and the table
+       say so in its verdict. */
+    cr_assert_not_null(strstr(r->out, "p/e/n=1024/added"), "%s", r->out);
+    report_verdict(page, "added", got, sizeof got);
+    cr_assert_str_eq(got, "untested (only in new)");
+    cr_assert_not_null(strstr(table, "only in new\n"), "%s", table);
+    free(table);
+    kbc_records_free(base, nb);
+    kbc_records_free(newer, nn);
+    json_decref(doc);
 }

@@ -332,10 +332,120 @@ Test(html, a_table_row_per_result_and_the_plots)
     cr_assert_eq(count(page, "<svg class=\"rate\""), 2);
     cr_assert_eq(count(page, "<svg class=\"lograte\""), 1);
     cr_assert_eq(count(page, "<svg class=\"time\""), 2);
-    cr_assert_eq(count(page, "read ceiling (3000 GB/s)"), 3);
+    /* The ceiling in the unit of the chart's y axis, as kbench plot
+       titles it: the sweep's rates are in MB/s, the headline's in TB/s. */
+    cr_assert_eq(count(page, "read ceiling (3000000 MB/s)"), 2, "%s", page);
+    cr_assert_eq(count(page, "read ceiling (3.00 TB/s)"), 1, "%s", page);
     cr_assert_not_null(strstr(page, "median time, log scale"));
-    cr_assert_not_null(strstr(page, "GB/s (bytes read + written), log scale"));
-    cr_assert_not_null(strstr(page, "n (log2 scale)"));
+    cr_assert_not_null(strstr(page, "throughput (MB/s, bytes read + written), log scale"));
+    cr_assert_not_null(strstr(page, "n (elements, log2 scale)"));
+    free(page);
+}
+
+/* ---- the charts are kbench plot's (analysis/chart.h) ----------------------- */
+
+/* Runs `kbench plot RESULTS -o DIR` in tmpdir without gnuplot (the scripts
+   only); returns the exit code. */
+static int plot(const char *results, const char *dir)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir -p '%s' && PATH=/nonexistent '%s' plot %s -o '%s' >plot.txt 2>&1",
+             tmpdir, dir, KBENCH, results, dir);
+    int st = system(cmd);
+    cr_assert(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+/* Every "... ceiling (...)" title of the scripts in tmpdir/dir, each
+   ending in '\n', into one malloc'd string. */
+static char *plot_ceilings(const char *dir)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/%s' && grep -oh \"[a-z0-9. ]*ceiling ([^)]*)\" *.gp | sort -u > ../ceilings.txt",
+             tmpdir, dir);
+    cr_assert_eq(system(cmd), 0);
+    return slurp_in("ceilings.txt");
+}
+
+Test(html, each_ceiling_is_titled_as_the_plot_titles_it)
+{
+    cr_assert_eq(plot("new/results.json", "plots"), 0);
+    cr_assert_eq(report("new/results.json -o r.html"), 0);
+    char *page = slurp_in("r.html");
+    char *ceilings = plot_ceilings("plots");
+    cr_assert_not_null(page);
+    cr_assert_not_null(ceilings);
+    size_t n = 0;
+    for (char *l = strtok(ceilings, "\n"); l; l = strtok(NULL, "\n"), n++)
+        cr_assert_not_null(strstr(page, l), "the plot's '%s' is not in the report", l);
+    cr_assert_eq(n, 2, "the sweep's and the headline's");
+    free(ceilings);
+    free(page);
+}
+
+/* A results file of experiment "x" sweeping n over sizes[0..n_sizes):
+   variant "k" at every size, and variant "flat", which ignores n, once
+   (its row stands for every size). */
+static void write_flat(const char *name, const uint64_t *sizes, size_t n_sizes)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    kbc_machine m;
+    memset(&m, 0, sizeof m);
+    kbc_run_info info = {.machine = &m, .command_line = "kbench run x.ini"};
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_json(path, &s, &d), 0, "%s", d.msg);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    for (size_t p = 0; p < n_sizes; p++) {
+        kbc_record rs[2];
+        rs[0] = row("x", "k", 0, sizes[p], 1, p, 1e-5 * (double)(p + 1));
+        size_t n = 1;
+        if (p == 0) {
+            rs[1] = row("x", "flat", 0, sizes[p], 1, p, 2e-5);
+            rs[1].points = n_sizes;
+            snprintf(rs[1].ignores, sizeof rs[1].ignores, "n");
+            n = 2;
+        }
+        cr_assert_eq(s.point(s.ctx, rs, n), 0);
+        for (size_t k = 0; k < n; k++)
+            kbc_record_free(&rs[k]);
+    }
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+}
+
+Test(html, a_variant_that_ignores_x_is_a_flat_line_as_in_plot)
+{
+    static const uint64_t sizes[] = {1024, 4096, 16384, 65536};
+    write_flat("flat.json", sizes, 4);
+    cr_assert_eq(report("flat.json -o r.html"), 0);
+    char *page = slurp_in("r.html");
+    cr_assert_not_null(page);
+    /* Its one row at each of the four sizes, in each of the three views. */
+    cr_assert_eq(count(page, "<title>flat, n="), 3 * 4, "%s", page);
+    cr_assert_eq(count(page, "<title>flat, n=65536: "), 3);
+    free(page);
+}
+
+Test(html, values_that_would_crowd_get_a_slot_each_as_in_plot)
+{
+    /* 4096 beside 4097 in a sweep to 8192: plot gives each a slot. */
+    static const uint64_t sizes[] = {4096, 4097, 8192};
+    write_flat("slots.json", sizes, 3);
+    cr_assert_eq(plot("slots.json", "slots"), 0);
+    cr_assert_eq(report("slots.json -o r.html"), 0);
+    char *page = slurp_in("r.html");
+    cr_assert_not_null(page);
+    char *script = slurp_in("slots/x.gp");
+    cr_assert_not_null(script);
+    cr_assert_not_null(strstr(script, "n (elements), one slot per value"), "%s", script);
+    cr_assert_eq(count(page, "n (elements), one slot per value"), 3, "%s", page);
+    /* A tick labelled with each value. */
+    cr_assert_eq(count(page, ">4097</text>"), 3, "%s", page);
+    free(script);
     free(page);
 }
 

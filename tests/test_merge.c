@@ -4,7 +4,7 @@
  * --shard i/N -o DIR` would write, merges them with kbc_cmd_merge, and
  * looks at the exit code, what was said and what was written.  Also the
  * header reader (kbc_results_read_run) on a document from the JSON
- * reporter.  Links kbench_records only.
+ * reporter.  Links kbench_views only.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "merge.h"
+#include "merge_cmd.h"
 #include "record_json.h"
 #include "report.h"
 #include "results_read.h"
@@ -599,6 +599,70 @@ Test(merge, an_output_that_cannot_be_written_exits_three)
     fclose(err);
     cr_assert_eq(s.code, KBC_EXIT_SYSTEM, "said: %s", s.err);
     cr_assert_not_null(strstr(s.err, "cannot create the folder"), "said: %s", s.err);
+    said_free(&s);
+}
+
+/* Appends the row of zeta's variant a at point p, with work (4 bytes an
+   element) and median t. */
+static void add_timed_row(json_t *doc, unsigned p, double t)
+{
+    kbc_record r;
+    kbc_record_init(&r);
+    snprintf(r.experiment, sizeof r.experiment, "zeta");
+    snprintf(r.plugin, sizeof r.plugin, "toy");
+    snprintf(r.variant, sizeof r.variant, "a");
+    r.point = p;
+    r.n_points = 3;
+    r.n_params = 1;
+    snprintf(r.params[0].name, sizeof r.params[0].name, "n");
+    r.params[0].type = KB_PARAM_SIZE;
+    r.params[0].value.u = 64u << p;
+    snprintf(r.params[0].text, sizeof r.params[0].text, "%u", 64u << p);
+    r.params[0].swept = 1;
+    r.outcome = KBC_PASS;
+    r.work.bytes_read = 4 * (64u << p);
+    double x[3] = {t, t, t};
+    kbc_record_set_samples(&r, x, 3);
+    kbc_stats_compute(x, 3, &r.time);
+    json_array_append_new(json_object_get(doc, "results"), kbc_record_to_json(&r));
+    kbc_record_free(&r);
+}
+
+Test(merge, a_suspect_row_seen_only_across_the_shards_is_named_in_every_output)
+{
+    /* zeta's a: 62 us at n = 64 (shard 0), 25 us at n = 128 (shard 1),
+       300 us at n = 256 (shard 0): n = 64 is suspect against n = 128,
+       which neither shard holds alone. */
+    json_t *d0 = shard_doc(HASH_A, 0, 2, 3, H100);
+    add_row(d0, "alpha", 1, 0, KBC_PASS);
+    add_timed_row(d0, 0, 62e-6);
+    add_row(d0, "zeta", 0, 1, KBC_PASS);
+    add_timed_row(d0, 2, 300e-6);
+    add_row(d0, "zeta", 2, 1, KBC_PASS);
+    json_t *d1 = shard_doc(HASH_A, 1, 2, 2, H100);
+    add_row(d1, "alpha", 0, 0, KBC_PASS);
+    add_timed_row(d1, 1, 25e-6);
+    add_row(d1, "zeta", 1, 1, KBC_PASS);
+    const char *in[] = {save(d0, "part-0"), save(d1, "part-1")};
+    said s = merge(in, 2, 0);
+    cr_assert_eq(s.code, KBC_EXIT_OK, "said: %s", s.err);
+    json_t *doc = json_load_file(at("out/results.json"), 0, NULL);
+    cr_assert_not_null(doc);
+    json_t *sus = json_object_get(doc, "suspects");
+    cr_assert_eq(json_array_size(sus), 1, "%s", json_dumps(sus, 0));
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(sus, 0), "key")),
+                     "toy/zeta/n=64/a");
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(sus, 0), "than_key")),
+                     "toy/zeta/n=128/a");
+    json_decref(doc);
+    FILE *f = fopen(at("out/results.md"), "r");
+    cr_assert_not_null(f);
+    char text[1 << 16];
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+    cr_assert_not_null(strstr(text, "suspect row (more than twice as slow as its variant with "
+                                    "more work): toy/zeta/n=64/a: 62 us"),
+                       "%s", text);
     said_free(&s);
 }
 

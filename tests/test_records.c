@@ -1,6 +1,6 @@
 /*
  * test_records.c -- records, reporters and the results reader on their own:
- * this file links kbench_records only (no configuration layer, no runner,
+ * this file links kbench_views only (no configuration layer, no runner,
  * no CUDA), so that it builds at all is half the test.
  */
 #define _GNU_SOURCE

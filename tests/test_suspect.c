@@ -2,7 +2,9 @@
  * test_suspect.c -- a row whose median is more than twice that of the same
  * variant at a point with more work is named (suspect.c), and only then:
  * not a smaller slowdown, not another variant, not a point with the same
- * work, not a row that did not pass; and the table and results.json say it.
+ * work, not a row that did not pass; found once by the fan-out to the
+ * outputs (fanout.h), the table, results.md and results.json say it, the
+ * results reader reads it back and the HTML report lists it.
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
@@ -12,8 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fanout.h"
 #include "report.h"
+#include "results_read.h"
 #include "suspect.h"
+
+#define KBENCH KBENCH_BINARY_DIR "/kbench"
 
 /* A passed row of reduce/sweep at n items of 4 bytes, taking `median` s. */
 static kbc_record row(const char *variant, uint64_t n, double median)
@@ -124,6 +130,26 @@ static kbc_run_info info(void)
     return i;
 }
 
+/* Feeds the two rows of a suspect (n = 3000017 at 62 us, slower than
+   n = 2^24 at 25 us) through a fan-out to sinks[0..n). */
+static void feed(kbc_sink *sinks, size_t n)
+{
+    kbc_run_info ri = info();
+    kbc_record a = row("cub", 3000017, 62e-6), b = row("cub", 1 << 24, 25e-6);
+    b.point = 1;
+    kbc_fanout f;
+    kbc_fanout_init(&f, sinks, n, stderr, "kbench: ");
+    kbc_fanout_begin(&f, &ri);
+    kbc_fanout_point(&f, &a, 1);
+    kbc_fanout_point(&f, &b, 1);
+    cr_assert_eq(kbc_fanout_end(&f, 0), 0);
+    kbc_fanout_free(&f);
+}
+
+#define SUSPECT_LINE                                                                           \
+    "suspect row (more than twice as slow as its variant with more work): "                    \
+    "reduce/sweep/n=3000017/cub: 62 us, more than 2x the 25 us"
+
 Test(suspect, the_table_names_the_row_at_the_end)
 {
     char *text = NULL;
@@ -131,45 +157,119 @@ Test(suspect, the_table_names_the_row_at_the_end)
     FILE *out = open_memstream(&text, &len);
     kbc_sink sink;
     cr_assert_eq(kbc_report_table(out, &sink, NULL), 0);
-    kbc_run_info ri = info();
-    kbc_record a = row("cub", 3000017, 62e-6), b = row("cub", 1 << 24, 25e-6);
-    b.point = 1;
-    sink.begin(sink.ctx, &ri);
-    sink.point(sink.ctx, &a, 1);
-    sink.point(sink.ctx, &b, 1);
-    sink.end(sink.ctx, 0);
+    feed(&sink, 1);
     sink.destroy(sink.ctx);
     fclose(out);
-    cr_assert(strstr(text, "suspect row (more than twice as slow as its variant with more work): "
-                           "reduce/sweep/n=3000017/cub: 62 us, more than 2x the 25 us") != NULL,
-              "%s", text);
+    cr_assert(strstr(text, SUSPECT_LINE) != NULL, "%s", text);
     free(text);
 }
 
-Test(suspect, results_json_lists_the_row)
+/* A scratch folder for the test (each test runs in a process of its
+   own), removed after it, and a file in it. */
+static char scratch_dir[] = "/tmp/kbench-suspect-XXXXXX";
+
+static const char *scratch(const char *name)
 {
-    char dir[] = "/tmp/kbench-suspect-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char path[64];
-    snprintf(path, sizeof path, "%s/results.json", dir);
-    kbc_sink sink;
+    static char path[128];
+    if (scratch_dir[sizeof scratch_dir - 2] == 'X')
+        cr_assert_not_null(mkdtemp(scratch_dir));
+    snprintf(path, sizeof path, "%s/%s", scratch_dir, name);
+    return path;
+}
+
+static void scratch_remove(void)
+{
+    if (scratch_dir[sizeof scratch_dir - 2] == 'X')
+        return;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch_dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(suspect, .fini = scratch_remove);
+
+Test(suspect, results_json_and_results_md_list_the_row)
+{
+    char json[128], md[128];
+    snprintf(json, sizeof json, "%s", scratch("results.json"));
+    snprintf(md, sizeof md, "%s", scratch("results.md"));
+    kbc_sink sinks[2];
     kbc_diag d = {0};
-    cr_assert_eq(kbc_report_json(path, &sink, &d), 0);
-    kbc_run_info ri = info();
-    kbc_record a = row("cub", 3000017, 62e-6), b = row("cub", 1 << 24, 25e-6);
-    b.point = 1;
-    sink.begin(sink.ctx, &ri);
-    sink.point(sink.ctx, &a, 1);
-    sink.point(sink.ctx, &b, 1);
-    cr_assert_eq(sink.end(sink.ctx, 0), 0);
-    sink.destroy(sink.ctx);
-    json_t *doc = json_load_file(path, 0, NULL);
+    cr_assert_eq(kbc_report_json(json, &sinks[0], &d), 0);
+    cr_assert_eq(kbc_report_markdown(md, &sinks[1], &d), 0);
+    feed(sinks, 2);
+    sinks[0].destroy(sinks[0].ctx);
+    sinks[1].destroy(sinks[1].ctx);
+    json_t *doc = json_load_file(json, 0, NULL);
     cr_assert_not_null(doc);
     json_t *sus = json_object_get(doc, "suspects");
     cr_assert_eq(json_array_size(sus), 1);
     cr_assert_str_eq(json_string_value(json_object_get(json_array_get(sus, 0), "key")),
                      "reduce/sweep/n=3000017/cub");
     json_decref(doc);
-    unlink(path);
-    rmdir(dir);
+    FILE *f = fopen(md, "r");
+    cr_assert_not_null(f);
+    char text[8192];
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+    cr_assert(strstr(text, "- " SUSPECT_LINE) != NULL, "%s", text);
+}
+
+Test(suspect, the_reader_reads_them_back)
+{
+    const char *path = scratch("back.json");
+    kbc_sink sink;
+    kbc_diag d = {0};
+    cr_assert_eq(kbc_report_json(path, &sink, &d), 0);
+    feed(&sink, 1);
+    sink.destroy(sink.ctx);
+    kbc_run_doc doc;
+    cr_assert_eq(kbc_results_read_run(path, &doc, &d), 0, "%s", d.msg);
+    cr_assert(doc.has_suspects);
+    cr_assert_eq(doc.n_suspects, 1);
+    cr_assert_str_eq(doc.suspects[0].key, "reduce/sweep/n=3000017/cub");
+    cr_assert_str_eq(doc.suspects[0].than_key, "reduce/sweep/n=16777216/cub");
+    cr_assert_float_eq(doc.suspects[0].median_s, 62e-6, 1e-12);
+    cr_assert_float_eq(doc.suspects[0].than_median_s, 25e-6, 1e-12);
+    cr_assert_gt(doc.suspects[0].work_ratio, 5.5);
+    kbc_run_doc_free(&doc);
+}
+
+Test(suspect, a_suspects_member_that_is_not_a_list_of_suspects_is_refused)
+{
+    const char *path = scratch("bad.json");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("{\"results\": [], \"suspects\": [{\"key\": \"k\", \"median_s\": \"slow\", "
+          "\"than_key\": \"j\", \"than_median_s\": 1e-5, \"work_ratio\": 2}]}\n",
+          f);
+    fclose(f);
+    kbc_run_doc doc;
+    kbc_diag d = {0};
+    cr_assert_eq(kbc_results_read_run(path, &doc, &d), -1);
+    cr_assert(strstr(d.msg, "bad.json: suspect 0: \"median_s\" is not a positive number") != NULL,
+              "%s", d.msg);
+}
+
+Test(suspect, the_html_report_lists_them)
+{
+    const char *path = scratch("html.json");
+    kbc_sink sink;
+    kbc_diag d = {0};
+    cr_assert_eq(kbc_report_json(path, &sink, &d), 0);
+    feed(&sink, 1);
+    sink.destroy(sink.ctx);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "'%s' report '%s' -o '%s.html' >/dev/null", KBENCH, path, path);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s.html", path);
+    FILE *f = fopen(cmd, "r");
+    cr_assert_not_null(f);
+    static char page[1 << 18];
+    page[fread(page, 1, sizeof page - 1, f)] = '\0';
+    fclose(f);
+    cr_assert(strstr(page, "<h2>Suspect rows (1)</h2>") != NULL, "%s", page);
+    cr_assert(strstr(page, "<li>reduce/sweep/n=3000017/cub: 62 us, more than 2x the 25 us of "
+                           "reduce/sweep/n=16777216/cub") != NULL,
+              "%s", page);
 }

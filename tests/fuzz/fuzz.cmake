@@ -28,7 +28,7 @@ function(kbench_fuzz name max_len corpus)
   add_custom_command(OUTPUT ${bin}
     COMMAND ${KBENCH_FUZZ_CC} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined
             -fno-sanitize-recover=undefined
-            -I${src}/config -I${src}/exec -I${src}/records -I${src}/base
+            -I${src}/config -I${src}/data -I${src}/base
             -I${PROJECT_SOURCE_DIR}/core/include
             ${ARGN} ${INIH_LINK_LIBRARIES} ${JANSSON_LINK_LIBRARIES} -lm -o ${bin}
     DEPENDS ${ARGN}
@@ -44,7 +44,7 @@ endfunction()
 
 set(_src ${PROJECT_SOURCE_DIR}/core/src)
 set(_fuzz ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
-set(_results_reader ${_src}/records/results_read.c ${_src}/records/record.c
+set(_results_reader ${_src}/data/results_read.c ${_src}/data/record.c
     ${_src}/base/util.c ${_src}/base/text.c ${_src}/base/stats.c)
 
 # The INI reader and the value and sweep parsers.
@@ -56,5 +56,5 @@ kbench_fuzz(fuzz_results 16384 corpus-results ${_fuzz}/fuzz_results.c ${_results
 # The journal's reader (`kbench run --resume`): the input is written as a
 # scratch folder's journal.jsonl and resumed; it found the refusal that kept
 # what it had read (fixed: a refused resume leaves the journal empty).
-kbench_fuzz(fuzz_journal 16384 corpus-journal ${_fuzz}/fuzz_journal.c ${_src}/exec/journal.c
+kbench_fuzz(fuzz_journal 16384 corpus-journal ${_fuzz}/fuzz_journal.c ${_src}/data/journal.c
             ${_results_reader})

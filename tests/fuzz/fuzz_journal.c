@@ -1,6 +1,6 @@
 /*
  * fuzz_journal.c -- libFuzzer harness for `kbench run --resume`'s reader of
- * DIR/journal.jsonl (core/src/exec/journal.c): the input is written as the
+ * DIR/journal.jsonl (core/src/data/journal.c): the input is written as the
  * journal of a scratch folder, which is then resumed (any plan accepted),
  * and every row of every entry is read back into a record as the
  * supervisor reads it.  A resume that fails must say why; one that succeeds

@@ -1,6 +1,6 @@
 /*
  * fuzz_results.c -- libFuzzer harness for the reader of results.json
- * (core/src/records/results_read.c), the file compare, merge, plot, report,
+ * (core/src/data/results_read.c), the file compare, merge, plot, report,
  * history and --baseline take from users.  The input is parsed by jansson as
  * any JSON value; what parses is read both ways (the rows alone, and the
  * whole document with its header), and every row that comes back is looked

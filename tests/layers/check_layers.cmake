@@ -5,19 +5,23 @@
 # fine; one of a higher layer is not).  Run as
 #   cmake -DSRC=<core/src> -P check_layers.cmake
 get_filename_component(SRC "${SRC}" ABSOLUTE)
-set(layers base records history config plugin plan cuda exec tune cli)
+set(layers base data analysis views history config plugin plan cuda exec tune cli)
 # What each layer may include besides itself (kept equal to the LINKS of
-# core/CMakeLists.txt).
+# core/CMakeLists.txt).  The records of a run are three layers: the data
+# (records, results.json, the journal), the analysis computed from them and
+# the views that render both.
 set(below_base "")
-set(below_records base)
-set(below_history base records)
+set(below_data base)
+set(below_analysis base data)
+set(below_views base data analysis)
+set(below_history base data)
 set(below_config base)
 set(below_plugin base config)
 set(below_plan base config plugin)
-set(below_cuda base records config plugin)
-set(below_exec base records config plugin plan cuda)
-set(below_tune base records config plugin plan cuda exec)
-set(below_cli base records history config plugin plan cuda exec tune)
+set(below_cuda base data config plugin)
+set(below_exec base data analysis views config plugin plan cuda)
+set(below_tune base data analysis views config plugin plan cuda exec)
+set(below_cli base data analysis views history config plugin plan cuda exec tune)
 
 # Where each header lives.
 foreach(layer IN LISTS layers)

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "compare.h"
-#include "merge.h"
+#include "compare_cmd.h"
+#include "merge_cmd.h"
 #include "report_history.h"
 #include "report_html.h"
 

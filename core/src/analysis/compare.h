@@ -1,10 +1,9 @@
 /*
- * compare.h -- `kbench compare BASE.json NEW.json`: the rows of two runs
- * matched by their stable key, the change of each row's median with a
- * bootstrap confidence interval of the ratio of medians, a verdict per row
- * (faster, slower, no change) and an exit code that can gate a CI job.
- * docs/cli.md states the rule.  Needs the records and the results reader
- * only.
+ * compare.h -- the statistics of `kbench compare`: the change of a row's
+ * median between two runs, with a bootstrap confidence interval of the
+ * ratio of medians, and a verdict (faster, slower, no change, noisy,
+ * untested).  docs/cli.md states the rule.  The rows are matched by
+ * baseline.h; the command that prints them is views/compare_cmd.h.
  */
 #ifndef KBENCH_COMPARE_H
 #define KBENCH_COMPARE_H
@@ -118,12 +117,5 @@ long kbc_key_find(char *const *keys, const size_t *order, size_t n, const char *
 /* The verdict's word: "faster", "slower", "no change", "untested",
    "noisy". */
 const char *kbc_verdict_name(kbc_verdict v);
-
-/* The whole command: reads both files, prints the comparison on out in
-   o->format, warnings on err and out (see docs/cli.md).  Returns 0 when no
-   row is slower (noisy rows do not fail it), 1 when one is, 2 for bad
-   input (after one sentence on err). */
-int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compare_opts *o,
-                    FILE *out, FILE *err);
 
 #endif

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compare.h"
+#include "baseline.h"
 #include "report.h"
 #include "suspect.h"
 #include "text.h"
@@ -28,10 +28,7 @@ typedef struct table_ctx {
     int own;            /* out was opened here and is closed at destroy    */
     unsigned counts[KBC_N_OUTCOMES]; /* rows per outcome, indexed by kbc_outcome */
     int began;
-    const kbc_record *base; /* --baseline: an earlier run's rows (borrowed) */
-    size_t n_base;
-    char **base_keys;       /* their keys                                   */
-    size_t *base_order;     /* base rows by key (kbc_key_order)             */
+    kbc_baseline *base; /* --baseline: an earlier run's rows, or NULL      */
     int clocks;         /* the run reads the GPU's clocks (NVML)           */
     int wide;           /* min, max, runs, noise, backend flags and the
                            check as columns (--wide; results.md always)    */
@@ -39,7 +36,8 @@ typedef struct table_ctx {
                                   last folded into one line             */
     char nogpu[512];    /* the run-wide skip reason, shown once at the end */
     unsigned nogpu_rows;/* rows skipped for it                             */
-    kbc_suspects *suspects; /* every row, for the suspect rows at the end  */
+    char **suspects;    /* the run's suspect rows as the notes say them    */
+    size_t n_suspects;  /* (kbc_sink.suspects), listed at the end          */
     /* results.md (own): each callback's text is gathered in memory (out,
        an open_memstream) and written whole to fd, so that a failed write
        leaves the file at the end of its last whole point. */
@@ -63,7 +61,7 @@ static int run_wide(const kbc_record *r)
 
 /* Widths of the fixed columns.  A time such as "123.4 ms" takes 8. */
 enum { W_BACKEND = 7, W_STATUS = 7, W_TIME = 9, W_RUNS = 5, W_NOISE = 7, W_GBPS = 8, W_PCT = 6,
-       W_GFLOPS = 9, W_SPEEDUP = 8, W_CHANGE = 14, W_CLOCK = 9, W_BATCH = 8 };
+       W_GFLOPS = 9, W_SPEEDUP = 8, W_CHANGE = 16, W_CLOCK = 9, W_BATCH = 8 };
 /* The default table's narrower columns, so that a point with every
    optional column and a 19-character variant fits 120 columns. */
 enum { N_GBPS = 7, N_PCT = 5, N_SPEEDUP = 7 };
@@ -191,49 +189,27 @@ static const char *batch_note(const kbc_record *r)
 }
 
 /* The change against the baseline run's row with the same key, as
-   kbench compare judges it: change "+9.8%" and verdict "slower", "faster",
-   "same" or "noisy"; "new" when the baseline has no such row, "-" when
-   either side has no samples.  sig: "yes" when the interval excludes no
-   change, "no", or "-". */
+   kbench compare judges it (baseline.h): change "+9.8%" (or "-" without a
+   ratio), the verdict's word ("slower", "faster", "no change", "noisy",
+   "untested"), or "only in new" for a row the baseline lacks; sig "yes"
+   when the interval excludes no change, "no", or "-". */
 typedef struct old_change {
     char change[24], verdict[16], sig[4];
 } old_change;
 
-static void judge_old(const table_ctx *c, const kbc_record *r, old_change *o)
+static void old_cells(const kbc_match *m, old_change *o)
 {
     snprintf(o->change, sizeof o->change, "-");
-    snprintf(o->verdict, sizeof o->verdict, "-");
     snprintf(o->sig, sizeof o->sig, "-");
-    size_t need = kbc_record_key(r, NULL, 0) + 1;
-    char *key = kbc_xmalloc(need);
-    kbc_record_key(r, key, need);
-    long at = kbc_key_find(c->base_keys, c->base_order, c->n_base, key);
-    const kbc_record *b = at >= 0 ? &c->base[at] : NULL;
-    free(key);
-    if (!b) {
-        snprintf(o->verdict, sizeof o->verdict, "new");
-        return;
-    }
-    if (!r->samples || !b->samples)
-        return;
-    kbc_compare_opts opts;
-    kbc_compare_defaults(&opts);
-    kbc_change ch;
-    kbc_compare_samples(b->samples, b->n_samples, r->samples, r->n_samples, &opts, &ch);
-    if (!isfinite(ch.ratio))
-        return;
-    snprintf(o->change, sizeof o->change, "%+.1f%%", (ch.ratio - 1) * 100);
     snprintf(o->verdict, sizeof o->verdict, "%s",
-             ch.verdict == KBC_SLOWER      ? "slower"
-             : ch.verdict == KBC_FASTER    ? "faster"
-             : ch.verdict == KBC_NO_CHANGE ? "same"
-             : ch.verdict == KBC_NOISY     ? "noisy"
-                                           : "?");
-    if (isfinite(ch.lo))
-        snprintf(o->sig, sizeof o->sig, "%s", kbc_compare_significant(&ch) ? "yes" : "no");
+             m->base < 0 ? KBC_NOTE_ONLY_IN_NEW : kbc_verdict_name(m->change.verdict));
+    if (isfinite(m->change.ratio))
+        snprintf(o->change, sizeof o->change, "%+.1f%%", (m->change.ratio - 1) * 100);
+    if (isfinite(m->change.lo))
+        snprintf(o->sig, sizeof o->sig, "%s", kbc_compare_significant(&m->change) ? "yes" : "no");
 }
 
-/* The table's one cell: "+9.8% slower", "new", "-". */
+/* The table's one cell: "+9.8% slower", "untested", "only in new". */
 static const char *fmt_change(const old_change *o, char *buf, size_t n)
 {
     if (strcmp(o->change, "-") == 0)
@@ -526,8 +502,6 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
     const int md = c->markdown;
     const int wide = c->wide;
 
-    for (size_t i = 0; i < n_all; i++)
-        kbc_suspects_add(c->suspects, &all[i]);
     /* The rows skipped for the whole run are counted, then folded into
        one line per experiment rather than shown one by one. */
     kbc_record *rows = kbc_xcalloc(n_all, sizeof *rows);
@@ -580,6 +554,14 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
             snprintf(peak_title, sizeof peak_title, "%%%s", rows[i].peak);
     int has_ref = rows[0].reference[0] != '\0';
     int wv = variant_width(rows, n, wide);
+    /* --baseline: the point's rows judged at once, with compare's defaults. */
+    kbc_match *old = NULL;
+    if (c->base) {
+        kbc_compare_opts opts;
+        kbc_compare_defaults(&opts);
+        old = kbc_xcalloc(n, sizeof *old);
+        kbc_baseline_judge(c->base, rows, n, &opts, old);
+    }
     const int w_gbps = wide ? W_GBPS : N_GBPS, w_pct = wide ? W_PCT : N_PCT,
               w_speedup = wide ? W_SPEEDUP : N_SPEEDUP;
 
@@ -674,7 +656,7 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
             put(&l, w_speedup, fmt_fixed(r->speedup_reference, 2, "x", buf, sizeof buf));
         if (c->base) {
             old_change oc;
-            judge_old(c, r, &oc);
+            old_cells(&old[i], &oc);
             if (md) {
                 put(&l, W_CHANGE, oc.change);
                 put(&l, -7, oc.verdict);
@@ -752,23 +734,31 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
     print_fold(c, all, n_all);
     print_noisy_note(out, md, rows, n);
     fputc('\n', out);
+    free(old);
     free(rows);
     fflush(out);
     return ferror(out) ? -1 : 0;
 }
 
+/* The run's suspect rows, kept as the notes say them for end(). */
+static int table_suspects(void *vctx, const kbc_suspect *list, size_t n)
+{
+    table_ctx *c = vctx;
+    c->suspects = kbc_xrealloc(c->suspects, (c->n_suspects + n + 1) * sizeof *c->suspects);
+    for (size_t i = 0; i < n; i++) {
+        char t[2048];
+        c->suspects[c->n_suspects++] = kbc_xstrdup(kbc_suspect_text(&list[i], t, sizeof t));
+    }
+    return 0;
+}
+
 static int table_end(void *vctx, int exit_code)
 {
     table_ctx *c = vctx;
-    size_t n_sus;
-    const kbc_suspect *sus = kbc_suspects_list(c->suspects, &n_sus);
-    for (size_t i = 0; i < n_sus; i++) {
-        char t[2048];
+    for (size_t i = 0; i < c->n_suspects; i++)
         fprintf(c->out, "%ssuspect row (more than twice as slow as its variant with more work): %s\n",
-                c->markdown ? "- " : "",
-                kbc_text_shown(c->markdown, kbc_suspect_text(&sus[i], t, sizeof t)));
-    }
-    if (n_sus)
+                c->markdown ? "- " : "", kbc_text_shown(c->markdown, c->suspects[i]));
+    if (c->n_suspects)
         fputc('\n', c->out);
     fprintf(c->out, "summary: %u pass, %u FAIL, %u error, %u skipped", c->counts[KBC_PASS],
             c->counts[KBC_FAIL], c->counts[KBC_ERROR], c->counts[KBC_SKIPPED]);
@@ -790,11 +780,10 @@ static int table_end(void *vctx, int exit_code)
 static void table_destroy(void *vctx)
 {
     table_ctx *c = vctx;
-    for (size_t i = 0; c->base_keys && i < c->n_base; i++)
-        free(c->base_keys[i]);
-    free(c->base_keys);
-    free(c->base_order);
-    kbc_suspects_free(c->suspects);
+    kbc_baseline_free(c->base);
+    for (size_t i = 0; i < c->n_suspects; i++)
+        free(c->suspects[i]);
+    free(c->suspects);
     if (c->own) {
         if (c->out)
             fclose(c->out);
@@ -813,7 +802,6 @@ int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d)
         return -1;
     }
     table_ctx *c = kbc_xcalloc(1, sizeof *c);
-    c->suspects = kbc_suspects_new();
     c->out = out;
     c->fd = -1;
     /* No error(): a table on a stream that fails (stdout) is the
@@ -822,7 +810,8 @@ int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d)
                        .begin = table_begin,
                        .point = table_point,
                        .end = table_end,
-                       .destroy = table_destroy};
+                       .destroy = table_destroy,
+                       .suspects = table_suspects};
     return 0;
 }
 
@@ -914,7 +903,6 @@ int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d)
         return -1;
     }
     table_ctx *c = kbc_xcalloc(1, sizeof *c);
-    c->suspects = kbc_suspects_new();
     c->markdown = 1;
     c->wide = 1; /* a file to read, not a terminal: every column */
     c->own = 1;
@@ -925,7 +913,8 @@ int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d)
                        .point = md_point,
                        .end = md_end,
                        .destroy = table_destroy,
-                       .error = md_error};
+                       .error = md_error,
+                       .suspects = table_suspects};
     return 0;
 }
 
@@ -939,14 +928,6 @@ void kbc_report_table_wide(kbc_sink *sink, int wide)
 void kbc_report_table_baseline(kbc_sink *sink, const kbc_record *base, size_t n)
 {
     table_ctx *c = sink->ctx;
-    c->base = base;
-    c->n_base = n;
-    c->base_keys = kbc_xcalloc(n ? n : 1, sizeof *c->base_keys);
-    for (size_t i = 0; i < n; i++) {
-        size_t need = kbc_record_key(&base[i], NULL, 0) + 1;
-        c->base_keys[i] = kbc_xmalloc(need);
-        kbc_record_key(&base[i], c->base_keys[i], need);
-    }
-    c->base_order = kbc_xcalloc(n ? n : 1, sizeof *c->base_order);
-    kbc_key_order(c->base_keys, n, c->base_order);
+    kbc_baseline_free(c->base);
+    c->base = kbc_baseline_new(base, n);
 }

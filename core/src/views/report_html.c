@@ -9,13 +9,9 @@
  * SHA-256) and no network at all: a name that escaped its escaping would
  * still run nothing.
  *
- * The plots follow `kbench plot` (plot.c): the same x axis (the first
- * swept size parameter on a log-2 axis, else the first swept number), one
- * plot per combination of the other swept parameters, the same choice of
- * rate (the side of the roofline that binds) and the same ceiling line.
- * plot.c keeps those choices in static functions for its gnuplot scripts;
- * the few lines that make them are written again here (rate_pick,
- * ceiling_note), over the same record fields.
+ * The plots are the charts of `kbench plot` (analysis/chart.h): the same
+ * charts, x axes, rates, units and ceilings, and the same flat line for a
+ * variant that ignores x; this file only draws them as SVG.
  */
 #define _GNU_SOURCE
 #include "report_html.h"
@@ -28,38 +24,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "baseline.h"
+#include "chart.h"
 #include "record.h"
 #include "results_read.h"
 #include "sha256.h"
+#include "suspect.h"
 #include "text.h"
 #include "util.h"
 
 /* ---- small pieces ---------------------------------------------------- */
 
 #define H kbc_text_html
-
-static int ran(const kbc_record *r)
-{
-    return (r->outcome == KBC_PASS || r->outcome == KBC_FAIL) && r->time.n > 0;
-}
-
-/* Seconds as "12.3 µs". */
-static const char *fmt_time(double s, char *buf, size_t n)
-{
-    if (!isfinite(s)) {
-        snprintf(buf, n, "-");
-        return buf;
-    }
-    static const char *const units[] = {"ns", "\xc2\xb5s", "ms", "s"};
-    double v = s * 1e9;
-    int u = 0;
-    while (u < 3 && fabs(v) >= 999.95) {
-        v /= 1000.0;
-        u++;
-    }
-    snprintf(buf, n, "%.4g %s", v, units[u]);
-    return buf;
-}
 
 /* A number for a table cell: 4 significant digits, "-" for NaN. */
 static const char *fmt_num(double x, const char *unit, char *buf, size_t n)
@@ -116,71 +92,6 @@ static const kbc_rec_param *param_of(const kbc_record *r, const char *name)
     return NULL;
 }
 
-/* ---- the rate a plot shows (as plot.c chooses it) -------------------- */
-
-typedef enum { RATE_GBPS, RATE_GFLOPS, RATE_ITEMS } rate_kind;
-
-/* GFLOP/s where some row comes nearer its compute ceiling than any comes
-   to its memory one, else GB/s where rows move bytes, else GFLOP/s, else
-   items per second. */
-static rate_kind rate_pick(const kbc_record *const *rows, size_t n)
-{
-    int any_gbps = 0, any_gflops = 0;
-    double best_mem = 0, best_compute = 0;
-    for (size_t i = 0; i < n; i++) {
-        const kbc_record *r = rows[i];
-        any_gbps |= isfinite(r->gbps) && r->gbps > 0;
-        any_gflops |= isfinite(r->gflops) && r->gflops > 0;
-        if (isfinite(r->pct_ceiling) && r->pct_ceiling > best_mem)
-            best_mem = r->pct_ceiling;
-        if (isfinite(r->pct_peak) && r->pct_peak > best_compute)
-            best_compute = r->pct_peak;
-    }
-    if (any_gflops && best_compute > best_mem)
-        return RATE_GFLOPS;
-    return any_gbps ? RATE_GBPS : any_gflops ? RATE_GFLOPS : RATE_ITEMS;
-}
-
-static double rate_of(const kbc_record *r, rate_kind k)
-{
-    return k == RATE_GBPS ? r->gbps : k == RATE_GFLOPS ? r->gflops : r->items_per_s;
-}
-
-static const char *rate_label(rate_kind k)
-{
-    return k == RATE_GBPS     ? "GB/s (bytes read + written)"
-           : k == RATE_GFLOPS ? "GFLOP/s"
-                              : "items/s";
-}
-
-/* The ceiling line: the largest ceiling of the chosen rate among the rows
-   that ran (memory ceilings in GB/s, compute ceilings in GFLOP/s). */
-typedef struct ceiling {
-    double value;
-    const char *kind;
-} ceiling;
-
-static void ceiling_note(ceiling *c, rate_kind rk, const kbc_record *r)
-{
-    if (rk == RATE_GBPS && isfinite(r->ceiling_gbps) && r->ceiling_gbps > c->value) {
-        c->value = r->ceiling_gbps;
-        c->kind = r->ceiling;
-    } else if (rk == RATE_GFLOPS && isfinite(r->peak_gflops) && r->peak_gflops > c->value) {
-        c->value = r->peak_gflops;
-        c->kind = r->peak;
-    }
-}
-
-/* "read ceiling (4412 GB/s)"; malloc'd. */
-static char *ceiling_title(const ceiling *c, rate_kind rk)
-{
-    const char *kind = c->kind && c->kind[0] ? c->kind : rk == RATE_GFLOPS ? "compute" : "bandwidth";
-    /* The tensor ceilings are measured with mma.sync (docs/output.md). */
-    int mma = strcmp(kind, "tf32") == 0 || strcmp(kind, "bf16") == 0;
-    return kbc_xasprintf("%s%s ceiling (%.0f %s)", kind, mma ? " mma.sync" : "", c->value,
-                         rk == RATE_GFLOPS ? "GFLOP/s" : "GB/s");
-}
-
 /* ---- SVG ---------------------------------------------------------------- */
 
 /* Lines and bars of kernels: distinct colours, none red (the ceiling is
@@ -218,14 +129,6 @@ static double axis_at(const axis *a, double v)
 /* The plot area of a line plot, in pixels. */
 enum { LW = 760, LH = 360, ML = 74, MR = 200, MT = 14, MB = 46 };
 
-/* One line of a line plot: a variant's points, sorted by x. */
-typedef struct series {
-    const char *name;
-    int library;
-    size_t n;
-    double *x, *rate, *time;
-} series;
-
 /* The tick label of a value on axis a (time: seconds). */
 static void tick_label(FILE *f, const axis *a, double u, int time)
 {
@@ -236,13 +139,28 @@ static void tick_label(FILE *f, const axis *a, double u, int time)
     }
     double v = a->log == 10 ? pow(10, u) : u;
     if (time)
-        fputs(fmt_time(v, buf, sizeof buf), f);
+        fputs(kbc_human_seconds(v, buf, sizeof buf), f);
     else
         fprintf(f, "%.6g", v);
 }
 
-/* The ticks and grid of axis a: vertical lines for x, horizontal for y,
-   over the box [x0, x1] by [y0, y1]. */
+/* One tick of an axis at position p with its grid line: vertical for x,
+   horizontal for y, over the box [x0, x1] by [y0, y1].  The caller writes
+   its label and closes the <text>. */
+static void tick_at(FILE *f, double p, int is_x, double x0, double x1, double y0, double y1)
+{
+    if (is_x) {
+        fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", p, y0,
+                p, y1);
+        fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", p, y1 + 16);
+    } else {
+        fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x0, p,
+                x1, p);
+        fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", x0 - 5, p + 4);
+    }
+}
+
+/* The ticks and grid of axis a, evenly spaced. */
 static void svg_ticks(FILE *f, const axis *a, int is_x, int time, double x0, double x1, double y0,
                       double y1)
 {
@@ -253,20 +171,53 @@ static void svg_ticks(FILE *f, const axis *a, int is_x, int time, double x0, dou
     for (double u = ceil(lo / step - 1e-9) * step; u <= hi + 1e-9 * fabs(hi) + 1e-12; u += step) {
         if (fabs(u) < 1e-9 * step)
             u = 0; /* not "-0" */
-        double p = a->p0 + (u - lo) / (hi - lo) * (a->p1 - a->p0);
-        if (is_x) {
-            fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", p,
-                    y0, p, y1);
-            fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", p,
-                    y1 + 16);
-        } else {
-            fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", x0,
-                    p, x1, p);
-            fprintf(f, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", x0 - 5,
-                    p + 4);
-        }
+        tick_at(f, a->p0 + (u - lo) / (hi - lo) * (a->p1 - a->p0), is_x, x0, x1, y0, y1);
         tick_label(f, a, u, time);
         fputs("</text>", f);
+    }
+}
+
+/* The x axis of a line chart: log (base 2 for powers of two), linear, or
+   one slot per value (chart.h); nothing drawn: 1 to 2. */
+static axis x_axis(const kbc_chart *ch)
+{
+    axis a = {.log = ch->x_scale != KBC_X_LOG ? 0 : ch->x_pow2 ? 2 : 10, .p0 = ML, .p1 = LW - MR};
+    if (ch->nx == 0) {
+        a.log = 0;
+        a.lo = 1;
+        a.hi = 2;
+    } else if (ch->x_scale == KBC_X_SLOTS) {
+        a.lo = -0.5;
+        a.hi = (double)ch->nx - 0.5;
+    } else {
+        double lo = ch->xs[0], hi = ch->xs[ch->nx - 1];
+        a.lo = a.log == 2 ? log2(lo) : a.log == 10 ? log10(lo) : lo;
+        a.hi = a.log == 2 ? log2(hi) : a.log == 10 ? log10(hi) : hi;
+    }
+    if (a.hi <= a.lo) {
+        a.lo -= 1;
+        a.hi += 1;
+    }
+    return a;
+}
+
+/* Where x goes on the x axis of ch. */
+static double x_at(const kbc_chart *ch, const axis *a, double x)
+{
+    return ch->x_scale == KBC_X_SLOTS ? axis_at(a, (double)kbc_chart_slot(ch, x)) : axis_at(a, x);
+}
+
+/* The x axis's ticks: one per value where the chart labels each value
+   (kbc_chart_value_tics), else evenly spaced. */
+static void x_ticks(FILE *f, const kbc_chart *ch, const axis *a)
+{
+    if (!kbc_chart_value_tics(ch) || ch->nx == 0) {
+        svg_ticks(f, a, 1, 0, ML, LW - MR, MT, LH - MB);
+        return;
+    }
+    for (size_t i = 0; i < ch->nx; i++) {
+        tick_at(f, x_at(ch, a, ch->xs[i]), 1, ML, LW - MR, MT, LH - MB);
+        fprintf(f, "%.10g</text>", ch->xs[i]);
     }
 }
 
@@ -281,44 +232,43 @@ static const char *const view_names[] = {"rate", "lograte", "time"};
 static const char *const lib_colours[] = {"#000000", "#606060", "#a0a0a0"};
 static const char *const lib_dashes[] = {"7 4", "2 3", "10 3 2 3"};
 
-/* A point's y in view v, or NaN where the view has none. */
-static double view_y(const series *s, size_t i, view v)
+/* A point's y in view v (in the chart's unit for a rate, seconds for the
+   time), or NaN where the view has none. */
+static double view_y(const kbc_chart *ch, const kbc_chart_point *q, view v)
 {
-    double y = v == VIEW_TIME ? s->time[i] : s->rate[i];
+    double y = v == VIEW_TIME ? q->y : q->y * ch->scale;
     return isfinite(y) && (v == VIEW_RATE || y > 0) ? y : NAN;
 }
 
-/* One view of a line plot. */
-static void svg_lines(FILE *f, const series *s, size_t ns, const char *xname, int log2x, view v,
-                      rate_kind rk, const ceiling *c, const char *label)
+/* A value as a tooltip shows it: "12.3 us", "1.2 TB/s". */
+static const char *value_text(const kbc_chart *ch, double y, char *buf, size_t n)
 {
-    double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
-    for (size_t k = 0; k < ns; k++)
-        for (size_t i = 0; i < s[k].n; i++) {
-            double y = view_y(&s[k], i, v);
+    if (ch->time)
+        return kbc_human_seconds(y, buf, n);
+    snprintf(buf, n, "%.4g %s", y, ch->unit);
+    return buf;
+}
+
+/* One view of a line chart: ch is the chart of the rate (VIEW_RATE,
+   VIEW_LOGRATE) or of the time (VIEW_TIME). */
+static void svg_lines(FILE *f, const kbc_chart *ch, view v, const char *label)
+{
+    double ymin = INFINITY, ymax = -INFINITY;
+    for (size_t k = 0; k < ch->n_lines; k++)
+        for (size_t i = 0; i < ch->lines[k].n; i++) {
+            double y = view_y(ch, &ch->lines[k].pts[i], v);
             if (isnan(y))
                 continue;
-            xmin = fmin(xmin, s[k].x[i]);
-            xmax = fmax(xmax, s[k].x[i]);
             ymin = fmin(ymin, y);
             ymax = fmax(ymax, y);
         }
-    int ceil_shown = v != VIEW_TIME && c->value > 0;
-    axis ax = {.log = log2x ? 2 : 0, .p0 = ML, .p1 = LW - MR};
+    double ceiling = ch->ceiling * ch->scale;
+    int ceil_shown = v != VIEW_TIME && ceiling > 0;
+    axis ax = x_axis(ch);
     axis ay = {.log = v == VIEW_RATE ? 0 : 10, .p0 = LH - MB, .p1 = MT};
-    if (!isfinite(xmin)) {
-        xmin = 1;
-        xmax = 2;
-    }
-    ax.lo = log2x ? log2(xmin) : xmin;
-    ax.hi = log2x ? log2(xmax) : xmax;
-    if (ax.hi <= ax.lo) {
-        ax.lo -= 1;
-        ax.hi += 1;
-    }
     if (ceil_shown) {
-        ymax = isfinite(ymax) ? fmax(ymax, c->value) : c->value;
-        ymin = isfinite(ymin) ? fmin(ymin, c->value) : c->value;
+        ymax = isfinite(ymax) ? fmax(ymax, ceiling) : ceiling;
+        ymin = isfinite(ymin) ? fmin(ymin, ceiling) : ceiling;
     }
     if (v == VIEW_RATE) {
         ay.lo = 0;
@@ -338,63 +288,76 @@ static void svg_lines(FILE *f, const series *s, size_t ns, const char *xname, in
             view_names[v], LW, LH, LW, LH);
     H(f, label);
     fputs("\">", f);
-    svg_ticks(f, &ax, 1, 0, ML, LW - MR, MT, LH - MB);
+    x_ticks(f, ch, &ax);
     svg_ticks(f, &ay, 0, v == VIEW_TIME, ML, LW - MR, MT, LH - MB);
     fprintf(f, "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>", ML, MT,
             LW - MR - ML, LH - MB - MT);
     fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">", (ML + LW - MR) / 2,
             LH - 8);
-    H(f, xname);
-    fprintf(f, "%s</text>", log2x ? " (log2 scale)" : "");
-    fprintf(f, "<text class=\"label\" transform=\"translate(14 %d) rotate(-90)\" "
-               "text-anchor=\"middle\">%s%s</text>",
-            (MT + LH - MB) / 2, v == VIEW_TIME ? "median time" : rate_label(rk),
-            v == VIEW_RATE ? "" : ", log scale");
-    /* The lines, and the legend beside them. */
+    char *xl = kbc_chart_xlabel(ch);
+    H(f, xl);
+    free(xl);
+    char *yl = v == VIEW_TIME ? kbc_xstrdup("median time") : kbc_chart_ylabel(ch);
+    fprintf(f, "</text><text class=\"label\" transform=\"translate(14 %d) rotate(-90)\" "
+               "text-anchor=\"middle\">",
+            (MT + LH - MB) / 2);
+    H(f, yl);
+    fprintf(f, "%s</text>", v == VIEW_RATE ? "" : ", log scale");
+    free(yl);
+    /* The lines, and the legend beside them: the lines that have points,
+       a library's in black and greys. */
     double lx = LW - MR + 12, ly = MT + 10;
     size_t own = 0, lib = 0;
-    for (size_t k = 0; k < ns; k++, ly += 18) {
-        const char *colour = s[k].library ? lib_colours[lib % 3] : palette[own++ % N_PALETTE];
+    for (size_t k = 0; k < ch->n_lines; k++) {
+        const kbc_chart_line *l = &ch->lines[k];
+        if (!l->n)
+            continue;
+        const char *colour = l->library ? lib_colours[lib % 3] : palette[own++ % N_PALETTE];
         char dash[48] = "";
-        if (s[k].library)
+        if (l->library)
             snprintf(dash, sizeof dash, " stroke-dasharray=\"%s\"", lib_dashes[lib++ % 3]);
-        double width = s[k].library ? 2.6 : 1.6;
+        double width = l->library ? 2.6 : 1.6;
+        /* A variant that ignores x has its one row at every x. */
+        size_t np = l->flat ? ch->nx : l->n;
         fprintf(f, "<g class=\"series\"><polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%.1f\"%s "
                    "points=\"",
                 colour, width, dash);
-        for (size_t i = 0; i < s[k].n; i++) {
-            double y = view_y(&s[k], i, v);
+        for (size_t i = 0; i < np; i++) {
+            const kbc_chart_point *q = l->flat ? &l->pts[0] : &l->pts[i];
+            double y = view_y(ch, q, v);
             if (!isnan(y))
-                fprintf(f, "%.1f,%.1f ", axis_at(&ax, s[k].x[i]), axis_at(&ay, y));
+                fprintf(f, "%.1f,%.1f ", x_at(ch, &ax, l->flat ? ch->xs[i] : q->x),
+                        axis_at(&ay, y));
         }
         fputs("\"/>", f);
-        for (size_t i = 0; i < s[k].n; i++) {
-            double y = view_y(&s[k], i, v);
+        for (size_t i = 0; i < np; i++) {
+            const kbc_chart_point *q = l->flat ? &l->pts[0] : &l->pts[i];
+            double y = view_y(ch, q, v), xv = l->flat ? ch->xs[i] : q->x;
             if (isnan(y))
                 continue;
             char buf[48];
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\"><title>",
-                    axis_at(&ax, s[k].x[i]), axis_at(&ay, y), s[k].library ? "3.2" : "2.6",
-                    s[k].library ? "#ffffff" : colour);
-            H(f, s[k].name);
+                    x_at(ch, &ax, xv), axis_at(&ay, y), l->library ? "3.2" : "2.6",
+                    l->library ? "#ffffff" : colour);
+            H(f, l->variant);
             fputs(", ", f);
-            H(f, xname);
-            fprintf(f, "=%.17g: %s</title></circle>", s[k].x[i],
-                    v == VIEW_TIME ? fmt_time(y, buf, sizeof buf) : fmt_num(y, "", buf, sizeof buf));
+            H(f, ch->x);
+            fprintf(f, "=%.17g: %s</title></circle>", xv, value_text(ch, y, buf, sizeof buf));
         }
-        char *name = shorten(s[k].name, 24);
+        char *name = shorten(l->variant, 24);
         fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"%s\" "
                    "stroke-width=\"%.1f\"%s/><text class=\"legend\" x=\"%.0f\" y=\"%.0f\"><title>",
                 lx, ly, lx + 22, ly, colour, width, dash, lx + 28, ly + 4);
-        H(f, s[k].name);
+        H(f, l->variant);
         fputs("</title>", f);
         H(f, name);
-        fprintf(f, "%s</text></g>", s[k].library ? " (library)" : "");
+        fprintf(f, "%s</text></g>", l->library ? " (library)" : "");
         free(name);
+        ly += 18;
     }
     if (ceil_shown) {
-        char *t = ceiling_title(c, rk);
-        double y = axis_at(&ay, c->value);
+        char *t = kbc_chart_ceiling_title(ch);
+        double y = axis_at(&ay, ceiling);
         fprintf(f, "<g class=\"ceiling\"><line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
                    "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"3 3\"/>",
                 ML, y, LW - MR, y, CEILING_COLOUR);
@@ -410,20 +373,23 @@ static void svg_lines(FILE *f, const series *s, size_t ns, const char *xname, in
 }
 
 /* One view of a bar chart of the variants at one point: a bar per row,
-   its rate (with the ceiling) or its median time, both from zero. */
-static void svg_bars(FILE *f, const kbc_record *const *rows, size_t n, int time, rate_kind rk,
-                     const ceiling *c, const char *label)
+   its rate (with the ceiling) or its median time (ch is the chart of
+   that), both from zero; a row that did not run shows its status. */
+static void svg_bars(FILE *f, const kbc_chart *ch, const char *label)
 {
     enum { BW = 760, BL = 190, BR = 40, BT = 24, BB = 40, ROW = 22 };
+    size_t n = ch->n_rows;
+    int time = ch->time;
+    double scale = time ? 1 : ch->scale, ceiling = time ? 0 : ch->ceiling * ch->scale;
     int h = BT + (int)n * ROW + BB;
     double top = 0;
     for (size_t i = 0; i < n; i++) {
-        double v = ran(rows[i]) ? (time ? rows[i]->time.median : rate_of(rows[i], rk)) : NAN;
+        double v = kbc_chart_value(ch, ch->rows[i]) * scale;
         if (isfinite(v) && v > top)
             top = v;
     }
-    if (!time && c->value > top)
-        top = c->value;
+    if (ceiling > top)
+        top = ceiling;
     axis ax = {.lo = 0, .hi = top > 0 ? top * 1.08 : 1, .p0 = BL, .p1 = BW - BR};
     fprintf(f, "<svg class=\"%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
                "aria-label=\"",
@@ -431,11 +397,15 @@ static void svg_bars(FILE *f, const kbc_record *const *rows, size_t n, int time,
     H(f, label);
     fputs("\">", f);
     svg_ticks(f, &ax, 1, time, BL, BW - BR, BT, h - BB);
-    fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>",
-            (BL + BW - BR) / 2, h - 6, time ? "median time" : rate_label(rk));
+    char *yl = time ? kbc_xstrdup("median time") : kbc_chart_ylabel(ch);
+    fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">", (BL + BW - BR) / 2,
+            h - 6);
+    H(f, yl);
+    fputs("</text>", f);
+    free(yl);
     size_t own = 0;
     for (size_t i = 0; i < n; i++) {
-        const kbc_record *r = rows[i];
+        const kbc_record *r = ch->rows[i];
         int library = (r->flags & KB_VARIANT_LIBRARY) != 0;
         double y = BT + (double)i * ROW;
         char *name = shorten(r->variant, 26);
@@ -447,7 +417,7 @@ static void svg_bars(FILE *f, const kbc_record *const *rows, size_t n, int time,
         H(f, name);
         fputs("</text>", f);
         free(name);
-        double v = ran(r) ? (time ? r->time.median : rate_of(r, rk)) : NAN;
+        double v = kbc_chart_value(ch, r) * scale;
         const char *colour = library ? "#555555" : palette[own % N_PALETTE];
         own += !library;
         if (isfinite(v) && v > 0) {
@@ -457,17 +427,16 @@ static void svg_bars(FILE *f, const kbc_record *const *rows, size_t n, int time,
                     BL, y + 3, axis_at(&ax, v) - BL, ROW - 6, colour,
                     library ? " fill-opacity=\"0.75\"" : "");
             H(f, r->variant);
-            fprintf(f, ": %s</title></rect>",
-                    time ? fmt_time(v, buf, sizeof buf) : fmt_num(v, "", buf, sizeof buf));
+            fprintf(f, ": %s</title></rect>", value_text(ch, v, buf, sizeof buf));
         } else {
             fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.0f\">(%s)</text>", BL + 6, y + 15,
                     kbc_outcome_name(r->outcome));
         }
         fputs("</g>", f);
     }
-    if (!time && c->value > 0) {
-        char *t = ceiling_title(c, rk);
-        double x = axis_at(&ax, c->value);
+    if (ceiling > 0) {
+        char *t = kbc_chart_ceiling_title(ch);
+        double x = axis_at(&ax, ceiling);
         fprintf(f, "<g class=\"ceiling\"><line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
                    "stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"3 3\"/><text "
                    "class=\"legend\" x=\"%.1f\" y=\"%d\" text-anchor=\"end\">",
@@ -650,87 +619,24 @@ typedef struct baseline {
     const char *path;
     kbc_run_doc doc;
     json_t *root;
-    char **keys;
-    size_t *order;
-    /* Per row of the report: its change (verdict KBC_UNTESTED without a
-       verdict), and why it has none (NULL: it has one). */
-    kbc_change *change;
-    const char **note;
-    char *matched; /* per baseline row: some row of the report has its key */
+    kbc_baseline *rows;  /* doc's rows, matched by key (baseline.h)       */
+    kbc_match *match;    /* per row of the report: its match and verdict */
 } baseline;
 
-static char *key_of(const kbc_record *r)
-{
-    size_t need = kbc_record_key(r, NULL, 0) + 1;
-    char *k = kbc_xmalloc(need);
-    kbc_record_key(r, k, need);
-    return k;
-}
-
-/* Matches the report's rows with the baseline's by key and compares each
-   pair that ran on both sides, all at once. */
+/* Matches the report's rows with the baseline's and compares each pair
+   that ran on both sides, all at once. */
 static void baseline_compare(baseline *b, const kbc_record *recs, size_t n,
                              const kbc_compare_opts *o)
 {
-    const kbc_record *base = b->doc.recs;
-    size_t nb = b->doc.n_recs;
-    b->keys = kbc_xcalloc(nb ? nb : 1, sizeof *b->keys);
-    for (size_t i = 0; i < nb; i++)
-        b->keys[i] = key_of(&base[i]);
-    b->order = kbc_xcalloc(nb ? nb : 1, sizeof *b->order);
-    kbc_key_order(b->keys, nb, b->order);
-    b->matched = kbc_xcalloc(nb ? nb : 1, 1);
-    b->change = kbc_xcalloc(n ? n : 1, sizeof *b->change);
-    b->note = kbc_xcalloc(n ? n : 1, sizeof *b->note);
-    kbc_compare_pair *pairs = kbc_xcalloc(n ? n : 1, sizeof *pairs);
-    size_t *of = kbc_xcalloc(n ? n : 1, sizeof *of);
-    size_t np = 0;
-    for (size_t i = 0; i < n; i++) {
-        char *key = key_of(&recs[i]);
-        long j = kbc_key_find(b->keys, b->order, nb, key);
-        free(key);
-        of[i] = SIZE_MAX;
-        kbc_compare_samples(NULL, 0, NULL, 0, o, &b->change[i]); /* untested, NaN */
-        if (j < 0) {
-            b->note[i] = "not in the baseline";
-            continue;
-        }
-        b->matched[j] = 1;
-        if (!ran(&base[j])) {
-            b->note[i] = "did not run in the baseline";
-        } else if (!ran(&recs[i])) {
-            b->note[i] = "did not run";
-        } else {
-            of[i] = np;
-            pairs[np++] = (kbc_compare_pair){base[j].samples, base[j].n_samples,
-                                             recs[i].samples, recs[i].n_samples};
-        }
-    }
-    kbc_change *ch = kbc_xcalloc(np ? np : 1, sizeof *ch);
-    kbc_compare_many(pairs, np, o, ch);
-    for (size_t i = 0; i < n; i++) {
-        if (of[i] == SIZE_MAX)
-            continue;
-        b->change[i] = ch[of[i]];
-        if (b->change[i].verdict == KBC_UNTESTED)
-            b->note[i] = pairs[of[i]].nb < 2 || pairs[of[i]].nn < 2
-                             ? "fewer than 2 samples on a side"
-                             : "a median of zero";
-    }
-    free(ch);
-    free(pairs);
-    free(of);
+    b->rows = kbc_baseline_new(b->doc.recs, b->doc.n_recs);
+    b->match = kbc_xcalloc(n ? n : 1, sizeof *b->match);
+    kbc_baseline_judge(b->rows, recs, n, o, b->match);
 }
 
 static void baseline_free(baseline *b)
 {
-    for (size_t i = 0; b->keys && i < b->doc.n_recs; i++)
-        free(b->keys[i]);
-    free(b->keys);
-    free(b->order);
-    free(b->change);
-    free(b->note);
-    free(b->matched);
+    kbc_baseline_free(b->rows);
+    free(b->match);
     kbc_run_doc_free(&b->doc);
     json_decref(b->root);
 }
@@ -755,6 +661,10 @@ typedef struct report {
     kbc_html_history_fn hist; /* or NULL */
     void *hist_ctx;
     size_t n_tables;
+    /* The charts of the rows (chart.h), of the rate and of the time: the
+       same charts in the same order. */
+    kbc_chart *rate, *time;
+    size_t n_charts;
 } report;
 
 static const kbc_exp_info *exp_info(const kbc_run_doc *doc, const char *name)
@@ -900,10 +810,10 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
                 : r->outcome == KBC_PASS            ? "pass"
                                                     : "other",
                 kbc_outcome_name((int)r->outcome));
-        double t = ran(r) ? r->time.median : NAN;
+        double t = kbc_record_ran(r) ? r->time.median : NAN;
         fputs("<td class=\"num\"", f);
         data_v(f, t);
-        fprintf(f, ">%s</td>", fmt_time(t, buf, sizeof buf));
+        fprintf(f, ">%s</td>", kbc_human_seconds(t, buf, sizeof buf));
         fputs("<td class=\"num\"", f);
         data_v(f, r->noise * 100);
         fprintf(f, ">%s</td>", fmt_pct(r->noise * 100, buf, sizeof buf));
@@ -914,7 +824,7 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
         for (int c = 0; c < 6; c++) {
             if (!shown[c])
                 continue;
-            double v = ran(r) ? cells[c] : NAN;
+            double v = kbc_record_ran(r) ? cells[c] : NAN;
             fputs("<td class=\"num\"", f);
             data_v(f, v);
             if (percent[c])
@@ -926,11 +836,11 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
             fprintf(f, ">%s</td>", buf);
         }
         if (rp->base) {
-            const kbc_change *ch = &rp->base->change[at[i]];
-            const char *note = rp->base->note[at[i]];
+            const kbc_change *ch = &rp->base->match[at[i]].change;
+            const char *note = rp->base->match[at[i]].note;
             fputs("<td class=\"num\"", f);
             data_v(f, ch->base_median);
-            fprintf(f, ">%s</td>", fmt_time(ch->base_median, buf, sizeof buf));
+            fprintf(f, ">%s</td>", kbc_human_seconds(ch->base_median, buf, sizeof buf));
             double pct = (ch->ratio - 1) * 100;
             fputs("<td class=\"num\"", f);
             data_v(f, pct);
@@ -975,127 +885,42 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
     rp->n_tables++;
 }
 
-/* The line plots of one experiment: one per group of the other swept
-   parameters, x the swept parameter x. */
-static void exp_line_plots(report *rp, const char *exp, const kbc_record *const *rows, size_t n,
-                           const char *x, int log2x)
+/* The plots of one experiment: its charts (chart.h), each drawn from the
+   chart of the rate (rate and log rate) and the chart of the time. */
+static void exp_plots(report *rp, const char *exp)
 {
     FILE *f = rp->f;
-    /* Each row's group, numbered in the order the groups first appear. */
-    char **names = kbc_xcalloc(n, sizeof *names);
-    size_t *gid = kbc_xcalloc(n, sizeof *gid), *first = kbc_xcalloc(n, sizeof *first);
-    size_t n_groups = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < rp->n_charts; k++) {
+        const kbc_chart *rate = &rp->rate[k], *time = &rp->time[k];
+        if (strcmp(rate->experiment, exp) != 0)
+            continue;
         char g[512];
-        kbc_record_group(rows[i], x, ", ", g, sizeof g);
-        size_t k = 0;
-        while (k < n_groups && strcmp(names[first[k]], g) != 0)
-            k++;
-        if (k == n_groups) {
-            first[n_groups++] = i;
-            names[i] = kbc_xstrdup(g);
-        }
-        gid[i] = k;
-    }
-    const kbc_record **grp = kbc_xcalloc(n, sizeof *grp);
-    series *s = kbc_xcalloc(KB_MAX_VARIANTS, sizeof *s);
-    for (size_t gi = 0; gi < n_groups; gi++) {
-        const char *g = names[first[gi]];
-        /* The group's rows, its variants in the order they first appear. */
-        size_t ng = 0, ns = 0;
-        for (size_t j = first[gi]; j < n; j++)
-            if (gid[j] == gi)
-                grp[ng++] = rows[j];
-        rate_kind rk = rate_pick(grp, ng);
-        ceiling c = {0, ""};
-        for (size_t j = 0; j < ng; j++) {
-            const kbc_record *r = grp[j];
-            const kbc_rec_param *p = param_of(r, x);
-            double xv = p ? kbc_param_number(p) : NAN;
-            if (!ran(r) || !isfinite(xv) || (log2x && !(xv > 0)))
-                continue;
-            ceiling_note(&c, rk, r);
-            size_t k = 0;
-            while (k < ns && strcmp(s[k].name, r->variant) != 0)
-                k++;
-            if (k == ns) {
-                if (ns == KB_MAX_VARIANTS)
-                    continue;
-                s[ns++] = (series){.name = r->variant,
-                                   .library = (r->flags & KB_VARIANT_LIBRARY) != 0,
-                                   .x = kbc_xcalloc(ng, sizeof(double)),
-                                   .rate = kbc_xcalloc(ng, sizeof(double)),
-                                   .time = kbc_xcalloc(ng, sizeof(double))};
-            }
-            /* Kept sorted by x. */
-            series *q = &s[k];
-            size_t to = q->n++;
-            while (to > 0 && q->x[to - 1] > xv) {
-                q->x[to] = q->x[to - 1];
-                q->rate[to] = q->rate[to - 1];
-                q->time[to] = q->time[to - 1];
-                to--;
-            }
-            q->x[to] = xv;
-            q->rate[to] = rate_of(r, rk);
-            q->time[to] = r->time.median;
-        }
-        if (ns > 0) {
-            char *label = kbc_xasprintf("%s%s%s%s", exp, g[0] ? " (" : "", g, g[0] ? ")" : "");
-            /* The log axis first where the lines stay below a fifth of the
-               ceiling, which would flatten them at the bottom. */
-            double top = 0;
-            for (size_t k = 0; k < ns; k++)
-                for (size_t j = 0; j < s[k].n; j++)
-                    if (isfinite(s[k].rate[j]) && s[k].rate[j] > top)
-                        top = s[k].rate[j];
-            static const view views[] = {VIEW_RATE, VIEW_LOGRATE, VIEW_TIME};
-            figure_open(f, exp, g, views, 3, c.value > 5 * top ? VIEW_LOGRATE : VIEW_RATE);
-            for (size_t k = 0; k < 3; k++)
-                svg_lines(f, s, ns, x, log2x, views[k], rk, &c, label);
+        kbc_record_group(rate->first, rate->x, ", ", g, sizeof g);
+        if (!rate->x) {
+            /* A bar chart of one point, drawn whether its rows ran or not. */
+            if (!g[0])
+                snprintf(g, sizeof g, "point %llu", (unsigned long long)rate->first->point + 1);
+            char *label = kbc_xasprintf("%s (%s)", exp, g);
+            static const view views[] = {VIEW_RATE, VIEW_TIME};
+            figure_open(f, exp, g, views, 2, VIEW_RATE);
+            svg_bars(f, rate, label);
+            svg_bars(f, time, label);
             fputs("</figure>", f);
             free(label);
+            continue;
         }
-        for (size_t k = 0; k < ns; k++) {
-            free(s[k].x);
-            free(s[k].rate);
-            free(s[k].time);
-        }
-        memset(s, 0, KB_MAX_VARIANTS * sizeof *s);
-    }
-    free(s);
-    free(grp);
-    for (size_t gi = 0; gi < n_groups; gi++)
-        free(names[first[gi]]);
-    free(names);
-    free(gid);
-    free(first);
-}
-
-/* The bar charts of an experiment that sweeps no number: one per point. */
-static void exp_bar_plots(report *rp, const char *exp, const kbc_record *const *rows, size_t n)
-{
-    for (size_t a = 0; a < n;) {
-        size_t b = a;
-        while (b < n && rows[b]->point == rows[a]->point)
-            b++;
-        rate_kind rk = rate_pick(rows + a, b - a);
-        ceiling c = {0, ""};
-        for (size_t i = a; i < b; i++)
-            if (ran(rows[i]))
-                ceiling_note(&c, rk, rows[i]);
-        char g[512];
-        kbc_record_group(rows[a], NULL, ", ", g, sizeof g);
-        if (!g[0])
-            snprintf(g, sizeof g, "point %llu", (unsigned long long)rows[a]->point + 1);
-        char *label = kbc_xasprintf("%s (%s)", exp, g);
-        static const view views[] = {VIEW_RATE, VIEW_TIME};
-        figure_open(rp->f, exp, g, views, 2, VIEW_RATE);
-        svg_bars(rp->f, rows + a, b - a, 0, rk, &c, label);
-        svg_bars(rp->f, rows + a, b - a, 1, rk, &c, label);
-        fputs("</figure>", rp->f);
+        if (!kbc_chart_drawn(rate) && !kbc_chart_drawn(time))
+            continue; /* none of its rows ran */
+        char *label = kbc_xasprintf("%s%s%s%s", exp, g[0] ? " (" : "", g, g[0] ? ")" : "");
+        /* The log axis first where the lines stay below a fifth of the
+           ceiling, which would flatten them at the bottom. */
+        static const view views[] = {VIEW_RATE, VIEW_LOGRATE, VIEW_TIME};
+        figure_open(f, exp, g, views, 3,
+                    rate->ceiling > 5 * rate->largest ? VIEW_LOGRATE : VIEW_RATE);
+        for (size_t v = 0; v < 3; v++)
+            svg_lines(f, views[v] == VIEW_TIME ? time : rate, views[v], label);
+        fputs("</figure>", f);
         free(label);
-        a = b;
     }
 }
 
@@ -1141,23 +966,8 @@ static void experiment(report *rp, size_t idx, const char *exp)
         first = 0;
     }
     fputs("</p>", f);
-    /* The x axis, as kbench plot picks it. */
-    const char *xname = NULL;
-    int log2x = 0;
-    for (uint32_t q = 0; q < rows[0]->n_params && !xname; q++)
-        if (rows[0]->params[q].swept && rows[0]->params[q].type == KB_PARAM_SIZE) {
-            xname = rows[0]->params[q].name;
-            log2x = 1;
-        }
-    for (uint32_t q = 0; q < rows[0]->n_params && !xname; q++)
-        if (rows[0]->params[q].swept && (rows[0]->params[q].type == KB_PARAM_INT ||
-                                         rows[0]->params[q].type == KB_PARAM_FLOAT))
-            xname = rows[0]->params[q].name;
     fputs("<div class=\"plots\">", f);
-    if (xname)
-        exp_line_plots(rp, exp, rows, n, xname, log2x);
-    else
-        exp_bar_plots(rp, exp, rows, n);
+    exp_plots(rp, exp);
     fputs("</div>", f);
     /* The table below the plots: a reviewer sees the picture first. */
     fprintf(f, "<details class=\"table\" open><summary>%zu rows</summary>", n);
@@ -1329,7 +1139,7 @@ static void summary(FILE *f, const report *rp)
     const char *names[16];
     size_t counts[16] = {0}, nv = 0;
     for (size_t i = 0; i < rp->n; i++) {
-        const char *v = kbc_verdict_name(rp->base->change[i].verdict);
+        const char *v = kbc_verdict_name(rp->base->match[i].change.verdict);
         size_t k = 0;
         while (k < nv && strcmp(names[k], v) != 0)
             k++;
@@ -1340,7 +1150,7 @@ static void summary(FILE *f, const report *rp)
     }
     size_t only = 0;
     for (size_t j = 0; j < rp->base->doc.n_recs; j++)
-        only += !rp->base->matched[j];
+        only += !kbc_baseline_matched(rp->base->rows, j);
     fputs("<p class=\"summary\">against the baseline: ", f);
     for (size_t k = 0; k < nv; k++) {
         fprintf(f, "<span class=\"");
@@ -1372,18 +1182,38 @@ static void only_in_base(FILE *f, const baseline *b)
 {
     size_t only = 0;
     for (size_t j = 0; j < b->doc.n_recs; j++)
-        only += !b->matched[j];
+        only += !kbc_baseline_matched(b->rows, j);
     if (!only)
         return;
     fprintf(f, "<section id=\"only-in-baseline\"><h2>Only in the baseline (%zu rows)</h2><ul>",
             only);
     for (size_t j = 0; j < b->doc.n_recs; j++)
-        if (!b->matched[j]) {
+        if (!kbc_baseline_matched(b->rows, j)) {
             fputs("<li><code>", f);
-            H(f, b->keys[j]);
+            H(f, kbc_baseline_key(b->rows, j));
             fputs("</code></li>", f);
         }
     fputs("</ul></section>", f);
+}
+
+/* The run's suspect rows (results.json's "suspects", found once by the
+   run's fan-out): each with the larger point that shows it. */
+static void suspects(FILE *f, const kbc_run_doc *doc)
+{
+    if (!doc->n_suspects)
+        return;
+    fprintf(f, "<section id=\"suspects\"><h2>Suspect rows (%zu)</h2><p>Each is more than "
+               "twice as slow as its variant at a point with more work, which says more about "
+               "the measurement than about the kernel: rerun its point (docs/output.md, "
+               "&quot;Suspect rows&quot;).</p><ul>",
+            doc->n_suspects);
+    for (size_t i = 0; i < doc->n_suspects; i++) {
+        char t[2048];
+        fputs("<li>", f);
+        H(f, kbc_suspect_text(&doc->suspects[i], t, sizeof t));
+        fputs("</li>", f);
+    }
+    fputs("</ul></section>\n", f);
 }
 
 static void page(FILE *f, report *rp, const json_t *root, const char *path,
@@ -1434,6 +1264,7 @@ static void page(FILE *f, report *rp, const json_t *root, const char *path,
     }
     if (ne == 0)
         fputs("<p>The results file holds no rows.</p>", f);
+    suspects(f, doc);
     for (size_t k = 0; k < ne; k++) {
         experiment(rp, k, exps[k]);
         fputc('\n', f);
@@ -1513,7 +1344,13 @@ int kbc_cmd_report(const char *path, const char *base_path, const char *out_path
         report rp = {.f = f, .doc = &doc, .recs = doc.recs, .n = doc.n_recs,
                      .base = base_path ? &base : NULL, .alpha = o->alpha, .hist = hist,
                      .hist_ctx = hist_ctx};
+        kbc_chart_opts time = {.time = 1};
+        size_t n_time;
+        rp.rate = kbc_charts(doc.recs, doc.n_recs, NULL, &rp.n_charts);
+        rp.time = kbc_charts(doc.recs, doc.n_recs, &time, &n_time);
         page(f, &rp, root, in, o);
+        kbc_charts_free(rp.rate, rp.n_charts);
+        kbc_charts_free(rp.time, n_time);
         int bad = ferror(f) != 0;
         int why = errno;
         if (fclose(f) != 0 && !bad) {

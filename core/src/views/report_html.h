@@ -3,10 +3,10 @@
  * one self-contained HTML file of a run (no network: inline CSS, inline SVG
  * and one small inline script) with the machine header, a table per
  * experiment that sorts by a click on a column header, compare's verdict
- * columns when given a baseline, and the plots of `kbench plot` drawn as
- * inline SVG (rate with its ceiling line, or median time on a log axis,
- * against the swept size on a log-2 axis).  docs/cli.md and docs/output.md
- * describe it.  Needs the records, the results reader and compare only.
+ * columns when given a baseline, and the charts of `kbench plot`
+ * (analysis/chart.h) drawn as inline SVG (rate with its ceiling line, or
+ * median time on a log axis).  docs/cli.md and docs/output.md describe it.
+ * Needs the data and the analysis layers only.
  */
 #ifndef KBENCH_REPORT_HTML_H
 #define KBENCH_REPORT_HTML_H

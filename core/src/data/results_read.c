@@ -1,5 +1,5 @@
 /* results_read.c -- see results_read.h; the inverse of kbc_record_to_json()
-   in report_json.c.  Reals were written with 15 significant digits, so a
+   in results_write.c.  Reals were written with 15 significant digits, so a
    number read back equals the one written to that precision.
  *
  * Every number that becomes an integer is checked against its field's
@@ -13,7 +13,7 @@
 
 #include <sys/stat.h>
 #include "record_json.h"
-#include "report.h"
+#include "results_write.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -485,7 +485,7 @@ static double get_ceiling(const json_t *o, const char *key)
     return isnan(x) ? 0 : x;
 }
 
-/* "machine", as machine_json in report_json.c writes it. */
+/* "machine", as machine_json in results_write.c writes it. */
 static void read_machine(rd *rc, const json_t *m, kbc_run_doc *doc)
 {
     kbc_machine *k = &doc->machine;
@@ -671,6 +671,44 @@ static void read_provenance(rd *c, const json_t *pv, kbc_run_doc *doc)
     c->at = NULL;
 }
 
+/* "suspects": [{"key", "median_s", "than_key", "than_median_s",
+   "work_ratio"}, ...] (kbc_suspects_to_json).  Returns 0, or -1 with why
+   set when it is there but malformed. */
+static int read_suspects(const json_t *a, kbc_run_doc *doc, char *why, size_t n)
+{
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a)) {
+        snprintf(why, n, "its \"suspects\" is not an array");
+        return -1;
+    }
+    doc->has_suspects = 1;
+    size_t count = json_array_size(a);
+    doc->suspects = kbc_xcalloc(count ? count : 1, sizeof *doc->suspects);
+    for (size_t i = 0; i < count; i++) {
+        const json_t *x = json_array_get(a, i);
+        const json_t *key = json_object_get(x, "key"), *than = json_object_get(x, "than_key");
+        static const char *const nums[] = {"median_s", "than_median_s", "work_ratio"};
+        double v[3];
+        for (int k = 0; k < 3; k++) {
+            const json_t *y = json_object_get(x, nums[k]);
+            v[k] = json_is_number(y) ? json_number_value(y) : NAN;
+            if (!json_is_number(y) || !(v[k] > 0)) {
+                snprintf(why, n, "suspect %zu: \"%s\" is not a positive number", i, nums[k]);
+                return -1;
+            }
+        }
+        if (!json_is_string(key) || !json_is_string(than)) {
+            snprintf(why, n, "suspect %zu: \"key\" and \"than_key\" are not both strings", i);
+            return -1;
+        }
+        doc->suspects[doc->n_suspects++] =
+            (kbc_suspect){kbc_xstrdup(json_string_value(key)), v[0],
+                          kbc_xstrdup(json_string_value(than)), v[1], v[2], 0};
+    }
+    return 0;
+}
+
 /* Points info's pointers at what doc owns. */
 static void link_info(kbc_run_doc *doc)
 {
@@ -735,6 +773,11 @@ int kbc_run_doc_from_json(const json_t *root, const char *path, kbc_run_doc *doc
         kbc_run_doc_free(doc);
         return -1;
     }
+    if (read_suspects(json_object_get(root, "suspects"), doc, why, sizeof why) != 0) {
+        kbc_diag_set(d, "%s: %s.", path, why);
+        kbc_run_doc_free(doc);
+        return -1;
+    }
     const json_t *fin = json_object_get(root, "finished");
     doc->finished = fin != NULL && !json_is_null(fin);
     size_t count = json_array_size(rs);
@@ -774,6 +817,11 @@ void kbc_run_doc_free(kbc_run_doc *doc)
     free(doc->plan_hash);
     free(doc->builds);
     kbc_records_free(doc->recs, doc->n_recs);
+    for (size_t i = 0; i < doc->n_suspects; i++) {
+        free((char *)doc->suspects[i].key);
+        free((char *)doc->suspects[i].than_key);
+    }
+    free(doc->suspects);
     memset(doc, 0, sizeof *doc);
     doc->exit_code = -1;
 }

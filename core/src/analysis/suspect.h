@@ -7,12 +7,13 @@
  * larger problem that runs much faster is no property of the kernel but of
  * the measurement (a GPU that had not left its idle clocks, a library's
  * first use, another process), so such a row is named in the table's
- * notes, in results.md and in results.json ("suspects") rather than
- * reported as clean; rerunning its point tells which.  docs/output.md,
- * "Suspect rows".
+ * notes, in results.md, in results.json ("suspects") and in the HTML
+ * report rather than reported as clean; rerunning its point tells which.
+ * docs/output.md, "Suspect rows".
  *
- * The reporters feed every row to an accumulator and ask for the list at
- * the end of the run.
+ * The fan-out to the outputs (views/fanout.h) feeds every row to an
+ * accumulator and hands the list to each output at the end of the run
+ * (kbc_sink.suspects, record.h); the outputs find none themselves.
  */
 #ifndef KBENCH_SUSPECT_H
 #define KBENCH_SUSPECT_H
@@ -27,16 +28,6 @@
 #define KBC_SUSPECT_MIN_S 1e-6
 
 typedef struct kbc_suspects kbc_suspects;
-
-/* One finding: the suspect row and the larger point that shows it. */
-typedef struct kbc_suspect {
-    const char *key;        /* kbc_record_key of the suspect row   */
-    double median_s;        /* its median                          */
-    const char *than_key;   /* the row with more work              */
-    double than_median_s;   /* its median, below median_s / FACTOR */
-    double work_ratio;      /* its work over the suspect's (>= 1)  */
-    size_t key_row;         /* the suspect's place among the rows added */
-} kbc_suspect;
 
 kbc_suspects *kbc_suspects_new(void);
 /* Notes one row (a copy of what the check needs; r is not kept).  Only

@@ -3,8 +3,8 @@
  * Each part is read twice over from one parse: as jansson's tree, whose
  * row objects go into the merged results.json untouched (so that nothing
  * a reader does not know is lost), and as records with their header
- * (results_read.h), which the checks, the order and the CSV and markdown
- * reporters use.
+ * (results_read.h), which the checks and the order use and
+ * views/merge_cmd.c writes out.
  */
 #define _GNU_SOURCE
 #include "merge.h"
@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "report.h"
 #include "results_read.h"
+#include "results_write.h"
 #include "util.h"
 
 /* At most this many duplicated row keys are named one by one. */
@@ -577,201 +577,87 @@ static json_t *merged_doc(part *ps, size_t n, const ref *order, size_t m, uint64
     return doc;
 }
 
-/* Writes doc to path through path.tmp and a rename, as report_json.c
-   does.  Returns 0, or -1 after one sentence on err. */
-static int write_json(json_t *doc, const char *path, FILE *err, int *problems)
-{
-    char *tmp = kbc_xasprintf("%s.tmp", path);
-    const char *what = tmp;
-    int e = 0;
-    FILE *f = fopen(tmp, "w");
-    if (f) {
-        size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15);
-        int bad = json_dumpf(doc, f, flags) != 0;
-        bad |= fputc('\n', f) == EOF;
-        bad |= fflush(f) != 0 || ferror(f);
-        e = errno;
-        if (!bad && fsync(fileno(f)) != 0 && errno != EINVAL) {
-            bad = 1;
-            e = errno;
-        }
-        if (fclose(f) != 0 && !bad) {
-            bad = 1;
-            e = errno;
-        }
-        if (!bad) {
-            what = NULL;
-            if (rename(tmp, path) != 0) {
-                what = path;
-                e = errno;
-            } else {
-                kbc_results_keep(doc, path);
-            }
-        }
-        if (what)
-            unlink(tmp);
-    } else {
-        e = errno;
-    }
-    if (what)
-        problem(err, problems, "cannot write %s: %s.", what, e ? strerror(e) : "write error");
-    free(tmp);
-    return what ? -1 : 0;
-}
+/* ---- The join -------------------------------------------------------- */
 
-/* results.csv and results.md from the existing reporters, fed the merged
-   rows point by point.  Returns 0, or -1 after saying why. */
-static int write_reports(const kbc_run_info *info, const kbc_record *recs, size_t m,
-                         const char *csv, const char *md, int code, FILE *err, int *problems)
-{
-    int bad = 0;
-    kbc_sink sinks[2];
-    int opened[2] = {0, 0};
-    kbc_diag d = {{0}};
-    opened[0] = kbc_report_csv(csv, &sinks[0], &d) == 0;
-    if (!opened[0])
-        problem(err, problems, "%s", d.msg);
-    opened[1] = kbc_report_markdown(md, &sinks[1], &d) == 0;
-    if (!opened[1])
-        problem(err, problems, "%s", d.msg);
-    for (int s = 0; s < 2; s++) {
-        if (!opened[s]) {
-            bad = 1;
-            continue;
-        }
-        const char *name = s == 0 ? csv : md;
-        int ok = !sinks[s].begin || sinks[s].begin(sinks[s].ctx, info) == 0;
-        for (size_t i = 0; ok && i < m;) {
-            size_t j = i + 1;
-            while (j < m && recs[j].point == recs[i].point &&
-                   strcmp(recs[j].experiment, recs[i].experiment) == 0)
-                j++;
-            ok = !sinks[s].point || sinks[s].point(sinks[s].ctx, &recs[i], j - i) == 0;
-            i = j;
-        }
-        ok = ok && (!sinks[s].end || sinks[s].end(sinks[s].ctx, code) == 0);
-        if (!ok) {
-            const char *why = sinks[s].error ? sinks[s].error(sinks[s].ctx) : NULL;
-            if (why)
-                problem(err, problems, "%s.", why);
-            else
-                problem(err, problems, "cannot write %s.", name);
-            bad = 1;
-        }
-        if (sinks[s].destroy)
-            sinks[s].destroy(sinks[s].ctx);
-    }
-    return bad ? -1 : 0;
-}
+/* The parts of a join (merge.h). */
+struct kbc_merge_parts {
+    part *ps;
+    size_t n;
+    ref *order;
+};
 
-/* The part whose file path is, or NULL. */
-static const char *same_as_part(const char *path, const part *ps, size_t n)
+int kbc_merge_join(kbc_merged *m, const char *const *inputs, size_t n, int allow_mixed,
+                   FILE *err)
 {
-    for (size_t k = 0; k < n; k++)
-        if (same_file(path, ps[k].path))
-            return ps[k].input;
-    return NULL;
-}
-
-int kbc_cmd_merge(const char *const *inputs, size_t n, const char *out_dir, int allow_mixed,
-                  FILE *out, FILE *err)
-{
+    memset(m, 0, sizeof *m);
     int problems = 0;
-    if (n == 0) {
-        problem(err, &problems, "give the shards' folders to merge.");
-        return KBC_EXIT_USAGE;
-    }
-    if (!out_dir || !*out_dir) {
-        problem(err, &problems, "give the folder to write the merged results into (-o OUT).");
-        return KBC_EXIT_USAGE;
-    }
-    part *ps = kbc_xcalloc(n, sizeof *ps);
-    int code = KBC_EXIT_USAGE;
-    ref *order = NULL;
-    kbc_record *recs = NULL;
-    char *json_path = NULL, *csv_path = NULL, *md_path = NULL;
-    json_t *doc = NULL;
-
+    part *ps = kbc_xcalloc(n ? n : 1, sizeof *ps);
+    m->parts = kbc_xcalloc(1, sizeof *m->parts);
+    m->parts->ps = ps;
+    m->parts->n = n;
     for (size_t k = 0; k < n; k++)
         read_part(&ps[k], inputs[k], err, &problems);
     /* Each stage is checked only when the ones before it passed: shards of
        another plan make no sense to count. */
-    if (problems)
-        goto done;
-    check_plans(ps, n, err, &problems);
-    if (problems)
-        goto done;
-    check_hashes(ps, n, err, &problems);
-    if (problems)
-        goto done;
-    check_counts(ps, n, err, &problems);
-    if (problems)
-        goto done;
-    check_indices(ps, n, err, &problems);
-    check_complete(ps, n, err, &problems);
-    if (!allow_mixed)
-        check_gpus(ps, n, err, &problems);
-    if (problems)
-        goto done;
-    check_keys(ps, n, err, &problems);
-    if (problems)
-        goto done;
-
-    size_t len = strlen(out_dir);
-    const char *sep = out_dir[len - 1] == '/' ? "" : "/";
-    json_path = kbc_xasprintf("%s%sresults.json", out_dir, sep);
-    csv_path = kbc_xasprintf("%s%sresults.csv", out_dir, sep);
-    md_path = kbc_xasprintf("%s%sresults.md", out_dir, sep);
-    const char *clash = same_as_part(json_path, ps, n);
-    if (clash) {
-        problem(err, &problems,
-                "%s is one of the parts (%s); write the merged results into another folder.",
-                json_path, clash);
-        goto done;
+    if (!problems)
+        check_plans(ps, n, err, &problems);
+    if (!problems)
+        check_hashes(ps, n, err, &problems);
+    if (!problems)
+        check_counts(ps, n, err, &problems);
+    if (!problems) {
+        check_indices(ps, n, err, &problems);
+        check_complete(ps, n, err, &problems);
+        if (!allow_mixed)
+            check_gpus(ps, n, err, &problems);
     }
-
-    size_t m = 0;
-    order = plan_order(ps, n, &m);
-    uint64_t jobs = 0;
+    if (!problems)
+        check_keys(ps, n, err, &problems);
+    if (problems) {
+        kbc_merge_free(m);
+        return -1;
+    }
+    size_t rows = 0;
+    ref *order = m->parts->order = plan_order(ps, n, &rows);
     int failed = 0;
-    recs = kbc_xmalloc((m ? m : 1) * sizeof *recs);
-    for (size_t i = 0; i < m; i++) {
-        recs[i] = *order[i].r; /* shares the samples: freed with the part */
-        failed |= kbc_outcome_failed((int)recs[i].outcome);
+    m->recs = kbc_xmalloc((rows ? rows : 1) * sizeof *m->recs);
+    for (size_t i = 0; i < rows; i++) {
+        m->recs[i] = *order[i].r; /* shares the samples: freed with the part */
+        failed |= kbc_outcome_failed((int)m->recs[i].outcome);
     }
+    m->n_recs = rows;
+    uint64_t jobs = 0;
     for (size_t k = 0; k < n; k++)
         jobs += ps[k].doc.jobs;
-    int run_code = failed ? KBC_EXIT_FAILED : KBC_EXIT_OK;
+    m->code = failed ? KBC_EXIT_FAILED : KBC_EXIT_OK;
+    m->doc = merged_doc(ps, n, order, rows, jobs, m->code);
+    m->info = ps[0].doc.info;
+    m->info.plan_hash = ps[0].doc.plan_hash;
+    m->info.shard_index = 0;
+    m->info.shard_count = 0;
+    m->info.jobs = jobs;
+    m->n_parts = n;
+    return 0;
+}
 
-    code = KBC_EXIT_SYSTEM;
-    if (kbc_make_dirs(out_dir) != 0) {
-        problem(err, &problems, "cannot create the folder %s: %s.", out_dir, strerror(errno));
-        goto done;
+const char *kbc_merge_part_of(const kbc_merged *m, const char *path)
+{
+    for (size_t k = 0; m->parts && k < m->parts->n; k++)
+        if (m->parts->ps[k].read && same_file(path, m->parts->ps[k].path))
+            return m->parts->ps[k].input;
+    return NULL;
+}
+
+void kbc_merge_free(kbc_merged *m)
+{
+    json_decref(m->doc);
+    free(m->recs);
+    if (m->parts) {
+        for (size_t k = 0; k < m->parts->n; k++)
+            free_part(&m->parts->ps[k]);
+        free(m->parts->ps);
+        free(m->parts->order);
+        free(m->parts);
     }
-    doc = merged_doc(ps, n, order, m, jobs, run_code);
-    if (write_json(doc, json_path, err, &problems) != 0)
-        goto done;
-    kbc_run_info info = ps[0].doc.info;
-    info.plan_hash = ps[0].doc.plan_hash;
-    info.shard_index = 0;
-    info.shard_count = 0;
-    info.jobs = jobs;
-    if (write_reports(&info, recs, m, csv_path, md_path, run_code, err, &problems) != 0)
-        goto done;
-    fprintf(out, "merge: %zu part%s, %zu row%s, into %s\n", n, n == 1 ? "" : "s", m,
-            m == 1 ? "" : "s", out_dir);
-    fflush(out);
-    code = run_code;
-
-done:
-    json_decref(doc);
-    free(recs);
-    free(order);
-    free(json_path);
-    free(csv_path);
-    free(md_path);
-    for (size_t k = 0; k < n; k++)
-        free_part(&ps[k]);
-    free(ps);
-    return code;
+    memset(m, 0, sizeof *m);
 }

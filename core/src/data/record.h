@@ -276,6 +276,13 @@ size_t kbc_record_key(const kbc_record *r, char *buf, size_t n);
 /* The check's measure, or NULL when verification never ran. */
 const char *kbc_check_measure(const kbc_record *r);
 
+/* Whether row r ran: its variant was timed (time.n > 0) and its outcome is
+   pass or FAIL (a failed check still ran and was timed).  A skipped,
+   invalid, erred, crashed or timed-out row did not run, nor one without
+   timed runs.  What a speed-up, a plot, compare and the report's verdicts
+   take into account; one place, so that they cannot disagree. */
+int kbc_record_ran(const kbc_record *r);
+
 /* The name of an outcome: "pass", "FAIL", "error", "skipped", "crashed",
    "timeout", "invalid"; and back
    (-1 when unknown). */
@@ -352,13 +359,29 @@ typedef struct kbc_run_info {
     int cublas_version;       /* major * 10000 + minor * 100 + patch */
 } kbc_run_info;
 
+/* A suspect row (docs/output.md, "Suspect rows"): a row of a variant whose
+   median is more than twice that of the same variant at a point of the
+   same experiment with at least as much work, which says more about the
+   measurement than about the kernel.  analysis/suspect.h finds them; here
+   is what every output carries and the results reader reads back. */
+typedef struct kbc_suspect {
+    const char *key;        /* kbc_record_key of the suspect row          */
+    double median_s;        /* its median                                 */
+    const char *than_key;   /* the row with more work                     */
+    double than_median_s;   /* its median, below median_s / FACTOR        */
+    double work_ratio;      /* its work over the suspect's (>= 1)         */
+    size_t key_row;         /* the suspect's place among the rows looked
+                               at (0 when read back from a file)          */
+} kbc_suspect;
+
 /* A reporter.  point() gets all records of one point at once (so a table
    can group them and speed-ups are known); it should write them out at
    once, so that a crash later loses nothing already reported.  begin(),
-   point(), end() and tick() return 0, or -1 when the output could not be
-   written: the sink then says nothing itself and is not called again but
-   for destroy(); error() gives its sentence for whoever runs it to say
-   once, with what the failure means there. */
+   point(), end(), tick() and suspects() return 0, or -1 when the output
+   could not be written: the sink then says nothing itself and is not
+   called again but for destroy(); error() gives its sentence for whoever
+   runs it to say once, with what the failure means there (views/fanout.h
+   does, for a run and for merge). */
 typedef struct kbc_sink {
     void *ctx;
     int (*begin)(void *ctx, const kbc_run_info *info);
@@ -373,6 +396,10 @@ typedef struct kbc_sink {
        its points: a sink that held rows back writes them when it is time.
        May be NULL. */
     int (*tick)(void *ctx);
+    /* Called once before end() with the run's suspect rows (list[0..n),
+       borrowed for the call), found once for all sinks by the fan-out
+       (views/fanout.h); a sink keeps what it needs.  May be NULL. */
+    int (*suspects)(void *ctx, const kbc_suspect *list, size_t n);
 } kbc_sink;
 
 #endif

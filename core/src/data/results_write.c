@@ -1,5 +1,5 @@
 /*
- * report_json.c -- one JSON document per run: which kbench, which machine,
+ * results_write.c -- one JSON document per run: which kbench, which machine,
  * the expanded configuration, and every row.
  *
  * The document is kept in memory and written whole to PATH.tmp, then
@@ -21,9 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "results_write.h"
 #include "record_json.h"
-#include "suspect.h"
 #include "text.h"
 #include "version.h"
 #include "util.h"
@@ -41,7 +40,6 @@ typedef struct json_ctx {
     double started;  /* kbc_now() when the first write began              */
     double spent;    /* seconds all writes took                           */
     size_t written;  /* rows in the document PATH holds                   */
-    kbc_suspects *suspects; /* every row, for "suspects" at the end       */
 } json_ctx;
 
 /* A number, or null for NaN and infinities (which JSON cannot spell and
@@ -426,6 +424,48 @@ json_t *kbc_record_to_json(const kbc_record *r)
     return o;
 }
 
+int kbc_results_write_file(const json_t *doc, const char *path, const char *tmp,
+                           const char **what, int *err)
+{
+    *what = NULL;
+    *err = 0;
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        *what = tmp;
+        *err = errno;
+        return -1;
+    }
+    /* 15 significant digits: every measurement is far coarser, and 17
+       would turn 1.5e-4 into 0.00015000000000000001. */
+    size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15);
+    int bad = json_dumpf(doc, f, flags) != 0;
+    bad |= fputc('\n', f) == EOF;
+    bad |= fflush(f) != 0 || ferror(f);
+    *err = errno;
+    /* fsync so that a power cut after the rename cannot leave an empty
+       file where the last complete document was. */
+    if (!bad && fsync(fileno(f)) != 0 && errno != EINVAL) {
+        bad = 1;
+        *err = errno;
+    }
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        *err = errno;
+    }
+    if (bad) {
+        *what = tmp;
+    } else if (rename(tmp, path) != 0) {
+        *what = path;
+        *err = errno;
+    }
+    if (*what) {
+        unlink(tmp);
+        return -1;
+    }
+    kbc_results_keep(doc, path);
+    return 0;
+}
+
 /* Writes the document to PATH.tmp and renames it over PATH.  On failure
    PATH keeps the last document written, and error() says why. */
 static int json_write(json_ctx *c)
@@ -433,39 +473,9 @@ static int json_write(json_ctx *c)
     if (c->failed)
         return -1;
     double t0 = kbc_now();
-    const char *what = NULL;
-    int err = 0;
-    FILE *f = fopen(c->tmp, "w");
-    if (!f) {
-        what = c->tmp;
-        err = errno;
-    } else {
-        /* 15 significant digits: every measurement is far coarser, and
-           17 would turn 1.5e-4 into 0.00015000000000000001. */
-        size_t flags = JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15);
-        int bad = json_dumpf(c->doc, f, flags) != 0;
-        bad |= fputc('\n', f) == EOF;
-        bad |= fflush(f) != 0 || ferror(f);
-        err = errno;
-        /* fsync so that a power cut after the rename cannot leave an empty
-           file where the last complete document was. */
-        if (!bad && fsync(fileno(f)) != 0 && errno != EINVAL) {
-            bad = 1;
-            err = errno;
-        }
-        if (fclose(f) != 0 && !bad) {
-            bad = 1;
-            err = errno;
-        }
-        if (bad) {
-            what = c->tmp;
-        } else if (rename(c->tmp, c->path) != 0) {
-            what = c->path;
-            err = errno;
-        }
-        if (what)
-            unlink(c->tmp);
-    }
+    const char *what;
+    int err;
+    kbc_results_write_file(c->doc, c->path, c->tmp, &what, &err);
     if (!c->writes)
         c->started = t0;
     c->writes++;
@@ -474,7 +484,6 @@ static int json_write(json_ctx *c)
     c->spent += c->last_cost;
     if (!what) {
         c->written = json_array_size(c->results);
-        kbc_results_keep(c->doc, c->path);
         return 0;
     }
     if (c->writes == 1) {
@@ -630,13 +639,36 @@ static int json_point(void *vctx, const kbc_record *rows, size_t n)
         return -1; /* begin() never ran */
     if (c->failed)
         return -1;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         json_array_append_new(c->results, kbc_record_to_json(&rows[i]));
-        kbc_suspects_add(c->suspects, &rows[i]);
-    }
     /* Held back when not due (json_due): a tick writes them soon; a
        crash loses them here, and the journal and the CSV keep them. */
     return json_due(c) ? json_write(c) : 0;
+}
+
+json_t *kbc_suspects_to_json(const kbc_suspect *list, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "key", jtext(list[i].key));
+        json_object_set_new(x, "median_s", num(list[i].median_s));
+        json_object_set_new(x, "than_key", jtext(list[i].than_key));
+        json_object_set_new(x, "than_median_s", num(list[i].than_median_s));
+        json_object_set_new(x, "work_ratio", num(list[i].work_ratio));
+        json_array_append_new(a, x);
+    }
+    return a;
+}
+
+/* The run's suspect rows (the fan-out's), written with the end. */
+static int json_suspects(void *vctx, const kbc_suspect *list, size_t n)
+{
+    json_ctx *c = vctx;
+    if (!c->doc || c->failed)
+        return -1;
+    json_object_set_new(c->doc, "suspects", kbc_suspects_to_json(list, n));
+    return 0;
 }
 
 static int json_end(void *vctx, int exit_code)
@@ -644,16 +676,6 @@ static int json_end(void *vctx, int exit_code)
     json_ctx *c = vctx;
     if (!c->doc)
         return -1;
-    size_t n_sus;
-    const kbc_suspect *sus = kbc_suspects_list(c->suspects, &n_sus);
-    json_t *a = json_array();
-    for (size_t i = 0; i < n_sus; i++)
-        json_array_append_new(a, json_pack("{s:o, s:f, s:o, s:f, s:f}", "key", jtext(sus[i].key),
-                                           "median_s", sus[i].median_s, "than_key",
-                                           jtext(sus[i].than_key), "than_median_s",
-                                           sus[i].than_median_s, "work_ratio",
-                                           sus[i].work_ratio));
-    json_object_set_new(c->doc, "suspects", a);
     json_object_set_new(c->doc, "exit_code", json_integer(exit_code));
     json_object_set_new(c->doc, "finished", utc_now());
     return json_write(c);
@@ -663,7 +685,6 @@ static void json_destroy(void *vctx)
 {
     json_ctx *c = vctx;
     json_decref(c->doc);
-    kbc_suspects_free(c->suspects);
     free(c->path);
     free(c->tmp);
     free(c);
@@ -689,7 +710,6 @@ int kbc_report_json(const char *path, kbc_sink *sink, kbc_diag *d)
     fclose(f);
     unlink(tmp);
     json_ctx *c = kbc_xcalloc(1, sizeof *c);
-    c->suspects = kbc_suspects_new();
     c->path = kbc_xstrdup(path);
     c->tmp = tmp;
     *sink = (kbc_sink){.ctx = c,
@@ -698,6 +718,7 @@ int kbc_report_json(const char *path, kbc_sink *sink, kbc_diag *d)
                        .end = json_end,
                        .destroy = json_destroy,
                        .error = json_error,
-                       .tick = json_tick};
+                       .tick = json_tick,
+                       .suspects = json_suspects};
     return 0;
 }

@@ -1,5 +1,5 @@
 /*
- * results_read.h -- reads a results.json written by report_json.c back into
+ * results_read.h -- reads a results.json written by results_write.c back into
  * the records it was written from (record.h), for comparisons between runs
  * and for tools.  Needs jansson and record.c only.
  */
@@ -58,10 +58,17 @@ typedef struct kbc_run_doc {
     int finished;
     kbc_record *recs;        /* "results", in the document's order     */
     size_t n_recs;
+    /* "suspects" (written when the run ends): has_suspects 0 when the
+       document has none (a run cut short, or a file written before suspect
+       rows were found); each key malloc'd. */
+    int has_suspects;
+    kbc_suspect *suspects;
+    size_t n_suspects;
 } kbc_run_doc;
 
 /* Reads the document at path into *doc: the header (machine, command,
-   configuration, plan, provenance, exit code) and the rows.  Returns 0,
+   configuration, plan, provenance, exit code), the rows and the suspect
+   rows.  Returns 0,
    or -1 with d set to one sentence naming the file (doc is then empty and
    needs no free). */
 int kbc_results_read_run(const char *path, kbc_run_doc *doc, kbc_diag *d);

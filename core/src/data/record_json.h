@@ -19,4 +19,9 @@ json_t *kbc_record_to_json(const kbc_record *r);
    them).  Returns 0, or -1 with why set to one clause. */
 int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n);
 
+/* The suspect rows list[0..n) as results.json's "suspects" array (a new
+   reference): {"key", "median_s", "than_key", "than_median_s",
+   "work_ratio"} each.  results_read.c reads them back (kbc_run_doc). */
+json_t *kbc_suspects_to_json(const kbc_suspect *list, size_t n);
+
 #endif

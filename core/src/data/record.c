@@ -80,6 +80,11 @@ const char *kbc_check_measure(const kbc_record *r)
 static const char *const outcome_names[KBC_N_OUTCOMES] = {
     "pass", "FAIL", "error", "skipped", "crashed", "timeout", "invalid"};
 
+int kbc_record_ran(const kbc_record *r)
+{
+    return (r->outcome == KBC_PASS || r->outcome == KBC_FAIL) && r->time.n > 0;
+}
+
 int kbc_outcome_failed(int outcome)
 {
     return outcome == KBC_FAIL || outcome == KBC_ERROR || outcome == KBC_CRASHED ||

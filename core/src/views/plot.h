@@ -5,11 +5,12 @@
  * size, one line per variant in sixteen distinct colours and markers,
  * library variants and the matching ceiling drawn distinctly; an
  * experiment that sweeps nothing numeric gets a bar chart of its variants
- * at each point, and one where nothing ran gets no chart.  The x axis is
- * log 2 for a geometric sweep, linear, or one slot per value where values
- * would crowd (4096 beside 4097); the unit of the y axis suits its size.  The scripts carry their data, so they run on their own;
- * kbench runs them through gnuplot when it is installed, which writes an
- * SVG and a PNG beside each script.  docs/cli.md describes it.
+ * at each point, and one where nothing ran gets no chart.  The charts, their
+ * axes, units and ceilings are analysis/chart.h's, which the HTML report
+ * draws too; this file writes them as gnuplot scripts.  The scripts carry
+ * their data, so they run on their own; kbench runs them through gnuplot
+ * when it is installed, which writes an SVG and a PNG beside each script.
+ * docs/cli.md describes it.
  */
 #ifndef KBENCH_PLOT_H
 #define KBENCH_PLOT_H
