@@ -35,7 +35,6 @@
 #include "report_html.h"
 #include "report_history.h"
 #include "results_read.h"
-#include "runner.h"
 #include "shard.h"
 #include "supervisor.h"
 #include "worker.h"
@@ -993,18 +992,13 @@ static int cmd_run(const cli *c, int argc, char **argv)
     }
     cmdline = join_args(argc, argv);
     kbc_run_set_quiet(c->quiet);
-    so.self = self;
-    so.ini_path = path;
-    so.plugin_paths = c->plugin_paths;
-    so.experiment = c->experiment;
-    so.sets = c->sets;
-    so.n_sets = c->n_sets;
-    so.variants = c->variants;
-    so.n_plugin_paths = c->n_plugin_paths;
-    so.quiet = c->quiet;
+    so.request = (kbc_request){.self = self, .ini_path = path, .plugin_paths = c->plugin_paths,
+                               .n_plugin_paths = c->n_plugin_paths,
+                               .experiment = c->experiment, .sets = c->sets,
+                               .n_sets = c->n_sets, .variants = c->variants,
+                               .quiet = c->quiet, .allow_shared = c->allow_shared};
     so.journal = have_journal ? &journal : NULL;
     so.sanitize_on_crash = c->sanitize_on_crash;
-    so.allow_shared = c->allow_shared;
     so.gpus = picks;
     so.n_gpus = n_picks;
     code = kbc_supervise(&plan, &so, sinks, n_sinks, cmdline);
