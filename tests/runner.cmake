@@ -21,6 +21,8 @@ endforeach()
 # kbench binary as its workers, as `kbench run` drives it.
 kbench_test(test_schedule SOURCES test_schedule.c)
 add_dependencies(test_schedule kbench toy)
+# The worker's request (exec/request.c): its arguments and orders.
+kbench_test(test_request SOURCES test_request.c)
 
 # The command-line tests run the built kbench binary itself.
 kbench_test(test_cli SOURCES test_cli.c)

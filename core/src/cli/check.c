@@ -951,12 +951,12 @@ int kbc_cmd_check(kbc_registry *r, const char *plugin, const char *variants_csv,
     if (code)
         return code;
 
-    /* The core's one kb_host implementation (host.c), as the runner's. */
+    /* The core's one kb_host implementation (host.c), as a worker's. */
     kbc_host_init(&c.host, &c.hc, c.d->name, 1, 1);
     c.core_log = c.host.log;
     c.host.log = check_log;
 
-    /* The GPU, as the runner finds it. */
+    /* The GPU, as a worker finds it. */
     char why[512], gw[300];
     kbc_gpu_probe(&c.m);
     c.host.cpu_threads = c.m.cpu_threads > 0 ? c.m.cpu_threads : 1;

@@ -2,13 +2,52 @@
 #include "request.h"
 
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The worker's options after its INI file, one row each: what
+   kbc_request_argv writes and kbc_request_read reads back, so that the two
+   cannot drift apart.  at is the field's offset in kbc_request; for a
+   list, count_at is its count's. */
+enum { ONE, LIST, FLAG };
+typedef struct option {
+    const char *name;
+    int kind;
+    size_t at, count_at;
+} option;
+
+static const option options[] = {
+    {"--plugin-path", LIST, offsetof(kbc_request, plugin_paths),
+     offsetof(kbc_request, n_plugin_paths)},
+    {"--experiment", ONE, offsetof(kbc_request, experiment), 0},
+    {"--set", LIST, offsetof(kbc_request, sets), offsetof(kbc_request, n_sets)},
+    {"--variants", ONE, offsetof(kbc_request, variants), 0},
+    {"-q", FLAG, offsetof(kbc_request, quiet), 0},
+    {"--allow-shared", FLAG, offsetof(kbc_request, allow_shared), 0},
+};
+#define N_OPTIONS (sizeof options / sizeof *options)
+
+/* The fields of r a row names. */
+static const char **one_of(const kbc_request *r, const option *o)
+{
+    return (const char **)((char *)r + o->at);
+}
+
+static const char *const **list_of(const kbc_request *r, const option *o)
+{
+    return (const char *const **)((char *)r + o->at);
+}
+
+static int *int_of(const kbc_request *r, size_t at)
+{
+    return (int *)((char *)r + at);
+}
+
 char **kbc_request_argv(const kbc_request *r, const char *const *lead, size_t n_lead)
 {
-    size_t room = n_lead + 2 * (size_t)(r->n_plugin_paths + r->n_sets) + 12;
+    size_t room = n_lead + 2 * (size_t)(r->n_plugin_paths + r->n_sets) + 2 * N_OPTIONS + 4;
     char **argv = kbc_xcalloc(room, sizeof *argv);
     size_t a = 0;
     for (size_t i = 0; i < n_lead; i++)
@@ -16,60 +55,56 @@ char **kbc_request_argv(const kbc_request *r, const char *const *lead, size_t n_
     argv[a++] = (char *)r->self;
     argv[a++] = (char *)KBC_WORKER_COMMAND;
     argv[a++] = (char *)r->ini_path;
-    for (int i = 0; i < r->n_plugin_paths; i++) {
-        argv[a++] = (char *)"--plugin-path";
-        argv[a++] = (char *)r->plugin_paths[i];
+    for (size_t k = 0; k < N_OPTIONS; k++) {
+        const option *o = &options[k];
+        if (o->kind == ONE && *one_of(r, o)) {
+            argv[a++] = (char *)o->name;
+            argv[a++] = (char *)*one_of(r, o);
+        } else if (o->kind == LIST) {
+            for (int i = 0; i < *int_of(r, o->count_at); i++) {
+                argv[a++] = (char *)o->name;
+                argv[a++] = (char *)(*list_of(r, o))[i];
+            }
+        } else if (o->kind == FLAG && *int_of(r, o->at)) {
+            argv[a++] = (char *)o->name;
+        }
     }
-    if (r->experiment) {
-        argv[a++] = (char *)"--experiment";
-        argv[a++] = (char *)r->experiment;
-    }
-    for (int i = 0; i < r->n_sets; i++) {
-        argv[a++] = (char *)"--set";
-        argv[a++] = (char *)r->sets[i];
-    }
-    if (r->variants) {
-        argv[a++] = (char *)"--variants";
-        argv[a++] = (char *)r->variants;
-    }
-    if (r->quiet)
-        argv[a++] = (char *)"-q";
-    if (r->allow_shared)
-        argv[a++] = (char *)"--allow-shared";
     argv[a] = NULL;
     return argv;
+}
+
+static const option *option_named(const char *name)
+{
+    for (size_t k = 0; k < N_OPTIONS; k++)
+        if (strcmp(options[k].name, name) == 0)
+            return &options[k];
+    return NULL;
 }
 
 int kbc_request_read(int argc, char **argv, kbc_request *r, kbc_diag *d)
 {
     memset(r, 0, sizeof *r);
-    const char **paths = kbc_xcalloc((size_t)argc + 1, sizeof *paths);
-    const char **sets = kbc_xcalloc((size_t)argc + 1, sizeof *sets);
-    r->plugin_paths = paths;
-    r->sets = sets;
+    /* Each list gets room for every argument. */
+    for (size_t k = 0; k < N_OPTIONS; k++)
+        if (options[k].kind == LIST)
+            *list_of(r, &options[k]) = kbc_xcalloc((size_t)argc + 1, sizeof(char *));
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int takes = strcmp(a, "--plugin-path") == 0 || strcmp(a, "--experiment") == 0 ||
-                    strcmp(a, "--set") == 0 || strcmp(a, "--variants") == 0;
-        if (takes && i + 1 >= argc) {
+        const option *o = option_named(a);
+        if (o && o->kind != FLAG && i + 1 >= argc) {
             kbc_diag_set(d, "the worker was given %s without its value", a);
             return -1;
         }
-        if (strcmp(a, "--plugin-path") == 0)
-            paths[r->n_plugin_paths++] = argv[++i];
-        else if (strcmp(a, "--experiment") == 0)
-            r->experiment = argv[++i];
-        else if (strcmp(a, "--set") == 0)
-            sets[r->n_sets++] = argv[++i];
-        else if (strcmp(a, "--variants") == 0)
-            r->variants = argv[++i];
-        else if (strcmp(a, "-q") == 0)
-            r->quiet = 1;
-        else if (strcmp(a, "--allow-shared") == 0)
-            r->allow_shared = 1;
-        else if (!r->ini_path && a[0] != '-')
+        if (o && o->kind == ONE) {
+            *one_of(r, o) = argv[++i];
+        } else if (o && o->kind == LIST) {
+            int *n = int_of(r, o->count_at);
+            ((const char **)*list_of(r, o))[(*n)++] = argv[++i];
+        } else if (o) {
+            *int_of(r, o->at) = 1;
+        } else if (!r->ini_path && a[0] != '-') {
             r->ini_path = a;
-        else {
+        } else {
             kbc_diag_set(d, "the worker was given '%s', which it does not take", a);
             return -1;
         }
@@ -83,9 +118,11 @@ int kbc_request_read(int argc, char **argv, kbc_request *r, kbc_diag *d)
 
 void kbc_request_release(kbc_request *r)
 {
-    free((void *)r->plugin_paths);
-    free((void *)r->sets);
-    r->plugin_paths = r->sets = NULL;
+    for (size_t k = 0; k < N_OPTIONS; k++)
+        if (options[k].kind == LIST) {
+            free((void *)*list_of(r, &options[k]));
+            *list_of(r, &options[k]) = NULL;
+        }
 }
 
 /* ---- orders ---- */

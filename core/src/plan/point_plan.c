@@ -2,6 +2,7 @@
 #include "point_plan.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,14 +13,16 @@
 /* A record as the plan keeps it, one per point: the whole record is 1.2 KB
    (a kb_work has room for 64 variants' device memory, and the sentence
    600 bytes), and a plan may hold millions of points, so the plan keeps
-   the variants' figures and the sentence only where there are some. */
+   the variants' figures and the sentence only where there are some.  The
+   rest of the kb_work is kept as the bytes before variant_device_bytes:
+   a layout the ABI freezes (kbench/plugin.h, "Versions and
+   compatibility"). */
+#define WORK_HEAD offsetof(kb_work, variant_device_bytes)
 struct kbc_planned {
-    uint64_t bytes_read, bytes_written, items, host_bytes, device_bytes;
-    double flops;
-    uint64_t *variant_bytes; /* the plugin's n_variants; NULL when all 0 */
-    char *sentence;          /* NULL when it runs                       */
-    uint32_t peak;
+    unsigned char head[WORK_HEAD]; /* the kb_work before the variants' figures */
     int16_t status, code;
+    uint64_t *variant_bytes;       /* the plugin's n_variants; NULL when all 0 */
+    char *sentence;                /* NULL when it runs                       */
 };
 
 void kbc_point_plan_make(kbc_instance in, const kb_value *values, kbc_point_plan *pp)
@@ -53,22 +56,16 @@ static void plan_log(kb_host *h, kb_log_level level, const char *fmt, ...)
 
 static void keep(struct kbc_planned *k, const kbc_point_plan *pp, uint32_t n_variants)
 {
-    const kb_work *w = &pp->work;
     memset(k, 0, sizeof *k);
-    k->bytes_read = w->bytes_read;
-    k->bytes_written = w->bytes_written;
-    k->items = w->items;
-    k->host_bytes = w->host_bytes;
-    k->device_bytes = w->device_bytes;
-    k->flops = w->flops;
-    k->peak = w->peak;
+    memcpy(k->head, &pp->work, WORK_HEAD);
     k->status = (int16_t)pp->status;
     k->code = (int16_t)pp->code;
     uint32_t n = n_variants < KB_MAX_VARIANTS ? n_variants : KB_MAX_VARIANTS;
     for (uint32_t v = 0; v < n && !k->variant_bytes; v++)
-        if (w->variant_device_bytes[v]) {
+        if (pp->work.variant_device_bytes[v]) {
             k->variant_bytes = kbc_xmalloc(n * sizeof *k->variant_bytes);
-            memcpy(k->variant_bytes, w->variant_device_bytes, n * sizeof *k->variant_bytes);
+            memcpy(k->variant_bytes, pp->work.variant_device_bytes,
+                   n * sizeof *k->variant_bytes);
         }
     if (pp->status != KBC_PLAN_RUNS)
         k->sentence = kbc_xstrdup(pp->sentence);
@@ -119,17 +116,10 @@ void kbc_plan_point(const kbc_experiment *x, uint64_t p, kbc_point_plan *pp)
         return;
     }
     const struct kbc_planned *k = &x->planned[p];
-    kb_work *w = &pp->work;
-    w->bytes_read = k->bytes_read;
-    w->bytes_written = k->bytes_written;
-    w->items = k->items;
-    w->host_bytes = k->host_bytes;
-    w->device_bytes = k->device_bytes;
-    w->flops = k->flops;
-    w->peak = k->peak;
+    memcpy(&pp->work, k->head, WORK_HEAD);
     uint32_t n = x->plugin->desc->n_variants;
     if (k->variant_bytes)
-        memcpy(w->variant_device_bytes, k->variant_bytes,
+        memcpy(pp->work.variant_device_bytes, k->variant_bytes,
                (n < KB_MAX_VARIANTS ? n : KB_MAX_VARIANTS) * sizeof *k->variant_bytes);
     pp->status = k->status;
     pp->code = k->code;

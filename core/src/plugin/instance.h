@@ -3,8 +3,9 @@
  *
  * Every call the core makes to a plugin's kb_ops (plan, setup, prepare,
  * upload, run, download, verify, teardown) goes through these functions:
- * the runner's points, the measurement loop, `kbench check`, the plan's
- * checks and the shard's cost model.  Each clears the host's last fail()
+ * a worker's points, the measurement loop, `kbench check`, and the plan's
+ * record of each point (point_plan.c, where plan() is called once per
+ * point and judged by kbc_plan_refused).  Each clears the host's last fail()
  * sentence before the call, and on a status other than KB_OK fills one
  * error record: the code, the call it came from, and one sentence (the
  * plugin's own, or words saying it gave none).  The pass/fail judgement of
