@@ -135,3 +135,18 @@ Test(refuse, a_worker_never_calls_plan)
     kc_assert_has(r.out, "summary: 3 pass, 0 FAIL, 0 error, 0 skipped; exit code 0");
     kc_free(&r);
 }
+
+/* kbench tune's screening plan has the full plan's points: their records
+   are copied from it, and its workers never call plan() either. */
+Test(refuse, tune_screens_with_the_full_plans_records)
+{
+    kc_write("s.ini", "[s]\nplugin = refuse\ntune = exhaustive\ntune_screen = 2\n"
+                      "in_worker = true\nx = 0..6:+1\nwarmup = 0\nruns = 3\n");
+    kc_result r = kc_run("tune s.ini -o out -q " PP);
+    cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_assert_has(r.out, "5 evaluations of 7 allowed, 1 invalid, 1 failed");
+    char *csv = kc_slurp(kc_path("out/tried.csv"));
+    cr_assert_eq(count_of(csv, ",pass,"), 5, "%s", csv);
+    free(csv);
+    kc_free(&r);
+}

@@ -103,6 +103,29 @@ void kbc_experiment_unplan(kbc_experiment *x)
     x->n_invalid = x->n_failed = 0;
 }
 
+int kbc_plan_copy_points(kbc_plan *dst, const kbc_plan *src)
+{
+    if (dst->n != src->n)
+        return -1;
+    for (size_t i = 0; i < src->n; i++)
+        if (dst->exps[i].n_points != src->exps[i].n_points || !src->exps[i].planned ||
+            dst->exps[i].plugin != src->exps[i].plugin)
+            return -1;
+    kbc_point_plan pp;
+    for (size_t i = 0; i < src->n; i++) {
+        kbc_experiment *x = &dst->exps[i];
+        kbc_experiment_unplan(x);
+        x->planned = kbc_xcalloc(x->n_points ? x->n_points : 1, sizeof *x->planned);
+        for (uint64_t p = 0; p < x->n_points; p++) {
+            kbc_plan_point(&src->exps[i], p, &pp);
+            keep(&x->planned[p], &pp, x->plugin->desc->n_variants);
+        }
+        x->n_invalid = src->exps[i].n_invalid;
+        x->n_failed = src->exps[i].n_failed;
+    }
+    return 0;
+}
+
 void kbc_plan_point(const kbc_experiment *x, uint64_t p, kbc_point_plan *pp)
 {
     memset(pp, 0, sizeof *pp);

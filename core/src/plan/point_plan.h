@@ -53,6 +53,13 @@ void kbc_point_plan_make(kbc_instance in, const kb_value *values, kbc_point_plan
 void kbc_experiment_plan_points(kbc_experiment *x);
 void kbc_experiment_unplan(kbc_experiment *x);
 
+/* Gives dst, a plan built without planning (kbc_plan_build_unplanned) of
+   the same experiments and points as src (kbench tune's screening plan,
+   which differs from the full one in its measure settings only), copies of
+   src's records.  Returns 0, or -1 when the experiments or their points
+   differ (dst is left unplanned). */
+int kbc_plan_copy_points(kbc_plan *dst, const kbc_plan *src);
+
 /* Point p's record, as the plan keeps it.  A plan built without planning
    (kbc_plan_build_unplanned: a worker's) holds none: the record then says
    the point was not planned, as a plugin error. */

@@ -1078,7 +1078,18 @@ static int build_plan(const kbc_tune_opts *o, kbc_registry *reg, int screening, 
         kbc_ini_set(ini, name, "noise", "0", KBC_INI_LINE_CLI);
         free(name);
     }
-    return kbc_plan_build(ini, reg, o->device_mem, plan, d);
+    if (!screening)
+        return kbc_plan_build(ini, reg, o->device_mem, plan, d);
+    /* The screening plan has the full plan's points: they were planned
+       once, with it, and their records are copied. */
+    if (kbc_plan_build_unplanned(ini, reg, plan, d) != 0)
+        return -1;
+    if (kbc_plan_copy_points(plan, &t->full) != 0) {
+        kbc_diag_set(d, "%s: the screening plan does not have the points of the full plan",
+                     o->ini_path);
+        return -1;
+    }
+    return 0;
 }
 
 int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
