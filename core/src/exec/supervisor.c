@@ -79,6 +79,8 @@ void sv_progress(super *s, const worker *w)
     s->progress_shown = 1;
 }
 
+/* ---- the facts that key the journal: the GPU model, the builds ---- */
+
 const char *sv_gpu_model(const super *s)
 {
     return s->first.machine.has_gpu ? s->first.machine.name : "none";
@@ -92,15 +94,7 @@ const kbc_build_info *sv_build_of(const super *s, const kbc_experiment *e)
     return NULL;
 }
 
-static int by_cost(const void *a, const void *b, void *arg)
-{
-    const slot *sl = arg;
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    if (sl[x].job.cost != sl[y].job.cost)
-        return sl[x].job.cost > sl[y].job.cost ? -1 : 1;
-    return x < y ? -1 : x > y;
-}
-
+/* SHA-256 of each plugin's file, once per plugin. */
 static void builds_make(super *s)
 {
     s->builds = kbc_xcalloc(s->plan->n ? s->plan->n : 1, sizeof *s->builds);
@@ -115,6 +109,17 @@ static void builds_make(super *s)
         if (!p->path || kbc_sha256_file(p->path, b->sha256, why, sizeof why) != 0)
             b->sha256[0] = '\0';
     }
+}
+
+/* ---- the points and the order they are handed out in ---- */
+
+static int by_cost(const void *a, const void *b, void *arg)
+{
+    const slot *sl = arg;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    if (sl[x].job.cost != sl[y].job.cost)
+        return sl[x].job.cost > sl[y].job.cost ? -1 : 1;
+    return x < y ? -1 : x > y;
 }
 
 /* Picks the next point for a worker: the first pending one in the
