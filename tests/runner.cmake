@@ -1,4 +1,4 @@
-# Runner, statistics and command-line tests, with the toy CPU plugin of
+# Point, scheduler, statistics and command-line tests, with the toy CPU plugin of
 # tests/fixtures/runner built into ${KBENCH_FIXTURE_DIR}/runner.
 set(KBENCH_RUNNER_FIXTURES ${KBENCH_FIXTURE_DIR}/runner)
 kbench_add_plugin(toy SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/runner/toy.c
@@ -8,13 +8,21 @@ target_link_libraries(toy PRIVATE m)
 
 kbench_test(test_stats SOURCES test_stats.c)
 
-# The runner's suites follow its split (exec/runner.c, exec/point.c,
-# cuda/measure.c, the derived values) and share support/runner_harness.c.
-foreach(_suite runner point measure value)
+# The point's suites (exec/point.c, cuda/measure.c, the derived values)
+# run points in process as a worker does, and share
+# support/runner_harness.c.
+foreach(_suite point measure value)
   kbench_test(test_${_suite} SOURCES test_${_suite}.c support/runner_harness.c)
   target_include_directories(test_${_suite} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/runner)
   add_dependencies(test_${_suite} toy)
 endforeach()
+
+# The scheduler (exec/supervisor.c) driven in process, with the built
+# kbench binary as its workers, as `kbench run` drives it.
+kbench_test(test_schedule SOURCES test_schedule.c)
+add_dependencies(test_schedule kbench toy)
+# The worker's request (exec/request.c): its arguments and orders.
+kbench_test(test_request SOURCES test_request.c)
 
 # The command-line tests run the built kbench binary itself.
 kbench_test(test_cli SOURCES test_cli.c)

@@ -13,6 +13,8 @@
 #include "core_keys.h"
 #include "host.h"
 #include "instance.h"
+#include "point_plan.h"
+#include "shard.h"
 #include "sweep.h"
 
 #define assert_has(msg, sub) \
@@ -414,8 +416,6 @@ ParameterizedTestParameters(config, refusals)
         {"[global]\nruns = 3\n", 0, "there are no experiments", ""},
         {"[a]\nplugin = needy\n", 1, "parameter 'n' of plugin 'needy' has no default", ""},
         {"[a]\nplugin = broken\n", 1, "plugin 'broken' (/fake/broken.so)", "'12Q' is not a size"},
-        {"[a]\nplugin = mute\n", 1, "experiment [a] point n=4096, inclusive=false:",
-         "plan() returned 5 (KB_EFAIL) without saying why"},
         {"[a]\nplugin =\n", 2, "key 'plugin' in [a]: the value is empty; write plugin = NAME.",
          ""},
         /* Variants. */
@@ -505,6 +505,87 @@ Test(config, refused_points_are_invalid_not_errors)
     cr_assert_eq(plan.exps[0].n_invalid, 0);
     cr_assert_eq(plan.exps[1].n_points, 6);
     cr_assert_eq(plan.exps[1].n_invalid, 1);
+}
+
+/* The one rule (kbc_plan_refused): KB_EINVAL or KB_EUNSUPPORTED with the
+   plugin's own sentence refuses a point; any other code, or either without
+   a sentence, is the plugin's error. */
+Test(config, the_refusal_rule)
+{
+    kbc_error e = {.code = KB_EINVAL, .said = 1};
+    cr_assert(kbc_plan_refused(&e));
+    e.code = KB_EUNSUPPORTED;
+    cr_assert(kbc_plan_refused(&e));
+    e.said = 0;
+    cr_assert_not(kbc_plan_refused(&e));
+    e.code = KB_EINVAL;
+    cr_assert_not(kbc_plan_refused(&e));
+    e.said = 1;
+    e.code = KB_EFAIL;
+    cr_assert_not(kbc_plan_refused(&e));
+    e.code = KB_ENOMEM;
+    cr_assert_not(kbc_plan_refused(&e));
+}
+
+/* A plan() that fails otherwise (here KB_EFAIL without a sentence) does
+   not stop the plan: the point is kept as the plugin's error, an `error`
+   row in the run. */
+Test(config, a_plan_that_fails_otherwise_is_an_error_point)
+{
+    build_ok("[a]\nplugin = mute\n");
+    const kbc_experiment *e = &plan.exps[0];
+    cr_assert_eq(e->n_failed, 1);
+    cr_assert_eq(e->n_invalid, 0);
+    kbc_point_plan pp;
+    kbc_plan_point(e, 0, &pp);
+    cr_assert_eq(pp.status, KBC_PLAN_FAILED);
+    cr_assert_eq(pp.code, KB_EFAIL);
+    cr_assert_str_eq(pp.sentence, "plan() returned 5 (KB_EFAIL) without saying why");
+}
+
+/* Each point is planned once, when the plan is built: its record holds
+   plan()'s answer, and the dry run, the jobs and the estimate read it
+   without asking plan() again. */
+Test(config, each_point_is_planned_once_and_kept)
+{
+    build_ok("[b]\nplugin = reduce\ndtype = f32, f64\niters = 400..600:+100\nn = 1000\n");
+    const kbc_experiment *e = &plan.exps[0];
+    cr_assert_eq(calls, 6, "plan() runs once per point");
+    kbc_point_plan pp;
+    kbc_plan_point(e, 0, &pp); /* f32, iters 400 */
+    cr_assert_eq(pp.status, KBC_PLAN_RUNS);
+    cr_assert_eq(pp.carried, 0);
+    cr_assert_eq(pp.work.bytes_read, 4000);
+    cr_assert_eq(pp.work.device_bytes, 4000);
+    cr_assert_str_eq(pp.sentence, "");
+    kbc_plan_point(e, 5, &pp); /* f64, iters 600 */
+    cr_assert_eq(pp.status, KBC_PLAN_REFUSED);
+    cr_assert_eq(pp.code, KB_EUNSUPPORTED);
+    cr_assert_str_eq(pp.sentence, "iters above 500 is not supported for f64");
+    FILE *null = fopen("/dev/null", "w");
+    cr_assert_not_null(null);
+    kbc_plan_print(&plan, null);
+    fclose(null);
+    size_t n;
+    free(kbc_plan_jobs(&plan, &n));
+    double cap, rest, expected;
+    kbc_plan_estimate(&plan, &cap, &rest, &expected);
+    cr_assert_eq(calls, 6, "the records are read, plan() is not asked again");
+}
+
+/* A worker's plan: the same experiments, no plan() call, no records. */
+Test(config, an_unplanned_plan_calls_no_plan)
+{
+    d.msg[0] = '\0';
+    cr_assert_eq(kbc_ini_load_string("exp.ini", "[a]\nplugin = reduce\nn = 1, 2, 3\n", &ini, &d),
+                 0, "%s", d.msg);
+    cr_assert_eq(kbc_plan_build_unplanned(&ini, &reg, &plan, &d), 0, "%s", d.msg);
+    cr_assert_eq(plan.exps[0].n_points, 3);
+    cr_assert_eq(calls, 0);
+    kbc_point_plan pp;
+    kbc_plan_point(&plan.exps[0], 1, &pp);
+    cr_assert_eq(pp.status, KBC_PLAN_FAILED);
+    assert_has(pp.sentence, "holds no plan of point 1 of experiment [a]");
 }
 
 Test(config, plan_failures)

@@ -1,6 +1,6 @@
 /*
- * test_measure.c -- the measurement loop (cuda/measure.c) through the
- * runner: warm-up and timed runs against runs and budget, include_copies,
+ * test_measure.c -- the measurement loop (cuda/measure.c) through a
+ * point: warm-up and timed runs against runs and budget, include_copies,
  * the cold cache, the ceilings and the L2 flush (on a GPU), and stopping on
  * noise.  Plans are built by hand with the toy CPU plugin
  * (support/runner_harness.h).
@@ -14,7 +14,6 @@
 
 #include "measure.h"
 #include "point.h"
-#include "runner.h"
 #include "runner_harness.h"
 
 TestSuite(measure, .init = load_toy, .fini = unload_toy);
@@ -152,9 +151,7 @@ Test(measure, a_cold_cache_cuda_row_runs_and_says_cold)
     build(&e, &s);
     kbc_plan plan = {.path = "test.ini", .exps = &e, .n = 1, .n_points = 1};
     capture c = {0};
-    kbc_sink sink = {.ctx = &c, .begin = cap_begin, .point = cap_point, .end = cap_end};
-    kbc_run_set_quiet(1);
-    cr_assert_eq(kbc_run_plan(&plan, &m, &sink, 1, "x"), KBC_EXIT_OK);
+    cr_assert_eq(run_points(&plan, &m, &c), KBC_EXIT_OK);
     const kbc_record *r = find_row(&c, 0, TOY_GPU);
     cr_assert_eq(r->outcome, KBC_PASS, "%s", r->reason);
     cr_assert_eq(r->cache_cold, 1);

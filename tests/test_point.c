@@ -1,5 +1,5 @@
 /*
- * test_point.c -- one point of an experiment through the runner (exec/point.c):
+ * test_point.c -- one point of an experiment (exec/point.c), as a worker runs it:
  * each variant's outcome, the lifecycle's order, a failed setup, CUDA errors
  * that pass or stick (on a GPU), distinct configurations (kb_variant.uses),
  * the host's own judgement of verify(), and self-contained records.  Plans
@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "point.h"
-#include "runner.h"
 #include "runner_harness.h"
 
 TestSuite(point, .init = load_toy, .fini = unload_toy);
@@ -188,13 +187,11 @@ Test(point, cuda_errors_passing_and_sticky)
     e.n_points = 2;
     kbc_plan plan = {.path = "faults.ini", .exps = &e, .n = 1, .n_points = 2};
     capture c = {0};
-    kbc_sink sink = {.ctx = &c, .begin = cap_begin, .point = cap_point, .end = cap_end};
-    kbc_run_set_quiet(1);
     /* Every point repeats the single parameterless point; n_points = 2
        checks that the loss carries over to the next point. */
     static kbc_axis none;
     e.axes = &none;
-    int code = kbc_run_plan(&plan, &m, &sink, 1, "x");
+    int code = run_points(&plan, &m, &c);
     cr_assert_eq(code, KBC_EXIT_FAILED);
     cr_assert_gt(c.copy_gbps, 0.0);
     enum { LAUNCHBAD, OK, ILLEGAL, OK2, CPU };
@@ -336,4 +333,58 @@ Test(point, a_record_names_what_ran_and_has_a_stable_key)
     cr_assert_str_eq(key, "toy/toyexp/n=200,limit=4096,slow_repeat=2,sleep_us=0,"
                           "fail_setup=false/good");
     cr_assert_eq(kbc_record_key(r, NULL, 0), strlen(key));
+}
+
+/* A machine that claims a GPU the runtime cannot reach (a driver without a
+   device, or none at all): the stream cannot be made, and the CUDA
+   variant must be skipped, not crash. */
+Test(point, a_gpu_without_a_driver_skips_cuda_variants)
+{
+    kbc_machine real;
+    kbc_gpu_probe(&real);
+    if (real.has_gpu)
+        cr_skip_test("a real GPU is present; this test is for machines without a driver");
+    spec s = default_spec();
+    static kbc_experiment e;
+    build(&e, &s);
+    kbc_plan plan = {.path = "test.ini", .exps = &e, .n = 1, .n_points = 1};
+    kbc_machine m = no_gpu_machine();
+    m.has_gpu = 1;
+    m.device = 0;
+    capture c = {0};
+    run_points(&plan, &m, &c);
+    const kbc_record *g = find_row(&c, 0, TOY_GPU);
+    cr_assert_eq(g->outcome, KBC_SKIPPED);
+    cr_assert_not_null(strstr(g->reason, "no CUDA device"), "%s", g->reason);
+    cr_assert_eq(count_events('X', TOY_GPU), 0);
+    cr_assert_eq(find_row(&c, 0, TOY_GOOD)->outcome, KBC_PASS);
+}
+
+Test(point, probe_without_a_driver_says_why)
+{
+    kbc_machine m;
+    kbc_gpu_probe(&m);
+    cr_assert_gt(m.cpu_threads, 0);
+    cr_assert_gt(strlen(m.host), 0);
+    if (m.has_gpu) {
+        cr_assert_gt(m.sm_count, 0);
+        cr_assert_gt(m.mem_bytes, 0);
+    } else {
+        /* Which of the two depends on the machine; either names itself. */
+        cr_assert(strncmp(m.no_gpu_reason, "no CUDA driver", 14) == 0 ||
+                      strncmp(m.no_gpu_reason, "no CUDA device", 14) == 0,
+                  "%s", m.no_gpu_reason);
+        cr_assert_eq(m.device, -1);
+    }
+}
+
+/* Without a driver at all (this machine, CI), the reason says so rather
+   than blaming a device. */
+Test(point, probe_names_a_missing_driver)
+{
+    kbc_machine m;
+    kbc_gpu_probe(&m);
+    if (m.has_gpu || m.driver_version > 0)
+        cr_skip_test("a CUDA driver is installed here");
+    cr_assert_eq(strncmp(m.no_gpu_reason, "no CUDA driver", 14), 0, "%s", m.no_gpu_reason);
 }

@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exp_info.h"
 #include "point.h"
 #include "report.h"
 #include "results_read.h"
-#include "runner.h"
 #include "version.h"
 
 /* Criterion's workers leave with _exit(), so LeakSanitizer's check at exit

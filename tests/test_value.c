@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "point.h"
-#include "runner.h"
 #include "runner_harness.h"
 
 TestSuite(value, .init = load_toy, .fini = unload_toy);

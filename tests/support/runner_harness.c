@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host.h"
+#include "point_plan.h"
 #include "runner_harness.h"
 
 /* Criterion's workers leave with _exit(), so LeakSanitizer's check at exit
@@ -150,8 +152,6 @@ int cap_point(void *ctx, const kbc_record *rows, size_t n)
 {
     capture *c = ctx;
     c->points++;
-    if (c->fail_at_point && (int)c->points >= c->fail_at_point)
-        return -1;
     if (c->n + n > c->cap) {
         c->cap = (c->n + n) * 2;
         c->rows = realloc(c->rows, c->cap * sizeof *c->rows);
@@ -197,15 +197,64 @@ kbc_machine no_gpu_machine(void)
     return m;
 }
 
+/* The points of experiment e into c, on dev; whether a row failed. */
+static int run_experiment(kbc_experiment *e, const kbc_machine *m, kbc_device *dev, capture *c)
+{
+    int failed = 0;
+    int threads = e->measure.cpu_threads > 0 ? e->measure.cpu_threads
+                                             : (m->cpu_threads > 0 ? m->cpu_threads : 1);
+    kbc_hostctx hc;
+    memset(&hc, 0, sizeof hc);
+    kb_host host;
+    kbc_host_init(&host, &hc, e->plugin->desc->name, e->measure.seed, threads);
+    kbc_record *recs = calloc(e->n_variants ? e->n_variants : 1, sizeof *recs);
+    kbc_point_memory mem;
+    kbc_point_memory_init(&mem, e);
+    kbc_experiment_plan_points(e);
+    kbc_point_plan pp;
+    for (uint64_t p = 0; p < e->n_points; p++) {
+        kbc_plan_point(e, p, &pp);
+        size_t n = kbc_point_run(e, p, &pp, dev, &host, &mem, recs);
+        for (size_t k = 0; k < n; k++)
+            failed |= kbc_outcome_failed((int)recs[k].outcome);
+        if (n)
+            cap_point(c, recs, n);
+        for (size_t k = 0; k < n; k++)
+            kbc_record_free(&recs[k]);
+    }
+    kbc_experiment_unplan(e);
+    kbc_point_memory_free(&mem);
+    free(recs);
+    return failed;
+}
+
+int run_points(kbc_plan *plan, const kbc_machine *m, capture *c)
+{
+    kbc_host_set_quiet(1);
+    kbc_device dev;
+    if (kbc_plan_wants_gpu(plan) || !m->has_gpu)
+        kbc_device_open(&dev, m, 1);
+    else
+        kbc_device_open(&dev, NULL, 0);
+    kbc_run_info info = {.config_file = plan->path, .machine = m, .ceilings = dev.ceilings,
+                         .flops = dev.flops};
+    cap_begin(c, &info);
+    int failed = 0;
+    for (size_t i = 0; i < plan->n; i++)
+        failed |= run_experiment(&plan->exps[i], m, &dev, c);
+    int code = failed ? KBC_EXIT_FAILED : KBC_EXIT_OK;
+    cap_end(c, code);
+    kbc_device_close(&dev);
+    return code;
+}
+
 int run_spec(const spec *s, capture *c)
 {
     static kbc_experiment e;
     build(&e, s);
     kbc_plan plan = {.path = "test.ini", .exps = &e, .n = 1, .n_points = e.n_points};
     kbc_machine m = no_gpu_machine();
-    kbc_sink sink = {.ctx = c, .begin = cap_begin, .point = cap_point, .end = cap_end};
-    kbc_run_set_quiet(1);
-    return kbc_run_plan(&plan, &m, &sink, 1, "kbench run test.ini");
+    return run_points(&plan, &m, c);
 }
 
 const kbc_record *find_row(const capture *c, uint64_t point, int variant)

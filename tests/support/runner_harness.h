@@ -1,9 +1,12 @@
 /*
- * runner_harness.h -- what the runner's suites (test_runner.c, test_point.c,
+ * runner_harness.h -- what the point's suites (test_point.c,
  * test_measure.c, test_value.c) share: the toy CPU plugin of
  * fixtures/runner loaded as the host would, one experiment built by hand
  * from a spec (the structures of config.h are public, so the suites check
- * the runner alone), and a sink that keeps copies of every row.
+ * the point alone), its points run in this process one after another as a
+ * worker runs each (kbc_point_run, with the point's plan), and a sink that
+ * keeps copies of every row.  The scheduler itself, the supervisor, has its
+ * own suites (test_schedule.c in process, test_supervise.c end to end).
  *
  * Each suite declares
  *   TestSuite(NAME, .init = load_toy, .fini = unload_toy);
@@ -17,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu.h"
 #include "point.h"
-#include "runner.h"
 #include "toy.h"
 
 /* ---- the toy plugin ------------------------------------------------- */
@@ -67,7 +70,6 @@ typedef struct capture {
     kbc_record *rows;
     size_t n, cap;
     size_t points;
-    int fail_at_point; /* point() returns -1 from this call on (1-based), 0: never */
     int slot;          /* in captured[], for freeing the rows at the end  */
 } capture;
 
@@ -77,7 +79,14 @@ int cap_end(void *ctx, int code);
 
 /* A machine without a GPU, two CPU threads. */
 kbc_machine no_gpu_machine(void);
-/* Builds s, runs it on no_gpu_machine() into c; returns the exit code. */
+/* Plans every point of plan's experiments (point_plan.h) and runs them in
+   order in this process on a device opened from m, as a worker runs the
+   points its supervisor sends (kbc_point_run with each point's plan), into
+   c.  Returns the exit code the supervisor gives such rows: 1 when one
+   failed (kbc_outcome_failed), else 0. */
+int run_points(kbc_plan *plan, const kbc_machine *m, capture *c);
+/* Builds s, runs it on no_gpu_machine() into c; returns run_points's exit
+   code. */
 int run_spec(const spec *s, capture *c);
 /* The row of point and variant; fails the test when there is none. */
 const kbc_record *find_row(const capture *c, uint64_t point, int variant);

@@ -91,10 +91,13 @@ extern "C" {
  * first writes one sentence through kb_host.fail(). */
 enum kb_status {
     KB_OK = 0,
-    KB_EINVAL = 1,       /* the parameters make no sense together        */
+    KB_EINVAL = 1,       /* the parameters make no sense together (from
+                            plan(), with a sentence: a refused point)    */
     KB_ENOMEM = 2,       /* host or device allocation failed             */
     KB_ECUDA = 3,        /* a CUDA call or launch failed                 */
-    KB_EUNSUPPORTED = 4, /* this variant cannot run this point (a limit) */
+    KB_EUNSUPPORTED = 4, /* this variant cannot run this point (a limit;
+                            from plan(), with a sentence: a refused
+                            point, see kb_ops, plan)                     */
     KB_EFAIL = 5         /* anything else                                */
 };
 
@@ -281,8 +284,9 @@ struct kb_host {
 /* ------------------------------------------------------------------------
  * The lifecycle.  For each point of an experiment the host calls:
  *
- *   plan                          pure; also in a dry run, without a GPU,
- *                                 and by `kbench check`
+ *   plan                          pure; once per point, when the plan is
+ *                                 made (also for a dry run, without a
+ *                                 GPU, and by `kbench check`)
  *   setup                         once; allocates and fills the inputs
  *   for each selected variant:
  *     prepare                     poison the variant's outputs
@@ -305,9 +309,20 @@ struct kb_host {
  * until teardown().
  *
  * plan(params, &work, host)
- *   MUST fill work, and MUST fail with KB_EINVAL and a sentence when the
- *   parameters make no sense together (overflow, a size the variants cannot
- *   take).  Of the host, plan() MAY read size, abi_minor, seed and
+ *   MUST fill work.  The host asks it once per point, when it reads the
+ *   experiment, and keeps the answer for the dry run, kbench check, kbench
+ *   tune and the run alike (a worker is handed the answer; it does not ask
+ *   again).  What a failure means is one rule, the same everywhere:
+ *     - KB_EINVAL or KB_EUNSUPPORTED with a sentence through fail() refuses
+ *       the point: the parameters make no sense together (overflow) or the
+ *       kernel cannot take them (a tile larger than the problem, a block
+ *       size above the limit).  The point runs nothing and is an `invalid`
+ *       row with the sentence; the sweep goes on, kbench tune records an
+ *       invalid candidate, and kbench check passes it.
+ *     - Any other code, or either of those two without a sentence, is the
+ *       plugin's error: an `error` row with its sentence (the exit code
+ *       says a row failed), and a failure of kbench check.
+ *   Of the host, plan() MAY read size, abi_minor, seed and
  *   cpu_threads (the experiment's thread count, as setup() will see it;
  *   with cpu_threads = auto, the CPUs of the machine that plans), and MAY
  *   call log() and fail().  It sees no device on any path (run, dry run,

@@ -34,6 +34,7 @@
 #include "gpu.h"
 #include "host.h"
 #include "instance.h"
+#include "point_plan.h"
 #include "sweep.h"
 #include "util.h"
 
@@ -122,8 +123,10 @@ typedef struct ck {
     void *stream;
     kb_value *pts;         /* n_pts rows of np values                 */
     size_t n_pts, cap_pts;
-    int *plan_rc;          /* per point: plan()'s first return        */
+    int *planned;          /* per point: the first answer's status
+                              (kbc_plan_status)                       */
     kb_work *work;         /* per point: plan()'s first work          */
+    char def_msg[600];     /* why plan() does not run the defaults    */
 } ck;
 
 /* ---- output ---------------------------------------------------------------- */
@@ -380,94 +383,129 @@ static const char *where(const ck *c, size_t pt, char *buf, size_t n)
 
 /* ---- plan ------------------------------------------------------------------ */
 
-static void check_plan(ck *c)
+/* What the plan step found: the first failure of each check (one
+   sentence each, "" when none) and the refused points. */
+typedef struct plan_found {
+    char pure[800], alloc[800], errors[900];
+    char first_refused[900];
+    unsigned refused;
+    uint64_t drop;         /* free device memory lost over the calls */
+} plan_found;
+
+/* plan-errors on one point's answer (kbc_plan_refused, the rule every
+   command uses): a refusal is fine and counted; any other failure is a
+   plugin error, as it is an `error` row in a run. */
+static void judge_plan_error(ck *c, size_t i, const kbc_point_plan *pp, plan_found *f)
+{
+    char at[400];
+    if (pp->status == KBC_PLAN_REFUSED) {
+        if (!f->refused && i > 0)
+            snprintf(f->first_refused, sizeof f->first_refused, "%s: %s",
+                     where(c, i, at, sizeof at), pp->sentence);
+        f->refused++;
+    } else if (pp->status == KBC_PLAN_FAILED && !f->errors[0]) {
+        if (pp->code == KB_EINVAL || pp->code == KB_EUNSUPPORTED)
+            snprintf(f->errors, sizeof f->errors,
+                     "%s, plan() returned %s without a sentence through fail(), which makes "
+                     "it a plugin error (an `error` row in a run), not a refusal",
+                     where(c, i, at, sizeof at), kbc_status_name(pp->code));
+        else
+            snprintf(f->errors, sizeof f->errors,
+                     "%s, plan() returned %d (%s), a plugin error (an `error` row in a run); a "
+                     "point it cannot take is refused with KB_EINVAL or KB_EUNSUPPORTED and a "
+                     "sentence: %s",
+                     where(c, i, at, sizeof at), pp->code, kbc_status_name(pp->code),
+                     pp->sentence);
+    }
+}
+
+/* plan-pure on two answers for point i. */
+static void judge_purity(ck *c, size_t i, const kbc_point_plan *a, const kbc_point_plan *b,
+                         plan_found *f)
+{
+    char at[400];
+    const kb_work *w1 = &a->work, *w2 = &b->work;
+    if (a->code != b->code)
+        snprintf(f->pure, sizeof f->pure,
+                 "%s, plan() returned %d the first time and %d the second",
+                 where(c, i, at, sizeof at), a->code, b->code);
+    else if (a->code == KB_OK && memcmp(w1, w2, sizeof *w1) != 0)
+        snprintf(f->pure, sizeof f->pure,
+                 "%s, two calls of plan() gave different work (bytes read %llu and "
+                 "%llu, written %llu and %llu, flops %g and %g, items %llu and %llu, "
+                 "host bytes %llu and %llu, device bytes %llu and %llu)",
+                 where(c, i, at, sizeof at), (unsigned long long)w1->bytes_read,
+                 (unsigned long long)w2->bytes_read, (unsigned long long)w1->bytes_written,
+                 (unsigned long long)w2->bytes_written, w1->flops, w2->flops,
+                 (unsigned long long)w1->items, (unsigned long long)w2->items,
+                 (unsigned long long)w1->host_bytes, (unsigned long long)w2->host_bytes,
+                 (unsigned long long)w1->device_bytes, (unsigned long long)w2->device_bytes);
+}
+
+/* plan() twice on every point, through the plan layer's one door
+   (kbc_point_plan_make, as every command plans a point), keeping the
+   first answer of each; then, on a GPU, the passes that measure free
+   device memory. */
+static void plan_points(ck *c, plan_found *f)
 {
     const kbc_instance in = kbc_instance_of(c->d, &c->host);
-    c->plan_rc = kbc_xcalloc(c->n_pts, sizeof *c->plan_rc);
-    c->work = kbc_xcalloc(c->n_pts, sizeof *c->work);
-    char pure_fail[800] = "", alloc_fail[800] = "", err_fail[800] = "", at[400];
-    char def_msg[512] = "", first_refused[900] = "";
-    unsigned refused = 0;
+    char at[400];
+    /* Made before the heap readings: nothing between two of them may
+       allocate, only the plugin's call (kbc_point_plan_make allocates
+       nothing). */
+    kbc_point_plan *p1 = kbc_xmalloc(sizeof *p1), *p2 = kbc_xmalloc(sizeof *p2);
     uint64_t free0 = c->gpu ? kbc_gpu_free_memory() : 0;
-
     for (size_t i = 0; i < c->n_pts; i++) {
         const kb_value *v = &c->pts[i * c->np];
-        kb_work w1, w2;
-        char msg1[sizeof c->hc.fail_msg];
-        /* Nothing between the two heap readings may allocate: no output, no
-           formatting, only the plugin's call. */
         size_t h0 = heap_in_use();
-        int r1 = kbc_call_plan(in, v, &w1, NULL);
+        kbc_point_plan_make(in, v, p1);
         size_t h1 = heap_in_use();
-        memcpy(msg1, c->hc.fail_msg, sizeof msg1);
         size_t h2 = heap_in_use();
-        int r2 = kbc_call_plan(in, v, &w2, NULL);
+        kbc_point_plan_make(in, v, p2);
         size_t h3 = heap_in_use();
-        c->plan_rc[i] = r1;
-        c->work[i] = w1;
-        if (i == 0)
-            memcpy(def_msg, msg1, sizeof def_msg);
-
-        if (!pure_fail[0]) {
-            if (r1 != r2)
-                snprintf(pure_fail, sizeof pure_fail,
-                         "%s, plan() returned %d the first time and %d the second",
-                         where(c, i, at, sizeof at), r1, r2);
-            else if (r1 == KB_OK && memcmp(&w1, &w2, sizeof w1) != 0)
-                snprintf(pure_fail, sizeof pure_fail,
-                         "%s, two calls of plan() gave different work (bytes read %llu and "
-                         "%llu, written %llu and %llu, flops %g and %g, items %llu and %llu, "
-                         "host bytes %llu and %llu, device bytes %llu and %llu)",
-                         where(c, i, at, sizeof at), (unsigned long long)w1.bytes_read,
-                         (unsigned long long)w2.bytes_read, (unsigned long long)w1.bytes_written,
-                         (unsigned long long)w2.bytes_written, w1.flops, w2.flops,
-                         (unsigned long long)w1.items, (unsigned long long)w2.items,
-                         (unsigned long long)w1.host_bytes, (unsigned long long)w2.host_bytes,
-                         (unsigned long long)w1.device_bytes,
-                         (unsigned long long)w2.device_bytes);
-        }
-        if (!alloc_fail[0] && (h1 > h0 || h3 > h2))
-            snprintf(alloc_fail, sizeof alloc_fail,
+        c->planned[i] = p1->status;
+        c->work[i] = p1->work;
+        if (i == 0 && p1->status != KBC_PLAN_RUNS)
+            snprintf(c->def_msg, sizeof c->def_msg, "%s", p1->sentence);
+        if (!f->pure[0])
+            judge_purity(c, i, p1, p2, f);
+        if (!f->alloc[0] && (h1 > h0 || h3 > h2))
+            snprintf(f->alloc, sizeof f->alloc,
                      "%s, %llu bytes of heap allocated by plan() were still allocated after it "
                      "returned",
                      where(c, i, at, sizeof at),
                      (unsigned long long)(h1 > h0 ? h1 - h0 : h3 - h2));
-        if (r1 != KB_OK) {
-            if (!refused && i > 0)
-                snprintf(first_refused, sizeof first_refused, "%s: %s",
-                         where(c, i, at, sizeof at), msg1);
-            refused++;
-            if (!err_fail[0] && r1 != KB_EINVAL)
-                snprintf(err_fail, sizeof err_fail,
-                         "%s, plan() returned %d, but its only failure is KB_EINVAL (%d)%s%s",
-                         where(c, i, at, sizeof at), r1, KB_EINVAL, msg1[0] ? ": " : "", msg1);
-            else if (!err_fail[0] && !msg1[0])
-                snprintf(err_fail, sizeof err_fail,
-                         "%s, plan() returned KB_EINVAL without a sentence through fail()",
-                         where(c, i, at, sizeof at));
-        }
+        judge_plan_error(c, i, p1, f);
     }
-    uint64_t drop = c->gpu ? drop_of(free0, kbc_gpu_free_memory()) : 0;
+    f->drop = c->gpu ? drop_of(free0, kbc_gpu_free_memory()) : 0;
     /* Free memory is the whole device's: another process can move it.  A
        drop counts only when every one of CK_REPEATS passes shows it. */
-    for (int rep = 1; rep < CK_REPEATS && drop >= CK_DEVICE_SLACK; rep++) {
+    for (int rep = 1; rep < CK_REPEATS && f->drop >= CK_DEVICE_SLACK; rep++) {
         uint64_t f0 = kbc_gpu_free_memory();
-        for (size_t i = 0; i < c->n_pts; i++) {
-            kb_work w;
-            kbc_call_plan(in, &c->pts[i * c->np], &w, NULL);
-        }
+        for (size_t i = 0; i < c->n_pts; i++)
+            kbc_point_plan_make(in, &c->pts[i * c->np], p1);
         uint64_t d2 = drop_of(f0, kbc_gpu_free_memory());
-        drop = d2 < drop ? d2 : drop;
+        f->drop = d2 < f->drop ? d2 : f->drop;
     }
+    free(p1);
+    free(p2);
+}
 
-    if (c->plan_rc[0] != KB_OK)
-        ck_fail(c, "defaults", "plan() refuses the plugin's own defaults: %s",
-                def_msg[0] ? def_msg : "(no sentence)");
+static void check_plan(ck *c)
+{
+    c->planned = kbc_xcalloc(c->n_pts, sizeof *c->planned);
+    c->work = kbc_xcalloc(c->n_pts, sizeof *c->work);
+    plan_found f;
+    memset(&f, 0, sizeof f);
+    plan_points(c, &f);
+
+    if (c->planned[0] != KBC_PLAN_RUNS)
+        ck_fail(c, "defaults", "plan() refuses the plugin's own defaults: %s", c->def_msg);
     else
         ck_ok(c, "defaults", "every default parses and plan() accepts them");
 
-    if (pure_fail[0])
-        ck_fail(c, "plan-pure", "%s", pure_fail);
+    if (f.pure[0])
+        ck_fail(c, "plan-pure", "%s", f.pure);
     else
         ck_ok(c, "plan-pure", "two calls agree at each of %zu points", c->n_pts);
 
@@ -477,35 +515,36 @@ static void check_plan(ck *c)
         ck_skip(c, "plan-alloc",
                 "mallinfo2() does not see this process's allocations (a replaced allocator, "
                 "such as AddressSanitizer's), so a leak could not be told");
-    else if (alloc_fail[0])
-        ck_fail(c, "plan-alloc", "%s", alloc_fail);
+    else if (f.alloc[0])
+        ck_fail(c, "plan-alloc", "%s", f.alloc);
     else
         ck_ok(c, "plan-alloc", "the heap in use is unchanged by each call");
 
     if (!c->gpu)
         ck_skip(c, "plan-device", "%s", c->no_gpu);
-    else if (drop >= CK_DEVICE_SLACK) {
+    else if (f.drop >= CK_DEVICE_SLACK) {
         char b[32];
         ck_fail(c, "plan-device",
                 "free device memory fell by at least %s over each of %d passes of plan() "
                 "calls, so plan() keeps device memory",
-                kbc_human_bytes(drop, b, sizeof b), CK_REPEATS);
+                kbc_human_bytes(f.drop, b, sizeof b), CK_REPEATS);
     } else
         ck_ok(c, "plan-device", "free device memory unchanged within %llu MiB",
               (unsigned long long)(CK_DEVICE_SLACK >> 20));
 
-    if (err_fail[0])
-        ck_fail(c, "plan-errors", "%s", err_fail);
-    else if (first_refused[0])
+    if (f.errors[0])
+        ck_fail(c, "plan-errors", "%s", f.errors);
+    else if (f.first_refused[0])
         /* A refused point is an `invalid` row in a run, not a failure:
            the first one is named so that the author sees the rule. */
         ck_ok(c, "plan-errors",
-              "%u of %zu points refused with KB_EINVAL and a sentence (each is invalid in a "
-              "run; the first %s)",
-              refused, c->n_pts, first_refused);
+              "%u of %zu points refused with KB_EINVAL or KB_EUNSUPPORTED and a sentence "
+              "(each is invalid in a run; the first %s)",
+              f.refused, c->n_pts, f.first_refused);
     else
-        ck_ok(c, "plan-errors", "%u of %zu points refused with KB_EINVAL and a sentence",
-              refused, c->n_pts);
+        ck_ok(c, "plan-errors",
+              "%u of %zu points refused with KB_EINVAL or KB_EUNSUPPORTED and a sentence",
+              f.refused, c->n_pts);
 }
 
 /* ---- the lifecycle ----------------------------------------------------------- */
@@ -693,7 +732,7 @@ static void check_lifecycle(ck *c)
     size_t *life = kbc_xcalloc(c->n_pts, sizeof *life);
     size_t n_life = 0, smallest = (size_t)-1;
     for (size_t i = 0; i < c->n_pts; i++) {
-        if (c->plan_rc[i] != KB_OK)
+        if (c->planned[i] != KBC_PLAN_RUNS)
             continue;
         const kb_work *w = &c->work[i];
         /* The device memory of the variants that will run (kbench/plugin.h,
@@ -912,12 +951,12 @@ int kbc_cmd_check(kbc_registry *r, const char *plugin, const char *variants_csv,
     if (code)
         return code;
 
-    /* The core's one kb_host implementation (host.c), as the runner's. */
+    /* The core's one kb_host implementation (host.c), as a worker's. */
     kbc_host_init(&c.host, &c.hc, c.d->name, 1, 1);
     c.core_log = c.host.log;
     c.host.log = check_log;
 
-    /* The GPU, as the runner finds it. */
+    /* The GPU, as a worker finds it. */
     char why[512], gw[300];
     kbc_gpu_probe(&c.m);
     c.host.cpu_threads = c.m.cpu_threads > 0 ? c.m.cpu_threads : 1;
@@ -952,7 +991,7 @@ int kbc_cmd_check(kbc_registry *r, const char *plugin, const char *variants_csv,
     fprintf(out, "summary: %u ok, %u FAIL, %u skip\n", c.n_ok, c.n_fail, c.n_skip);
 
     free(c.pts);
-    free(c.plan_rc);
+    free(c.planned);
     free(c.work);
     kbc_gpu_stream_destroy(c.stream);
     /* Whoever opened out says that it failed (kbench says so of its

@@ -26,7 +26,6 @@
 #include "journal.h"
 #include "report.h"
 #include "results_read.h"
-#include "runner.h"
 #include "shard.h"
 #include "supervisor.h"
 
@@ -387,18 +386,14 @@ static void worker_request(run_state *r)
 {
     const kbc_cli *c = r->c;
     kbc_super_opts *so = &r->so;
-    so->self = r->self;
-    so->ini_path = r->path;
-    so->plugin_paths = c->plugin_paths;
-    so->experiment = c->experiment;
-    so->sets = c->sets;
-    so->n_sets = c->n_sets;
-    so->variants = c->variants;
-    so->n_plugin_paths = c->n_plugin_paths;
-    so->quiet = c->quiet;
+    so->request = (kbc_request){.self = r->self, .ini_path = r->path,
+                                .plugin_paths = c->plugin_paths,
+                                .n_plugin_paths = c->n_plugin_paths,
+                                .experiment = c->experiment, .sets = c->sets,
+                                .n_sets = c->n_sets, .variants = c->variants,
+                                .quiet = c->quiet, .allow_shared = c->allow_shared};
     so->journal = r->have_journal ? &r->journal : NULL;
     so->sanitize_on_crash = c->sanitize_on_crash;
-    so->allow_shared = c->allow_shared;
     so->gpus = r->picks;
     so->n_gpus = r->n_picks;
 }

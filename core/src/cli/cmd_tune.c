@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "runner.h"
 #include "supervisor.h"
 #include "tune.h"
 

@@ -399,8 +399,8 @@ static void derive(const kbc_experiment *e, uint64_t p, kbc_record *recs, size_t
     kbc_point_speedups(e, p, recs, n, mem);
 }
 
-size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_host *host,
-                     kbc_point_memory *mem, kbc_record *recs)
+size_t kbc_point_run(const kbc_experiment *e, uint64_t p, const kbc_point_plan *plan,
+                     kbc_device *dev, kb_host *host, kbc_point_memory *mem, kbc_record *recs)
 {
     const kb_plugin *d = e->plugin->desc;
     kbc_hostctx *hc = host->host_private;
@@ -425,24 +425,24 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_ho
 
     const kbc_instance in = kbc_instance_of(d, host);
     kbc_error err;
-    kb_work work;
-    int st = kbc_call_plan(in, values, &work, &err);
-    /* A row's device_bytes is what its variant's run needs: the shared
-       figure plus its own (kb_work, "Device memory"). */
+    int st;
+    /* The point's plan is the plan's record (point_plan.h), made once when
+       the plan was built, never asked of plan() again here.  A row's
+       device_bytes is what its variant's run needs: the shared figure plus
+       its own (kb_work, "Device memory"). */
+    const kb_work work = plan->work;
     for (size_t i = 0; i < n; i++) {
         recs[i].work = work;
         recs[i].work.device_bytes =
             kbc_work_device_bytes(&work, KB_VARIANT_BIT(recs[i].variant_index));
     }
-    if (st != KB_OK) {
+    if (plan->status != KBC_PLAN_RUNS) {
         /* A refused point (kbc_plan_refused) is `invalid` with the
-           plugin's sentence and runs nothing; any other failure is a
-           plugin whose plan() failed here but not when the configuration
-           was read. */
+           plugin's sentence and runs nothing; a point whose plan() failed
+           otherwise is the plugin's error. */
         for (size_t i = 0; i < n; i++) {
-            from_error(&recs[i], &err);
-            if (kbc_plan_refused(st))
-                recs[i].outcome = KBC_INVALID;
+            recs[i].outcome = plan->status == KBC_PLAN_REFUSED ? KBC_INVALID : KBC_ERROR;
+            set_text(recs[i].reason, sizeof recs[i].reason, plan->sentence);
         }
         goto report;
     }

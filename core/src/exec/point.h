@@ -1,10 +1,10 @@
 /*
  * point.h -- one point of one experiment, start to end, with no globals
- * and no sinks: plan, decide which variants can run here, set up once,
- * then per variant poison, one checked run, verify (the host judges),
- * measure; tear down; derive rates, ceilings and speed-ups.  The unit that
- * the scheduler (runner.c) calls, and that autotuning, multi-GPU sharding
- * and crash containment can call on their own.
+ * and no sinks: from the point's plan (point_plan.h) decide which variants
+ * can run here, set up once, then per variant poison, one checked run,
+ * verify (the host judges), measure; tear down; derive rates, ceilings and
+ * speed-ups.  The unit that the worker (worker.c) calls for each point its
+ * supervisor sends.
  */
 #ifndef KBENCH_POINT_H
 #define KBENCH_POINT_H
@@ -12,6 +12,7 @@
 #include "config.h"
 #include "device.h"
 #include "host.h"
+#include "point_plan.h"
 #include "record.h"
 
 /* How a row skipped because an earlier variant spoilt the CUDA context
@@ -38,16 +39,20 @@ void kbc_point_memory_free(kbc_point_memory *m);
 void kbc_record_identify(kbc_record *r, const kbc_experiment *e, uint64_t p,
                          const kb_value *values, uint32_t v);
 
-/* Runs point p of e on dev (NULL or unusable: CUDA variants are skipped
-   with dev's reason) through host, which kbc_host_init made (its
-   host_private is the kbc_hostctx; its GPU fields are set here from dev).
-   Writes one record per selected variant whose configuration starts at p
-   into recs (room for e->n_variants) and returns how many.  mem (NULL or
-   from kbc_point_memory_init, used for every point of e in order) gives
+/* Runs point p of e, whose plan is `plan` (its record in the plan,
+   point_plan.h: in a worker, the one its supervisor sent), on dev (NULL or
+   unusable: CUDA variants are skipped with dev's reason) through host,
+   which kbc_host_init made (its host_private is the kbc_hostctx; its GPU
+   fields are set here from dev).  plan() is not called: a point the record
+   says does not run gives `invalid` rows (refused) or `error` rows (its
+   plan() failed), with the plugin's sentence.  Writes one record per
+   selected variant whose configuration starts at p into recs (room for
+   e->n_variants) and returns how many.  mem (NULL or from
+   kbc_point_memory_init, used for every point of e in order) gives
    speed-ups against a baseline or reference that ran at an earlier point of
    its configuration. */
-size_t kbc_point_run(const kbc_experiment *e, uint64_t p, kbc_device *dev, kb_host *host,
-                     kbc_point_memory *mem, kbc_record *recs);
+size_t kbc_point_run(const kbc_experiment *e, uint64_t p, const kbc_point_plan *plan,
+                     kbc_device *dev, kb_host *host, kbc_point_memory *mem, kbc_record *recs);
 
 /* The speed-ups of a point's records (recs[0..n), as kbc_point_run
    leaves them): against the baseline and the reference (their record

@@ -1,7 +1,10 @@
 /*
  * supervisor.h -- `kbench run` as a supervisor: it runs every point in a
  * worker process (worker.h), one worker per GPU, and never touches CUDA
- * itself.
+ * itself.  It is kbench's one scheduler: `kbench run` and `kbench tune`
+ * run their points through it.  Each point is sent with its plan, as the
+ * plan built here holds it (point_plan.h, request.h), so that no worker
+ * calls plan() again.
  *
  * Points are handed out one at a time (the longest expected first when
  * several workers share the plan), and their rows are reported in plan
@@ -26,6 +29,7 @@
 
 #include "config.h"
 #include "record.h"
+#include "request.h"
 
 /* Exit code of an interrupted run (128 + SIGINT, as shells report it). */
 #define KBC_EXIT_INTERRUPTED 130
@@ -38,23 +42,14 @@ typedef struct kbc_gpu_pick {
 } kbc_gpu_pick;
 
 typedef struct kbc_super_opts {
-    const char *self;            /* the kbench binary the workers exec  */
-    const char *ini_path;
-    const char *const *plugin_paths; /* --plugin-path, passed on        */
-    int n_plugin_paths;
-    /* --experiment, --set and --variants, passed on so that the workers
-       build the same plan (config.h, kbc_ini_narrow). */
-    const char *experiment;
-    const char *const *sets;
-    int n_sets;
-    const char *variants;
-    int quiet;
+    kbc_request request;         /* what makes the workers' plan this
+                                    run's, and how they behave (request.h);
+                                    its quiet also silences the progress
+                                    line here                             */
     struct kbc_journal *journal; /* DIR/journal.jsonl, opened by the
                                     caller (created, or read by --resume:
                                     its points are not run again), or NULL */
     int isolate_point;           /* a fresh worker for every point      */
-    int allow_shared;            /* workers may share a GPU with other
-                                    kbench workers (worker.c's lock)     */
     int sanitize_on_crash;       /* rerun a crashed CUDA variant once
                                     under compute-sanitizer memcheck     */
     const kbc_gpu_pick *gpus;    /* one worker each; NULL: one worker on
@@ -91,6 +86,10 @@ typedef struct kbc_point_pick {
    memory among them (for the plan's size check).  Returns 0 or -1. */
 int kbc_gpus_pick(const char *spec, int allow_mixed, int allow_shared, kbc_gpu_pick **picks,
                   size_t *n, unsigned long long *min_mem, char *why, size_t whyn);
+
+/* Quiet mode (kbench run -q) in this process: no progress line and only
+   the plugins' warnings on stderr (the workers get -q from the request). */
+void kbc_run_set_quiet(int quiet);
 
 /* Runs plan's points (this shard's) in workers and feeds every sink.
    Returns an exit code (util.h; KBC_EXIT_INTERRUPTED when stopped by a

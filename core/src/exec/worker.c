@@ -22,7 +22,7 @@
 #include "loader.h"
 #include "point.h"
 #include "record_json.h"
-#include "runner.h"
+#include "request.h"
 #include "shard.h"
 #include "util.h"
 
@@ -171,9 +171,11 @@ static int cublas_version(void)
     return 0;
 }
 
-static int run_point(const kbc_plan *plan, uint32_t x, uint64_t p, uint64_t mask,
-                     kbc_device *dev, int threads_default)
+static int run_point(const kbc_plan *plan, const kbc_order *o, kbc_device *dev,
+                     int threads_default)
 {
+    const uint32_t x = o->exp;
+    const uint64_t p = o->point, mask = o->mask;
     const kbc_experiment *full = &plan->exps[x];
     /* The variants asked for, as an experiment of their own. */
     kbc_experiment e = *full;
@@ -198,7 +200,7 @@ static int run_point(const kbc_plan *plan, uint32_t x, uint64_t p, uint64_t mask
     for (uint32_t k = 0; k < e.n_variants; k++)
         any_cuda |= e.plugin->desc->variants[e.variants[k]].backend == KB_BACKEND_CUDA;
     uint64_t free0 = any_cuda && dev->usable && !dev->lost ? kbc_gpu_free_memory() : 0;
-    size_t n = kbc_point_run(&e, p, dev, &host, NULL, recs);
+    size_t n = kbc_point_run(&e, p, &o->plan, dev, &host, NULL, recs);
     if (free0 && !dev->lost) {
         uint64_t free1 = kbc_gpu_free_memory();
         int64_t left = free1 && free1 < free0 ? (int64_t)(free0 - free1) : 0;
@@ -240,45 +242,26 @@ int kbc_worker_main(int argc, char **argv)
     if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
         return fatal("cannot point standard output at standard error: %s", strerror(errno));
 
-    const char *ini_path = NULL;
-    int allow_shared = 0;
-    const char *experiment = NULL, *variants = NULL;
-    const char **sets = kbc_xcalloc((size_t)argc + 1, sizeof *sets);
-    size_t n_sets = 0;
+    kbc_request req;
     kbc_registry reg;
     kbc_registry_init(&reg);
     kbc_registry_add_defaults(&reg);
-    for (int i = 1; i < argc; i++) {
-        kbc_diag d = {{0}};
-        if (strcmp(argv[i], "--plugin-path") == 0 && i + 1 < argc) {
-            if (kbc_registry_add_path(&reg, argv[++i], &d) < 0 && d.msg[0])
-                return fatal("--plugin-path: %s", d.msg);
-        } else if (strcmp(argv[i], "-q") == 0) {
-            kbc_run_set_quiet(1);
-        } else if (strcmp(argv[i], "--allow-shared") == 0) {
-            allow_shared = 1;
-        } else if (strcmp(argv[i], "--experiment") == 0 && i + 1 < argc) {
-            experiment = argv[++i];
-        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
-            sets[n_sets++] = argv[++i];
-        } else if (strcmp(argv[i], "--variants") == 0 && i + 1 < argc) {
-            variants = argv[++i];
-        } else if (!ini_path) {
-            ini_path = argv[i];
-        } else {
-            return fatal("the worker was given '%s', which it does not take", argv[i]);
-        }
+    kbc_diag d = {{0}};
+    if (kbc_request_read(argc, argv, &req, &d) != 0)
+        return fatal("%s", d.msg);
+    for (int i = 0; i < req.n_plugin_paths; i++) {
+        d.msg[0] = '\0';
+        if (kbc_registry_add_path(&reg, req.plugin_paths[i], &d) < 0 && d.msg[0])
+            return fatal("--plugin-path: %s", d.msg);
     }
-    if (!ini_path)
-        return fatal("the worker was given no INI file");
+    kbc_host_set_quiet(req.quiet);
 
     kbc_ini ini = {0};
     kbc_plan plan = {0};
-    kbc_diag d = {{0}};
-    if (kbc_ini_load(ini_path, &ini, &d) != 0 ||
-        kbc_ini_narrow(&ini, experiment, sets, n_sets, variants, &d) != 0)
+    if (kbc_ini_load(req.ini_path, &ini, &d) != 0 ||
+        kbc_ini_narrow(&ini, req.experiment, req.sets, (size_t)req.n_sets, req.variants, &d) !=
+            0)
         return fatal("%s", d.msg);
-    free(sets);
     kbc_hello h;
     memset(&h, 0, sizeof h);
     h.pid = (int)getpid();
@@ -292,9 +275,11 @@ int kbc_worker_main(int argc, char **argv)
         char why[300];
         kbc_gpu_uuid(h.machine.device, h.gpu_uuid, sizeof h.gpu_uuid, why, sizeof why);
     }
-    if (h.gpu_uuid[0] && !allow_shared && lock_gpu(h.gpu_uuid, d.msg, sizeof d.msg) != 0)
+    if (h.gpu_uuid[0] && !req.allow_shared && lock_gpu(h.gpu_uuid, d.msg, sizeof d.msg) != 0)
         return fatal_code(KBC_EXIT_USAGE, "%s", d.msg);
-    if (kbc_plan_build(&ini, &reg, 0, &plan, &d) != 0)
+    /* The points come planned by the supervisor (request.h): this plan is
+       their shape only, and plan() is not called here. */
+    if (kbc_plan_build_unplanned(&ini, &reg, &plan, &d) != 0)
         return fatal("%s", d.msg);
     kbc_plan_hash(&plan, h.plan_hash);
 
@@ -319,23 +304,26 @@ int kbc_worker_main(int argc, char **argv)
     char *line = NULL;
     size_t cap = 0;
     int code = KBC_EXIT_OK;
+    kbc_order *o = kbc_xmalloc(sizeof *o);
     while (getline(&line, &cap, stdin) > 0) {
-        unsigned x;
-        unsigned long long p, mask;
-        if (strncmp(line, "quit", 4) == 0)
+        char why[300] = "";
+        int bad = kbc_order_read(line, o, why, sizeof why) != 0;
+        if (!bad && o->quit)
             break;
-        if (sscanf(line, "point %u %llu %llx", &x, &p, &mask) != 3 || x >= plan.n ||
-            p >= plan.exps[x].n_points) {
-            code = fatal("the worker was sent '%.80s', which is not a point of its plan", line);
+        if (bad || o->exp >= plan.n || o->point >= plan.exps[o->exp].n_points) {
+            code = fatal("the worker was sent '%.80s', which is not a point of its plan%s%s",
+                         line, why[0] ? ": " : "", why);
             break;
         }
-        if (run_point(&plan, x, p, mask, &dev, threads) != 0)
+        if (run_point(&plan, o, &dev, threads) != 0)
             break; /* the context is lost: a fresh worker takes over */
     }
+    free(o);
     free(line);
     kbc_device_close(&dev);
     kbc_plan_free(&plan);
     kbc_ini_free(&ini);
     kbc_registry_free(&reg);
+    kbc_request_release(&req);
     return code;
 }

@@ -1,21 +1,18 @@
 /*
  * worker.h -- the process that runs points for a supervisor (supervisor.h).
  *
- * `kbench run` starts each worker by exec'ing its own binary as
- * `kbench __worker FILE [--plugin-path P]... [-q]`, with the GPU it may use
- * chosen through CUDA_VISIBLE_DEVICES.  The worker builds the same plan from
- * the same INI file, opens its device, and then runs the points it is told
+ * `kbench run` starts each worker by exec'ing its own binary with the
+ * arguments of request.h (`kbench __worker FILE ...`), with the GPU it may
+ * use chosen through CUDA_VISIBLE_DEVICES.  The worker builds the same plan
+ * from the same INI file (without planning its points: each comes with its
+ * plan, request.h), opens its device, and then runs the points it is told
  * to, one at a time.  Nothing of one point's plugin code runs in the
  * supervisor: a plugin that crashes, exits, hangs or spoils its CUDA
  * context takes only its worker with it.
  *
  * The channel, one line per message in each direction:
- *   supervisor -> worker, on the worker's standard input:
- *     point EXP POINT MASK     run point POINT of experiment EXP (indices
- *                              into the plan), only the plugin variants
- *                              whose bits are set in MASK (hexadecimal;
- *                              0: every selected variant)
- *     quit                     (or end of input) exit
+ *   supervisor -> worker, on the worker's standard input: the orders of
+ *     request.h (a point with its plan, or quit)
  *   worker -> supervisor, on the descriptor named by $KBENCH_WORKER_FD, each
  *   line one JSON object:
  *     {"hello": {...}}         ready: pid, plan hash, machine, ceilings
@@ -33,9 +30,10 @@
 #ifndef KBENCH_WORKER_H
 #define KBENCH_WORKER_H
 
-/* The hidden command's name, and the environment variable that names the
-   channel's descriptor. */
-#define KBC_WORKER_COMMAND "__worker"
+#include "request.h"
+
+/* The environment variable that names the channel's descriptor (the
+   hidden command's name, KBC_WORKER_COMMAND, is request.h's). */
 #define KBC_WORKER_FD_ENV "KBENCH_WORKER_FD"
 
 /* The worker's main: argv[0] is KBC_WORKER_COMMAND.  Returns its exit

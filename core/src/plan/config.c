@@ -25,6 +25,7 @@
 #include "core_keys.h"
 #include "host.h"
 #include "instance.h"
+#include "point_plan.h"
 #include "shard.h"
 #include "sweep.h"
 
@@ -585,33 +586,6 @@ static int build_axes(const ctx *c, const kbc_section *sec, kbc_experiment *x)
  * plan() on every point
  * ---------------------------------------------------------------------- */
 
-typedef struct plan_host {
-    kb_host h;
-    kbc_hostctx hc; /* host.c's fail() capture: hc.fail_msg, hc.said */
-} plan_host;
-
-/* plan() should be quiet; warnings still reach the user, the rest is
-   dropped because plan() runs once per point. */
-static void plan_log(kb_host *h, kb_log_level level, const char *fmt, ...)
-{
-    if (level < KB_LOG_WARN)
-        return;
-    kbc_hostctx *hc = h->host_private;
-    char line[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "kbench: warning: plugin '%s': %s\n", hc->plugin, line);
-}
-
-static void plan_host_init(plan_host *ph, const kbc_experiment *x)
-{
-    kbc_host_init(&ph->h, &ph->hc, x->plugin->desc->name, x->measure.seed,
-                  kbc_cpu_threads(x->measure.cpu_threads));
-    ph->h.log = plan_log;
-}
-
 /* "n=1024, dtype=f32" */
 static void point_text(const kbc_experiment *x, const kb_value *values, char *buf, size_t n)
 {
@@ -633,11 +607,6 @@ static uint64_t host_memory(void)
     if (pages <= 0 || page <= 0)
         return 0;
     return (uint64_t)pages * (uint64_t)page;
-}
-
-int kbc_plan_refused(int status)
-{
-    return status == KB_EINVAL || status == KB_EUNSUPPORTED;
 }
 
 /* The mask of the experiment's variants: the device memory its points
@@ -662,48 +631,44 @@ static int check_points(const ctx *c, kbc_experiment *x, uint64_t device_mem)
                      kbc_ini_where(c->ini, x->file, x->line, at_, sizeof at_), x->name, d->name);
         return -1;
     }
+    kbc_experiment_plan_points(x);
     kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
-    plan_host ph;
-    plan_host_init(&ph, x);
     int rc = 0;
     char first_refusal[1400] = "";
-    x->n_invalid = 0;
+    kbc_point_plan pp;
     for (uint64_t p = 0; p < x->n_points && rc == 0; p++) {
-        kbc_experiment_point(x, p, values);
-        kb_work work;
-        kbc_error err;
-        int st = kbc_call_plan(kbc_instance_of(d, &ph.h), values, &work, &err);
-        uint64_t dev_bytes = kbc_work_device_bytes(&work, experiment_mask(x));
-        int too_big_dev = st == KB_OK && device_mem > 0 && dev_bytes > device_mem;
-        int too_big_host = st == KB_OK && host_mem > 0 && work.host_bytes > host_mem;
-        if (st == KB_OK && !too_big_dev && !too_big_host)
+        kbc_plan_point(x, p, &pp);
+        /* A refused point (a limit of the kernel, a shape it cannot take)
+           becomes an `invalid` row with the plugin's sentence, and a point
+           whose plan() failed an `error` row; the sweep goes on.  Only an
+           experiment with no valid point at all is a mistake. */
+        if (pp.status == KBC_PLAN_REFUSED && !first_refusal[0]) {
+            char pt[600], what[700];
+            kbc_experiment_point(x, p, values);
+            point_text(x, values, pt, sizeof pt);
+            end_sentence(what, sizeof what, pp.sentence);
+            snprintf(first_refusal, sizeof first_refusal, "%s: %s", pt, what);
+        }
+        if (pp.status != KBC_PLAN_RUNS)
+            continue;
+        uint64_t dev_bytes = kbc_work_device_bytes(&pp.work, experiment_mask(x));
+        int too_big_dev = device_mem > 0 && dev_bytes > device_mem;
+        int too_big_host = host_mem > 0 && pp.work.host_bytes > host_mem;
+        if (!too_big_dev && !too_big_host)
             continue;
         char pt[600], what[700], need[32], have[32];
+        kbc_experiment_point(x, p, values);
         point_text(x, values, pt, sizeof pt);
-        if (st != KB_OK && kbc_plan_refused(st) && ph.hc.fail_msg[0]) {
-            /* The plugin refuses this combination (a limit of the kernel,
-               a shape it cannot take): the point becomes an `invalid` row
-               with the plugin's sentence, and the sweep goes on.  Only an
-               experiment with no valid point at all is a mistake. */
-            if (!x->n_invalid++) {
-                end_sentence(what, sizeof what, err.sentence);
-                snprintf(first_refusal, sizeof first_refusal, "%s: %s", pt, what);
-            }
-            continue;
-        }
-        if (st != KB_OK) {
-            end_sentence(what, sizeof what, err.sentence);
-        } else if (too_big_dev) {
+        if (too_big_dev)
             snprintf(what, sizeof what,
                      "it needs %s of device memory and the device has %s.",
                      kbc_human_bytes(dev_bytes, need, sizeof need),
                      kbc_human_bytes(device_mem, have, sizeof have));
-        } else {
+        else
             snprintf(what, sizeof what,
                      "it needs %s of host memory and this machine has %s.",
-                     kbc_human_bytes(work.host_bytes, need, sizeof need),
+                     kbc_human_bytes(pp.work.host_bytes, need, sizeof need),
                      kbc_human_bytes(host_mem, have, sizeof have));
-        }
         kbc_diag_set(c->d, "%s: experiment [%s] point %s: %s", kbc_ini_where(c->ini, x->file, x->line, at_, sizeof at_),
                      x->name, pt, what);
         rc = -1;
@@ -730,8 +695,10 @@ static int check_points(const ctx *c, kbc_experiment *x, uint64_t device_mem)
  * The plan
  * ---------------------------------------------------------------------- */
 
-int kbc_plan_build(const kbc_ini *ini, kbc_registry *reg, uint64_t device_mem, kbc_plan *plan,
-                   kbc_diag *d)
+/* kbc_plan_build and kbc_plan_build_unplanned: with plan_points, each
+   point is planned and checked (check_points). */
+static int build(const kbc_ini *ini, kbc_registry *reg, uint64_t device_mem, int plan_points,
+                 kbc_plan *plan, kbc_diag *d)
 {
     memset(plan, 0, sizeof *plan);
     plan->path = kbc_xstrdup(ini->path);
@@ -808,7 +775,7 @@ int kbc_plan_build(const kbc_ini *ini, kbc_registry *reg, uint64_t device_mem, k
         }
         plan->n_points += x->n_points;
     }
-    for (size_t i = 0; i < plan->n && rc == 0; i++)
+    for (size_t i = 0; i < plan->n && rc == 0 && plan_points; i++)
         rc = check_points(&c, &plan->exps[i], device_mem);
 
     free(secs);
@@ -820,12 +787,25 @@ fail:
     return -1;
 }
 
+int kbc_plan_build(const kbc_ini *ini, kbc_registry *reg, uint64_t device_mem, kbc_plan *plan,
+                   kbc_diag *d)
+{
+    return build(ini, reg, device_mem, 1, plan, d);
+}
+
+int kbc_plan_build_unplanned(const kbc_ini *ini, kbc_registry *reg, kbc_plan *plan,
+                             kbc_diag *d)
+{
+    return build(ini, reg, 0, 0, plan, d);
+}
+
 void kbc_plan_free(kbc_plan *plan)
 {
     if (!plan)
         return;
     for (size_t i = 0; i < plan->n; i++) {
         kbc_experiment *x = &plan->exps[i];
+        kbc_experiment_unplan(x);
         if (x->axes) {
             for (uint32_t j = 0; j < x->plugin->desc->n_params; j++)
                 free(x->axes[j].values);
@@ -949,26 +929,25 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
         fprintf(out, "  | %-10s  %-10s  %s\n", "read", "written", "device");
 
         kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
-        plan_host ph;
-        plan_host_init(&ph, x);
+        kbc_point_plan pp;
         for (uint64_t p = 0; p < x->n_points; p++) {
             kbc_experiment_point(x, p, values);
             fprintf(out, "  %*llu", wp, (unsigned long long)p);
             for (uint32_t j = 0; j < d->n_params; j++)
                 fprintf(out, "  %-*s", w[j],
                         kbc_value_format(&d->params[j], values[j], buf, sizeof buf));
-            kb_work work;
-            kbc_error err;
-            int st = kbc_call_plan(kbc_instance_of(d, &ph.h), values, &work, &err);
-            if (st != KB_OK) {
-                fprintf(out, "  | %s: %s\n", kbc_plan_refused(st) ? "invalid" : "plan failed",
-                        err.sentence);
+            kbc_plan_point(x, p, &pp);
+            if (pp.status != KBC_PLAN_RUNS) {
+                /* The row the run will give it (kbc_plan_refused). */
+                fprintf(out, "  | %s: %s\n",
+                        pp.status == KBC_PLAN_REFUSED ? "invalid" : "error", pp.sentence);
                 continue;
             }
             char r[32], wr[32], dv[32];
-            fprintf(out, "  | %-10s  %-10s  %s\n", kbc_human_bytes(work.bytes_read, r, sizeof r),
-                    kbc_human_bytes(work.bytes_written, wr, sizeof wr),
-                    kbc_human_bytes(kbc_work_device_bytes(&work, experiment_mask(x)), dv,
+            const kb_work *work = &pp.work;
+            fprintf(out, "  | %-10s  %-10s  %s\n", kbc_human_bytes(work->bytes_read, r, sizeof r),
+                    kbc_human_bytes(work->bytes_written, wr, sizeof wr),
+                    kbc_human_bytes(kbc_work_device_bytes(work, experiment_mask(x)), dv,
                                     sizeof dv));
         }
         free(values);
@@ -979,6 +958,10 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
             fprintf(out, "  %llu invalid point%s (refused by the plugin's plan(): each becomes "
                          "an `invalid` row and runs nothing)\n",
                     (unsigned long long)x->n_invalid, x->n_invalid == 1 ? "" : "s");
+        if (x->n_failed)
+            fprintf(out, "  %llu point%s whose plan() failed (a plugin error: each becomes an "
+                         "`error` row and runs nothing)\n",
+                    (unsigned long long)x->n_failed, x->n_failed == 1 ? "" : "s");
     }
     fprintf(out, "\n%zu experiment%s, %llu point%s, %llu variant run%s\n", plan->n,
             plan->n == 1 ? "" : "s", (unsigned long long)plan->n_points,

@@ -60,8 +60,14 @@ typedef struct kbc_experiment {
     kbc_measure measure;
     kbc_axis *axes; /* one per plugin parameter, in declaration order */
     uint64_t n_points;
+    /* Each point's plan, as plan() gave it once when the plan was built
+       (point_plan.h: read them with kbc_plan_point); NULL in a plan built
+       without planning (a worker's). */
+    struct kbc_planned *planned;
     uint64_t n_invalid; /* points plan() refuses (kbc_plan_refused): each
                            runs nothing and reports an `invalid` row */
+    uint64_t n_failed;  /* points whose plan() failed otherwise: each runs
+                           nothing and reports an `error` row */
 } kbc_experiment;
 
 typedef struct kbc_plan {
@@ -71,22 +77,22 @@ typedef struct kbc_plan {
     uint64_t n_points;
 } kbc_plan;
 
-/* Whether a plan() status is a refusal of the point (KB_EINVAL or
-   KB_EUNSUPPORTED, a limit of the kernel or a shape it cannot take): the
-   point is `invalid` and the sweep goes on.  Any other failure is the
-   plugin's fault and stops the plan. */
-int kbc_plan_refused(int status);
-
 /* Resolves ini against the plugins in reg (adding the INI's plugin_path,
    relative to the INI file's folder, to reg first), checks every key and
-   value, expands sweeps, and calls each point's plan() so that overflow and
-   a point larger than device_mem (0: unknown, not checked) are caught now.
-   Points that plan() refuses (kbc_plan_refused, with a sentence) are
-   counted in n_invalid, not errors, unless every point of an experiment
-   is refused.
+   value, expands sweeps, and plans each point once (point_plan.h), keeping
+   its record, so that a point larger than device_mem (0: unknown, not
+   checked) or than the machine's memory is caught now.  Points that plan()
+   refuses (kbc_plan_refused) are counted in n_invalid and points whose
+   plan() fails otherwise in n_failed; neither stops the plan, unless every
+   point of an experiment is refused.
    Returns 0, or -1 with d set to one sentence naming file, line and key. */
 int kbc_plan_build(const kbc_ini *ini, kbc_registry *reg, uint64_t device_mem, kbc_plan *plan,
                    kbc_diag *d);
+/* The same plan without calling plan() on any point: a worker's, whose
+   points come planned from its supervisor (request.h).  Its experiments
+   hold no records. */
+int kbc_plan_build_unplanned(const kbc_ini *ini, kbc_registry *reg, kbc_plan *plan,
+                             kbc_diag *d);
 void kbc_plan_free(kbc_plan *plan);
 
 /* The parameter values of point p (0 <= p < e->n_points) of experiment e,

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host.h"
 #include "instance.h"
+#include "point_plan.h"
 #include "sha256.h"
 #include "util.h"
 #include "value.h"
@@ -60,6 +60,16 @@ static size_t find(size_t *up, size_t x)
     return x;
 }
 
+/* Point p's work for the cost model, from its record (point_plan.h); a
+   point that does not run (refused, or its plan() failed) costs only its
+   set-up in the model. */
+static void work_of(const kbc_experiment *e, uint64_t p, kbc_point_plan *pp)
+{
+    kbc_plan_point(e, p, pp);
+    if (pp->status != KBC_PLAN_RUNS)
+        memset(&pp->work, 0, sizeof pp->work);
+}
+
 kbc_job *kbc_plan_jobs(const kbc_plan *plan, size_t *n)
 {
     size_t cap = 16, count = 0;
@@ -69,34 +79,21 @@ kbc_job *kbc_plan_jobs(const kbc_plan *plan, size_t *n)
     size_t **at = kbc_xcalloc(plan->n ? plan->n : 1, sizeof *at);
     for (size_t i = 0; i < plan->n; i++) {
         const kbc_experiment *e = &plan->exps[i];
-        const kb_plugin *d = e->plugin->desc;
-        kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
         at[i] = kbc_xmalloc((e->n_points ? e->n_points : 1) * sizeof **at);
-        kbc_hostctx hc;
-        memset(&hc, 0, sizeof hc);
-        kb_host host;
-        int threads = kbc_cpu_threads(e->measure.cpu_threads);
-        kbc_host_init(&host, &hc, d->name, e->measure.seed, threads);
+        kbc_point_plan pp;
         for (uint64_t p = 0; p < e->n_points; p++) {
             at[i][p] = SIZE_MAX;
             double cost = 0;
-            int any = 0;
-            kb_work w;
-            memset(&w, 0, sizeof w);
-            kbc_experiment_point(e, p, values);
-            int planned = 0;
+            int any = 0, planned = 0;
             for (uint32_t k = 0; k < e->n_variants; k++) {
                 uint64_t pts;
                 if (!kbc_point_first_of(e, p, e->variants[k], &pts, NULL, 0))
                     continue;
                 if (!planned) {
-                    /* plan() is pure and was called for this point when
-                       the plan was built; a failure now costs nothing. */
-                    if (kbc_call_plan(kbc_instance_of(d, &host), values, &w, NULL) != KB_OK)
-                        memset(&w, 0, sizeof w);
+                    work_of(e, p, &pp);
                     planned = 1;
                 }
-                cost += variant_cost(e, e->variants[k], &w);
+                cost += variant_cost(e, e->variants[k], &pp.work);
                 any = 1;
             }
             if (!any)
@@ -108,7 +105,6 @@ kbc_job *kbc_plan_jobs(const kbc_plan *plan, size_t *n)
             at[i][p] = count;
             jobs[count++] = (kbc_job){.exp = (uint32_t)i, .point = p, .cost = cost};
         }
-        free(values);
     }
     /* Groups: a job joins the job of each of its variants' configuration
        representatives. */
@@ -438,33 +434,23 @@ void kbc_plan_estimate(const kbc_plan *plan, double *timed_cap, double *rest, do
     *timed_cap = *rest = *expected = 0;
     for (size_t i = 0; i < plan->n; i++) {
         const kbc_experiment *e = &plan->exps[i];
-        const kb_plugin *d = e->plugin->desc;
-        kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
-        kbc_hostctx hc;
-        memset(&hc, 0, sizeof hc);
-        kb_host host;
-        kbc_host_init(&host, &hc, d->name, e->measure.seed,
-                      kbc_cpu_threads(e->measure.cpu_threads));
+        kbc_point_plan pp;
         for (uint64_t p = 0; p < e->n_points; p++) {
-            kb_work w;
             int planned = 0;
             for (uint32_t k = 0; k < e->n_variants; k++) {
                 uint64_t pts;
                 if (!kbc_point_first_of(e, p, e->variants[k], &pts, NULL, 0))
                     continue;
                 if (!planned) {
-                    kbc_experiment_point(e, p, values);
-                    if (kbc_call_plan(kbc_instance_of(d, &host), values, &w, NULL) != KB_OK)
-                        memset(&w, 0, sizeof w);
+                    work_of(e, p, &pp);
                     planned = 1;
                 }
                 double t, r;
-                variant_parts(e, e->variants[k], &w, &t, &r);
+                variant_parts(e, e->variants[k], &pp.work, &t, &r);
                 *timed_cap += e->measure.budget_s;
                 *rest += r;
                 *expected += t + r;
             }
         }
-        free(values);
     }
 }

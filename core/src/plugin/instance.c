@@ -22,6 +22,7 @@ static int after(kbc_instance in, const char *call, int code, kbc_error *err)
     const kbc_hostctx *hc = in.host->host_private;
     err->code = code;
     err->origin = call;
+    err->said = hc->fail_msg[0] != '\0';
     if (hc->fail_msg[0])
         snprintf(err->sentence, sizeof err->sentence, "%s", hc->fail_msg);
     else
@@ -45,6 +46,11 @@ int kbc_call_plan(kbc_instance in, const kb_value *values, kb_work *out, kbc_err
     seen.sm_count = 0;
     seen.l2_bytes = 0;
     return after(in, "plan", in.desc->ops->plan(values, out, &seen), err);
+}
+
+int kbc_plan_refused(const kbc_error *err)
+{
+    return (err->code == KB_EINVAL || err->code == KB_EUNSUPPORTED) && err->said;
 }
 
 uint64_t kbc_work_device_bytes(const kb_work *w, uint64_t mask)

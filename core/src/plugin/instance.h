@@ -3,8 +3,9 @@
  *
  * Every call the core makes to a plugin's kb_ops (plan, setup, prepare,
  * upload, run, download, verify, teardown) goes through these functions:
- * the runner's points, the measurement loop, `kbench check`, the plan's
- * checks and the shard's cost model.  Each clears the host's last fail()
+ * a worker's points, the measurement loop, `kbench check`, and the plan's
+ * record of each point (point_plan.c, where plan() is called once per
+ * point and judged by kbc_plan_refused).  Each clears the host's last fail()
  * sentence before the call, and on a status other than KB_OK fills one
  * error record: the code, the call it came from, and one sentence (the
  * plugin's own, or words saying it gave none).  The pass/fail judgement of
@@ -27,6 +28,7 @@ typedef struct kbc_error {
     int code;             /* the KB_* status                          */
     const char *origin;   /* the call: "plan", "setup", "run", ...    */
     char sentence[600];   /* what the plugin said, or that it said nothing */
+    int said;             /* the sentence is the plugin's own (fail())  */
 } kbc_error;
 
 /* One plugin as the core calls it: its descriptor and the host it is
@@ -58,6 +60,14 @@ int kbc_call_download(kbc_instance in, void *state, uint32_t v, kbc_error *err);
 int kbc_call_verify(kbc_instance in, void *state, uint32_t v, kb_check *check, kbc_error *err);
 /* teardown() of a state (nothing for NULL). */
 void kbc_call_teardown(kbc_instance in, void *state);
+
+/* The one rule of what plan()'s failure means (kbench/plugin.h, plan):
+   KB_EINVAL or KB_EUNSUPPORTED with a sentence given through fail()
+   refuses the point, which becomes an `invalid` row while the sweep goes
+   on; any other failure (another code, or no sentence) is the plugin's
+   error, an `error` row.  err is plan()'s error record (kbc_call_plan).
+   run, the dry run, kbench check and kbench tune all ask this. */
+int kbc_plan_refused(const kbc_error *err);
 
 /* The device memory setup() takes for the variants in mask (kb_work,
    "Device memory"): device_bytes plus each one's variant_device_bytes,

@@ -14,10 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "host.h"
-#include "instance.h"
 #include "journal.h"
 #include "point.h"
+#include "point_plan.h"
 #include "record_json.h"
 #include "shard.h"
 #include "value.h"
@@ -630,16 +629,12 @@ static int round_run(tune *t, const kbc_plan *plan, int screening, kbc_journal *
     }
     kbc_super_opts so;
     memset(&so, 0, sizeof so);
-    so.self = o->self;
-    so.ini_path = o->ini_path;
-    so.plugin_paths = o->plugin_paths;
-    so.n_plugin_paths = o->n_plugin_paths;
-    so.experiment = o->experiment;
-    so.sets = sets;
-    so.n_sets = (int)ns;
-    so.quiet = o->quiet;
+    so.request = (kbc_request){.self = o->self, .ini_path = o->ini_path,
+                               .plugin_paths = o->plugin_paths,
+                               .n_plugin_paths = o->n_plugin_paths,
+                               .experiment = o->experiment, .sets = sets, .n_sets = (int)ns,
+                               .quiet = o->quiet, .allow_shared = o->allow_shared};
     so.journal = j;
-    so.allow_shared = o->allow_shared;
     so.gpus = o->gpus;
     so.n_gpus = o->n_gpus;
     static const kbc_point_pick none;
@@ -660,11 +655,13 @@ static int round_run(tune *t, const kbc_plan *plan, int screening, kbc_journal *
 
 /* ---- the tuning ---- */
 
-/* A problem's evaluation of candidate cand: plan() refusals are invalid
-   rows at once; cached rows are told at once; the rest is picked for the
-   round.  Returns 1 when it needs the round. */
+/* A problem's evaluation of candidate cand: a point the plan's record
+   says does not run is a row at once (plan() refused it: invalid; plan()
+   failed otherwise: error, kbc_plan_refused); cached rows are told at
+   once; the rest is picked for the round.  Returns 1 when it needs the
+   round. */
 static int evaluate(tune *t, tune_problem *p, uint64_t cand, int arm, const cache *cached,
-                    const collect *builds, kb_host *host, size_t *row_index)
+                    const collect *builds, size_t *row_index)
 {
     tune_exp *x = &t->exps[p->te];
     const kbc_experiment *e = &t->full.exps[x->exp];
@@ -682,15 +679,16 @@ static int evaluate(tune *t, tune_problem *p, uint64_t cand, int arm, const cach
     r->variant = v;
     r->arm = arm;
     candidate_text(t, x, point, v, 0, r->text, sizeof r->text);
-    kb_value values[KB_MAX_PARAMS];
-    kbc_experiment_point(e, rep, values);
-    kb_work w;
-    kbc_error err;
-    int st = kbc_call_plan(kbc_instance_of(d, host), values, &w, &err);
-    if (st != KB_OK) {
-        r->outcome = KBC_INVALID;
-        snprintf(r->reason, sizeof r->reason, "%s", err.sentence);
-        p->invalid++;
+    kbc_point_plan pp;
+    kbc_plan_point(e, rep, &pp);
+    if (pp.status != KBC_PLAN_RUNS) {
+        int refused = pp.status == KBC_PLAN_REFUSED;
+        r->outcome = refused ? KBC_INVALID : KBC_ERROR;
+        snprintf(r->reason, sizeof r->reason, "%s", pp.sentence);
+        if (refused)
+            p->invalid++;
+        else
+            p->failed++;
         kbc_search_tell(p->search, cand, INFINITY);
         return 0;
     }
@@ -802,7 +800,6 @@ typedef struct rounds {
     tune *t;
     const cache *cached;
     collect *builds;
-    kb_host *hosts;
     collect got;            /* the rows of the round that ran            */
     uint64_t *batch;
     kbc_point_pick *picks;
@@ -861,8 +858,7 @@ static size_t next_round(void *arg, const kbc_point_pick **out)
             int arm = kbc_search_arm(p->search);
             for (size_t k = 0; k < n; k++) {
                 size_t ri;
-                if (!evaluate(t, p, rs->batch[k], arm, rs->cached, rs->builds, &rs->hosts[p->te],
-                              &ri))
+                if (!evaluate(t, p, rs->batch[k], arm, rs->cached, rs->builds, &ri))
                     continue;
                 rs->pending = kbc_xrealloc(rs->pending, (rs->n_pending + 1) * sizeof *rs->pending);
                 rs->pending[rs->n_pending++] = ri;
@@ -886,12 +882,12 @@ static size_t next_round(void *arg, const kbc_point_pick **out)
 /* How many candidates of the space the constraint allows and plan()
    accepts (what an exhaustive search evaluates), for the default budget;
    the allowed count where the space is too large to ask plan() of each. */
-static uint64_t count_valid(tune *t, tune_problem *p, kb_host *host)
+static uint64_t count_valid(tune *t, tune_problem *p)
 {
     const tune_exp *x = &t->exps[p->te];
     const kbc_experiment *e = &t->full.exps[x->exp];
-    const kb_plugin *d = e->plugin->desc;
     uint64_t size = kbc_search_size(p->search), n = 0;
+    kbc_point_plan pp;
     if (size > VALID_COUNT_MAX)
         return kbc_search_allowed(p->search);
     for (uint64_t c = 0; c < size; c++) {
@@ -899,10 +895,8 @@ static uint64_t count_valid(tune *t, tune_problem *p, kb_host *host)
             continue;
         uint32_t v = 0;
         uint64_t rep = kbc_point_representative(e, kbc_tune_point(t, p, c, &v), v);
-        kb_value values[KB_MAX_PARAMS];
-        kbc_experiment_point(e, rep, values);
-        kb_work w;
-        n += kbc_call_plan(kbc_instance_of(d, host), values, &w, NULL) == KB_OK;
+        kbc_plan_point(e, rep, &pp);
+        n += pp.status == KBC_PLAN_RUNS;
     }
     return n ? n : 1;
 }
@@ -910,10 +904,9 @@ static uint64_t count_valid(tune *t, tune_problem *p, kb_host *host)
 /* Searches, round after round, until every problem is done: the rounds
    run in one supervisor session (its workers stay up), fed by
    next_round. */
-static int search_all(tune *t, const cache *screen_cache, collect *builds, kbc_journal *j,
-                      kb_host *hosts)
+static int search_all(tune *t, const cache *screen_cache, collect *builds, kbc_journal *j)
 {
-    rounds rs = {.t = t, .cached = screen_cache, .builds = builds, .hosts = hosts};
+    rounds rs = {.t = t, .cached = screen_cache, .builds = builds};
     rs.got.t = t;
     rs.batch = kbc_xmalloc(ROUND_ROOM * sizeof *rs.batch);
     int code = 0;
@@ -1085,7 +1078,18 @@ static int build_plan(const kbc_tune_opts *o, kbc_registry *reg, int screening, 
         kbc_ini_set(ini, name, "noise", "0", KBC_INI_LINE_CLI);
         free(name);
     }
-    return kbc_plan_build(ini, reg, o->device_mem, plan, d);
+    if (!screening)
+        return kbc_plan_build(ini, reg, o->device_mem, plan, d);
+    /* The screening plan has the full plan's points: they were planned
+       once, with it, and their records are copied. */
+    if (kbc_plan_build_unplanned(ini, reg, plan, d) != 0)
+        return -1;
+    if (kbc_plan_copy_points(plan, &t->full) != 0) {
+        kbc_diag_set(d, "%s: the screening plan does not have the points of the full plan",
+                     o->ini_path);
+        return -1;
+    }
+    return 0;
 }
 
 int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
@@ -1102,8 +1106,6 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
     cache screen_cache = {0}, full_cache = {0};
     kbc_journal js, jf;
     int have_js = 0, have_jf = 0;
-    kb_host *hosts = NULL;
-    kbc_hostctx *hcs = NULL;
     collect builds = {.t = t};
     snprintf(t->gpu_model, sizeof t->gpu_model, "none");
     t->facts[0] = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1180,14 +1182,8 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
     }
 
     /* The problems and their searches. */
-    hosts = kbc_xcalloc(t->n_exps, sizeof *hosts);
-    hcs = kbc_xcalloc(t->n_exps, sizeof *hcs);
-    for (size_t i = 0; i < t->n_exps; i++) {
-        const kbc_experiment *e = &t->full.exps[t->exps[i].exp];
-        kbc_host_init(&hosts[i], &hcs[i], e->plugin->desc->name, e->measure.seed,
-                      kbc_cpu_threads(e->measure.cpu_threads));
+    for (size_t i = 0; i < t->n_exps; i++)
         make_problems(t, i);
-    }
     for (size_t i = 0; i < t->n_probs; i++) {
         tune_problem *p = &t->probs[i];
         tune_exp *x = &t->exps[p->te];
@@ -1211,7 +1207,7 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
             code = KBC_EXIT_USAGE;
             goto out;
         }
-        p->valid = count_valid(t, p, &hosts[p->te]);
+        p->valid = count_valid(t, p);
         if (x->budget_n)
             p->budget = x->budget_n;
         else if (x->budget_s > 0 || x->strategy == KBC_TUNE_EXHAUSTIVE)
@@ -1221,7 +1217,7 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
     }
 
     code = search_all(t, have_screen ? &screen_cache : &full_cache, &builds,
-                      have_js ? &js : have_jf ? &jf : NULL, hosts);
+                      have_js ? &js : have_jf ? &jf : NULL);
     if (code == 0 || code == KBC_EXIT_INTERRUPTED) {
         int fc = final_round(t, &full_cache, &builds, have_jf ? &jf : NULL);
         if (fc != 0)
@@ -1255,8 +1251,6 @@ out:
         kbc_expr_free(t->exps[i].constrain);
     free(t->exps);
     free(t->rows);
-    free(hosts);
-    free(hcs);
     kbc_plan_free(&t->full);
     kbc_plan_free(&t->screen);
     kbc_ini_free(&ini);
