@@ -44,7 +44,7 @@ TestSuite(schedule, .init = make_dir, .fini = remove_dir);
 /* A sink that keeps copies of its rows; point() fails from call
    fail_at on (1-based; 0: never). */
 typedef struct keeper {
-    int begins, ends, end_code;
+    int begins, ends, end_code, suspect_calls;
     size_t points, n;
     kbc_record rows[8];
     int fail_at;
@@ -80,9 +80,18 @@ static int keep_end(void *ctx, int code)
     return 0;
 }
 
+static int keep_suspects(void *ctx, const kbc_suspect *list, size_t n)
+{
+    (void)list;
+    (void)n;
+    ((keeper *)ctx)->suspect_calls++;
+    return 0;
+}
+
 static kbc_sink sink_of(keeper *k)
 {
-    return (kbc_sink){.ctx = k, .begin = keep_begin, .point = keep_point, .end = keep_end};
+    return (kbc_sink){.ctx = k, .begin = keep_begin, .point = keep_point, .end = keep_end,
+                      .suspects = keep_suspects};
 }
 
 static const kbc_record *row_of(const keeper *k, uint64_t point, const char *variant)
@@ -178,4 +187,19 @@ Test(schedule, a_sink_that_cannot_write_makes_a_system_error)
     cr_assert_eq(good.n, 3);
     cr_assert_eq(good.ends, 1);
     cr_assert_eq(good.end_code, KBC_EXIT_SYSTEM);
+}
+
+/* The run's rows go through the one fan-out (views/fanout.h), which finds
+   the suspect rows once and hands them to every sink before its end(). */
+Test(schedule, the_sinks_are_handed_the_suspects_before_the_end)
+{
+    keeper a = {0}, b = {0};
+    kbc_sink s[2] = {sink_of(&a), sink_of(&b)};
+    int code = supervise("[toyexp]\nplugin = toy\nvariants = good\nn = 16, 32\n"
+                         "warmup = 1\nruns = 2\ncpu_threads = 1\n",
+                         s, 2);
+    cr_assert_eq(code, KBC_EXIT_OK);
+    cr_assert_eq(a.suspect_calls, 1);
+    cr_assert_eq(b.suspect_calls, 1);
+    cr_assert_eq(a.ends, 1);
 }

@@ -548,7 +548,7 @@ static char **string_array(const json_t *a, size_t *n)
 }
 
 /* One of "config"."experiments", as experiment_json writes it and
-   kbc_exp_infos (runner.c) fills it. */
+   kbc_exp_infos (exec/exp_info.c) fills it. */
 static void read_experiment(rd *c, const json_t *o, kbc_exp_info *x)
 {
     memset(x, 0, sizeof *x);

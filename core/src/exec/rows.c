@@ -109,33 +109,10 @@ void sv_slot_finish(super *s, slot *sl)
                 "there is room, to finish).\n",
                 d.msg, s->n_done - 1, s->n_slots);
         s->journal = NULL;
+        kbc_fanout_journal(&s->out, NULL);
         s->stop = 1;
         s->code = KBC_EXIT_SYSTEM;
     }
-}
-
-/* Sink k could not write: it is dropped, and its sentence is said once
-   with what it means for the run.  A sink without a sentence (the table
-   on stdout) is the command's to report as it exits. */
-static void sink_failed(super *s, size_t k)
-{
-    s->sink_ok[k] = 0;
-    const char *why = s->sinks[k].error ? s->sinks[k].error(s->sinks[k].ctx) : NULL;
-    if (!why)
-        return;
-    sv_progress_clear(s);
-    if (!s->o->journal || s->stop)
-        fprintf(stderr, "kbench: %s.\n", why); /* the journal's sentence said what to do */
-    else if (s->ended)
-        fprintf(stderr,
-                "kbench: %s; every point the run finished is in %s: once there is room, "
-                "run again with --resume and the same -o to write the results files whole.\n",
-                why, s->o->journal->path);
-    else
-        fprintf(stderr,
-                "kbench: %s; the run goes on, and %s keeps every point: once there is room, "
-                "run again with --resume and the same -o to write the results files whole.\n",
-                why, s->o->journal->path);
 }
 
 /* Reports every finished point that is next in plan order (all of them,
@@ -162,10 +139,7 @@ void sv_emit(super *s, int flush)
             if (kbc_outcome_failed((int)recs[k].outcome))
                 s->any_failed = 1;
         sv_progress_clear(s);
-        for (size_t k = 0; k < s->n_sinks; k++)
-            if (s->sink_ok[k] && s->sinks[k].point &&
-                s->sinks[k].point(s->sinks[k].ctx, recs, n) != 0)
-                sink_failed(s, k);
+        kbc_fanout_point(&s->out, recs, n);
         for (size_t k = 0; k < n; k++)
             kbc_record_free(&recs[k]);
         free(recs);
@@ -175,41 +149,38 @@ void sv_emit(super *s, int flush)
 
 /* ---- workers ---- */
 
+static void quiet(void *ctx)
+{
+    sv_progress_clear(ctx);
+}
+
+/* The sinks, through the one fan-out (views/fanout.h), which owns what a
+   failed write means for the run and finds the suspect rows once. */
+void sv_sinks_init(super *s, kbc_sink *sinks, size_t n_sinks)
+{
+    kbc_fanout_init(&s->out, sinks, n_sinks, stderr, "kbench: ");
+    kbc_fanout_journal(&s->out, s->o->journal ? s->o->journal->path : NULL);
+    kbc_fanout_quiet(&s->out, quiet, s);
+}
+
 void sv_begin_sinks(super *s)
 {
     s->info.config_file = s->plan->path;
     kbc_hello_run_info(&s->first, &s->info);
     s->begun = 1;
-    for (size_t k = 0; k < s->n_sinks; k++) {
-        s->sink_ok[k] = 1;
-        if (s->sinks[k].begin && s->sinks[k].begin(s->sinks[k].ctx, &s->info) != 0)
-            sink_failed(s, k);
-    }
+    kbc_fanout_begin(&s->out, &s->info);
 }
 
 /* Lets the sinks write what they held back (results.json) while the run
    waits. */
 void sv_tick_sinks(super *s)
 {
-    for (size_t k = 0; s->begun && k < s->n_sinks; k++)
-        if (s->sink_ok[k] && s->sinks[k].tick && s->sinks[k].tick(s->sinks[k].ctx) != 0)
-            sink_failed(s, k);
+    kbc_fanout_tick(&s->out);
 }
 
-
-/* The points are over: the sinks end with the run's exit code. */
+/* The points are over: the suspects, then the sinks end with the run's
+   exit code. */
 void sv_end_sinks(super *s)
 {
-    if (s->begun) {
-        s->ended = 1;
-        for (size_t k = 0; k < s->n_sinks; k++)
-            if (!s->sink_ok[k])
-                s->code = KBC_EXIT_SYSTEM;
-        for (size_t k = 0; k < s->n_sinks; k++)
-            if (s->sink_ok[k] && s->sinks[k].end &&
-                s->sinks[k].end(s->sinks[k].ctx, s->code) != 0) {
-                sink_failed(s, k);
-                s->code = KBC_EXIT_SYSTEM;
-            }
-    }
+    s->code = kbc_fanout_end(&s->out, s->code);
 }

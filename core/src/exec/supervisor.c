@@ -478,7 +478,7 @@ static void super_free(super *s)
     free(s->mems);
     free(s->builds);
     kbc_exp_infos_free(s->xs, s->plan->n);
-    free(s->sink_ok);
+    kbc_fanout_free(&s->out);
 }
 
 int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks,
@@ -489,9 +489,7 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
     memset(s, 0, sizeof *s);
     s->plan = plan;
     s->o = o;
-    s->sinks = sinks;
-    s->n_sinks = n_sinks;
-    s->sink_ok = kbc_xcalloc(n_sinks ? n_sinks : 1, sizeof *s->sink_ok);
+    sv_sinks_init(s, sinks, n_sinks);
     kbc_plan_hash(plan, s->plan_hash);
     builds_make(s);
     slots_make(s);

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fanout.h"
 #include "hello.h"
 #include "journal.h"
 #include "point.h"
@@ -77,9 +78,7 @@ typedef struct worker {
 typedef struct super {
     const kbc_plan *plan;
     const kbc_super_opts *o;
-    kbc_sink *sinks;
-    size_t n_sinks;
-    int *sink_ok;
+    kbc_fanout out;     /* the sinks: their failure policy, the suspects  */
     slot *slots;        /* this run's jobs, in plan order                 */
     size_t n_slots, n_done, next_emit;
     size_t *order;      /* the order points are handed out                */
@@ -92,7 +91,6 @@ typedef struct super {
     char plan_hash[65];
     int begun, resumed, any_failed, code;
     int stop;           /* the journal failed: no more points start       */
-    int ended;          /* the points are over: the sinks' end() runs     */
     int killed;         /* the second signal stopped every worker         */
     char fatal[1200];   /* a sentence that stops the run                  */
     int fatal_code;     /* its exit code (0: KBC_EXIT_SYSTEM)             */
@@ -138,6 +136,7 @@ void sv_slot_lose(super *s, slot *sl, uint32_t v, int outcome, const char *why,
                   const worker *w);
 void sv_slot_finish(super *s, slot *sl);
 void sv_emit(super *s, int flush);
+void sv_sinks_init(super *s, kbc_sink *sinks, size_t n_sinks);
 void sv_begin_sinks(super *s);
 void sv_tick_sinks(super *s);
 void sv_end_sinks(super *s);
