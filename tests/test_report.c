@@ -508,7 +508,10 @@ Test(report, csv_header_quoting_and_nan)
                             "speedup_cpu", "speedup_reference", "check_measure", "check_error",
                             "check_tolerance", "batch", "batch_how", "batch_note", "sm_mhz_min",
                             "sm_mhz_max", "mem_mhz_min", "temp_c_max", "power_w_max",
-                            "clock_reasons", "throttled", "low_clock", "points", "ignores",
+                            "clock_reasons", "throttled", "low_clock", "energy", "energy_why",
+                            "j_per_run", "j_lo", "j_hi", "watts", "idle_w", "power_limit_w",
+                            "gb_per_j", "gflops_per_j", "energy_windows",
+                            "energy_throttled_windows", "energy_note", "points", "ignores",
                             "key"};
     size_t ncol = sizeof expect / sizeof expect[0];
     cr_assert_eq(t.nf[0], ncol, "header has %zu columns", t.nf[0]);

@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@
    whose 0 is NVML_SUCCESS, nvmlDevice_t an opaque pointer. */
 typedef int nvml_return;
 typedef struct nvml_device_st *nvml_device;
-enum { NVML_SUCCESS = 0 };
+enum { NVML_SUCCESS = 0, NVML_ERROR_NOT_SUPPORTED = 3, NVML_ERROR_FUNCTION_NOT_FOUND = 13 };
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };  /* nvmlClockType_t            */
 enum { NVML_TEMPERATURE_GPU = 0 };               /* nvmlTemperatureSensors_t   */
 
@@ -30,6 +31,9 @@ struct kbc_nvml {
     nvml_return (*temperature)(nvml_device, int, unsigned *);
     nvml_return (*power)(nvml_device, unsigned *);
     nvml_return (*reasons)(nvml_device, unsigned long long *);
+    /* Optional (an older driver lacks them): NULL then. */
+    nvml_return (*energy)(nvml_device, unsigned long long *);
+    nvml_return (*power_limit)(nvml_device, unsigned *);
     const char *(*error_string)(nvml_return);
 };
 
@@ -102,6 +106,10 @@ kbc_nvml *kbc_nvml_open(const char *pci_bus_id, char *why, size_t n)
     if (!x->reasons)
         x->reasons = (nvml_return(*)(nvml_device, unsigned long long *))dlsym(
             dl, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    x->energy = (nvml_return(*)(nvml_device, unsigned long long *))dlsym(
+        dl, "nvmlDeviceGetTotalEnergyConsumption");
+    x->power_limit =
+        (nvml_return(*)(nvml_device, unsigned *))dlsym(dl, "nvmlDeviceGetEnforcedPowerLimit");
     x->error_string = (nvml_error_string)dlsym(dl, "nvmlErrorString");
     const char *missing = !init       ? "nvmlInit_v2"
                           : !by_bus   ? "nvmlDeviceGetHandleByPciBusId_v2"
@@ -187,6 +195,36 @@ int kbc_nvml_sample(kbc_nvml *x, kbc_clock_sample *s)
         s->known |= KBC_CLK_REASONS;
     }
     return s->known ? 0 : -1;
+}
+
+int kbc_nvml_energy_mj(kbc_nvml *x, unsigned long long *mj, char *why, size_t n)
+{
+    if (!x) {
+        snprintf(why, n, "NVML is not loaded");
+        return KBC_NVML_FAILED;
+    }
+    if (!x->energy) {
+        snprintf(why, n, "this NVML has no nvmlDeviceGetTotalEnergyConsumption (a driver "
+                         "older than the counter)");
+        return KBC_NVML_UNSUPPORTED;
+    }
+    char buf[32];
+    nvml_return r = x->energy(x->dev, mj);
+    if (r == NVML_SUCCESS)
+        return KBC_NVML_OK;
+    snprintf(why, n, "nvmlDeviceGetTotalEnergyConsumption failed: %s",
+             nvml_error(x->error_string, r, buf, sizeof buf));
+    return r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_FUNCTION_NOT_FOUND
+               ? KBC_NVML_UNSUPPORTED
+               : KBC_NVML_FAILED;
+}
+
+double kbc_nvml_power_limit_w(kbc_nvml *x)
+{
+    unsigned mw = 0;
+    if (!x || !x->power_limit || x->power_limit(x->dev, &mw) != NVML_SUCCESS)
+        return NAN;
+    return (double)mw / 1000.0; /* NVML reports milliwatts */
 }
 
 /* ---- the list of GPUs ---------------------------------------------------- */
