@@ -996,8 +996,8 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
             seconds_text(timed_cap, a, sizeof a), seconds_text(rest, b, sizeof b),
             seconds_text(expected, e, sizeof e));
     if (energy > 0)
-        fprintf(out, "      (the energy windows are %s of it: %d windows of at least energy_window\n"
-                     "      for each CUDA variant at each point; docs/energy.md)\n",
+        fprintf(out, "      (the energy windows are %s of it: %d windows of at least\n"
+                     "      energy_window for each CUDA variant at each point; docs/energy.md)\n",
                 seconds_text(energy, en, sizeof en), KBC_ENERGY_WINDOWS);
 }
 
