@@ -75,8 +75,10 @@ static int fake_wait(void *ctx, kbc_fault *f)
     return 0;
 }
 
-/* Windows of 4 ms made of 1 ms steps of 10 runs, 4 MB and 1e8 flops a run. */
-static const kbc_energy_plan quick = {.window_s = 0.004, .step_s = 0.001, .runs_per_step = 10,
+/* Windows of 20 ms made of 5 ms steps of 10 runs, 4 MB and 1e8 flops a
+   run; the fake steps sleep STEP_S, so that a window is 4 steps. */
+#define STEP_S 0.005
+static const kbc_energy_plan quick = {.window_s = 0.02, .step_s = STEP_S, .runs_per_step = 10,
                                       .bytes = 4e6, .flops = 1e8};
 
 /* The windows of plan p over variant s, against the fake NVML. */
@@ -147,7 +149,7 @@ Test(windows, give_the_median_its_interval_watts_and_efficiency)
 {
     /* Windows of 1000, 1100, 900, 1000 and 1050 mJ, 40 runs each. */
     setenv("FAKE_NVML_ENERGY_MJ", "1000000,1001000,1002100,1003000,1004000,1005050", 1);
-    fake_steps s = {.step_sleep_s = 0.001};
+    fake_steps s = {.step_sleep_s = STEP_S};
     kbc_rec_energy e;
     kbc_fault f;
     cr_assert_eq(windows(&quick, &s, &e, &f), 0);
@@ -180,7 +182,7 @@ Test(windows, a_plan_without_bytes_or_flops_has_no_efficiency)
     kbc_energy_plan p = quick;
     p.bytes = 0;
     p.flops = 0;
-    fake_steps s = {.step_sleep_s = 0.001};
+    fake_steps s = {.step_sleep_s = STEP_S};
     kbc_rec_energy e;
     kbc_fault f;
     cr_assert_eq(windows(&p, &s, &e, &f), 0);
@@ -222,7 +224,7 @@ Test(windows, a_counter_still_for_a_second_is_said)
 Test(windows, a_counter_that_moves_in_some_short_windows_only_means_too_short)
 {
     setenv("FAKE_NVML_ENERGY_MJ", "1000,1000,1000,2000,3000,4000,5000,6000", 1);
-    fake_steps s = {.step_sleep_s = 0.001};
+    fake_steps s = {.step_sleep_s = STEP_S};
     kbc_rec_energy e;
     kbc_fault f;
     cr_assert_eq(windows(&quick, &s, &e, &f), 0);
@@ -235,7 +237,7 @@ Test(windows, a_counter_that_moves_in_some_short_windows_only_means_too_short)
 Test(windows, a_counter_still_after_moving_means_too_short)
 {
     setenv("FAKE_NVML_ENERGY_MJ", "1000,2000,3000,3000,4000", 1);
-    fake_steps s = {.step_sleep_s = 0.001};
+    fake_steps s = {.step_sleep_s = STEP_S};
     kbc_rec_energy e;
     kbc_fault f;
     cr_assert_eq(windows(&quick, &s, &e, &f), 0);
@@ -247,7 +249,7 @@ Test(windows, a_counter_with_a_slow_period_makes_short_windows_too_short)
 {
     /* Moves every 100 ms; windows of 4 ms see it stand still. */
     setenv("FAKE_NVML_ENERGY_PERIOD_MS", "100", 1);
-    fake_steps s = {.step_sleep_s = 0.001};
+    fake_steps s = {.step_sleep_s = STEP_S};
     kbc_rec_energy e;
     kbc_fault f;
     cr_assert_eq(windows(&quick, &s, &e, &f), 0);
@@ -258,7 +260,7 @@ Test(windows, a_window_where_the_counter_went_backwards_is_dropped_and_noted)
 {
     setenv("FAKE_NVML_ENERGY_MJ",
            "1000000,1001000,990000,991000,992000,993000,994000", 1);
-    fake_steps s = {.step_sleep_s = 0.001};
+    fake_steps s = {.step_sleep_s = STEP_S};
     kbc_rec_energy e;
     kbc_fault f;
     cr_assert_eq(windows(&quick, &s, &e, &f), 0);
@@ -279,7 +281,7 @@ Test(windows, a_counter_that_keeps_going_backwards_is_said)
         used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%d", i ? "," : "",
                                  900000 - 1000 * i);
     setenv("FAKE_NVML_ENERGY_MJ", buf, 1);
-    fake_steps s = {.step_sleep_s = 0.001};
+    fake_steps s = {.step_sleep_s = STEP_S};
     kbc_rec_energy e;
     kbc_fault f;
     cr_assert_eq(windows(&quick, &s, &e, &f), 0);
@@ -292,7 +294,7 @@ Test(windows, a_64_bit_wrap_is_dropped_and_noted)
 {
     setenv("FAKE_NVML_ENERGY_MJ",
            "18446744073709549616,18446744073709550616,384,1384,2384,3384,4384", 1);
-    fake_steps s = {.step_sleep_s = 0.001};
+    fake_steps s = {.step_sleep_s = STEP_S};
     kbc_rec_energy e;
     kbc_fault f;
     cr_assert_eq(windows(&quick, &s, &e, &f), 0);
@@ -304,7 +306,7 @@ Test(windows, a_64_bit_wrap_is_dropped_and_noted)
 Test(windows, a_32_bit_wrap_is_a_wrap_too)
 {
     setenv("FAKE_NVML_ENERGY_MJ", "4294965296,4294966296,704,1704,2704,3704,4704", 1);
-    fake_steps s = {.step_sleep_s = 0.001};
+    fake_steps s = {.step_sleep_s = STEP_S};
     kbc_rec_energy e;
     kbc_fault f;
     cr_assert_eq(windows(&quick, &s, &e, &f), 0);
@@ -317,7 +319,7 @@ Test(windows, a_counter_that_falls_to_a_reading_it_could_not_wrap_to_went_backwa
     /* From the top quarter of 32 bits to the middle: not a wrap. */
     setenv("FAKE_NVML_ENERGY_MJ", "4294965296,4294966296,2147483648,2147484648,2147485648,"
                                   "2147486648,2147487648", 1);
-    fake_steps s = {.step_sleep_s = 0.001};
+    fake_steps s = {.step_sleep_s = STEP_S};
     kbc_rec_energy e;
     kbc_fault f;
     cr_assert_eq(windows(&quick, &s, &e, &f), 0);
@@ -347,6 +349,28 @@ Test(windows, a_window_shorter_than_energy_window_is_measured_again_longer)
     assert_has(e.note, "shorter than energy_window, measured again with more runs");
 }
 
+/* A median far below what a run takes (20 million steps planned, of 5 ms):
+   the window ends once enqueuing has taken twice energy_window, and counts
+   the runs it holds. */
+Test(windows, a_window_of_too_many_steps_ends_on_the_hosts_clock)
+{
+    script_rising(1000000, 1000, 8);
+    kbc_energy_plan p = quick;
+    p.step_s = 1e-9;
+    fake_steps s = {.step_sleep_s = STEP_S};
+    kbc_rec_energy e;
+    kbc_fault f;
+    cr_assert_eq(windows(&p, &s, &e, &f), 0);
+    cr_assert_eq(e.status, KBC_ENERGY_MEASURED, "%s", e.why);
+    cr_assert_lt(s.done, 1000, "%llu steps", (unsigned long long)s.done);
+    uint64_t runs = 0;
+    for (uint32_t i = 0; i < e.windows; i++) {
+        cr_assert_geq(e.window_sec[i], 2 * p.window_s);
+        runs += (uint64_t)llround(1.0 / e.window_j[i]); /* 1 J a window */
+    }
+    cr_assert_eq(runs, s.done * 10, "each window's joules are over the runs it held");
+}
+
 /* Steps that take no time, however many: a run() that enqueues nothing. */
 static int instant_enqueue(void *ctx, uint64_t k, kbc_fault *f)
 {
@@ -368,16 +392,17 @@ Test(windows, windows_that_stay_short_are_said)
     cr_assert_eq(kbc_energy_windows(x, &quick, &st, &e, &f), 0);
     kbc_nvml_close(x);
     cr_assert_eq(e.status, KBC_ENERGY_TOO_SHORT);
-    assert_has(e.why, "12 of 12 windows were shorter than energy_window = 0.004 s");
+    assert_has(e.why, "12 of 12 windows were shorter than energy_window = 0.02 s");
 }
 
 Test(windows, power_and_thermal_reasons_mark_their_windows)
 {
     script_rising(1000000, 1000, 8);
-    /* Four readings a window (one per chunk): window 2 sees the SW power
-       cap, window 4 HW thermal slowdown, window 5 only GPU idle. */
-    setenv("FAKE_NVML_REASONS", "0,0,0,0,0,0x4,0,0,0,0,0,0,0,0x40,0,0,0,0x1,0", 1);
-    fake_steps s = {.step_sleep_s = 0.001};
+    /* Three readings a window of 4 steps (after chunks of 1, 2 and 1):
+       window 2 sees the SW power cap, window 4 HW thermal slowdown, window
+       5 only GPU idle. */
+    setenv("FAKE_NVML_REASONS", "0,0,0,0,0x4,0,0,0,0,0,0x40,0,0,0x1,0", 1);
+    fake_steps s = {.step_sleep_s = STEP_S};
     kbc_rec_energy e;
     kbc_fault f;
     cr_assert_eq(windows(&quick, &s, &e, &f), 0);
@@ -389,7 +414,7 @@ Test(windows, power_and_thermal_reasons_mark_their_windows)
 Test(windows, a_failing_run_is_the_rows_failure)
 {
     script_rising(1000000, 1000, 8);
-    fake_steps s = {.step_sleep_s = 0.001, .fail_after = 7};
+    fake_steps s = {.step_sleep_s = STEP_S, .fail_after = 7};
     kbc_rec_energy e;
     kbc_fault f;
     cr_assert_eq(windows(&quick, &s, &e, &f), -1);
@@ -400,7 +425,7 @@ Test(windows, a_failing_run_is_the_rows_failure)
 Test(windows, the_first_edge_waits_for_the_stream)
 {
     script_rising(1000000, 1000, 8);
-    fake_steps s = {.step_sleep_s = 0.001};
+    fake_steps s = {.step_sleep_s = STEP_S};
     kbc_rec_energy e;
     kbc_fault f;
     cr_assert_eq(windows(&quick, &s, &e, &f), 0);
@@ -410,7 +435,7 @@ Test(windows, the_first_edge_waits_for_the_stream)
 Test(windows, a_counter_nvml_cannot_read_is_unsupported)
 {
     setenv("FAKE_NVML_FAIL", "energy", 1);
-    fake_steps s = {.step_sleep_s = 0.001};
+    fake_steps s = {.step_sleep_s = STEP_S};
     kbc_rec_energy e;
     kbc_fault f;
     cr_assert_eq(windows(&quick, &s, &e, &f), 0);
@@ -422,7 +447,7 @@ Test(windows, a_counter_nvml_cannot_read_is_unsupported)
 
 Test(windows, an_old_driver_is_unsupported)
 {
-    fake_steps s = {.step_sleep_s = 0.001};
+    fake_steps s = {.step_sleep_s = STEP_S};
     kbc_nvml *x = fake_nvml(KBENCH_FAKE_NVML_OLD);
     kbc_rec_energy e;
     memset(&e, 0, sizeof e);

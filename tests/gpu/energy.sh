@@ -20,6 +20,7 @@ build=${1:?usage: tests/gpu/energy.sh BUILD}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 case $build in /*) ;; *) build=$root/$build ;; esac
 out=${OUT:-$PWD/energy-out}/energy
+rm -rf "$out" # this script's own folder: a run of it again starts afresh
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$build/devlibs:${LD_LIBRARY_PATH:-}"
 export KBENCH_NO_DEFAULT_PLUGINS=1
@@ -52,6 +53,7 @@ kill "$smi" 2>/dev/null
 wait "$smi" 2>/dev/null
 echo "$fields" >"$out/smi-fields.txt"
 
+cat "$out/status.txt"
 python3 - "$out" <<'EOF'
 import json, sys, time, os
 out = sys.argv[1]
@@ -103,8 +105,9 @@ fig += f"; idle before the point {idle_w:.0f} W" if idle_w else ""
 ok = all(w.values()) and w["bf16 wgmma"] > w["copy 1 GiB"] > w["idle spin"] and \
     w["bf16 cublas"] > w["copy 1 GiB"]
 near = limit and w["bf16 wgmma"] and w["bf16 wgmma"] >= 0.85 * limit
-say("2 sense: watts", fig, ("ok" if ok else "ORDER WRONG") +
-    ("" if not ok else ", BF16 near the limit" if near else ", BF16 below 85% of the limit"))
+verdict = "NOT MEASURED" if not all(w.values()) else "ORDER WRONG" if not ok else \
+    "ok, BF16 near the limit" if near else "ok, BF16 below 85% of the limit"
+say("2 sense: watts", fig, verdict)
 thr = {k: en(main.get(k)).get("throttled_windows") for k in main}
 say("2 throttled windows", ", ".join(f"{k[0]} {v}" for k, v in thr.items() if v), "(info)")
 
@@ -159,4 +162,3 @@ print(f"---- energy on {gpu} ----")
 for check, figure, verdict in lines:
     print(f"{check:<32} {verdict:<28} {figure}")
 EOF
-cat "$out/status.txt"

@@ -16,10 +16,13 @@ _Static_assert(KBC_ENERGY_OFF == 0 && KBC_ENERGY_AUTO == 1 && KBC_ENERGY_ON == 2
 _Static_assert(KBC_ENERGY_WINDOWS <= KBC_ENERGY_MAX_KEPT, "a row keeps every window");
 _Static_assert(KBC_ENERGY_WINDOWS <= KBC_ENERGY_MAX_WINDOWS, "at least the windows kept");
 
-/* A window's steps are enqueued in this many chunks, the clocks-event
-   reasons read after each: the host is then ahead of the GPU, so the
-   readings fall while the window runs rather than at its idle edges. */
-#define CHUNKS 4
+/* A window's steps are enqueued in chunks of 1, 2, 4 ... steps, and after
+   each the clocks-event reasons are read (the host is then ahead of the
+   GPU, so the readings fall while the window runs, not at its idle edges)
+   and the host's clock looked at: a window whose enqueuing alone has taken
+   HOST_CAP times energy_window (launch-bound runs, or a median far below
+   what a run takes back to back) ends there, holding what was enqueued. */
+#define HOST_CAP 2.0
 /* A window shorter than energy_window is measured again with its steps
    scaled by energy_window over its length, times this margin against
    jitter, and by at most RESIZE_MAX at once (a step that took no time). */
@@ -169,12 +172,15 @@ int kbc_energy_windows(kbc_nvml *nvml, const kbc_energy_plan *p, const kbc_energ
     double joules = 0, seconds = 0, t0 = kbc_now();
     while (out->windows < KBC_ENERGY_WINDOWS && tries < KBC_ENERGY_MAX_WINDOWS) {
         tries++;
-        uint64_t reasons = 0;
-        for (uint64_t c = 0; c < CHUNKS; c++) {
-            uint64_t k = steps * (c + 1) / CHUNKS - steps * c / CHUNKS;
-            if (k && s->enqueue(s->ctx, k, f) != 0)
+        uint64_t reasons = 0, done = 0;
+        for (uint64_t chunk = 1; done < steps; chunk *= 2) {
+            uint64_t k = chunk < steps - done ? chunk : steps - done;
+            if (s->enqueue(s->ctx, k, f) != 0)
                 return -1;
+            done += k;
             reasons |= throttle_now(nvml);
+            if (kbc_now() - t0 > HOST_CAP * p->window_s)
+                break;
         }
         if (s->wait(s->ctx, f) != 0)
             return -1;
@@ -196,9 +202,9 @@ int kbc_energy_windows(kbc_nvml *nvml, const kbc_energy_plan *p, const kbc_energ
             if (dt >= STILL_S || (!moved && d.still_s >= STILL_S && d.still >= 2))
                 return say(out, KBC_ENERGY_STILL,
                            "the energy counter did not move in %u window%s of %.3g s in all "
-                           "(%llu runs each)%s",
+                           "(%llu runs in the last)%s",
                            d.still, d.still == 1 ? "" : "s", d.still_s,
-                           (unsigned long long)(steps * runs),
+                           (unsigned long long)(done * runs),
                            moved ? ", after it moved in the ones before" : "");
             if (moved)
                 break;
@@ -224,15 +230,15 @@ int kbc_energy_windows(kbc_nvml *nvml, const kbc_energy_plan *p, const kbc_energ
             d.too_short++;
             d.short_s = dt;
             double grow = dt > 0 ? p->window_s / dt * RESIZE_MARGIN : RESIZE_MAX;
-            double more = ceil((double)steps * (grow < RESIZE_MAX ? grow : RESIZE_MAX));
+            double more = ceil((double)done * (grow < RESIZE_MAX ? grow : RESIZE_MAX));
             steps = more > STEPS_MAX ? (uint64_t)STEPS_MAX : (uint64_t)more;
             continue;
         }
         double j = (double)(now - before) / 1000.0; /* NVML counts millijoules */
-        out->window_j[out->windows] = j / (double)(steps * runs);
+        out->window_j[out->windows] = j / (double)(done * runs);
         out->window_sec[out->windows] = dt;
         out->windows++;
-        out->runs_per_window = steps * runs;
+        out->runs_per_window = done * runs;
         joules += j;
         seconds += dt;
         if (reasons) {
