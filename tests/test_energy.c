@@ -243,6 +243,8 @@ Test(windows, a_counter_still_after_moving_means_too_short)
     cr_assert_eq(windows(&quick, &s, &e, &f), 0);
     cr_assert_eq(e.status, KBC_ENERGY_TOO_SHORT);
     assert_has(e.why, "did not move in 1 of 3 windows");
+    cr_assert_eq(e.windows, 0, "the window kept before is no number either");
+    cr_assert_eq(e.runs_per_window, 0);
 }
 
 Test(windows, a_counter_with_a_slow_period_makes_short_windows_too_short)

@@ -37,7 +37,9 @@ _Static_assert(KBC_ENERGY_WINDOWS <= KBC_ENERGY_MAX_WINDOWS, "at least the windo
 
 static int say(kbc_rec_energy *e, kbc_energy_status st, const char *fmt, ...) KB_PRINTF(3, 4);
 
-/* Sets the status and its sentence; returns 0 (no step failed). */
+/* Sets a status other than MEASURED and its sentence, and leaves no
+   window behind: a row without energy has no numbers of it.  Returns 0
+   (no step failed). */
 static int say(kbc_rec_energy *e, kbc_energy_status st, const char *fmt, ...)
 {
     va_list ap;
@@ -45,6 +47,10 @@ static int say(kbc_rec_energy *e, kbc_energy_status st, const char *fmt, ...)
     vsnprintf(e->why, sizeof e->why, fmt, ap);
     va_end(ap);
     e->status = st;
+    e->windows = e->dropped = e->throttled_windows = 0;
+    e->runs_per_window = 0;
+    e->reasons = 0;
+    e->note[0] = '\0';
     return 0;
 }
 
