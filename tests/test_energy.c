@@ -411,6 +411,37 @@ Test(windows, power_and_thermal_reasons_mark_their_windows)
     cr_assert_eq(e.status, KBC_ENERGY_MEASURED, "%s", e.why);
     cr_assert_eq(e.throttled_windows, 2);
     cr_assert_eq(e.reasons, KBC_REASON_SW_POWER_CAP | KBC_REASON_HW_THERMAL);
+    cr_assert_float_eq(e.throttled_s, 0, 0, "the violation counters did not move");
+}
+
+/* The violation counters see the whole window: window 3 held back 5 ms,
+   window 5 2 ms by heat (one reading at the first edge, one per window). */
+Test(windows, the_violation_counters_mark_their_windows_and_add_up)
+{
+    script_rising(1000000, 1000, 8);
+    setenv("FAKE_NVML_VIOLATION_NS", "100,100,100,5000100,5000100,5000100", 1);
+    setenv("FAKE_NVML_THERMAL_NS", "7,7,7,7,7,2000007", 1);
+    fake_steps s = {.step_sleep_s = STEP_S};
+    kbc_rec_energy e;
+    kbc_fault f;
+    cr_assert_eq(windows(&quick, &s, &e, &f), 0);
+    cr_assert_eq(e.status, KBC_ENERGY_MEASURED, "%s", e.why);
+    cr_assert_eq(e.throttled_windows, 2);
+    cr_assert_float_eq(e.throttled_s, 0.007, 1e-12);
+    cr_assert_eq(e.reasons, 0, "no reason was read at the moments it looked");
+}
+
+Test(windows, without_violation_counters_the_time_held_back_is_unknown)
+{
+    script_rising(1000000, 1000, 8);
+    setenv("FAKE_NVML_FAIL", "violation", 1);
+    fake_steps s = {.step_sleep_s = STEP_S};
+    kbc_rec_energy e;
+    kbc_fault f;
+    cr_assert_eq(windows(&quick, &s, &e, &f), 0);
+    cr_assert_eq(e.status, KBC_ENERGY_MEASURED, "%s", e.why);
+    cr_assert(isnan(e.throttled_s));
+    cr_assert_eq(e.throttled_windows, 0);
 }
 
 Test(windows, a_failing_run_is_the_rows_failure)
@@ -460,6 +491,10 @@ Test(windows, an_old_driver_is_unsupported)
     cr_assert_eq(e.status, KBC_ENERGY_UNSUPPORTED);
     assert_has(e.why, "has no nvmlDeviceGetTotalEnergyConsumption");
     cr_assert(isnan(e.power_limit_w));
+    unsigned long long ns;
+    x = fake_nvml(KBENCH_FAKE_NVML_OLD);
+    cr_assert_eq(kbc_nvml_violation_ns(x, &ns), -1, "no violation counters either");
+    kbc_nvml_close(x);
 }
 
 /* ---- a row's reasons, before any window ------------------------------------ */

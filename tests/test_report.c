@@ -511,7 +511,8 @@ Test(report, csv_header_quoting_and_nan)
                             "clock_reasons", "throttled", "low_clock", "energy", "energy_why",
                             "j_per_run", "j_lo", "j_hi", "watts", "idle_w", "power_limit_w",
                             "gb_per_j", "gflops_per_j", "energy_windows",
-                            "energy_throttled_windows", "energy_note", "points", "ignores",
+                            "energy_throttled_windows", "energy_throttled_s", "energy_note",
+                            "points", "ignores",
                             "key"};
     size_t ncol = sizeof expect / sizeof expect[0];
     cr_assert_eq(t.nf[0], ncol, "header has %zu columns", t.nf[0]);
@@ -1417,6 +1418,7 @@ static void fill_energy(kbc_record *r)
     e->power_limit_w = 700.0;
     e->gb_per_j = 0.16;
     e->gflops_per_j = 0.042;
+    e->throttled_s = 0;
 }
 
 Test(report, json_round_trip_keeps_the_energy)
@@ -1425,6 +1427,7 @@ Test(report, json_round_trip_keeps_the_energy)
     fill_energy(&r[0]);
     r[0].energy.dropped = 1;
     r[0].energy.throttled_windows = 2;
+    r[0].energy.throttled_s = 0.125;
     r[0].energy.reasons = KBC_REASON_SW_POWER_CAP | KBC_REASON_HW_THERMAL;
     snprintf(r[0].energy.note, sizeof r[0].energy.note, "1 window dropped: 1 where it wrapped");
     fill_clocked(&r[1], 1980, 1980, 0);
@@ -1467,6 +1470,8 @@ Test(report, json_round_trip_keeps_the_energy)
     cr_assert_eq(a->dropped, 1);
     cr_assert_str_eq(a->note, b->note);
     cr_assert_eq(a->throttled_windows, 2);
+    assert_num_eq(a->throttled_s, 0.125, "throttled_s");
+    cr_assert(isnan(got[1].energy.throttled_s), "unknown stays unknown");
     cr_assert_eq(a->reasons, KBC_REASON_SW_POWER_CAP | KBC_REASON_HW_THERMAL);
     cr_assert_eq(got[1].energy.requested, 2);
     cr_assert_eq(got[1].energy.status, KBC_ENERGY_UNSUPPORTED);
@@ -1537,6 +1542,7 @@ Test(report, csv_carries_the_energy)
     cr_assert_str_eq(field(&t, 1, "gflops_per_j"), "0.042");
     cr_assert_str_eq(field(&t, 1, "energy_windows"), "5");
     cr_assert_str_eq(field(&t, 1, "energy_throttled_windows"), "0");
+    cr_assert_str_eq(field(&t, 1, "energy_throttled_s"), "0");
     /* Energy off: every energy field empty. */
     cr_assert_str_eq(field(&t, 2, "energy"), "");
     cr_assert_str_eq(field(&t, 2, "j_per_run"), "");
@@ -1645,10 +1651,12 @@ Test(report, table_notes_throttled_energy_windows)
     kbc_record r[1];
     fill_energy(&r[0]);
     r[0].energy.throttled_windows = 3;
+    r[0].energy.throttled_s = 1.25;
     r[0].energy.reasons = KBC_REASON_SW_POWER_CAP;
     char *buf = default_table_of(r, 1);
     cr_assert_not_null(strstr(buf, "energy: a power or thermal limit throttled 3 of 5 windows "
-                                    "(sw_power_cap); 612 W of a 700 W limit"),
+                                    "(sw_power_cap), held back 1.2 s in all; 612 W of a 700 W "
+                                    "limit"),
                        "%s", buf);
     free(buf);
 }

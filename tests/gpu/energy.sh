@@ -108,8 +108,10 @@ near = limit and w["bf16 wgmma"] and w["bf16 wgmma"] >= 0.85 * limit
 verdict = "NOT MEASURED" if not all(w.values()) else "ORDER WRONG" if not ok else \
     "ok, BF16 near the limit" if near else "ok, BF16 below 85% of the limit"
 say("2 sense: watts", fig, verdict)
-thr = {k: en(main.get(k)).get("throttled_windows") for k in main}
-say("2 throttled windows", ", ".join(f"{k[0]} {v}" for k, v in thr.items() if v), "(info)")
+thr = {k: (en(r).get("throttled_windows"), en(r).get("throttled_s")) for k, r in main.items()}
+say("2 throttled windows", ", ".join(
+    f"{k[0]} {n}" + (f" ({t:.2f} s held back)" if t is not None else "")
+    for k, (n, t) in thr.items() if n) or "none", "(info)")
 
 # 3. the counter against nvidia-smi
 c = en(counter.get(("counter", "wgmma")))

@@ -50,6 +50,7 @@ static int say(kbc_rec_energy *e, kbc_energy_status st, const char *fmt, ...)
     e->windows = e->dropped = e->throttled_windows = 0;
     e->runs_per_window = 0;
     e->reasons = 0;
+    e->throttled_s = NAN;
     e->note[0] = '\0';
     return 0;
 }
@@ -159,6 +160,7 @@ int kbc_energy_windows(kbc_nvml *nvml, const kbc_energy_plan *p, const kbc_energ
     out->reasons = 0;
     out->j_per_run = out->j_lo = out->j_hi = out->watts = NAN;
     out->gb_per_j = out->gflops_per_j = NAN;
+    out->throttled_s = NAN;
     out->window_s = p->window_s;
     out->power_limit_w = kbc_nvml_power_limit_w(nvml);
 
@@ -169,6 +171,11 @@ int kbc_energy_windows(kbc_nvml *nvml, const kbc_energy_plan *p, const kbc_energ
     unsigned long long prev;
     if (kbc_nvml_energy_mj(nvml, &prev, why, sizeof why) != KBC_NVML_OK)
         return say(out, KBC_ENERGY_UNSUPPORTED, "NVML cannot read the energy counter: %s", why);
+    /* The violation counters, where NVML has them, see the whole window;
+       the reasons only the moments they are read. */
+    unsigned long long held;
+    int held_known = kbc_nvml_violation_ns(nvml, &held) == 0;
+    double held_s = 0;
     const uint32_t runs = p->runs_per_step ? p->runs_per_step : 1;
     double want = p->step_s > 0 && isfinite(p->step_s) ? ceil(p->window_s / p->step_s) : 1;
     uint64_t steps = want < 1 ? 1 : want > STEPS_MAX ? (uint64_t)STEPS_MAX : (uint64_t)want;
@@ -196,6 +203,14 @@ int kbc_energy_windows(kbc_nvml *nvml, const kbc_energy_plan *p, const kbc_energ
             return say(out, KBC_ENERGY_UNSUPPORTED,
                        "NVML stopped reading the energy counter after %u window%s: %s",
                        tries - 1, tries == 2 ? "" : "s", why);
+        unsigned long long held_now = 0;
+        double held_dt = 0;
+        if (held_known && kbc_nvml_violation_ns(nvml, &held_now) == 0 && held_now >= held) {
+            held_dt = (double)(held_now - held) * 1e-9;
+            held = held_now;
+        } else {
+            held_known = 0;
+        }
         const double dt = t1 - t0;
         const unsigned long long before = prev;
         t0 = t1;
@@ -247,10 +262,10 @@ int kbc_energy_windows(kbc_nvml *nvml, const kbc_energy_plan *p, const kbc_energ
         out->runs_per_window = done * runs;
         joules += j;
         seconds += dt;
-        if (reasons) {
+        held_s += held_dt;
+        if (reasons || held_dt > 0)
             out->throttled_windows++;
-            out->reasons |= reasons;
-        }
+        out->reasons |= reasons;
     }
     out->dropped = tries - out->windows;
     if (d.still)
@@ -262,6 +277,7 @@ int kbc_energy_windows(kbc_nvml *nvml, const kbc_energy_plan *p, const kbc_energ
     if (out->windows < KBC_ENERGY_WINDOWS)
         return too_few(&d, tries, p->window_s, out);
     summarise(p, joules, seconds, out);
+    out->throttled_s = held_known ? held_s : NAN;
     drop_note(&d, out->note, sizeof out->note);
     return 0;
 }

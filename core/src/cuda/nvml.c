@@ -21,6 +21,12 @@ typedef struct nvml_device_st *nvml_device;
 enum { NVML_SUCCESS = 0, NVML_ERROR_NOT_SUPPORTED = 3, NVML_ERROR_FUNCTION_NOT_FOUND = 13 };
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };  /* nvmlClockType_t            */
 enum { NVML_TEMPERATURE_GPU = 0 };               /* nvmlTemperatureSensors_t   */
+enum { NVML_PERF_POLICY_POWER = 0, NVML_PERF_POLICY_THERMAL = 1 }; /* nvmlPerfPolicyType_t */
+
+/* nvmlViolationTime_t: a timestamp and the violation's nanoseconds. */
+typedef struct nvml_violation {
+    unsigned long long reference_time, violation_time;
+} nvml_violation;
 
 struct kbc_nvml {
     void *dl;
@@ -34,6 +40,7 @@ struct kbc_nvml {
     /* Optional (an older driver lacks them): NULL then. */
     nvml_return (*energy)(nvml_device, unsigned long long *);
     nvml_return (*power_limit)(nvml_device, unsigned *);
+    nvml_return (*violation)(nvml_device, int, nvml_violation *);
     const char *(*error_string)(nvml_return);
 };
 
@@ -110,6 +117,8 @@ kbc_nvml *kbc_nvml_open(const char *pci_bus_id, char *why, size_t n)
         dl, "nvmlDeviceGetTotalEnergyConsumption");
     x->power_limit =
         (nvml_return(*)(nvml_device, unsigned *))dlsym(dl, "nvmlDeviceGetEnforcedPowerLimit");
+    x->violation = (nvml_return(*)(nvml_device, int, nvml_violation *))dlsym(
+        dl, "nvmlDeviceGetViolationStatus");
     x->error_string = (nvml_error_string)dlsym(dl, "nvmlErrorString");
     const char *missing = !init       ? "nvmlInit_v2"
                           : !by_bus   ? "nvmlDeviceGetHandleByPciBusId_v2"
@@ -217,6 +226,16 @@ int kbc_nvml_energy_mj(kbc_nvml *x, unsigned long long *mj, char *why, size_t n)
     return r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_FUNCTION_NOT_FOUND
                ? KBC_NVML_UNSUPPORTED
                : KBC_NVML_FAILED;
+}
+
+int kbc_nvml_violation_ns(kbc_nvml *x, unsigned long long *ns)
+{
+    nvml_violation p, t;
+    if (!x || !x->violation || x->violation(x->dev, NVML_PERF_POLICY_POWER, &p) != NVML_SUCCESS ||
+        x->violation(x->dev, NVML_PERF_POLICY_THERMAL, &t) != NVML_SUCCESS)
+        return -1;
+    *ns = p.violation_time + t.violation_time;
+    return 0;
 }
 
 double kbc_nvml_power_limit_w(kbc_nvml *x)

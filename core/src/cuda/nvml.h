@@ -43,6 +43,14 @@ int kbc_nvml_sample(kbc_nvml *x, kbc_clock_sample *s);
 enum { KBC_NVML_OK = 0, KBC_NVML_FAILED = -1, KBC_NVML_UNSUPPORTED = -2 };
 int kbc_nvml_energy_mj(kbc_nvml *x, unsigned long long *mj, char *why, size_t n);
 
+/* How long NVML has counted the device held back by its power or thermal
+   limit (nvmlDeviceGetViolationStatus, the power and thermal policies
+   added), in nanoseconds since the driver was loaded: a cumulative counter,
+   so that a difference covers everything between two readings.  Returns 0,
+   or -1 when NVML cannot say (a driver without the function, a device that
+   does not support it). */
+int kbc_nvml_violation_ns(kbc_nvml *x, unsigned long long *ns);
+
 /* The board power limit the driver enforces (nvmlDeviceGetEnforcedPowerLimit)
    in watts; NaN when NVML cannot say. */
 double kbc_nvml_power_limit_w(kbc_nvml *x);

@@ -26,6 +26,7 @@ void kbc_record_init(kbc_record *r)
     kbc_rec_energy *en = &r->energy;
     en->window_s = en->j_per_run = en->j_lo = en->j_hi = en->watts = NAN;
     en->idle_w = en->power_limit_w = en->gb_per_j = en->gflops_per_j = NAN;
+    en->throttled_s = NAN;
 }
 
 static const char *const energy_status_names[KBC_N_ENERGY_STATUS] = {

@@ -208,9 +208,13 @@ typedef struct kbc_rec_energy {
     double power_limit_w;    /* the enforced power limit                  */
     double gb_per_j;         /* (bytes read + written) / 1e9 per joule    */
     double gflops_per_j;     /* flops / 1e9 per joule                     */
-    uint32_t throttled_windows; /* windows in which a power or thermal
-                                   clocks-event reason was read           */
-    uint64_t reasons;        /* those reasons, ORed (KBC_THROTTLE_MASK)   */
+    uint32_t throttled_windows; /* windows NVML counted held back by a
+                                   power or thermal limit, or in which
+                                   such a clocks-event reason was read    */
+    double throttled_s;      /* seconds of the kept windows NVML counted
+                                held back (its violation counters); NaN
+                                where it cannot say                      */
+    uint64_t reasons;        /* the reasons read, ORed (KBC_THROTTLE_MASK) */
 } kbc_rec_energy;
 
 /* A status's name in the files ("measured", "no_nvml" ...) and back (-1

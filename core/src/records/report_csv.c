@@ -49,7 +49,7 @@ static const char *const tail_columns[] = {
     "sm_mhz_max", "mem_mhz_min", "temp_c_max", "power_w_max", "clock_reasons", "throttled",
     "low_clock", "energy", "energy_why", "j_per_run", "j_lo", "j_hi", "watts", "idle_w",
     "power_limit_w", "gb_per_j", "gflops_per_j", "energy_windows", "energy_throttled_windows",
-    "energy_note", "points", "ignores", "key"};
+    "energy_throttled_s", "energy_note", "points", "ignores", "key"};
 static const char *const head_columns[] = {"experiment", "plugin", "point"};
 
 /* Writes one field, preceded by a comma unless it opens the line, through
@@ -272,6 +272,7 @@ static void csv_row(csv_ctx *c, const kbc_record *r)
         fprintf(f, ",%u,%u", en->windows, en->throttled_windows);
     else
         fputs(",,", f);
+    put_double(f, en->throttled_s);
     put_field(f, 0, en->note);
     put_u64(f, r->points);
     put_field(f, 0, r->ignores);

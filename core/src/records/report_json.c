@@ -303,6 +303,7 @@ static json_t *energy_json(const kbc_rec_energy *e)
     json_object_set_new(o, "dropped", json_integer(e->dropped));
     json_object_set_new(o, "note", e->note[0] ? jtext(e->note) : json_null());
     json_object_set_new(o, "throttled_windows", json_integer(e->throttled_windows));
+    json_object_set_new(o, "throttled_s", num(e->throttled_s));
     json_object_set_new(o, "reasons", reasons_json(e->reasons));
     return o;
 }

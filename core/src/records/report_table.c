@@ -216,12 +216,19 @@ static const char *energy_note(const kbc_record *r, char *buf, size_t n)
     }
     size_t used = 0;
     if (e->throttled_windows) {
-        char names[200], lim[48] = "";
-        kbc_clock_reasons_text(e->reasons, ", ", names, sizeof names);
+        char names[200] = "", held[48] = "", lim[48] = "";
+        if (e->reasons) {
+            names[0] = ' ';
+            names[1] = '(';
+            kbc_clock_reasons_text(e->reasons, ", ", names + 2, sizeof names - 3);
+            strcat(names, ")");
+        }
+        if (isfinite(e->throttled_s))
+            snprintf(held, sizeof held, ", held back %.2g s in all", e->throttled_s);
         if (isfinite(e->power_limit_w) && isfinite(e->watts))
             snprintf(lim, sizeof lim, "; %.0f W of a %.0f W limit", e->watts, e->power_limit_w);
-        int w = snprintf(buf, n, "a power or thermal limit throttled %u of %u windows (%s)%s",
-                         e->throttled_windows, e->windows, names, lim);
+        int w = snprintf(buf, n, "a power or thermal limit throttled %u of %u windows%s%s%s",
+                         e->throttled_windows, e->windows, names, held, lim);
         used = w > 0 ? (size_t)w : 0;
     }
     if (e->note[0] && used < n)

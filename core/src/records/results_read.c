@@ -232,6 +232,7 @@ static void read_energy(rd *c, const json_t *en, kbc_rec_energy *e)
     e->dropped = rd_u32(c, en, "dropped");
     get_str(en, "note", e->note, sizeof e->note);
     e->throttled_windows = rd_u32(c, en, "throttled_windows");
+    e->throttled_s = get_num(en, "throttled_s");
     e->reasons = reasons_of(json_object_get(en, "reasons"));
     c->at = NULL;
 }
