@@ -142,7 +142,8 @@ if c.get("status") == "measured" and len(samples) > 20:
     smi_j = mean * span  # the samples' mean power over the counter's span
     diff = (joules - smi_j) / smi_j * 100
     which = fields[2] if len(fields) > 2 else fields[1]
-    say("3 counter vs nvidia-smi", f"counter {joules:.0f} J over {span:.1f} s ({c['watts']:.0f} W); "
+    say("3 counter vs nvidia-smi",
+        f"counter {joules:.0f} J over {span:.1f} s ({c['watts']:.0f} W); "
         f"{which} {smi_j:.0f} J ({mean:.0f} W over {t1 - t0:.1f} s high); diff {diff:+.1f}%",
         "ok" if abs(diff) <= 10 else "DIFF ABOVE 10%")
 else:
