@@ -5,6 +5,13 @@ add_library(fake_nvml SHARED ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/nvml/fake_nvml
 set_target_properties(fake_nvml PROPERTIES
   LIBRARY_OUTPUT_DIRECTORY ${KBENCH_FIXTURE_DIR}/nvml
   C_VISIBILITY_PRESET hidden)
+# The same without the energy counter and the power limit: a driver before
+# them (tests/energy.cmake).
+add_library(fake_nvml_old SHARED ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/nvml/fake_nvml.c)
+target_compile_definitions(fake_nvml_old PRIVATE FAKE_NVML_NO_ENERGY)
+set_target_properties(fake_nvml_old PROPERTIES
+  LIBRARY_OUTPUT_DIRECTORY ${KBENCH_FIXTURE_DIR}/nvml
+  C_VISIBILITY_PRESET hidden)
 
 kbench_test(test_noise SOURCES test_noise.c)
 target_compile_definitions(test_noise PRIVATE

@@ -447,6 +447,31 @@ Test(cli, run_json_keeps_every_timed_sample_of_a_row)
     json_decref(doc);
 }
 
+/* energy = on reaches each row (exec/point.c): a CPU row says why it has
+   no joules, in results.json and results.csv. */
+Test(cli, run_with_energy_on_says_why_a_cpu_row_has_none)
+{
+    write_file("e.ini", "[global]\nruns = 3\nenergy = on\n[e]\nplugin = toy\n"
+                        "variants = good\nn = 1K\n");
+    result r = kb("run e.ini -q -o out --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/out/results.json", tmp);
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    cr_assert_not_null(doc, "results.json does not parse: %s", je.text);
+    json_t *en = json_object_get(json_array_get(json_object_get(doc, "results"), 0), "energy");
+    cr_assert_str_eq(json_string_value(json_object_get(en, "requested")), "on");
+    cr_assert_str_eq(json_string_value(json_object_get(en, "status")), "cpu_variant");
+    cr_assert_not_null(strstr(json_string_value(json_object_get(en, "why")), "a CPU variant"));
+    cr_assert(json_is_null(json_object_get(en, "j_per_run")));
+    json_decref(doc);
+    snprintf(path, sizeof path, "%s/out/results.csv", tmp);
+    char *csv = slurp(path);
+    cr_assert_not_null(strstr(csv, ",cpu_variant,a CPU variant"), "%s", csv);
+    free(csv);
+}
+
 Test(cli, run_output_folder_gets_a_markdown_report)
 {
     write_file("p.ini", passing_ini);

@@ -568,8 +568,8 @@ Test(config, each_point_is_planned_once_and_kept)
     fclose(null);
     size_t n;
     free(kbc_plan_jobs(&plan, &n));
-    double cap, rest, expected;
-    kbc_plan_estimate(&plan, &cap, &rest, &expected);
+    double cap, rest, energy, expected;
+    kbc_plan_estimate(&plan, &cap, &rest, &energy, &expected);
     cr_assert_eq(calls, 6, "the records are read, plan() is not asked again");
 }
 
@@ -816,6 +816,98 @@ Test(config, batch_count_with_cold_cache_is_refused)
                 "batch = 8 cannot be used with cache = cold", NULL);
 }
 
+/* ---- energy = off | auto | on, energy_window ------------------------------ */
+
+Test(config, energy_defaults_to_off_with_a_one_second_window)
+{
+    build_ok("[a]\nplugin = reduce\n");
+    cr_assert_eq(plan.exps[0].measure.energy, KBC_ENERGY_OFF);
+    cr_assert_float_eq(plan.exps[0].measure.energy_window_s, 1.0, 0);
+}
+
+Test(config, energy_on_and_auto_are_accepted)
+{
+    build_ok("[global]\nenergy = on\n[a]\nplugin = reduce\n[b]\nplugin = scan\nenergy = auto\n"
+             "energy_window = 500ms\n");
+    cr_assert_eq(exp_named("a")->measure.energy, KBC_ENERGY_ON);
+    cr_assert_eq(exp_named("b")->measure.energy, KBC_ENERGY_AUTO);
+    cr_assert_float_eq(exp_named("b")->measure.energy_window_s, 0.5, 1e-15);
+}
+
+Test(config, energy_bad_value_names_file_line_key)
+{
+    build_fails("[a]\nplugin = reduce\nenergy = maybe\n", 3,
+                "key 'energy' in [a]: 'maybe' is not one of the allowed values (off, auto, on).",
+                NULL);
+}
+
+Test(config, energy_window_below_a_millisecond_is_refused)
+{
+    build_fails("[a]\nplugin = reduce\nenergy = on\nenergy_window = 0\n", 4,
+                "key 'energy_window' in [a]", NULL);
+}
+
+Test(config, energy_window_not_a_duration_is_refused)
+{
+    build_fails("[a]\nplugin = reduce\nenergy_window = long\n", 3,
+                "'long' is not a duration", NULL);
+}
+
+/* 3 points x 1 CUDA variant x 5 windows x 2 s; the CPU variant has none. */
+Test(config, the_dry_run_counts_the_energy_windows)
+{
+    build_ok("[a]\nplugin = reduce\nvariants = cpu, simple\nbudget = 2\nn = 1K, 2K, 4K\n"
+             "energy = on\nenergy_window = 2\n");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    kbc_plan_print(&plan, f);
+    fclose(f);
+    assert_has(text, "energy on, energy_window 2 s");
+    assert_has(text, "(the energy windows are 30 s of it: 5 windows of at least\n");
+    free(text);
+}
+
+Test(config, the_dry_run_without_energy_says_nothing_of_it)
+{
+    build_ok("[a]\nplugin = reduce\nvariants = cpu, simple\nn = 1K\n");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    kbc_plan_print(&plan, f);
+    fclose(f);
+    cr_assert_null(strstr(text, "energy"), "%s", text);
+    free(text);
+}
+
+/* The plan's identity: energy off leaves the hash as it was (journals of
+   earlier runs still resume); energy on is another plan. */
+Test(config, energy_off_keeps_the_plan_hash_and_on_changes_it)
+{
+    char plain[65], off[65], on[65];
+    build_ok("[a]\nplugin = reduce\n");
+    kbc_plan_hash(&plan, plain);
+    kbc_plan_free(&plan);
+    kbc_ini_free(&ini);
+    build_ok("[a]\nplugin = reduce\nenergy = off\nenergy_window = 3\n");
+    kbc_plan_hash(&plan, off);
+    kbc_plan_free(&plan);
+    kbc_ini_free(&ini);
+    build_ok("[a]\nplugin = reduce\nenergy = on\n");
+    kbc_plan_hash(&plan, on);
+    cr_assert_str_eq(plain, off);
+    cr_assert_str_neq(plain, on);
+}
+
+/* The watchdog of a point makes room for twice its CUDA variants' windows:
+   300 s + 2 x 10 s budget x 2 variants + 2 x 5 windows x 2 s x 1 CUDA. */
+Test(config, the_watchdog_counts_the_energy_windows)
+{
+    build_ok("[a]\nplugin = reduce\nvariants = cpu, simple\nenergy = auto\nenergy_window = 2\n");
+    kbc_job j = {.exp = 0, .point = 0};
+    cr_assert_float_eq(kbc_job_timeout(&plan, &j), 300.0 + 40.0 + 20.0, 1e-9);
+}
+
 Test(config, batch_auto_with_cold_cache_is_accepted)
 {
     build_ok("[a]\nplugin = reduce\ncache = cold\nbatch = auto\n");
@@ -843,9 +935,9 @@ Test(core_keys, measure_rows_are_consistent)
         cr_assert_eq(kbc_core_key_parse(k, k->param->def, &v, why, sizeof why), 0, "%s: %s",
                      k->name, why);
     }
-    cr_assert_eq(measures, 13,
+    cr_assert_eq(measures, 15,
                  "warmup, runs, budget, min_runs, max_runs, noise, min_time, seed, "
-                 "include_copies, cpu_threads, cache, batch, timeout");
+                 "include_copies, cpu_threads, cache, batch, timeout, energy, energy_window");
     cr_assert_null(kbc_core_key_find("n"));
 }
 

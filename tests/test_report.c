@@ -508,7 +508,11 @@ Test(report, csv_header_quoting_and_nan)
                             "speedup_cpu", "speedup_reference", "check_measure", "check_error",
                             "check_tolerance", "batch", "batch_how", "batch_note", "sm_mhz_min",
                             "sm_mhz_max", "mem_mhz_min", "temp_c_max", "power_w_max",
-                            "clock_reasons", "throttled", "low_clock", "points", "ignores",
+                            "clock_reasons", "throttled", "low_clock", "energy", "energy_why",
+                            "j_per_run", "j_lo", "j_hi", "watts", "idle_w", "power_limit_w",
+                            "gb_per_j", "gflops_per_j", "energy_windows",
+                            "energy_throttled_windows", "energy_throttled_s", "energy_note",
+                            "points", "ignores",
                             "key"};
     size_t ncol = sizeof expect / sizeof expect[0];
     cr_assert_eq(t.nf[0], ncol, "header has %zu columns", t.nf[0]);
@@ -1386,4 +1390,343 @@ Test(report, markdown_clocks_reason_is_escaped)
     cr_assert_not_null(strstr(md, "clocks: not read (nvml said \\<script\\>"), "%s", md);
     cr_assert_null(strstr(md, "<script>"), "%s", md);
     free(md);
+}
+
+/* ---- energy (docs/output.md, "Energy") ------------------------------------ */
+
+/* A passing cuda_naive row (1 ms) whose energy was measured: five windows
+   of 0.024 .. 0.026 J per run, median 0.025 J. */
+static void fill_energy(kbc_record *r)
+{
+    fill_clocked(r, 1980, 1980, 0);
+    kbc_rec_energy *e = &r->energy;
+    e->requested = 1;
+    e->status = KBC_ENERGY_MEASURED;
+    e->window_s = 1.0;
+    e->runs_per_window = 1000;
+    e->windows = 5;
+    const double j[5] = {0.025, 0.026, 0.024, 0.025, 0.0255};
+    for (int i = 0; i < 5; i++) {
+        e->window_j[i] = j[i];
+        e->window_sec[i] = 1.0 + 0.01 * i;
+    }
+    e->j_per_run = 0.025;
+    e->j_lo = 0.024;
+    e->j_hi = 0.026;
+    e->watts = 612.5;
+    e->idle_w = 71.25;
+    e->power_limit_w = 700.0;
+    e->gb_per_j = 0.16;
+    e->gflops_per_j = 0.042;
+    e->throttled_s = 0;
+}
+
+Test(report, json_round_trip_keeps_the_energy)
+{
+    kbc_record r[2];
+    fill_energy(&r[0]);
+    r[0].energy.dropped = 1;
+    r[0].energy.throttled_windows = 2;
+    r[0].energy.throttled_s = 0.125;
+    r[0].energy.reasons = KBC_REASON_SW_POWER_CAP | KBC_REASON_HW_THERMAL;
+    snprintf(r[0].energy.note, sizeof r[0].energy.note, "1 window dropped: 1 where it wrapped");
+    fill_clocked(&r[1], 1980, 1980, 0);
+    r[1].energy.requested = 2;
+    r[1].energy.status = KBC_ENERGY_UNSUPPORTED;
+    snprintf(r[1].energy.why, sizeof r[1].energy.why, "NVML cannot read the energy counter");
+    char path[128];
+    snprintf(path, sizeof path, "%s/energy.json", tmpdir);
+    kbc_sink s;
+    cr_assert_eq(kbc_report_json(path, &s, NULL), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, r, 2), 0);
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+
+    kbc_record *got = NULL;
+    size_t n = 0;
+    kbc_diag d;
+    cr_assert_eq(kbc_results_read(path, &got, &n, &d), 0, "%s", d.msg);
+    cr_assert_eq(n, 2);
+    const kbc_rec_energy *a = &got[0].energy, *b = &r[0].energy;
+    cr_assert_eq(a->requested, 1);
+    cr_assert_eq(a->status, KBC_ENERGY_MEASURED);
+    cr_assert_str_empty(a->why);
+    assert_num_eq(a->j_per_run, b->j_per_run, "j_per_run");
+    assert_num_eq(a->j_lo, b->j_lo, "j_lo");
+    assert_num_eq(a->j_hi, b->j_hi, "j_hi");
+    assert_num_eq(a->watts, b->watts, "watts");
+    assert_num_eq(a->idle_w, b->idle_w, "idle_w");
+    assert_num_eq(a->power_limit_w, b->power_limit_w, "power_limit_w");
+    assert_num_eq(a->gb_per_j, b->gb_per_j, "gb_per_j");
+    assert_num_eq(a->gflops_per_j, b->gflops_per_j, "gflops_per_j");
+    assert_num_eq(a->window_s, b->window_s, "window_s");
+    cr_assert_eq(a->runs_per_window, 1000);
+    cr_assert_eq(a->windows, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_num_eq(a->window_j[i], b->window_j[i], "window_j");
+        assert_num_eq(a->window_sec[i], b->window_sec[i], "window_sec");
+    }
+    cr_assert_eq(a->dropped, 1);
+    cr_assert_str_eq(a->note, b->note);
+    cr_assert_eq(a->throttled_windows, 2);
+    assert_num_eq(a->throttled_s, 0.125, "throttled_s");
+    cr_assert(isnan(got[1].energy.throttled_s), "unknown stays unknown");
+    cr_assert_eq(a->reasons, KBC_REASON_SW_POWER_CAP | KBC_REASON_HW_THERMAL);
+    cr_assert_eq(got[1].energy.requested, 2);
+    cr_assert_eq(got[1].energy.status, KBC_ENERGY_UNSUPPORTED);
+    cr_assert_str_eq(got[1].energy.why, "NVML cannot read the energy counter");
+    cr_assert(isnan(got[1].energy.j_per_run));
+    kbc_records_free(got, n);
+}
+
+/* A file written before energy (schema 1) reads as energy never tried. */
+Test(report, results_read_takes_a_row_without_energy)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/old-energy.json", tmpdir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"schema_version\": 1, \"results\": [{\"experiment\": \"e\", \"plugin\": \"p\", "
+               "\"variant\": \"v\", \"status\": \"pass\"}]}\n");
+    fclose(f);
+    kbc_record *got = NULL;
+    size_t n = 0;
+    kbc_diag d;
+    cr_assert_eq(kbc_results_read(path, &got, &n, &d), 0, "%s", d.msg);
+    cr_assert_eq(got[0].energy.status, KBC_ENERGY_NOT_RUN);
+    cr_assert_eq(got[0].energy.requested, 0);
+    cr_assert(isnan(got[0].energy.j_per_run));
+    kbc_records_free(got, n);
+}
+
+Test(report, json_energy_counts_out_of_range_are_refused)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/bad-energy.json", tmpdir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"results\": [{\"status\": \"pass\", \"energy\": {\"status\": \"measured\", "
+               "\"dropped\": -3}}]}\n");
+    fclose(f);
+    kbc_record *got = NULL;
+    size_t n = 0;
+    kbc_diag d;
+    cr_assert_eq(kbc_results_read(path, &got, &n, &d), -1);
+    cr_assert_not_null(strstr(d.msg, "\"energy.dropped\" is -3"), "%s", d.msg);
+}
+
+Test(report, csv_carries_the_energy)
+{
+    kbc_record r[2];
+    fill_energy(&r[0]);
+    fill_pass(&r[1], &exps[0], 0, red_point0, 0, 2e-3); /* energy off */
+    char path[128];
+    snprintf(path, sizeof path, "%s/energy.csv", tmpdir);
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_csv(path, &s, &d), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, r, 2), 0);
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+    char *text = slurp(path);
+    csv_table t = csv_parse(text);
+    cr_assert_str_eq(field(&t, 1, "energy"), "measured");
+    cr_assert_str_eq(field(&t, 1, "j_per_run"), "0.025");
+    cr_assert_str_eq(field(&t, 1, "j_lo"), "0.024");
+    cr_assert_str_eq(field(&t, 1, "j_hi"), "0.026");
+    cr_assert_str_eq(field(&t, 1, "watts"), "612.5");
+    cr_assert_str_eq(field(&t, 1, "idle_w"), "71.25");
+    cr_assert_str_eq(field(&t, 1, "power_limit_w"), "700");
+    cr_assert_str_eq(field(&t, 1, "gflops_per_j"), "0.042");
+    cr_assert_str_eq(field(&t, 1, "energy_windows"), "5");
+    cr_assert_str_eq(field(&t, 1, "energy_throttled_windows"), "0");
+    cr_assert_str_eq(field(&t, 1, "energy_throttled_s"), "0");
+    /* Energy off: every energy field empty. */
+    cr_assert_str_eq(field(&t, 2, "energy"), "");
+    cr_assert_str_eq(field(&t, 2, "j_per_run"), "");
+    cr_assert_str_eq(field(&t, 2, "energy_windows"), "");
+    csv_free(&t);
+    free(text);
+}
+
+/* The default table (no --wide) of rows of point 0. */
+static char *default_table_of(kbc_record *r, size_t n)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    kbc_sink s;
+    cr_assert_eq(kbc_report_table(out, &s, NULL), 0);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, r, n), 0);
+    s.destroy(s.ctx);
+    fclose(out);
+    return buf;
+}
+
+Test(report, table_shows_joules_per_run_in_place_of_the_sm_clock)
+{
+    kbc_record r[1];
+    fill_energy(&r[0]);
+    char *buf = default_table_of(r, 1);
+    cr_assert_not_null(strstr(buf, "J/run"), "%s", buf);
+    cr_assert_not_null(strstr(buf, " 25.0 mJ "), "%s", buf);
+    cr_assert_null(strstr(buf, "SM MHz"), "the default table trades the clock for J/run: %s",
+                   buf);
+    cr_assert_null(strstr(buf, "idle W"), "details are behind --wide: %s", buf);
+    free(buf);
+}
+
+Test(report, wide_table_shows_the_energy_details_and_the_clock)
+{
+    kbc_record r[1];
+    fill_energy(&r[0]);
+    char *buf = table_of(r, 1);
+    const char *cols[] = {"SM MHz", "J/run", "J +-", "idle W", "GFLOP/J"};
+    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
+        cr_assert_not_null(strstr(buf, cols[k]), "%s: %s", cols[k], buf);
+    /* Half of 0.026 - 0.024 over 0.025 is 4%; 612.5 W; 71.25 W idle. */
+    cr_assert_not_null(strstr(buf, " 4.0% "), "%s", buf);
+    cr_assert_not_null(strstr(buf, " 612 "), "%s", buf);
+    cr_assert_not_null(strstr(buf, " 71.2 "), "%s", buf);
+    free(buf);
+}
+
+Test(report, table_without_energy_has_no_energy_column)
+{
+    kbc_record r[1];
+    fill_clocked(&r[0], 1980, 1980, 0);
+    char *buf = default_table_of(r, 1);
+    cr_assert_null(strstr(buf, "J/run"), "%s", buf);
+    cr_assert_not_null(strstr(buf, "SM MHz"), "%s", buf);
+    free(buf);
+}
+
+Test(report, table_says_why_energy_was_not_measured_when_it_is_on)
+{
+    kbc_record r[1];
+    fill_clocked(&r[0], 1980, 1980, 0);
+    r[0].energy.requested = 2;
+    r[0].energy.status = KBC_ENERGY_UNSUPPORTED;
+    snprintf(r[0].energy.why, sizeof r[0].energy.why,
+             "NVML cannot read the energy counter: Not Supported");
+    char *buf = default_table_of(r, 1);
+    cr_assert_not_null(strstr(buf, "J/run"), "%s", buf);
+    cr_assert_not_null(
+        strstr(buf, "energy: not measured: NVML cannot read the energy counter: Not Supported"),
+        "%s", buf);
+    free(buf);
+}
+
+Test(report, table_with_energy_auto_is_silent_where_the_counter_cannot_be_read)
+{
+    kbc_record r[1];
+    fill_clocked(&r[0], 1980, 1980, 0);
+    r[0].energy.requested = 1;
+    r[0].energy.status = KBC_ENERGY_UNSUPPORTED;
+    snprintf(r[0].energy.why, sizeof r[0].energy.why, "NVML cannot read the energy counter");
+    char *buf = default_table_of(r, 1);
+    cr_assert_null(strstr(buf, "J/run"), "%s", buf);
+    cr_assert_null(strstr(buf, "energy:"), "%s", buf);
+    free(buf);
+}
+
+Test(report, table_with_energy_auto_says_a_counter_that_misbehaved)
+{
+    kbc_record r[1];
+    fill_clocked(&r[0], 1980, 1980, 0);
+    r[0].energy.requested = 1;
+    r[0].energy.status = KBC_ENERGY_STILL;
+    snprintf(r[0].energy.why, sizeof r[0].energy.why, "the energy counter did not move");
+    char *buf = default_table_of(r, 1);
+    cr_assert_not_null(strstr(buf, "energy: not measured: the energy counter did not move"),
+                       "%s", buf);
+    free(buf);
+}
+
+Test(report, table_notes_throttled_energy_windows)
+{
+    kbc_record r[1];
+    fill_energy(&r[0]);
+    r[0].energy.throttled_windows = 3;
+    r[0].energy.throttled_s = 1.25;
+    r[0].energy.reasons = KBC_REASON_SW_POWER_CAP;
+    char *buf = default_table_of(r, 1);
+    cr_assert_not_null(strstr(buf, "energy: a power or thermal limit throttled 3 of 5 windows "
+                                    "(sw_power_cap), held back 1.2 s in all; 612 W of a 700 W "
+                                    "limit"),
+                       "%s", buf);
+    free(buf);
+}
+
+Test(report, markdown_energy_note_is_escaped)
+{
+    char path[] = "/tmp/kbench-energy-md-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    kbc_record r[1];
+    fill_clocked(&r[0], 1980, 1980, 0);
+    r[0].energy.requested = 2;
+    r[0].energy.status = KBC_ENERGY_NO_NVML;
+    snprintf(r[0].energy.why, sizeof r[0].energy.why, "no NVML: <script>|x\n");
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_markdown(path, &s, &d), 0, "%s", d.msg);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    cr_assert_eq(s.point(s.ctx, r, 1), 0);
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+    char *md = slurp(path);
+    unlink(path);
+    cr_assert_not_null(strstr(md, "energy: not measured: no NVML: \\<script\\>\\|x\\\\n"), "%s",
+                       md);
+    free(md);
+}
+
+/* With energy, the widest point of the 120-column test still fits. */
+Test(report, the_default_table_with_energy_fits_120_columns)
+{
+    static const char *const names[3] = {"odd-even-multiblock", "interleaved-strided",
+                                         "unroll-complete"};
+    kbc_record r[3];
+    for (int i = 0; i < 3; i++) {
+        fill_pass(&r[i], &exps[0], 0, red_point0, (uint32_t)i, 123.456e-3);
+        snprintf(r[i].variant, sizeof r[i].variant, "%s", names[i]);
+        r[i].speedup_baseline = r[i].speedup_cpu = r[i].speedup_reference = 123.45;
+        r[i].gbps = 3050.2;
+        r[i].gflops = 370123.4;
+        r[i].pct_ceiling = r[i].pct_peak = 99;
+        r[i].time.median = 999.9e-3;
+        if (r[i].backend == KB_BACKEND_CUDA) {
+            snprintf(r[i].peak, sizeof r[i].peak, "fp32");
+            r[i].clocks.n = 2;
+            r[i].clocks.known = KBC_CLK_SM;
+            r[i].clocks.sm_min_mhz = 1650;
+            r[i].clocks.throttled = 1;
+            r[i].mode = (kbc_rec_mode){.batch = 64, .graph = 0, .requested = 64};
+            r[i].energy.requested = 2;
+            r[i].energy.status = KBC_ENERGY_MEASURED;
+            r[i].energy.j_per_run = 123.4e-3;
+        }
+    }
+    char *buf = default_table_of(r, 3);
+    const char *head = strstr(buf, "\n  variant ");
+    cr_assert_not_null(head, "%s", buf);
+    const char *cols[] = {"%peak", "GFLOP/s", "%fp32", "J/run", "batch", "vs cpu", "vs ref"};
+    char *titles = strndup(head + 1, strcspn(head + 1, "\n"));
+    for (size_t k = 0; k < sizeof cols / sizeof *cols; k++)
+        cr_assert_not_null(strstr(titles, cols[k]), "every column is there: %s", titles);
+    cr_assert_leq(strlen(titles), 120, "%s", buf);
+    free(titles);
+    for (int i = 0; i < 3; i++) {
+        char key[40];
+        snprintf(key, sizeof key, "\n  %s ", names[i]);
+        const char *row = strstr(buf, key);
+        cr_assert_not_null(row, "%s", buf);
+        cr_assert_leq(strcspn(row + 1, "\n"), 120, "%s", buf);
+    }
+    free(buf);
 }

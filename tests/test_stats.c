@@ -106,3 +106,34 @@ Test(stats, one_sample_has_no_noise_measure)
     double x[] = {1.0};
     cr_assert(isnan(kbc_median_noise(x, 1)));
 }
+
+Test(stats, median_interval_is_the_order_statistics_of_the_noise)
+{
+    double x[100];
+    for (int i = 0; i < 100; i++)
+        x[i] = i + 1;
+    double lo, hi;
+    kbc_median_interval(x, 100, &lo, &hi);
+    cr_assert_float_eq(lo, 41.0, 0);
+    cr_assert_float_eq(hi, 61.0, 0);
+}
+
+Test(stats, median_interval_of_five_is_the_whole_range)
+{
+    /* n = 5 (the energy windows): ranks 2.5 -+ 2.19 clamp to 0 and 4. */
+    double x[] = {0.9, 1.0, 1.0, 1.05, 1.1};
+    double lo, hi;
+    kbc_median_interval(x, 5, &lo, &hi);
+    cr_assert_float_eq(lo, 0.9, 0);
+    cr_assert_float_eq(hi, 1.1, 0);
+}
+
+Test(stats, median_interval_of_nothing_is_nan)
+{
+    double lo = 0, hi = 0, one[] = {3.0};
+    kbc_median_interval(NULL, 0, &lo, &hi);
+    cr_assert(isnan(lo) && isnan(hi));
+    kbc_median_interval(one, 1, &lo, &hi);
+    cr_assert_float_eq(lo, 3.0, 0);
+    cr_assert_float_eq(hi, 3.0, 0);
+}

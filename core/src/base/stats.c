@@ -10,6 +10,18 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void kbc_median_interval(const double *x, size_t n, double *lo, double *hi)
+{
+    if (n == 0) {
+        *lo = *hi = NAN;
+        return;
+    }
+    double half = 0.98 * sqrt((double)n);
+    double l = floor((double)n / 2 - half), h = ceil((double)n / 2 + half);
+    *lo = x[l < 0 ? 0 : (size_t)l];
+    *hi = x[h > (double)(n - 1) ? n - 1 : (size_t)h];
+}
+
 double kbc_median_noise(const double *x, size_t n)
 {
     if (n < 2)
@@ -17,11 +29,9 @@ double kbc_median_noise(const double *x, size_t n)
     double med = (n % 2) ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
     if (!(med > 0))
         return NAN;
-    double half = 0.98 * sqrt((double)n);
-    double lo = floor((double)n / 2 - half), hi = ceil((double)n / 2 + half);
-    size_t l = lo < 0 ? 0 : (size_t)lo;
-    size_t h = hi > (double)(n - 1) ? n - 1 : (size_t)hi;
-    return (x[h] - x[l]) / 2 / med;
+    double lo, hi;
+    kbc_median_interval(x, n, &lo, &hi);
+    return (hi - lo) / 2 / med;
 }
 
 double kbc_median(double *x, size_t n)

@@ -23,4 +23,9 @@ void kbc_stats_compute(double *x, size_t n, kbc_stats *out);
    of zero. */
 double kbc_median_noise(const double *sorted, size_t n);
 
+/* That interval itself: *lo and *hi are the sorted x[0..n)'s order
+   statistics at those ranks (for n == 1 both the one value; NaN for
+   n == 0).  kbc_median_noise is its half-width over the median. */
+void kbc_median_interval(const double *sorted, size_t n, double *lo, double *hi);
+
 #endif

@@ -11,6 +11,7 @@
 
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,19 @@ const kb_param kbc_key_batch = {
     .help = "off, auto, or N: time N back-to-back runs of a CUDA variant between one pair of "
             "events (auto: when one run takes under 20 us)"};
 
+/* energy's choices in the order of KBC_ENERGY_OFF, _AUTO, _ON. */
+static const char *const energy_choices[] = {"off", "auto", "on"};
+const kb_param kbc_key_energy = {
+    .name = "energy", .type = KB_PARAM_ENUM, .def = "off", KB_CHOICES(energy_choices),
+    .help = "off, auto or on: after the timed runs, joules per run of each CUDA variant from "
+            "NVML's energy counter (auto: where NVML reads it; docs/energy.md)"};
+/* The counter moves every 20-100 ms on Hopper, so a window much under a
+   second is coarse; shorter ones are allowed (a row whose counter did not
+   move says so) but not below a millisecond. */
+const kb_param kbc_key_energy_window = {
+    .name = "energy_window", .type = KB_PARAM_FLOAT, .def = "1", .min = 1e-3, .max = 3600,
+    .help = "with energy: the shortest energy window, each of back-to-back runs (s or ms "
+            "allowed)"};
 
 static const char *const cache_choices[] = {"hot", "cold"};
 
@@ -115,6 +129,9 @@ const kbc_core_key kbc_core_keys[] = {
      SYNTAX(BATCH)},
     {.name = "timeout", .where = KBC_IN_ANY,
      MEASURE(kbc_key_timeout, KBC_STORE_DOUBLE, timeout_s), SYNTAX(DURATION_AUTO)},
+    {.name = "energy", .where = KBC_IN_ANY, MEASURE(kbc_key_energy, KBC_STORE_INT, energy)},
+    {.name = "energy_window", .where = KBC_IN_ANY,
+     MEASURE(kbc_key_energy_window, KBC_STORE_DOUBLE, energy_window_s), SYNTAX(DURATION)},
     {.name = "zip", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "none",
      .help = "swept parameters that advance together instead of making their cross product "
              "(zip = m, n, k: m = n = k at each point; their sweeps must be equally long)"},
@@ -314,6 +331,16 @@ int kbc_core_key_parse(const kbc_core_key *k, const char *text, kb_value *out, c
         *out = v;
     free(s);
     return rc;
+}
+
+double kbc_energy_seconds(const kbc_measure *m, double run_s)
+{
+    if (m->energy == KBC_ENERGY_OFF)
+        return 0.0;
+    double w = m->energy_window_s;
+    if (run_s > w && isfinite(run_s))
+        w = run_s;
+    return KBC_ENERGY_WINDOWS * w;
 }
 
 int kbc_cpu_threads(int configured)

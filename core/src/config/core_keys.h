@@ -74,7 +74,29 @@ typedef struct kbc_measure {
     /* The watchdog of each point in seconds; 0: auto, derived from the
        budget (shard.h, kbc_job_timeout). */
     double timeout_s;
+    /* energy: KBC_ENERGY_OFF, _AUTO (measured where NVML reads the energy
+       counter) or _ON (also where it cannot, each row saying why);
+       energy_window_s: the shortest window (cuda/energy.h). */
+    int energy;
+    double energy_window_s;
 } kbc_measure;
+
+/* The values of kbc_measure.energy: the index of the choice in
+   kbc_key_energy (and of record.h's kbc_rec_energy.requested). */
+#define KBC_ENERGY_OFF 0
+#define KBC_ENERGY_AUTO 1
+#define KBC_ENERGY_ON 2
+
+/* Energy windows a CUDA row measures (at least; a window the counter
+   spoils is replaced, up to KBC_ENERGY_MAX_WINDOWS in all). */
+#define KBC_ENERGY_WINDOWS 5
+#define KBC_ENERGY_MAX_WINDOWS 12
+
+/* The seconds the energy windows of one CUDA variant take at a point
+   whose run takes about run_s seconds (0 when unknown): KBC_ENERGY_WINDOWS
+   windows, each the longer of energy_window and one run; 0 when energy is
+   off.  The dry run and the watchdog count them. */
+double kbc_energy_seconds(const kbc_measure *m, double run_s);
 
 /* The values of kbc_measure.batch other than a count. */
 #define KBC_BATCH_OFF 0
@@ -112,7 +134,8 @@ extern const kb_param kbc_key_cache;
    defaults, ranges and help, as `kbench --help` and the docs show them). */
 extern const kb_param kbc_key_warmup, kbc_key_runs, kbc_key_budget, kbc_key_seed,
     kbc_key_include_copies, kbc_key_cpu_threads, kbc_key_min_runs, kbc_key_max_runs,
-    kbc_key_noise, kbc_key_min_time, kbc_key_batch, kbc_key_timeout;
+    kbc_key_noise, kbc_key_min_time, kbc_key_batch, kbc_key_timeout, kbc_key_energy,
+    kbc_key_energy_window;
 
 /* Parses the value of measure key k (its syntax, then its range).  Returns
    0, or -1 with why set to one clause, as kbc_value_parse does. */

@@ -33,6 +33,8 @@ typedef struct kbc_device {
     char clocks_why[600];   /* why there are none, when nvml is NULL     */
     unsigned sm_max_mhz, mem_max_mhz; /* from NVML; 0 unknown           */
     kbc_clock_sample clocks_at_start; /* after the ceilings             */
+    double idle_w;          /* board power before the point's setup
+                               (energy.h, kbc_energy_point_start); NaN  */
     int lost;               /* a sticky error spoilt the context        */
     char lost_after[400];   /* the error that spoilt it                 */
 } kbc_device;

@@ -155,6 +155,22 @@ int kbc_hold_wanted(int cuda, uint32_t flags, int include_copies, int have_hold)
     return cuda && have_hold && !(flags & KB_VARIANT_SYNCS) && !include_copies;
 }
 
+/* One sample's runs with nothing between them: the batch's graph exec
+   launched once when there is one, else `batch` runs one by one.  Returns
+   0, or -1 with f filled (a failed graph launch named `stage`). */
+static int launch_runs(kbc_instance in, void *state, uint32_t v, int copies, uint32_t batch,
+                       void *exec, kbc_device *dev, const char *stage, kbc_fault *f)
+{
+    if (exec)
+        return kbc_gpu_graph_launch(exec, dev->stream, f->why, sizeof f->why) != 0
+                   ? cuda_fault(f, stage)
+                   : 0;
+    for (uint32_t j = 0; j < batch; j++)
+        if (kbc_one_run(in, state, v, copies, &f->err) != KB_OK)
+            return plugin_fault(f);
+    return 0;
+}
+
 /* One timed sample of a CUDA variant: the hold (when *hold), the flush
    (cold), the start event, `batch` runs with nothing between them (the
    graph exec when there is one), the stop event, the release.  *total is
@@ -176,14 +192,9 @@ static int cuda_sample(kbc_instance in, void *state, uint32_t v, int copies, int
         rc = cuda_fault(f, "the L2 flush before a timed run");
     else if (kbc_gpu_event_record(dev->ev0, dev->stream, f->why, sizeof f->why) != 0)
         rc = cuda_fault(f, "the timed runs");
-    else if (exec) {
-        if (kbc_gpu_graph_launch(exec, dev->stream, f->why, sizeof f->why) != 0)
-            rc = cuda_fault(f, "the timed runs (a CUDA graph of the batch)");
-    } else {
-        for (uint32_t j = 0; j < batch && rc == 0; j++)
-            if (kbc_one_run(in, state, v, copies, &f->err) != KB_OK)
-                rc = plugin_fault(f);
-    }
+    else
+        rc = launch_runs(in, state, v, copies, batch, exec, dev,
+                         "the timed runs (a CUDA graph of the batch)", f);
     if (rc == 0 && kbc_gpu_event_record(dev->ev1, dev->stream, f->why, sizeof f->why) != 0)
         rc = cuda_fault(f, "the timed runs");
     if (held)
@@ -365,4 +376,47 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
         kbc_stats_compute(t, n, &out->time);
     free(t);
     return rc;
+}
+
+/* ---- the runs replayed outside the timed samples (measure.h) ---- */
+
+void kbc_replay_open(kbc_replay *p, kbc_instance in, void *state, uint32_t v, int copies,
+                     const kbc_rec_mode *mode, kbc_device *dev)
+{
+    memset(p, 0, sizeof *p);
+    p->in = in;
+    p->state = state;
+    p->v = v;
+    p->copies = copies;
+    p->dev = dev;
+    p->batch = mode->batch > 1 ? mode->batch : 1;
+    /* The timed samples replayed a graph: so do these.  A capture that
+       fails now leaves exec NULL, and the batch is launched run by run, as
+       the timing would have done. */
+    if (p->batch > 1 && mode->graph)
+        (void)capture_batch(in, state, v, copies, p->batch, dev, &p->exec, p->note,
+                            sizeof p->note);
+}
+
+int kbc_replay_steps(kbc_replay *p, uint64_t steps, kbc_fault *f)
+{
+    memset(f, 0, sizeof *f);
+    for (uint64_t i = 0; i < steps; i++)
+        if (launch_runs(p->in, p->state, p->v, p->copies, p->batch, p->exec, p->dev,
+                        "the energy windows (a CUDA graph of the batch)", f) != 0)
+            return -1;
+    return 0;
+}
+
+int kbc_replay_wait(kbc_replay *p, kbc_fault *f)
+{
+    if (kbc_device_settle(p->dev, f->why, sizeof f->why) != 0)
+        return cuda_fault(f, "the energy windows");
+    return 0;
+}
+
+void kbc_replay_close(kbc_replay *p)
+{
+    kbc_gpu_graph_destroy(p->exec);
+    p->exec = NULL;
 }

@@ -94,4 +94,30 @@ uint32_t kbc_batch_size_for(double per_run_s);
 int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint32_t flags,
                         const kbc_measure *ms, kbc_device *dev, kbc_measured *out, kbc_fault *f);
 
+/* A row's runs replayed as its timed samples ran them, outside them (the
+   energy windows, energy.h): a step is one sample's runs, the batch's
+   CUDA graph launched once or `batch` runs launched one by one (one run
+   for a row timed singly), with no events, hold or flush, so that steps
+   go back to back on the device's stream. */
+typedef struct kbc_replay {
+    kbc_instance in;
+    void *state;
+    uint32_t v;
+    int copies;
+    uint32_t batch;   /* runs per step                                  */
+    void *exec;       /* the batch's graph exec, or NULL                */
+    kbc_device *dev;
+    char note[400];   /* why a graph row is launched run by run now      */
+} kbc_replay;
+
+/* Prepares the replay of variant v measured with mode (kbc_measured.mode):
+   captures its batch into a graph again when its samples were one. */
+void kbc_replay_open(kbc_replay *p, kbc_instance in, void *state, uint32_t v, int copies,
+                     const kbc_rec_mode *mode, kbc_device *dev);
+/* Enqueues `steps` steps.  0, or -1 with f filled. */
+int kbc_replay_steps(kbc_replay *p, uint64_t steps, kbc_fault *f);
+/* Waits for the stream and collects launch errors.  0, or -1 with f filled. */
+int kbc_replay_wait(kbc_replay *p, kbc_fault *f);
+void kbc_replay_close(kbc_replay *p);
+
 #endif

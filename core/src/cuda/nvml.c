@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +18,15 @@
    whose 0 is NVML_SUCCESS, nvmlDevice_t an opaque pointer. */
 typedef int nvml_return;
 typedef struct nvml_device_st *nvml_device;
-enum { NVML_SUCCESS = 0 };
+enum { NVML_SUCCESS = 0, NVML_ERROR_NOT_SUPPORTED = 3, NVML_ERROR_FUNCTION_NOT_FOUND = 13 };
 enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };  /* nvmlClockType_t            */
 enum { NVML_TEMPERATURE_GPU = 0 };               /* nvmlTemperatureSensors_t   */
+enum { NVML_PERF_POLICY_POWER = 0, NVML_PERF_POLICY_THERMAL = 1 }; /* nvmlPerfPolicyType_t */
+
+/* nvmlViolationTime_t: a timestamp and the violation's nanoseconds. */
+typedef struct nvml_violation {
+    unsigned long long reference_time, violation_time;
+} nvml_violation;
 
 struct kbc_nvml {
     void *dl;
@@ -30,6 +37,10 @@ struct kbc_nvml {
     nvml_return (*temperature)(nvml_device, int, unsigned *);
     nvml_return (*power)(nvml_device, unsigned *);
     nvml_return (*reasons)(nvml_device, unsigned long long *);
+    /* Optional (an older driver lacks them): NULL then. */
+    nvml_return (*energy)(nvml_device, unsigned long long *);
+    nvml_return (*power_limit)(nvml_device, unsigned *);
+    nvml_return (*violation)(nvml_device, int, nvml_violation *);
     const char *(*error_string)(nvml_return);
 };
 
@@ -102,6 +113,12 @@ kbc_nvml *kbc_nvml_open(const char *pci_bus_id, char *why, size_t n)
     if (!x->reasons)
         x->reasons = (nvml_return(*)(nvml_device, unsigned long long *))dlsym(
             dl, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    x->energy = (nvml_return(*)(nvml_device, unsigned long long *))dlsym(
+        dl, "nvmlDeviceGetTotalEnergyConsumption");
+    x->power_limit =
+        (nvml_return(*)(nvml_device, unsigned *))dlsym(dl, "nvmlDeviceGetEnforcedPowerLimit");
+    x->violation = (nvml_return(*)(nvml_device, int, nvml_violation *))dlsym(
+        dl, "nvmlDeviceGetViolationStatus");
     x->error_string = (nvml_error_string)dlsym(dl, "nvmlErrorString");
     const char *missing = !init       ? "nvmlInit_v2"
                           : !by_bus   ? "nvmlDeviceGetHandleByPciBusId_v2"
@@ -187,6 +204,46 @@ int kbc_nvml_sample(kbc_nvml *x, kbc_clock_sample *s)
         s->known |= KBC_CLK_REASONS;
     }
     return s->known ? 0 : -1;
+}
+
+int kbc_nvml_energy_mj(kbc_nvml *x, unsigned long long *mj, char *why, size_t n)
+{
+    if (!x) {
+        snprintf(why, n, "NVML is not loaded");
+        return KBC_NVML_FAILED;
+    }
+    if (!x->energy) {
+        snprintf(why, n, "this NVML has no nvmlDeviceGetTotalEnergyConsumption (a driver "
+                         "older than the counter)");
+        return KBC_NVML_UNSUPPORTED;
+    }
+    char buf[32];
+    nvml_return r = x->energy(x->dev, mj);
+    if (r == NVML_SUCCESS)
+        return KBC_NVML_OK;
+    snprintf(why, n, "nvmlDeviceGetTotalEnergyConsumption failed: %s",
+             nvml_error(x->error_string, r, buf, sizeof buf));
+    return r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_FUNCTION_NOT_FOUND
+               ? KBC_NVML_UNSUPPORTED
+               : KBC_NVML_FAILED;
+}
+
+int kbc_nvml_violation_ns(kbc_nvml *x, unsigned long long *ns)
+{
+    nvml_violation p, t;
+    if (!x || !x->violation || x->violation(x->dev, NVML_PERF_POLICY_POWER, &p) != NVML_SUCCESS ||
+        x->violation(x->dev, NVML_PERF_POLICY_THERMAL, &t) != NVML_SUCCESS)
+        return -1;
+    *ns = p.violation_time + t.violation_time;
+    return 0;
+}
+
+double kbc_nvml_power_limit_w(kbc_nvml *x)
+{
+    unsigned mw = 0;
+    if (!x || !x->power_limit || x->power_limit(x->dev, &mw) != NVML_SUCCESS)
+        return NAN;
+    return (double)mw / 1000.0; /* NVML reports milliwatts */
 }
 
 /* ---- the list of GPUs ---------------------------------------------------- */

@@ -35,6 +35,26 @@ unsigned kbc_nvml_mem_max_mhz(const kbc_nvml *x);
    failed is left out, not guessed).  Returns 0 when anything was read. */
 int kbc_nvml_sample(kbc_nvml *x, kbc_clock_sample *s);
 
+/* The device's cumulative energy counter (nvmlDeviceGetTotalEnergyConsumption:
+   millijoules since the driver was loaded) into *mj.  Returns
+   KBC_NVML_OK; KBC_NVML_UNSUPPORTED when the library has no such function
+   or NVML says the device does not support it; KBC_NVML_FAILED for any
+   other error.  why (when not OK) is one clause. */
+enum { KBC_NVML_OK = 0, KBC_NVML_FAILED = -1, KBC_NVML_UNSUPPORTED = -2 };
+int kbc_nvml_energy_mj(kbc_nvml *x, unsigned long long *mj, char *why, size_t n);
+
+/* How long NVML has counted the device held back by its power or thermal
+   limit (nvmlDeviceGetViolationStatus, the power and thermal policies
+   added), in nanoseconds since the driver was loaded: a cumulative counter,
+   so that a difference covers everything between two readings.  Returns 0,
+   or -1 when NVML cannot say (a driver without the function, a device that
+   does not support it). */
+int kbc_nvml_violation_ns(kbc_nvml *x, unsigned long long *ns);
+
+/* The board power limit the driver enforces (nvmlDeviceGetEnforcedPowerLimit)
+   in watts; NaN when NVML cannot say. */
+double kbc_nvml_power_limit_w(kbc_nvml *x);
+
 /* One GPU as NVML names it. */
 typedef struct kbc_gpu_id {
     unsigned index;               /* NVML's index (not CUDA's ordinal)           */

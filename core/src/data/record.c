@@ -23,6 +23,33 @@ void kbc_record_init(kbc_record *r)
     kbc_clocks_start(&r->clocks, 0);
     r->mode.batch = 1;
     r->speedup_baseline = r->speedup_cpu = r->speedup_reference = NAN;
+    kbc_rec_energy *en = &r->energy;
+    en->window_s = en->j_per_run = en->j_lo = en->j_hi = en->watts = NAN;
+    en->idle_w = en->power_limit_w = en->gb_per_j = en->gflops_per_j = NAN;
+    en->throttled_s = NAN;
+}
+
+static const char *const energy_status_names[KBC_N_ENERGY_STATUS] = {
+    "not_run", "measured", "cpu_variant", "cache_cold", "no_nvml", "unsupported",
+    "counter_still", "counter_backwards", "counter_wrapped", "window_too_short"};
+
+const char *kbc_energy_status_name(int status)
+{
+    return status >= 0 && status < KBC_N_ENERGY_STATUS ? energy_status_names[status]
+                                                       : "unknown";
+}
+
+int kbc_energy_status_parse(const char *name)
+{
+    for (int i = 0; name && i < KBC_N_ENERGY_STATUS; i++)
+        if (strcmp(name, energy_status_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const char *kbc_energy_requested_name(int requested)
+{
+    return requested == 1 ? "auto" : requested == 2 ? "on" : "off";
 }
 
 void kbc_record_free(kbc_record *r)

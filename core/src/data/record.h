@@ -166,6 +166,63 @@ typedef struct kbc_rec_mode {
                                 "" otherwise                              */
 } kbc_rec_mode;
 
+/* A row's energy (cuda/energy.h measures it; docs/energy.md says how):
+   after the timed runs, windows of the variant's runs back to back, each
+   at least the experiment's energy_window long, NVML's cumulative energy
+   counter read at both edges with the stream synchronised. */
+typedef enum kbc_energy_status {
+    KBC_ENERGY_NOT_RUN = 0,  /* no windows were tried: energy = off, or the
+                                row was not timed (skipped, an error)    */
+    KBC_ENERGY_MEASURED,     /* the numbers below are the windows'       */
+    KBC_ENERGY_CPU,          /* a CPU variant: NVML measures the GPU     */
+    KBC_ENERGY_COLD,         /* cache = cold: the flushes would be counted */
+    KBC_ENERGY_NO_NVML,      /* NVML could not be loaded or has no device */
+    KBC_ENERGY_UNSUPPORTED,  /* NVML cannot read the counter here        */
+    KBC_ENERGY_STILL,        /* the counter did not move                 */
+    KBC_ENERGY_BACKWARDS,    /* the counter went backwards               */
+    KBC_ENERGY_WRAPPED,      /* the counter wrapped past its largest value */
+    KBC_ENERGY_TOO_SHORT     /* the windows were too short for the counter */
+} kbc_energy_status;
+#define KBC_N_ENERGY_STATUS 10
+/* The most windows a row keeps (the measurement wants KBC_ENERGY_WINDOWS,
+   energy.h, and drops bad ones). */
+#define KBC_ENERGY_MAX_KEPT 16
+
+typedef struct kbc_rec_energy {
+    int requested;           /* the experiment's energy: 0 off, 1 auto, 2 on */
+    kbc_energy_status status;
+    char why[400];           /* a sentence when status is neither
+                                MEASURED nor NOT_RUN; "" otherwise       */
+    double window_s;         /* the experiment's energy_window            */
+    uint64_t runs_per_window;/* runs of the variant in each window        */
+    uint32_t windows;        /* windows kept (<= KBC_ENERGY_MAX_KEPT)     */
+    double window_j[KBC_ENERGY_MAX_KEPT]; /* each kept window's joules per
+                                run, in the order they ran               */
+    double window_sec[KBC_ENERGY_MAX_KEPT]; /* and its length in seconds  */
+    uint32_t dropped;        /* windows measured and not kept (note says why) */
+    char note[300];          /* why windows were dropped; "" when none    */
+    double j_per_run;        /* the median over the windows; NaN unknown  */
+    double j_lo, j_hi;       /* its 95% interval (kbc_median_interval)    */
+    double watts;            /* joules over seconds of all kept windows   */
+    double idle_w;           /* board power read before the point's setup */
+    double power_limit_w;    /* the enforced power limit                  */
+    double gb_per_j;         /* (bytes read + written) / 1e9 per joule    */
+    double gflops_per_j;     /* flops / 1e9 per joule                     */
+    uint32_t throttled_windows; /* windows NVML counted held back by a
+                                   power or thermal limit, or in which
+                                   such a clocks-event reason was read    */
+    double throttled_s;      /* seconds of the kept windows NVML counted
+                                held back (its violation counters); NaN
+                                where it cannot say                      */
+    uint64_t reasons;        /* the reasons read, ORed (KBC_THROTTLE_MASK) */
+} kbc_rec_energy;
+
+/* A status's name in the files ("measured", "no_nvml" ...) and back (-1
+   when unknown); energy's requested value as "off", "auto", "on". */
+const char *kbc_energy_status_name(int status);
+int kbc_energy_status_parse(const char *name);
+const char *kbc_energy_requested_name(int requested);
+
 /* The outcome of verify(), as the host judged it. */
 typedef struct kbc_rec_check {
     int passed;         /* the host's verdict: error <= tolerance, no NaN */
@@ -246,6 +303,7 @@ typedef struct kbc_record {
     kbc_rec_clocks clocks;  /* the GPU's clocks around the timed runs */
     kbc_rec_mode mode;      /* single runs or batches                */
     double speedup_baseline, speedup_cpu, speedup_reference; /* or NaN */
+    kbc_rec_energy energy;  /* joules per run, when measured          */
 } kbc_record;
 
 /* A record with nothing measured: every number NaN, outcome SKIPPED,

@@ -192,6 +192,51 @@ static void read_clocks(rd *d, const json_t *ck, kbc_rec_clocks *c)
     d->at = NULL;
 }
 
+/* The row's energy (report_json.c, energy_json): absent in a file before
+   schema 2, which reads as not run. */
+static void read_energy(rd *c, const json_t *en, kbc_rec_energy *e)
+{
+    if (!json_is_object(en))
+        return;
+    c->at = "energy";
+    char buf[64];
+    get_str(en, "requested", buf, sizeof buf);
+    for (int k = 0; k <= 2; k++)
+        if (strcmp(buf, kbc_energy_requested_name(k)) == 0)
+            e->requested = k;
+    get_str(en, "status", buf, sizeof buf);
+    int st = kbc_energy_status_parse(buf);
+    e->status = st < 0 ? KBC_ENERGY_NOT_RUN : (kbc_energy_status)st;
+    get_str(en, "why", e->why, sizeof e->why);
+    e->j_per_run = get_num(en, "j_per_run");
+    e->j_lo = get_num(en, "j_lo");
+    e->j_hi = get_num(en, "j_hi");
+    e->watts = get_num(en, "watts");
+    e->idle_w = get_num(en, "idle_w");
+    e->power_limit_w = get_num(en, "power_limit_w");
+    e->gb_per_j = get_num(en, "gb_per_j");
+    e->gflops_per_j = get_num(en, "gflops_per_j");
+    e->window_s = get_num(en, "window_s");
+    e->runs_per_window = rd_u64(c, en, "runs_per_window");
+    const json_t *wj = json_object_get(en, "windows_j"), *ws = json_object_get(en, "windows_s");
+    size_t i;
+    const json_t *x;
+    /* Windows past what a row keeps are left out, not read past the array. */
+    json_array_foreach(wj, i, x) if (i < KBC_ENERGY_MAX_KEPT)
+    {
+        e->window_j[i] = json_is_number(x) ? json_number_value(x) : NAN;
+        const json_t *t = json_array_get(ws, i);
+        e->window_sec[i] = json_is_number(t) ? json_number_value(t) : NAN;
+        e->windows = (uint32_t)i + 1;
+    }
+    e->dropped = rd_u32(c, en, "dropped");
+    get_str(en, "note", e->note, sizeof e->note);
+    e->throttled_windows = rd_u32(c, en, "throttled_windows");
+    e->throttled_s = get_num(en, "throttled_s");
+    e->reasons = reasons_of(json_object_get(en, "reasons"));
+    c->at = NULL;
+}
+
 int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
 {
     kbc_record_init(r);
@@ -352,6 +397,7 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
     const json_t *ck = json_object_get(o, "clocks");
     if (json_is_object(ck))
         read_clocks(&c, ck, &r->clocks);
+    read_energy(&c, json_object_get(o, "energy"), &r->energy);
     const json_t *s = json_object_get(o, "speedup");
     r->speedup_baseline = get_num(s, "baseline");
     r->speedup_cpu = get_num(s, "cpu");

@@ -273,6 +273,39 @@ static json_t *value_json(const kbc_rec_param *q)
 
 static const char *const type_names[] = {"int", "size", "float", "enum", "bool"};
 
+/* A row's energy (docs/output.md, "Energy"): every member always, null
+   where it does not apply; the windows as two arrays. */
+static json_t *energy_json(const kbc_rec_energy *e)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "requested", json_string(kbc_energy_requested_name(e->requested)));
+    json_object_set_new(o, "status", json_string(kbc_energy_status_name((int)e->status)));
+    json_object_set_new(o, "why", e->why[0] ? jtext(e->why) : json_null());
+    json_object_set_new(o, "j_per_run", num(e->j_per_run));
+    json_object_set_new(o, "j_lo", num(e->j_lo));
+    json_object_set_new(o, "j_hi", num(e->j_hi));
+    json_object_set_new(o, "watts", num(e->watts));
+    json_object_set_new(o, "idle_w", num(e->idle_w));
+    json_object_set_new(o, "power_limit_w", num(e->power_limit_w));
+    json_object_set_new(o, "gb_per_j", num(e->gb_per_j));
+    json_object_set_new(o, "gflops_per_j", num(e->gflops_per_j));
+    json_object_set_new(o, "window_s", num(e->window_s));
+    json_object_set_new(o, "runs_per_window", e->windows ? u64(e->runs_per_window) : json_null());
+    json_t *wj = json_array(), *ws = json_array();
+    for (uint32_t i = 0; i < e->windows && i < KBC_ENERGY_MAX_KEPT; i++) {
+        json_array_append_new(wj, num(e->window_j[i]));
+        json_array_append_new(ws, num(e->window_sec[i]));
+    }
+    json_object_set_new(o, "windows_j", wj);
+    json_object_set_new(o, "windows_s", ws);
+    json_object_set_new(o, "dropped", json_integer(e->dropped));
+    json_object_set_new(o, "note", e->note[0] ? jtext(e->note) : json_null());
+    json_object_set_new(o, "throttled_windows", json_integer(e->throttled_windows));
+    json_object_set_new(o, "throttled_s", num(e->throttled_s));
+    json_object_set_new(o, "reasons", reasons_json(e->reasons));
+    return o;
+}
+
 json_t *kbc_record_to_json(const kbc_record *r)
 {
     char buf[256];
@@ -404,6 +437,7 @@ json_t *kbc_record_to_json(const kbc_record *r)
     } else {
         json_object_set_new(o, "clocks", json_null());
     }
+    json_object_set_new(o, "energy", energy_json(&r->energy));
     json_t *s = json_object();
     json_object_set_new(s, "baseline", num(r->speedup_baseline));
     json_object_set_new(s, "cpu", num(r->speedup_cpu));

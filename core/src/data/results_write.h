@@ -12,7 +12,7 @@
 /* The version of results.json's layout, its "schema_version": raised when a
    field changes meaning or goes away, so that a reader can refuse a file
    it would misread.  docs/results.schema.json describes this version. */
-#define KBC_RESULTS_SCHEMA_VERSION 1
+#define KBC_RESULTS_SCHEMA_VERSION 2
 
 /* When $KBENCH_KEEP_RESULTS names a folder, a copy of doc, the document just
    written to path, as DIR/<pid>-<hash of path>.json (the last document of

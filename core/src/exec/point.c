@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "energy.h"
 #include "instance.h"
 #include "measure.h"
 #include "sweep.h"
@@ -50,6 +51,7 @@ void kbc_record_identify(kbc_record *r, const kbc_experiment *e, uint64_t p,
     set_text(r->reference, sizeof r->reference, variant_name(d, e->reference));
     r->cache_cold = e->measure.cache_cold && r->backend == KB_BACKEND_CUDA;
     r->mode.requested = e->measure.batch;
+    r->energy.requested = e->measure.energy;
     set_text(r->device, sizeof r->device, r->backend == KB_BACKEND_CUDA ? "" : "cpu");
 }
 
@@ -282,10 +284,17 @@ static void run_variant(const kbc_experiment *e, void *state, kbc_device *dev, k
             r->noise = kbc_median_noise(x, r->n_samples);
             free(x);
         }
+        /* A run that fails in the energy windows fails the row, as in its
+           timed runs. */
+        if (kbc_energy_row(in, state, &e->measure, dev, r, &f) != 0) {
+            kbc_record_free(r);
+            goto failed;
+        }
         if (r->mode.batch > 1)
             verify_after_batch(e, state, dev, host, r);
         return;
     }
+failed:
     if (f.kind == KBC_FAULT_CUDA) {
         cuda_error(r, f.stage, f.why);
         lost_after(dev, host, f.why);
@@ -491,6 +500,8 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, const kbc_point_plan *
         goto report;
 
     void *state = NULL;
+    if (e->measure.energy != KBC_ENERGY_OFF)
+        kbc_energy_point_start(dev); /* the idle power, before the setup's work */
     st = kbc_call_setup(in, values, mask, &state, &err);
     if (st != KB_OK) {
         for (size_t i = 0; i < n; i++)

@@ -902,6 +902,9 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
                     : m->batch == KBC_BATCH_AUTO ? "auto"
                                                  : b);
         }
+        if (m->energy != KBC_ENERGY_OFF)
+            fprintf(out, "  energy %s, energy_window %g s\n", kbc_key_energy.choices[m->energy],
+                    m->energy_window_s);
         if (m->noise_pct > 0)
             fprintf(out,
                     "  noise: stop at %g%% (runs not used), min_runs %u, max_runs %u, min_time "
@@ -966,15 +969,19 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
     fprintf(out, "\n%zu experiment%s, %llu point%s, %llu variant run%s\n", plan->n,
             plan->n == 1 ? "" : "s", (unsigned long long)plan->n_points,
             plan->n_points == 1 ? "" : "s", (unsigned long long)runs, runs == 1 ? "" : "s");
-    double timed_cap, rest, expected;
-    kbc_plan_estimate(plan, &timed_cap, &rest, &expected);
-    char a[32], b[32], e[32];
+    double timed_cap, rest, energy, expected;
+    kbc_plan_estimate(plan, &timed_cap, &rest, &energy, &expected);
+    char a[32], b[32], e[32], en[32];
     fprintf(out,
             "time: the timed runs take at most %s (each variant's budget, at each point where\n"
             "      it runs); warm-up, checked runs and set-up about %s more (a model from the\n"
             "      plan's bytes and flops): about %s in all on one worker\n",
             seconds_text(timed_cap, a, sizeof a), seconds_text(rest, b, sizeof b),
             seconds_text(expected, e, sizeof e));
+    if (energy > 0)
+        fprintf(out, "      (the energy windows are %s of it: %d windows of at least\n"
+                     "      energy_window for each CUDA variant at each point; docs/energy.md)\n",
+                seconds_text(energy, en, sizeof en), KBC_ENERGY_WINDOWS);
 }
 
 /* ---- distinct configurations (config.h) ---- */

@@ -24,11 +24,12 @@
 #define CPU_FLOPS_PER_S 5e10
 #define FIXED_PER_VARIANT_S 0.05
 
-/* A variant's expected seconds at a point, split into the timed runs and
-   the rest (set-up share, warm-up and the checked run).  The timed part
-   never exceeds the budget; the rest is a model. */
+/* A variant's expected seconds at a point, split into the timed runs,
+   the rest (set-up share, warm-up and the checked run) and the energy
+   windows (a CUDA variant with energy on; kbc_energy_seconds).  The timed
+   part never exceeds the budget; the rest is a model. */
 static void variant_parts(const kbc_experiment *e, uint32_t v, const kb_work *w, double *timed,
-                          double *rest)
+                          double *rest, double *energy)
 {
     const kb_variant *var = &e->plugin->desc->variants[v];
     int cuda = var->backend == KB_BACKEND_CUDA;
@@ -41,13 +42,14 @@ static void variant_parts(const kbc_experiment *e, uint32_t v, const kb_work *w,
     if (m->budget_s > 0 && *timed > m->budget_s)
         *timed = m->budget_s;
     *rest = FIXED_PER_VARIANT_S + run * (m->warmup + 1);
+    *energy = cuda ? kbc_energy_seconds(m, run) : 0.0;
 }
 
 static double variant_cost(const kbc_experiment *e, uint32_t v, const kb_work *w)
 {
-    double timed, rest;
-    variant_parts(e, v, w, &timed, &rest);
-    return timed + rest;
+    double timed, rest, energy;
+    variant_parts(e, v, w, &timed, &rest, &energy);
+    return timed + rest + energy;
 }
 
 /* Union-find over job indices, for the groups. */
@@ -196,12 +198,17 @@ double kbc_job_timeout(const kbc_plan *plan, const kbc_job *j)
     const kbc_experiment *e = &plan->exps[j->exp];
     if (e->measure.timeout_s > 0)
         return e->measure.timeout_s;
-    uint32_t variants = 0;
+    uint32_t variants = 0, cuda = 0;
     for (uint32_t k = 0; k < e->n_variants; k++) {
         uint64_t pts;
-        variants += (uint32_t)kbc_point_first_of(e, j->point, e->variants[k], &pts, NULL, 0);
+        int runs = kbc_point_first_of(e, j->point, e->variants[k], &pts, NULL, 0);
+        variants += (uint32_t)runs;
+        cuda += runs && e->plugin->desc->variants[e->variants[k]].backend == KB_BACKEND_CUDA;
     }
-    return 300.0 + 2.0 * e->measure.budget_s * variants;
+    /* The energy windows of each CUDA variant, twice over (a window the
+       counter spoils is measured again). */
+    return 300.0 + 2.0 * e->measure.budget_s * variants +
+           2.0 * kbc_energy_seconds(&e->measure, 0) * cuda;
 }
 
 /* Feeds a string and its terminating zero, so that "ab","c" and "a","bc"
@@ -241,6 +248,10 @@ void kbc_plan_hash(const kbc_plan *plan, char hex[65])
         feedf(&c, "%u %u %.17g %d %llu %d %d %u %u %.17g %.17g %d", m->warmup, m->runs,
               m->budget_s, m->include_copies, (unsigned long long)m->seed, m->cpu_threads,
               m->cache_cold, m->min_runs, m->max_runs, m->noise_pct, m->min_time_s, m->batch);
+        /* Only when on, so that a plan without energy keeps its hash (and
+           its journals resume). */
+        if (m->energy != KBC_ENERGY_OFF)
+            feedf(&c, "energy %d %.17g", m->energy, m->energy_window_s);
         kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
         for (uint64_t p = 0; p < e->n_points; p++) {
             kbc_experiment_point(e, p, values);
@@ -429,9 +440,10 @@ int kbc_shard_parse(const char *text, int hint, int *index, int *count, char *wh
     return 0;
 }
 
-void kbc_plan_estimate(const kbc_plan *plan, double *timed_cap, double *rest, double *expected)
+void kbc_plan_estimate(const kbc_plan *plan, double *timed_cap, double *rest, double *energy,
+                       double *expected)
 {
-    *timed_cap = *rest = *expected = 0;
+    *timed_cap = *rest = *energy = *expected = 0;
     for (size_t i = 0; i < plan->n; i++) {
         const kbc_experiment *e = &plan->exps[i];
         kbc_point_plan pp;
@@ -445,11 +457,12 @@ void kbc_plan_estimate(const kbc_plan *plan, double *timed_cap, double *rest, do
                     work_of(e, p, &pp);
                     planned = 1;
                 }
-                double t, r;
-                variant_parts(e, e->variants[k], &pp.work, &t, &r);
+                double t, r, en;
+                variant_parts(e, e->variants[k], &pp.work, &t, &r, &en);
                 *timed_cap += e->measure.budget_s;
                 *rest += r;
-                *expected += t + r;
+                *energy += en;
+                *expected += t + r + en;
             }
         }
     }

@@ -41,8 +41,11 @@ void kbc_jobs_partition(kbc_job *jobs, size_t n, int count, double *loads);
 /* The run's time, for the dry run: timed_cap, the most the timed runs can
    take (each variant's budget at each point where it runs: a bound);
    rest, the warm-up, checked runs and set-up (a model from the plan's
-   bytes and flops); expected, the model's whole run. */
-void kbc_plan_estimate(const kbc_plan *plan, double *timed_cap, double *rest, double *expected);
+   bytes and flops); energy, the energy windows of the CUDA variants
+   (kbc_energy_seconds; 0 with energy off); expected, the model's whole
+   run. */
+void kbc_plan_estimate(const kbc_plan *plan, double *timed_cap, double *rest, double *energy,
+                       double *expected);
 
 /* The watchdog of a job in seconds: the experiment's timeout key, or when
    it is auto, 300 s plus twice the budget of each variant that runs

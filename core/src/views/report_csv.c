@@ -47,7 +47,9 @@ static const char *const tail_columns[] = {
     "peak_gflops", "pct_peak", "speedup_baseline", "speedup_cpu", "speedup_reference",
     "check_measure", "check_error", "check_tolerance", "batch", "batch_how", "batch_note", "sm_mhz_min",
     "sm_mhz_max", "mem_mhz_min", "temp_c_max", "power_w_max", "clock_reasons", "throttled",
-    "low_clock", "points", "ignores", "key"};
+    "low_clock", "energy", "energy_why", "j_per_run", "j_lo", "j_hi", "watts", "idle_w",
+    "power_limit_w", "gb_per_j", "gflops_per_j", "energy_windows", "energy_throttled_windows",
+    "energy_throttled_s", "energy_note", "points", "ignores", "key"};
 static const char *const head_columns[] = {"experiment", "plugin", "point"};
 
 /* Writes one field, preceded by a comma unless it opens the line, through
@@ -253,6 +255,25 @@ static void csv_row(csv_ctx *c, const kbc_record *r)
     put_field(f, 0, k->n && (k->known & KBC_CLK_SM) && k->sm_max_mhz
                         ? (k->low_clock ? "true" : "false")
                         : "");
+    /* Energy (docs/output.md, "Energy"): empty when the experiment did
+       not ask for it. */
+    const kbc_rec_energy *en = &r->energy;
+    put_field(f, 0, en->requested ? kbc_energy_status_name((int)en->status) : "");
+    put_field(f, 0, en->why);
+    put_double(f, en->j_per_run);
+    put_double(f, en->j_lo);
+    put_double(f, en->j_hi);
+    put_double(f, en->watts);
+    put_double(f, en->idle_w);
+    put_double(f, en->power_limit_w);
+    put_double(f, en->gb_per_j);
+    put_double(f, en->gflops_per_j);
+    if (en->status == KBC_ENERGY_MEASURED)
+        fprintf(f, ",%u,%u", en->windows, en->throttled_windows);
+    else
+        fputs(",,", f);
+    put_double(f, en->throttled_s);
+    put_field(f, 0, en->note);
     put_u64(f, r->points);
     put_field(f, 0, r->ignores);
     size_t need = kbc_record_key(r, NULL, 0) + 1;

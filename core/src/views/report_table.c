@@ -61,7 +61,8 @@ static int run_wide(const kbc_record *r)
 
 /* Widths of the fixed columns.  A time such as "123.4 ms" takes 8. */
 enum { W_BACKEND = 7, W_STATUS = 7, W_TIME = 9, W_RUNS = 5, W_NOISE = 7, W_GBPS = 8, W_PCT = 6,
-       W_GFLOPS = 9, W_SPEEDUP = 8, W_CHANGE = 16, W_CLOCK = 9, W_BATCH = 8 };
+       W_GFLOPS = 9, W_SPEEDUP = 8, W_CHANGE = 16, W_CLOCK = 9, W_BATCH = 8, W_JOULES = 9,
+       W_WATTS = 6, W_EFF = 8 };
 /* The default table's narrower columns, so that a point with every
    optional column and a 19-character variant fits 120 columns. */
 enum { N_GBPS = 7, N_PCT = 5, N_SPEEDUP = 7 };
@@ -139,6 +140,97 @@ static const char *fmt_batch(const kbc_record *r, char *buf, size_t n)
         snprintf(buf, n, "single");
     else
         snprintf(buf, n, "-");
+    return buf;
+}
+
+/* Whether a row's energy status says the counter itself misbehaved
+   (worth a note even where energy = auto). */
+static int energy_anomaly(const kbc_rec_energy *e)
+{
+    return e->status == KBC_ENERGY_STILL || e->status == KBC_ENERGY_BACKWARDS ||
+           e->status == KBC_ENERGY_WRAPPED || e->status == KBC_ENERGY_TOO_SHORT;
+}
+
+/* Whether a point shows the energy columns: energy = on and a CUDA row,
+   or a row whose counter was read (measured, or misbehaving). */
+static int energy_shown(const kbc_record *r)
+{
+    const kbc_rec_energy *e = &r->energy;
+    return (e->requested == 2 && r->backend == KB_BACKEND_CUDA) ||
+           e->status == KBC_ENERGY_MEASURED || energy_anomaly(e);
+}
+
+/* A number of a few significant digits: "612", "61.2", "6.12". */
+static const char *fmt_sig(double x, const char *suffix, char *buf, size_t n)
+{
+    if (!isfinite(x))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.*f%s", fabs(x) >= 100 ? 0 : fabs(x) >= 10 ? 1 : 2, x, suffix);
+    return buf;
+}
+
+/* Joules per run in a unit that keeps three digits: "123 uJ", "1.23 mJ". */
+static const char *fmt_joules(double j, char *buf, size_t n)
+{
+    static const struct {
+        double scale;
+        const char *unit;
+    } units[] = {{1e-9, " nJ"}, {1e-6, " uJ"}, {1e-3, " mJ"}, {1, " J"}};
+    if (!isfinite(j) || j <= 0) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    size_t u = 0;
+    while (u + 1 < sizeof units / sizeof units[0] && j >= units[u + 1].scale)
+        u++;
+    return fmt_sig(j / units[u].scale, units[u].unit, buf, n);
+}
+
+/* The half-width of the energy's 95% interval over its median: "1.2%". */
+static const char *fmt_energy_spread(const kbc_rec_energy *e, char *buf, size_t n)
+{
+    if (e->status != KBC_ENERGY_MEASURED || !(e->j_per_run > 0))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.1f%%", (e->j_hi - e->j_lo) / 2 / e->j_per_run * 100);
+    return buf;
+}
+
+/* The note of a row's energy: why it was not measured (energy = on, or a
+   counter that misbehaved), or what throttled or dropped its windows.
+   Empty when there is nothing to say; the caller makes it visible (or
+   markdown), since why may quote NVML. */
+static const char *energy_note(const kbc_record *r, char *buf, size_t n)
+{
+    const kbc_rec_energy *e = &r->energy;
+    buf[0] = '\0';
+    if (r->backend != KB_BACKEND_CUDA)
+        return buf;
+    if (e->status != KBC_ENERGY_MEASURED) {
+        if (e->why[0] && (e->requested == 2 || energy_anomaly(e)))
+            snprintf(buf, n, "not measured: %s", e->why);
+        return buf;
+    }
+    size_t used = 0;
+    if (e->throttled_windows) {
+        char names[200] = "", held[48] = "", lim[48] = "";
+        if (e->reasons) {
+            names[0] = ' ';
+            names[1] = '(';
+            kbc_clock_reasons_text(e->reasons, ", ", names + 2, sizeof names - 3);
+            strcat(names, ")");
+        }
+        if (isfinite(e->throttled_s))
+            snprintf(held, sizeof held, ", held back %.2g s in all", e->throttled_s);
+        if (isfinite(e->power_limit_w) && isfinite(e->watts))
+            snprintf(lim, sizeof lim, "; %.0f W of a %.0f W limit", e->watts, e->power_limit_w);
+        int w = snprintf(buf, n, "a power or thermal limit throttled %u of %u windows%s%s%s",
+                         e->throttled_windows, e->windows, names, held, lim);
+        used = w > 0 ? (size_t)w : 0;
+    }
+    if (e->note[0] && used < n)
+        snprintf(buf + used, n - used, "%s%s", used ? "; " : "", e->note);
     return buf;
 }
 
@@ -393,7 +485,7 @@ static void print_heading(FILE *out, int md, const kbc_record *recs, size_t n)
 
 /* One line of cells: the plain table pads each to its width (a negative
    width aligns left), markdown separates them with pipes. */
-#define MAX_CELLS 24
+#define MAX_CELLS 32
 typedef struct line {
     char cell[MAX_CELLS][160];
     int width[MAX_CELLS];
@@ -537,7 +629,8 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
     /* Which optional columns this point needs: decided from the records'
        backends, the experiment's reference and the point's work, never
        from which rows happened to succeed, so that columns stay put. */
-    int has_cuda = 0, has_cpu = 0, has_flops = 0, has_clock = 0, has_batch = 0;
+    int has_cuda = 0, has_cpu = 0, has_flops = 0, has_clock = 0, has_batch = 0,
+        has_energy = 0;
     for (size_t i = 0; i < n; i++) {
         has_cuda |= rows[i].backend == KB_BACKEND_CUDA;
         has_cpu |= rows[i].backend == KB_BACKEND_CPU;
@@ -545,7 +638,11 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
         /* Clocks are read for every CUDA row of a run that has NVML. */
         has_clock |= rows[i].clocks.n > 0 || (c->clocks && rows[i].backend == KB_BACKEND_CUDA);
         has_batch |= rows[i].mode.requested != 0;
+        has_energy |= energy_shown(&rows[i]);
     }
+    /* The default table keeps 120 columns with J/run in the place of the
+       SM clock (a marked row still gets its clocks: note); --wide has both. */
+    const int show_clock = has_clock && (wide || !has_energy);
     /* The compute ceiling is the point's (kb_work.peak is per point); its
        column is titled by it: %fp32, %tf32, %bf16. */
     char peak_title[16] = "";
@@ -588,8 +685,17 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
         put(&h, W_GFLOPS, "GFLOP/s");
     if (has_flops && peak_title[0])
         put(&h, w_pct, peak_title);
-    if (has_clock)
+    if (show_clock)
         put(&h, W_CLOCK, "SM MHz");
+    if (has_energy) {
+        put(&h, W_JOULES, "J/run");
+        if (wide) {
+            put(&h, W_NOISE, "J +-");
+            put(&h, W_WATTS, "W");
+            put(&h, W_WATTS, "idle W");
+            put(&h, W_EFF, has_flops ? "GFLOP/J" : "GB/J");
+        }
+    }
     if (has_batch)
         put(&h, W_BATCH, "batch");
     put(&h, w_speedup, "vs base");
@@ -645,8 +751,20 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
             put(&l, W_GFLOPS, fmt_fixed(r->gflops, 1, "", buf, sizeof buf));
         if (has_flops && peak_title[0])
             put(&l, w_pct, fmt_fixed(cuda ? r->pct_peak : NAN, 0, "%", buf, sizeof buf));
-        if (has_clock)
+        if (show_clock)
             put(&l, W_CLOCK, fmt_clock(r, buf, sizeof buf));
+        if (has_energy) {
+            const kbc_rec_energy *en = &r->energy;
+            int got = en->status == KBC_ENERGY_MEASURED;
+            put(&l, W_JOULES, fmt_joules(got ? en->j_per_run : NAN, buf, sizeof buf));
+            if (wide) {
+                put(&l, W_NOISE, fmt_energy_spread(en, buf, sizeof buf));
+                put(&l, W_WATTS, fmt_sig(got ? en->watts : NAN, "", buf, sizeof buf));
+                put(&l, W_WATTS, fmt_sig(got ? en->idle_w : NAN, "", buf, sizeof buf));
+                put(&l, W_EFF, fmt_sig(!got ? NAN : has_flops ? en->gflops_per_j : en->gb_per_j,
+                                       "", buf, sizeof buf));
+            }
+        }
         if (has_batch)
             put(&l, W_BATCH, fmt_batch(r, buf, sizeof buf));
         put(&l, w_speedup, fmt_fixed(r->speedup_baseline, 2, "x", buf, sizeof buf));
@@ -696,11 +814,13 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
                          "setup minus after its teardown)\n",
                     wv, "", kbc_human_bytes((uint64_t)r->device_left_bytes, b, sizeof b));
         }
-        char note[400];
+        char note[800];
         if (clock_note(r, note, sizeof note)[0])
             fprintf(out, "  %*s  clocks: %s\n", wv, "", note);
         if (batch_note(r))
             fprintf(out, "  %*s  batch: %s\n", wv, "", kbc_text_visible(batch_note(r)));
+        if (energy_note(r, note, sizeof note)[0])
+            fprintf(out, "  %*s  energy: %s\n", wv, "", kbc_text_visible(note));
     }
     if (md) {
         /* The notes of a markdown table go below it, one bullet each. */
@@ -722,13 +842,16 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
                 fprintf(out, "%s- device memory: this point left %s behind\n", any++ ? "" : "\n",
                         kbc_human_bytes((uint64_t)r->device_left_bytes, b, sizeof b));
             }
-            char note[400];
+            char note[800];
             if (clock_note(r, note, sizeof note)[0])
                 fprintf(out, "%s- %s clocks: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
                         note);
             if (batch_note(r))
                 fprintf(out, "%s- %s batch: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
                         kbc_text_md(batch_note(r)));
+            if (energy_note(r, note, sizeof note)[0])
+                fprintf(out, "%s- %s energy: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
+                        kbc_text_md(note));
         }
     }
     print_fold(c, all, n_all);
