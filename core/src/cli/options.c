@@ -76,7 +76,7 @@ const kbc_option kbc_options[] = {
     {"--commit", 0, "REV", "revision", 0, 0, 0, NULL, VALUE(history.commit)},
     {"--since", 0, "REV", "revision", 0, 0, 0, NULL, VALUE(history.since)},
     {"--csv", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(history.csv)},
-    {"--metric", 0, "WHAT", "metric (rate or time)", 0, 0, 0, NULL, VALUE(metric)},
+    {"--metric", 0, "WHAT", "metric (rate, time, energy or efficiency)", 0, 0, 0, NULL, VALUE(metric)},
     {"--logy", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(plot_opts.logy)},
     {"--band", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(plot_opts.band)},
     {"--only-changed", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(only_changed)},
