@@ -695,7 +695,8 @@ Test(plot, a_metric_that_is_not_one_of_the_four_is_a_usage_error)
     more_results();
     cr_assert_eq(plot("more/results.json -o bad --metric speed", "/nonexistent"), 2);
     char *e = script(".", "err.txt");
-    cr_assert_not_null(strstr(e, "option --metric wants rate, time, energy or efficiency, not 'speed'"), "%s", e);
+    cr_assert_not_null(
+        strstr(e, "option --metric wants rate, time, energy or efficiency, not 'speed'"), "%s", e);
 }
 
 /* 4096 and 4097 are two x values: one slot each, labelled. */
