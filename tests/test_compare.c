@@ -1425,3 +1425,36 @@ Test(compare, the_energy_interval_is_the_windows_compared_as_samples)
     kbc_record_free(&x);
     kbc_record_free(&y);
 }
+
+/* What five windows a side can tell (docs/energy.md, "Comparing energy"):
+   over 1000 seeded pairs of five windows each, spread +-3% around the same
+   joules, the bootstrap interval excludes a ratio of 1 about as often as a
+   95% interval should, and the verdict (threshold 5%, the noise guard) calls
+   no change more or less; a 10% change in windows +-1% apart is found
+   every time. */
+Test(compare, five_windows_a_side_rarely_see_a_change_that_is_not_there)
+{
+    kbc_compare_opts o;
+    kbc_compare_defaults(&o);
+    int significant = 0, judged = 0, noisy = 0, found = 0;
+    for (uint64_t k = 0; k < 1000; k++) {
+        double a[5], b[5];
+        samples(a, 5, 2e-3, 0.03, 5000 + 2 * k);
+        samples(b, 5, 2e-3, 0.03, 5001 + 2 * k);
+        kbc_change c;
+        kbc_compare_samples(a, 5, b, 5, &o, &c);
+        significant += kbc_compare_significant(&c);
+        judged += c.verdict == KBC_SLOWER || c.verdict == KBC_FASTER;
+        noisy += c.verdict == KBC_NOISY;
+        samples(b, 5, 2.2e-3, 0.01, 9001 + 2 * k);
+        samples(a, 5, 2e-3, 0.01, 9000 + 2 * k);
+        kbc_compare_samples(a, 5, b, 5, &o, &c);
+        found += c.verdict == KBC_SLOWER;
+    }
+    if (getenv("KBENCH_TEST_VERBOSE"))
+        fprintf(stderr, "significant %d, judged %d, noisy %d of 1000; found %d of 1000\n",
+                significant, judged, noisy, found);
+    cr_assert_leq(significant, 60, "%d of 1000 intervals exclude 1", significant);
+    cr_assert_eq(judged, 0, "%d of 1000 called a change", judged);
+    cr_assert_eq(found, 1000, "%d of 1000 found the 10%% change", found);
+}

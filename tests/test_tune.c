@@ -464,7 +464,7 @@ Test(tune, the_screening_runs_with_energy_off)
     free(full);
     /* best.ini reruns the winner with energy on. */
     char *ini = kc_slurp(kc_path("out/best.ini"));
-    kc_assert_has(ini, "energy = on\nenergy_window = 1\n");
+    kc_assert_has(ini, "energy = on\nenergy_window = 1\nenergy_windows = 5\n");
     free(ini);
 }
 

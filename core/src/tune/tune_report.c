@@ -402,8 +402,9 @@ static int write_best_ini(tune *t, const char *path)
             fprintf(f, "batch = %d\n", m->batch);
         /* The rerun measures the energy as the tuning did. */
         if (m->energy != KBC_ENERGY_OFF)
-            fprintf(f, "energy = %s\nenergy_window = %g\n", kbc_energy_requested_name(m->energy),
-                    m->energy_window_s);
+            fprintf(f, "energy = %s\nenergy_window = %g\nenergy_windows = %u\n",
+                    kbc_energy_requested_name(m->energy), m->energy_window_s,
+                    m->energy_windows);
         free(idx);
     }
     int bad = ferror(f);
