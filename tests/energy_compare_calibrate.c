@@ -36,7 +36,8 @@ int main(void)
     static const double changes[] = {1.0, 1.05, 1.10};
     kbc_compare_opts o;
     kbc_compare_defaults(&o);
-    printf("| windows | spread | change | more energy | noisy | no change | interval excludes 1 |\n");
+    printf("| windows | spread | change | more energy | noisy | no change "
+           "| interval excludes 1 |\n");
     printf("|---:|---:|---:|---:|---:|---:|---:|\n");
     for (size_t a = 0; a < sizeof ns / sizeof *ns; a++)
         for (size_t s = 0; s < sizeof spreads / sizeof *spreads; s++)
