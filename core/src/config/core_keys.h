@@ -74,7 +74,15 @@ typedef struct kbc_measure {
     /* The watchdog of each point in seconds; 0: auto, derived from the
        budget (shard.h, kbc_job_timeout). */
     double timeout_s;
+    /* What a row whose timing is not of the work it verified becomes
+       (docs/integrity.md): KBC_INTEGRITY_*. */
+    int integrity;
 } kbc_measure;
+
+/* The values of kbc_measure.integrity, in the order of the key's choices:
+   strict fails such a row, warn keeps its status and says why in its
+   reason, off runs none of the checks. */
+enum kbc_integrity_mode { KBC_INTEGRITY_STRICT = 0, KBC_INTEGRITY_WARN = 1, KBC_INTEGRITY_OFF = 2 };
 
 /* The values of kbc_measure.batch other than a count. */
 #define KBC_BATCH_OFF 0
@@ -106,6 +114,9 @@ void kbc_core_key_store_value(const kbc_core_key *k, kb_value v, void *measure);
 /* The `cache` key: hot (default) or cold (flush the L2 before each timed
    run, outside the timed region). */
 extern const kb_param kbc_key_cache;
+
+/* The `integrity` key: strict (default), warn or off (kbc_integrity_mode). */
+extern const kb_param kbc_key_integrity;
 
 /* The default and the help line of a row, from its param when it has one. */
 /* The typed declarations of the measure keys (their names, types,

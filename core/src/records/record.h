@@ -216,6 +216,11 @@ typedef struct kbc_record {
        (--sanitize-on-crash): the first report memcheck printed, or why
        there is none; "" otherwise. */
     char sanitizer[1024];
+    /* What kbench's integrity checks made of the row's timing
+       (docs/integrity.md): "ok", "flagged: <what they found>" (the reason
+       says it too), "partial: <what could not be checked>", "off"
+       (integrity = off); "" where nothing was timed or checked. */
+    char integrity[700];
     kb_work work;
     kbc_rec_check check;
     kbc_stats time;         /* seconds                                */
