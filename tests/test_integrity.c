@@ -134,6 +134,49 @@ Test(integrity, off_checks_nothing)
     ran_free(&r);
 }
 
+/* compare: no verdict on a flagged row, and a flagged row in the new run
+   fails it, as a crashed one does. */
+Test(integrity, compare_gives_a_flagged_row_no_verdict)
+{
+    kc_tmp();
+    char ini[1024];
+    snprintf(ini, sizeof ini, ini_body, "", "");
+    kc_write("base.ini", ini);
+    kc_result a = kc_run("run base.ini -o base -q --experiment cheats --set variants=honest,memo "
+                         "--set integrity=off --plugin-path " CHEATS_DIR);
+    cr_assert_eq(a.code, 0, "%s", a.err);
+    kc_result b = kc_run("run base.ini -o new -q --experiment cheats --set variants=honest,memo "
+                         "--set integrity=warn --plugin-path " CHEATS_DIR);
+    cr_assert_eq(b.code, 0, "%s", b.err);
+    kc_result c = kc_run("compare base/results.json new/results.json");
+    cr_assert_eq(c.code, 1, "a flagged row in new fails the compare:\n%s%s", c.out, c.err);
+    kc_assert_has(c.out, "untested: flagged by the integrity checks in new");
+    kc_free(&a);
+    kc_free(&b);
+    kc_free(&c);
+    kc_tmp_remove();
+}
+
+/* The history keeps a flagged row (kept by warn) out of every series. */
+Test(integrity, the_history_gives_a_flagged_row_no_point)
+{
+    kc_tmp();
+    char ini[1024];
+    snprintf(ini, sizeof ini, ini_body, "", "");
+    kc_write("c.ini", ini);
+    kc_result a = kc_run("run c.ini -o out -q --experiment cheats --set variants=honest,memo "
+                         "--set integrity=warn --record --commit abc123 --history h.db "
+                         "--plugin-path " CHEATS_DIR);
+    cr_assert_eq(a.code, 0, "%s", a.err);
+    kc_result b = kc_run("history list --history h.db");
+    cr_assert_eq(b.code, 0, "%s", b.err);
+    kc_assert_has(b.out, "      1  cheats/cheats/n=65536/honest");
+    kc_assert_has(b.out, "      0  cheats/cheats/n=65536/memo");
+    kc_free(&a);
+    kc_free(&b);
+    kc_tmp_remove();
+}
+
 Test(integrity, the_key_takes_strict_warn_or_off)
 {
     kc_tmp();

@@ -104,8 +104,17 @@ static void load(void)
     const char *env = getenv("KBENCH_CUPTI");
     char tried[700];
     void *lib = NULL, *drv = NULL;
+    const char *tool = getenv("CUDA_INJECTION64_PATH");
     if (env && strcmp(env, "off") == 0) {
         snprintf(load_why, sizeof load_why, "KBENCH_CUPTI=off");
+        goto refused;
+    }
+    /* compute-sanitizer and the Nsight tools attach through this variable
+       and may hold the callbacks CUPTI would need: kbench stays out of
+       their way. */
+    if (tool && *tool) {
+        snprintf(load_why, sizeof load_why,
+                 "a CUDA tool is attached to the process (CUDA_INJECTION64_PATH is set)");
         goto refused;
     }
     if (env && *env) {
@@ -334,7 +343,7 @@ static void pause_s(double s)
 }
 
 /* Sorts the records out into *out.  t_call and t_ret bracket the call. */
-static void judge(uint32_t our_ctx, uint32_t our_stream, uint32_t legacy_stream, int unheld,
+static void judge(uint32_t our_ctx, uint32_t our_stream, uint32_t legacy_stream, int waits,
                   uint64_t t_call, uint64_t t_ret, uint64_t t_after, kbc_audit *out)
 {
     qsort(rec.calls, rec.n_calls, sizeof *rec.calls, by_corr);
@@ -356,20 +365,16 @@ static void judge(uint32_t our_ctx, uint32_t our_stream, uint32_t legacy_stream,
             continue;
         }
         if (launched > t_ret) {
-            /* The call after run(): copies on kbench's stream are its job,
-               kernels are not; a copy elsewhere is work elsewhere. */
-            if (it->cls == KBC_AUDIT_KERNEL) {
-                if (out->after_kernels++ == 0)
-                    snprintf(out->after_name, sizeof out->after_name, "%s", it->name);
-                continue;
-            }
-            if (ours)
-                continue;
+            /* The call after run() (download()): copies are its job, and
+               are not timed wherever they go; kernels are not its job. */
+            if (it->cls == KBC_AUDIT_KERNEL && out->after_kernels++ == 0)
+                snprintf(out->after_name, sizeof out->after_name, "%s", it->name);
+            continue;
         }
-        /* Timed: launched by run() on kbench's stream; or, without the
-           hold, anything run() waited for before it returned. */
+        /* Timed: launched by run() on kbench's stream; or, for a variant
+           that declares it waits (syncs), anything run() waited for. */
         int timed = launched >= t_call && launched <= t_ret &&
-                    (ours || (unheld && it->end != 0 && it->end <= t_ret));
+                    (ours || (waits && it->end != 0 && it->end <= t_ret));
         if (!timed) {
             out->other[it->cls]++;
             if (first_other) {
@@ -399,7 +404,7 @@ static void judge(uint32_t our_ctx, uint32_t our_stream, uint32_t legacy_stream,
     out->dropped = rec.dropped;
 }
 
-int kbc_audit_trace(void *stream, int unheld, double grace_s, kbc_audit_call fn,
+int kbc_audit_trace(void *stream, int waits, double grace_s, kbc_audit_call fn,
                     kbc_audit_call after, void *ctx, int *status, kbc_audit *out, char *why,
                     size_t n)
 {
@@ -464,7 +469,7 @@ int kbc_audit_trace(void *stream, int unheld, double grace_s, kbc_audit_call fn,
         goto off;
     }
     pthread_mutex_lock(&rec.lock);
-    judge(our_ctx, our_stream, legacy, unheld, t_call, t_ret, t_after, out);
+    judge(our_ctx, our_stream, legacy, waits, t_call, t_ret, t_after, out);
     pthread_mutex_unlock(&rec.lock);
 off:
     /* Every kind off again, so that the timed runs of the next rows pay

@@ -28,8 +28,9 @@ enum { KBC_AUDIT_KERNEL, KBC_AUDIT_COPY, KBC_AUDIT_MEMSET, KBC_AUDIT_CLASSES };
 /* What one traced call of run() did on the GPU. */
 typedef struct kbc_audit {
     /* Work that run() launched on kbench's stream while it ran (and, for
-       a variant whose timed samples were not held, work on any stream that
-       ended before run() returned: the events spanned it). */
+       a variant that declares that run() waits for its work (syncs), work
+       on any stream that ended before run() returned: its events, never
+       held, spanned it). */
     uint32_t ours;
     double busy_s;            /* the union of that work's intervals       */
     /* Work on another stream or in another context, launched while run()
@@ -70,14 +71,15 @@ typedef int (*kbc_audit_call)(void *ctx);
    seconds of
    waiting (a host thread that launches late still gets to), synchronised
    again; the records flushed; CUPTI's records off again, so that nothing
-   of it stays on the timed runs.  `unheld`: the variant's timed samples
-   ran without the hold (measure.h), so work on another stream that ended
-   before run() returned lay between the events and counts as its own.
+   of it stays on the timed runs.  `waits`: the variant declares that its
+   run() waits for its work (KB_VARIANT_SYNCS; its samples are never held),
+   so work on another stream that ended before run() returned lay between
+   the events and counts as its own.
    Returns 0 with *out filled and fn's status in *status (after's when fn
    succeeded and after failed); -1 with why when
    CUPTI failed (the audit is then partial); -2 with why when the CUDA
    runtime reported an error after the call (the variant's). */
-int kbc_audit_trace(void *stream, int unheld, double grace_s, kbc_audit_call fn,
+int kbc_audit_trace(void *stream, int waits, double grace_s, kbc_audit_call fn,
                     kbc_audit_call after, void *ctx, int *status, kbc_audit *out, char *why,
                     size_t n);
 

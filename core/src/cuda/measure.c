@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util.h"
 
@@ -205,6 +206,15 @@ static int cuda_sample(kbc_instance in, void *state, uint32_t v, int copies, int
     return 0;
 }
 
+/* The CPU time every thread of the process has used, in seconds. */
+static double process_cpu_s(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0)
+        return NAN;
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -308,7 +318,7 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
     double *t = kbc_xmalloc(room * sizeof *t);
     double *sorted = adaptive ? kbc_xmalloc(room * sizeof *sorted) : NULL;
     size_t n = 0;
-    double spent = 0.0;
+    double spent = 0.0, cpu = 0.0;
     int rc = 0;
     /* The post-check's poison: whatever the outputs hold after the timed
        runs, the timed runs wrote (docs/integrity.md). */
@@ -338,9 +348,13 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
                 break;
             s = whole / (double)batch;
         } else {
+            /* The CPU time around the wall clock's readings, so that its
+               reading is not timed. */
+            double c0 = process_cpu_s();
             double t0 = kbc_now();
             int r = kbc_one_run(in, state, v, ms->include_copies, &f->err);
             s = whole = kbc_now() - t0;
+            cpu += process_cpu_s() - c0;
             if (r != KB_OK) {
                 rc = plugin_fault(f);
                 break;
@@ -360,7 +374,6 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
     }
     if (rc == 0 && cuda)
         read_clocks(dev, &out->clocks, 1);
-    out->held = had_hold && hold;
     if (had_hold && !hold) {
         size_t used = strlen(out->mode.note);
         snprintf(out->mode.note + used, sizeof out->mode.note - used,
@@ -382,6 +395,7 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
     }
     if (rc == 0)
         kbc_stats_compute(t, n, &out->time);
+    out->cpu_per_run_s = !cuda && n > 0 ? cpu / (double)n : NAN;
     free(t);
     return rc;
 }

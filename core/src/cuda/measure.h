@@ -51,9 +51,11 @@ typedef struct kbc_measured {
                              on max_runs or the budget above it           */
     kbc_rec_clocks clocks;/* the GPU's clocks around the timed runs       */
     kbc_rec_mode mode;    /* single or batched, and why                   */
-    int held;             /* every timed sample ran behind the hold       */
     int captured_nothing; /* a CUDA graph of the batch captured no work:
                              run() enqueued nothing on kbench's stream    */
+    double cpu_per_run_s; /* a CPU variant's timed runs: the process's CPU
+                             time (every thread's) per run, on average;
+                             NaN for a CUDA variant                      */
 } kbc_measured;
 
 /* One run: run() alone, or upload + run + download.  Returns KB_OK or the

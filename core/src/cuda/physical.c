@@ -204,6 +204,13 @@ double kbc_cpu_copy_gbps(int threads, uint64_t cache)
     return best;
 }
 
+void kbc_limit_cpu_again(kbc_limits *l)
+{
+    double g = kbc_cpu_copy_gbps(l->cpus, l->cache_bytes);
+    if (g > l->cpu_copy_gbps)
+        l->cpu_copy_gbps = g;
+}
+
 /* ---- the GPU's facts ---------------------------------------------------------------- */
 
 void kbc_limits_gpu(kbc_limits *l, const kbc_machine *m, int bus_bits, unsigned sm_max_mhz,

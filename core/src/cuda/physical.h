@@ -68,6 +68,11 @@ void kbc_limits_gpu(kbc_limits *l, const kbc_machine *m, int bus_bits, unsigned 
 double kbc_limit_gbps(kbc_limits *l, int cuda, uint64_t r, uint64_t w, int cold, char *basis,
                       size_t n);
 
+/* Measures the CPUs' copy rate again and keeps the higher of the two: a
+   busy machine may have slowed the first measurement, so a CPU row above
+   the memory's bound is judged once more before it is flagged. */
+void kbc_limit_cpu_again(kbc_limits *l);
+
 /* The most GFLOP/s a GPU row of precision `peak` (kb_peak) can do, with
    its basis as above; 0 when unknown. */
 double kbc_limit_gflops(const kbc_limits *l, uint32_t peak, char *basis, size_t n);

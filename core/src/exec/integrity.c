@@ -181,8 +181,9 @@ static int poison_check(job *j, found *x, kbc_fault *f)
         return -1;
     if (ok)
         flag(x, "the output verifies after prepare() and download() with no run between them: "
-                "a run that does nothing cannot be told from one that works (prepare() does not "
-                "poison, or download() computes)");
+                "something other than run() writes it (prepare() does not poison, download() "
+                "computes, or work launched earlier lands late), so a run that does nothing "
+                "cannot be told from one that works");
     return 0;
 }
 
@@ -195,9 +196,21 @@ static void threads_left(found *x, int before, int after)
 
 /* ---- the CPU variant's audit round ------------------------------------------ */
 
+/* The process's CPU time (every thread's) that a run alone and its
+   download() used: unlike their wall times, not lengthened by a busy
+   machine's scheduling, and comparable with the timed runs' own
+   (kbc_measured.cpu_per_run_s). */
 typedef struct cpu_round {
     double run_s, download_s;
 } cpu_round;
+
+static double process_cpu_s(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0)
+        return NAN;
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
 
 static int cpu_audit_round(job *j, int first, found *x, cpu_round *t, kbc_fault *f)
 {
@@ -208,13 +221,13 @@ static int cpu_audit_round(job *j, int first, found *x, cpu_round *t, kbc_fault 
     if (first && kbc_call_prepare(j->in, j->state, j->v, &f->err) != KB_OK)
         return plugin_fault(f);
     int n0 = count_threads();
-    double t0 = kbc_now();
-    int st = kbc_one_run(j->in, j->state, j->v, 0, &f->err);
-    double t1 = kbc_now();
+    double c0 = process_cpu_s();
+    int st = kbc_one_run(j->in, j->state, j->v, j->copies, &f->err);
+    double c1 = process_cpu_s();
     int n1 = count_threads();
     if (st != KB_OK)
         return plugin_fault(f);
-    t->run_s = t1 - t0;
+    t->run_s = c1 - c0;
     if (first) {
         threads_left(x, n0, n1);
         if (n0 < 0)
@@ -229,10 +242,10 @@ static int cpu_audit_round(job *j, int first, found *x, cpu_round *t, kbc_fault 
                     "in the %.0f ms after it)",
                  used * 1e3, KBC_CPU_WATCH_S * 1e3);
     }
-    double t2 = kbc_now();
+    double c2 = process_cpu_s();
     if (kbc_call_download(j->in, j->state, j->v, &f->err) != KB_OK)
         return plugin_fault(f);
-    t->download_s = kbc_now() - t2;
+    t->download_s = process_cpu_s() - c2;
     kb_check c;
     if (kbc_call_verify(j->in, j->state, j->v, &c, &f->err) != KB_OK)
         return plugin_fault(f);
@@ -243,25 +256,26 @@ static int cpu_audit_round(job *j, int first, found *x, cpu_round *t, kbc_fault 
     return 0;
 }
 
-/* Whether a run alone (run_s) and its download (download_s) say that the
-   timed median did less than a run: the median under a third of the run,
-   or a download() many times the run (the work moved out of run()).
-   Below a floor of time, a CPU's noise decides, so neither counts. */
-static int cpu_slow_run(double median, const cpu_round *t)
+/* Whether a run alone and its download say that the timed runs did less
+   than a run: a timed run's CPU time (`timed`, on average) under a third
+   of the run's, or a download() many times the run (the work moved out of
+   run()).  Below a floor of time, a CPU's noise decides, so neither
+   counts. */
+static int cpu_slow_run(double timed, const cpu_round *t)
 {
-    return median < t->run_s * KBC_AUDIT_MEDIAN_FRACTION && t->run_s - median > 50e-6;
+    return timed < t->run_s * KBC_AUDIT_MEDIAN_FRACTION && t->run_s - timed > 50e-6;
 }
 
-static int cpu_slow_download(double median, const cpu_round *t)
+static int cpu_slow_download(double timed, const cpu_round *t)
 {
-    double run = median > t->run_s ? median : t->run_s;
+    double run = timed > t->run_s ? timed : t->run_s;
     return t->download_s > 16 * run && t->download_s - run > 200e-6;
 }
 
-static int cpu_audit(job *j, found *x, kbc_fault *f)
+static int cpu_audit(job *j, double timed, found *x, kbc_fault *f)
 {
     cpu_round a, b;
-    double median = j->r->time.median;
+    double median = isfinite(timed) ? timed : j->r->time.median;
     if (cpu_audit_round(j, 1, x, &a, f) != 0)
         return -1;
     if (!cpu_slow_run(median, &a) && !cpu_slow_download(median, &a))
@@ -273,12 +287,12 @@ static int cpu_audit(job *j, found *x, kbc_fault *f)
                        a.download_s < b.download_s ? a.download_s : b.download_s};
     char t1[32], t2[32];
     if (cpu_slow_run(median, &least))
-        flag(x, "the timed median (%s) is under a third of a run alone after the timed runs "
-                "(%s): the timed runs did less than a run does",
+        flag(x, "a timed run used %s of CPU time on average, under a third of the %s a run "
+                "alone used after the timed runs: the timed runs did less than a run does",
              short_time(median, t1, sizeof t1), short_time(least.run_s, t2, sizeof t2));
     if (cpu_slow_download(median, &least))
-        flag(x, "download() takes %s, more than 16 times a run (%s): the work is done outside "
-                "the timed run()",
+        flag(x, "download() takes %s of CPU time, more than 16 times a run (%s): the work is "
+                "done outside the timed run()",
              short_time(least.download_s, t1, sizeof t1),
              short_time(median > least.run_s ? median : least.run_s, t2, sizeof t2));
     return 0;
@@ -393,10 +407,10 @@ static void audit_flags(job *j, const kbc_audit *a, found *x)
     (void)j;
 }
 
-static int cuda_audit(job *j, const kbc_measured *got, found *x, kbc_fault *f)
+static int cuda_audit(job *j, found *x, kbc_fault *f)
 {
     char why[400];
-    const int unheld = !got->held;
+    const int waits = (j->r->flags & KB_VARIANT_SYNCS) != 0;
     int cupti = kbc_audit_available(why, sizeof why) == 0;
     if (!cupti)
         partial(x, "the audit ran without CUPTI (%s): work on other streams was looked for only "
@@ -418,7 +432,7 @@ static int cuda_audit(job *j, const kbc_measured *got, found *x, kbc_fault *f)
     int status = KB_OK, traced = 0;
     kbc_audit_call after = j->copies ? NULL : download_call;
     if (cupti) {
-        int rc = kbc_audit_trace(j->dev->stream, unheld, KBC_AUDIT_GRACE_S, run_call, after, j,
+        int rc = kbc_audit_trace(j->dev->stream, waits, KBC_AUDIT_GRACE_S, run_call, after, j,
                                  &status, &a, f->why, sizeof f->why);
         if (rc == -2)
             return cuda_fault(f, "the audit run");
@@ -458,7 +472,7 @@ static int cuda_audit(job *j, const kbc_measured *got, found *x, kbc_fault *f)
             return plugin_fault(f);
         if (settle(j, f, "prepare() before the audit run") != 0)
             return -1;
-        int rc = kbc_audit_trace(j->dev->stream, unheld, KBC_AUDIT_GRACE_S, run_call, after, j,
+        int rc = kbc_audit_trace(j->dev->stream, waits, KBC_AUDIT_GRACE_S, run_call, after, j,
                                  &status, &b, f->why, sizeof f->why);
         if (rc == -2)
             return cuda_fault(f, "the audit run");
@@ -513,6 +527,12 @@ static void physical_checks(job *j, const kbc_experiment *e, found *x)
                                 r->work.bytes_written, j->cuda && e->measure.cache_cold, basis,
                                 sizeof basis);
     double gbps = bytes / med / 1e9;
+    if (!j->cuda && lim > 0 && gbps > lim && j->dev->limits.cpu_copy_gbps > 0) {
+        /* Above a measured bound: measured again first (physical.h). */
+        kbc_limit_cpu_again(&j->dev->limits);
+        lim = kbc_limit_gbps(&j->dev->limits, 0, r->work.bytes_read, r->work.bytes_written, 0,
+                             basis, sizeof basis);
+    }
     if (lim > 0 && gbps > lim)
         flag(x, "suspect: %.4g GB/s is %.0f%% of what the device can do: %s", gbps,
              gbps / lim * 100, basis);
@@ -569,10 +589,10 @@ int kbc_integrity_check(const kbc_experiment *e, kbc_instance in, void *state, k
                  "captured no work",
              r->mode.batch);
     if (j.cuda) {
-        if (cuda_audit(&j, got, &x, f) != 0)
+        if (cuda_audit(&j, &x, f) != 0)
             return -1;
         l2_checks(&j, &x);
-    } else if (cpu_audit(&j, &x, f) != 0) {
+    } else if (cpu_audit(&j, got->cpu_per_run_s, &x, f) != 0) {
         return -1;
     }
     physical_checks(&j, e, &x);

@@ -1084,7 +1084,8 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
     size_t np = 0;
     for (size_t i = 0; i < a.n; i++) {
         long j = find_key(&b, a.keys[i]);
-        if (j >= 0 && ran(&a.recs[i]) && ran(&b.recs[j]))
+        if (j >= 0 && ran(&a.recs[i]) && ran(&b.recs[j]) &&
+            !kbc_integrity_flagged(&a.recs[i]) && !kbc_integrity_flagged(&b.recs[j]))
             pairs[np++] = (kbc_compare_pair){a.recs[i].samples, a.recs[i].n_samples,
                                              b.recs[j].samples, b.recs[j].n_samples};
     }
@@ -1108,6 +1109,16 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
                run, not a row without a verdict: it fails the compare. */
             if (y->outcome == KBC_CRASHED || y->outcome == KBC_TIMEOUT) {
                 r->note = y->outcome == KBC_CRASHED ? "crashed in new" : "timed out in new";
+                r->lost = 1;
+                lost_new++;
+            }
+        } else if (kbc_integrity_flagged(x) || kbc_integrity_flagged(y)) {
+            /* Its time is not of the work it verified (docs/integrity.md):
+               no verdict, and a new run that has one fails the compare. */
+            kbc_compare_samples(NULL, 0, NULL, 0, o, &r->c);
+            r->note = kbc_integrity_flagged(y) ? "flagged by the integrity checks in new"
+                                               : "flagged by the integrity checks in base";
+            if (kbc_integrity_flagged(y)) {
                 r->lost = 1;
                 lost_new++;
             }

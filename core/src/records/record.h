@@ -281,6 +281,11 @@ size_t kbc_record_key(const kbc_record *r, char *buf, size_t n);
 /* The check's measure, or NULL when verification never ran. */
 const char *kbc_check_measure(const kbc_record *r);
 
+/* Whether kbench's integrity checks flagged the row (its integrity begins
+   "flagged"): its timing is not of the work it verified, so compare, the
+   history and the tuner leave it out (docs/integrity.md). */
+int kbc_integrity_flagged(const kbc_record *r);
+
 /* The name of an outcome: "pass", "FAIL", "error", "skipped", "crashed",
    "timeout", "invalid"; and back
    (-1 when unknown). */
