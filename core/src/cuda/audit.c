@@ -8,7 +8,6 @@
 #include <cupti_activity.h>
 #include <cupti_result.h>
 #include <cupti_version.h>
-#include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -19,6 +18,7 @@
 
 #include "gpu.h"
 #include "kbench/plugin.h"
+#include "util.h"
 
 /* ---- loading -------------------------------------------------------------- */
 
@@ -335,12 +335,6 @@ static const api_call *call_of(uint32_t corr)
     return c;
 }
 
-static void pause_s(double s)
-{
-    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
 
 /* Sorts the records out into *out.  t_call and t_ret bracket the call. */
 static void judge(uint32_t our_ctx, uint32_t our_stream, uint32_t legacy_stream, int waits,
@@ -460,7 +454,7 @@ int kbc_audit_trace(void *stream, int waits, double grace_s, kbc_audit_call fn,
     /* Until the device is idle, then a grace period for a host thread that
        launches late, then until it is idle again. */
     if (kbc_gpu_device_sync(why, n) != 0 ||
-        (pause_s(grace_s), kbc_gpu_device_sync(why, n) != 0)) {
+        (kbc_pause(grace_s), kbc_gpu_device_sync(why, n) != 0)) {
         rc = -2;
         goto off;
     }

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "util.h"
 
@@ -206,14 +205,6 @@ static int cuda_sample(kbc_instance in, void *state, uint32_t v, int copies, int
     return 0;
 }
 
-/* The CPU time every thread of the process has used, in seconds. */
-static double process_cpu_s(void)
-{
-    struct timespec t;
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0)
-        return NAN;
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -350,11 +341,11 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
         } else {
             /* The CPU time around the wall clock's readings, so that its
                reading is not timed. */
-            double c0 = process_cpu_s();
+            double c0 = kbc_process_cpu();
             double t0 = kbc_now();
             int r = kbc_one_run(in, state, v, ms->include_copies, &f->err);
             s = whole = kbc_now() - t0;
-            cpu += process_cpu_s() - c0;
+            cpu += kbc_process_cpu() - c0;
             if (r != KB_OK) {
                 rc = plugin_fault(f);
                 break;

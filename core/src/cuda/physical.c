@@ -313,7 +313,8 @@ double kbc_limit_gbps(kbc_limits *l, int cuda, uint64_t r, uint64_t w, int cold,
         snprintf(basis, n,
                  "its L2 serves at most %s (%g x its measured L2 read rate of %s%s) for a "
                  "working set of %s",
-                 rate_text(l2, a, sizeof a), KBC_LIMIT_L2_MARGIN, rate_text(l->l2_gbps, b, sizeof b),
+                 rate_text(l2, a, sizeof a), KBC_LIMIT_L2_MARGIN,
+                 rate_text(l->l2_gbps, b, sizeof b),
                  both > 1.0001 ? ", reads and writes each" : "", ws);
         return l2;
     }

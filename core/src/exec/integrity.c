@@ -89,24 +89,6 @@ static double others_cpu_s(void)
     return (double)(p.tv_sec - t.tv_sec) + (double)(p.tv_nsec - t.tv_nsec) * 1e-9;
 }
 
-static void pause_s(double s)
-{
-    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
-static const char *short_time(double s, char *buf, size_t n)
-{
-    if (s < 1e-3)
-        snprintf(buf, n, "%.3g us", s * 1e6);
-    else if (s < 1)
-        snprintf(buf, n, "%.3g ms", s * 1e3);
-    else
-        snprintf(buf, n, "%.3g s", s);
-    return buf;
-}
-
 static const char *plural(unsigned n, const char *one, const char *many)
 {
     return n == 1 ? one : many;
@@ -204,14 +186,9 @@ typedef struct cpu_round {
     double run_s, download_s;
 } cpu_round;
 
-static double process_cpu_s(void)
-{
-    struct timespec t;
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0)
-        return NAN;
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
+/* One audit round of a CPU variant: poison, (the first round: the poison
+   check, the threads counted around the run and watched after it), one
+   run alone, its download() and verify(). */
 static int cpu_audit_round(job *j, int first, found *x, cpu_round *t, kbc_fault *f)
 {
     if (kbc_call_prepare(j->in, j->state, j->v, &f->err) != KB_OK)
@@ -221,9 +198,9 @@ static int cpu_audit_round(job *j, int first, found *x, cpu_round *t, kbc_fault 
     if (first && kbc_call_prepare(j->in, j->state, j->v, &f->err) != KB_OK)
         return plugin_fault(f);
     int n0 = count_threads();
-    double c0 = process_cpu_s();
+    double c0 = kbc_process_cpu();
     int st = kbc_one_run(j->in, j->state, j->v, j->copies, &f->err);
-    double c1 = process_cpu_s();
+    double c1 = kbc_process_cpu();
     int n1 = count_threads();
     if (st != KB_OK)
         return plugin_fault(f);
@@ -235,17 +212,17 @@ static int cpu_audit_round(job *j, int first, found *x, cpu_round *t, kbc_fault 
         /* Other threads' CPU time once run() returned: work it handed to
            threads that outlive it (a pool of its own, say). */
         double o0 = others_cpu_s();
-        pause_s(KBC_CPU_WATCH_S);
+        kbc_pause(KBC_CPU_WATCH_S);
         double used = others_cpu_s() - o0;
         if (used > 0.25 * KBC_CPU_WATCH_S)
             flag(x, "other threads went on working after run() returned (%.1f ms of CPU time "
                     "in the %.0f ms after it)",
                  used * 1e3, KBC_CPU_WATCH_S * 1e3);
     }
-    double c2 = process_cpu_s();
+    double c2 = kbc_process_cpu();
     if (kbc_call_download(j->in, j->state, j->v, &f->err) != KB_OK)
         return plugin_fault(f);
-    t->download_s = process_cpu_s() - c2;
+    t->download_s = kbc_process_cpu() - c2;
     kb_check c;
     if (kbc_call_verify(j->in, j->state, j->v, &c, &f->err) != KB_OK)
         return plugin_fault(f);
@@ -275,10 +252,12 @@ static int cpu_slow_download(double timed, const cpu_round *t)
 static int cpu_audit(job *j, double timed, found *x, kbc_fault *f)
 {
     cpu_round a, b;
-    double median = isfinite(timed) ? timed : j->r->time.median;
+    /* Without the timed runs' CPU time (it could not be read), their wall
+       time stands in. */
+    double per_run = isfinite(timed) ? timed : j->r->time.median;
     if (cpu_audit_round(j, 1, x, &a, f) != 0)
         return -1;
-    if (!cpu_slow_run(median, &a) && !cpu_slow_download(median, &a))
+    if (!cpu_slow_run(per_run, &a) && !cpu_slow_download(per_run, &a))
         return 0;
     /* One slow round may be the machine's doing: a second must agree. */
     if (cpu_audit_round(j, 0, x, &b, f) != 0)
@@ -286,15 +265,16 @@ static int cpu_audit(job *j, double timed, found *x, kbc_fault *f)
     cpu_round least = {a.run_s < b.run_s ? a.run_s : b.run_s,
                        a.download_s < b.download_s ? a.download_s : b.download_s};
     char t1[32], t2[32];
-    if (cpu_slow_run(median, &least))
+    if (cpu_slow_run(per_run, &least))
         flag(x, "a timed run used %s of CPU time on average, under a third of the %s a run "
                 "alone used after the timed runs: the timed runs did less than a run does",
-             short_time(median, t1, sizeof t1), short_time(least.run_s, t2, sizeof t2));
-    if (cpu_slow_download(median, &least))
+             kbc_human_seconds(per_run, t1, sizeof t1),
+             kbc_human_seconds(least.run_s, t2, sizeof t2));
+    if (cpu_slow_download(per_run, &least))
         flag(x, "download() takes %s of CPU time, more than 16 times a run (%s): the work is "
                 "done outside the timed run()",
-             short_time(least.download_s, t1, sizeof t1),
-             short_time(median > least.run_s ? median : least.run_s, t2, sizeof t2));
+             kbc_human_seconds(least.download_s, t1, sizeof t1),
+             kbc_human_seconds(per_run > least.run_s ? per_run : least.run_s, t2, sizeof t2));
     return 0;
 }
 
@@ -335,7 +315,7 @@ static int cuda_thread_check(job *j, int cupti, found *x, kbc_fault *f)
         if (busy > 50e-6)
             flag(x, "the GPU was still busy %s after kbench's stream had finished a run: work "
                     "on a stream kbench does not time",
-                 short_time(busy, t, sizeof t));
+                 kbc_human_seconds(busy, t, sizeof t));
     }
     return 0;
 }
@@ -367,7 +347,7 @@ static uint32_t sum3(const uint32_t *c)
     return c[0] + c[1] + c[2];
 }
 
-static void audit_flags(job *j, const kbc_audit *a, found *x)
+static void audit_flags(const kbc_audit *a, found *x)
 {
     char what[96], t[32];
     uint32_t other = sum3(a->other), late = sum3(a->late);
@@ -388,11 +368,12 @@ static void audit_flags(job *j, const kbc_audit *a, found *x)
     if (late)
         flag(x, "%s %s launched %s after run() returned, outside the timing%s%s%s",
              work_text(a->late, what, sizeof what), plural(late, "was", "were"),
-             short_time(a->late_s, t, sizeof t), a->late_name[0] ? " (the first: " : "",
+             kbc_human_seconds(a->late_s, t, sizeof t), a->late_name[0] ? " (the first: " : "",
              a->late_name, a->late_name[0] ? ")" : "");
     if (a->after_kernels)
-        flag(x, "download() launched %u %s%s%s%s: work outside the timed run()", a->after_kernels,
-             plural(a->after_kernels, "kernel", "kernels"), a->after_name[0] ? " (" : "",
+        flag(x, "download() launched %u %s%s%s%s: work outside the timed run()",
+             a->after_kernels, plural(a->after_kernels, "kernel", "kernels"),
+             a->after_name[0] ? " (" : "",
              a->after_name, a->after_name[0] ? ")" : "");
     if (a->window_bytes) {
         char b[32];
@@ -404,7 +385,6 @@ static void audit_flags(job *j, const kbc_audit *a, found *x)
         flag(x, "run() put no work on the GPU: the audit saw no kernel, copy or memset of it");
     if (a->dropped)
         partial(x, "CUPTI dropped %llu records of the audit run", (unsigned long long)a->dropped);
-    (void)j;
 }
 
 static int cuda_audit(job *j, found *x, kbc_fault *f)
@@ -462,7 +442,7 @@ static int cuda_audit(job *j, found *x, kbc_fault *f)
              measure_of(&c), c.error, c.tolerance);
     if (!traced)
         return 0;
-    audit_flags(j, &a, x);
+    audit_flags(&a, x);
 
     double median = j->r->time.median;
     if (a.busy_s > 0 && median < a.busy_s * KBC_AUDIT_MEDIAN_FRACTION) {
@@ -486,7 +466,8 @@ static int cuda_audit(job *j, found *x, kbc_fault *f)
         if (median < busy * KBC_AUDIT_MEDIAN_FRACTION)
             flag(x, "the timed median (%s) is under a third of the %s the GPU spent on a run "
                     "alone in the audit: the timed runs did less than a run does",
-                 short_time(median, t1, sizeof t1), short_time(busy, t2, sizeof t2));
+                 kbc_human_seconds(median, t1, sizeof t1),
+                 kbc_human_seconds(busy, t2, sizeof t2));
     }
     return 0;
 }
@@ -503,7 +484,8 @@ static void l2_checks(job *j, found *x)
     else if (bytes > 0) {
         flag(x, "run() set an L2 access-policy window of %s on kbench's stream (hit ratio %.2g, "
                 "%s): its data may stay in the L2 between runs",
-             kbc_human_bytes(bytes, b, sizeof b), hit, persisting ? "persisting" : "not persisting");
+             kbc_human_bytes(bytes, b, sizeof b), hit,
+             persisting ? "persisting" : "not persisting");
         kbc_gpu_stream_window_clear(j->dev->stream);
     }
     uint64_t aside = kbc_gpu_persisting_l2();
