@@ -84,6 +84,14 @@ void kbc_baseline_judge(kbc_baseline *b, const kbc_record *recs, size_t n,
         }
         b->matched[m->base] = 1;
         const kbc_record *x = &b->recs[m->base], *y = &recs[i];
+        if (kbc_record_ran(x) && kbc_record_ran(y) &&
+            (kbc_integrity_flagged(x) || kbc_integrity_flagged(y))) {
+            /* Its time is not of the work it verified (docs/integrity.md):
+               no verdict, and a new row that has one fails the compare. */
+            m->note = kbc_integrity_flagged(y) ? KBC_NOTE_FLAGGED_NEW : KBC_NOTE_FLAGGED_BASE;
+            m->lost = kbc_integrity_flagged(y);
+            continue;
+        }
         if (kbc_record_ran(x) && kbc_record_ran(y)) {
             of[i] = np;
             pairs[np++] = (kbc_compare_pair){x->samples, x->n_samples, y->samples, y->n_samples};

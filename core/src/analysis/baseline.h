@@ -23,6 +23,8 @@
 #define KBC_NOTE_TIMEOUT_NEW "timed out in new"
 #define KBC_NOTE_FEW_SAMPLES "fewer than 2 samples on a side"
 #define KBC_NOTE_ZERO_MEDIAN "a median of zero"
+#define KBC_NOTE_FLAGGED_NEW "flagged by the integrity checks in new"
+#define KBC_NOTE_FLAGGED_BASE "flagged by the integrity checks in base"
 
 /* One row of the new run against the baseline. */
 typedef struct kbc_match {
@@ -32,9 +34,10 @@ typedef struct kbc_match {
                           there is none, verdict KBC_UNTESTED and NaN    */
     const char *note;  /* why the verdict is KBC_UNTESTED (KBC_NOTE_*), or
                           NULL when the rows were judged                 */
-    int lost;          /* the new row crashed or timed out where the
-                          baseline's has a row: a failure of the new run,
-                          which fails kbench compare                     */
+    int lost;          /* the new row crashed, timed out or was flagged
+                          by the integrity checks where the baseline has
+                          a row: a failure of the new run, which fails
+                          kbench compare                                 */
 } kbc_match;
 
 /* The baseline's rows indexed by key: made once, used for any number of
