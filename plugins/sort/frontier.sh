@@ -1,7 +1,7 @@
 #!/bin/sh
 # Issue 34's sort work on a GPU, in one call: checks of the changed
 # kernels, then the timing points against CUB, a short table last.
-#   sh plugins/sort/frontier.sh BUILD_DIR [NCU_SECONDS]
+#   sh plugins/sort/frontier.sh BUILD_DIR [NCU_SECONDS [LABEL=PLUGIN_DIR]...]
 # 1. Correctness of onesweep-early and onesweep-split-hold (their pass plan
 #    and tile = auto's table changed): gpu-correctness.ini narrowed to the
 #    two variants, to the sections below 10^8 keys (the 10^8 sections'
@@ -10,7 +10,10 @@
 #    gpu-skip.ini (the inputs whose plan skips passes or copies), and
 #    `kbench check sort` of the two variants (stale status words).
 # 2. compute-sanitizer memcheck and racecheck on gpu-sanitize-skip.ini.
-# 3. frontier.ini: the timing points, cub-radix in the same run.
+# 3. compare.ini once for each LABEL=PLUGIN_DIR given (another build of the
+#    sort plugin, e.g. the revision before) and once for BUILD_DIR's, each
+#    against cub-radix in the same run; then frontier.ini, the timing
+#    points, cub-radix in the same run.
 # 4. With NCU_SECONDS > 0 (default 0): ncu's per-kernel times, memory
 #    traffic and stalls of onesweep-early and CUB on uniform and few-unique
 #    i32 keys at 2^24, bounded by that many seconds.
@@ -18,8 +21,10 @@
 # back whole) and the summary and table are printed last.  Exit status: 0
 # when every check passed, 1 otherwise, 2 on bad usage.
 set -u
-[ $# -ge 1 ] || { echo "usage: sh plugins/sort/frontier.sh BUILD_DIR [NCU_SECONDS]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: sh plugins/sort/frontier.sh BUILD_DIR [NCU_SECONDS [LABEL=PLUGIN_DIR]...]" >&2; exit 2; }
 ncu_s=${2:-0}
+builds=""
+[ $# -ge 2 ] && shift 2 && builds="$*"
 . "$(cd "$(dirname "$0")/../.." && pwd)/tests/gpu/lib.sh"
 gpu_init sort-frontier "$1"
 t_start=$(date +%s)
@@ -59,6 +64,13 @@ t0=$(date +%s)
 gpu_sanitize "$here/gpu-sanitize-skip.ini" "$here/gpu-sanitize-skip.ini"
 gpu_note "        sanitizers took $(took "$t0")"
 
+for b in $builds this=${KBENCH_PLUGIN_PATH:-}; do
+    label=${b%%=*}
+    t0=$(date +%s)
+    KBENCH_PLUGIN_PATH=${b#*=} "$kbench" run "$here/compare.ini" -o "$logs/compare-$label" \
+        >"$logs/compare-$label.txt" 2>&1
+    gpu_note "compare $label: exit $? in $(took "$t0")"
+done
 t0=$(date +%s)
 "$kbench" run "$here/frontier.ini" -o "$logs/frontier" >"$logs/frontier.txt" 2>&1
 gpu_note "timing: exit $? in $(took "$t0")"
@@ -74,32 +86,42 @@ if [ "$ncu_s" -gt 0 ] && command -v ncu >/dev/null 2>&1; then
 fi
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv >>"$logs/gpu.txt" 2>&1
 
-# The table: each own row against cub-radix at the same point.
+# The table: each own row against cub-radix at the same point (several
+# results files: one table each, the file's folder named first).
 table() {
-    python3 - "$logs/frontier/results.csv" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-ref = {}
-for r in rows:
-    if r["variant"] == "cub-radix" and r["status"] == "pass":
-        ref[(r["experiment"], r["point"])] = float(r["median_s"])
-print("device: %s" % (rows[0]["device"] if rows else "?"))
-print("%-20s %-42s %-20s %11s %11s %7s" % ("experiment", "point", "variant", "median", "cub", "cub/own"))
-for r in rows:
-    if r["variant"] == "cub-radix":
-        continue
-    pt = r["key"].split("/")[2]
-    for cut in (",values=none", ",tile=auto", ",hist=auto", "key=", "values=", "dist="):
-        pt = pt.replace(cut, "")
-    c = ref.get((r["experiment"], r["point"]))
-    if r["status"] != "pass" or c is None:
-        print("%-20s %-42s %-20s %s %s" % (r["experiment"], pt, r["variant"], r["status"], r["reason"][:60]))
-        continue
-    m = float(r["median_s"])
-    print("%-20s %-42s %-20s %9.1f us %9.1f us %6.3fx" % (r["experiment"][:20], pt[:42], r["variant"], m * 1e6, c * 1e6, c / m))
+    python3 - "$@" <<'PY'
+import csv, os, re, sys
+for f in sys.argv[1:]:
+  if not os.path.exists(f):
+    print("%s: no results" % f)
+    continue
+  print("== %s" % os.path.basename(os.path.dirname(f)))
+  rows = list(csv.DictReader(open(f)))
+  # cub-radix ignores tile: one of its rows stands for every tile value
+  def where(r):
+      return (r["experiment"], re.sub(r",?tile=[^,]*", "", r["key"].split("/")[2]))
+  ref = {}
+  for r in rows:
+      if r["variant"] == "cub-radix" and r["status"] == "pass":
+          ref[where(r)] = float(r["median_s"])
+  print("device: %s" % (rows[0]["device"] if rows else "?"))
+  print("%-20s %-42s %-20s %11s %11s %7s" % ("experiment", "point", "variant", "median", "cub", "cub/own"))
+  for r in rows:
+      if r["variant"] == "cub-radix":
+          continue
+      pt = r["key"].split("/")[2]
+      for cut in (",values=none", ",tile=auto", ",hist=auto", "key=", "values=", "dist="):
+          pt = pt.replace(cut, "")
+      c = ref.get(where(r))
+      if r["status"] != "pass" or c is None:
+          print("%-20s %-42s %-20s %s %s" % (r["experiment"], pt, r["variant"], r["status"], r["reason"][:60]))
+          continue
+      m = float(r["median_s"])
+      print("%-20s %-42s %-20s %9.1f us %9.1f us %6.3fx" % (r["experiment"][:20], pt[:42], r["variant"], m * 1e6, c * 1e6, c / m))
 PY
 }
-table >"$logs/table.txt" 2>&1 || cp "$logs/frontier.txt" "$logs/table.txt"
+table "$logs"/compare-*/results.csv "$logs/frontier/results.csv" >"$logs/table.txt" 2>&1 ||
+    cp "$logs/frontier.txt" "$logs/table.txt"
 (cd "$logs/.." && tar czf sort-frontier.tgz sort-frontier) && rm -rf "$logs"
 echo "---- sort frontier ($(took "$t_start")) ----"
 printf '%s' "$summary"
