@@ -17,6 +17,8 @@
 # 4. With NCU_SECONDS > 0 (default 0): ncu's per-kernel times, memory
 #    traffic and stalls of onesweep-early and CUB on uniform and few-unique
 #    i32 keys at 2^24, bounded by that many seconds.
+# SORT_FRONTIER_SECONDS (default 1200) bounds step 3's frontier.ini: the
+# rows of the points it reached are kept (its journal) and tabled.
 # Everything goes into $OUT/sort-frontier.tgz (one file, so that it comes
 # back whole) and the summary and table are printed last.  Exit status: 0
 # when every check passed, 1 otherwise, 2 on bad usage.
@@ -72,7 +74,8 @@ for b in $builds this=${KBENCH_PLUGIN_PATH:-}; do
     gpu_note "compare $label: exit $? in $(took "$t0")"
 done
 t0=$(date +%s)
-"$kbench" run "$here/frontier.ini" -o "$logs/frontier" >"$logs/frontier.txt" 2>&1
+timeout "${SORT_FRONTIER_SECONDS:-1200}" "$kbench" run "$here/frontier.ini" -o "$logs/frontier" \
+    >"$logs/frontier.txt" 2>&1
 gpu_note "timing: exit $? in $(took "$t0")"
 
 if [ "$ncu_s" -gt 0 ] && command -v ncu >/dev/null 2>&1; then
