@@ -25,10 +25,10 @@
 set -u
 [ $# -ge 1 ] || { echo "usage: sh plugins/sort/frontier.sh BUILD_DIR [NCU_SECONDS [LABEL=PLUGIN_DIR]...]" >&2; exit 2; }
 ncu_s=${2:-0}
-builds=""
-[ $# -ge 2 ] && shift 2 && builds="$*"
 . "$(cd "$(dirname "$0")/../.." && pwd)/tests/gpu/lib.sh"
 gpu_init sort-frontier "$1"
+builds=""
+[ $# -ge 2 ] && shift 2 && builds="$*"
 t_start=$(date +%s)
 took() { echo "$(( $(date +%s) - $1 )) s"; }
 

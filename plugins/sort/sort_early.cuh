@@ -112,12 +112,9 @@ OE_FN uint4 oe_ld4(const uint4 *p) { return *p; }
    kernel's whole run, so through the read-only (non-coherent) path: after
    the first block of an SM, an L1 hit. */
 OE_FN uint32_t oe_ld_plan(const uint32_t *p) { return __ldg(p); }
-/* A buffer's address kept as bits (oe_buf_put) and made a pointer again
-   through the global window, so that the compiler knows it points to
-   global memory: a pointer made from plain bits is generic, its accesses
-   may alias shared memory, and the compiler then keeps every shared
-   access in order with them (measured on an H200: staged pairs 15%
-   slower, their value loads no longer in flight together). */
+/* A buffer's address as bits through the global window and back
+   (oe_buf_put / oe_buf_get with GLOBAL): the compiler then knows the
+   pointer is global memory's. */
 OE_FN unsigned long long oe_global_bits(const uint32_t *p) { return __cvta_generic_to_global(p); }
 OE_FN uint32_t *oe_global_ptr(unsigned long long b)
 {
@@ -173,15 +170,30 @@ template <class C, bool PAIRS, int VM = OE_VALS_STAGED> struct oe_smem_layout {
    (with them, the shapes at their register caps spilled). */
 const int OE_MISC_TILE = 16, OE_MISC_PLAN = 17;
 const int OE_MISC_KIN = 18, OE_MISC_VIN = 20, OE_MISC_KOUT = 22, OE_MISC_VOUT = 24;
-OE_FN void oe_buf_put(uint32_t *m, const uint32_t *p)
+
+/* The form of those pointers, per pass kernel, as measured (H200,
+   2026-11-28, one call, cub-radix beside each, sort/RESULTS.md).  Made
+   from plain bits, a pointer is generic: its accesses may alias shared
+   memory, so the compiler keeps them in order with the shared ones.
+   That costs onesweep-early's staged pairs 10-19% (their values are
+   loaded between shared stores, and so one at a time), so those take the
+   global form (oe_global_ptr).  Keys alone and the held values ran 5%
+   faster in the generic form than in the global one (2^26 u32, i32, f32
+   keys: 1.323 against 1.398 ms; held pairs 2.028 against 2.118), so they
+   keep it; why the order helps them was not found (no SASS was read). */
+template <bool PAIRS, int VM> struct oe_buf_form {
+    static const bool GLOBAL = PAIRS && VM == OE_VALS_STAGED;
+};
+template <bool GLOBAL> OE_FN void oe_buf_put(uint32_t *m, const uint32_t *p)
 {
-    unsigned long long v = oe_global_bits(p);
+    unsigned long long v = GLOBAL ? oe_global_bits(p) : (unsigned long long)p;
     m[0] = (uint32_t)v;
     m[1] = (uint32_t)(v >> 32);
 }
-OE_FN uint32_t *oe_buf_get(const uint32_t *m)
+template <bool GLOBAL> OE_FN uint32_t *oe_buf_get(const uint32_t *m)
 {
-    return oe_global_ptr((unsigned long long)m[0] | (unsigned long long)m[1] << 32);
+    unsigned long long v = (unsigned long long)m[0] | (unsigned long long)m[1] << 32;
+    return GLOBAL ? oe_global_ptr(v) : (uint32_t *)v;
 }
 
 /* The histogram: 128 threads, 16 keys each per 2048-key tile.  Its shared
@@ -528,6 +540,7 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
 {
     /* the values through their own stage, or after the keys through theirs */
     const bool VSTAGE = PAIRS && VM == OE_VALS_STAGED, VHOLD = PAIRS && VM == OE_VALS_HOLD;
+    const bool G = oe_buf_form<PAIRS, VM>::GLOBAL;
     typedef oe_smem_layout<C, PAIRS, VM> L;
     const int IT = C::IT, NW = C::NW;
     uint32_t *sm = oe_smem();
@@ -544,7 +557,7 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
     const int32_t rem = FULL ? 0 : (int32_t)(a.n - wbase);
     /* Loads through one pointer and constant offsets: no index per item
        stays alive until the values are loaded. */
-    const uint32_t *kp = oe_buf_get(misc + OE_MISC_KIN) + wbase + lane;
+    const uint32_t *kp = oe_buf_get<G>(misc + OE_MISC_KIN) + wbase + lane;
     /* rank[]: each key's rank among the warp's keys of its digit, two
        16-bit ranks a word (a rank is below 32 * IT <= 2^16), so that a
        tile holds IT + IT / 2 words a thread across the barriers below
@@ -641,7 +654,7 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
        out, and the values, in flight during the look-back. */
     uint32_t ppos[VHOLD ? (IT + 1) / 2 : 1], vreg[VHOLD ? IT : 1];
     if (VHOLD) {
-        const uint32_t *vp = oe_buf_get(misc + OE_MISC_VIN) + wbase + lane;
+        const uint32_t *vp = oe_buf_get<G>(misc + OE_MISC_VIN) + wbase + lane;
 #pragma unroll
         for (int j = 0; j < IT; j++) {
             ppos[j / 2] = (j & 1) ? ppos[j / 2] | (pos[j] << 16) : pos[j];
@@ -654,7 +667,7 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
            look-back: holding them across it (or across the ranking) costs
            IT registers more than the shapes' register caps allow, and
            spills. */
-        const uint32_t *vp = oe_buf_get(misc + OE_MISC_VIN) + wbase + lane;
+        const uint32_t *vp = oe_buf_get<G>(misc + OE_MISC_VIN) + wbase + lane;
 #pragma unroll
         for (int j = 0; j < IT; j++)
             sv[pos[j]] = (FULL || (int32_t)(32u * j + lane) < (int32_t)(rem ^ a.zero)) ? vp[32 * j]
@@ -684,8 +697,8 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
     /* 6. scatter from the stage (OE_VALS_HOLD: keep each slot's digit,
        four 8-bit digits a word) */
     uint32_t sdig[VHOLD ? (IT + 3) / 4 : 1];
-    uint32_t *kout = oe_buf_get(misc + OE_MISC_KOUT);
-    uint32_t *vout = PAIRS && !VHOLD ? oe_buf_get(misc + OE_MISC_VOUT) : nullptr;
+    uint32_t *kout = oe_buf_get<G>(misc + OE_MISC_KOUT);
+    uint32_t *vout = PAIRS && !VHOLD ? oe_buf_get<G>(misc + OE_MISC_VOUT) : nullptr;
 #pragma unroll
     for (int k = 0; k < IT; k++) {
         uint32_t i = (uint32_t)k * C::NT + t;
@@ -711,7 +724,7 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
         for (int j = 0; j < IT; j++)
             sk[(ppos[j / 2] >> (16 * (j & 1))) & 0xffffu] = vreg[j];
         oe_sync();
-        uint32_t *hvout = oe_buf_get(misc + OE_MISC_VOUT);
+        uint32_t *hvout = oe_buf_get<G>(misc + OE_MISC_VOUT);
 #pragma unroll
         for (int k = 0; k < IT; k++) {
             uint32_t i = (uint32_t)k * C::NT + t;
@@ -771,15 +784,16 @@ OE_FN void oe_pass_body(const oe_pass_args &a, unsigned t)
     if (act == OE_SKIP)
         return; /* the whole block: the digit is the same for every key */
     typedef oe_smem_layout<C, PAIRS, VM> L;
+    const bool G = oe_buf_form<PAIRS, VM>::GLOBAL;
     uint32_t *sm = oe_smem();
     uint32_t *misc = sm + L::MISC;
     if (t == 0) {
         misc[OE_MISC_TILE] = oe_atomic_add(a.tile_counter, 1u);
         misc[OE_MISC_PLAN] = w;
-        oe_buf_put(misc + OE_MISC_KIN, oe_src<false>(a, w));
-        oe_buf_put(misc + OE_MISC_VIN, oe_src<true>(a, w));
-        oe_buf_put(misc + OE_MISC_KOUT, oe_dst<false>(a, w));
-        oe_buf_put(misc + OE_MISC_VOUT, oe_dst<true>(a, w));
+        oe_buf_put<G>(misc + OE_MISC_KIN, oe_src<false>(a, w));
+        oe_buf_put<G>(misc + OE_MISC_VIN, oe_src<true>(a, w));
+        oe_buf_put<G>(misc + OE_MISC_KOUT, oe_dst<false>(a, w));
+        oe_buf_put<G>(misc + OE_MISC_VOUT, oe_dst<true>(a, w));
     }
     for (unsigned k = t; k < (unsigned)C::NW * 256; k += C::NT)
         sm[L::WHIST + k] = 0;
