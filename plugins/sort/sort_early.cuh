@@ -177,10 +177,11 @@ const int OE_MISC_KIN = 18, OE_MISC_VIN = 20, OE_MISC_KOUT = 22, OE_MISC_VOUT = 
    memory, so the compiler keeps them in order with the shared ones.
    That costs onesweep-early's staged pairs 10-19% (their values are
    loaded between shared stores, and so one at a time), so those take the
-   global form (oe_global_ptr).  Keys alone and the held values ran 5%
-   faster in the generic form than in the global one (2^26 u32, i32, f32
-   keys: 1.323 against 1.398 ms; held pairs 2.028 against 2.118), so they
-   keep it; why the order helps them was not found (no SASS was read). */
+   global form (oe_global_ptr).  Keys alone and the held values ran 3-6%
+   faster in the generic form than in the global one (2^26 u32 keys 1.323
+   against 1.398 ms, f32 1.342 against 1.378; held pairs 2.028 against
+   2.118), so they keep it; why the order helps them was not found (no
+   SASS was read). */
 template <bool PAIRS, int VM> struct oe_buf_form {
     static const bool GLOBAL = PAIRS && VM == OE_VALS_STAGED;
 };
