@@ -1,7 +1,7 @@
 #!/bin/sh
 # Issue 34's sort work on a GPU, in one call: checks of the changed
 # kernels, then the timing points against CUB, a short table last.
-#   sh plugins/sort/frontier.sh BUILD_DIR [NCU_SECONDS [LABEL=PLUGIN_DIR]...]
+#   sh plugins/sort/frontier.sh BUILD_DIR [LABEL=PLUGIN_DIR]...
 # 1. Correctness of onesweep-early and onesweep-split-hold (their pass plan
 #    and tile = auto's table changed): gpu-correctness.ini narrowed to the
 #    two variants, to the sections below 10^8 keys (the 10^8 sections'
@@ -14,21 +14,17 @@
 #    sort plugin, e.g. the revision before) and once for BUILD_DIR's, each
 #    against cub-radix in the same run; then frontier.ini, the timing
 #    points, cub-radix in the same run.
-# 4. With NCU_SECONDS > 0 (default 0): ncu's per-kernel times, memory
-#    traffic and stalls of onesweep-early and CUB on uniform and few-unique
-#    i32 keys at 2^24, bounded by that many seconds.
 # SORT_FRONTIER_SECONDS (default 1200) bounds step 3's frontier.ini: the
 # rows of the points it reached are kept (its journal) and tabled.
 # Everything goes into $OUT/sort-frontier.tgz (one file, so that it comes
 # back whole) and the summary and table are printed last.  Exit status: 0
 # when every check passed, 1 otherwise, 2 on bad usage.
 set -u
-[ $# -ge 1 ] || { echo "usage: sh plugins/sort/frontier.sh BUILD_DIR [NCU_SECONDS [LABEL=PLUGIN_DIR]...]" >&2; exit 2; }
-ncu_s=${2:-0}
+[ $# -ge 1 ] || { echo "usage: sh plugins/sort/frontier.sh BUILD_DIR [LABEL=PLUGIN_DIR]..." >&2; exit 2; }
 . "$(cd "$(dirname "$0")/../.." && pwd)/tests/gpu/lib.sh"
 gpu_init sort-frontier "$1"
-builds=""
-[ $# -ge 2 ] && shift 2 && builds="$*"
+shift
+builds="$*"
 t_start=$(date +%s)
 took() { echo "$(( $(date +%s) - $1 )) s"; }
 
@@ -78,15 +74,6 @@ timeout "${SORT_FRONTIER_SECONDS:-1200}" "$kbench" run "$here/frontier.ini" -o "
     >"$logs/frontier.txt" 2>&1
 gpu_note "timing: exit $? in $(took "$t0")"
 
-if [ "$ncu_s" -gt 0 ] && command -v ncu >/dev/null 2>&1; then
-    t0=$(date +%s)
-    timeout "$ncu_s" ncu --clock-control none -k 'regex:oe_pass|oe_hist|Onesweep|Histogram' \
-        --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats \
-        --section LaunchStats --section Occupancy \
-        "$kbench" run sort variants=onesweep-early,cub-radix key=i32 n=2^24 \
-        dist=uniform,few-unique runs=1 warmup=0 >"$logs/ncu.txt" 2>&1
-    gpu_note "ncu: exit $? in $(took "$t0") (ncu.txt)"
-fi
 nvidia-smi --query-gpu=name,clocks.sm,temperature.gpu,power.draw --format=csv >>"$logs/gpu.txt" 2>&1
 
 # The table: each own row against cub-radix at the same point (several
