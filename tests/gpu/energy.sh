@@ -35,6 +35,12 @@ nvidia-smi --query-gpu=name,power.limit,power.default_limit,clocks.max.sm --form
     >"$out/gpu.txt" 2>&1
 "$kb" --version >>"$out/gpu.txt" 2>&1
 
+# ENERGY_ANALYSE=DIR reads the files of an earlier run of this script
+# (DIR/energy) again, without running anything (the tables below are its
+# only output).
+if [ -n "${ENERGY_ANALYSE:-}" ]; then
+    out=$ENERGY_ANALYSE/energy
+else
 # 1, 2 and 4: one run.
 "$kb" run "$here/energy.ini" -q -o "$out/main" >"$out/main.txt" 2>&1
 echo "main run: exit $?" >>"$out/status.txt"
@@ -54,6 +60,7 @@ sleep 2
 kill "$smi" 2>/dev/null
 wait "$smi" 2>/dev/null
 echo "$fields" >"$out/smi-fields.txt"
+fi
 
 cat "$out/status.txt"
 python3 - "$out" <<'EOF'
@@ -133,11 +140,22 @@ for line in open(os.path.join(out, "smi.csv")):
 if c.get("status") == "measured" and len(samples) > 20:
     span = sum(c["windows_s"])
     joules = sum(j * c["runs_per_window"] for j in c["windows_j"])
-    # The windows are the run's one long stretch at high power: the samples
-    # above the midway between the lowest and highest reading.
+    # The windows are the run's one long stretch at high power: the longest
+    # run of consecutive samples above the midway between the lowest and
+    # highest reading.  Not the first to the last such sample: power.draw
+    # averages over about a second, so the first samples can still carry
+    # the power of the run before.
     lo, hi = min(p for _, p in samples), max(p for _, p in samples)
-    high = [t for t, p in samples if p > (lo + hi) / 2]
-    t0, t1 = high[0], high[-1]
+    above = [p > (lo + hi) / 2 for _, p in samples]
+    first, last, i = 0, -1, 0
+    while i < len(samples):
+        j = i
+        while above[i] and j + 1 < len(samples) and above[j + 1]:
+            j += 1
+        if above[i] and j - i > last - first:
+            first, last = i, j
+        i = j + 1
+    t0, t1 = samples[first][0], samples[last][0]
     inside = [(t, p) for t, p in samples if t0 <= t <= t1]
     integral = sum((b[0] - a[0]) * (a[1] + b[1]) / 2 for a, b in zip(inside, inside[1:]))
     mean = integral / (t1 - t0) if t1 > t0 else float("nan")

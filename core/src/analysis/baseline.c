@@ -110,6 +110,18 @@ void kbc_baseline_judge(kbc_baseline *b, const kbc_record *recs, size_t n,
         const kbc_record *x = &b->recs[m->base], *y = &recs[i];
         m->energy_note = energy_why_not(x, y, !kbc_record_ran(x) ? KBC_NOTE_NOT_RUN_BASE
                                                                  : KBC_NOTE_NOT_RUN_NEW);
+        if (kbc_record_ran(x) && kbc_record_ran(y) &&
+            (kbc_integrity_flagged(x) || kbc_integrity_flagged(y))) {
+            /* Its time is not of the work it verified (docs/integrity.md):
+               no verdict, and a new row that has one fails the compare. */
+            m->note = kbc_integrity_flagged(y) ? KBC_NOTE_FLAGGED_NEW : KBC_NOTE_FLAGGED_BASE;
+            m->lost = kbc_integrity_flagged(y);
+            /* Its joules are of that run too: where a side has energy, no
+               verdict on them either. */
+            if (!m->energy_note || strcmp(m->energy_note, KBC_NOTE_NO_ENERGY) != 0)
+                m->energy_note = m->note;
+            continue;
+        }
         if (kbc_record_ran(x) && kbc_record_ran(y)) {
             of[i] = np;
             pairs[np++] = (kbc_compare_pair){x->samples, x->n_samples, y->samples, y->n_samples};

@@ -30,6 +30,8 @@
 #define KBC_NOTE_NO_ENERGY_BASE "no energy in base"
 #define KBC_NOTE_NO_ENERGY_NEW "no energy in new"
 #define KBC_NOTE_FEW_WINDOWS "fewer than 2 energy windows on a side"
+#define KBC_NOTE_FLAGGED_NEW "flagged by the integrity checks in new"
+#define KBC_NOTE_FLAGGED_BASE "flagged by the integrity checks in base"
 
 /* One row of the new run against the baseline. */
 typedef struct kbc_match {
@@ -39,9 +41,10 @@ typedef struct kbc_match {
                           there is none, verdict KBC_UNTESTED and NaN    */
     const char *note;  /* why the verdict is KBC_UNTESTED (KBC_NOTE_*), or
                           NULL when the rows were judged                 */
-    int lost;          /* the new row crashed or timed out where the
-                          baseline's has a row: a failure of the new run,
-                          which fails kbench compare                     */
+    int lost;          /* the new row crashed, timed out or was flagged
+                          by the integrity checks where the baseline has
+                          a row: a failure of the new run, which fails
+                          kbench compare                                 */
     kbc_change energy; /* the comparison of the two rows' joules per run,
                           each energy window a sample (medians in
                           joules); verdict KBC_UNTESTED and NaN where

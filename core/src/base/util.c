@@ -240,6 +240,23 @@ double kbc_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+double kbc_process_cpu(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0)
+        return NAN;
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+void kbc_pause(double s)
+{
+    if (!(s > 0))
+        return;
+    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
 int kbc_write_whole(int fd, int64_t *end, const void *p, size_t n)
 {
     const char *at = p;

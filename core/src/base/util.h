@@ -58,6 +58,11 @@ const char *kbc_human_joules(double j, char *buf, size_t n);
 
 /* Monotonic clock in seconds. */
 double kbc_now(void);
+/* Sleeps for s seconds (a signal does not cut it short). */
+void kbc_pause(double s);
+/* The CPU time every thread of the process has used (exited ones too), in
+   seconds; NaN when it cannot be read. */
+double kbc_process_cpu(void);
 
 /* Writes p[0..n) whole at offset *end of fd (a file that grows by whole
    pieces: a point's rows, a table).  On success *end moves past them.  On

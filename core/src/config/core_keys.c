@@ -100,6 +100,15 @@ const kb_param kbc_key_cache = {
     .name = "cache", .type = KB_PARAM_ENUM, .def = "hot", KB_CHOICES(cache_choices),
     .help = "cold flushes the L2 before every timed run, outside the timed region"};
 
+/* The order is kbc_integrity_mode's: strict (0, the default), warn, off. */
+static const char *const integrity_choices[] = {"strict", "warn", "off"};
+
+const kb_param kbc_key_integrity = {
+    .name = "integrity", .type = KB_PARAM_ENUM, .def = "strict",
+    KB_CHOICES(integrity_choices),
+    .help = "strict fails a row whose timing is not of the work it verified (docs/integrity.md); "
+            "warn keeps it with the flag; off checks nothing"};
+
 #define MEASURE(key, st, field)                                                                \
     .kind = KBC_KIND_MEASURE, .param = &(key), .store = (st),                                  \
     .offset = offsetof(kbc_measure, field)
@@ -142,6 +151,8 @@ const kbc_core_key kbc_core_keys[] = {
      MEASURE(kbc_key_energy_window, KBC_STORE_DOUBLE, energy_window_s), SYNTAX(DURATION)},
     {.name = "energy_windows", .where = KBC_IN_ANY,
      MEASURE(kbc_key_energy_windows, KBC_STORE_U32, energy_windows)},
+    {.name = "integrity", .where = KBC_IN_ANY,
+     MEASURE(kbc_key_integrity, KBC_STORE_INT, integrity)},
     {.name = "zip", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "none",
      .help = "swept parameters that advance together instead of making their cross product "
              "(zip = m, n, k: m = n = k at each point; their sweeps must be equally long)"},

@@ -81,6 +81,9 @@ typedef struct kbc_measure {
     int energy;
     double energy_window_s;
     uint32_t energy_windows;
+    /* What a row whose timing is not of the work it verified becomes
+       (docs/integrity.md): KBC_INTEGRITY_*. */
+    int integrity;
 } kbc_measure;
 
 /* The values of kbc_measure.energy: the index of the choice in
@@ -102,6 +105,11 @@ typedef struct kbc_measure {
    windows, each the longer of energy_window and one run; 0 when energy is
    off.  The dry run and the watchdog count them. */
 double kbc_energy_seconds(const kbc_measure *m, double run_s);
+
+/* The values of kbc_measure.integrity, in the order of the key's choices:
+   strict fails such a row, warn keeps its status and says why in its
+   reason, off runs none of the checks. */
+enum kbc_integrity_mode { KBC_INTEGRITY_STRICT = 0, KBC_INTEGRITY_WARN = 1, KBC_INTEGRITY_OFF = 2 };
 
 /* The values of kbc_measure.batch other than a count. */
 #define KBC_BATCH_OFF 0
@@ -133,6 +141,9 @@ void kbc_core_key_store_value(const kbc_core_key *k, kb_value v, void *measure);
 /* The `cache` key: hot (default) or cold (flush the L2 before each timed
    run, outside the timed region). */
 extern const kb_param kbc_key_cache;
+
+/* The `integrity` key: strict (default), warn or off (kbc_integrity_mode). */
+extern const kb_param kbc_key_integrity;
 
 /* The default and the help line of a row, from its param when it has one. */
 /* The typed declarations of the measure keys (their names, types,

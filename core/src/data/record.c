@@ -104,6 +104,11 @@ const char *kbc_check_measure(const kbc_record *r)
     return r->check.measure[0] ? r->check.measure : NULL;
 }
 
+int kbc_integrity_flagged(const kbc_record *r)
+{
+    return strncmp(r->integrity, "flagged", 7) == 0;
+}
+
 static const char *const outcome_names[KBC_N_OUTCOMES] = {
     "pass", "FAIL", "error", "skipped", "crashed", "timeout", "invalid"};
 

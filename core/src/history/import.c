@@ -206,7 +206,10 @@ static int insert_run(kbc_history *h, const char *path, const char *sha, const j
         sqlite3_bind_int64(row, 1, run_id);
         sqlite3_bind_int64(row, 2, tid);
         sqlite3_bind_text(row, 3, key, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(row, 4, kbc_outcome_name(r->outcome), -1, SQLITE_STATIC);
+        /* A row the integrity checks flagged joins no series. */
+        sqlite3_bind_text(row, 4,
+                          kbc_integrity_flagged(r) ? "suspect" : kbc_outcome_name(r->outcome),
+                          -1, SQLITE_STATIC);
         if (isfinite(r->time.median))
             sqlite3_bind_double(row, 5, r->time.median);
         if (isfinite(r->noise))

@@ -66,7 +66,9 @@ static void cache_add(cache *c, const kbc_record *r, const char *sha, const char
     kbc_record_key(r, x->key, need);
     snprintf(x->sha, sizeof x->sha, "%s", sha ? sha : "");
     snprintf(x->gpu, sizeof x->gpu, "%s", gpu ? gpu : "");
-    x->outcome = (int)r->outcome;
+    /* A row the integrity checks flagged (kept by integrity = warn) is
+       never a candidate's time: it counts as failed. */
+    x->outcome = kbc_integrity_flagged(r) ? KBC_FAIL : (int)r->outcome;
     x->median = r->time.n > 0 ? r->time.median : NAN;
     x->gbps = r->gbps;
     x->gflops = r->gflops;
