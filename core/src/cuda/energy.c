@@ -180,9 +180,8 @@ int kbc_energy_windows(kbc_nvml *nvml, const kbc_energy_plan *p, const kbc_energ
     double want = p->step_s > 0 && isfinite(p->step_s) ? ceil(p->window_s / p->step_s) : 1;
     /* The windows to keep (energy_windows), and the spoiled ones that may
        be replaced on top of them. */
-    const uint32_t keep = p->windows >= KBC_ENERGY_WINDOWS && p->windows <= KBC_ENERGY_MOST_WINDOWS
-                              ? p->windows
-                              : KBC_ENERGY_WINDOWS;
+    const int asked = p->windows >= KBC_ENERGY_WINDOWS && p->windows <= KBC_ENERGY_MOST_WINDOWS;
+    const uint32_t keep = asked ? p->windows : KBC_ENERGY_WINDOWS;
     uint64_t steps = want < 1 ? 1 : want > STEPS_MAX ? (uint64_t)STEPS_MAX : (uint64_t)want;
 
     drops d = {0};

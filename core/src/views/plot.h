@@ -2,8 +2,8 @@
  * plot.h -- `kbench plot RESULTS.json -o DIR`: a gnuplot script per
  * experiment (and per combination of its other swept parameters) that draws
  * throughput (or, with --metric, the median time, the energy per run or
- * the work per joule) against the swept size, one line per variant in sixteen distinct colours and markers,
- * library variants and the matching ceiling drawn distinctly; an
+ * the work per joule) against the swept size, one line per variant in
+ * sixteen distinct colours and markers, library variants and the matching ceiling drawn distinctly; an
  * experiment that sweeps nothing numeric gets a bar chart of its variants
  * at each point, and one where nothing ran gets no chart.  The charts, their
  * axes, units and ceilings are analysis/chart.h's, which the HTML report

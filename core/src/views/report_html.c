@@ -1430,7 +1430,8 @@ static void page(FILE *f, report *rp, const json_t *root, const char *path,
         only_in_base(f, rp->base);
     fputs("<footer>Written by kbench report from ", f);
     H(f, path);
-    fputs(". Click a column's header to sort by it; rate or time switches each plot.</footer>\n",
+    fputs(". Click a column's header to sort by it; the buttons above a plot switch its view "
+          "(rate, time, energy).</footer>\n",
           f);
     fprintf(f, "<script>%s</script>\n</body></html>\n", report_script);
 }
