@@ -12,7 +12,9 @@
 #      samples the board; kbench's joules against the samples integrated
 #      over the same span (wanted: within 10%);
 #   4. low-entropy inputs against random ones for the BF16 product (matmul
-#      has no zeros: `inputs = exact`, small integers, is the nearest).
+#      has no zeros: `inputs = exact`, small integers, is the nearest);
+#   5. energy_windows = 11 on the BF16 product: 11 windows kept, the
+#      interval from the third lowest to the second highest window.
 # Prints a short table last; the results and logs go to $OUT/energy.
 #   tests/gpu/energy.sh BUILD
 set -u
@@ -178,6 +180,21 @@ if en(r).get("j_per_run") and en(x).get("j_per_run"):
         f"{x['time_s']['median'] * 1e3:.3f} ms ({dt:+.1f}%)", "(measured)")
 else:
     say("4 exact vs random inputs", "not measured", "NOT MEASURED")
+
+# 5. energy_windows = 11
+e11 = en(main.get(("windows-11", "wgmma")))
+w11 = e11.get("windows_j") or []
+if e11.get("status") == "measured":
+    # kbc_median_interval at 11: the third lowest and the second highest.
+    s11 = sorted(w11)
+    inside = len(s11) == 11 and abs(e11["j_lo"] - s11[2]) <= 1e-9 * s11[2] and \
+        abs(e11["j_hi"] - s11[9]) <= 1e-9 * s11[9]
+    say("5 energy_windows = 11", f"{len(w11)} windows {fmt_j(min(w11))} .. {fmt_j(max(w11))}; "
+        f"interval {fmt_j(e11['j_lo'])} .. {fmt_j(e11['j_hi'])}",
+        "ok" if len(w11) == 11 and inside else "WRONG COUNT OR INTERVAL")
+else:
+    say("5 energy_windows = 11", f"status {e11.get('status')}: {e11.get('why')}",
+        "NOT MEASURED")
 
 print(f"---- energy on {gpu} ----")
 for check, figure, verdict in lines:

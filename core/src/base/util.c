@@ -216,6 +216,23 @@ const char *kbc_human_seconds(double s, char *buf, size_t n)
     return buf;
 }
 
+const char *kbc_human_joules(double j, char *buf, size_t n)
+{
+    if (!isfinite(j) || j < 0) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    static const char *const units[] = {"nJ", "uJ", "mJ", "J", "kJ"};
+    double v = j * 1e9;
+    int u = 0;
+    while (u < 4 && v >= 999.95) {
+        v /= 1000.0;
+        u++;
+    }
+    snprintf(buf, n, "%.4g %s", v, units[u]);
+    return buf;
+}
+
 double kbc_now(void)
 {
     struct timespec ts;

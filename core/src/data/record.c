@@ -117,6 +117,13 @@ int kbc_record_ran(const kbc_record *r)
     return (r->outcome == KBC_PASS || r->outcome == KBC_FAIL) && r->time.n > 0;
 }
 
+int kbc_record_has_energy(const kbc_record *r)
+{
+    const kbc_rec_energy *e = &r->energy;
+    return kbc_record_ran(r) && e->status == KBC_ENERGY_MEASURED && e->windows > 0 &&
+           isfinite(e->j_per_run) && e->j_per_run > 0;
+}
+
 int kbc_outcome_failed(int outcome)
 {
     return outcome == KBC_FAIL || outcome == KBC_ERROR || outcome == KBC_CRASHED ||

@@ -346,6 +346,12 @@ const char *kbc_check_measure(const kbc_record *r);
    take into account; one place, so that they cannot disagree. */
 int kbc_record_ran(const kbc_record *r);
 
+/* Whether row r has energy to show and compare: it ran (kbc_record_ran),
+   its energy was measured and its median joules per run is a positive
+   number.  What the plot's energy metrics, compare's energy verdict, the
+   history's energy series and the tuner's energy objectives all take. */
+int kbc_record_has_energy(const kbc_record *r);
+
 /* Whether kbench's integrity checks flagged the row (its integrity begins
    "flagged"): its timing is not of the work it verified, so compare, the
    history and the tuner leave it out (docs/integrity.md). */
