@@ -550,7 +550,7 @@ REFUSED(size_not_a_sizeof, f.d.size = sizeof(kb_plugin) - 4,
 
 /* A value a newer minor may have added is refused with a hint. */
 REFUSED(newer_minor_unknown_flag_hints, { f.d.abi_minor = 5; f.v[1].flags = 0x10; },
-        "unknown flags 0x10 (the plugin was built for ABI 2.5, newer than this kbench's 2.2")
+        "unknown flags 0x10 (the plugin was built for ABI 2.5, newer than this kbench's 2.3")
 
 Test(descriptor, current_minor_unknown_flag_has_no_hint)
 {

@@ -125,6 +125,8 @@ typedef struct ck {
     size_t n_pts, cap_pts;
     int *planned;          /* per point: the first answer's status
                               (kbc_plan_status)                       */
+    uint64_t *refused;     /* per point: the variants it refused alone
+                              (kb_host.refuse), when it runs          */
     kb_work *work;         /* per point: plan()'s first work          */
     char def_msg[600];     /* why plan() does not run the defaults    */
 } ck;
@@ -389,6 +391,8 @@ typedef struct plan_found {
     char pure[800], alloc[800], errors[900];
     char first_refused[900];
     unsigned refused;
+    char first_vrefused[900]; /* the first variant refused alone       */
+    unsigned vrefused;        /* (point, variant) refusals of the selected */
     uint64_t drop;         /* free device memory lost over the calls */
 } plan_found;
 
@@ -398,6 +402,16 @@ typedef struct plan_found {
 static void judge_plan_error(ck *c, size_t i, const kbc_point_plan *pp, plan_found *f)
 {
     char at[400];
+    for (uint32_t v = 0; pp->status == KBC_PLAN_RUNS && v < c->d->n_variants; v++) {
+        const char *why;
+        if (!(c->selected & KB_VARIANT_BIT(v)) ||
+            kbc_plan_variant(pp, v, &why) != KBC_PLAN_REFUSED)
+            continue;
+        if (!f->vrefused)
+            snprintf(f->first_vrefused, sizeof f->first_vrefused, "%s to %s: %s",
+                     where(c, i, at, sizeof at), c->d->variants[v].name, why);
+        f->vrefused++;
+    }
     if (pp->status == KBC_PLAN_REFUSED) {
         if (!f->refused && i > 0)
             snprintf(f->first_refused, sizeof f->first_refused, "%s: %s",
@@ -429,6 +443,11 @@ static void judge_purity(ck *c, size_t i, const kbc_point_plan *a, const kbc_poi
         snprintf(f->pure, sizeof f->pure,
                  "%s, plan() returned %d the first time and %d the second",
                  where(c, i, at, sizeof at), a->code, b->code);
+    else if (a->refusals.mask != b->refusals.mask)
+        snprintf(f->pure, sizeof f->pure,
+                 "%s, two calls of plan() refused different variants (mask %#llx and %#llx)",
+                 where(c, i, at, sizeof at), (unsigned long long)a->refusals.mask,
+                 (unsigned long long)b->refusals.mask);
     else if (a->code == KB_OK && memcmp(w1, w2, sizeof *w1) != 0)
         snprintf(f->pure, sizeof f->pure,
                  "%s, two calls of plan() gave different work (bytes read %llu and "
@@ -464,6 +483,7 @@ static void plan_points(ck *c, plan_found *f)
         kbc_point_plan_make(in, v, p2);
         size_t h3 = heap_in_use();
         c->planned[i] = p1->status;
+        c->refused[i] = p1->status == KBC_PLAN_RUNS ? p1->refusals.mask : 0;
         c->work[i] = p1->work;
         if (i == 0 && p1->status != KBC_PLAN_RUNS)
             snprintf(c->def_msg, sizeof c->def_msg, "%s", p1->sentence);
@@ -494,6 +514,7 @@ static void plan_points(ck *c, plan_found *f)
 static void check_plan(ck *c)
 {
     c->planned = kbc_xcalloc(c->n_pts, sizeof *c->planned);
+    c->refused = kbc_xcalloc(c->n_pts, sizeof *c->refused);
     c->work = kbc_xcalloc(c->n_pts, sizeof *c->work);
     plan_found f;
     memset(&f, 0, sizeof f);
@@ -532,6 +553,15 @@ static void check_plan(ck *c)
         ck_ok(c, "plan-device", "free device memory unchanged within %llu MiB",
               (unsigned long long)(CK_DEVICE_SLACK >> 20));
 
+    /* A variant refused alone at a point is an `invalid` row in a run, as
+       a refused point is: counted, and the first named. */
+    char alone[1100] = "";
+    if (f.vrefused)
+        snprintf(alone, sizeof alone,
+                 "; %u variant%s refused alone at %s point through refuse() (each is invalid "
+                 "in a run; the first %s)",
+                 f.vrefused, f.vrefused == 1 ? "" : "s", f.vrefused == 1 ? "its" : "their",
+                 f.first_vrefused);
     if (f.errors[0])
         ck_fail(c, "plan-errors", "%s", f.errors);
     else if (f.first_refused[0])
@@ -539,12 +569,12 @@ static void check_plan(ck *c)
            the first one is named so that the author sees the rule. */
         ck_ok(c, "plan-errors",
               "%u of %zu points refused with KB_EINVAL or KB_EUNSUPPORTED and a sentence "
-              "(each is invalid in a run; the first %s)",
-              f.refused, c->n_pts, f.first_refused);
+              "(each is invalid in a run; the first %s)%s",
+              f.refused, c->n_pts, f.first_refused, alone);
     else
         ck_ok(c, "plan-errors",
-              "%u of %zu points refused with KB_EINVAL or KB_EUNSUPPORTED and a sentence",
-              f.refused, c->n_pts);
+              "%u of %zu points refused with KB_EINVAL or KB_EUNSUPPORTED and a sentence%s",
+              f.refused, c->n_pts, alone);
 }
 
 /* ---- the lifecycle ----------------------------------------------------------- */
@@ -732,32 +762,39 @@ static void check_lifecycle(ck *c)
     size_t *life = kbc_xcalloc(c->n_pts, sizeof *life);
     size_t n_life = 0, smallest = (size_t)-1;
     for (size_t i = 0; i < c->n_pts; i++) {
-        if (c->planned[i] != KBC_PLAN_RUNS)
+        if (c->planned[i] != KBC_PLAN_RUNS || !(mask & ~c->refused[i]))
             continue;
         const kb_work *w = &c->work[i];
         /* The device memory of the variants that will run (kbench/plugin.h,
            kb_work, "Device memory"). */
-        uint64_t dev = kbc_work_device_bytes(w, mask);
+        uint64_t dev = kbc_work_device_bytes(w, mask & ~c->refused[i]);
         if (w->host_bytes <= CK_SMALL_BYTES && dev <= CK_SMALL_BYTES && n_life < CK_MAX_LIFE)
             life[n_life++] = i;
         if (smallest == (size_t)-1 ||
             w->host_bytes + dev <
-                c->work[smallest].host_bytes + kbc_work_device_bytes(&c->work[smallest], mask))
+                c->work[smallest].host_bytes +
+                    kbc_work_device_bytes(&c->work[smallest], mask & ~c->refused[smallest]))
             smallest = i;
     }
     if (!n_life && smallest != (size_t)-1 &&
         c->work[smallest].host_bytes <= CK_LARGEST_BYTES &&
-        kbc_work_device_bytes(&c->work[smallest], mask) <= CK_LARGEST_BYTES)
+        kbc_work_device_bytes(&c->work[smallest], mask & ~c->refused[smallest]) <=
+            CK_LARGEST_BYTES)
         life[n_life++] = smallest;
 
     for (size_t k = 0; k < n_life && mask; k++) {
         size_t i = life[k];
         const kb_value *vals = &c->pts[i * c->np];
         where(c, i, at, sizeof at);
+        /* The variants plan() refused here are not set up, as in a run. */
+        for (uint32_t v = 0; v < d->n_variants; v++)
+            if ((mask & c->refused[i] & KB_VARIANT_BIT(v)) && !cv[v].unsupported++)
+                snprintf(cv[v].unsup_why, sizeof cv[v].unsup_why, "plan() refused it %s", at);
+        const uint64_t here = mask & ~c->refused[i];
 
         /* Teardown straight after setup, nothing run. */
         void *state = NULL;
-        int r = kbc_call_setup(in, vals, mask, &state, &err);
+        int r = kbc_call_setup(in, vals, here, &state, &err);
         if (r == KB_EUNSUPPORTED) {
             st_unsup++;
             kbc_call_teardown(in, state);
@@ -779,7 +816,7 @@ static void check_lifecycle(ck *c)
 
         /* The checks of each variant on one fresh state. */
         state = NULL;
-        r = kbc_call_setup(in, vals, mask, &state, &err);
+        r = kbc_call_setup(in, vals, here, &state, &err);
         if (r != KB_OK) {
             if (!st_fail[0])
                 snprintf(st_fail, sizeof st_fail, "%s, the second time: %s", at,
@@ -788,7 +825,7 @@ static void check_lifecycle(ck *c)
             continue;
         }
         for (uint32_t v = 0; v < d->n_variants; v++)
-            if (mask & KB_VARIANT_BIT(v))
+            if (here & KB_VARIANT_BIT(v))
                 life_variant(c, state, v, at, &cv[v]);
         kbc_call_teardown(in, state);
 
@@ -797,7 +834,7 @@ static void check_lifecycle(ck *c)
         if (c->gpu) {
             uint64_t drop = UINT64_MAX;
             for (int rep = 0; rep < CK_REPEATS && drop >= CK_DEVICE_SLACK; rep++) {
-                uint64_t d2 = measured_cycle(c, vals, mask);
+                uint64_t d2 = measured_cycle(c, vals, here);
                 drop = d2 < drop ? d2 : drop;
             }
             leak_judged++;
@@ -992,6 +1029,7 @@ int kbc_cmd_check(kbc_registry *r, const char *plugin, const char *variants_csv,
 
     free(c.pts);
     free(c.planned);
+    free(c.refused);
     free(c.work);
     kbc_gpu_stream_destroy(c.stream);
     /* Whoever opened out says that it failed (kbench says so of its

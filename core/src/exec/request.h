@@ -12,10 +12,12 @@
  *       run point P of experiment X (indices into the plan), only the
  *       plugin variants whose bits are set in MASK (hexadecimal; 0: every
  *       selected variant), with the point's plan as the supervisor's plan
- *       holds it (point_plan.h): {"status", "code", "sentence", "work"},
- *       the work as the hexadecimal image of its kb_work.  The worker is the
- *       supervisor's own binary exec'd again, so both ends share the
- *       layout; an image of another size is refused.  The worker does not
+ *       holds it (point_plan.h): {"status", "code", "sentence", "work",
+ *       "refused"}, the work as the hexadecimal image of its kb_work and
+ *       refused (absent when none) as [{"variant": V, "sentence": S}...],
+ *       the variants plan() refused at the point (kb_host.refuse).  The
+ *       worker is the supervisor's own binary exec'd again, so both ends
+ *       share the layout; an image of another size is refused.  The worker does not
  *       call plan(): the point was planned once, by the supervisor.
  *   {"quit": true}
  *       (or the end of input) exit.

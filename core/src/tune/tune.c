@@ -656,8 +656,9 @@ static int round_run(tune *t, const kbc_plan *plan, int screening, kbc_journal *
 /* ---- the tuning ---- */
 
 /* A problem's evaluation of candidate cand: a point the plan's record
-   says does not run is a row at once (plan() refused it: invalid; plan()
-   failed otherwise: error, kbc_plan_refused); cached rows are told at
+   says does not run for its variant is a row at once (plan() refused the
+   point or the variant: invalid; plan() failed otherwise: error;
+   kbc_plan_variant); cached rows are told at
    once; the rest is picked for the round.  Returns 1 when it needs the
    round. */
 static int evaluate(tune *t, tune_problem *p, uint64_t cand, int arm, const cache *cached,
@@ -681,10 +682,12 @@ static int evaluate(tune *t, tune_problem *p, uint64_t cand, int arm, const cach
     candidate_text(t, x, point, v, 0, r->text, sizeof r->text);
     kbc_point_plan pp;
     kbc_plan_point(e, rep, &pp);
-    if (pp.status != KBC_PLAN_RUNS) {
-        int refused = pp.status == KBC_PLAN_REFUSED;
+    const char *says;
+    int status = kbc_plan_variant(&pp, v, &says);
+    if (status != KBC_PLAN_RUNS) {
+        int refused = status == KBC_PLAN_REFUSED;
         r->outcome = refused ? KBC_INVALID : KBC_ERROR;
-        snprintf(r->reason, sizeof r->reason, "%s", pp.sentence);
+        snprintf(r->reason, sizeof r->reason, "%s", says);
         if (refused)
             p->invalid++;
         else
@@ -896,7 +899,7 @@ static uint64_t count_valid(tune *t, tune_problem *p)
         uint32_t v = 0;
         uint64_t rep = kbc_point_representative(e, kbc_tune_point(t, p, c, &v), v);
         kbc_plan_point(e, rep, &pp);
-        n += pp.status == KBC_PLAN_RUNS;
+        n += kbc_plan_variant(&pp, v, NULL) == KBC_PLAN_RUNS;
     }
     return n ? n : 1;
 }
