@@ -3,7 +3,8 @@
  *
  * The points.  Every parameter gets a few candidate values derived from its
  * declaration, each put through the same parser as an INI value (so that a
- * candidate outside [min, max] is dropped):
+ * candidate outside [min, max] is dropped, and one that is not a multiple
+ * of the parameter's multiple_of moves to the nearest one inside):
  *   SIZE   the default, min, 1, 31, 1000, 2^16+1, max
  *   INT    the default, min, min+1, max-1, max (unbounded: default +-1, 0, 1)
  *   FLOAT  the default, min, max and their middle (unbounded: 0, 1, -1)
@@ -14,7 +15,7 @@
  * every type, block size and flag).  Duplicates are dropped.
  *
  * plan() runs twice on every point.  The lifecycle runs on the points plan()
- * accepts whose host_bytes and device_bytes are at most CK_SMALL_BYTES (or,
+ * accepts (without the variants it refuses there alone) whose host_bytes and device_bytes are at most CK_SMALL_BYTES (or,
  * when there is none, on the smallest one if it needs at most
  * CK_LARGEST_BYTES of each), at most CK_MAX_LIFE of them.
  *
@@ -206,12 +207,42 @@ static const char *said(const kbc_error *err, char *buf, size_t n)
 
 /* ---- points ---------------------------------------------------------------- */
 
+/* An integer candidate that is not a multiple of p's multiple_of moves to
+   the multiple below it, or else the one above, where that one is allowed:
+   "1000" with multiple_of 32 checks 992. */
+static int cand_snap(const kb_param *p, const char *text, kb_value *v)
+{
+    char why[256];
+    uint64_t m = p->multiple_of;
+    if (m <= 1 || kbc_value_parse_plain(p, text, v, why, sizeof why) != 0)
+        return -1;
+    kb_value down = *v, up = *v;
+    if (p->type == KB_PARAM_SIZE) {
+        down.u = v->u - v->u % m;
+        up.u = down.u <= UINT64_MAX - m ? down.u + m : down.u;
+    } else if (m <= (uint64_t)INT64_MAX) {
+        int64_t r = v->i % (int64_t)m;
+        down.i = v->i - r - (r < 0 ? (int64_t)m : 0);
+        up.i = down.i <= INT64_MAX - (int64_t)m ? down.i + (int64_t)m : down.i;
+    } else {
+        return -1;
+    }
+    if (kbc_value_check_range(p, down, why, sizeof why) == 0)
+        *v = down;
+    else if (kbc_value_check_range(p, up, why, sizeof why) == 0)
+        *v = up;
+    else
+        return -1;
+    return 0;
+}
+
 /* Appends the candidate written as text when it parses and is new. */
 static void cand_add(const kb_param *p, const char *text, kb_value *vals, size_t *n, size_t cap)
 {
     kb_value v;
     char why[256];
-    if (*n >= cap || kbc_value_parse(p, text, &v, why, sizeof why) != 0)
+    if (*n >= cap ||
+        (kbc_value_parse(p, text, &v, why, sizeof why) != 0 && cand_snap(p, text, &v) != 0))
         return;
     for (size_t i = 0; i < *n; i++)
         if (memcmp(&vals[i], &v, sizeof v) == 0)
