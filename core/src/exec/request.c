@@ -26,6 +26,7 @@ static const option options[] = {
     {"--variants", ONE, offsetof(kbc_request, variants), 0},
     {"-q", FLAG, offsetof(kbc_request, quiet), 0},
     {"--allow-shared", FLAG, offsetof(kbc_request, allow_shared), 0},
+    {"--sanitized", ONE, offsetof(kbc_request, sanitized), 0},
 };
 #define N_OPTIONS (sizeof options / sizeof *options)
 

@@ -4,7 +4,7 @@
  *
  * A worker is started as
  *   kbench __worker INI [--plugin-path P]... [--experiment E] [--set S]...
- *                       [--variants V] [-q] [--allow-shared]
+ *                       [--variants V] [-q] [--allow-shared] [--sanitized T]
  * so that it builds the supervisor's plan from the same file with the same
  * changes (config.h, kbc_ini_narrow), and is then sent orders, one line of
  * JSON each, on its standard input:
@@ -48,6 +48,9 @@ typedef struct kbc_request {
     int quiet;                       /* -q: no progress, only warnings    */
     int allow_shared;                /* it may share its GPU (worker.c's
                                         lock)                              */
+    const char *sanitized;           /* --sanitize's tool: the worker runs
+                                        under compute-sanitizer, and so
+                                        measures no ceilings (NULL: not)   */
 } kbc_request;
 
 /* The argv that starts a worker for r: the n_lead words of lead first (a
