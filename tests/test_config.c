@@ -1202,3 +1202,124 @@ Test(config, variants_on_the_command_line_are_every_kept_experiments_variants)
                          "lib");
     }
 }
+
+/* ---- narrowing never fights the file (--variants) ---- */
+
+static const char lib_ini[] = "[red-lib]\nplugin = reduce\nvariants = all\n"
+                              "baseline = lib\nreference = lib\nn = 1K\n";
+
+/* Loads text, narrows its variants to `variants` (and sets) and builds. */
+static int narrowed_text(const char *text, const char *const *sets, size_t n_sets,
+                         const char *variants)
+{
+    d.msg[0] = '\0';
+    cr_assert_eq(kbc_ini_load_string("exp.ini", text, &ini, &d), 0, "%s", d.msg);
+    if (kbc_ini_narrow(&ini, NULL, sets, n_sets, variants, &d) != 0)
+        return -1;
+    return kbc_plan_build(&ini, &reg, 0, &plan, &d);
+}
+
+static const char *variant_name(const kbc_experiment *e, int v)
+{
+    return v < 0 ? "(none)" : e->plugin->desc->variants[v].name;
+}
+
+Test(config, variants_that_leave_out_the_files_baseline_fall_back_to_the_first_selected)
+{
+    cr_assert_eq(narrowed_text(lib_ini, NULL, 0, "cpu,fast"), 0, "%s", d.msg);
+    const kbc_experiment *e = exp_named("red-lib");
+    cr_assert_str_eq(variant_name(e, e->baseline), "cpu");
+    cr_assert_eq(e->reference, -1, "the reference that was left out is dropped");
+    cr_assert_str_eq(variant_name(e, e->dropped_baseline), "lib");
+    cr_assert_str_eq(variant_name(e, e->dropped_reference), "lib");
+}
+
+Test(config, a_dropped_baseline_and_reference_get_one_note_line_each)
+{
+    static const char two[] = "[a]\nplugin = reduce\nbaseline = lib\nreference = lib\n"
+                              "[b]\nplugin = reduce\nbaseline = lib\nreference = lib\n";
+    cr_assert_eq(narrowed_text(two, NULL, 0, "cpu,fast"), 0, "%s", d.msg);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    kbc_plan_notes(&plan, f);
+    fclose(f);
+    cr_assert_str_eq(text,
+                     "kbench: note: --variants leaves out the baseline 'lib' of [a], [b]: "
+                     "speed-ups are against 'cpu', the first selected variant\n"
+                     "kbench: note: --variants leaves out the reference 'lib' of [a], [b]: the "
+                     "run has no reference\n");
+    free(text);
+}
+
+Test(config, a_plan_that_keeps_its_baseline_has_no_note)
+{
+    cr_assert_eq(narrowed_text(lib_ini, NULL, 0, "cpu,lib"), 0, "%s", d.msg);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    kbc_plan_notes(&plan, f);
+    fclose(f);
+    cr_assert_eq(len, 0, "%s", text);
+    free(text);
+}
+
+Test(config, a_baseline_typed_on_the_command_line_must_be_among_the_variants)
+{
+    const char *sets[] = {"red-lib.baseline=lib"};
+    cr_assert_eq(narrowed_text(lib_ini, sets, 1, "cpu,fast"), -1);
+    cr_assert_eq(strncmp(d.msg, "--set: key 'baseline' in [red-lib]", 34), 0, "%s", d.msg);
+    assert_has(d.msg, "add it to --variants");
+}
+
+Test(config, reference_none_means_no_reference)
+{
+    build_ok("[x]\nplugin = reduce\nreference = none\n");
+    cr_assert_eq(plan.exps[0].reference, -1);
+    cr_assert_eq(plan.exps[0].baseline, 0);
+}
+
+Test(config, an_empty_reference_says_none_is_the_way_to_write_no_reference)
+{
+    build_fails("[x]\nplugin = reduce\nreference =\n", 3, "or none for no reference", NULL);
+}
+
+Test(config, variants_take_globs_as_experiment_does)
+{
+    cr_assert_eq(narrowed_text(lib_ini, NULL, 0, "c*, l?b"), 0, "%s", d.msg);
+    const kbc_experiment *e = exp_named("red-lib");
+    cr_assert_eq(e->n_variants, 2);
+    cr_assert_str_eq(variant_name(e, (int)e->variants[0]), "cpu");
+    cr_assert_str_eq(variant_name(e, (int)e->variants[1]), "lib");
+    cr_assert_str_eq(variant_name(e, e->baseline), "lib", "the file's baseline is selected");
+}
+
+Test(config, a_glob_may_select_a_variant_already_named)
+{
+    cr_assert_eq(narrowed_text(lib_ini, NULL, 0, "lib,*"), 0, "%s", d.msg);
+    const kbc_experiment *e = exp_named("red-lib");
+    cr_assert_eq(e->n_variants, 4);
+    cr_assert_str_eq(variant_name(e, (int)e->variants[0]), "lib");
+    cr_assert_str_eq(variant_name(e, (int)e->variants[1]), "cpu");
+}
+
+Test(config, a_variant_glob_that_matches_nothing_names_the_option_typed)
+{
+    cr_assert_eq(narrowed_text(lib_ini, NULL, 0, "cpu,gpu*"), -1);
+    cr_assert_eq(strncmp(d.msg, "--variants: key 'variants' in [red-lib]", 39), 0, "%s",
+                 d.msg);
+    assert_has(d.msg, "'gpu*' matches no variant of plugin 'reduce' (it has: cpu, simple");
+}
+
+Test(config, an_unknown_variant_from_the_command_line_names_variants_not_set)
+{
+    cr_assert_eq(narrowed_text(lib_ini, NULL, 0, "cpu,fsat"), -1);
+    cr_assert_eq(strncmp(d.msg, "--variants: ", 12), 0, "%s", d.msg);
+    assert_has(d.msg, "did you mean 'fast'?");
+}
+
+Test(config, a_file_whose_own_variants_leave_out_its_baseline_is_still_refused)
+{
+    build_fails("[x]\nplugin = reduce\nvariants = cpu\nbaseline = lib\n", 4,
+                "'lib' is not among the selected variants (cpu); add it to 'variants'", NULL);
+}

@@ -182,6 +182,7 @@ static int build_plan(run_state *r)
     }
     r->have_plan = 1;
     kbc_registry_print_refused(&r->reg, stderr);
+    kbc_plan_notes(&r->plan, stderr);
     return 0;
 }
 

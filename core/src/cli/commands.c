@@ -59,7 +59,9 @@ const kbc_command kbc_commands[] = {
             {"--quiet", NULL},
             {"--wide", "the table also shows min, max, runs, noise, the\n"
                        "variants' flags and the check"},
-            {"--variants", "the variants of every experiment (comma-separated)"},
+            {"--variants", "the variants of every experiment (comma-separated\n"
+                           "names or globs); a baseline or reference of the\n"
+                           "file they leave out is dropped, with a note"},
             {"--experiment", NULL},
             {"--set", NULL},
             {"--baseline", NULL},

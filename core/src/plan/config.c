@@ -297,6 +297,36 @@ static int unknown_variant(const ctx *c, found f, const kbc_section *sec, const 
                      d->name, list, sug);
 }
 
+/* A glob in a list of variants (`cpu*`, as --experiment takes them):
+   every variant it matches, in the plugin's order, that the list has not
+   selected yet.  A glob that matches nothing is a typo, not an empty run. */
+static int add_variant_glob(const ctx *c, found f, const kbc_section *sec, kbc_experiment *x,
+                            const char *glob)
+{
+    const kb_plugin *d = x->plugin->desc;
+    int hits = 0;
+    for (uint32_t i = 0; i < d->n_variants && i < KB_MAX_VARIANTS; i++) {
+        if (fnmatch(glob, d->variants[i].name, 0) != 0)
+            continue;
+        hits++;
+        int have = 0;
+        for (uint32_t k = 0; k < x->n_variants && !have; k++)
+            have = x->variants[k] == i;
+        if (!have)
+            x->variants[x->n_variants++] = i;
+    }
+    if (hits)
+        return 0;
+    const char **names = kbc_xcalloc(d->n_variants ? d->n_variants : 1, sizeof *names);
+    for (uint32_t i = 0; i < d->n_variants; i++)
+        names[i] = d->variants[i].name;
+    char list[600];
+    join(list, sizeof list, names, d->n_variants);
+    free(names);
+    return key_error(c, f, sec, "'%s' matches no variant of plugin '%s' (it has: %s)", glob,
+                     d->name, list);
+}
+
 static int parse_variants(const ctx *c, const kbc_section *sec, kbc_experiment *x)
 {
     const kb_plugin *d = x->plugin->desc;
@@ -317,7 +347,9 @@ static int parse_variants(const ctx *c, const kbc_section *sec, kbc_experiment *
             *comma = '\0';
         char *name = kbc_trim_dup(start);
         int v = *name ? variant_index(d, name) : -1;
-        if (v < 0 && strcasecmp(name, "all") == 0) {
+        if (v < 0 && strpbrk(name, "*?[")) {
+            rc = add_variant_glob(c, f, sec, x, name);
+        } else if (v < 0 && strcasecmp(name, "all") == 0) {
             /* "all" selects every variant, so it cannot be one of several. */
             rc = key_error(c, f, sec,
                            "'all' stands alone: it selects every variant, so write either "
@@ -347,17 +379,27 @@ static int parse_variants(const ctx *c, const kbc_section *sec, kbc_experiment *
     return rc;
 }
 
-/* baseline and reference: a variant of the plugin that is also selected. */
+/* baseline and reference: a variant of the plugin that is also selected,
+   or `none` for the reference.  A narrowing from the command line never
+   fights the file: when --variants (or --set variants=) leaves out the
+   variant the file names, the key is dropped (*dropped says which, for the
+   note kbc_plan_notes prints) and the baseline falls back to the first
+   selected variant.  A baseline or reference typed on the command line
+   itself must be among the variants. */
 static int pick_variant(const ctx *c, const kbc_section *sec, kbc_experiment *x, const char *key,
-                        int *out)
+                        int *out, int *dropped)
 {
     const kb_plugin *d = x->plugin->desc;
+    int is_reference = strcmp(key, "reference") == 0;
     found f = lookup(c, sec, key);
     if (!f.e)
         return 0;
     if (!*f.e->value)
-        return key_error(c, f, sec, "the value is empty; name one of the selected variants");
+        return key_error(c, f, sec, "the value is empty; name one of the selected variants%s",
+                         is_reference ? ", or none for no reference" : "");
     int v = variant_index(d, f.e->value);
+    if (v < 0 && is_reference && strcasecmp(f.e->value, "none") == 0)
+        return 0;
     if (v < 0)
         return unknown_variant(c, f, sec, d, f.e->value);
     for (uint32_t k = 0; k < x->n_variants; k++) {
@@ -366,14 +408,23 @@ static int pick_variant(const ctx *c, const kbc_section *sec, kbc_experiment *x,
             return 0;
         }
     }
+    found list_key = lookup(c, sec, "variants");
+    if (list_key.e && list_key.e->line < 0 && f.e->line >= 0) {
+        *dropped = v;
+        x->dropped_by =
+            list_key.e->line == KBC_INI_LINE_VARIANTS ? "--variants" : "--set variants=";
+        return 0;
+    }
     const char *names[KB_MAX_VARIANTS];
     for (uint32_t k = 0; k < x->n_variants; k++)
         names[k] = d->variants[x->variants[k]].name;
-    char list[600];
+    char list[600], where[40] = "'variants'";
     join(list, sizeof list, names, x->n_variants);
-    return key_error(c, f, sec, "'%s' is not among the selected variants (%s); add it to "
-                                "'variants'",
-                     f.e->value, list);
+    if (list_key.e && list_key.e->line < 0)
+        kbc_ini_where(c->ini, NULL, list_key.e->line, where, sizeof where);
+    return key_error(c, f, sec, "'%s' is not among the selected variants (%s); add it to %s%s",
+                     f.e->value, list, where,
+                     is_reference ? ", or write none for no reference" : "");
 }
 
 /* One core key with a single typed value, or its default. */
@@ -753,12 +804,13 @@ static int build(const kbc_ini *ini, kbc_registry *reg, uint64_t device_mem, int
         x->file = sec->file;
         x->plugin = plugins[i];
         x->baseline = x->reference = -1;
+        x->dropped_baseline = x->dropped_reference = -1;
         found desc = lookup(&c, sec, "description");
         x->description = desc.e ? kbc_xstrdup(desc.e->value) : NULL;
 
         if (check_own_keys(&c, sec, x->plugin->desc) || parse_variants(&c, sec, x) ||
-            pick_variant(&c, sec, x, "baseline", &x->baseline) ||
-            pick_variant(&c, sec, x, "reference", &x->reference) ||
+            pick_variant(&c, sec, x, "baseline", &x->baseline, &x->dropped_baseline) ||
+            pick_variant(&c, sec, x, "reference", &x->reference, &x->dropped_reference) ||
             parse_measure(&c, sec, &x->measure) || build_axes(&c, sec, x)) {
             rc = -1;
             break;
@@ -1151,11 +1203,62 @@ int kbc_ini_narrow(kbc_ini *ini, const char *experiments, const char *const *set
         for (size_t i = 0; i < ini->n; i++)
             if (strcmp(ini->sections[i].name, "global") != 0) {
                 char *name = kbc_xstrdup(ini->sections[i].name);
-                kbc_ini_set(ini, name, "variants", variants, KBC_INI_LINE_CLI);
+                kbc_ini_set(ini, name, "variants", variants, KBC_INI_LINE_VARIANTS);
                 free(name);
             }
     }
     return 0;
+}
+
+/* Whether experiments a and b left out the same variant as their baseline
+   (role 0, with the same fallback) or reference (role 1): one note names
+   them together. */
+static int same_drop(const kbc_experiment *a, const kbc_experiment *b, int role)
+{
+    int va = role ? a->dropped_reference : a->dropped_baseline;
+    int vb = role ? b->dropped_reference : b->dropped_baseline;
+    if (va < 0 || vb < 0 || a->plugin != b->plugin || va != vb ||
+        strcmp(a->dropped_by, b->dropped_by) != 0)
+        return 0;
+    return role || a->baseline == b->baseline;
+}
+
+void kbc_plan_notes(const kbc_plan *plan, FILE *out)
+{
+    for (int role = 0; role < 2; role++) {
+        for (size_t i = 0; i < plan->n; i++) {
+            const kbc_experiment *e = &plan->exps[i];
+            int v = role ? e->dropped_reference : e->dropped_baseline;
+            int first = v >= 0;
+            for (size_t j = 0; j < i && first; j++)
+                first = !same_drop(&plan->exps[j], e, role);
+            if (!first)
+                continue;
+            char names[400];
+            size_t used = 0, count = 0;
+            names[0] = '\0';
+            for (size_t j = i; j < plan->n; j++) {
+                if (!same_drop(&plan->exps[j], e, role))
+                    continue;
+                if (count++ < 3 && used < sizeof names)
+                    used += (size_t)snprintf(names + used, sizeof names - used, "%s[%s]",
+                                             count > 1 ? ", " : "", plan->exps[j].name);
+            }
+            if (count > 3 && used < sizeof names)
+                snprintf(names + used, sizeof names - used, " and %zu more", count - 3);
+            const kb_variant *vs = e->plugin->desc->variants;
+            if (role == 0)
+                fprintf(out,
+                        "kbench: note: %s leaves out the baseline '%s' of %s: speed-ups are "
+                        "against '%s', the first selected variant\n",
+                        e->dropped_by, vs[v].name, names, vs[e->baseline].name);
+            else
+                fprintf(out,
+                        "kbench: note: %s leaves out the reference '%s' of %s: the run has no "
+                        "reference\n",
+                        e->dropped_by, vs[v].name, names);
+        }
+    }
 }
 
 int kbc_plan_wants_gpu(const kbc_plan *plan)
