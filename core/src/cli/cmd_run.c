@@ -364,6 +364,7 @@ static int open_outputs(run_state *r)
     if (r->base)
         kbc_report_table_baseline(&r->sinks[r->n_sinks], r->base, r->n_base);
     kbc_report_table_wide(&r->sinks[r->n_sinks], c->wide);
+    kbc_report_table_summary_only(&r->sinks[r->n_sinks], c->summary_only);
     r->n_sinks++;
     if (c->out_dir && (code = open_files(r)) != 0)
         return code;

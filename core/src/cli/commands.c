@@ -40,11 +40,10 @@ const kbc_command kbc_commands[] = {
         .summary = "run the experiments of an INI file and print a table",
         .synopsis = "kbench run FILE|PLUGIN [KEY=VALUE...] [--dry-run] [-o DIR [--plot]\n"
                     "           [--resume[=accept] | --force]] [-q] [--wide]\n"
-                    "           [--variants LIST] [--experiment NAMES] [--set K=V]...\n"
-                    "           [--baseline OLD.json] [--gpus all|LIST [--allow-shared]\n"
-                    "           [--allow-mixed]] [--shard i/N|auto [--shards N]]\n"
-                    "           [--isolate point] [--sanitize-on-crash]\n"
-                    "           [--record [--commit REV] [--history FILE]]",
+                    "           [--summary-only] [--variants LIST] [--experiment NAMES]\n"
+                    "           [--set K=V]... [--baseline OLD.json] [--gpus all|LIST\n"
+                    "           [--allow-shared] [--allow-mixed]] [--shard i/N|auto\n"
+                    "           [--shards N]] [--isolate point] [--sanitize-on-crash]\n"                    "           [--record [--commit REV] [--history FILE]]",
         .options = {
             {"--dry-run", "print the expanded plan, run nothing, touch no GPU"},
             {"--output", "also write DIR/results.csv, results.json,\n"
@@ -57,6 +56,10 @@ const kbc_command kbc_commands[] = {
                          "keeps them also when the INI file's plan changed"},
             {"--force", "with -o, start afresh in a DIR that holds results"},
             {"--quiet", NULL},
+            {"--summary-only", "on the terminal, each experiment's sweep at a\n"
+                               "glance (a row per swept value, a column per\n"
+                               "variant, speed-ups over the sweep) and the\n"
+                               "failed rows, not a table per point"},
             {"--wide", "the table also shows min, max, runs, noise, the\n"
                        "variants' flags and the check"},
             {"--variants", "the variants of every experiment (comma-separated\n"

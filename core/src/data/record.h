@@ -432,6 +432,8 @@ typedef struct kbc_suspect {
                                at (0 when read back from a file)          */
 } kbc_suspect;
 
+struct kbc_sweep; /* an experiment's sweep at a glance: analysis/sweep_summary.h */
+
 /* A reporter.  point() gets all records of one point at once (so a table
    can group them and speed-ups are known); it should write them out at
    once, so that a crash later loses nothing already reported.  begin(),
@@ -458,6 +460,10 @@ typedef struct kbc_sink {
        borrowed for the call), found once for all sinks by the fan-out
        (views/fanout.h); a sink keeps what it needs.  May be NULL. */
     int (*suspects)(void *ctx, const kbc_suspect *list, size_t n);
+    /* Called once before end(), after suspects(), with the summary of
+       each experiment's sweep (analysis/sweep_summary.h; list[0..n), borrowed for
+       the call), made once for all sinks by the fan-out.  May be NULL. */
+    int (*sweeps)(void *ctx, const struct kbc_sweep *list, size_t n);
 } kbc_sink;
 
 #endif

@@ -30,6 +30,7 @@
 #include "results_read.h"
 #include "sha256.h"
 #include "suspect.h"
+#include "sweep_summary.h"
 #include "text.h"
 #include "util.h"
 
@@ -665,6 +666,9 @@ typedef struct report {
        same charts in the same order. */
     kbc_chart *rate, *time;
     size_t n_charts;
+    /* Each experiment's sweep at a glance (analysis/sweep_summary.h). */
+    const kbc_sweep *sweeps;
+    size_t n_sweeps;
 } report;
 
 static const kbc_exp_info *exp_info(const kbc_run_doc *doc, const char *name)
@@ -924,6 +928,68 @@ static void exp_plots(report *rp, const char *exp)
     }
 }
 
+/* The sweep of exp at a glance, for an experiment of more than one row:
+   a row per swept value, a column per variant with its median (the
+   fastest of the row in bold), and each variant against the baseline and
+   the reference over the sweep. */
+static void exp_sweep(report *rp, const char *exp)
+{
+    FILE *f = rp->f;
+    const kbc_sweep *w = NULL;
+    for (size_t i = 0; i < rp->n_sweeps && !w; i++)
+        if (strcmp(rp->sweeps[i].experiment, exp) == 0)
+            w = &rp->sweeps[i];
+    if (!w || w->n_rows < 2)
+        return;
+    fputs("<div class=\"scroll sweep\"><p class=\"about\">The sweep at a glance: median time "
+          "per variant, the fastest of each row in bold.</p><table class=\"sweep\"><thead><tr>",
+          f);
+    for (size_t q = 0; q < w->n_params; q++) {
+        fputs("<th scope=\"col\">", f);
+        H(f, w->params[q]);
+        fputs("</th>", f);
+    }
+    for (size_t v = 0; v < w->n_variants; v++) {
+        fputs("<th scope=\"col\" class=\"num\">", f);
+        H(f, w->variants[v]);
+        fputs("</th>", f);
+    }
+    fputs("</tr></thead><tbody>", f);
+    for (size_t r = 0; r < w->n_rows; r++) {
+        fputs("<tr>", f);
+        for (size_t q = 0; q < w->n_params; q++) {
+            fputs("<td>", f);
+            H(f, w->labels[r * w->n_params + q]);
+            fputs("</td>", f);
+        }
+        for (size_t v = 0; v < w->n_variants; v++) {
+            char buf[64];
+            double m = w->median[r * w->n_variants + v];
+            int o = w->outcome[r * w->n_variants + v];
+            int best = w->best[r] == (int)v;
+            fprintf(f, "<td class=\"num%s\">", best ? " best" : "");
+            if (isfinite(m))
+                fputs(kbc_human_seconds(m, buf, sizeof buf), f);
+            else
+                fputs(o >= 0 ? kbc_outcome_name(o) : "-", f);
+            fputs("</td>", f);
+        }
+        fputs("</tr>", f);
+    }
+    fputs("</tbody></table>", f);
+    if (w->n_vs) {
+        fputs("<ul class=\"sweep-vs\">", f);
+        for (size_t i = 0; i < w->n_vs; i++) {
+            char t[600];
+            fputs("<li>", f);
+            H(f, kbc_sweep_vs_text(&w->vs[i], t, sizeof t));
+            fputs("</li>", f);
+        }
+        fputs("</ul>", f);
+    }
+    fputs("</div>", f);
+}
+
 static void experiment(report *rp, size_t idx, const char *exp)
 {
     FILE *f = rp->f;
@@ -966,6 +1032,7 @@ static void experiment(report *rp, size_t idx, const char *exp)
         first = 0;
     }
     fputs("</p>", f);
+    exp_sweep(rp, exp);
     fputs("<div class=\"plots\">", f);
     exp_plots(rp, exp);
     fputs("</div>", f);
@@ -1018,6 +1085,10 @@ static const char report_css[] =
     "details.table>summary{cursor:pointer;color:#555;margin:8px 0 0}"
     "svg.spark{vertical-align:middle;color:#333}.runs{color:#777;font-size:11px}"
     "code{background:#f4f4f4;padding:0 3px;border-radius:3px}"
+    "table.sweep{border-collapse:collapse;font-size:13px;margin:4px 0 6px}"
+    "table.sweep th,table.sweep td{padding:2px 8px;border-bottom:1px solid #eee;"
+    "text-align:left;white-space:nowrap}table.sweep th{background:#f4f4f4}"
+    "table.sweep td.best{font-weight:700}ul.sweep-vs{margin:4px 0 10px;padding-left:20px}"
     "footer{margin-top:30px;color:#777;font-size:12px}";
 
 /* The page's one script: sorting by a click on a column header (or Enter
@@ -1348,7 +1419,12 @@ int kbc_cmd_report(const char *path, const char *base_path, const char *out_path
         size_t n_time;
         rp.rate = kbc_charts(doc.recs, doc.n_recs, NULL, &rp.n_charts);
         rp.time = kbc_charts(doc.recs, doc.n_recs, &time, &n_time);
+        kbc_sweeps *sweeps = kbc_sweeps_new();
+        for (size_t i = 0; i < doc.n_recs; i++)
+            kbc_sweeps_add(sweeps, &doc.recs[i]);
+        rp.sweeps = kbc_sweeps_list(sweeps, &rp.n_sweeps);
         page(f, &rp, root, in, o);
+        kbc_sweeps_free(sweeps);
         kbc_charts_free(rp.rate, rp.n_charts);
         kbc_charts_free(rp.time, n_time);
         int bad = ferror(f) != 0;

@@ -17,6 +17,7 @@
 #include "baseline.h"
 #include "report.h"
 #include "suspect.h"
+#include "sweep_summary.h"
 #include "text.h"
 #include "util.h"
 
@@ -36,6 +37,7 @@ typedef struct table_ctx {
                                   last folded into one line             */
     char nogpu[512];    /* the run-wide skip reason, shown once at the end */
     unsigned nogpu_rows;/* rows skipped for it                             */
+    int summary_only;   /* --summary-only: the sweep summaries, no points  */
     char **suspects;    /* the run's suspect rows as the notes say them    */
     size_t n_suspects;  /* (kbc_sink.suspects), listed at the end          */
     /* results.md (own): each callback's text is gathered in memory (out,
@@ -585,11 +587,38 @@ static void print_noisy_note(FILE *out, int md, const kbc_record *rows, size_t n
                 md ? "  " : "    ");
 }
 
+/* A point under --summary-only: its rows are counted, and only a failed
+   row is said, on one line with its reason. */
+static int summary_only_point(table_ctx *c, const kbc_record *all, size_t n_all)
+{
+    for (size_t i = 0; i < n_all; i++) {
+        const kbc_record *r = &all[i];
+        if ((unsigned)r->outcome < KBC_N_OUTCOMES)
+            c->counts[r->outcome]++;
+        if (folded_row(r)) {
+            if (!c->nogpu[0] || strcmp(c->nogpu, r->reason) == 0) {
+                snprintf(c->nogpu, sizeof c->nogpu, "%s", r->reason);
+                c->nogpu_rows++;
+            }
+            continue;
+        }
+        if (kbc_outcome_failed((int)r->outcome))
+            fprintf(c->out, "%s  point %" PRIu64 "/%" PRIu64 "  %s: %s%s%s\n",
+                    kbc_text_visible(r->experiment), r->point + 1, r->n_points,
+                    kbc_text_visible(r->variant), kbc_outcome_name((int)r->outcome),
+                    r->reason[0] ? ": " : "", kbc_text_visible(r->reason));
+    }
+    fflush(c->out);
+    return ferror(c->out) ? -1 : 0;
+}
+
 static int table_point(void *vctx, const kbc_record *all, size_t n_all)
 {
     table_ctx *c = vctx;
     if (n_all == 0)
         return 0;
+    if (c->summary_only)
+        return summary_only_point(c, all, n_all);
     FILE *out = c->out;
     const int md = c->markdown;
     const int wide = c->wide;
@@ -875,6 +904,92 @@ static int table_suspects(void *vctx, const kbc_suspect *list, size_t n)
     return 0;
 }
 
+/* One experiment's sweep at a glance (analysis/sweep_summary.h): a row per
+   swept value, a column per variant with its median (the fastest marked
+   with *), then a line per variant against the baseline and the
+   reference. */
+static void print_sweep(FILE *out, int md, const kbc_sweep *w)
+{
+    size_t np = w->n_params, nv = w->n_variants;
+    if (np + nv > MAX_CELLS)
+        nv = MAX_CELLS - np;
+    if (md)
+        fprintf(out, "### Sweep of %s\n\nmedian time per variant; * the fastest of its row\n\n",
+                kbc_text_md(w->experiment));
+    else
+        fprintf(out, "sweep of %s: median time per variant; * the fastest of its row\n",
+                kbc_text_visible(w->experiment));
+    int widths[MAX_CELLS];
+    for (size_t q = 0; q < np; q++) {
+        widths[q] = (int)strlen(kbc_text_visible(w->params[q]));
+        for (size_t r = 0; r < w->n_rows; r++) {
+            int l = (int)strlen(kbc_text_visible(w->labels[r * np + q]));
+            widths[q] = l > widths[q] ? l : widths[q];
+        }
+    }
+    for (size_t v = 0; v < nv; v++) {
+        int l = (int)strlen(kbc_text_visible(w->variants[v]));
+        widths[np + v] = l > W_TIME + 1 ? l : W_TIME + 1;
+    }
+    line h = {.n = 0};
+    for (size_t q = 0; q < np; q++)
+        put(&h, -widths[q], w->params[q]);
+    if (np == 0)
+        put(&h, -5, "point");
+    for (size_t v = 0; v < nv; v++)
+        put(&h, widths[np + v], w->variants[v]);
+    print_line(out, md, &h);
+    if (md) {
+        for (int i = 0; i < h.n; i++)
+            fputs(i < (int)(np ? np : 1) ? "|---" : "|--:", out);
+        fputs("|\n", out);
+    }
+    for (size_t r = 0; r < w->n_rows; r++) {
+        line l = {.n = 0};
+        for (size_t q = 0; q < np; q++)
+            put(&l, -widths[q], w->labels[r * np + q]);
+        if (np == 0)
+            put(&l, -5, "1");
+        for (size_t v = 0; v < nv; v++) {
+            char buf[64];
+            double m = w->median[r * w->n_variants + v];
+            int o = w->outcome[r * w->n_variants + v];
+            if (isfinite(m)) {
+                kbc_human_seconds(m, buf, sizeof buf);
+                if (w->best[r] == (int)v)
+                    strcat(buf, "*");
+            } else {
+                snprintf(buf, sizeof buf, "%s", o >= 0 ? kbc_outcome_name(o) : "-");
+            }
+            put(&l, widths[np + v], buf);
+        }
+        print_line(out, md, &l);
+    }
+    if (md && w->n_vs)
+        fputc('\n', out);
+    for (size_t i = 0; i < w->n_vs; i++) {
+        char t[600];
+        kbc_sweep_vs_text(&w->vs[i], t, sizeof t);
+        fprintf(out, "%s%s\n", md ? "- " : "  ", md ? kbc_text_md(t) : kbc_text_visible(t));
+    }
+    fputc('\n', out);
+}
+
+/* The summaries of the run's sweeps: every experiment's under
+   --summary-only, else those of more than one row (a point's table says
+   the rest). */
+static int table_sweeps(void *vctx, const kbc_sweep *list, size_t n)
+{
+    table_ctx *c = vctx;
+    if (c->summary_only && n)
+        fputc('\n', c->out); /* after the machine line and the failed rows */
+    for (size_t i = 0; i < n; i++)
+        if (c->summary_only || list[i].n_rows > 1)
+            print_sweep(c->out, c->markdown, &list[i]);
+    fflush(c->out);
+    return ferror(c->out) ? -1 : 0;
+}
+
 static int table_end(void *vctx, int exit_code)
 {
     table_ctx *c = vctx;
@@ -934,7 +1049,8 @@ int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d)
                        .point = table_point,
                        .end = table_end,
                        .destroy = table_destroy,
-                       .suspects = table_suspects};
+                       .suspects = table_suspects,
+                       .sweeps = table_sweeps};
     return 0;
 }
 
@@ -1012,6 +1128,14 @@ static int md_end(void *vctx, int exit_code)
     return close(fd) != 0 ? md_fail(c, errno) : 0;
 }
 
+static int md_sweeps(void *vctx, const kbc_sweep *list, size_t n)
+{
+    table_ctx *c = vctx;
+    if (md_open(c) != 0)
+        return -1;
+    return md_commit(c, table_sweeps(c, list, n), 0);
+}
+
 static const char *md_error(void *vctx)
 {
     table_ctx *c = vctx;
@@ -1037,7 +1161,8 @@ int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d)
                        .end = md_end,
                        .destroy = table_destroy,
                        .error = md_error,
-                       .suspects = table_suspects};
+                       .suspects = table_suspects,
+                       .sweeps = md_sweeps};
     return 0;
 }
 
@@ -1053,4 +1178,11 @@ void kbc_report_table_baseline(kbc_sink *sink, const kbc_record *base, size_t n)
     table_ctx *c = sink->ctx;
     kbc_baseline_free(c->base);
     c->base = kbc_baseline_new(base, n);
+}
+
+void kbc_report_table_summary_only(kbc_sink *sink, int on)
+{
+    table_ctx *c = sink->ctx;
+    if (!c->markdown)
+        c->summary_only = on;
 }
