@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "compare_cmd.h"
+#include "cpu_facts.h"
 #include "report.h"
 #include "results_read.h"
 
@@ -1188,4 +1189,54 @@ Test(compare, compare_the_report_and_the_table_agree_on_rows_without_samples)
     kbc_records_free(base, nb);
     kbc_records_free(newer, nn);
     json_decref(doc);
+}
+
+/* ---- a side that ran on a loaded host ---- */
+
+/* write_sweep's file of CPU rows, on a host whose load and CPU time were
+   these. */
+static void write_sweep_loaded(const char *path, double before, double after, double cpu_s,
+                               double wall_s)
+{
+    static const double medians[3] = {1e-3, 2e-3, 4e-3};
+    write_sweep(path, medians, 300);
+    json_error_t e;
+    json_t *doc = json_load_file(path, 0, &e);
+    cr_assert_not_null(doc, "%s", e.text);
+    json_t *cpu = json_object_get(json_object_get(doc, "machine"), "cpu");
+    cr_assert(json_is_object(cpu), "results.json's machine has a cpu object");
+    json_object_set_new(cpu, "load_before", json_real(before));
+    json_object_set_new(cpu, "load_after", json_real(after));
+    json_object_set_new(cpu, "cpu_seconds", json_real(cpu_s));
+    json_object_set_new(cpu, "wall_seconds", json_real(wall_s));
+    json_object_set_new(json_object_get(doc, "machine"), "cpu_threads", json_integer(2));
+    cr_assert_eq(json_dump_file(doc, path, 0), 0);
+    json_decref(doc);
+}
+
+Test(compare, cli_a_side_on_a_loaded_host_is_warned_of)
+{
+    char a[512], b[512], args[1100];
+    snprintf(a, sizeof a, "%s/quiet.json", tmpdir);
+    snprintf(b, sizeof b, "%s/loaded.json", tmpdir);
+    write_sweep_loaded(a, 0.1, 1.1, 10, 10);
+    write_sweep_loaded(b, 3.5, 4.0, 10, 10);
+    snprintf(args, sizeof args, "'%s' '%s'", a, b);
+    result *r = compare(args);
+    cr_assert_not_null(strstr(r->out, "warning: the new run ran on a loaded host: other work "
+                                      "kept 3.5 CPUs busy (load average 3.50 before it, 4.00 "
+                                      "after it less its own 1.00; 2 CPU threads)"),
+                       "%s", r->out);
+    cr_assert_null(strstr(r->out, "the base run ran on a loaded host"),
+                   "a load of the run's own is no other work: %s", r->out);
+}
+
+Test(compare, the_other_load_is_the_load_less_the_runs_own)
+{
+    cr_assert_float_eq(kbc_cpu_other_load(0.2, 2.5, 20, 10), 0.5, 1e-12);
+    cr_assert_float_eq(kbc_cpu_other_load(1.5, 2.5, 20, 10), 1.5, 1e-12);
+    cr_assert(isnan(kbc_cpu_other_load(NAN, 2.5, NAN, 10)), "no own use: no other load");
+    cr_assert(!kbc_cpu_loaded(0.99));
+    cr_assert(kbc_cpu_loaded(1.0));
+    cr_assert(!kbc_cpu_loaded(NAN));
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu_facts.h"
 #include "kbench/plugin.h"
 #include "stats.h"
 
@@ -31,6 +32,9 @@ typedef struct kbc_machine {
     int driver_version, runtime_version; /* CUDA's integers, e.g. 13000 */
     char host[256];
     int cpu_threads;
+    /* The host's CPU and its load around the run (base/cpu_facts.h): set
+       by the supervisor, on the host that runs the workers. */
+    kbc_cpu_facts cpu;
 } kbc_machine;
 
 typedef enum kbc_outcome {
@@ -389,6 +393,9 @@ typedef struct kbc_build_info {
 /* What a reporter learns when the run begins. */
 typedef struct kbc_run_info {
     const char *config_file;  /* or NULL */
+    /* The machine stays valid until the sinks' end(): its cpu.load_after,
+       cpu_s and wall_s are set just before it (results.json reads them
+       there). */
     const kbc_machine *machine;
     kbc_ceilings ceilings;    /* of the device the CUDA rows ran on */
     kbc_flops_ceilings flops; /* its compute ceilings               */

@@ -531,6 +531,19 @@ static double get_ceiling(const json_t *o, const char *key)
     return isnan(x) ? 0 : x;
 }
 
+/* "machine"."cpu" (cpu_json in results_write.c); unknown (NaN, "") in a
+   file from before it. */
+static void read_cpu(const json_t *o, kbc_cpu_facts *f)
+{
+    get_str(o, "model", f->model, sizeof f->model);
+    get_str(o, "governor", f->governor, sizeof f->governor);
+    f->mhz = get_num(o, "mhz");
+    f->load_before = get_num(o, "load_before");
+    f->load_after = get_num(o, "load_after");
+    f->cpu_s = get_num(o, "cpu_seconds");
+    f->wall_s = get_num(o, "wall_seconds");
+}
+
 /* "machine", as machine_json in results_write.c writes it. */
 static void read_machine(rd *rc, const json_t *m, kbc_run_doc *doc)
 {
@@ -555,6 +568,7 @@ static void read_machine(rd *rc, const json_t *m, kbc_run_doc *doc)
     k->runtime_version = get_int(rc, m, "runtime_version", 0);
     get_str(m, "host", k->host, sizeof k->host);
     k->cpu_threads = get_int(rc, m, "cpu_threads", 0);
+    read_cpu(json_object_get(m, "cpu"), &k->cpu);
     rc->at = "machine.clocks_khz";
     const json_t *ck = json_object_get(m, "clocks_khz");
     k->clock_khz = get_int(rc, ck, "sm", 0);

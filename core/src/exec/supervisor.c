@@ -489,6 +489,11 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
     memset(s, 0, sizeof *s);
     s->plan = plan;
     s->o = o;
+    /* The host's load before any worker starts, and the CPU time from
+       here on, so that a noisy CPU row can be told from a loaded host. */
+    kbc_cpu_facts_start(&s->cpu);
+    s->cpu0_s = kbc_cpu_seconds();
+    s->started = kbc_now();
     sv_sinks_init(s, sinks, n_sinks);
     kbc_plan_hash(plan, s->plan_hash);
     builds_make(s);

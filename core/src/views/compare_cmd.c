@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "baseline.h"
+#include "cpu_facts.h"
 #include "record.h"
 #include "results_read.h"
 #include "text.h"
@@ -175,6 +176,45 @@ static json_t *differences(const side *a, const side *b)
         }
     }
     return out;
+}
+
+/* A side that ran on a loaded host (base/cpu_facts.h), as a warning: its
+   CPU rows' times hold the waits for the other work.  Said only when the
+   compare has CPU rows, whose noise it explains. */
+static void load_warning(const side *s, const char *name, json_t *warn)
+{
+    const json_t *m = json_object_get(s->doc, "machine");
+    const json_t *cpu = json_object_get(m, "cpu");
+    if (!json_is_object(cpu))
+        return;
+    int cpu_rows = 0;
+    for (size_t i = 0; i < s->n && !cpu_rows; i++)
+        cpu_rows = s->recs[i].backend == KB_BACKEND_CPU && kbc_record_ran(&s->recs[i]);
+    const json_t *v;
+    double f[4];
+    const char *keys[4] = {"load_before", "load_after", "cpu_seconds", "wall_seconds"};
+    for (int k = 0; k < 4; k++)
+        f[k] = json_is_number(v = json_object_get(cpu, keys[k])) ? json_number_value(v) : NAN;
+    double other = kbc_cpu_other_load(f[0], f[1], f[2], f[3]);
+    if (!cpu_rows || !kbc_cpu_loaded(other))
+        return;
+    const json_t *threads = json_object_get(m, "cpu_threads");
+    char before[48] = "", after[96] = "";
+    if (isfinite(f[0]))
+        snprintf(before, sizeof before, "%.2f before it", f[0]);
+    if (isfinite(f[1]))
+        snprintf(after, sizeof after, "%s%.2f after it", before[0] ? ", " : "", f[1]);
+    char own[64] = "";
+    if (isfinite(f[1]) && f[2] >= 0 && f[3] > 0)
+        snprintf(own, sizeof own, " less its own %.2f", f[2] / f[3]);
+    char *t = kbc_xasprintf("the %s run ran on a loaded host: other work kept %.1f CPUs busy "
+                            "(load average %s%s%s; %lld CPU threads), so its CPU rows' times "
+                            "include waiting for it; compare CPU rows run on a quiet host",
+                            name, other, before, after, own,
+                            json_is_integer(threads) ? (long long)json_integer_value(threads)
+                                                     : 0LL);
+    json_array_append_new(warn, text_json(t));
+    free(t);
 }
 
 /* ---- output ---- */
@@ -492,6 +532,8 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
         return KBC_EXIT_USAGE;
     }
     json_t *warn = differences(&a, &b);
+    load_warning(&a, "base", warn);
+    load_warning(&b, "new", warn);
     /* Each new row against the base row of its key (baseline.h); the rows
        both files have are listed in the base file's order. */
     kbc_baseline *bl = kbc_baseline_new(a.recs, a.n);
