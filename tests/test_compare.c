@@ -417,8 +417,8 @@ Test(compare, cli_machine_differences_are_warned_at_the_top)
 Test(compare, cli_rows_in_one_file_only_are_listed)
 {
     result *r = compare("machine-base.json machine-new.json");
-    cr_assert_not_null(strstr(r->out, "only in base: p/e/n=1024/a\n"), "%s", r->out);
-    cr_assert_not_null(strstr(r->out, "only in new: p/e/n=1024/z\n"), "%s", r->out);
+    cr_assert_not_null(strstr(r->out, "only in base: e: a (1 row)\n"), "%s", r->out);
+    cr_assert_not_null(strstr(r->out, "only in new: e: z (1 row)\n"), "%s", r->out);
 }
 
 Test(compare, cli_markdown_is_a_pipe_table)
@@ -1239,4 +1239,67 @@ Test(compare, the_other_load_is_the_load_less_the_runs_own)
     cr_assert(!kbc_cpu_loaded(0.99));
     cr_assert(kbc_cpu_loaded(1.0));
     cr_assert(!kbc_cpu_loaded(NAN));
+}
+
+/* ---- run folders, an interrupted run, rows in one file only ---- */
+
+/* The sweep pair with the new run cut after its second point and
+   interrupted (exit code 130), as a run stopped by Ctrl-C leaves it, each
+   in a folder of its own. */
+static void interrupted_pair(char *a, char *b, size_t len)
+{
+    static const double medians[3] = {1e-3, 2e-3, 4e-3};
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/runA' '%s/runB'", tmpdir, tmpdir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(a, len, "%s/runA/results.json", tmpdir);
+    snprintf(b, len, "%s/runB/results.json", tmpdir);
+    write_sweep(a, medians, 400);
+    write_sweep(b, medians, 500);
+    json_error_t e;
+    json_t *doc = json_load_file(b, 0, &e);
+    cr_assert_not_null(doc, "%s", e.text);
+    json_array_remove(json_object_get(doc, "results"), 2);
+    json_object_set_new(doc, "exit_code", json_integer(130));
+    json_t *plan = json_object();
+    json_object_set_new(plan, "jobs", json_integer(3));
+    json_object_set_new(doc, "plan", plan);
+    cr_assert_eq(json_dump_file(doc, b, 0), 0);
+    json_decref(doc);
+    snprintf(a, len, "%s/runA", tmpdir);
+    snprintf(b, len, "%s/runB", tmpdir);
+}
+
+Test(compare, cli_takes_run_folders)
+{
+    char a[512], b[512], args[1100];
+    interrupted_pair(a, b, sizeof a);
+    snprintf(args, sizeof args, "'%s' '%s'", a, b);
+    result *r = compare(args);
+    cr_assert_eq(r->code, 0, "%s%s", r->out, r->err);
+    cr_assert_not_null(strstr(r->out, "runB/results.json"), "%s", r->out);
+}
+
+Test(compare, cli_an_interrupted_run_is_warned_of_with_its_points)
+{
+    char a[512], b[512], args[1100];
+    interrupted_pair(a, b, sizeof a);
+    snprintf(args, sizeof args, "'%s' '%s'", a, b);
+    result *r = compare(args);
+    cr_assert_not_null(strstr(r->out, "warning: the new run was interrupted (2 of 3 points): "),
+                       "%s", r->out);
+    cr_assert_null(strstr(r->out, "the base run was"), "%s", r->out);
+}
+
+Test(compare, cli_rows_in_one_file_only_fold_per_experiment_with_short_names)
+{
+    char a[512], b[512], args[1100];
+    interrupted_pair(a, b, sizeof a);
+    snprintf(args, sizeof args, "'%s' '%s'", a, b);
+    result *r = compare(args);
+    cr_assert_not_null(strstr(r->out, "\nonly in base: sweep: n=4096/k (1 row)\n"), "%s", r->out);
+    snprintf(args, sizeof args, "'%s' '%s' --format json", a, b);
+    r = compare(args);
+    cr_assert_not_null(strstr(r->out, "\"p/sweep/n=4096,dtype=f32/k\""),
+                       "JSON keeps the whole key: %s", r->out);
 }

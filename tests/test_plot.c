@@ -167,6 +167,16 @@ static off_t size_of(const char *dir, const char *name)
     return stat(path, &st) == 0 ? st.st_size : -1;
 }
 
+Test(plot, a_run_folder_stands_for_its_results_json_and_the_plots_go_beside_it)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/run' && cp '%s/results.json' '%s/run/'", tmpdir,
+             tmpdir, tmpdir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(plot("run", "/nonexistent"), 0, "a folder is a run's results");
+    cr_assert_gt(size_of("run", "study-dtype_f32.gp"), 0);
+}
+
 Test(plot, a_script_per_experiment_and_group)
 {
     cr_assert_eq(plot("results.json -o p", "/nonexistent"), 0);

@@ -105,11 +105,11 @@ const kbc_command kbc_commands[] = {
     {
         .name = "compare",
         .run = kbc_cli_compare,
-        .min_args = 2, .max_args = 2, .args_what = "two results files, BASE.json and NEW.json",
+        .min_args = 2, .max_args = 2, .args_what = "two runs, BASE and NEW (results files or folders)",
         .arg_noun = "file name",
         .complete = "json",
         .summary = "each row's change between two runs; exit 1 when one is slower",
-        .synopsis = "kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
+        .synopsis = "kbench compare BASE NEW [--threshold PCT] [--alpha ALPHA]\n"
                     "               [--format table|markdown|json] [--only-changed]\n"
                     "               [--sort file|change]",
         .options = {
@@ -121,16 +121,17 @@ const kbc_command kbc_commands[] = {
             {"--sort", "file (default: the base file's order) or change\n"
                        "(the largest slowdown first)"},
         },
-        .examples = {"kbench compare before/results.json after/results.json",
+        .examples = {"kbench compare before/ after/",
                      "kbench compare old.json new.json --threshold 3 --format markdown"},
     },
     {
         .name = "plot",
         .run = kbc_cli_plot,
-        .min_args = 1, .max_args = 1, .args_what = "one results file", .arg_noun = "file name",
+        .min_args = 1, .max_args = 1, .args_what = "one results file or run folder",
+        .arg_noun = "file name",
         .complete = "json",
         .summary = "gnuplot scripts (and SVG and PNG, with gnuplot) of a run",
-        .synopsis = "kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]",
+        .synopsis = "kbench plot RESULTS [-o DIR] [--metric rate|time] [--logy] [--band]",
         .options = {
             {"--output", "write into DIR (default: the results file's folder)"},
             {"--metric", "rate (default: GB/s, FLOP/s or items/s) or time\n(the median)"},

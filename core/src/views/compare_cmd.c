@@ -26,12 +26,15 @@ typedef struct side {
     size_t n;
     kbc_diag why;  /* why it could not be loaded */
     int bad;
+    char *only;    /* per row: the other file has no row of its key */
 } side;
 
 static void side_free(side *s)
 {
     kbc_records_free(s->recs, s->n);
     json_decref(s->doc);
+    free(s->only);
+    free((char *)s->path);
 }
 
 /* Loads s->path; returns 0, or -1 with s->why set. */
@@ -217,6 +220,58 @@ static void load_warning(const side *s, const char *name, json_t *warn)
     free(t);
 }
 
+/* Rows by experiment, then point. */
+static int by_point(const void *x, const void *y)
+{
+    const kbc_record *a = *(const kbc_record *const *)x, *b = *(const kbc_record *const *)y;
+    int c = strcmp(a->experiment, b->experiment);
+    return c ? c : (a->point > b->point) - (a->point < b->point);
+}
+
+/* A side whose run did not finish, as a warning: an interrupted run
+   (exit code 130, Ctrl-C or a time limit) or one still going (no exit code
+   yet), with how many of its points it holds, so that its rows only in
+   the other file are read as points it never reached. */
+static void unfinished_warning(const side *s, const char *name, json_t *warn)
+{
+    const json_t *code = json_object_get(s->doc, "exit_code");
+    int interrupted = json_is_integer(code) && json_integer_value(code) == KBC_EXIT_INTERRUPTED;
+    int going = json_is_null(code) && json_object_get(s->doc, "finished") &&
+                json_is_null(json_object_get(s->doc, "finished"));
+    if (!interrupted && !going)
+        return;
+    /* The points it holds: its distinct (experiment, point) pairs; of the
+       points it was to run: its plan's jobs, else its experiments' points. */
+    const kbc_record **by = kbc_xcalloc(s->n ? s->n : 1, sizeof *by);
+    for (size_t i = 0; i < s->n; i++)
+        by[i] = &s->recs[i];
+    qsort(by, s->n, sizeof *by, by_point);
+    size_t held = 0;
+    for (size_t i = 0; i < s->n; i++)
+        held += i == 0 || by_point(&by[i - 1], &by[i]) != 0;
+    free(by);
+    const json_t *jobs = json_object_get(json_object_get(s->doc, "plan"), "jobs");
+    long long total = json_is_integer(jobs) ? (long long)json_integer_value(jobs) : 0;
+    if (!total) {
+        size_t i;
+        const json_t *x;
+        json_array_foreach(json_object_get(json_object_get(s->doc, "config"), "experiments"), i,
+                           x) if (json_is_integer(json_object_get(x, "points"))) total +=
+            (long long)json_integer_value(json_object_get(x, "points"));
+    }
+    char of[64] = "";
+    if (total > 0)
+        snprintf(of, sizeof of, " of %lld", total);
+    char *t = interrupted
+                  ? kbc_xasprintf("the %s run was interrupted (%zu%s points): the points it did "
+                                  "not reach are rows only in the other file",
+                                  name, held, of)
+                  : kbc_xasprintf("the %s run has not finished (%zu%s points so far)", name, held,
+                                  of);
+    json_array_append_new(warn, text_json(t));
+    free(t);
+}
+
 /* ---- output ---- */
 
 static const char *fmt_pct(double ratio, char *buf, size_t n)
@@ -330,6 +385,47 @@ static int changed(const cmp_row *r)
            r->c.verdict == KBC_NOISY || r->lost;
 }
 
+/* The most rows a fold line of the rows in one file only names. */
+#define ONLY_NAMED 8
+
+/* The rows of side s that the other file lacks, folded into one line per
+   experiment (in order of first appearance): their short names (the
+   swept parameters and the variant, as the table's rows), at most
+   ONLY_NAMED of them, and their count.  JSON keeps every whole key. */
+static void print_only_in(FILE *out, int md, const side *s, const char *name)
+{
+    char *done = kbc_xcalloc(s->n ? s->n : 1, 1);
+    for (size_t i = 0; i < s->n; i++) {
+        if (done[i] || !s->only[i])
+            continue;
+        const char *exp = s->recs[i].experiment;
+        fprintf(out, "%sonly in %s: %s: ", md ? "- " : "", name, kbc_text_shown(md, exp));
+        size_t count = 0;
+        for (size_t k = i; k < s->n; k++) {
+            if (done[k] || !s->only[k] || strcmp(s->recs[k].experiment, exp) != 0)
+                continue;
+            done[k] = 1;
+            if (count++ >= ONLY_NAMED)
+                continue;
+            char g[KB_MAX_PARAMS * (KBC_REC_PNAME + KBC_REC_TEXT + 2) + 1];
+            kbc_record_group(&s->recs[k], NULL, ",", g, sizeof g);
+            char *shown = kbc_xasprintf("%s%s%s", g, g[0] ? "/" : "", s->recs[k].variant);
+            if (count > 1)
+                fputs(", ", out);
+            if (md)
+                kbc_text_md_code(out, shown, 0);
+            else
+                fputs(kbc_text_visible(shown), out);
+            free(shown);
+        }
+        if (count > ONLY_NAMED)
+            fprintf(out, ", ... (%zu rows)\n", count);
+        else
+            fprintf(out, " (%zu row%s)\n", count, count == 1 ? "" : "s");
+    }
+    free(done);
+}
+
 static void print_text(FILE *out, int md, const side *a, const side *b, const kbc_compare_opts *o,
                        const json_t *warn, cmp_row *const *rows, size_t nr, char **only_a,
                        size_t na, char **only_b, size_t nb, const size_t *count, int code)
@@ -405,16 +501,8 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
     }
     if (na || nb)
         fprintf(out, "\n");
-    for (int in_new = 0; in_new < 2; in_new++)
-        for (size_t k = 0; k < (in_new ? nb : na); k++) {
-            const char *key = in_new ? only_b[k] : only_a[k];
-            fprintf(out, "%sonly in %s: ", md ? "- " : "", in_new ? "new" : "base");
-            if (md)
-                kbc_text_md_code(out, key, 0);
-            else
-                fputs(kbc_text_visible(key), out);
-            fputc('\n', out);
-        }
+    print_only_in(out, md, a, "base");
+    print_only_in(out, md, b, "new");
     fprintf(out,
             "\nsummary: %zu slower, %zu faster, %zu noisy, %zu no change, %zu untested, %zu only "
             "in base, %zu only in new; exit code %d\n",
@@ -517,7 +605,8 @@ static int by_base(const void *x, const void *y)
 int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compare_opts *o,
                     FILE *out, FILE *err)
 {
-    side a = {.path = base_path}, b = {.path = new_path};
+    /* A run's folder stands for its results.json, as for report and merge. */
+    side a = {.path = kbc_results_path(base_path)}, b = {.path = kbc_results_path(new_path)};
     /* Both files are parsed at once, the new one on a second thread
        (jansson's hash seed is set first, here, as its threads need). */
     json_object_seed(0);
@@ -532,6 +621,8 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
         return KBC_EXIT_USAGE;
     }
     json_t *warn = differences(&a, &b);
+    unfinished_warning(&a, "base", warn);
+    unfinished_warning(&b, "new", warn);
     load_warning(&a, "base", warn);
     load_warning(&b, "new", warn);
     /* Each new row against the base row of its key (baseline.h); the rows
@@ -543,11 +634,15 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
     char **only_a = kbc_xcalloc(a.n ? a.n : 1, sizeof *only_a);
     char **only_b = kbc_xcalloc(b.n ? b.n : 1, sizeof *only_b);
     size_t nr = 0, na = 0, nb = 0, count[KBC_N_VERDICTS] = {0}, lost_new = 0;
+    a.only = kbc_xcalloc(a.n ? a.n : 1, 1);
+    b.only = kbc_xcalloc(b.n ? b.n : 1, 1);
     for (size_t j = 0; j < b.n; j++) {
-        if (m[j].base >= 0)
+        if (m[j].base >= 0) {
             pairs[nr++] = (both){(size_t)m[j].base, j};
-        else
+        } else {
             only_b[nb++] = key_of(&b.recs[j]);
+            b.only[j] = 1;
+        }
     }
     qsort(pairs, nr, sizeof *pairs, by_base);
     cmp_row *rows = kbc_xcalloc(nr ? nr : 1, sizeof *rows);
@@ -561,8 +656,10 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
         lost_new += (size_t)x->lost;
     }
     for (size_t i = 0; i < a.n; i++)
-        if (!kbc_baseline_matched(bl, i))
+        if (!kbc_baseline_matched(bl, i)) {
             only_a[na++] = (char *)kbc_baseline_key(bl, i);
+            a.only[i] = 1;
+        }
     /* Noisy rows do not fail the compare: they say the measurement cannot
        tell, which a gate should report rather than act on. */
     int code = count[KBC_SLOWER] || lost_new ? KBC_EXIT_FAILED : KBC_EXIT_OK;
