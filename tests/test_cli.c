@@ -447,6 +447,22 @@ Test(cli, run_json_keeps_every_timed_sample_of_a_row)
     json_decref(doc);
 }
 
+/* The dry run's estimate is the last run's of the same plan when -o DIR
+   holds one; another plan (here other runs) gets the model. */
+Test(cli, the_dry_run_takes_its_estimate_from_the_last_run_of_the_plan)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q -o out --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    r = kb("run p.ini --dry-run -o out --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, "as the last run of this plan took (out/results.json)"),
+                       "%s", r.out);
+    r = kb("run p.ini --dry-run -o out --set runs=4 --plugin-path " TOY_DIR);
+    cr_assert_null(strstr(r.out, "the last run"), "another plan: %s", r.out);
+    cr_assert_not_null(strstr(r.out, "(a model:"), "%s", r.out);
+}
+
 /* results.json's machine says what a CPU row's noise may come from: the
    host's load as the run started and ended, and the run's own CPU time. */
 Test(cli, run_json_records_the_hosts_load_and_the_runs_cpu_time)

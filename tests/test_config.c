@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,16 @@ static int libmem_plan(const kb_value *v, kb_work *out, kb_host *h)
 static const kb_plugin libmem_desc = {
     KB_PLUGIN_HEADER, .name = "libmem", .summary = "x", KB_PARAMS(scan_params),
     KB_VARIANTS(libmem_variants), .ops = STUB_OPS(libmem_plan)};
+
+/* A plugin whose second variant reads only n (scan's params: n, inclusive),
+   so it runs once for the points that differ only in `inclusive`. */
+static const kb_variant flat_variants[] = {
+    {"both", KB_BACKEND_CPU, "reads n and inclusive"},
+    {"nonly", KB_BACKEND_CPU, "reads n", 0, KB_USES(0)},
+};
+static const kb_plugin flat_desc = {
+    KB_PLUGIN_HEADER, .name = "flat", .summary = "x", KB_PARAMS(scan_params),
+    KB_VARIANTS(flat_variants), .ops = STUB_OPS(scan_plan)};
 
 /* ---- Fixture ----------------------------------------------------------- */
 
@@ -1122,8 +1133,58 @@ Test(config, the_dry_run_bounds_the_timed_runs_by_the_budgets)
     FILE *f = open_memstream(&text, &len);
     kbc_plan_print(&plan, f);
     fclose(f);
-    assert_has(text, "time: the timed runs take at most 12 s");
-    assert_has(text, "a model from the");
+    assert_has(text, "at most 12 s");
+    assert_has(text, "(a model: the timed runs");
+    free(text);
+}
+
+static char *printed(double earlier_s, const char *from)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    kbc_plan_print_with(&plan, earlier_s, from, f);
+    fclose(f);
+    return text;
+}
+
+/* 3 sizes x 2 inclusive x 2 variants are 12 rows, but nonly reads only n:
+   it runs at 3 points, so the run makes 9 variant runs. */
+Test(config, the_dry_run_counts_the_variant_runs_as_the_run_makes_them)
+{
+    add(&flat_desc, "/fake/flat.so");
+    build_ok("[a]\nplugin = flat\nn = 1K, 2K, 4K\ninclusive = false, true\n");
+    cr_assert_eq(kbc_plan_variant_runs(&plan), 9);
+    char *text = printed(NAN, NULL);
+    assert_has(text, "1 experiment, 6 points, 9 variant runs for 12 rows (a variant that");
+    free(text);
+}
+
+Test(config, a_point_plan_refuses_makes_no_variant_run)
+{
+    build_ok("[a]\nplugin = reduce\nvariants = cpu, fast\ndtype = f32, f64\niters = 600\n");
+    cr_assert_eq(plan.exps[0].n_invalid, 1);
+    cr_assert_eq(kbc_plan_variant_runs(&plan), 2);
+}
+
+Test(config, the_estimate_counts_each_points_host_work)
+{
+    /* n = 256M floats: 1 GiB read, about a second of the host's inputs and
+       checks, whatever the variants' own model. */
+    build_ok("[a]\nplugin = reduce\nvariants = cpu\nruns = 1\nwarmup = 0\nn = 256M\n");
+    double cap, rest, energy, expected;
+    kbc_plan_estimate(&plan, &cap, &rest, &energy, &expected);
+    cr_assert_gt(rest, 1.07, "rest %g", rest);
+    cr_assert_lt(rest, 1.07 + 0.05 + 0.11 + 0.01, "rest %g", rest);
+}
+
+Test(config, an_earlier_run_of_the_plan_gives_the_estimate_in_one_sentence)
+{
+    build_ok("[a]\nplugin = reduce\nvariants = cpu, simple\nbudget = 2\nn = 1K, 2K, 4K\n");
+    char *text = printed(10.8, "out/results.json");
+    assert_has(text, "time: about 11 s on one worker, as the last run of this plan took "
+                     "(out/results.json); the");
+    cr_assert_null(strstr(text, "a model"), "%s", text);
     free(text);
 }
 

@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include <fnmatch.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -909,7 +910,9 @@ static uint64_t uses_with_zip(const kbc_experiment *e, uint64_t uses)
 /* Seconds for a person: "45 s", "12 min", "3.2 h". */
 static const char *seconds_text(double s, char *buf, size_t n)
 {
-    if (s < 90)
+    if (s < 9.95)
+        snprintf(buf, n, "%.1f s", s);
+    else if (s < 90)
         snprintf(buf, n, "%.0f s", s);
     else if (s < 5400)
         snprintf(buf, n, "%.0f min", s / 60);
@@ -920,12 +923,88 @@ static const char *seconds_text(double s, char *buf, size_t n)
 
 void kbc_plan_print(const kbc_plan *plan, FILE *out)
 {
-    uint64_t runs = 0;
+    kbc_plan_print_with(plan, NAN, NULL, out);
+}
+
+/* text on out, cut at spaces into lines of at most 96 columns, the lines
+   after the first indented by indent spaces. */
+static void print_wrapped(FILE *out, const char *text, int indent)
+{
+    const int width = 96;
+    int col = 0;
+    for (const char *p = text; *p;) {
+        size_t word = strcspn(p, " ");
+        if (col > indent && col + 1 + (int)word > width) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > 0 && p != text) {
+            fputc(' ', out);
+            col++;
+        }
+        fprintf(out, "%.*s", (int)word, p);
+        col += (int)word;
+        p += word;
+        p += strspn(p, " ");
+    }
+    fputc('\n', out);
+}
+
+/* The totals, as the run counts them, and the time in one sentence: an
+   earlier run's of the same plan when there is one (earlier_s), else the
+   model's, beside the budgets' bound. */
+static void print_totals(const kbc_plan *plan, double earlier_s, const char *earlier_from,
+                         FILE *out)
+{
+    uint64_t rows = 0, runs = kbc_plan_variant_runs(plan);
+    for (size_t i = 0; i < plan->n; i++)
+        rows += plan->exps[i].n_points * plan->exps[i].n_variants;
+    char *line = kbc_xasprintf("%zu experiment%s, %llu point%s, %llu variant run%s", plan->n,
+                               plan->n == 1 ? "" : "s", (unsigned long long)plan->n_points,
+                               plan->n_points == 1 ? "" : "s", (unsigned long long)runs,
+                               runs == 1 ? "" : "s");
+    if (runs != rows) {
+        char *more = kbc_xasprintf("%s for %llu rows (a variant that ignores a swept parameter "
+                                   "runs once for the points that differ only in it; a point "
+                                   "plan() refuses runs nothing)",
+                                   line, (unsigned long long)rows);
+        free(line);
+        line = more;
+    }
+    fputc('\n', out);
+    print_wrapped(out, line, 2);
+    free(line);
+    double timed_cap, rest, energy, expected;
+    kbc_plan_estimate(plan, &timed_cap, &rest, &energy, &expected);
+    char a[32], e[32], en[32];
+    if (isfinite(earlier_s))
+        line = kbc_xasprintf("time: about %s on one worker, as the last run of this plan took "
+                             "(%s); the timed runs take at most %s (each variant's budget, at "
+                             "each point where it runs)",
+                             seconds_text(earlier_s, e, sizeof e), earlier_from,
+                             seconds_text(timed_cap, a, sizeof a));
+    else
+        line = kbc_xasprintf("time: about %s on one worker (a model: the timed runs, and each "
+                             "point's inputs and checks on the host at about 1 GB/s; a GPU "
+                             "worker's start and ceilings come on top), at most %s of timed "
+                             "runs if every variant spends its budget at each point where it "
+                             "runs",
+                             seconds_text(expected, e, sizeof e),
+                             seconds_text(timed_cap, a, sizeof a));
+    print_wrapped(out, line, 6);
+    free(line);
+    if (energy > 0)
+        fprintf(out, "      (the energy windows are %s of it: %d windows of at least\n"
+                     "      energy_window for each CUDA variant at each point; docs/energy.md)\n",
+                seconds_text(energy, en, sizeof en), KBC_ENERGY_WINDOWS);
+}
+
+void kbc_plan_print_with(const kbc_plan *plan, double earlier_s, const char *earlier_from,
+                         FILE *out)
+{
     for (size_t i = 0; i < plan->n; i++) {
         const kbc_experiment *x = &plan->exps[i];
         const kb_plugin *d = x->plugin->desc;
         const kbc_measure *m = &x->measure;
-        runs += x->n_points * x->n_variants;
 
         fprintf(out, "%s[%s]  plugin %s (%s)\n", i ? "\n" : "", x->name, d->name,
                 x->plugin->path ? x->plugin->path : "?");
@@ -1018,22 +1097,7 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
                          "`error` row and runs nothing)\n",
                     (unsigned long long)x->n_failed, x->n_failed == 1 ? "" : "s");
     }
-    fprintf(out, "\n%zu experiment%s, %llu point%s, %llu variant run%s\n", plan->n,
-            plan->n == 1 ? "" : "s", (unsigned long long)plan->n_points,
-            plan->n_points == 1 ? "" : "s", (unsigned long long)runs, runs == 1 ? "" : "s");
-    double timed_cap, rest, energy, expected;
-    kbc_plan_estimate(plan, &timed_cap, &rest, &energy, &expected);
-    char a[32], b[32], e[32], en[32];
-    fprintf(out,
-            "time: the timed runs take at most %s (each variant's budget, at each point where\n"
-            "      it runs); warm-up, checked runs and set-up about %s more (a model from the\n"
-            "      plan's bytes and flops): about %s in all on one worker\n",
-            seconds_text(timed_cap, a, sizeof a), seconds_text(rest, b, sizeof b),
-            seconds_text(expected, e, sizeof e));
-    if (energy > 0)
-        fprintf(out, "      (the energy windows are %s of it: %d windows of at least\n"
-                     "      energy_window for each CUDA variant at each point; docs/energy.md)\n",
-                seconds_text(energy, en, sizeof en), KBC_ENERGY_WINDOWS);
+    print_totals(plan, earlier_s, earlier_from, out);
 }
 
 /* ---- distinct configurations (config.h) ---- */

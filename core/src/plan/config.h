@@ -135,7 +135,14 @@ void kbc_plan_notes(const kbc_plan *plan, FILE *out);
    wakes the GPU). */
 int kbc_plan_wants_gpu(const kbc_plan *plan);
 
-/* Prints the expanded plan for --dry-run: one line per point, then totals. */
+/* Prints the expanded plan for --dry-run: one line per point, then the
+   totals (the variant runs as the run makes them, kbc_plan_variant_runs)
+   and the time it will take in one sentence: the model's
+   (kbc_plan_estimate), or, with earlier_s finite, an earlier run's of the
+   same plan (its seconds, scaled to this plan's points), which earlier_from
+   names (a file). */
 void kbc_plan_print(const kbc_plan *plan, FILE *out);
+void kbc_plan_print_with(const kbc_plan *plan, double earlier_s, const char *earlier_from,
+                         FILE *out);
 
 #endif
