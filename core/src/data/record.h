@@ -295,6 +295,8 @@ typedef struct kbc_record {
     double gbps;            /* (bytes_read + bytes_written) / median / 1e9 */
     double gflops;          /* NaN when flops == 0                    */
     double items_per_s;     /* NaN when items == 0                    */
+    char item_name[32];     /* what the plugin calls its items ("keys";
+                               kb_plugin.item_name), "" when it says not */
     double ceiling_gbps;    /* the ceiling matched to the traffic mix */
     char ceiling[8];        /* "read", "write", "mixed" or ""         */
     double pct_ceiling;     /* gbps / ceiling_gbps * 100, or NaN      */

@@ -375,6 +375,7 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
     r->gbps = get_num(o, "gbps");
     r->gflops = get_num(o, "gflops");
     r->items_per_s = get_num(o, "items_per_s");
+    get_str(o, "item_name", r->item_name, sizeof r->item_name);
     get_str(o, "ceiling", r->ceiling, sizeof r->ceiling);
     r->ceiling_gbps = get_num(o, "ceiling_gbps");
     r->pct_ceiling = get_num(o, "pct_ceiling");

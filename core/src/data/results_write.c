@@ -421,6 +421,7 @@ json_t *kbc_record_to_json(const kbc_record *r)
     json_object_set_new(o, "gbps", num(r->gbps));
     json_object_set_new(o, "gflops", num(r->gflops));
     json_object_set_new(o, "items_per_s", num(r->items_per_s));
+    json_object_set_new(o, "item_name", r->item_name[0] ? jtext(r->item_name) : json_null());
     json_object_set_new(o, "ceiling", r->ceiling[0] ? jtext(r->ceiling) : json_null());
     json_object_set_new(o, "ceiling_gbps", num(r->ceiling_gbps));
     json_object_set_new(o, "pct_ceiling", num(r->pct_ceiling));

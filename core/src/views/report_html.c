@@ -404,22 +404,34 @@ static void svg_bars(FILE *f, const kbc_chart *ch, const char *label)
     H(f, yl);
     fputs("</text>", f);
     free(yl);
-    size_t own = 0;
+    size_t own = 0, group = 0;
     for (size_t i = 0; i < n; i++) {
         const kbc_record *r = ch->rows[i];
         int library = (r->flags & KB_VARIANT_LIBRARY) != 0;
         double y = BT + (double)i * ROW;
-        char *name = shorten(r->variant, 26);
+        /* A chart of several points groups its bars by point: each bar is
+           named by its group and variant, and a variant keeps its colour. */
+        group += i > 0 && r->point != ch->rows[i - 1]->point;
+        char *full = ch->n_groups > 1 && group < ch->n_groups
+                         ? kbc_xasprintf("%s %s", ch->group_labels[group], r->variant)
+                         : kbc_xstrdup(r->variant);
+        char *name = shorten(full, 26);
         fprintf(f, "<g class=\"bar\"><text class=\"tick\" x=\"%d\" y=\"%.0f\" "
                    "text-anchor=\"end\"><title>",
                 BL - 6, y + 15);
-        H(f, r->variant);
+        H(f, full);
         fputs("</title>", f);
         H(f, name);
         fputs("</text>", f);
         free(name);
+        free(full);
         double v = kbc_chart_value(ch, r) * scale;
-        const char *colour = library ? "#555555" : palette[own % N_PALETTE];
+        size_t vi = 0;
+        while (ch->n_groups > 1 && vi < ch->n_variants && strcmp(ch->variants[vi], r->variant))
+            vi++;
+        const char *colour = library ? "#555555"
+                             : ch->n_groups > 1 ? palette[vi % N_PALETTE]
+                                                : palette[own % N_PALETTE];
         own += !library;
         if (isfinite(v) && v > 0) {
             char buf[48];
