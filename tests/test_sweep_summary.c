@@ -284,7 +284,7 @@ Test(sweep_cmd, run_summary_only_and_results_md_and_the_html_report)
     cr_assert_null(strstr(r.out, "point 1/3"), "%s", r.out);
     char *md = kc_slurp(kc_path("out/results.md"));
     cr_assert_not_null(strstr(md, "### s  point 1/3"), "results.md keeps its tables");
-    cr_assert_not_null(strstr(md, "### Sweep of s"), "%s", md);
+    cr_assert_not_null(strstr(md, "## Sweep of s"), "%s", md);
     cr_assert_not_null(strstr(md, "- good "), "%s", md);
     free(md);
     kc_free(&r);

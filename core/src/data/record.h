@@ -353,6 +353,10 @@ int kbc_record_ran(const kbc_record *r);
 const char *kbc_outcome_name(int outcome);
 int kbc_outcome_parse(const char *name);
 
+/* The colour of an outcome's name on a terminal (text.h's SGR): pass
+   green, a failure red, skipped yellow, invalid dim. */
+const char *kbc_outcome_sgr(int outcome);
+
 /* Variant flags as "syncs|nondeterm|library" ("" for none); and one
    name back to its bit (0 when unknown). */
 const char *kbc_flags_text(uint32_t flags, char *buf, size_t n);

@@ -385,6 +385,18 @@ static int changed(const cmp_row *r)
            r->c.verdict == KBC_NOISY || r->lost;
 }
 
+/* A verdict's colour on a terminal: slower (or a row lost in new) red,
+   faster green, noisy yellow, untested dim; none for no change. */
+static const char *verdict_colour(const cmp_row *r)
+{
+    if (r->lost || r->c.verdict == KBC_SLOWER)
+        return KBC_SGR_BAD;
+    return r->c.verdict == KBC_FASTER ? KBC_SGR_GOOD
+           : r->c.verdict == KBC_NOISY ? KBC_SGR_WARN
+           : r->c.verdict == KBC_UNTESTED ? KBC_SGR_DIM
+                                          : NULL;
+}
+
 /* The most rows a fold line of the rows in one file only names. */
 #define ONLY_NAMED 8
 
@@ -447,6 +459,7 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
             md ? "" : "compare: ", kbc_text_shown(md, a->path), kbc_text_shown(md, b->path),
             md ? "\n" : "", conf, o->resamples, o->boot_max, o->threshold * 100);
     fprintf(out, "\n");
+    int colour = !md && kbc_colour_for(out);
     int kw = 3;
     size_t n_folded = 0;
     for (size_t r = 0; r < nr; r++)
@@ -491,8 +504,11 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
                     c->verdict == KBC_SLOWER ? "**" : "", verdict,
                     c->verdict == KBC_SLOWER ? "**" : "");
         } else {
-            fprintf(out, "  %-*s %9s %9s %8s  %-18s %-3s %s\n", kw,
-                    kbc_text_visible(rows[r]->shown), t1, t2, ch, ci, sig, verdict);
+            /* The verdict, last on its line, in colour on a terminal. */
+            const char *sgr = colour ? verdict_colour(rows[r]) : NULL;
+            fprintf(out, "  %-*s %9s %9s %8s  %-18s %-3s %s%s%s\n", kw,
+                    kbc_text_visible(rows[r]->shown), t1, t2, ch, ci, sig, sgr ? sgr : "",
+                    verdict, sgr ? KBC_SGR_RESET : "");
         }
     }
     if (n_folded) {
