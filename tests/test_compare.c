@@ -16,6 +16,7 @@
 #include <jansson.h>
 #include <unistd.h>
 
+#include "baseline.h"
 #include "compare_cmd.h"
 #include "cpu_facts.h"
 #include "report.h"
@@ -1302,4 +1303,50 @@ Test(compare, cli_rows_in_one_file_only_fold_per_experiment_with_short_names)
     r = compare(args);
     cr_assert_not_null(strstr(r->out, "\"p/sweep/n=4096,dtype=f32/k\""),
                        "JSON keeps the whole key: %s", r->out);
+}
+
+/* ---- a baseline from another machine ---- */
+
+Test(compare, cli_two_machines_are_said_beside_the_verdicts)
+{
+    result *r = compare("machine-base.json machine-new.json");
+    char *sum = strstr(r->out, "\nsummary: ");
+    cr_assert_not_null(sum, "%s", r->out);
+    cr_assert_not_null(strstr(sum, "\nthese verdicts compare two machines: the base ran on "
+                                   "NVIDIA H200, the new run on NVIDIA H100 80GB HBM3, so a "
+                                   "change is the machines' as much as the code's\n"),
+                       "%s", r->out);
+    r = compare("machine-base.json machine-new.json --format json");
+    cr_assert_not_null(strstr(r->out, "\"machines_differ\": \"the base ran on NVIDIA H200, the "
+                                      "new run on NVIDIA H100 80GB HBM3\""),
+                       "%s", r->out);
+    r = compare("slower-base.json slower-new.json");
+    cr_assert_null(strstr(r->out, "two machines"), "one machine: %s", r->out);
+}
+
+Test(compare, cli_report_says_two_machines_in_its_summary)
+{
+    char args[1200];
+    snprintf(args, sizeof args, "machine-new.json --baseline machine-base.json -o '%s/r.html'",
+             tmpdir);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' report %s >/dev/null 2>&1", DATA, KBENCH, args);
+    cr_assert_eq(system(cmd), 0);
+    char path[600], page[16384];
+    snprintf(path, sizeof path, "%s/r.html", tmpdir);
+    slurp(path, page, sizeof page);
+    char *sum = strstr(page, "<p class=\"summary machines\"><b>Two machines:</b> the base ran on "
+                             "NVIDIA H200, the new run on NVIDIA H100 80GB HBM3");
+    cr_assert_not_null(sum);
+    cr_assert_not_null(strstr(sum, "against the baseline: "), "beside the verdicts' counts");
+}
+
+Test(compare, the_machine_difference_names_the_gpus_else_the_hosts)
+{
+    char buf[300];
+    cr_assert_null(kbc_machine_difference("H100", "a", "H100", "a", buf, sizeof buf));
+    cr_assert_str_eq(kbc_machine_difference("H100", "a", "H100", "b", buf, sizeof buf),
+                     "the base ran on host a, the new run on host b");
+    cr_assert_str_eq(kbc_machine_difference(NULL, "a", "H200", "a", buf, sizeof buf),
+                     "the base ran on no GPU, the new run on H200");
 }

@@ -160,6 +160,57 @@ Test(terminal, the_machine_line_fits_120_columns)
     free(t);
 }
 
+/* ---- the ceiling that binds ---- */
+
+/* One point of two CUDA rows that count flops, as a table. */
+static char *ceiling_table(double pct_ceiling, double pct_peak)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_table(out, &s, &d), 0);
+    kbc_machine m;
+    memset(&m, 0, sizeof m);
+    m.has_gpu = 1;
+    snprintf(m.name, sizeof m.name, "NVIDIA H100");
+    kbc_run_info info = {.machine = &m};
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    kbc_record rs[2] = {row("a", KB_BACKEND_CUDA, 1 << 20, 1e-5, 0.01, 0),
+                        row("b", KB_BACKEND_CUDA, 1 << 20, 1e-5, 0.01, 0)};
+    for (int i = 0; i < 2; i++) {
+        rs[i].work.bytes_read = 4 << 20;
+        rs[i].work.flops = 1 << 20;
+        rs[i].gbps = 400;
+        rs[i].gflops = 100;
+        rs[i].pct_ceiling = pct_ceiling;
+        rs[i].pct_peak = pct_peak;
+        snprintf(rs[i].peak, sizeof rs[i].peak, "fp32");
+    }
+    cr_assert_eq(s.point(s.ctx, rs, 2), 0);
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+    fclose(out);
+    return text;
+}
+
+Test(terminal, a_memory_bound_point_shows_the_bandwidths_percent_not_the_peaks)
+{
+    char *t = ceiling_table(80, 1.7);
+    cr_assert_not_null(strstr(t, "%peak"), "%s", t);
+    cr_assert_null(strstr(t, "%fp32"), "1.7%% of the FP32 peak is noise: %s", t);
+    free(t);
+}
+
+Test(terminal, a_compute_bound_point_shows_the_peaks_percent_not_the_bandwidths)
+{
+    char *t = ceiling_table(2, 70);
+    cr_assert_not_null(strstr(t, "%fp32"), "%s", t);
+    cr_assert_null(strstr(t, "%peak"), "%s", t);
+    free(t);
+}
+
 /* ---- compare on a terminal (a pseudo-terminal through script(1)) ---- */
 
 TestSuite(terminal_cmd, .init = kc_tmp, .fini = kc_tmp_remove);

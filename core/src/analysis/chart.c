@@ -62,6 +62,14 @@ kbc_rate kbc_rate_pick(const kbc_record *rows, size_t n)
     return rate_pick(&votes);
 }
 
+kbc_rate kbc_rate_pick_of(const kbc_record *const *rows, size_t n)
+{
+    rate_votes votes = {0};
+    for (size_t i = 0; i < n; i++)
+        rate_vote(&votes, rows[i]);
+    return rate_pick(&votes);
+}
+
 static double rate_of(const kbc_record *r, kbc_rate k)
 {
     return k == KBC_RATE_GBPS ? r->gbps : k == KBC_RATE_GFLOPS ? r->gflops : r->items_per_s;

@@ -36,6 +36,8 @@ typedef enum kbc_rate { KBC_RATE_GBPS, KBC_RATE_GFLOPS, KBC_RATE_ITEMS } kbc_rat
 /* The rate rows[0..n) are judged in, as a chart of them is drawn (chart.c
    says the rule); kbench tune reports each candidate in its row's. */
 kbc_rate kbc_rate_pick(const kbc_record *rows, size_t n);
+/* The same for rows given by pointer. */
+kbc_rate kbc_rate_pick_of(const kbc_record *const *rows, size_t n);
 /* Row r's value in that rate (GB/s, GFLOP/s, items/s), NaN when none. */
 double kbc_rate_value(const kbc_record *r, kbc_rate k);
 /* The rate's unit without a prefix: "B/s", "FLOP/s", "items/s" or the

@@ -385,6 +385,19 @@ static int changed(const cmp_row *r)
            r->c.verdict == KBC_NOISY || r->lost;
 }
 
+/* The machines of the two sides when they differ (baseline.h), into buf:
+   the verdicts are then the machines' as much as the code's.  NULL when
+   they are the same. */
+static const char *machines_differ(const side *a, const side *b, char *buf, size_t n)
+{
+    const json_t *ma = json_object_get(a->doc, "machine"), *mb = json_object_get(b->doc, "machine");
+    const char *ga = json_string_value(json_object_get(ma, "gpu"));
+    const char *gb = json_string_value(json_object_get(mb, "gpu"));
+    const char *ha = json_string_value(json_object_get(ma, "host"));
+    const char *hb = json_string_value(json_object_get(mb, "host"));
+    return kbc_machine_difference(ga, ha, gb, hb, buf, n);
+}
+
 /* A verdict's colour on a terminal: slower (or a row lost in new) red,
    faster green, noisy yellow, untested dim; none for no change. */
 static const char *verdict_colour(const cmp_row *r)
@@ -524,6 +537,13 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
             "in base, %zu only in new; exit code %d\n",
             count[KBC_SLOWER], count[KBC_FASTER], count[KBC_NOISY], count[KBC_NO_CHANGE],
             count[KBC_UNTESTED], na, nb, code);
+    /* A baseline from another machine is said beside the verdicts, not
+       only in the warnings at the top. */
+    char mach[700];
+    if (machines_differ(a, b, mach, sizeof mach))
+        fprintf(out, "%s%sthese verdicts compare two machines: %s, so a change is the machines' "
+                     "as much as the code's%s\n",
+                md ? "\n" : "", md ? "**" : "", kbc_text_shown(md, mach), md ? "**" : "");
     if (o->only_changed)
         fprintf(out, "%s(--only-changed: the rows with no change or untested are not listed)\n",
                 md ? "\n" : "");
@@ -590,6 +610,10 @@ static void print_json(FILE *out, const side *a, const side *b, const kbc_compar
     json_object_set_new(s, "no_change", json_integer((json_int_t)count[KBC_NO_CHANGE]));
     json_object_set_new(s, "untested", json_integer((json_int_t)count[KBC_UNTESTED]));
     json_object_set_new(doc, "summary", s);
+    char mach[700];
+    json_object_set_new(doc, "machines_differ", machines_differ(a, b, mach, sizeof mach)
+                                                    ? text_json(mach)
+                                                    : json_null());
     json_object_set_new(doc, "exit_code", json_integer(code));
     json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
     fputc('\n', out);

@@ -762,6 +762,13 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
         any_speedup |= isfinite(r->speedup_baseline);
         any_note |= r->reason[0] != '\0';
     }
+    /* The percentage of the ceiling that binds only: a memory-bound
+       reduce's 1.7% of the FP32 peak, or a matmul's 2% of the bandwidth,
+       is noise beside the other (chart.h's rate rule). */
+    kbc_rate binds = kbc_rate_pick_of(rows, n);
+    any_ceiling &= binds != KBC_RATE_GFLOPS;
+    any_peak &= binds == KBC_RATE_GFLOPS;
+    any_items |= binds == KBC_RATE_ITEMS;
     fputs("<div class=\"scroll\"><table class=\"rows\"><thead><tr>", f);
     for (size_t k = 0; k < np; k++) {
         const kbc_rec_param *p = param_of(rows[0], names[k]);
@@ -1234,6 +1241,18 @@ static void summary(FILE *f, const report *rp)
     size_t only = 0;
     for (size_t j = 0; j < rp->base->doc.n_recs; j++)
         only += !kbc_baseline_matched(rp->base->rows, j);
+    /* A baseline from another machine is said in the verdicts' line, not
+       only in the header's rows. */
+    const kbc_run_doc *bd = &rp->base->doc, *nd = rp->doc;
+    char mach[700];
+    if (kbc_machine_difference(bd->has_machine && bd->machine.has_gpu ? bd->machine.name : NULL,
+                               bd->has_machine ? bd->machine.host : NULL,
+                               nd->has_machine && nd->machine.has_gpu ? nd->machine.name : NULL,
+                               nd->has_machine ? nd->machine.host : NULL, mach, sizeof mach)) {
+        fputs("<p class=\"summary machines\"><b>Two machines:</b> ", f);
+        H(f, mach);
+        fputs(", so each verdict below is the machines' change as much as the code's.</p>", f);
+    }
     fputs("<p class=\"summary\">against the baseline: ", f);
     for (size_t k = 0; k < nv; k++) {
         fprintf(f, "<span class=\"");

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "baseline.h"
+#include "chart.h"
 #include "report.h"
 #include "suspect.h"
 #include "sweep_summary.h"
@@ -744,10 +745,15 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
     /* The default table keeps 120 columns with J/run in the place of the
        SM clock (a marked row still gets its clocks: note); --wide has both. */
     const int show_clock = has_clock && (wide || !has_energy);
+    /* The percentage of the ceiling that binds only (analysis/chart.h's
+       rate rule): a memory-bound reduce's 2% of the FP32 peak, or a
+       matmul's 2% of the bandwidth, says nothing. */
+    const kbc_rate binds = kbc_rate_pick(rows, n);
+    const int show_mem_pct = has_cuda && binds != KBC_RATE_GFLOPS;
     /* The compute ceiling is the point's (kb_work.peak is per point); its
        column is titled by it: %fp32, %tf32, %bf16. */
     char peak_title[16] = "";
-    for (size_t i = 0; i < n && !peak_title[0]; i++)
+    for (size_t i = 0; i < n && !peak_title[0] && binds == KBC_RATE_GFLOPS; i++)
         if (rows[i].backend == KB_BACKEND_CUDA && rows[i].peak[0])
             snprintf(peak_title, sizeof peak_title, "%%%s", rows[i].peak);
     int has_ref = rows[0].reference[0] != '\0';
@@ -787,7 +793,7 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
         put(&h, W_NOISE, "noise");
     }
     put(&h, w_gbps, "GB/s");
-    if (has_cuda)
+    if (show_mem_pct)
         put(&h, w_pct, "%peak");
     if (has_flops)
         put(&h, W_GFLOPS, "GFLOP/s");
@@ -854,7 +860,7 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
             put(&l, W_NOISE, fmt_noise(r, buf, sizeof buf));
         }
         put(&l, w_gbps, fmt_fixed(r->gbps, 1, "", buf, sizeof buf));
-        if (has_cuda)
+        if (show_mem_pct)
             put(&l, w_pct, fmt_fixed(cuda ? r->pct_ceiling : NAN, 0, "%", buf, sizeof buf));
         if (has_flops)
             put(&l, W_GFLOPS, fmt_fixed(r->gflops, 1, "", buf, sizeof buf));
