@@ -43,7 +43,8 @@ const kbc_command kbc_commands[] = {
                     "           [--summary-only] [--variants LIST] [--experiment NAMES]\n"
                     "           [--set K=V]... [--baseline OLD.json] [--gpus all|LIST\n"
                     "           [--allow-shared] [--allow-mixed]] [--shard i/N|auto\n"
-                    "           [--shards N]] [--isolate point] [--sanitize-on-crash]\n"                    "           [--record [--commit REV] [--history FILE]]",
+                    "           [--shards N]] [--isolate point] [--sanitize-on-crash]\n"
+                    "           [--record [--commit REV] [--history FILE]]",
         .options = {
             {"--dry-run", "print the expanded plan, run nothing, touch no GPU"},
             {"--output", "also write DIR/results.csv, results.json,\n"
@@ -105,7 +106,8 @@ const kbc_command kbc_commands[] = {
     {
         .name = "compare",
         .run = kbc_cli_compare,
-        .min_args = 2, .max_args = 2, .args_what = "two runs, BASE and NEW (results files or folders)",
+        .min_args = 2, .max_args = 2,
+        .args_what = "two runs, BASE and NEW (results files or folders)",
         .arg_noun = "file name",
         .complete = "json",
         .summary = "each row's change between two runs; exit 1 when one is slower",

@@ -122,7 +122,8 @@ uint64_t kbc_point_representative(const kbc_experiment *e, uint64_t p, uint32_t 
    SECTION.KEY=VALUE, applied as if written in the file (diagnostics name
    them "--set"); variants, when not NULL, is every kept experiment's
    `variants` (diagnostics name it "--variants"; names or globs, and a
-   baseline or reference of the file it leaves out is dropped).  Returns 0, or -1 with d set to one sentence. */
+   baseline or reference of the file it leaves out is dropped).  Returns
+   0, or -1 with d set to one sentence. */
 int kbc_ini_narrow(kbc_ini *ini, const char *experiments, const char *const *sets,
                    size_t n_sets, const char *variants, kbc_diag *d);
 
