@@ -447,6 +447,48 @@ Test(cli, run_json_keeps_every_timed_sample_of_a_row)
     json_decref(doc);
 }
 
+/* The dry run's estimate is the last run's of the same plan when -o DIR
+   holds one; another plan (here other runs) gets the model. */
+Test(cli, the_dry_run_takes_its_estimate_from_the_last_run_of_the_plan)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q -o out --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    r = kb("run p.ini --dry-run -o out --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, "as the last run of this plan took (out/results.json)"),
+                       "%s", r.out);
+    r = kb("run p.ini --dry-run -o out --set runs=4 --plugin-path " TOY_DIR);
+    cr_assert_null(strstr(r.out, "the last run"), "another plan: %s", r.out);
+    cr_assert_not_null(strstr(r.out, "(a model:"), "%s", r.out);
+}
+
+/* results.json's machine says what a CPU row's noise may come from: the
+   host's load as the run started and ended, and the run's own CPU time. */
+Test(cli, run_json_records_the_hosts_load_and_the_runs_cpu_time)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -q -o out --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/out/results.json", tmp);
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    cr_assert_not_null(doc, "results.json does not parse: %s", je.text);
+    json_t *cpu = json_object_get(json_object_get(doc, "machine"), "cpu");
+    cr_assert(json_is_object(cpu), "machine.cpu");
+    cr_assert(json_is_number(json_object_get(cpu, "load_before")));
+    cr_assert(json_is_number(json_object_get(cpu, "load_after")));
+    json_t *cpu_s = json_object_get(cpu, "cpu_seconds");
+    json_t *wall = json_object_get(cpu, "wall_seconds");
+    cr_assert(json_is_number(cpu_s) && json_is_number(wall));
+    cr_assert_gt(json_number_value(cpu_s), 0, "the workers' CPU time counts");
+    cr_assert_gt(json_number_value(wall), 0);
+    json_t *model = json_object_get(cpu, "model");
+    cr_assert(json_is_string(model) || json_is_null(model));
+    json_decref(doc);
+}
+
 /* energy = on reaches each row (exec/point.c): a CPU row says why it has
    no joules, in results.json and results.csv. */
 Test(cli, run_with_energy_on_says_why_a_cpu_row_has_none)

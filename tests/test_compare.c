@@ -18,6 +18,7 @@
 
 #include "baseline.h"
 #include "compare_cmd.h"
+#include "cpu_facts.h"
 #include "energy_rows.h"
 #include "report.h"
 #include "results_read.h"
@@ -418,8 +419,8 @@ Test(compare, cli_machine_differences_are_warned_at_the_top)
 Test(compare, cli_rows_in_one_file_only_are_listed)
 {
     result *r = compare("machine-base.json machine-new.json");
-    cr_assert_not_null(strstr(r->out, "only in base: p/e/n=1024/a\n"), "%s", r->out);
-    cr_assert_not_null(strstr(r->out, "only in new: p/e/n=1024/z\n"), "%s", r->out);
+    cr_assert_not_null(strstr(r->out, "only in base: e: a (1 row)\n"), "%s", r->out);
+    cr_assert_not_null(strstr(r->out, "only in new: e: z (1 row)\n"), "%s", r->out);
 }
 
 Test(compare, cli_markdown_is_a_pipe_table)
@@ -1457,4 +1458,163 @@ Test(compare, five_windows_a_side_rarely_see_a_change_that_is_not_there)
     cr_assert_leq(significant, 60, "%d of 1000 intervals exclude 1", significant);
     cr_assert_eq(judged, 0, "%d of 1000 called a change", judged);
     cr_assert_eq(found, 1000, "%d of 1000 found the 10%% change", found);
+}
+
+/* ---- a side that ran on a loaded host ---- */
+
+/* write_sweep's file of CPU rows, on a host whose load and CPU time were
+   these. */
+static void write_sweep_loaded(const char *path, double before, double after, double cpu_s,
+                               double wall_s)
+{
+    static const double medians[3] = {1e-3, 2e-3, 4e-3};
+    write_sweep(path, medians, 300);
+    json_error_t e;
+    json_t *doc = json_load_file(path, 0, &e);
+    cr_assert_not_null(doc, "%s", e.text);
+    json_t *cpu = json_object_get(json_object_get(doc, "machine"), "cpu");
+    cr_assert(json_is_object(cpu), "results.json's machine has a cpu object");
+    json_object_set_new(cpu, "load_before", json_real(before));
+    json_object_set_new(cpu, "load_after", json_real(after));
+    json_object_set_new(cpu, "cpu_seconds", json_real(cpu_s));
+    json_object_set_new(cpu, "wall_seconds", json_real(wall_s));
+    json_object_set_new(json_object_get(doc, "machine"), "cpu_threads", json_integer(2));
+    cr_assert_eq(json_dump_file(doc, path, 0), 0);
+    json_decref(doc);
+}
+
+Test(compare, cli_a_side_on_a_loaded_host_is_warned_of)
+{
+    char a[512], b[512], args[1100];
+    snprintf(a, sizeof a, "%s/quiet.json", tmpdir);
+    snprintf(b, sizeof b, "%s/loaded.json", tmpdir);
+    write_sweep_loaded(a, 0.1, 1.1, 10, 10);
+    write_sweep_loaded(b, 3.5, 4.0, 10, 10);
+    snprintf(args, sizeof args, "'%s' '%s'", a, b);
+    result *r = compare(args);
+    cr_assert_not_null(strstr(r->out, "warning: the new run ran on a loaded host: other work "
+                                      "kept 3.5 CPUs busy (load average 3.50 before it, 4.00 "
+                                      "after it less its own 1.00; 2 CPU threads)"),
+                       "%s", r->out);
+    cr_assert_null(strstr(r->out, "the base run ran on a loaded host"),
+                   "a load of the run's own is no other work: %s", r->out);
+}
+
+Test(compare, the_other_load_is_the_load_less_the_runs_own)
+{
+    cr_assert_float_eq(kbc_cpu_other_load(0.2, 2.5, 20, 10), 0.5, 1e-12);
+    cr_assert_float_eq(kbc_cpu_other_load(1.5, 2.5, 20, 10), 1.5, 1e-12);
+    cr_assert(isnan(kbc_cpu_other_load(NAN, 2.5, NAN, 10)), "no own use: no other load");
+    cr_assert(!kbc_cpu_loaded(0.99));
+    cr_assert(kbc_cpu_loaded(1.0));
+    cr_assert(!kbc_cpu_loaded(NAN));
+}
+
+/* ---- run folders, an interrupted run, rows in one file only ---- */
+
+/* The sweep pair with the new run cut after its second point and
+   interrupted (exit code 130), as a run stopped by Ctrl-C leaves it, each
+   in a folder of its own. */
+static void interrupted_pair(char *a, char *b, size_t len)
+{
+    static const double medians[3] = {1e-3, 2e-3, 4e-3};
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/runA' '%s/runB'", tmpdir, tmpdir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(a, len, "%s/runA/results.json", tmpdir);
+    snprintf(b, len, "%s/runB/results.json", tmpdir);
+    write_sweep(a, medians, 400);
+    write_sweep(b, medians, 500);
+    json_error_t e;
+    json_t *doc = json_load_file(b, 0, &e);
+    cr_assert_not_null(doc, "%s", e.text);
+    json_array_remove(json_object_get(doc, "results"), 2);
+    json_object_set_new(doc, "exit_code", json_integer(130));
+    json_t *plan = json_object();
+    json_object_set_new(plan, "jobs", json_integer(3));
+    json_object_set_new(doc, "plan", plan);
+    cr_assert_eq(json_dump_file(doc, b, 0), 0);
+    json_decref(doc);
+    snprintf(a, len, "%s/runA", tmpdir);
+    snprintf(b, len, "%s/runB", tmpdir);
+}
+
+Test(compare, cli_takes_run_folders)
+{
+    char a[512], b[512], args[1100];
+    interrupted_pair(a, b, sizeof a);
+    snprintf(args, sizeof args, "'%s' '%s'", a, b);
+    result *r = compare(args);
+    cr_assert_eq(r->code, 0, "%s%s", r->out, r->err);
+    cr_assert_not_null(strstr(r->out, "runB/results.json"), "%s", r->out);
+}
+
+Test(compare, cli_an_interrupted_run_is_warned_of_with_its_points)
+{
+    char a[512], b[512], args[1100];
+    interrupted_pair(a, b, sizeof a);
+    snprintf(args, sizeof args, "'%s' '%s'", a, b);
+    result *r = compare(args);
+    cr_assert_not_null(strstr(r->out, "warning: the new run was interrupted (2 of 3 points): "),
+                       "%s", r->out);
+    cr_assert_null(strstr(r->out, "the base run was"), "%s", r->out);
+}
+
+Test(compare, cli_rows_in_one_file_only_fold_per_experiment_with_short_names)
+{
+    char a[512], b[512], args[1100];
+    interrupted_pair(a, b, sizeof a);
+    snprintf(args, sizeof args, "'%s' '%s'", a, b);
+    result *r = compare(args);
+    cr_assert_not_null(strstr(r->out, "\nonly in base: sweep: n=4096/k (1 row)\n"), "%s", r->out);
+    snprintf(args, sizeof args, "'%s' '%s' --format json", a, b);
+    r = compare(args);
+    cr_assert_not_null(strstr(r->out, "\"p/sweep/n=4096,dtype=f32/k\""),
+                       "JSON keeps the whole key: %s", r->out);
+}
+
+/* ---- a baseline from another machine ---- */
+
+Test(compare, cli_two_machines_are_said_beside_the_verdicts)
+{
+    result *r = compare("machine-base.json machine-new.json");
+    char *sum = strstr(r->out, "\nsummary: ");
+    cr_assert_not_null(sum, "%s", r->out);
+    cr_assert_not_null(strstr(sum, "\nthese verdicts compare two machines: the base ran on "
+                                   "NVIDIA H200, the new run on NVIDIA H100 80GB HBM3, so a "
+                                   "change is the machines' as much as the code's\n"),
+                       "%s", r->out);
+    r = compare("machine-base.json machine-new.json --format json");
+    cr_assert_not_null(strstr(r->out, "\"machines_differ\": \"the base ran on NVIDIA H200, the "
+                                      "new run on NVIDIA H100 80GB HBM3\""),
+                       "%s", r->out);
+    r = compare("slower-base.json slower-new.json");
+    cr_assert_null(strstr(r->out, "two machines"), "one machine: %s", r->out);
+}
+
+Test(compare, cli_report_says_two_machines_in_its_summary)
+{
+    char args[1200];
+    snprintf(args, sizeof args, "machine-new.json --baseline machine-base.json -o '%s/r.html'",
+             tmpdir);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' report %s >/dev/null 2>&1", DATA, KBENCH, args);
+    cr_assert_eq(system(cmd), 0);
+    char path[600], page[16384];
+    snprintf(path, sizeof path, "%s/r.html", tmpdir);
+    slurp(path, page, sizeof page);
+    char *sum = strstr(page, "<p class=\"summary machines\"><b>Two machines:</b> the base ran on "
+                             "NVIDIA H200, the new run on NVIDIA H100 80GB HBM3");
+    cr_assert_not_null(sum);
+    cr_assert_not_null(strstr(sum, "against the baseline: "), "beside the verdicts' counts");
+}
+
+Test(compare, the_machine_difference_names_the_gpus_else_the_hosts)
+{
+    char buf[300];
+    cr_assert_null(kbc_machine_difference("H100", "a", "H100", "a", buf, sizeof buf));
+    cr_assert_str_eq(kbc_machine_difference("H100", "a", "H100", "b", buf, sizeof buf),
+                     "the base ran on host a, the new run on host b");
+    cr_assert_str_eq(kbc_machine_difference(NULL, "a", "H200", "a", buf, sizeof buf),
+                     "the base ran on no GPU, the new run on H200");
 }

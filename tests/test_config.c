@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,16 @@ static int libmem_plan(const kb_value *v, kb_work *out, kb_host *h)
 static const kb_plugin libmem_desc = {
     KB_PLUGIN_HEADER, .name = "libmem", .summary = "x", KB_PARAMS(scan_params),
     KB_VARIANTS(libmem_variants), .ops = STUB_OPS(libmem_plan)};
+
+/* A plugin whose second variant reads only n (scan's params: n, inclusive),
+   so it runs once for the points that differ only in `inclusive`. */
+static const kb_variant flat_variants[] = {
+    {"both", KB_BACKEND_CPU, "reads n and inclusive"},
+    {"nonly", KB_BACKEND_CPU, "reads n", 0, KB_USES(0)},
+};
+static const kb_plugin flat_desc = {
+    KB_PLUGIN_HEADER, .name = "flat", .summary = "x", KB_PARAMS(scan_params),
+    KB_VARIANTS(flat_variants), .ops = STUB_OPS(scan_plan)};
 
 /* ---- Fixture ----------------------------------------------------------- */
 
@@ -1150,8 +1161,58 @@ Test(config, the_dry_run_bounds_the_timed_runs_by_the_budgets)
     FILE *f = open_memstream(&text, &len);
     kbc_plan_print(&plan, f);
     fclose(f);
-    assert_has(text, "time: the timed runs take at most 12 s");
-    assert_has(text, "a model from the");
+    assert_has(text, "at most 12 s");
+    assert_has(text, "(a model: the timed runs");
+    free(text);
+}
+
+static char *printed(double earlier_s, const char *from)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    kbc_plan_print_with(&plan, earlier_s, from, f);
+    fclose(f);
+    return text;
+}
+
+/* 3 sizes x 2 inclusive x 2 variants are 12 rows, but nonly reads only n:
+   it runs at 3 points, so the run makes 9 variant runs. */
+Test(config, the_dry_run_counts_the_variant_runs_as_the_run_makes_them)
+{
+    add(&flat_desc, "/fake/flat.so");
+    build_ok("[a]\nplugin = flat\nn = 1K, 2K, 4K\ninclusive = false, true\n");
+    cr_assert_eq(kbc_plan_variant_runs(&plan), 9);
+    char *text = printed(NAN, NULL);
+    assert_has(text, "1 experiment, 6 points, 9 variant runs for 12 rows (a variant that");
+    free(text);
+}
+
+Test(config, a_point_plan_refuses_makes_no_variant_run)
+{
+    build_ok("[a]\nplugin = reduce\nvariants = cpu, fast\ndtype = f32, f64\niters = 600\n");
+    cr_assert_eq(plan.exps[0].n_invalid, 1);
+    cr_assert_eq(kbc_plan_variant_runs(&plan), 2);
+}
+
+Test(config, the_estimate_counts_each_points_host_work)
+{
+    /* n = 256M floats: 1 GiB read, about a second of the host's inputs and
+       checks, whatever the variants' own model. */
+    build_ok("[a]\nplugin = reduce\nvariants = cpu\nruns = 1\nwarmup = 0\nn = 256M\n");
+    double cap, rest, energy, expected;
+    kbc_plan_estimate(&plan, &cap, &rest, &energy, &expected);
+    cr_assert_gt(rest, 1.07, "rest %g", rest);
+    cr_assert_lt(rest, 1.07 + 0.05 + 0.11 + 0.01, "rest %g", rest);
+}
+
+Test(config, an_earlier_run_of_the_plan_gives_the_estimate_in_one_sentence)
+{
+    build_ok("[a]\nplugin = reduce\nvariants = cpu, simple\nbudget = 2\nn = 1K, 2K, 4K\n");
+    char *text = printed(10.8, "out/results.json");
+    assert_has(text, "time: about 11 s on one worker, as the last run of this plan took "
+                     "(out/results.json); the");
+    cr_assert_null(strstr(text, "a model"), "%s", text);
     free(text);
 }
 
@@ -1229,4 +1290,125 @@ Test(config, variants_on_the_command_line_are_every_kept_experiments_variants)
         cr_assert_str_eq(plan.exps[i].plugin->desc->variants[plan.exps[i].variants[1]].name,
                          "lib");
     }
+}
+
+/* ---- narrowing never fights the file (--variants) ---- */
+
+static const char lib_ini[] = "[red-lib]\nplugin = reduce\nvariants = all\n"
+                              "baseline = lib\nreference = lib\nn = 1K\n";
+
+/* Loads text, narrows its variants to `variants` (and sets) and builds. */
+static int narrowed_text(const char *text, const char *const *sets, size_t n_sets,
+                         const char *variants)
+{
+    d.msg[0] = '\0';
+    cr_assert_eq(kbc_ini_load_string("exp.ini", text, &ini, &d), 0, "%s", d.msg);
+    if (kbc_ini_narrow(&ini, NULL, sets, n_sets, variants, &d) != 0)
+        return -1;
+    return kbc_plan_build(&ini, &reg, 0, &plan, &d);
+}
+
+static const char *variant_name(const kbc_experiment *e, int v)
+{
+    return v < 0 ? "(none)" : e->plugin->desc->variants[v].name;
+}
+
+Test(config, variants_that_leave_out_the_files_baseline_fall_back_to_the_first_selected)
+{
+    cr_assert_eq(narrowed_text(lib_ini, NULL, 0, "cpu,fast"), 0, "%s", d.msg);
+    const kbc_experiment *e = exp_named("red-lib");
+    cr_assert_str_eq(variant_name(e, e->baseline), "cpu");
+    cr_assert_eq(e->reference, -1, "the reference that was left out is dropped");
+    cr_assert_str_eq(variant_name(e, e->dropped_baseline), "lib");
+    cr_assert_str_eq(variant_name(e, e->dropped_reference), "lib");
+}
+
+Test(config, a_dropped_baseline_and_reference_get_one_note_line_each)
+{
+    static const char two[] = "[a]\nplugin = reduce\nbaseline = lib\nreference = lib\n"
+                              "[b]\nplugin = reduce\nbaseline = lib\nreference = lib\n";
+    cr_assert_eq(narrowed_text(two, NULL, 0, "cpu,fast"), 0, "%s", d.msg);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    kbc_plan_notes(&plan, f);
+    fclose(f);
+    cr_assert_str_eq(text,
+                     "kbench: note: --variants leaves out the baseline 'lib' of [a], [b]: "
+                     "speed-ups are against 'cpu', the first selected variant\n"
+                     "kbench: note: --variants leaves out the reference 'lib' of [a], [b]: the "
+                     "run has no reference\n");
+    free(text);
+}
+
+Test(config, a_plan_that_keeps_its_baseline_has_no_note)
+{
+    cr_assert_eq(narrowed_text(lib_ini, NULL, 0, "cpu,lib"), 0, "%s", d.msg);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    kbc_plan_notes(&plan, f);
+    fclose(f);
+    cr_assert_eq(len, 0, "%s", text);
+    free(text);
+}
+
+Test(config, a_baseline_typed_on_the_command_line_must_be_among_the_variants)
+{
+    const char *sets[] = {"red-lib.baseline=lib"};
+    cr_assert_eq(narrowed_text(lib_ini, sets, 1, "cpu,fast"), -1);
+    cr_assert_eq(strncmp(d.msg, "--set: key 'baseline' in [red-lib]", 34), 0, "%s", d.msg);
+    assert_has(d.msg, "add it to --variants");
+}
+
+Test(config, reference_none_means_no_reference)
+{
+    build_ok("[x]\nplugin = reduce\nreference = none\n");
+    cr_assert_eq(plan.exps[0].reference, -1);
+    cr_assert_eq(plan.exps[0].baseline, 0);
+}
+
+Test(config, an_empty_reference_says_none_is_the_way_to_write_no_reference)
+{
+    build_fails("[x]\nplugin = reduce\nreference =\n", 3, "or none for no reference", NULL);
+}
+
+Test(config, variants_take_globs_as_experiment_does)
+{
+    cr_assert_eq(narrowed_text(lib_ini, NULL, 0, "c*, l?b"), 0, "%s", d.msg);
+    const kbc_experiment *e = exp_named("red-lib");
+    cr_assert_eq(e->n_variants, 2);
+    cr_assert_str_eq(variant_name(e, (int)e->variants[0]), "cpu");
+    cr_assert_str_eq(variant_name(e, (int)e->variants[1]), "lib");
+    cr_assert_str_eq(variant_name(e, e->baseline), "lib", "the file's baseline is selected");
+}
+
+Test(config, a_glob_may_select_a_variant_already_named)
+{
+    cr_assert_eq(narrowed_text(lib_ini, NULL, 0, "lib,*"), 0, "%s", d.msg);
+    const kbc_experiment *e = exp_named("red-lib");
+    cr_assert_eq(e->n_variants, 4);
+    cr_assert_str_eq(variant_name(e, (int)e->variants[0]), "lib");
+    cr_assert_str_eq(variant_name(e, (int)e->variants[1]), "cpu");
+}
+
+Test(config, a_variant_glob_that_matches_nothing_names_the_option_typed)
+{
+    cr_assert_eq(narrowed_text(lib_ini, NULL, 0, "cpu,gpu*"), -1);
+    cr_assert_eq(strncmp(d.msg, "--variants: key 'variants' in [red-lib]", 39), 0, "%s",
+                 d.msg);
+    assert_has(d.msg, "'gpu*' matches no variant of plugin 'reduce' (it has: cpu, simple");
+}
+
+Test(config, an_unknown_variant_from_the_command_line_names_variants_not_set)
+{
+    cr_assert_eq(narrowed_text(lib_ini, NULL, 0, "cpu,fsat"), -1);
+    cr_assert_eq(strncmp(d.msg, "--variants: ", 12), 0, "%s", d.msg);
+    assert_has(d.msg, "did you mean 'fast'?");
+}
+
+Test(config, a_file_whose_own_variants_leave_out_its_baseline_is_still_refused)
+{
+    build_fails("[x]\nplugin = reduce\nvariants = cpu\nbaseline = lib\n", 4,
+                "'lib' is not among the selected variants (cpu); add it to 'variants'", NULL);
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "energy_rows.h"
+#include "chart.h"
 #include "plot.h"
 #include "report.h"
 
@@ -168,6 +169,16 @@ static off_t size_of(const char *dir, const char *name)
     return stat(path, &st) == 0 ? st.st_size : -1;
 }
 
+Test(plot, a_run_folder_stands_for_its_results_json_and_the_plots_go_beside_it)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/run' && cp '%s/results.json' '%s/run/'", tmpdir,
+             tmpdir, tmpdir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(plot("run", "/nonexistent"), 0, "a folder is a run's results");
+    cr_assert_gt(size_of("run", "study-dtype_f32.gp"), 0);
+}
+
 Test(plot, a_script_per_experiment_and_group)
 {
     cr_assert_eq(plot("results.json -o p", "/nonexistent"), 0);
@@ -184,7 +195,7 @@ Test(plot, the_sweep_script_has_a_log2_axis_with_units)
     char *s = slurp(path);
     cr_assert_not_null(s);
     cr_assert_not_null(strstr(s, "set logscale x 2\n"), "%s", s);
-    cr_assert_not_null(strstr(s, "set xlabel 'n (elements, log2 scale)'"), "%s", s);
+    cr_assert_not_null(strstr(s, "set xlabel 'n (log2 scale)'"), "%s", s);
     cr_assert_not_null(strstr(s, "set ylabel 'throughput (TB/s, bytes read + written)'"), "%s", s);
 }
 
@@ -920,4 +931,94 @@ Test(plot, an_energy_metric_on_a_file_without_energy_is_one_sentence_and_exit_2)
                                  "efficiency has nothing to draw; measure it with energy = on"),
                        "%s", e);
     cr_assert_eq(size_of("noen", "study-dtype_f32.gp"), -1);
+}
+
+/* ---- units that fit the kernel (chart.c's rate) ---- */
+
+/* A CPU row of experiment e at n with the given work and median (no
+   ceiling: the CPU has none). */
+static kbc_record cpu_row(const char *e, const char *item, uint64_t n, double bytes,
+                          double flops, double median)
+{
+    kbc_record r = row(e, "cpu", 0, n, 1, "f32", 0, 0, bytes / median / 1e9);
+    r.backend = KB_BACKEND_CPU;
+    r.ceiling_gbps = NAN;
+    r.ceiling[0] = '\0';
+    r.work.bytes_read = (uint64_t)bytes;
+    r.work.flops = flops;
+    r.work.items = n;
+    r.gflops = flops > 0 ? flops / median / 1e9 : NAN;
+    r.items_per_s = (double)n / median;
+    snprintf(r.item_name, sizeof r.item_name, "%s", item);
+    return r;
+}
+
+Test(plot, a_sort_is_charted_in_its_items_per_second)
+{
+    kbc_record rows[2] = {cpu_row("sort", "keys", 1 << 20, 8 << 20, 0, 1e-3),
+                          cpu_row("sort", "keys", 1 << 22, 32 << 20, 0, 5e-3)};
+    rows[1].point = 1;
+    cr_assert_eq(kbc_rate_pick(rows, 2), KBC_RATE_ITEMS);
+    size_t n;
+    kbc_chart *c = kbc_charts(rows, 2, NULL, &n);
+    cr_assert_eq(n, 1);
+    char *yl = kbc_chart_ylabel(&c[0]);
+    cr_assert_str_eq(yl, "throughput (Gkeys/s)");
+    free(yl);
+    kbc_charts_free(c, n);
+}
+
+Test(plot, a_matmul_on_the_cpu_is_charted_in_flops_as_on_the_gpu)
+{
+    /* 2n^3 flops over 12n^2 bytes at n = 512: 85 flops a byte. */
+    double n3 = 512.0 * 512 * 512, n2 = 512.0 * 512;
+    kbc_record mm = cpu_row("mm", "elements", 512, 12 * n2, 2 * n3, 1e-2);
+    cr_assert_eq(kbc_rate_pick(&mm, 1), KBC_RATE_GFLOPS);
+    /* A reduce counts a flop for 4 bytes: GB/s. */
+    kbc_record red = cpu_row("red", "elements", 1 << 20, 4 << 20, 1 << 20, 1e-3);
+    cr_assert_eq(kbc_rate_pick(&red, 1), KBC_RATE_GBPS);
+}
+
+Test(plot, a_size_axis_names_its_scale_not_elements)
+{
+    kbc_record rows[2] = {cpu_row("m", "elements", 1024, 4096, 0, 1e-3),
+                          cpu_row("m", "elements", 4096, 16384, 0, 4e-3)};
+    rows[1].point = 1;
+    size_t n;
+    kbc_chart *c = kbc_charts(rows, 2, NULL, &n);
+    char *xl = kbc_chart_xlabel(&c[0]);
+    cr_assert_str_eq(xl, "n (log2 scale)");
+    free(xl);
+    kbc_charts_free(c, n);
+}
+
+/* dtype = f32, f64 and nothing numeric swept: one chart with a group of
+   bars per dtype, not a chart per point; no library ran, so no swatch. */
+Test(plot, a_sweep_of_no_number_is_one_grouped_bar_chart)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/grouped.json", tmpdir);
+    kbc_machine m;
+    memset(&m, 0, sizeof m);
+    kbc_run_info info = {.machine = &m};
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_json(path, &s, &d), 0, "%s", d.msg);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    for (int p = 0; p < 2; p++) {
+        const char *ty = p ? "f64" : "f32";
+        kbc_record rs[2] = {row("types", "naive", 0, 1 << 20, 0, ty, 1, (uint64_t)p, 900),
+                            row("types", "shuffle", 0, 1 << 20, 0, ty, 1, (uint64_t)p, 2500)};
+        cr_assert_eq(s.point(s.ctx, rs, 2), 0);
+    }
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+    cr_assert_eq(plot("grouped.json -o g", "/nonexistent"), 0);
+    cr_assert_gt(size_of("g", "types.gp"), 0, "one chart for the experiment");
+    cr_assert_eq(size_of("g", "types-dtype_f32.gp"), -1, "no chart per point");
+    char *sc = script("g", "types.gp");
+    cr_assert_not_null(strstr(sc, "set xtics rotate by -35 ('dtype=f32' 0.5, 'dtype=f64' 3.5)"),
+                       "%s", sc);
+    cr_assert_not_null(strstr(sc, "title 'shuffle'"), "%s", sc);
+    cr_assert_null(strstr(sc, "'library'"), "no library ran: %s", sc);
 }

@@ -2,6 +2,7 @@
 #include "baseline.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,4 +163,23 @@ void kbc_baseline_judge(kbc_baseline *b, const kbc_record *recs, size_t n,
     free(pairs);
     free(of);
     free(eof);
+}
+
+const char *kbc_machine_difference(const char *base_gpu, const char *base_host,
+                                   const char *new_gpu, const char *new_host, char *buf,
+                                   size_t n)
+{
+    buf[0] = '\0';
+    const char *bg = base_gpu && base_gpu[0] ? base_gpu : NULL;
+    const char *ng = new_gpu && new_gpu[0] ? new_gpu : NULL;
+    if ((bg || ng) && (!bg || !ng || strcmp(bg, ng) != 0)) {
+        snprintf(buf, n, "the base ran on %s, the new run on %s", bg ? bg : "no GPU",
+                 ng ? ng : "no GPU");
+        return buf;
+    }
+    if (base_host && new_host && base_host[0] && new_host[0] && strcmp(base_host, new_host)) {
+        snprintf(buf, n, "the base ran on host %s, the new run on host %s", base_host, new_host);
+        return buf;
+    }
+    return NULL;
 }

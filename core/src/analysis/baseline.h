@@ -85,4 +85,15 @@ const char *kbc_baseline_key(const kbc_baseline *b, size_t j);
 /* The baseline's rows. */
 size_t kbc_baseline_rows(const kbc_baseline *b);
 
+/* Whether the baseline ran on another machine than the new run, as the
+   sentence the verdicts carry: "the base ran on NVIDIA H200, the new run
+   on NVIDIA H100 80GB HBM3" (the GPUs differ: a GPU row's change is the
+   machines' as much as the code's), or "... on host a, ... on host b"
+   (the same GPU or none, on other hosts: the CPU rows').  Written to buf;
+   returns buf, or NULL (buf "") when the machines are the same or a side
+   does not say.  base_gpu and new_gpu are "" (or NULL) for no GPU. */
+const char *kbc_machine_difference(const char *base_gpu, const char *base_host,
+                                   const char *new_gpu, const char *new_host, char *buf,
+                                   size_t n);
+
 #endif

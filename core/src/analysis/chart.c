@@ -11,36 +11,96 @@
 /* ---- the rate: the side of the roofline that binds ---------------------
  *
  * GFLOP/s where the rows come nearer their compute ceiling than their
- * memory one (matmul: 70% of FP32 against 2% of the bandwidth), GB/s where
- * the rows move bytes and no compute share is larger (reduce, transpose,
- * sort, and files written before compute ceilings existed), else GFLOP/s,
- * else items per second.  Every row of the chart votes, run or not. */
+ * memory one (matmul: 70% of FP32 against 2% of the bandwidth), or, where
+ * no ceiling is known (CPU rows), where they do at least
+ * KBC_COMPUTE_INTENSITY flops per byte (matmul on the CPU as on the GPU);
+ * items per second where the plugin names its items other than
+ * "elements" (sort: keys/s, which a sort of several passes is judged in);
+ * GB/s where the rows move bytes (reduce, transpose, and files written
+ * before compute ceilings existed), else GFLOP/s, else items per second.
+ * Every row of the chart votes, run or not.  Tune's rate is the same
+ * (kbc_rate_pick), so that a candidate reads as its row does. */
 
 typedef struct rate_votes {
-    int any_gbps, any_gflops;
+    int any_gbps, any_gflops, any_items, named_items;
     double best_mem, best_compute; /* highest % of each ceiling seen */
+    double flops, bytes;           /* summed over the rows that count flops */
 } rate_votes;
 
 static void rate_vote(rate_votes *v, const kbc_record *r)
 {
     v->any_gbps |= isfinite(r->gbps) && r->gbps > 0;
     v->any_gflops |= isfinite(r->gflops) && r->gflops > 0;
+    v->any_items |= r->work.items > 0;
+    v->named_items |= r->item_name[0] && strcmp(r->item_name, "elements") != 0;
     if (isfinite(r->pct_ceiling) && r->pct_ceiling > v->best_mem)
         v->best_mem = r->pct_ceiling;
     if (isfinite(r->pct_peak) && r->pct_peak > v->best_compute)
         v->best_compute = r->pct_peak;
+    if (isfinite(r->work.flops) && r->work.flops > 0) {
+        v->flops += r->work.flops;
+        v->bytes += (double)r->work.bytes_read + (double)r->work.bytes_written;
+    }
 }
 
 static kbc_rate rate_pick(const rate_votes *v)
 {
-    if (v->any_gflops && v->best_compute > v->best_mem)
+    int ceilings = v->best_mem > 0 || v->best_compute > 0;
+    if (v->any_gflops && (ceilings ? v->best_compute > v->best_mem
+                                   : v->flops >= KBC_COMPUTE_INTENSITY * v->bytes))
         return KBC_RATE_GFLOPS;
+    if (v->named_items && v->any_items)
+        return KBC_RATE_ITEMS;
     return v->any_gbps ? KBC_RATE_GBPS : v->any_gflops ? KBC_RATE_GFLOPS : KBC_RATE_ITEMS;
+}
+
+kbc_rate kbc_rate_pick(const kbc_record *rows, size_t n)
+{
+    rate_votes votes = {0};
+    for (size_t i = 0; i < n; i++)
+        rate_vote(&votes, &rows[i]);
+    return rate_pick(&votes);
+}
+
+kbc_rate kbc_rate_pick_of(const kbc_record *const *rows, size_t n)
+{
+    rate_votes votes = {0};
+    for (size_t i = 0; i < n; i++)
+        rate_vote(&votes, rows[i]);
+    return rate_pick(&votes);
 }
 
 static double rate_of(const kbc_record *r, kbc_rate k)
 {
     return k == KBC_RATE_GBPS ? r->gbps : k == KBC_RATE_GFLOPS ? r->gflops : r->items_per_s;
+}
+
+double kbc_rate_value(const kbc_record *r, kbc_rate k)
+{
+    return rate_of(r, k);
+}
+
+const char *kbc_rate_unit(kbc_rate k, const char *item_name)
+{
+    if (k == KBC_RATE_GBPS)
+        return "B/s";
+    if (k == KBC_RATE_GFLOPS)
+        return "FLOP/s";
+    if (!item_name || !item_name[0] || strlen(item_name) > 20)
+        return "items/s";
+    /* The names a run meets are few: each is kept once, so that the
+       string stays valid (a charts' or tune's unit points at it). */
+    static char kept[16][24];
+    static size_t n_kept;
+    char unit[24];
+    snprintf(unit, sizeof unit, "%s/s", item_name);
+    for (size_t i = 0; i < n_kept; i++)
+        if (strcmp(kept[i], unit) == 0)
+            return kept[i];
+    if (n_kept == sizeof kept / sizeof *kept)
+        return "items/s";
+    snprintf(kept[n_kept], sizeof kept[n_kept], "%s", unit);
+    return kept[n_kept++];
 }
 
 /* ---- the metric ------------------------------------------------------------ */
@@ -154,7 +214,9 @@ static void y_unit(kbc_chart *c)
     c->scale = base / si[k].at;
     const char *work = c->rate == KBC_RATE_GBPS     ? "B"
                        : c->rate == KBC_RATE_GFLOPS ? "FLOP"
-                                                    : "items";
+                       : c->first && c->first->item_name[0] && strlen(c->first->item_name) < 12
+                           ? c->first->item_name
+                           : "items";
     if (time || energy)
         snprintf(c->unit, sizeof c->unit, "%s%s", si[k].prefix, time ? "s" : "J");
     else
@@ -250,12 +312,12 @@ int kbc_chart_value_tics(const kbc_chart *c)
 
 char *kbc_chart_xlabel(const kbc_chart *c)
 {
+    /* A size may count elements (reduce's n) or be a shape's side
+       (matmul's m): the title names its scale, not a unit it cannot know. */
     return kbc_xasprintf("%s%s%s", c->x,
-                         c->x_scale == KBC_X_LOG ? (c->size_x ? " (elements, log2 scale)"
-                                                              : " (log scale)")
-                         : c->size_x             ? " (elements)"
+                         c->x_scale == KBC_X_LOG ? (c->x_pow2 ? " (log2 scale)" : " (log scale)")
                                                  : "",
-                         c->x_scale == KBC_X_SLOTS ? ", one slot per value" : "");
+                         c->x_scale == KBC_X_SLOTS ? " (one slot per value)" : "");
 }
 
 /* ---- the charts -------------------------------------------------------------- */
@@ -370,27 +432,55 @@ static void line_chart(kbc_chart *c, const kbc_record *recs, size_t n, const kbc
     c->x_scale = x_pick(c->xs, c->nx, &c->x_pow2);
 }
 
-/* The bar chart of rows[0..n), the consecutive rows of one point. */
+/* The label of the group of point row r: its swept values, or "point<N>"
+   when the experiment sweeps nothing. */
+static void group_label(const kbc_record *r, char *buf, size_t n)
+{
+    kbc_record_group(r, NULL, ",", buf, n);
+    if (!buf[0])
+        snprintf(buf, n, "point%llu", (unsigned long long)r->point + 1);
+}
+
+/* The bar chart of rows[0..n), the consecutive rows of one experiment
+   that sweeps no number: a group of bars per point.  A chart of one point
+   is named by its group, one of several by its experiment alone. */
 static void bar_chart(kbc_chart *c, const kbc_record *rows, size_t n, const kbc_chart_opts *o)
 {
     rate_votes votes = {0};
     for (size_t i = 0; i < n; i++)
         rate_vote(&votes, &rows[i]);
     c->rate = rate_pick(&votes);
-    kbc_record_group(c->first, NULL, ",", c->group, sizeof c->group);
-    if (!c->group[0])
-        snprintf(c->group, sizeof c->group, "point%llu", (unsigned long long)c->first->point + 1);
     c->rows = kbc_xcalloc(n + 1, sizeof *c->rows);
     c->bars = kbc_xcalloc(n + 1, sizeof *c->bars);
+    c->bar_group = kbc_xcalloc(n + 1, sizeof *c->bar_group);
+    c->bar_variant = kbc_xcalloc(n + 1, sizeof *c->bar_variant);
+    c->group_labels = kbc_xcalloc(n + 1, sizeof *c->group_labels);
+    c->variants = kbc_xcalloc(n + 1, sizeof *c->variants);
     for (size_t i = 0; i < n; i++) {
-        c->rows[c->n_rows++] = &rows[i];
+        const kbc_record *r = &rows[i];
+        c->rows[c->n_rows++] = r;
+        if (i == 0 || r->point != rows[i - 1].point)
+            group_label(r, c->group_labels[c->n_groups++], sizeof *c->group_labels);
+        size_t v = 0;
+        while (v < c->n_variants && strcmp(c->variants[v], r->variant) != 0)
+            v++;
+        if (v == c->n_variants)
+            c->variants[c->n_variants++] = r->variant;
         kbc_chart_point q;
-        if (!point_of(c, &rows[i], NAN, &q))
+        if (!point_of(c, r, NAN, &q))
             continue;
         note_largest(c, &q, o->band);
-        ceiling_note(c, &rows[i]);
+        ceiling_note(c, r);
+        c->bar_group[c->n_bars] = c->n_groups - 1;
+        c->bar_variant[c->n_bars] = v;
         c->bars[c->n_bars++] = q;
+        if (r->flags & KB_VARIANT_LIBRARY)
+            c->any_library = 1;
+        else
+            c->any_kernel = 1;
     }
+    if (c->n_groups == 1)
+        snprintf(c->group, sizeof c->group, "%s", c->group_labels[0]);
 }
 
 /* The x of an experiment whose first row is r: its first swept size, else
@@ -437,11 +527,10 @@ kbc_chart *kbc_charts(const kbc_record *recs, size_t n, const kbc_chart_opts *op
         int size_x;
         const char *x = x_of(r, &size_x);
         if (!x) {
-            /* A bar chart per run of consecutive rows of one point. */
+            /* A bar chart per run of consecutive rows of the experiment. */
             for (size_t a = i; a < n;) {
                 size_t b = a;
-                while (b < n && strcmp(recs[b].experiment, r->experiment) == 0 &&
-                       recs[b].point == recs[a].point)
+                while (b < n && strcmp(recs[b].experiment, r->experiment) == 0)
                     b++;
                 if (b > a) {
                     kbc_chart *c = chart_add(&v, &nc, &recs[a], NULL, 0, o);
@@ -485,6 +574,10 @@ void kbc_charts_free(kbc_chart *charts, size_t n)
         free(c->xs);
         free(c->rows);
         free(c->bars);
+        free(c->bar_group);
+        free(c->bar_variant);
+        free(c->group_labels);
+        free(c->variants);
     }
     free(charts);
 }

@@ -6,19 +6,19 @@
  * An experiment that sweeps a number gets line charts: x is its first swept
  * size parameter, else its first swept integer or float, one chart per
  * combination of its other swept parameters (its group), one line per
- * variant.  An experiment that sweeps no number gets a bar chart of its
- * variants at each point.  A chart shows a metric (kbc_chart_metric): a
- * rate, the side of the roofline that binds (GB/s, GFLOP/s or items/s), the
- * median time, the energy per run, or the work per joule on the same side
- * of the roofline as the rate (GB/J, GFLOP/J or items/J); its y axis takes
- * the unit that puts its largest value in 1 to 999 (1.2 TB/s, 46 TFLOP/s,
- * 120 us, 3.4 mJ); its ceiling line (rates only) is the largest ceiling of
- * that rate among the rows drawn; its x axis is log for a geometric sweep,
- * linear, or one slot per value where values would crowd (4096 beside
- * 4097); and a variant that ignores x (one row standing for every x) is a
- * flat line.  Only rows that ran (kbc_record_ran) with a value are drawn:
- * for the energy metrics, rows whose energy was measured
- * (kbc_record_has_energy).
+ * variant.  An experiment that sweeps no number gets one bar chart of its
+ * variants, a group of bars per point.  A chart shows a metric
+ * (kbc_chart_metric): a rate, the side of the roofline that binds (GB/s,
+ * GFLOP/s or items/s: kbc_rate_pick), the median time, the energy per run,
+ * or the work per joule on the same side of the roofline as the rate (GB/J,
+ * GFLOP/J or items/J); its y axis takes the unit that puts its largest
+ * value in 1 to 999 (1.2 TB/s, 46 TFLOP/s, 120 us, 3.4 mJ); its ceiling
+ * line (rates only) is the largest ceiling of that rate among the rows
+ * drawn; its x axis is log for a geometric sweep, linear, or one slot per
+ * value where values would crowd (4096 beside 4097); and a variant that
+ * ignores x (one row standing for every x) is a flat line.  Only rows that
+ * ran (kbc_record_ran) with a value are drawn: for the energy metrics, rows
+ * whose energy was measured (kbc_record_has_energy).
  */
 #ifndef KBENCH_CHART_H
 #define KBENCH_CHART_H
@@ -29,6 +29,24 @@
 
 /* The rate a chart shows. */
 typedef enum kbc_rate { KBC_RATE_GBPS, KBC_RATE_GFLOPS, KBC_RATE_ITEMS } kbc_rate;
+
+/* Rows without a measured ceiling (CPU rows) are judged in FLOP/s when they
+   do at least this many flops per byte they move: above a machine's
+   balance of flops to bandwidth, which is 10 to 20 on the CPUs and GPUs
+   kbench meets, the arithmetic binds (matmul does n/6); reduce's 0.25
+   stays in GB/s. */
+#define KBC_COMPUTE_INTENSITY 4.0
+
+/* The rate rows[0..n) are judged in, as a chart of them is drawn (chart.c
+   says the rule); kbench tune reports each candidate in its row's. */
+kbc_rate kbc_rate_pick(const kbc_record *rows, size_t n);
+/* The same for rows given by pointer. */
+kbc_rate kbc_rate_pick_of(const kbc_record *const *rows, size_t n);
+/* Row r's value in that rate (GB/s, GFLOP/s, items/s), NaN when none. */
+double kbc_rate_value(const kbc_record *r, kbc_rate k);
+/* The rate's unit without a prefix: "B/s", "FLOP/s", "items/s" or the
+   plugin's items ("keys/s", from item_name); a string that stays valid. */
+const char *kbc_rate_unit(kbc_rate k, const char *item_name);
 
 /* What a chart's y axis shows (kbench plot --metric). */
 typedef enum kbc_chart_metric {
@@ -111,11 +129,26 @@ typedef struct kbc_chart {
     size_t nx;
     kbc_x_scale x_scale;
     int x_pow2; /* KBC_X_LOG with every value a power of two */
-    /* A bar chart: every row of its point, and those drawn (in order). */
+    /* A bar chart: every row of its points, and those drawn (in order).
+       An experiment that sweeps no number but other values (dtype = f32,
+       f64) is one chart with a group of bars per point, not a chart per
+       point: bar_group[j] is bar j's group and group_labels[g] the group's
+       swept values ("dtype=f32"); n_groups is 1 for a chart of one point.
+       bar_variant[j] is bar j's variant among variants[0..n_variants) (in
+       order of first appearance), so that a variant keeps its colour from
+       group to group. */
     const kbc_record **rows;
     size_t n_rows;
     kbc_chart_point *bars;
     size_t n_bars;
+    size_t *bar_group, *bar_variant;
+    char (*group_labels)[256];
+    size_t n_groups;
+    const char **variants;
+    size_t n_variants;
+    /* Whether a drawn row is a library's, and whether one is not: a legend
+       names only what the chart draws. */
+    int any_library, any_kernel;
 } kbc_chart;
 
 typedef struct kbc_chart_opts {
@@ -125,8 +158,8 @@ typedef struct kbc_chart_opts {
 
 /* Every chart of recs[0..n) (a results file's rows, in its order): the
    experiments in the order they first appear; an experiment's line charts
-   in the order their groups first appear, or its bar charts, one per run
-   of consecutive rows of one point.  A chart none of whose rows can be
+   in the order their groups first appear, or its bar chart, one per run
+   of consecutive rows of the experiment (a group per point).  A chart none of whose rows can be
    drawn is listed too (nx == 0 or n_bars == 0: "none of its rows ran").
    The charts point into recs.  opt NULL: the rate, no band. */
 kbc_chart *kbc_charts(const kbc_record *recs, size_t n, const kbc_chart_opts *opt,
@@ -149,10 +182,11 @@ size_t kbc_chart_slot(const kbc_chart *c, double x);
 int kbc_chart_value_tics(const kbc_chart *c);
 
 /* The axis titles and the ceiling's: "throughput (TB/s, bytes read +
-   written)", "median time (ms, lower is better)", "energy per run (mJ,
-   lower is better)", "energy efficiency (GB/J, bytes read + written per
-   joule)"; "n (elements, log2 scale)"; "read ceiling (3.35 TB/s)", in the
-   y axis's unit.  malloc'd. */
+   written)", "throughput (Gkeys/s)", "median time (ms, lower is better)",
+   "energy per run (mJ, lower is better)", "energy efficiency (GB/J, bytes
+   read + written per joule)"; "n (log2 scale)" (a size may count elements
+   or be a shape's side, so the title names no unit); "read ceiling (3.35
+   TB/s)", in the y axis's unit.  malloc'd. */
 char *kbc_chart_ylabel(const kbc_chart *c);
 char *kbc_chart_xlabel(const kbc_chart *c);
 char *kbc_chart_ceiling_title(const kbc_chart *c);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -236,4 +237,14 @@ void kbc_text_html(FILE *f, const char *s)
         }
     }
     free(vis);
+}
+
+int kbc_colour_wanted(int is_tty, const char *no_color)
+{
+    return is_tty && !(no_color && no_color[0]);
+}
+
+int kbc_colour_for(FILE *f)
+{
+    return f && kbc_colour_wanted(isatty(fileno(f)), getenv("NO_COLOR"));
 }

@@ -81,4 +81,19 @@ void kbc_text_csv(FILE *f, const char *s);
    & < > " ' written as an entity.  NULL writes nothing. */
 void kbc_text_html(FILE *f, const char *s);
 
+/* Colour on a terminal: whether output to a stream that is_tty says is a
+   terminal gets colour, given the NO_COLOR variable's value (no_color,
+   NULL when unset): never where NO_COLOR is set to anything but "", as
+   no-color.org asks, and never into a file or a pipe.  kbc_colour_for(f)
+   asks it of stream f and the environment. */
+int kbc_colour_wanted(int is_tty, const char *no_color);
+int kbc_colour_for(FILE *f);
+
+/* The SGR sequences kbench colours with, and the reset. */
+#define KBC_SGR_GOOD "\033[32m"  /* green: pass, faster              */
+#define KBC_SGR_BAD "\033[1;31m" /* bold red: FAIL, error, slower    */
+#define KBC_SGR_WARN "\033[33m"  /* yellow: noisy, skipped, timeout  */
+#define KBC_SGR_DIM "\033[2m"    /* dim: invalid, untested           */
+#define KBC_SGR_RESET "\033[0m"
+
 #endif

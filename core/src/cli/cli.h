@@ -70,6 +70,7 @@ typedef struct kbc_cli {
     kbc_plot_opts plot_opts;  /* plot: --logy, --band                   */
     const char *metric;    /* plot: --metric, as given                  */
     int wide;              /* run: --wide                               */
+    int summary_only;      /* run: --summary-only                       */
     const char *simulate;  /* tune: --simulate                          */
 } kbc_cli;
 

@@ -13,6 +13,7 @@
 #include "merge_cmd.h"
 #include "report_history.h"
 #include "report_html.h"
+#include "results_read.h"
 
 /* A number from an option's value, within [lo, hi] (lo excluded when
    open_lo).  Returns 0, or an exit code after printing why. */
@@ -96,7 +97,9 @@ int kbc_cli_report(const kbc_cli *c)
 
 int kbc_cli_plot(const kbc_cli *c)
 {
-    const char *results = c->args[0];
+    /* A run's folder stands for its results.json, as for report and merge. */
+    char *results_path = kbc_results_path(c->args[0]);
+    const char *results = results_path;
     char *dir = NULL;
     if (c->out_dir) {
         dir = kbc_xstrdup(c->out_dir);
@@ -113,6 +116,7 @@ int kbc_cli_plot(const kbc_cli *c)
         kbc_say(1, "option --metric wants rate, time, energy or efficiency, not '%s'",
                 c->metric);
         free(dir);
+        free(results_path);
         return KBC_EXIT_USAGE;
     }
     opts.metric = (kbc_chart_metric)metric;
@@ -123,6 +127,7 @@ int kbc_cli_plot(const kbc_cli *c)
         code = kbc_cmd_plot(results, dir, NULL, &opts, stdout, stderr);
     }
     free(dir);
+    free(results_path);
     return code;
 }
 

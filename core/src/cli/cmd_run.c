@@ -16,12 +16,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "config.h"
+#include "earlier_run.h"
 #include "ini.h"
 #include "journal.h"
 #include "report.h"
@@ -212,6 +214,7 @@ static int build_plan(run_state *r)
     }
     r->have_plan = 1;
     kbc_registry_print_refused(&r->reg, stderr);
+    kbc_plan_notes(&r->plan, stderr);
     return 0;
 }
 
@@ -247,10 +250,36 @@ static void print_shards(const kbc_plan *plan, const kbc_super_opts *o, FILE *ou
     free(jobs);
 }
 
+/* The seconds an earlier run of this plan took, scaled to the plan's
+   points, when -o DIR holds one (the history of the same plan calibrates
+   the estimate); NaN otherwise.  *from gets the file's path (malloc'd). */
+static double earlier_seconds(const run_state *r, char **from)
+{
+    *from = NULL;
+    if (!r->c->out_dir)
+        return NAN;
+    char hash[65];
+    kbc_plan_hash(&r->plan, hash);
+    char *path = kbc_xasprintf("%s/results.json", r->c->out_dir);
+    double s;
+    uint64_t jobs;
+    if (kbc_earlier_run_seconds(path, hash, &s, &jobs) != 0) {
+        free(path);
+        return NAN;
+    }
+    size_t n;
+    free(kbc_plan_jobs(&r->plan, &n));
+    *from = path;
+    return jobs > 0 ? s * (double)n / (double)jobs : s;
+}
+
 /* --dry-run: the plan (and the shard's part of it), nothing run. */
 static int dry_run(const run_state *r)
 {
-    kbc_plan_print(&r->plan, stdout);
+    char *from;
+    double earlier = earlier_seconds(r, &from);
+    kbc_plan_print_with(&r->plan, earlier, from, stdout);
+    free(from);
     if (r->so.shard_count > 0)
         print_shards(&r->plan, &r->so, stdout);
     fflush(stdout);
@@ -393,6 +422,7 @@ static int open_outputs(run_state *r)
     if (r->base)
         kbc_report_table_baseline(&r->sinks[r->n_sinks], r->base, r->n_base);
     kbc_report_table_wide(&r->sinks[r->n_sinks], c->wide);
+    kbc_report_table_summary_only(&r->sinks[r->n_sinks], c->summary_only);
     r->n_sinks++;
     if (c->out_dir && (code = open_files(r)) != 0)
         return code;

@@ -40,10 +40,10 @@ const kbc_command kbc_commands[] = {
         .summary = "run the experiments of an INI file and print a table",
         .synopsis = "kbench run FILE|PLUGIN [KEY=VALUE...] [--dry-run] [-o DIR [--plot]\n"
                     "           [--resume[=accept] | --force]] [-q] [--wide]\n"
-                    "           [--variants LIST] [--experiment NAMES] [--set K=V]...\n"
-                    "           [--baseline OLD.json] [--gpus all|LIST [--allow-shared]\n"
-                    "           [--allow-mixed]] [--shard i/N|auto [--shards N]]\n"
-                    "           [--isolate point] [--sanitize-on-crash]\n"
+                    "           [--summary-only] [--variants LIST] [--experiment NAMES]\n"
+                    "           [--set K=V]... [--baseline OLD.json] [--gpus all|LIST\n"
+                    "           [--allow-shared] [--allow-mixed]] [--shard i/N|auto\n"
+                    "           [--shards N]] [--isolate point] [--sanitize-on-crash]\n"
                     "           [--sanitize memcheck|racecheck|synccheck|initcheck]\n"
                     "           [--record [--commit REV] [--history FILE]]",
         .options = {
@@ -58,9 +58,15 @@ const kbc_command kbc_commands[] = {
                          "keeps them also when the INI file's plan changed"},
             {"--force", "with -o, start afresh in a DIR that holds results"},
             {"--quiet", NULL},
+            {"--summary-only", "on the terminal, each experiment's sweep at a\n"
+                               "glance (a row per swept value, a column per\n"
+                               "variant, speed-ups over the sweep) and the\n"
+                               "failed rows, not a table per point"},
             {"--wide", "the table also shows min, max, runs, noise, the\n"
                        "variants' flags and the check"},
-            {"--variants", "the variants of every experiment (comma-separated)"},
+            {"--variants", "the variants of every experiment (comma-separated\n"
+                           "names or globs); a baseline or reference of the\n"
+                           "file they leave out is dropped, with a note"},
             {"--experiment", NULL},
             {"--set", NULL},
             {"--baseline", NULL},
@@ -106,11 +112,12 @@ const kbc_command kbc_commands[] = {
     {
         .name = "compare",
         .run = kbc_cli_compare,
-        .min_args = 2, .max_args = 2, .args_what = "two results files, BASE.json and NEW.json",
+        .min_args = 2, .max_args = 2,
+        .args_what = "two runs, BASE and NEW (results files or folders)",
         .arg_noun = "file name",
         .complete = "json",
         .summary = "each row's change between two runs; exit 1 when one is slower",
-        .synopsis = "kbench compare BASE.json NEW.json [--threshold PCT] [--alpha ALPHA]\n"
+        .synopsis = "kbench compare BASE NEW [--threshold PCT] [--alpha ALPHA]\n"
                     "               [--format table|markdown|json] [--only-changed]\n"
                     "               [--sort file|change]",
         .options = {
@@ -122,16 +129,17 @@ const kbc_command kbc_commands[] = {
             {"--sort", "file (default: the base file's order) or change\n"
                        "(the largest slowdown first)"},
         },
-        .examples = {"kbench compare before/results.json after/results.json",
+        .examples = {"kbench compare before/ after/",
                      "kbench compare old.json new.json --threshold 3 --format markdown"},
     },
     {
         .name = "plot",
         .run = kbc_cli_plot,
-        .min_args = 1, .max_args = 1, .args_what = "one results file", .arg_noun = "file name",
+        .min_args = 1, .max_args = 1, .args_what = "one results file or run folder",
+        .arg_noun = "file name",
         .complete = "json",
         .summary = "gnuplot scripts (and SVG and PNG, with gnuplot) of a run",
-        .synopsis = "kbench plot RESULTS.json [-o DIR] [--metric rate|time|energy|efficiency]\n"
+        .synopsis = "kbench plot RESULTS [-o DIR] [--metric rate|time|energy|efficiency]\n"
                     "            [--logy] [--band]",
         .options = {
             {"--output", "write into DIR (default: the results file's folder)"},

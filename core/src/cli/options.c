@@ -60,6 +60,7 @@ const kbc_option kbc_options[] = {
     {"--quiet", 'q', NULL, NULL, 0, 0, 0, "no progress line, only warnings on stderr",
      FLAG(quiet)},
     {"--wide", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(wide)},
+    {"--summary-only", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(summary_only)},
     {"--variants", 0, "LIST", "list of variants", 0, 0, 0, NULL, VALUE(variants)},
     {"--experiment", 0, "NAMES", "list of experiments", 0, 0, 0,
      "only the experiments named (comma-separated; globs\nsuch as 'reduce-*' match)",

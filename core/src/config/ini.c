@@ -817,7 +817,9 @@ void kbc_ini_free(kbc_ini *ini)
 
 const char *kbc_ini_where(const kbc_ini *ini, const char *file, int line, char *buf, size_t n)
 {
-    if (line < 0)
+    if (line == KBC_INI_LINE_VARIANTS)
+        snprintf(buf, n, "--variants");
+    else if (line < 0)
         snprintf(buf, n, "--set");
     else
         snprintf(buf, n, "%s:%d", file ? file : ini->path, line);

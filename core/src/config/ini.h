@@ -79,14 +79,16 @@ int kbc_ini_load_string(const char *name, const char *text, kbc_ini *ini, kbc_di
 void kbc_ini_free(kbc_ini *ini);
 
 /* Where an entry or section was set, for a diagnostic: "FILE:LINE" (its
-   own file, for one read through an include), or "--set" for a value from
-   the command line (a negative line). */
+   own file, for one read through an include), or the option that gave a
+   value from the command line (a negative line): "--variants" for
+   KBC_INI_LINE_VARIANTS, "--set" for any other. */
 const char *kbc_ini_where(const kbc_ini *ini, const char *file, int line, char *buf, size_t n);
 
 /* Sets key = value in [section] (made when missing; [global] first),
    replacing a value the file gave; line is what diagnostics show for it
    (negative: a value from the command line, KBC_INI_LINE_CLI). */
 #define KBC_INI_LINE_CLI (-1)
+#define KBC_INI_LINE_VARIANTS (-2) /* a value from --variants */
 void kbc_ini_set(kbc_ini *ini, const char *section, const char *key, const char *value,
                  int line);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
 #include "util.h"
 
 void kbc_record_init(kbc_record *r)
@@ -294,4 +295,18 @@ void kbc_cuda_version_text(int v, char *buf, size_t n)
         snprintf(buf, n, "%d.%d", v / 1000, v % 1000 / 10);
     else if (n)
         buf[0] = '\0';
+}
+
+const char *kbc_outcome_sgr(int outcome)
+{
+    switch (outcome) {
+    case KBC_PASS:
+        return KBC_SGR_GOOD;
+    case KBC_SKIPPED:
+        return KBC_SGR_WARN;
+    case KBC_INVALID:
+        return KBC_SGR_DIM;
+    default:
+        return kbc_outcome_failed(outcome) ? KBC_SGR_BAD : "";
+    }
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu_facts.h"
 #include "kbench/plugin.h"
 #include "stats.h"
 
@@ -31,6 +32,9 @@ typedef struct kbc_machine {
     int driver_version, runtime_version; /* CUDA's integers, e.g. 13000 */
     char host[256];
     int cpu_threads;
+    /* The host's CPU and its load around the run (base/cpu_facts.h): set
+       by the supervisor, on the host that runs the workers. */
+    kbc_cpu_facts cpu;
 } kbc_machine;
 
 typedef enum kbc_outcome {
@@ -296,6 +300,8 @@ typedef struct kbc_record {
     double gbps;            /* (bytes_read + bytes_written) / median / 1e9 */
     double gflops;          /* NaN when flops == 0                    */
     double items_per_s;     /* NaN when items == 0                    */
+    char item_name[32];     /* what the plugin calls its items ("keys";
+                               kb_plugin.item_name), "" when it says not */
     double ceiling_gbps;    /* the ceiling matched to the traffic mix */
     char ceiling[8];        /* "read", "write", "mixed" or ""         */
     double pct_ceiling;     /* gbps / ceiling_gbps * 100, or NaN      */
@@ -363,6 +369,10 @@ int kbc_integrity_flagged(const kbc_record *r);
 const char *kbc_outcome_name(int outcome);
 int kbc_outcome_parse(const char *name);
 
+/* The colour of an outcome's name on a terminal (text.h's SGR): pass
+   green, a failure red, skipped yellow, invalid dim. */
+const char *kbc_outcome_sgr(int outcome);
+
 /* Variant flags as "syncs|nondeterm|library" ("" for none); and one
    name back to its bit (0 when unknown). */
 const char *kbc_flags_text(uint32_t flags, char *buf, size_t n);
@@ -405,6 +415,9 @@ typedef struct kbc_build_info {
 /* What a reporter learns when the run begins. */
 typedef struct kbc_run_info {
     const char *config_file;  /* or NULL */
+    /* The machine stays valid until the sinks' end(): its cpu.load_after,
+       cpu_s and wall_s are set just before it (results.json reads them
+       there). */
     const kbc_machine *machine;
     kbc_ceilings ceilings;    /* of the device the CUDA rows ran on */
     kbc_flops_ceilings flops; /* its compute ceilings               */
@@ -450,6 +463,8 @@ typedef struct kbc_suspect {
                                differs (kbc_suspect_text)                 */
 } kbc_suspect;
 
+struct kbc_sweep; /* an experiment's sweep at a glance: analysis/sweep_summary.h */
+
 /* A reporter.  point() gets all records of one point at once (so a table
    can group them and speed-ups are known); it should write them out at
    once, so that a crash later loses nothing already reported.  begin(),
@@ -476,6 +491,10 @@ typedef struct kbc_sink {
        borrowed for the call), found once for all sinks by the fan-out
        (views/fanout.h); a sink keeps what it needs.  May be NULL. */
     int (*suspects)(void *ctx, const kbc_suspect *list, size_t n);
+    /* Called once before end(), after suspects(), with the summary of
+       each experiment's sweep (analysis/sweep_summary.h; list[0..n), borrowed for
+       the call), made once for all sinks by the fan-out.  May be NULL. */
+    int (*sweeps)(void *ctx, const struct kbc_sweep *list, size_t n);
 } kbc_sink;
 
 #endif

@@ -376,6 +376,7 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
     r->gbps = get_num(o, "gbps");
     r->gflops = get_num(o, "gflops");
     r->items_per_s = get_num(o, "items_per_s");
+    get_str(o, "item_name", r->item_name, sizeof r->item_name);
     get_str(o, "ceiling", r->ceiling, sizeof r->ceiling);
     r->ceiling_gbps = get_num(o, "ceiling_gbps");
     r->pct_ceiling = get_num(o, "pct_ceiling");
@@ -532,6 +533,19 @@ static double get_ceiling(const json_t *o, const char *key)
     return isnan(x) ? 0 : x;
 }
 
+/* "machine"."cpu" (cpu_json in results_write.c); unknown (NaN, "") in a
+   file from before it. */
+static void read_cpu(const json_t *o, kbc_cpu_facts *f)
+{
+    get_str(o, "model", f->model, sizeof f->model);
+    get_str(o, "governor", f->governor, sizeof f->governor);
+    f->mhz = get_num(o, "mhz");
+    f->load_before = get_num(o, "load_before");
+    f->load_after = get_num(o, "load_after");
+    f->cpu_s = get_num(o, "cpu_seconds");
+    f->wall_s = get_num(o, "wall_seconds");
+}
+
 /* "machine", as machine_json in results_write.c writes it. */
 static void read_machine(rd *rc, const json_t *m, kbc_run_doc *doc)
 {
@@ -556,6 +570,7 @@ static void read_machine(rd *rc, const json_t *m, kbc_run_doc *doc)
     k->runtime_version = get_int(rc, m, "runtime_version", 0);
     get_str(m, "host", k->host, sizeof k->host);
     k->cpu_threads = get_int(rc, m, "cpu_threads", 0);
+    read_cpu(json_object_get(m, "cpu"), &k->cpu);
     rc->at = "machine.clocks_khz";
     const json_t *ck = json_object_get(m, "clocks_khz");
     k->clock_khz = get_int(rc, ck, "sm", 0);

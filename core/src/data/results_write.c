@@ -40,6 +40,8 @@ typedef struct json_ctx {
     double started;  /* kbc_now() when the first write began              */
     double spent;    /* seconds all writes took                           */
     size_t written;  /* rows in the document PATH holds                   */
+    const kbc_machine *machine; /* begin()'s, read again at end() for the
+                                   end's CPU facts (kbc_run_info)         */
 } json_ctx;
 
 /* A number, or null for NaN and infinities (which JSON cannot spell and
@@ -143,6 +145,23 @@ static json_t *gflops_or_null(double x)
     return x > 0 ? num(x) : json_null();
 }
 
+/* machine.cpu: the host's CPU and its load around the run (cpu_facts.h);
+   null where not known (an end's fact until the run ends). */
+static json_t *cpu_json(const kbc_cpu_facts *f)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "model", f->model[0] ? jtext(f->model) : json_null());
+    json_object_set_new(o, "governor", f->governor[0] ? jtext(f->governor) : json_null());
+    json_object_set_new(o, "mhz", isfinite(f->mhz) && f->mhz > 0 ? num(f->mhz) : json_null());
+    json_object_set_new(o, "load_before", isfinite(f->load_before) ? num(f->load_before)
+                                                                   : json_null());
+    json_object_set_new(o, "load_after", isfinite(f->load_after) ? num(f->load_after)
+                                                                 : json_null());
+    json_object_set_new(o, "cpu_seconds", isfinite(f->cpu_s) ? num(f->cpu_s) : json_null());
+    json_object_set_new(o, "wall_seconds", isfinite(f->wall_s) ? num(f->wall_s) : json_null());
+    return o;
+}
+
 static json_t *machine_json(const kbc_run_info *info)
 {
     const kbc_machine *m = info->machine;
@@ -179,6 +198,7 @@ static json_t *machine_json(const kbc_run_info *info)
     json_object_set_new(o, "runtime_version_string", cuda_version(m->runtime_version));
     json_object_set_new(o, "host", jtext(m->host));
     json_object_set_new(o, "cpu_threads", json_integer(m->cpu_threads));
+    json_object_set_new(o, "cpu", cpu_json(&m->cpu));
     /* The three ceilings of the device the CUDA rows ran on (null where
        not measured); copy_gbps keeps its old place and meaning. */
     json_object_set_new(o, "copy_gbps", k->copy_gbps > 0 ? num(k->copy_gbps) : json_null());
@@ -402,6 +422,7 @@ json_t *kbc_record_to_json(const kbc_record *r)
     json_object_set_new(o, "gbps", num(r->gbps));
     json_object_set_new(o, "gflops", num(r->gflops));
     json_object_set_new(o, "items_per_s", num(r->items_per_s));
+    json_object_set_new(o, "item_name", r->item_name[0] ? jtext(r->item_name) : json_null());
     json_object_set_new(o, "ceiling", r->ceiling[0] ? jtext(r->ceiling) : json_null());
     json_object_set_new(o, "ceiling_gbps", num(r->ceiling_gbps));
     json_object_set_new(o, "pct_ceiling", num(r->pct_ceiling));
@@ -614,6 +635,7 @@ static int json_begin(void *vctx, const kbc_run_info *info)
     json_object_set_new(doc, "command", str_or_null(info->command_line));
     json_object_set_new(doc, "started", utc_now());
     json_object_set_new(doc, "machine", machine_json(info));
+    c->machine = info->machine;
     json_t *config = json_object();
     json_object_set_new(config, "file", str_or_null(info->config_file));
     json_t *exps = json_array();
@@ -714,6 +736,11 @@ static int json_end(void *vctx, int exit_code)
         return -1;
     json_object_set_new(c->doc, "exit_code", json_integer(exit_code));
     json_object_set_new(c->doc, "finished", utc_now());
+    /* The end's facts (the load after the run, its CPU time), which the
+       supervisor set in the machine just before the end. */
+    json_t *m = json_object_get(c->doc, "machine");
+    if (c->machine && json_is_object(m))
+        json_object_set_new(m, "cpu", cpu_json(&c->machine->cpu));
     return json_write(c);
 }
 

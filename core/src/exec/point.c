@@ -31,6 +31,7 @@ void kbc_record_identify(kbc_record *r, const kbc_experiment *e, uint64_t p,
     kbc_record_init(r);
     set_text(r->experiment, sizeof r->experiment, e->name);
     set_text(r->plugin, sizeof r->plugin, d->name);
+    set_text(r->item_name, sizeof r->item_name, d->item_name ? d->item_name : "");
     r->variant_index = v;
     if (v < d->n_variants) {
         set_text(r->variant, sizeof r->variant, d->variants[v].name);

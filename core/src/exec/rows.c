@@ -166,6 +166,7 @@ void sv_sinks_init(super *s, kbc_sink *sinks, size_t n_sinks)
 void sv_begin_sinks(super *s)
 {
     s->info.config_file = s->plan->path;
+    s->first.machine.cpu = s->cpu;
     kbc_hello_run_info(&s->first, &s->info);
     s->begun = 1;
     kbc_fanout_begin(&s->out, &s->info);
@@ -182,5 +183,6 @@ void sv_tick_sinks(super *s)
    exit code. */
 void sv_end_sinks(super *s)
 {
+    kbc_cpu_facts_end(&s->first.machine.cpu, s->cpu0_s, s->started);
     s->code = kbc_fanout_end(&s->out, s->code);
 }

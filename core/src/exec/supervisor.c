@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "request.h"
 #include "sha256.h"
 #include "supervisor_internal.h"
+#include "text.h"
 #include "util.h"
 
 volatile sig_atomic_t sv_signals_seen;
@@ -58,6 +60,31 @@ static const char *clock_text(double secs, char *out, size_t n)
     return out;
 }
 
+/* The terminal's width on stderr (80 when it does not say). */
+static int terminal_columns(void)
+{
+    struct winsize ws;
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    return 80;
+}
+
+void kbc_progress_fit(char *line, size_t n, const char *head, const char *name, int columns)
+{
+    /* The head ("[3/17 points, 0:05, about 0:12 left] ") and " ..." stay
+       whole; the name is cut to what is left of the line, with "~" where
+       cut, so that the line never wraps (a wrapped line is not cleared by
+       the next one's \r). */
+    int room = columns - 1 - (int)strlen(head) - 4;
+    int len = (int)strlen(name);
+    if (room < 1)
+        snprintf(line, n, "%.*s", columns > 1 ? columns - 1 : 0, head);
+    else if (len <= room)
+        snprintf(line, n, "%s%s ...", head, name);
+    else
+        snprintf(line, n, "%s%.*s~ ...", head, room - 1, name);
+}
+
 void sv_progress(super *s, const worker *w)
 {
     if (s->o->request.quiet || !isatty(STDERR_FILENO))
@@ -73,8 +100,13 @@ void sv_progress(super *s, const worker *w)
                  clock_text(elapsed / s->cost_done * (s->cost_all - s->cost_done), t,
                             sizeof t));
     }
-    fprintf(stderr, "\r\033[K[%zu/%zu points, %s%s] %s: %s ...", s->n_done + 1, s->n_slots,
-            clock_text(elapsed, el, sizeof el), eta, e ? e->name : "", w->variant);
+    char head[160], name[600], line[800];
+    snprintf(head, sizeof head, "[%zu/%zu points, %s%s] ", s->n_done + 1, s->n_slots,
+             clock_text(elapsed, el, sizeof el), eta);
+    snprintf(name, sizeof name, "%s: %s", e ? kbc_text_visible(e->name) : "",
+             kbc_text_visible(w->variant));
+    kbc_progress_fit(line, sizeof line, head, name, terminal_columns());
+    fprintf(stderr, "\r\033[K%s", line);
     fflush(stderr);
     s->progress_shown = 1;
 }
@@ -489,6 +521,11 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
     memset(s, 0, sizeof *s);
     s->plan = plan;
     s->o = o;
+    /* The host's load before any worker starts, and the CPU time from
+       here on, so that a noisy CPU row can be told from a loaded host. */
+    kbc_cpu_facts_start(&s->cpu);
+    s->cpu0_s = kbc_cpu_seconds();
+    s->started = kbc_now();
     sv_sinks_init(s, sinks, n_sinks);
     kbc_plan_hash(plan, s->plan_hash);
     builds_make(s);

@@ -31,8 +31,13 @@
 #include "record.h"
 #include "request.h"
 
-/* Exit code of an interrupted run (128 + SIGINT, as shells report it). */
-#define KBC_EXIT_INTERRUPTED 130
+/* An interrupted run exits with KBC_EXIT_INTERRUPTED (util.h). */
+
+/* The progress line into line (n bytes): head, then name (the experiment
+   and variant running), then " ...", the name cut with "~" so that the
+   whole stays within columns - 1 (a line that wraps is not cleared by the
+   next one's carriage return). */
+void kbc_progress_fit(char *line, size_t n, const char *head, const char *name, int columns);
 
 /* One GPU a worker is bound to, found through NVML (nvml.h). */
 typedef struct kbc_gpu_pick {

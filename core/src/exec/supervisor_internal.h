@@ -117,6 +117,9 @@ typedef struct super {
     int have_first;
     int progress_shown;
     double t0;          /* when the first point was handed out            */
+    kbc_cpu_facts cpu;  /* the host's CPU and load as the run started,
+                           given to the header's machine                  */
+    double cpu0_s, started; /* kbc_cpu_seconds() and kbc_now() then       */
     double cost_all, cost_done; /* expected seconds of the run's points
                            (shard.c's model), and of those done here     */
     kbc_job *jobs;      /* the plan's jobs, for picks added as it goes    */

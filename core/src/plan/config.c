@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include <fnmatch.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,6 +298,36 @@ static int unknown_variant(const ctx *c, found f, const kbc_section *sec, const 
                      d->name, list, sug);
 }
 
+/* A glob in a list of variants (`cpu*`, as --experiment takes them):
+   every variant it matches, in the plugin's order, that the list has not
+   selected yet.  A glob that matches nothing is a typo, not an empty run. */
+static int add_variant_glob(const ctx *c, found f, const kbc_section *sec, kbc_experiment *x,
+                            const char *glob)
+{
+    const kb_plugin *d = x->plugin->desc;
+    int hits = 0;
+    for (uint32_t i = 0; i < d->n_variants && i < KB_MAX_VARIANTS; i++) {
+        if (fnmatch(glob, d->variants[i].name, 0) != 0)
+            continue;
+        hits++;
+        int have = 0;
+        for (uint32_t k = 0; k < x->n_variants && !have; k++)
+            have = x->variants[k] == i;
+        if (!have)
+            x->variants[x->n_variants++] = i;
+    }
+    if (hits)
+        return 0;
+    const char **names = kbc_xcalloc(d->n_variants ? d->n_variants : 1, sizeof *names);
+    for (uint32_t i = 0; i < d->n_variants; i++)
+        names[i] = d->variants[i].name;
+    char list[600];
+    join(list, sizeof list, names, d->n_variants);
+    free(names);
+    return key_error(c, f, sec, "'%s' matches no variant of plugin '%s' (it has: %s)", glob,
+                     d->name, list);
+}
+
 static int parse_variants(const ctx *c, const kbc_section *sec, kbc_experiment *x)
 {
     const kb_plugin *d = x->plugin->desc;
@@ -317,7 +348,9 @@ static int parse_variants(const ctx *c, const kbc_section *sec, kbc_experiment *
             *comma = '\0';
         char *name = kbc_trim_dup(start);
         int v = *name ? variant_index(d, name) : -1;
-        if (v < 0 && strcasecmp(name, "all") == 0) {
+        if (v < 0 && strpbrk(name, "*?[")) {
+            rc = add_variant_glob(c, f, sec, x, name);
+        } else if (v < 0 && strcasecmp(name, "all") == 0) {
             /* "all" selects every variant, so it cannot be one of several. */
             rc = key_error(c, f, sec,
                            "'all' stands alone: it selects every variant, so write either "
@@ -347,17 +380,27 @@ static int parse_variants(const ctx *c, const kbc_section *sec, kbc_experiment *
     return rc;
 }
 
-/* baseline and reference: a variant of the plugin that is also selected. */
+/* baseline and reference: a variant of the plugin that is also selected,
+   or `none` for the reference.  A narrowing from the command line never
+   fights the file: when --variants (or --set variants=) leaves out the
+   variant the file names, the key is dropped (*dropped says which, for the
+   note kbc_plan_notes prints) and the baseline falls back to the first
+   selected variant.  A baseline or reference typed on the command line
+   itself must be among the variants. */
 static int pick_variant(const ctx *c, const kbc_section *sec, kbc_experiment *x, const char *key,
-                        int *out)
+                        int *out, int *dropped)
 {
     const kb_plugin *d = x->plugin->desc;
+    int is_reference = strcmp(key, "reference") == 0;
     found f = lookup(c, sec, key);
     if (!f.e)
         return 0;
     if (!*f.e->value)
-        return key_error(c, f, sec, "the value is empty; name one of the selected variants");
+        return key_error(c, f, sec, "the value is empty; name one of the selected variants%s",
+                         is_reference ? ", or none for no reference" : "");
     int v = variant_index(d, f.e->value);
+    if (v < 0 && is_reference && strcasecmp(f.e->value, "none") == 0)
+        return 0;
     if (v < 0)
         return unknown_variant(c, f, sec, d, f.e->value);
     for (uint32_t k = 0; k < x->n_variants; k++) {
@@ -366,14 +409,23 @@ static int pick_variant(const ctx *c, const kbc_section *sec, kbc_experiment *x,
             return 0;
         }
     }
+    found list_key = lookup(c, sec, "variants");
+    if (list_key.e && list_key.e->line < 0 && f.e->line >= 0) {
+        *dropped = v;
+        x->dropped_by =
+            list_key.e->line == KBC_INI_LINE_VARIANTS ? "--variants" : "--set variants=";
+        return 0;
+    }
     const char *names[KB_MAX_VARIANTS];
     for (uint32_t k = 0; k < x->n_variants; k++)
         names[k] = d->variants[x->variants[k]].name;
-    char list[600];
+    char list[600], where[40] = "'variants'";
     join(list, sizeof list, names, x->n_variants);
-    return key_error(c, f, sec, "'%s' is not among the selected variants (%s); add it to "
-                                "'variants'",
-                     f.e->value, list);
+    if (list_key.e && list_key.e->line < 0)
+        kbc_ini_where(c->ini, NULL, list_key.e->line, where, sizeof where);
+    return key_error(c, f, sec, "'%s' is not among the selected variants (%s); add it to %s%s",
+                     f.e->value, list, where,
+                     is_reference ? ", or write none for no reference" : "");
 }
 
 /* One core key with a single typed value, or its default. */
@@ -766,12 +818,13 @@ static int build(const kbc_ini *ini, kbc_registry *reg, uint64_t device_mem, int
         x->file = sec->file;
         x->plugin = plugins[i];
         x->baseline = x->reference = -1;
+        x->dropped_baseline = x->dropped_reference = -1;
         found desc = lookup(&c, sec, "description");
         x->description = desc.e ? kbc_xstrdup(desc.e->value) : NULL;
 
         if (check_own_keys(&c, sec, x->plugin->desc) || parse_variants(&c, sec, x) ||
-            pick_variant(&c, sec, x, "baseline", &x->baseline) ||
-            pick_variant(&c, sec, x, "reference", &x->reference) ||
+            pick_variant(&c, sec, x, "baseline", &x->baseline, &x->dropped_baseline) ||
+            pick_variant(&c, sec, x, "reference", &x->reference, &x->dropped_reference) ||
             parse_measure(&c, sec, &x->measure) || build_axes(&c, sec, x)) {
             rc = -1;
             break;
@@ -870,7 +923,9 @@ static uint64_t uses_with_zip(const kbc_experiment *e, uint64_t uses)
 /* Seconds for a person: "45 s", "12 min", "3.2 h". */
 static const char *seconds_text(double s, char *buf, size_t n)
 {
-    if (s < 90)
+    if (s < 9.95)
+        snprintf(buf, n, "%.1f s", s);
+    else if (s < 90)
         snprintf(buf, n, "%.0f s", s);
     else if (s < 5400)
         snprintf(buf, n, "%.0f min", s / 60);
@@ -881,12 +936,98 @@ static const char *seconds_text(double s, char *buf, size_t n)
 
 void kbc_plan_print(const kbc_plan *plan, FILE *out)
 {
-    uint64_t runs = 0;
+    kbc_plan_print_with(plan, NAN, NULL, out);
+}
+
+/* text on out, cut at spaces into lines of at most 96 columns, the lines
+   after the first indented by indent spaces. */
+static void print_wrapped(FILE *out, const char *text, int indent)
+{
+    const int width = 96;
+    int col = 0;
+    for (const char *p = text; *p;) {
+        size_t word = strcspn(p, " ");
+        if (col > indent && col + 1 + (int)word > width) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > 0 && p != text) {
+            fputc(' ', out);
+            col++;
+        }
+        fprintf(out, "%.*s", (int)word, p);
+        col += (int)word;
+        p += word;
+        p += strspn(p, " ");
+    }
+    fputc('\n', out);
+}
+
+/* The totals, as the run counts them, and the time in one sentence: an
+   earlier run's of the same plan when there is one (earlier_s), else the
+   model's, beside the budgets' bound. */
+static void print_totals(const kbc_plan *plan, double earlier_s, const char *earlier_from,
+                         FILE *out)
+{
+    uint64_t rows = 0, runs = kbc_plan_variant_runs(plan);
+    for (size_t i = 0; i < plan->n; i++)
+        rows += plan->exps[i].n_points * plan->exps[i].n_variants;
+    char *line = kbc_xasprintf("%zu experiment%s, %llu point%s, %llu variant run%s", plan->n,
+                               plan->n == 1 ? "" : "s", (unsigned long long)plan->n_points,
+                               plan->n_points == 1 ? "" : "s", (unsigned long long)runs,
+                               runs == 1 ? "" : "s");
+    if (runs != rows) {
+        char *more = kbc_xasprintf("%s for %llu rows (a variant that ignores a swept parameter "
+                                   "runs once for the points that differ only in it; a point "
+                                   "plan() refuses runs nothing)",
+                                   line, (unsigned long long)rows);
+        free(line);
+        line = more;
+    }
+    fputc('\n', out);
+    print_wrapped(out, line, 2);
+    free(line);
+    double timed_cap, rest, energy, expected;
+    kbc_plan_estimate(plan, &timed_cap, &rest, &energy, &expected);
+    char a[32], e[32], en[32];
+    if (isfinite(earlier_s))
+        line = kbc_xasprintf("time: about %s on one worker, as the last run of this plan took "
+                             "(%s); the timed runs take at most %s (each variant's budget, at "
+                             "each point where it runs)",
+                             seconds_text(earlier_s, e, sizeof e), earlier_from,
+                             seconds_text(timed_cap, a, sizeof a));
+    else
+        line = kbc_xasprintf("time: about %s on one worker (a model: the timed runs, and each "
+                             "point's inputs and checks on the host at about 1 GB/s; a GPU "
+                             "worker's start and ceilings come on top), at most %s of timed "
+                             "runs if every variant spends its budget at each point where it "
+                             "runs",
+                             seconds_text(expected, e, sizeof e),
+                             seconds_text(timed_cap, a, sizeof a));
+    print_wrapped(out, line, 6);
+    free(line);
+    /* The windows per row: one count where the experiments with energy
+       agree, else the most of them. */
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < plan->n; i++) {
+        const kbc_measure *m = &plan->exps[i].measure;
+        if (m->energy == KBC_ENERGY_OFF)
+            continue;
+        lo = m->energy_windows < lo ? m->energy_windows : lo;
+        hi = m->energy_windows > hi ? m->energy_windows : hi;
+    }
+    if (energy > 0)
+        fprintf(out, "      (the energy windows are %s of it: %s%u windows of at least\n"
+                     "      energy_window for each CUDA variant at each point; docs/energy.md)\n",
+                seconds_text(energy, en, sizeof en), lo < hi ? "up to " : "", hi);
+}
+
+void kbc_plan_print_with(const kbc_plan *plan, double earlier_s, const char *earlier_from,
+                         FILE *out)
+{
     for (size_t i = 0; i < plan->n; i++) {
         const kbc_experiment *x = &plan->exps[i];
         const kb_plugin *d = x->plugin->desc;
         const kbc_measure *m = &x->measure;
-        runs += x->n_points * x->n_variants;
 
         fprintf(out, "%s[%s]  plugin %s (%s)\n", i ? "\n" : "", x->name, d->name,
                 x->plugin->path ? x->plugin->path : "?");
@@ -997,32 +1138,7 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
                     (unsigned long long)refused_runs, refused_runs == 1 ? "" : "s",
                     refused_runs == 1 ? "its" : "their");
     }
-    fprintf(out, "\n%zu experiment%s, %llu point%s, %llu variant run%s\n", plan->n,
-            plan->n == 1 ? "" : "s", (unsigned long long)plan->n_points,
-            plan->n_points == 1 ? "" : "s", (unsigned long long)runs, runs == 1 ? "" : "s");
-    double timed_cap, rest, energy, expected;
-    kbc_plan_estimate(plan, &timed_cap, &rest, &energy, &expected);
-    char a[32], b[32], e[32], en[32];
-    fprintf(out,
-            "time: the timed runs take at most %s (each variant's budget, at each point where\n"
-            "      it runs); warm-up, checked runs and set-up about %s more (a model from the\n"
-            "      plan's bytes and flops): about %s in all on one worker\n",
-            seconds_text(timed_cap, a, sizeof a), seconds_text(rest, b, sizeof b),
-            seconds_text(expected, e, sizeof e));
-    /* The windows per row: one count where the experiments with energy
-       agree, else the most of them. */
-    uint32_t lo = UINT32_MAX, hi = 0;
-    for (size_t i = 0; i < plan->n; i++) {
-        const kbc_measure *m = &plan->exps[i].measure;
-        if (m->energy == KBC_ENERGY_OFF)
-            continue;
-        lo = m->energy_windows < lo ? m->energy_windows : lo;
-        hi = m->energy_windows > hi ? m->energy_windows : hi;
-    }
-    if (energy > 0)
-        fprintf(out, "      (the energy windows are %s of it: %s%u windows of at least\n"
-                     "      energy_window for each CUDA variant at each point; docs/energy.md)\n",
-                seconds_text(energy, en, sizeof en), lo < hi ? "up to " : "", hi);
+    print_totals(plan, earlier_s, earlier_from, out);
 }
 
 /* ---- distinct configurations (config.h) ---- */
@@ -1192,11 +1308,62 @@ int kbc_ini_narrow(kbc_ini *ini, const char *experiments, const char *const *set
         for (size_t i = 0; i < ini->n; i++)
             if (strcmp(ini->sections[i].name, "global") != 0) {
                 char *name = kbc_xstrdup(ini->sections[i].name);
-                kbc_ini_set(ini, name, "variants", variants, KBC_INI_LINE_CLI);
+                kbc_ini_set(ini, name, "variants", variants, KBC_INI_LINE_VARIANTS);
                 free(name);
             }
     }
     return 0;
+}
+
+/* Whether experiments a and b left out the same variant as their baseline
+   (role 0, with the same fallback) or reference (role 1): one note names
+   them together. */
+static int same_drop(const kbc_experiment *a, const kbc_experiment *b, int role)
+{
+    int va = role ? a->dropped_reference : a->dropped_baseline;
+    int vb = role ? b->dropped_reference : b->dropped_baseline;
+    if (va < 0 || vb < 0 || a->plugin != b->plugin || va != vb ||
+        strcmp(a->dropped_by, b->dropped_by) != 0)
+        return 0;
+    return role || a->baseline == b->baseline;
+}
+
+void kbc_plan_notes(const kbc_plan *plan, FILE *out)
+{
+    for (int role = 0; role < 2; role++) {
+        for (size_t i = 0; i < plan->n; i++) {
+            const kbc_experiment *e = &plan->exps[i];
+            int v = role ? e->dropped_reference : e->dropped_baseline;
+            int first = v >= 0;
+            for (size_t j = 0; j < i && first; j++)
+                first = !same_drop(&plan->exps[j], e, role);
+            if (!first)
+                continue;
+            char names[400];
+            size_t used = 0, count = 0;
+            names[0] = '\0';
+            for (size_t j = i; j < plan->n; j++) {
+                if (!same_drop(&plan->exps[j], e, role))
+                    continue;
+                if (count++ < 3 && used < sizeof names)
+                    used += (size_t)snprintf(names + used, sizeof names - used, "%s[%s]",
+                                             count > 1 ? ", " : "", plan->exps[j].name);
+            }
+            if (count > 3 && used < sizeof names)
+                snprintf(names + used, sizeof names - used, " and %zu more", count - 3);
+            const kb_variant *vs = e->plugin->desc->variants;
+            if (role == 0)
+                fprintf(out,
+                        "kbench: note: %s leaves out the baseline '%s' of %s: speed-ups are "
+                        "against '%s', the first selected variant\n",
+                        e->dropped_by, vs[v].name, names, vs[e->baseline].name);
+            else
+                fprintf(out,
+                        "kbench: note: %s leaves out the reference '%s' of %s: the run has no "
+                        "reference\n",
+                        e->dropped_by, vs[v].name, names);
+        }
+    }
 }
 
 int kbc_plan_wants_gpu(const kbc_plan *plan)

@@ -57,6 +57,10 @@ typedef struct kbc_experiment {
     uint32_t n_variants;
     int baseline;  /* variant index, or -1 */
     int reference; /* variant index, or -1 */
+    /* The file's baseline and reference that --variants left out (variant
+       indices, or -1): the run goes on without them (kbc_plan_notes). */
+    int dropped_baseline, dropped_reference;
+    const char *dropped_by; /* the option that left them out */
     kbc_measure measure;
     kbc_axis *axes; /* one per plugin parameter, in declaration order */
     uint64_t n_points;
@@ -117,15 +121,29 @@ uint64_t kbc_point_representative(const kbc_experiment *e, uint64_t p, uint32_t 
    (each glob must match one); sets are KEY=VALUE ([global]) or
    SECTION.KEY=VALUE, applied as if written in the file (diagnostics name
    them "--set"); variants, when not NULL, is every kept experiment's
-   `variants`.  Returns 0, or -1 with d set to one sentence. */
+   `variants` (diagnostics name it "--variants"; names or globs, and a
+   baseline or reference of the file it leaves out is dropped).  Returns
+   0, or -1 with d set to one sentence. */
 int kbc_ini_narrow(kbc_ini *ini, const char *experiments, const char *const *sets,
                    size_t n_sets, const char *variants, kbc_diag *d);
+
+/* One note line for each baseline or reference of the file that the
+   command line's variants left out, saying what the run uses instead
+   (nothing when none was left out). */
+void kbc_plan_notes(const kbc_plan *plan, FILE *out);
 
 /* Whether any experiment selects a CUDA variant (a CPU-only plan never
    wakes the GPU). */
 int kbc_plan_wants_gpu(const kbc_plan *plan);
 
-/* Prints the expanded plan for --dry-run: one line per point, then totals. */
+/* Prints the expanded plan for --dry-run: one line per point, then the
+   totals (the variant runs as the run makes them, kbc_plan_variant_runs)
+   and the time it will take in one sentence: the model's
+   (kbc_plan_estimate), or, with earlier_s finite, an earlier run's of the
+   same plan (its seconds, scaled to this plan's points), which earlier_from
+   names (a file). */
 void kbc_plan_print(const kbc_plan *plan, FILE *out);
+void kbc_plan_print_with(const kbc_plan *plan, double earlier_s, const char *earlier_from,
+                         FILE *out);
 
 #endif

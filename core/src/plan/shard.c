@@ -23,6 +23,15 @@
 #define CPU_BYTES_PER_S 1e10
 #define CPU_FLOPS_PER_S 5e10
 #define FIXED_PER_VARIANT_S 0.05
+/* What a point costs the host besides its variants' runs, for the dry
+   run's estimate (kbc_plan_estimate): its inputs generated, its reference
+   computed and each output checked, at about a second per GB of the
+   point's traffic.  Measured on the checked-in runs of reduce, transpose,
+   matmul and the targets on an H100 and an H200 (results/2026-11-22-h200,
+   2026-11-25-h100-c): 0.8 to 1.3 s per GB of the points' largest
+   traffic, beyond their timed runs; sort's reference, a sort on the CPU,
+   takes 6 to 8 s per GB, so its estimate is low. */
+#define HOST_BYTES_PER_S 1e9
 
 /* A variant's expected seconds at a point, split into the timed runs,
    the rest (set-up share, warm-up and the checked run) and the energy
@@ -442,6 +451,31 @@ int kbc_shard_parse(const char *text, int hint, int *index, int *count, char *wh
     return 0;
 }
 
+/* The host's share of a point that runs (HOST_BYTES_PER_S). */
+static double point_host_seconds(const kb_work *w)
+{
+    return ((double)w->bytes_read + (double)w->bytes_written) / HOST_BYTES_PER_S;
+}
+
+uint64_t kbc_plan_variant_runs(const kbc_plan *plan)
+{
+    uint64_t runs = 0;
+    for (size_t i = 0; i < plan->n; i++) {
+        const kbc_experiment *e = &plan->exps[i];
+        kbc_point_plan pp;
+        for (uint64_t p = 0; p < e->n_points; p++) {
+            kbc_plan_point(e, p, &pp);
+            if (pp.status != KBC_PLAN_RUNS)
+                continue;
+            for (uint32_t k = 0; k < e->n_variants; k++) {
+                uint64_t pts;
+                runs += (uint64_t)kbc_point_first_of(e, p, e->variants[k], &pts, NULL, 0);
+            }
+        }
+    }
+    return runs;
+}
+
 void kbc_plan_estimate(const kbc_plan *plan, double *timed_cap, double *rest, double *energy,
                        double *expected)
 {
@@ -458,6 +492,8 @@ void kbc_plan_estimate(const kbc_plan *plan, double *timed_cap, double *rest, do
                 if (!planned) {
                     work_of(e, p, &pp);
                     planned = 1;
+                    *rest += point_host_seconds(&pp.work);
+                    *expected += point_host_seconds(&pp.work);
                 }
                 double t, r, en;
                 variant_parts(e, e->variants[k], &pp.work, &t, &r, &en);

@@ -40,12 +40,19 @@ void kbc_jobs_partition(kbc_job *jobs, size_t n, int count, double *loads);
 
 /* The run's time, for the dry run: timed_cap, the most the timed runs can
    take (each variant's budget at each point where it runs: a bound);
-   rest, the warm-up, checked runs and set-up (a model from the plan's
-   bytes and flops); energy, the energy windows of the CUDA variants
-   (kbc_energy_seconds; 0 with energy off); expected, the model's whole
-   run. */
+   rest, the warm-up, checked runs and set-up, and each point's inputs and
+   checks on the host (a model from the plan's bytes and flops, its rates
+   measured on earlier runs: shard.c); energy, the energy windows of the
+   CUDA variants (kbc_energy_seconds; 0 with energy off); expected, the
+   model's whole run. */
 void kbc_plan_estimate(const kbc_plan *plan, double *timed_cap, double *rest, double *energy,
                        double *expected);
+
+/* The variant runs the run makes, as it makes them: at each point that
+   runs (not one plan() refused), each variant whose configuration starts
+   there (a variant that ignores a swept parameter runs once for the
+   points that differ only in it: kbc_point_first_of). */
+uint64_t kbc_plan_variant_runs(const kbc_plan *plan);
 
 /* The watchdog of a job in seconds: the experiment's timeout key, or when
    it is auto, 300 s plus twice the budget of each variant that runs

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chart.h"
 #include "journal.h"
 #include "point.h"
 #include "point_plan.h"
@@ -43,6 +44,8 @@ typedef struct measured {
     char gpu[256];
     int outcome;
     double median, gbps, gflops, items, noise;
+    kbc_rate rate;      /* the rate its row is judged in (chart.h)  */
+    const char *unit;   /* and its unit: "GB/s", "GFLOP/s", "keys/s" */
     double joules;      /* joules per run; NaN without energy   */
     char energy_why[400]; /* why there are none, or ""          */
     char reason[700];
@@ -73,6 +76,10 @@ static void cache_add(cache *c, const kbc_record *r, const char *sha, const char
     x->gbps = r->gbps;
     x->gflops = r->gflops;
     x->items = r->items_per_s;
+    x->rate = kbc_rate_pick(r, 1);
+    x->unit = x->rate == KBC_RATE_GBPS     ? "GB/s"
+              : x->rate == KBC_RATE_GFLOPS ? "GFLOP/s"
+                                           : kbc_rate_unit(KBC_RATE_ITEMS, r->item_name);
     x->noise = r->noise;
     x->joules = kbc_record_has_energy(r) ? r->energy.j_per_run : NAN;
     if (isnan(x->joules))
@@ -519,20 +526,13 @@ static tune_row *add_row(tune *t)
     return r;
 }
 
-/* The objective's rate of a measurement (flops, else bytes, else items),
-   and its unit. */
+/* The objective's rate of a measurement, and its unit: the rate its row
+   is judged in by run's charts and summary (kbc_rate_pick), so that a
+   candidate reads as its row does. */
 static double rate_of(const measured *m, const char **unit)
 {
-    if (m->gflops > 0) {
-        *unit = "GFLOP/s";
-        return m->gflops;
-    }
-    if (m->gbps > 0) {
-        *unit = "GB/s";
-        return m->gbps;
-    }
-    *unit = "items/s";
-    return m->items;
+    *unit = m->unit ? m->unit : "items/s";
+    return m->rate == KBC_RATE_GFLOPS ? m->gflops : m->rate == KBC_RATE_GBPS ? m->gbps : m->items;
 }
 
 /* ---- the objective ---- */

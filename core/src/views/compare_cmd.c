@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "baseline.h"
+#include "cpu_facts.h"
 #include "record.h"
 #include "results_read.h"
 #include "text.h"
@@ -26,12 +27,15 @@ typedef struct side {
     size_t n;
     kbc_diag why;  /* why it could not be loaded */
     int bad;
+    char *only;    /* per row: the other file has no row of its key */
 } side;
 
 static void side_free(side *s)
 {
     kbc_records_free(s->recs, s->n);
     json_decref(s->doc);
+    free(s->only);
+    free((char *)s->path);
 }
 
 /* Loads s->path; returns 0, or -1 with s->why set. */
@@ -178,6 +182,97 @@ static json_t *differences(const side *a, const side *b)
     return out;
 }
 
+/* A side that ran on a loaded host (base/cpu_facts.h), as a warning: its
+   CPU rows' times hold the waits for the other work.  Said only when the
+   compare has CPU rows, whose noise it explains. */
+static void load_warning(const side *s, const char *name, json_t *warn)
+{
+    const json_t *m = json_object_get(s->doc, "machine");
+    const json_t *cpu = json_object_get(m, "cpu");
+    if (!json_is_object(cpu))
+        return;
+    int cpu_rows = 0;
+    for (size_t i = 0; i < s->n && !cpu_rows; i++)
+        cpu_rows = s->recs[i].backend == KB_BACKEND_CPU && kbc_record_ran(&s->recs[i]);
+    const json_t *v;
+    double f[4];
+    const char *keys[4] = {"load_before", "load_after", "cpu_seconds", "wall_seconds"};
+    for (int k = 0; k < 4; k++)
+        f[k] = json_is_number(v = json_object_get(cpu, keys[k])) ? json_number_value(v) : NAN;
+    double other = kbc_cpu_other_load(f[0], f[1], f[2], f[3]);
+    if (!cpu_rows || !kbc_cpu_loaded(other))
+        return;
+    const json_t *threads = json_object_get(m, "cpu_threads");
+    char before[48] = "", after[96] = "";
+    if (isfinite(f[0]))
+        snprintf(before, sizeof before, "%.2f before it", f[0]);
+    if (isfinite(f[1]))
+        snprintf(after, sizeof after, "%s%.2f after it", before[0] ? ", " : "", f[1]);
+    char own[64] = "";
+    if (isfinite(f[1]) && f[2] >= 0 && f[3] > 0)
+        snprintf(own, sizeof own, " less its own %.2f", f[2] / f[3]);
+    char *t = kbc_xasprintf("the %s run ran on a loaded host: other work kept %.1f CPUs busy "
+                            "(load average %s%s%s; %lld CPU threads), so its CPU rows' times "
+                            "include waiting for it; compare CPU rows run on a quiet host",
+                            name, other, before, after, own,
+                            json_is_integer(threads) ? (long long)json_integer_value(threads)
+                                                     : 0LL);
+    json_array_append_new(warn, text_json(t));
+    free(t);
+}
+
+/* Rows by experiment, then point. */
+static int by_point(const void *x, const void *y)
+{
+    const kbc_record *a = *(const kbc_record *const *)x, *b = *(const kbc_record *const *)y;
+    int c = strcmp(a->experiment, b->experiment);
+    return c ? c : (a->point > b->point) - (a->point < b->point);
+}
+
+/* A side whose run did not finish, as a warning: an interrupted run
+   (exit code 130, Ctrl-C or a time limit) or one still going (no exit code
+   yet), with how many of its points it holds, so that its rows only in
+   the other file are read as points it never reached. */
+static void unfinished_warning(const side *s, const char *name, json_t *warn)
+{
+    const json_t *code = json_object_get(s->doc, "exit_code");
+    int interrupted = json_is_integer(code) && json_integer_value(code) == KBC_EXIT_INTERRUPTED;
+    int going = json_is_null(code) && json_object_get(s->doc, "finished") &&
+                json_is_null(json_object_get(s->doc, "finished"));
+    if (!interrupted && !going)
+        return;
+    /* The points it holds: its distinct (experiment, point) pairs; of the
+       points it was to run: its plan's jobs, else its experiments' points. */
+    const kbc_record **by = kbc_xcalloc(s->n ? s->n : 1, sizeof *by);
+    for (size_t i = 0; i < s->n; i++)
+        by[i] = &s->recs[i];
+    qsort(by, s->n, sizeof *by, by_point);
+    size_t held = 0;
+    for (size_t i = 0; i < s->n; i++)
+        held += i == 0 || by_point(&by[i - 1], &by[i]) != 0;
+    free(by);
+    const json_t *jobs = json_object_get(json_object_get(s->doc, "plan"), "jobs");
+    long long total = json_is_integer(jobs) ? (long long)json_integer_value(jobs) : 0;
+    if (!total) {
+        const json_t *exps = json_object_get(json_object_get(s->doc, "config"), "experiments");
+        for (size_t i = 0; i < json_array_size(exps); i++) {
+            const json_t *p = json_object_get(json_array_get(exps, i), "points");
+            total += json_is_integer(p) ? (long long)json_integer_value(p) : 0;
+        }
+    }
+    char of[64] = "";
+    if (total > 0)
+        snprintf(of, sizeof of, " of %lld", total);
+    char *t = interrupted
+                  ? kbc_xasprintf("the %s run was interrupted (%zu%s points): the points it did "
+                                  "not reach are rows only in the other file",
+                                  name, held, of)
+                  : kbc_xasprintf("the %s run has not finished (%zu%s points so far)", name, held,
+                                  of);
+    json_array_append_new(warn, text_json(t));
+    free(t);
+}
+
 /* ---- output ---- */
 
 static const char *fmt_pct(double ratio, char *buf, size_t n)
@@ -309,12 +404,25 @@ static int changed(const cmp_row *r)
     return r->lost;
 }
 
+/* A verdict's colour on a terminal: slower (or a row lost in new) red,
+   faster green, noisy yellow, untested dim; none for no change. */
+static const char *verdict_colour(const kbc_change *c, int lost)
+{
+    if (lost || c->verdict == KBC_SLOWER)
+        return KBC_SGR_BAD;
+    return c->verdict == KBC_FASTER ? KBC_SGR_GOOD
+           : c->verdict == KBC_NOISY ? KBC_SGR_WARN
+           : c->verdict == KBC_UNTESTED ? KBC_SGR_DIM
+                                        : NULL;
+}
+
 /* The lines of one table of changes (the time's, or with energy the
    energy's, whose medians are joules per run): the rows in the order
    given, but those folded (time) or without energy on either side
    (energy); kw: the width of the row column. */
 static void print_changes(FILE *out, int md, cmp_row *const *rows, size_t nr, int kw, int energy)
 {
+    int colour = !md && kbc_colour_for(out);
     for (size_t r = 0; r < nr; r++) {
         if (energy ? !rows[r]->energy : folded(rows[r]))
             continue;
@@ -350,8 +458,11 @@ static void print_changes(FILE *out, int md, cmp_row *const *rows, size_t nr, in
                     c->verdict == KBC_SLOWER ? "**" : "", verdict,
                     c->verdict == KBC_SLOWER ? "**" : "");
         } else {
-            fprintf(out, "  %-*s %9s %9s %8s  %-18s %-3s %s\n", kw,
-                    kbc_text_visible(rows[r]->shown), t1, t2, ch, ci, sig, verdict);
+            /* The verdict, last on its line, in colour on a terminal. */
+            const char *sgr = colour ? verdict_colour(c, !energy && rows[r]->lost) : NULL;
+            fprintf(out, "  %-*s %9s %9s %8s  %-18s %-3s %s%s%s\n", kw,
+                    kbc_text_visible(rows[r]->shown), t1, t2, ch, ci, sig, sgr ? sgr : "",
+                    verdict, sgr ? KBC_SGR_RESET : "");
         }
     }
 }
@@ -366,6 +477,93 @@ static void print_head(FILE *out, int md, int kw, const char *ci_head)
         fprintf(out, "  %-*s %9s %9s %8s  %-18s %-3s %s\n", kw, "row", "base", "new", "change",
                 ci_head, "sig", "verdict");
     }
+}
+
+/* The machines of the two sides when they differ (baseline.h), into buf:
+   the verdicts are then the machines' as much as the code's.  NULL when
+   they are the same. */
+static const char *machines_differ(const side *a, const side *b, char *buf, size_t n)
+{
+    const json_t *ma = json_object_get(a->doc, "machine"), *mb = json_object_get(b->doc, "machine");
+    const char *ga = json_string_value(json_object_get(ma, "gpu"));
+    const char *gb = json_string_value(json_object_get(mb, "gpu"));
+    const char *ha = json_string_value(json_object_get(ma, "host"));
+    const char *hb = json_string_value(json_object_get(mb, "host"));
+    return kbc_machine_difference(ga, ha, gb, hb, buf, n);
+}
+
+
+/* The most rows a fold line of the rows in one file only names. */
+#define ONLY_NAMED 8
+
+/* A row in one file only, and where it and its experiment's first such
+   row are in the file. */
+typedef struct only_row {
+    const kbc_record *r;
+    size_t at;    /* its place in the file                 */
+    size_t first; /* the first place of its experiment's rows */
+} only_row;
+
+static int by_experiment(const void *x, const void *y)
+{
+    const only_row *a = x, *b = y;
+    int c = strcmp(a->r->experiment, b->r->experiment);
+    return c ? c : (a->at > b->at) - (a->at < b->at);
+}
+
+static int by_first(const void *x, const void *y)
+{
+    const only_row *a = x, *b = y;
+    if (a->first != b->first)
+        return a->first < b->first ? -1 : 1;
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+/* The rows of side s that the other file lacks, folded into one line per
+   experiment (in order of first appearance): their short names (the
+   swept parameters and the variant, as the table's rows), at most
+   ONLY_NAMED of them, and their count.  JSON keeps every whole key.  The
+   rows are grouped by sorting, so that two files with nothing in common
+   fold in O(n log n). */
+static void print_only_in(FILE *out, int md, const side *s, const char *name)
+{
+    only_row *rows = kbc_xcalloc(s->n ? s->n : 1, sizeof *rows);
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->only[i])
+            rows[n++] = (only_row){&s->recs[i], i, 0};
+    qsort(rows, n, sizeof *rows, by_experiment);
+    for (size_t i = 0; i < n; i++)
+        rows[i].first = i && strcmp(rows[i].r->experiment, rows[i - 1].r->experiment) == 0
+                            ? rows[i - 1].first
+                            : rows[i].at;
+    qsort(rows, n, sizeof *rows, by_first);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && rows[j].first == rows[i].first)
+            j++;
+        fprintf(out, "%sonly in %s: %s: ", md ? "- " : "", name,
+                kbc_text_shown(md, rows[i].r->experiment));
+        for (size_t k = i; k < j && k - i < ONLY_NAMED; k++) {
+            char g[KB_MAX_PARAMS * (KBC_REC_PNAME + KBC_REC_TEXT + 2) + 1];
+            kbc_record_group(rows[k].r, NULL, ",", g, sizeof g);
+            char *shown = kbc_xasprintf("%s%s%s", g, g[0] ? "/" : "", rows[k].r->variant);
+            if (k > i)
+                fputs(", ", out);
+            if (md)
+                kbc_text_md_code(out, shown, 0);
+            else
+                fputs(kbc_text_visible(shown), out);
+            free(shown);
+        }
+        size_t count = j - i;
+        if (count > ONLY_NAMED)
+            fprintf(out, ", ... (%zu rows)\n", count);
+        else
+            fprintf(out, " (%zu row%s)\n", count, count == 1 ? "" : "s");
+        i = j;
+    }
+    free(rows);
 }
 
 static void print_text(FILE *out, int md, const side *a, const side *b, const kbc_compare_opts *o,
@@ -422,16 +620,8 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
     }
     if (na || nb)
         fprintf(out, "\n");
-    for (int in_new = 0; in_new < 2; in_new++)
-        for (size_t k = 0; k < (in_new ? nb : na); k++) {
-            const char *key = in_new ? only_b[k] : only_a[k];
-            fprintf(out, "%sonly in %s: ", md ? "- " : "", in_new ? "new" : "base");
-            if (md)
-                kbc_text_md_code(out, key, 0);
-            else
-                fputs(kbc_text_visible(key), out);
-            fputc('\n', out);
-        }
+    print_only_in(out, md, a, "base");
+    print_only_in(out, md, b, "new");
     fprintf(out,
             "\nsummary: %zu slower, %zu faster, %zu noisy, %zu no change, %zu untested, %zu only "
             "in base, %zu only in new; exit code %d\n",
@@ -443,6 +633,13 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
                 "code follows the time)\n",
                 ecount[KBC_SLOWER], ecount[KBC_FASTER], ecount[KBC_NOISY],
                 ecount[KBC_NO_CHANGE], ecount[KBC_UNTESTED]);
+    /* A baseline from another machine is said beside the verdicts, not
+       only in the warnings at the top. */
+    char mach[700];
+    if (machines_differ(a, b, mach, sizeof mach))
+        fprintf(out, "%s%sthese verdicts compare two machines: %s, so a change is the machines' "
+                     "as much as the code's%s\n",
+                md ? "\n" : "", md ? "**" : "", kbc_text_shown(md, mach), md ? "**" : "");
     if (o->only_changed)
         fprintf(out, "%s(--only-changed: the rows with no change or untested are not listed)\n",
                 md ? "\n" : "");
@@ -541,6 +738,10 @@ static void print_json(FILE *out, const side *a, const side *b, const kbc_compar
         n_energy += ecount[v];
     json_object_set_new(s, "energy", n_energy ? summary_json(ecount, 1) : json_null());
     json_object_set_new(doc, "summary", s);
+    char mach[700];
+    json_object_set_new(doc, "machines_differ", machines_differ(a, b, mach, sizeof mach)
+                                                    ? text_json(mach)
+                                                    : json_null());
     json_object_set_new(doc, "exit_code", json_integer(code));
     json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
     fputc('\n', out);
@@ -572,7 +773,8 @@ static int by_base(const void *x, const void *y)
 int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compare_opts *o,
                     FILE *out, FILE *err)
 {
-    side a = {.path = base_path}, b = {.path = new_path};
+    /* A run's folder stands for its results.json, as for report and merge. */
+    side a = {.path = kbc_results_path(base_path)}, b = {.path = kbc_results_path(new_path)};
     /* Both files are parsed at once, the new one on a second thread
        (jansson's hash seed is set first, here, as its threads need). */
     json_object_seed(0);
@@ -587,6 +789,10 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
         return KBC_EXIT_USAGE;
     }
     json_t *warn = differences(&a, &b);
+    unfinished_warning(&a, "base", warn);
+    unfinished_warning(&b, "new", warn);
+    load_warning(&a, "base", warn);
+    load_warning(&b, "new", warn);
     /* Each new row against the base row of its key (baseline.h); the rows
        both files have are listed in the base file's order. */
     kbc_baseline *bl = kbc_baseline_new(a.recs, a.n);
@@ -596,12 +802,16 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
     char **only_a = kbc_xcalloc(a.n ? a.n : 1, sizeof *only_a);
     char **only_b = kbc_xcalloc(b.n ? b.n : 1, sizeof *only_b);
     size_t nr = 0, na = 0, nb = 0, count[KBC_N_VERDICTS] = {0}, lost_new = 0;
+    a.only = kbc_xcalloc(a.n ? a.n : 1, 1);
+    b.only = kbc_xcalloc(b.n ? b.n : 1, 1);
     size_t ecount[KBC_N_VERDICTS] = {0};
     for (size_t j = 0; j < b.n; j++) {
-        if (m[j].base >= 0)
+        if (m[j].base >= 0) {
             pairs[nr++] = (both){(size_t)m[j].base, j};
-        else
+        } else {
             only_b[nb++] = key_of(&b.recs[j]);
+            b.only[j] = 1;
+        }
     }
     qsort(pairs, nr, sizeof *pairs, by_base);
     cmp_row *rows = kbc_xcalloc(nr ? nr : 1, sizeof *rows);
@@ -619,8 +829,10 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
         lost_new += (size_t)x->lost;
     }
     for (size_t i = 0; i < a.n; i++)
-        if (!kbc_baseline_matched(bl, i))
+        if (!kbc_baseline_matched(bl, i)) {
             only_a[na++] = (char *)kbc_baseline_key(bl, i);
+            a.only[i] = 1;
+        }
     /* Noisy rows do not fail the compare: they say the measurement cannot
        tell, which a gate should report rather than act on. */
     int code = count[KBC_SLOWER] || lost_new ? KBC_EXIT_FAILED : KBC_EXIT_OK;

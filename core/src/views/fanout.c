@@ -10,6 +10,7 @@ void kbc_fanout_init(kbc_fanout *f, kbc_sink *sinks, size_t n, FILE *err, const 
     *f = (kbc_fanout){.sinks = sinks, .n = n, .err = err, .prefix = prefix ? prefix : ""};
     f->ok = kbc_xcalloc(n ? n : 1, sizeof *f->ok);
     f->suspects = kbc_suspects_new();
+    f->sweeps = kbc_sweeps_new();
 }
 
 void kbc_fanout_journal(kbc_fanout *f, const char *path)
@@ -61,8 +62,10 @@ void kbc_fanout_point(kbc_fanout *f, const kbc_record *recs, size_t n)
 {
     if (!f->begun)
         return;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         kbc_suspects_add(f->suspects, &recs[i]);
+        kbc_sweeps_add(f->sweeps, &recs[i]);
+    }
     for (size_t k = 0; k < f->n; k++)
         if (f->ok[k] && f->sinks[k].point && f->sinks[k].point(f->sinks[k].ctx, recs, n) != 0)
             failed(f, k);
@@ -85,6 +88,11 @@ int kbc_fanout_end(kbc_fanout *f, int code)
     for (size_t k = 0; k < f->n; k++)
         if (f->ok[k] && f->sinks[k].suspects &&
             f->sinks[k].suspects(f->sinks[k].ctx, sus, n_sus) != 0)
+            failed(f, k);
+    size_t n_sw;
+    const kbc_sweep *sw = kbc_sweeps_list(f->sweeps, &n_sw);
+    for (size_t k = 0; k < f->n; k++)
+        if (f->ok[k] && f->sinks[k].sweeps && f->sinks[k].sweeps(f->sinks[k].ctx, sw, n_sw) != 0)
             failed(f, k);
     for (size_t k = 0; k < f->n; k++)
         if (!f->ok[k])
@@ -111,6 +119,8 @@ void kbc_fanout_free(kbc_fanout *f)
 {
     free(f->ok);
     kbc_suspects_free(f->suspects);
+    kbc_sweeps_free(f->sweeps);
     f->ok = NULL;
     f->suspects = NULL;
+    f->sweeps = NULL;
 }

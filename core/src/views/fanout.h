@@ -2,8 +2,9 @@
  * fanout.h -- a run's records delivered to all of its outputs (sinks,
  * record.h): the table, results.csv, results.json, results.md, or merge's
  * files.  The one place that decides what happens when an output cannot be
- * written, and that finds the run's suspect rows (analysis/suspect.h), once
- * for every output.
+ * written, and that finds the run's suspect rows (analysis/suspect.h) and
+ * sums up each experiment's sweep (analysis/sweep_summary.h), once for every
+ * output.
  *
  * Order of calls, for whoever runs the points (the supervisor, merge):
  *
@@ -14,15 +15,15 @@
  *     kbc_fanout_begin(&f, &info);               once the header is known
  *     kbc_fanout_point(&f, recs, n);             each point, in plan order
  *     kbc_fanout_tick(&f);                       now and then while waiting
- *     code = kbc_fanout_end(&f, code);           the suspects, then end()
+ *     code = kbc_fanout_end(&f, code);           suspects, sweeps, then end()
  *     kbc_fanout_free(&f);
  *
  * point(), tick() and end() do nothing before begin() (a run that stopped
  * before its first worker said hello has nothing to report); the sinks
  * stay the caller's (kbc_fanout_free does not destroy them).
  *
- * The failure policy.  A sink whose begin(), point(), tick(), suspects() or
- * end() returns -1 is dropped: it is called no more.  Its sentence
+ * The failure policy.  A sink whose begin(), point(), tick(), suspects(),
+ * sweeps() or end() returns -1 is dropped: it is called no more.  Its sentence
  * (kbc_sink.error) is said once on err, after the prefix, with what that
  * means for the run:
  *   - when a journal keeps every finished point (kbc_fanout_journal) and
@@ -42,8 +43,9 @@
  * KBC_EXIT_SYSTEM first when a sink failed before the end, and for the
  * sinks after one whose end() failed.
  *
- * The suspect rows are found from every row handed to kbc_fanout_point and
- * given to each sink's suspects() just before the end.
+ * The suspect rows and the sweep summaries (analysis/sweep_summary.h) are found
+ * from every row handed to kbc_fanout_point and given to each sink's
+ * suspects(), then sweeps(), just before the end.
  */
 #ifndef KBENCH_FANOUT_H
 #define KBENCH_FANOUT_H
@@ -53,6 +55,7 @@
 
 #include "record.h"
 #include "suspect.h"
+#include "sweep_summary.h"
 
 typedef struct kbc_fanout {
     kbc_sink *sinks; /* borrowed */
@@ -65,6 +68,7 @@ typedef struct kbc_fanout {
     void (*quiet)(void *ctx);
     void *quiet_ctx;
     kbc_suspects *suspects;
+    kbc_sweeps *sweeps;
 } kbc_fanout;
 
 /* sinks[0..n) are borrowed; err and prefix ("kbench: ") are where and how
@@ -82,7 +86,7 @@ void kbc_fanout_begin(kbc_fanout *f, const kbc_run_info *info);
 void kbc_fanout_point(kbc_fanout *f, const kbc_record *recs, size_t n);
 void kbc_fanout_tick(kbc_fanout *f);
 
-/* Hands the suspect rows to the sinks and ends them with code (see the
+/* Hands the suspect rows and the sweep summaries to the sinks and ends them with code (see the
    failure policy above); returns code, or KBC_EXIT_SYSTEM when a sink
    failed.  Before kbc_fanout_begin: returns code and calls nothing. */
 int kbc_fanout_end(kbc_fanout *f, int code);

@@ -389,39 +389,72 @@ static int line_plot(plot_ctx *c, const kbc_chart *ch)
 
 /* A bar chart of the variants at one point (chart.h) as a script: the
    rows that ran. */
-static int bar_plot(plot_ctx *c, const kbc_chart *ch)
+/* The series of a bar chart's plot command, each with its continuation:
+   only those that draw something (no "library" swatch where no library
+   ran). */
+static void bar_series(FILE *f, const plot_ctx *c, const kbc_chart *ch)
+{
+    char *items[KB_MAX_VARIANTS + 4];
+    size_t n = 0;
+    if (ch->n_groups > 1) {
+        /* A box per variant and group, coloured by the variant. */
+        for (size_t v = 0; v < ch->n_variants && n < KB_MAX_VARIANTS; v++) {
+            int library = 0;
+            for (size_t j = 0; j < ch->n_bars; j++)
+                library |= ch->bar_variant[j] == v && (ch->bars[j].r->flags & KB_VARIANT_LIBRARY);
+            char *title = kbc_xasprintf("%s%s", ch->variants[v], library ? " (library)" : "");
+            char *quoted = NULL;
+            size_t len = 0;
+            FILE *q = open_memstream(&quoted, &len);
+            gp_quote(q, title);
+            fclose(q);
+            items[n++] = kbc_xasprintf("$bars using 1:($3 == %zu ? $2 : 1/0) with boxes lc rgb "
+                                       "'%s'%s title %s",
+                                       v, library ? "#404040" : palette[v % 16],
+                                       library ? " fs pattern 2" : "", quoted);
+            free(quoted);
+            free(title);
+        }
+        if (c->opt.band)
+            items[n++] = kbc_xstrdup("$bars using 1:2:4:5 with yerrorbars lc rgb '#000000' pt 7 "
+                                     "ps 0 title 'slowest to fastest run'");
+    } else {
+        if (ch->any_kernel)
+            items[n++] = kbc_xasprintf("$bars using 0:($2 == 0 ? $1 : 1/0) with boxes lc rgb "
+                                       "'%s' title 'kernel'",
+                                       palette[0]);
+        if (ch->any_library)
+            items[n++] = kbc_xstrdup("$bars using 0:($2 == 1 ? $1 : 1/0) with boxes lc rgb "
+                                     "'#404040' fs pattern 2 title 'library'");
+        if (c->opt.band)
+            items[n++] = kbc_xstrdup("$bars using 0:1:3:4 with yerrorbars lc rgb '#000000' pt 7 "
+                                     "ps 0 title 'slowest to fastest run'");
+    }
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s%s%s\n", i ? "  " : "plot ", items[i],
+                i + 1 < n || ch->ceiling > 0 ? ", \\" : "");
+        free(items[i]);
+    }
+    ceiling_line(f, ch);
+}
+
+/* The title of a bar chart: the experiment and point (a chart of one
+   point) or the experiment and its fixed parameters (grouped), four to a
+   line (so that a long title is not cut off at the canvas's edges), the
+   GPU; its lines joined by gnuplot's string concatenation. */
+static void bar_title(FILE *f, const plot_ctx *c, const kbc_chart *ch)
 {
     const kbc_record *r0 = ch->first;
-    if (!kbc_chart_drawn(ch)) {
-        fprintf(c->out, "no plot for %s (%s): %s\n", kbc_text_visible(r0->experiment),
-                kbc_text_visible(ch->group), not_drawn_why(ch));
-        return 0;
-    }
-    size_t m = ch->n_bars;
-    char *stem, *path;
-    FILE *f = open_script(c, ch, &stem, &path);
-    if (!f)
-        return -1;
-    /* The data: the value, whether the row is a library's, the slowest and
-       fastest run; numbers only, the variants' names are the tic labels. */
-    fprintf(f, "$bars << EOD\n");
-    for (size_t j = 0; j < m; j++) {
-        const kbc_chart_point *q = &ch->bars[j];
-        fprintf(f, "%.9g %d %.9g %.9g\n", q->y * ch->scale,
-                (q->r->flags & KB_VARIANT_LIBRARY) ? 1 : 0,
-                (isfinite(q->lo) ? q->lo : q->y) * ch->scale,
-                (isfinite(q->hi) ? q->hi : q->y) * ch->scale);
-    }
-    fprintf(f, "EOD\n");
-    /* The title: the experiment and point, the parameters four to a line
-       (so that a long title is not cut off at the canvas's edges), the
-       GPU; its lines joined by gnuplot's string concatenation. */
-    char pt_no[32];
-    snprintf(pt_no, sizeof pt_no, "%llu", (unsigned long long)r0->point + 1);
-    char *line = kbc_xasprintf("%s point %s", r0->experiment, pt_no);
+    char *line = ch->n_groups > 1
+                     ? kbc_xstrdup(r0->experiment)
+                     : kbc_xasprintf("%s point %llu", r0->experiment,
+                                     (unsigned long long)r0->point + 1);
     fprintf(f, "set title ");
+    uint32_t k = 0;
     for (uint32_t i = 0; i < r0->n_params; i++) {
-        if (i % 4 == 0) {
+        if (ch->n_groups > 1 && r0->params[i].swept)
+            continue;
+        if (k++ % 4 == 0) {
             gp_quote(f, line);
             fprintf(f, " . \"\\n\" . ");
             free(line);
@@ -442,32 +475,73 @@ static int bar_plot(plot_ctx *c, const kbc_chart *ch)
     gp_quote(f, line);
     free(line);
     fputc('\n', f);
+}
+
+/* One bar chart (chart.h) as a script: the variants of one point, or a
+   group of them per point (each variant in its colour, the groups named
+   by their swept values). */
+static int bar_plot(plot_ctx *c, const kbc_chart *ch)
+{
+    const kbc_record *r0 = ch->first;
+    if (!kbc_chart_drawn(ch)) {
+        fprintf(c->out, "no plot for %s (%s): %s\n", kbc_text_visible(r0->experiment),
+                kbc_text_visible(ch->group), not_drawn_why(ch));
+        return 0;
+    }
+    size_t m = ch->n_bars, nv = ch->n_variants ? ch->n_variants : 1;
+    int grouped = ch->n_groups > 1;
+    char *stem, *path;
+    FILE *f = open_script(c, ch, &stem, &path);
+    if (!f)
+        return -1;
+    /* The data, numbers only: one chart point's value, whether the row is
+       a library's, its slowest and fastest run; grouped, its place on the
+       x axis first and its variant third.  The names are the tic labels
+       and the titles. */
+    fprintf(f, "$bars << EOD\n");
+    for (size_t j = 0; j < m; j++) {
+        const kbc_chart_point *q = &ch->bars[j];
+        double lo = (isfinite(q->lo) ? q->lo : q->y) * ch->scale;
+        double hi = (isfinite(q->hi) ? q->hi : q->y) * ch->scale;
+        if (grouped)
+            fprintf(f, "%zu %.9g %zu %.9g %.9g\n", ch->bar_group[j] * (nv + 1) + ch->bar_variant[j],
+                    q->y * ch->scale, ch->bar_variant[j], lo, hi);
+        else
+            fprintf(f, "%.9g %d %.9g %.9g\n", q->y * ch->scale,
+                    (q->r->flags & KB_VARIANT_LIBRARY) ? 1 : 0, lo, hi);
+    }
+    fprintf(f, "EOD\n");
+    bar_title(f, c, ch);
     y_lines(f, c, ch);
     above_note(f, ch);
-    fprintf(f, "set offsets 0, 0, graph 0.08, 0\n"
-               "set grid ytics\nset xrange [-0.6:%zu.4]\n",
-            m - 1);
-    fprintf(f, "set style fill solid 0.7 border -1\nset boxwidth 0.7\n");
-    fprintf(f, "set xtics rotate by -35 (");
-    for (size_t j = 0; j < m; j++) {
-        gp_quote(f, ch->bars[j].r->variant);
-        fprintf(f, " %zu%s", j, j + 1 < m ? ", " : "");
+    if (grouped) {
+        fprintf(f, "set offsets 0, 0, graph 0.08, 0\n"
+                   "set grid ytics\nset xrange [-0.6:%zu.4]\n",
+                ch->n_groups * (nv + 1) - 2);
+        fprintf(f, "set style fill solid 0.7 border -1\nset boxwidth 0.9\n");
+        fprintf(f, "set xtics rotate by -35 (");
+        for (size_t g = 0; g < ch->n_groups; g++) {
+            gp_quote(f, ch->group_labels[g]);
+            fprintf(f, " %.1f%s", (double)(g * (nv + 1)) + (double)(nv - 1) / 2,
+                    g + 1 < ch->n_groups ? ", " : "");
+        }
+        fprintf(f, ")\n");
+    } else {
+        fprintf(f, "set offsets 0, 0, graph 0.08, 0\n"
+                   "set grid ytics\nset xrange [-0.6:%zu.4]\n",
+                m - 1);
+        fprintf(f, "set style fill solid 0.7 border -1\nset boxwidth 0.7\n");
+        fprintf(f, "set xtics rotate by -35 (");
+        for (size_t j = 0; j < m; j++) {
+            gp_quote(f, ch->bars[j].r->variant);
+            fprintf(f, " %zu%s", j, j + 1 < m ? ", " : "");
+        }
+        fprintf(f, ")\n");
     }
-    fprintf(f, ")\n");
     fprintf(f, "set key above horizontal\n");
     gp_svg(f, stem, 560);
     /* With a log y axis the boxes start at the axis's bottom. */
-    fprintf(f, "plot $bars using 0:($2 == 0 ? $1 : 1/0) with boxes lc rgb '%s' title 'kernel', "
-               "\\\n",
-            palette[0]);
-    fprintf(f, "  $bars using 0:($2 == 1 ? $1 : 1/0) with boxes lc rgb '#404040' fs pattern 2 "
-               "title 'library'%s\n",
-            c->opt.band || ch->ceiling > 0 ? ", \\" : "");
-    if (c->opt.band)
-        fprintf(f, "  $bars using 0:1:3:4 with yerrorbars lc rgb '#000000' pt 7 ps 0 "
-                   "title 'slowest to fastest run'%s\n",
-                ch->ceiling > 0 ? ", \\" : "");
-    ceiling_line(f, ch);
+    bar_series(f, c, ch);
     gp_outputs(f, stem, 560);
     int rc = close_script(c, f, path, stem);
     free(path);
@@ -475,10 +549,6 @@ static int bar_plot(plot_ctx *c, const kbc_chart *ch)
     return rc;
 }
 
-/* Runs gnuplot on dir/stem.gp in dir, its stderr (warnings such as
-   "Skipping data file with no valid points", or the reason it fails) into
-   a pipe rather than onto kbench's.  Returns its exit status (-1 when it
-   could not be started), with the last line it wrote on stderr in why. */
 static int run_gnuplot(const char *dir, const char *stem, char *why, size_t n)
 {
     why[0] = '\0';

@@ -27,6 +27,17 @@ int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d);
    is always wide. */
 void kbc_report_table_wide(kbc_sink *sink, int wide);
 
+/* --summary-only: the terminal table shows each experiment's sweep
+   summary (analysis/sweep_summary.h) and the failed rows, not a table per
+   point.  results.md keeps its tables (and has the summaries of every
+   experiment of more than one row). */
+void kbc_report_table_summary_only(kbc_sink *sink, int on);
+
+/* The table's statuses and verdicts in colour (on) or not; a table on a
+   terminal starts in colour unless NO_COLOR is set (kbc_colour_for),
+   results.md never is. */
+void kbc_report_table_colour(kbc_sink *sink, int on);
+
 /* Gives a table or markdown sink (from the two functions above) an
    earlier run's rows (base[0..n), borrowed: they must outlive the sink):
    each row then shows its change against the row with the same key, as

@@ -33,6 +33,7 @@
 #include "results_read.h"
 #include "sha256.h"
 #include "suspect.h"
+#include "sweep_summary.h"
 #include "text.h"
 #include "util.h"
 
@@ -424,22 +425,34 @@ static void svg_bars(FILE *f, const kbc_chart *ch, const char *label)
     H(f, yl);
     fputs("</text>", f);
     free(yl);
-    size_t own = 0;
+    size_t own = 0, group = 0;
     for (size_t i = 0; i < n; i++) {
         const kbc_record *r = ch->rows[i];
         int library = (r->flags & KB_VARIANT_LIBRARY) != 0;
         double y = BT + (double)i * ROW;
-        char *name = shorten(r->variant, 26);
+        /* A chart of several points groups its bars by point: each bar is
+           named by its group and variant, and a variant keeps its colour. */
+        group += i > 0 && r->point != ch->rows[i - 1]->point;
+        char *full = ch->n_groups > 1 && group < ch->n_groups
+                         ? kbc_xasprintf("%s %s", ch->group_labels[group], r->variant)
+                         : kbc_xstrdup(r->variant);
+        char *name = shorten(full, 26);
         fprintf(f, "<g class=\"bar\"><text class=\"tick\" x=\"%d\" y=\"%.0f\" "
                    "text-anchor=\"end\"><title>",
                 BL - 6, y + 15);
-        H(f, r->variant);
+        H(f, full);
         fputs("</title>", f);
         H(f, name);
         fputs("</text>", f);
         free(name);
+        free(full);
         double v = kbc_chart_value(ch, r) * scale;
-        const char *colour = library ? "#555555" : palette[own % N_PALETTE];
+        size_t vi = 0;
+        while (ch->n_groups > 1 && vi < ch->n_variants && strcmp(ch->variants[vi], r->variant))
+            vi++;
+        const char *colour = library ? "#555555"
+                             : ch->n_groups > 1 ? palette[vi % N_PALETTE]
+                                                : palette[own % N_PALETTE];
         own += !library;
         if (isfinite(v) && v > 0) {
             char buf[48];
@@ -688,6 +701,9 @@ typedef struct report {
        and the efficiency: the same charts in the same order. */
     kbc_chart *rate, *time, *energy, *efficiency;
     size_t n_charts;
+    /* Each experiment's sweep at a glance (analysis/sweep_summary.h). */
+    const kbc_sweep *sweeps;
+    size_t n_sweeps;
 } report;
 
 static const kbc_exp_info *exp_info(const kbc_run_doc *doc, const char *name)
@@ -842,6 +858,13 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
         any_speedup |= isfinite(r->speedup_baseline);
         any_note |= r->reason[0] != '\0';
     }
+    /* The percentage of the ceiling that binds only: a memory-bound
+       reduce's 1.7% of the FP32 peak, or a matmul's 2% of the bandwidth,
+       is noise beside the other (chart.h's rate rule). */
+    kbc_rate binds = kbc_rate_pick_of(rows, n);
+    any_ceiling &= binds != KBC_RATE_GFLOPS;
+    any_peak &= binds == KBC_RATE_GFLOPS;
+    any_items |= binds == KBC_RATE_ITEMS;
     fputs("<div class=\"scroll\"><table class=\"rows\"><thead><tr>", f);
     for (size_t k = 0; k < np; k++) {
         const kbc_rec_param *p = param_of(rows[0], names[k]);
@@ -1059,6 +1082,68 @@ static void exp_plots(report *rp, const char *exp)
     }
 }
 
+/* The sweep of exp at a glance, for an experiment of more than one row:
+   a row per swept value, a column per variant with its median (the
+   fastest of the row in bold), and each variant against the baseline and
+   the reference over the sweep. */
+static void exp_sweep(report *rp, const char *exp)
+{
+    FILE *f = rp->f;
+    const kbc_sweep *w = NULL;
+    for (size_t i = 0; i < rp->n_sweeps && !w; i++)
+        if (strcmp(rp->sweeps[i].experiment, exp) == 0)
+            w = &rp->sweeps[i];
+    if (!w || w->n_rows < 2)
+        return;
+    fputs("<div class=\"scroll sweep\"><p class=\"about\">The sweep at a glance: median time "
+          "per variant, the fastest of each row in bold.</p><table class=\"sweep\"><thead><tr>",
+          f);
+    for (size_t q = 0; q < w->n_params; q++) {
+        fputs("<th scope=\"col\">", f);
+        H(f, w->params[q]);
+        fputs("</th>", f);
+    }
+    for (size_t v = 0; v < w->n_variants; v++) {
+        fputs("<th scope=\"col\" class=\"num\">", f);
+        H(f, w->variants[v]);
+        fputs("</th>", f);
+    }
+    fputs("</tr></thead><tbody>", f);
+    for (size_t r = 0; r < w->n_rows; r++) {
+        fputs("<tr>", f);
+        for (size_t q = 0; q < w->n_params; q++) {
+            fputs("<td>", f);
+            H(f, w->labels[r * w->n_params + q]);
+            fputs("</td>", f);
+        }
+        for (size_t v = 0; v < w->n_variants; v++) {
+            char buf[64];
+            double m = w->median[r * w->n_variants + v];
+            int o = w->outcome[r * w->n_variants + v];
+            int best = w->best[r] == (int)v;
+            fprintf(f, "<td class=\"num%s\">", best ? " best" : "");
+            if (isfinite(m))
+                fputs(kbc_human_seconds(m, buf, sizeof buf), f);
+            else
+                fputs(o >= 0 ? kbc_outcome_name(o) : "-", f);
+            fputs("</td>", f);
+        }
+        fputs("</tr>", f);
+    }
+    fputs("</tbody></table>", f);
+    if (w->n_vs) {
+        fputs("<ul class=\"sweep-vs\">", f);
+        for (size_t i = 0; i < w->n_vs; i++) {
+            char t[600];
+            fputs("<li>", f);
+            H(f, kbc_sweep_vs_text(&w->vs[i], t, sizeof t));
+            fputs("</li>", f);
+        }
+        fputs("</ul>", f);
+    }
+    fputs("</div>", f);
+}
+
 static void experiment(report *rp, size_t idx, const char *exp)
 {
     FILE *f = rp->f;
@@ -1101,6 +1186,7 @@ static void experiment(report *rp, size_t idx, const char *exp)
         first = 0;
     }
     fputs("</p>", f);
+    exp_sweep(rp, exp);
     fputs("<div class=\"plots\">", f);
     exp_plots(rp, exp);
     fputs("</div>", f);
@@ -1156,6 +1242,10 @@ static const char report_css[] =
     "details.table>summary{cursor:pointer;color:#555;margin:8px 0 0}"
     "svg.spark{vertical-align:middle;color:#333}.runs{color:#777;font-size:11px}"
     "code{background:#f4f4f4;padding:0 3px;border-radius:3px}"
+    "table.sweep{border-collapse:collapse;font-size:13px;margin:4px 0 6px}"
+    "table.sweep th,table.sweep td{padding:2px 8px;border-bottom:1px solid #eee;"
+    "text-align:left;white-space:nowrap}table.sweep th{background:#f4f4f4}"
+    "table.sweep td.best{font-weight:700}ul.sweep-vs{margin:4px 0 10px;padding-left:20px}"
     "footer{margin-top:30px;color:#777;font-size:12px}";
 
 /* The page's one script: sorting by a click on a column header (or Enter
@@ -1292,6 +1382,22 @@ static void verdict_counts(FILE *f, const report *rp, int energy)
         fputs("</p>", f);
 }
 
+/* A baseline from another machine, said in the page's summary beside the
+   verdicts' counts, not only in the header's rows (baseline.h). */
+static void machines_note(FILE *f, const report *rp)
+{
+    const kbc_run_doc *bd = &rp->base->doc, *nd = rp->doc;
+    char mach[700];
+    if (!kbc_machine_difference(bd->has_machine && bd->machine.has_gpu ? bd->machine.name : NULL,
+                                bd->has_machine ? bd->machine.host : NULL,
+                                nd->has_machine && nd->machine.has_gpu ? nd->machine.name : NULL,
+                                nd->has_machine ? nd->machine.host : NULL, mach, sizeof mach))
+        return;
+    fputs("<p class=\"summary machines\"><b>Two machines:</b> ", f);
+    H(f, mach);
+    fputs(", so each verdict below is the machines' change as much as the code's.</p>", f);
+}
+
 /* Counts of the rows by outcome, and by verdict with a baseline. */
 static void summary(FILE *f, const report *rp)
 {
@@ -1311,6 +1417,7 @@ static void summary(FILE *f, const report *rp)
     size_t only = 0;
     for (size_t j = 0; j < rp->base->doc.n_recs; j++)
         only += !kbc_baseline_matched(rp->base->rows, j);
+    machines_note(f, rp);
     verdict_counts(f, rp, 0);
     fprintf(f, "<span>%zu only in the baseline</span></p>", only);
     verdict_counts(f, rp, 1);
@@ -1510,7 +1617,12 @@ int kbc_cmd_report(const char *path, const char *base_path, const char *out_path
         rp.time = kbc_charts(doc.recs, doc.n_recs, &time, &n_time);
         rp.energy = kbc_charts(doc.recs, doc.n_recs, &energy, &n_energy);
         rp.efficiency = kbc_charts(doc.recs, doc.n_recs, &eff, &n_eff);
+        kbc_sweeps *sweeps = kbc_sweeps_new();
+        for (size_t i = 0; i < doc.n_recs; i++)
+            kbc_sweeps_add(sweeps, &doc.recs[i]);
+        rp.sweeps = kbc_sweeps_list(sweeps, &rp.n_sweeps);
         page(f, &rp, root, in, o);
+        kbc_sweeps_free(sweeps);
         kbc_charts_free(rp.rate, rp.n_charts);
         kbc_charts_free(rp.time, n_time);
         kbc_charts_free(rp.energy, n_energy);

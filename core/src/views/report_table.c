@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include "baseline.h"
+#include "chart.h"
 #include "report.h"
 #include "suspect.h"
+#include "sweep_summary.h"
 #include "text.h"
 #include "util.h"
 
@@ -36,6 +38,10 @@ typedef struct table_ctx {
                                   last folded into one line             */
     char nogpu[512];    /* the run-wide skip reason, shown once at the end */
     unsigned nogpu_rows;/* rows skipped for it                             */
+    int summary_only;   /* --summary-only: the sweep summaries, no points  */
+    int colour;         /* statuses and verdicts in colour (a terminal
+                           without NO_COLOR; never in markdown)            */
+    int noisy_said;     /* the noisy rows' explanation was given once      */
     char **suspects;    /* the run's suspect rows as the notes say them    */
     size_t n_suspects;  /* (kbc_sink.suspects), listed at the end          */
     /* results.md (own): each callback's text is gathered in memory (out,
@@ -301,6 +307,17 @@ static void old_cells(const kbc_match *m, old_change *o)
         snprintf(o->sig, sizeof o->sig, "%s", kbc_compare_significant(&m->change) ? "yes" : "no");
 }
 
+/* A verdict's colour (-1: only in new): slower red, faster green, noisy
+   yellow, untested dim, no change none. */
+static const char *verdict_sgr(int verdict)
+{
+    return verdict == KBC_SLOWER   ? KBC_SGR_BAD
+           : verdict == KBC_FASTER ? KBC_SGR_GOOD
+           : verdict == KBC_NOISY  ? KBC_SGR_WARN
+           : verdict == KBC_UNTESTED ? KBC_SGR_DIM
+                                     : NULL;
+}
+
 /* The table's one cell: "+9.8% slower", "untested", "only in new". */
 static const char *fmt_change(const old_change *o, char *buf, size_t n)
 {
@@ -404,6 +421,38 @@ static void print_clocks_line(FILE *out, int md, const kbc_run_info *info)
     fprintf(out, "%s\n", s->known ? " after the ceilings (NVML)" : " no reading (NVML)");
 }
 
+/* The widest line of the terminal table's header. */
+#define HEADER_COLUMNS 120
+
+/* text (one line, no line break) on out, broken where it passes
+   HEADER_COLUMNS: before the last " (" or after the last "; " that keeps
+   a line within them, else at the last space, the lines after the first
+   indented by two spaces.  markdown: as it is. */
+static void print_fitted(FILE *out, int md, const char *text)
+{
+    const char *p = text;
+    int indent = 0;
+    while (!md && (int)strlen(p) + indent > HEADER_COLUMNS) {
+        int room = HEADER_COLUMNS - indent;
+        int cut = -1;
+        for (int i = room; i > 0 && cut < 0; i--)
+            if (strncmp(p + i, " (", 2) == 0)
+                cut = i;
+            else if (strncmp(p + i - 1, "; ", 2) == 0)
+                cut = i;
+        for (int i = room; i > 0 && cut < 0; i--)
+            if (p[i] == ' ')
+                cut = i;
+        if (cut <= 0)
+            break;
+        fprintf(out, "%*s%.*s\n", indent, "", cut, p);
+        p += cut;
+        p += strspn(p, " ");
+        indent = 2;
+    }
+    fprintf(out, "%*s%s\n", indent, "", p);
+}
+
 static int table_begin(void *vctx, const kbc_run_info *info)
 {
     table_ctx *c = vctx;
@@ -421,22 +470,26 @@ static int table_begin(void *vctx, const kbc_run_info *info)
     if (!m) {
         fprintf(c->out, "machine: unknown\n");
     } else if (!m->has_gpu) {
-        fprintf(c->out, "machine: %s, %d CPU threads; no GPU: %s\n",
-                kbc_text_shown(c->markdown, m->host), m->cpu_threads,
-                m->no_gpu_reason[0] ? kbc_text_shown(c->markdown, m->no_gpu_reason)
-                                    : "no reason given");
+        char *line = kbc_xasprintf("machine: %s, %d CPU threads; no GPU: %s",
+                                   kbc_text_shown(c->markdown, m->host), m->cpu_threads,
+                                   m->no_gpu_reason[0]
+                                       ? kbc_text_shown(c->markdown, m->no_gpu_reason)
+                                       : "no reason given");
+        print_fitted(c->out, c->markdown, line);
+        free(line);
     } else {
-        fprintf(c->out,
-                "machine: %s, %d CPU threads; GPU %s (cc %d.%d, %d SMs), driver %d.%d, "
-                "runtime %d.%d",
-                kbc_text_shown(c->markdown, m->host), m->cpu_threads,
-                kbc_text_shown(c->markdown, m->name), m->cc_major, m->cc_minor, m->sm_count,
-                m->driver_version / 1000, m->driver_version % 1000 / 10,
-                m->runtime_version / 1000, m->runtime_version % 1000 / 10);
+        char *line = kbc_xasprintf(
+            "machine: %s, %d CPU threads; GPU %s (cc %d.%d, %d SMs), driver %d.%d, runtime %d.%d",
+            kbc_text_shown(c->markdown, m->host), m->cpu_threads,
+            kbc_text_shown(c->markdown, m->name), m->cc_major, m->cc_minor, m->sm_count,
+            m->driver_version / 1000, m->driver_version % 1000 / 10, m->runtime_version / 1000,
+            m->runtime_version % 1000 / 10);
+        print_fitted(c->out, c->markdown, line);
+        free(line);
         /* The ceilings on a line of their own, so that neither passes 120
            columns. */
         const kbc_ceilings *k = &info->ceilings;
-        fprintf(c->out, "\n%s", c->markdown ? "\n" : "");
+        fprintf(c->out, "%s", c->markdown ? "\n" : "");
         if (k->read_gbps > 0 || k->write_gbps > 0 || k->copy_gbps > 0)
             fprintf(c->out, "bandwidth ceilings: read %.1f, write %.1f, copy %.1f GB/s\n",
                     k->read_gbps, k->write_gbps, k->copy_gbps);
@@ -489,6 +542,7 @@ static void print_heading(FILE *out, int md, const kbc_record *recs, size_t n)
 typedef struct line {
     char cell[MAX_CELLS][160];
     int width[MAX_CELLS];
+    const char *sgr[MAX_CELLS]; /* the cell's colour (text.h), or NULL */
     int n;
 } line;
 
@@ -499,7 +553,16 @@ static void put(line *l, int width, const char *text)
     if (l->n >= MAX_CELLS)
         return;
     kbc_text_visible_to(text, l->cell[l->n], sizeof l->cell[l->n]);
+    l->sgr[l->n] = NULL;
     l->width[l->n++] = width;
+}
+
+/* The same in colour sgr (when the table is in colour). */
+static void put_sgr(line *l, int width, const char *text, const char *sgr)
+{
+    put(l, width, text);
+    if (l->n > 0 && sgr && sgr[0])
+        l->sgr[l->n - 1] = sgr;
 }
 
 static void print_line(FILE *out, int md, const line *l)
@@ -516,10 +579,18 @@ static void print_line(FILE *out, int md, const line *l)
     fputs(" ", out);
     for (int i = 0; i < l->n; i++) {
         /* The check (width 0) is last and takes two spaces before it. */
-        if (i == l->n - 1 && l->width[i] == 0)
+        if (i == l->n - 1 && l->width[i] == 0) {
             fprintf(out, "  %s", l->cell[i]);
-        else
+        } else if (l->sgr[i]) {
+            /* The padding outside the colour, so that the columns keep
+               their widths. */
+            int w = abs(l->width[i]), len = (int)strlen(l->cell[i]);
+            int pad = w > len ? w - len : 0;
+            fprintf(out, " %*s%s%s%s%*s", l->width[i] > 0 ? pad : 0, "", l->sgr[i], l->cell[i],
+                    KBC_SGR_RESET, l->width[i] < 0 ? pad : 0, "");
+        } else {
             fprintf(out, " %*s", l->width[i], l->cell[i]);
+        }
     }
     fputc('\n', out);
 }
@@ -566,8 +637,9 @@ static int noisy_row(const kbc_record *r)
     return isfinite(r->noise) && r->noise > NOISY_ROW;
 }
 
-/* The note under a point with noisy rows: which, and what to do. */
-static void print_noisy_note(FILE *out, int md, const kbc_record *rows, size_t n)
+/* The note under a point with noisy rows: which; and, the first time in
+   the run, what that means and what to do. */
+static void print_noisy_note(FILE *out, int md, const kbc_record *rows, size_t n, int *said)
 {
     int k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -579,10 +651,38 @@ static void print_noisy_note(FILE *out, int md, const kbc_record *rows, size_t n
         fprintf(out, "%s%s %.1f%%", k > 1 ? ", " : "", kbc_text_shown(md, r->variant),
                 r->noise * 100);
     }
-    if (k)
+    if (k && !*said)
         fprintf(out, "\n%s(a median known only to within that: the half-width of its 95%% "
                      "interval); rerun with more runs or a noise target\n",
                 md ? "  " : "    ");
+    else if (k)
+        fputc('\n', out);
+    *said |= k > 0;
+}
+
+/* A point under --summary-only: its rows are counted, and only a failed
+   row is said, on one line with its reason. */
+static int summary_only_point(table_ctx *c, const kbc_record *all, size_t n_all)
+{
+    for (size_t i = 0; i < n_all; i++) {
+        const kbc_record *r = &all[i];
+        if ((unsigned)r->outcome < KBC_N_OUTCOMES)
+            c->counts[r->outcome]++;
+        if (folded_row(r)) {
+            if (!c->nogpu[0] || strcmp(c->nogpu, r->reason) == 0) {
+                snprintf(c->nogpu, sizeof c->nogpu, "%s", r->reason);
+                c->nogpu_rows++;
+            }
+            continue;
+        }
+        if (kbc_outcome_failed((int)r->outcome))
+            fprintf(c->out, "%s  point %" PRIu64 "/%" PRIu64 "  %s: %s%s%s\n",
+                    kbc_text_visible(r->experiment), r->point + 1, r->n_points,
+                    kbc_text_visible(r->variant), kbc_outcome_name((int)r->outcome),
+                    r->reason[0] ? ": " : "", kbc_text_visible(r->reason));
+    }
+    fflush(c->out);
+    return ferror(c->out) ? -1 : 0;
 }
 
 static int table_point(void *vctx, const kbc_record *all, size_t n_all)
@@ -590,6 +690,8 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
     table_ctx *c = vctx;
     if (n_all == 0)
         return 0;
+    if (c->summary_only)
+        return summary_only_point(c, all, n_all);
     FILE *out = c->out;
     const int md = c->markdown;
     const int wide = c->wide;
@@ -643,13 +745,25 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
     /* The default table keeps 120 columns with J/run in the place of the
        SM clock (a marked row still gets its clocks: note); --wide has both. */
     const int show_clock = has_clock && (wide || !has_energy);
+    /* The percentage of the ceiling that binds only (analysis/chart.h's
+       rate rule): a memory-bound reduce's 2% of the FP32 peak, or a
+       matmul's 2% of the bandwidth, says nothing. */
+    const kbc_rate binds = kbc_rate_pick(rows, n);
+    const int show_mem_pct = has_cuda && binds != KBC_RATE_GFLOPS;
     /* The compute ceiling is the point's (kb_work.peak is per point); its
        column is titled by it: %fp32, %tf32, %bf16. */
     char peak_title[16] = "";
-    for (size_t i = 0; i < n && !peak_title[0]; i++)
+    for (size_t i = 0; i < n && !peak_title[0] && binds == KBC_RATE_GFLOPS; i++)
         if (rows[i].backend == KB_BACKEND_CUDA && rows[i].peak[0])
             snprintf(peak_title, sizeof peak_title, "%%%s", rows[i].peak);
     int has_ref = rows[0].reference[0] != '\0';
+    /* "vs cpu" is against the point's first CPU variant: when that is the
+       baseline, the column is "vs base" again and is left out. */
+    for (size_t i = 0; i < n && has_cpu; i++)
+        if (rows[i].backend == KB_BACKEND_CPU) {
+            has_cpu = strcmp(rows[i].variant, rows[i].baseline) != 0;
+            break;
+        }
     int wv = variant_width(rows, n, wide);
     /* --baseline: the point's rows judged at once, with compare's defaults. */
     kbc_match *old = NULL;
@@ -679,7 +793,7 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
         put(&h, W_NOISE, "noise");
     }
     put(&h, w_gbps, "GB/s");
-    if (has_cuda)
+    if (show_mem_pct)
         put(&h, w_pct, "%peak");
     if (has_flops)
         put(&h, W_GFLOPS, "GFLOP/s");
@@ -729,7 +843,8 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
         char label[160];
         put(&l, -wv, variant_label(r, wide, label, sizeof label));
         put(&l, -W_BACKEND, cuda ? "cuda" : "cpu");
-        put(&l, -W_STATUS, kbc_outcome_name((int)r->outcome));
+        put_sgr(&l, -W_STATUS, kbc_outcome_name((int)r->outcome),
+                c->colour ? kbc_outcome_sgr((int)r->outcome) : NULL);
         kbc_human_seconds(r->time.median, buf, sizeof buf);
         if (noisy_row(r))
             strcat(buf, "~");
@@ -745,7 +860,7 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
             put(&l, W_NOISE, fmt_noise(r, buf, sizeof buf));
         }
         put(&l, w_gbps, fmt_fixed(r->gbps, 1, "", buf, sizeof buf));
-        if (has_cuda)
+        if (show_mem_pct)
             put(&l, w_pct, fmt_fixed(cuda ? r->pct_ceiling : NAN, 0, "%", buf, sizeof buf));
         if (has_flops)
             put(&l, W_GFLOPS, fmt_fixed(r->gflops, 1, "", buf, sizeof buf));
@@ -780,7 +895,9 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
                 put(&l, -7, oc.verdict);
                 put(&l, -3, oc.sig);
             } else {
-                put(&l, W_CHANGE, fmt_change(&oc, buf, sizeof buf));
+                put_sgr(&l, W_CHANGE, fmt_change(&oc, buf, sizeof buf),
+                        c->colour ? verdict_sgr(old[i].base < 0 ? -1 : (int)old[i].change.verdict)
+                                  : NULL);
             }
         }
         if (wide)
@@ -856,7 +973,7 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
         }
     }
     print_fold(c, all, n_all);
-    print_noisy_note(out, md, rows, n);
+    print_noisy_note(out, md, rows, n, &c->noisy_said);
     fputc('\n', out);
     free(old);
     free(rows);
@@ -874,6 +991,92 @@ static int table_suspects(void *vctx, const kbc_suspect *list, size_t n)
         c->suspects[c->n_suspects++] = kbc_xstrdup(kbc_suspect_text(&list[i], t, sizeof t));
     }
     return 0;
+}
+
+/* One experiment's sweep at a glance (analysis/sweep_summary.h): a row per
+   swept value, a column per variant with its median (the fastest marked
+   with *), then a line per variant against the baseline and the
+   reference. */
+static void print_sweep(FILE *out, int md, const kbc_sweep *w)
+{
+    size_t np = w->n_params, nv = w->n_variants;
+    if (np + nv > MAX_CELLS)
+        nv = MAX_CELLS - np;
+    if (md)
+        fprintf(out, "## Sweep of %s\n\nmedian time per variant; * the fastest of its row\n\n",
+                kbc_text_md(w->experiment));
+    else
+        fprintf(out, "sweep of %s: median time per variant; * the fastest of its row\n",
+                kbc_text_visible(w->experiment));
+    int widths[MAX_CELLS];
+    for (size_t q = 0; q < np; q++) {
+        widths[q] = (int)strlen(kbc_text_visible(w->params[q]));
+        for (size_t r = 0; r < w->n_rows; r++) {
+            int l = (int)strlen(kbc_text_visible(w->labels[r * np + q]));
+            widths[q] = l > widths[q] ? l : widths[q];
+        }
+    }
+    for (size_t v = 0; v < nv; v++) {
+        int l = (int)strlen(kbc_text_visible(w->variants[v]));
+        widths[np + v] = l > W_TIME + 1 ? l : W_TIME + 1;
+    }
+    line h = {.n = 0};
+    for (size_t q = 0; q < np; q++)
+        put(&h, -widths[q], w->params[q]);
+    if (np == 0)
+        put(&h, -5, "point");
+    for (size_t v = 0; v < nv; v++)
+        put(&h, widths[np + v], w->variants[v]);
+    print_line(out, md, &h);
+    if (md) {
+        for (int i = 0; i < h.n; i++)
+            fputs(i < (int)(np ? np : 1) ? "|---" : "|--:", out);
+        fputs("|\n", out);
+    }
+    for (size_t r = 0; r < w->n_rows; r++) {
+        line l = {.n = 0};
+        for (size_t q = 0; q < np; q++)
+            put(&l, -widths[q], w->labels[r * np + q]);
+        if (np == 0)
+            put(&l, -5, "1");
+        for (size_t v = 0; v < nv; v++) {
+            char buf[64];
+            double m = w->median[r * w->n_variants + v];
+            int o = w->outcome[r * w->n_variants + v];
+            if (isfinite(m)) {
+                kbc_human_seconds(m, buf, sizeof buf);
+                if (w->best[r] == (int)v)
+                    strcat(buf, "*");
+            } else {
+                snprintf(buf, sizeof buf, "%s", o >= 0 ? kbc_outcome_name(o) : "-");
+            }
+            put(&l, widths[np + v], buf);
+        }
+        print_line(out, md, &l);
+    }
+    if (md && w->n_vs)
+        fputc('\n', out);
+    for (size_t i = 0; i < w->n_vs; i++) {
+        char t[600];
+        kbc_sweep_vs_text(&w->vs[i], t, sizeof t);
+        fprintf(out, "%s%s\n", md ? "- " : "  ", md ? kbc_text_md(t) : kbc_text_visible(t));
+    }
+    fputc('\n', out);
+}
+
+/* The summaries of the run's sweeps: every experiment's under
+   --summary-only, else those of more than one row (a point's table says
+   the rest). */
+static int table_sweeps(void *vctx, const kbc_sweep *list, size_t n)
+{
+    table_ctx *c = vctx;
+    if (c->summary_only && n)
+        fputc('\n', c->out); /* after the machine line and the failed rows */
+    for (size_t i = 0; i < n; i++)
+        if (c->summary_only || list[i].n_rows > 1)
+            print_sweep(c->out, c->markdown, &list[i]);
+    fflush(c->out);
+    return ferror(c->out) ? -1 : 0;
 }
 
 static int table_end(void *vctx, int exit_code)
@@ -928,6 +1131,7 @@ int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d)
     table_ctx *c = kbc_xcalloc(1, sizeof *c);
     c->out = out;
     c->fd = -1;
+    c->colour = kbc_colour_for(out);
     /* No error(): a table on a stream that fails (stdout) is the
        command's to report as it exits. */
     *sink = (kbc_sink){.ctx = c,
@@ -935,7 +1139,8 @@ int kbc_report_table(FILE *out, kbc_sink *sink, kbc_diag *d)
                        .point = table_point,
                        .end = table_end,
                        .destroy = table_destroy,
-                       .suspects = table_suspects};
+                       .suspects = table_suspects,
+                       .sweeps = table_sweeps};
     return 0;
 }
 
@@ -1013,6 +1218,14 @@ static int md_end(void *vctx, int exit_code)
     return close(fd) != 0 ? md_fail(c, errno) : 0;
 }
 
+static int md_sweeps(void *vctx, const kbc_sweep *list, size_t n)
+{
+    table_ctx *c = vctx;
+    if (md_open(c) != 0)
+        return -1;
+    return md_commit(c, table_sweeps(c, list, n), 0);
+}
+
 static const char *md_error(void *vctx)
 {
     table_ctx *c = vctx;
@@ -1038,7 +1251,8 @@ int kbc_report_markdown(const char *path, kbc_sink *sink, kbc_diag *d)
                        .end = md_end,
                        .destroy = table_destroy,
                        .error = md_error,
-                       .suspects = table_suspects};
+                       .suspects = table_suspects,
+                       .sweeps = md_sweeps};
     return 0;
 }
 
@@ -1054,4 +1268,17 @@ void kbc_report_table_baseline(kbc_sink *sink, const kbc_record *base, size_t n)
     table_ctx *c = sink->ctx;
     kbc_baseline_free(c->base);
     c->base = kbc_baseline_new(base, n);
+}
+
+void kbc_report_table_summary_only(kbc_sink *sink, int on)
+{
+    table_ctx *c = sink->ctx;
+    if (!c->markdown)
+        c->summary_only = on;
+}
+
+void kbc_report_table_colour(kbc_sink *sink, int on)
+{
+    table_ctx *c = sink->ctx;
+    c->colour = on && !c->markdown;
 }
