@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "input.h"
 #include "journal.h"
 #include "point.h"
 #include "point_plan.h"
@@ -97,7 +98,10 @@ static const measured *cache_find(const cache *c, const char *key, const char *s
    read, or -1 when the file cannot be opened. */
 static long cache_read(cache *c, const char *path)
 {
-    FILE *f = fopen(path, "r");
+    /* A FIFO or a device in its place is no cache (open_journal then
+       refuses it with a sentence). */
+    char not_read[200];
+    FILE *f = kbc_input_fopen(path, KBC_INPUT_DATA_MAX, not_read, sizeof not_read);
     if (!f)
         return -1;
     char *line = NULL;
