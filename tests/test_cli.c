@@ -658,6 +658,57 @@ Test(cli, a_quick_run_leaves_no_file_behind)
     cr_assert_eq(system(cmd), 0, "the temporary INI file is left in %s", dir);
 }
 
+/* ";n=4" was written as a line of the file, a comment, and dropped
+   without a word: the run went on with n's default. */
+Test(cli, a_quick_run_argument_that_is_a_comment_is_refused)
+{
+    result r = kb("run toy ';n=4' variants=good --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "kbench: argument ';n=4' is not KEY=VALUE: a key is made "
+                                     "of letters, digits"),
+                       "%s", r.err);
+}
+
+/* The INI file is written to $TMPDIR, but an include names a file where
+   the user is: it resolved against $TMPDIR. */
+Test(cli, a_quick_runs_include_is_found_in_the_current_folder)
+{
+    char dir[600], cmd[900];
+    snprintf(dir, sizeof dir, "%s/elsewhere", tmp);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    write_file("sizes.ini", "n = 3K\n");
+    setenv("TMPDIR", dir, 1);
+    snprintf(cmd, sizeof cmd, "run toy include=sizes.ini variants=good runs=2 -q --plugin-path %s",
+             TOY_DIR);
+    result r = kb(cmd);
+    unsetenv("TMPDIR");
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, "n=3072"), "%s", r.out);
+}
+
+/* A temporary file that cannot be written is the system's failure (exit
+   3), not a mistake on the command line: no "see kbench --help". */
+Test(cli, a_quick_run_whose_file_cannot_be_written_exits_three)
+{
+    setenv("TMPDIR", "/nonexistent-kbench-folder", 1);
+    result r = kb("run toy n=1K variants=good --plugin-path " TOY_DIR);
+    unsetenv("TMPDIR");
+    cr_assert_eq(r.code, 3, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "cannot write the INI file /nonexistent-kbench-folder/"),
+                       "%s", r.err);
+    cr_assert_null(strstr(r.err, "--help"), "%s", r.err);
+}
+
+/* A line break typed into an argument is shown escaped: the message stays
+   one line. */
+Test(cli, a_line_break_in_a_quick_run_argument_is_shown_escaped)
+{
+    result r = kb("run toy \"$(printf 'n=1\\nx')\" --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "argument 'n=1\\nx' holds a line break"), "%s", r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+}
+
 Test(cli, a_file_that_does_not_exist_is_still_named_as_a_file)
 {
     result r = kb("run nothere.ini --plugin-path " TOY_DIR);

@@ -431,7 +431,7 @@ static int check_schema_version(const json_t *root, const char *path, kbc_diag *
     }
     if (sv && json_integer_value(sv) > KBC_RESULTS_SCHEMA_VERSION) {
         kbc_diag_set(d, "%s: its \"schema_version\" is %lld and this kbench reads up to %d; "
-                        "read it with a newer kbench", path, (long long)json_integer_value(sv),
+                        "read it with a newer kbench.", path, (long long)json_integer_value(sv),
                      KBC_RESULTS_SCHEMA_VERSION);
         return -1;
     }
