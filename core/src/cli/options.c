@@ -76,6 +76,7 @@ const kbc_option kbc_options[] = {
     {"--commit", 0, "REV", "revision", 0, 0, 0, NULL, VALUE(history.commit)},
     {"--since", 0, "REV", "revision", 0, 0, 0, NULL, VALUE(history.since)},
     {"--csv", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(history.csv)},
+    {"--interrupted", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(history.interrupted)},
     {"--metric", 0, "WHAT", "metric (rate or time)", 0, 0, 0, NULL, VALUE(metric)},
     {"--logy", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(plot_opts.logy)},
     {"--band", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(plot_opts.band)},

@@ -31,9 +31,6 @@
 #include "record.h"
 #include "request.h"
 
-/* Exit code of an interrupted run (128 + SIGINT, as shells report it). */
-#define KBC_EXIT_INTERRUPTED 130
-
 /* One GPU a worker is bound to, found through NVML (nvml.h). */
 typedef struct kbc_gpu_pick {
     char uuid[96];
