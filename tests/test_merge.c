@@ -474,16 +474,21 @@ Test(merge, shards_from_two_gpu_models_are_refused)
 
 /* A shard run where no GPU was found (a node whose driver failed, a job
    without its GPU) is a different machine from one with an H200: its
-   CUDA rows are skips, not the H200's timings. */
-Test(merge, a_shard_without_a_gpu_and_one_with_a_gpu_are_refused)
+   CUDA rows are skips, not the H200's timings.  --allow-mixed, which joins
+   GPU models, joined them with exit 0. */
+Test(merge, a_shard_without_a_gpu_is_refused_even_with_allow_mixed)
 {
     const char *p0 = shard0(NULL), *p1 = shard1(H200);
     const char *in[] = {p0, p1};
-    said s = merge(in, 2, 0);
-    char want[1200];
-    snprintf(want, sizeof want, "%s ran on " H200 " but %s on no GPU", p1, p0);
-    assert_refused(&s, want);
-    said_free(&s);
+    for (int allow_mixed = 0; allow_mixed <= 1; allow_mixed++) {
+        said s = merge(in, 2, allow_mixed);
+        char want[1200];
+        snprintf(want, sizeof want, "%s ran on " H200 " but %s on no GPU; a part without a GPU "
+                                    "skipped the CUDA rows the other ran",
+                 p1, p0);
+        assert_refused(&s, want);
+        said_free(&s);
+    }
 }
 
 Test(merge, allow_mixed_merges_shards_from_two_gpu_models)
