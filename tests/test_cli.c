@@ -329,11 +329,25 @@ Test(cli, help_to_a_full_device_exits_three)
     fails_on_a_full_device("--help");
 }
 
+/* A device is refused before a byte is read (base/input.c); a regular
+   file that is not text, at its first NUL byte. */
 Test(cli, a_file_that_is_not_text_is_refused_at_once)
 {
     result r = kb("run --dry-run /dev/zero");
     cr_assert_eq(r.code, 2, "%s", r.err);
-    cr_assert_not_null(strstr(r.err, "/dev/zero:1: column 1: a NUL byte"), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "/dev/zero: cannot be opened (it is a device, not a "
+                                     "regular file)."),
+                       "%s", r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/z.ini", tmp);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    static const char zeros[64];
+    cr_assert_eq(fwrite(zeros, 1, sizeof zeros, f), sizeof zeros);
+    fclose(f);
+    r = kb("run --dry-run z.ini");
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "z.ini:1: column 1: a NUL byte"), "%s", r.err);
 }
 
 Test(cli, a_plugin_path_folder_without_plugins_is_named)
@@ -707,6 +721,29 @@ Test(cli, a_line_break_in_a_quick_run_argument_is_shown_escaped)
     cr_assert_eq(r.code, 2, "stderr: %s", r.err);
     cr_assert_not_null(strstr(r.err, "argument 'n=1\\nx' holds a line break"), "%s", r.err);
     cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+}
+
+/* What the user typed is quoted in the sentence: a line break in it is
+   shown escaped (kbc_diag_set, kbc_say), so the sentence stays one line
+   whichever part of kbench wrote it. */
+Test(cli, a_line_break_typed_anywhere_is_shown_escaped)
+{
+    static const char *const cases[][2] = {
+        {"compare \"$(printf 'a\\nb')\" x.json", "a\\nb: cannot read the results"},
+        {"run x.ini --set \"$(printf 'n=a\\nb')\" -n", "'a\\nb' is not a size"},
+        {"run x.ini --isolate \"$(printf 'a\\nb')\"", "wants point, not 'a\\nb'"},
+        {"merge \"$(printf 'a\\nb')\" -o out", "cannot read a\\nb"},
+        {"describe \"$(printf 'a\\nb')\"", "no plugin named 'a\\nb'"},
+    };
+    write_file("x.ini", "[x]\nplugin = toy\n");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "%s --plugin-path %s", cases[i][0], TOY_DIR);
+        result r = kb(cmd);
+        cr_assert_neq(r.code, 0, "%s", cases[i][0]);
+        cr_assert_not_null(strstr(r.err, cases[i][1]), "%s: %s", cases[i][0], r.err);
+        cr_assert_eq(count_lines(r.err), 1, "%s: %s", cases[i][0], r.err);
+    }
 }
 
 Test(cli, a_file_that_does_not_exist_is_still_named_as_a_file)

@@ -19,6 +19,7 @@
 
 #include "results_read.h"
 #include "results_write.h"
+#include "text.h"
 #include "util.h"
 
 /* At most this many duplicated row keys are named one by one. */
@@ -37,12 +38,12 @@ static void problem(FILE *err, int *count, const char *fmt, ...) KB_PRINTF(3, 4)
 
 static void problem(FILE *err, int *count, const char *fmt, ...)
 {
+    char raw[2048];
     va_list ap;
     va_start(ap, fmt);
-    fputs("kbench: merge: ", err);
-    vfprintf(err, fmt, ap);
-    fputc('\n', err);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    fprintf(err, "kbench: merge: %s\n", kbc_text_visible(raw));
     (*count)++;
 }
 
