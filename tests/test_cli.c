@@ -746,6 +746,35 @@ Test(cli, a_line_break_typed_anywhere_is_shown_escaped)
     }
 }
 
+/* A journal that is a FIFO: --resume waited for a writer for ever. */
+Test(cli, resume_from_a_fifo_journal_is_refused_at_once, .timeout = 30)
+{
+    write_file("x.ini", "[x]\nplugin = toy\nvariants = good\n");
+    char path[512];
+    snprintf(path, sizeof path, "%s/out", tmp);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/out/journal.jsonl", tmp);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    result r = kb("run x.ini -o out --resume --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "--resume: cannot read out/journal.jsonl: it is a named "
+                                     "pipe, not a regular file"),
+                       "%s", r.err);
+}
+
+/* An include that is a FIFO: the INI reader waited for ever. */
+Test(cli, an_include_that_is_a_fifo_is_refused_at_once, .timeout = 30)
+{
+    write_file("x.ini", "[x]\nplugin = toy\ninclude = more.ini\n");
+    char path[512];
+    snprintf(path, sizeof path, "%s/more.ini", tmp);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    result r = kb("run x.ini -n --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "x.ini:3: include = more.ini: "), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "it is a named pipe, not a regular file"), "%s", r.err);
+}
+
 Test(cli, a_file_that_does_not_exist_is_still_named_as_a_file)
 {
     result r = kb("run nothere.ini --plugin-path " TOY_DIR);
