@@ -44,6 +44,7 @@ const kbc_command kbc_commands[] = {
                     "           [--baseline OLD.json] [--gpus all|LIST [--allow-shared]\n"
                     "           [--allow-mixed]] [--shard i/N|auto [--shards N]]\n"
                     "           [--isolate point] [--sanitize-on-crash]\n"
+                    "           [--sanitize memcheck|racecheck|synccheck|initcheck]\n"
                     "           [--record [--commit REV] [--history FILE]]",
         .options = {
             {"--dry-run", "print the expanded plan, run nothing, touch no GPU"},
@@ -75,6 +76,11 @@ const kbc_command kbc_commands[] = {
             {"--sanitize-on-crash", "rerun a crashed CUDA variant once under\n"
                                     "compute-sanitizer memcheck; its first report\n"
                                     "joins the row"},
+            {"--sanitize", "every variant of every point in a worker of its\n"
+                           "own under compute-sanitizer TOOL (memcheck,\n"
+                           "racecheck, synccheck or initcheck): a row the\n"
+                           "sanitizer finds errors in is an error, with its\n"
+                           "report"},
             {"--record", "with -o, add the run to the history when it ends\n"
                          "(kbench history add; docs/history.md)"},
             {"--commit", "with --record: the commit of the code under test\n"
@@ -125,16 +131,19 @@ const kbc_command kbc_commands[] = {
         .min_args = 1, .max_args = 1, .args_what = "one results file", .arg_noun = "file name",
         .complete = "json",
         .summary = "gnuplot scripts (and SVG and PNG, with gnuplot) of a run",
-        .synopsis = "kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]",
+        .synopsis = "kbench plot RESULTS.json [-o DIR] [--metric rate|time|energy|efficiency]\n"
+                    "            [--logy] [--band]",
         .options = {
             {"--output", "write into DIR (default: the results file's folder)"},
-            {"--metric", "rate (default: GB/s, FLOP/s or items/s) or time\n(the median)"},
+            {"--metric", "rate (default: GB/s, FLOP/s or items/s), time\n(the median), energy "
+                         "(joules per run) or efficiency\n(GB/J, GFLOP/J or items/J); the "
+                         "last two need\nrows with energy measured (docs/energy.md)"},
             {"--logy", "a log y axis"},
             {"--band", "each line's slowest to fastest run as a band\n"
                        "(error bars on a bar chart)"},
         },
         .examples = {"kbench plot out/results.json -o out/plots",
-                     "kbench plot out/results.json --metric time --logy --band"},
+                     "kbench plot out/results.json --metric energy --band"},
     },
     {
         .name = "merge",

@@ -50,6 +50,7 @@ const kbc_option kbc_options[] = {
     {"--shard", 0, "SPEC", "shard (i/N or auto)", 0, 0, 0, NULL, VALUE(shard)},
     {"--shards", 0, "N", "count", 0, 0, 0, NULL, VALUE(shards)},
     {"--isolate", 0, "MODE", "mode", 0, 0, 0, NULL, VALUE(isolate)},
+    {"--sanitize", 0, "TOOL", "compute-sanitizer tool", 0, 0, 0, NULL, VALUE(sanitize)},
     {"--sanitize-on-crash", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(sanitize_on_crash)},
     {"--baseline", 0, "OLD", "results file", 0, 0, 0,
      "beside each row, its change against the same row\nof OLD (an earlier results.json), "
@@ -77,7 +78,8 @@ const kbc_option kbc_options[] = {
     {"--since", 0, "REV", "revision", 0, 0, 0, NULL, VALUE(history.since)},
     {"--csv", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(history.csv)},
     {"--interrupted", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(history.interrupted)},
-    {"--metric", 0, "WHAT", "metric (rate or time)", 0, 0, 0, NULL, VALUE(metric)},
+    {"--metric", 0, "WHAT", "metric (rate, time, energy or efficiency)", 0, 0, 0, NULL,
+     VALUE(metric)},
     {"--logy", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(plot_opts.logy)},
     {"--band", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(plot_opts.band)},
     {"--only-changed", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(only_changed)},
