@@ -12,6 +12,8 @@
 #                          counted enum choices, variant flags and uses, a
 #                          "good" beside them, and one malformed descriptor
 #                          per file (bad-*.so)
+# fixtures/loader/datasym/ a kbench_plugin symbol that is data, beside a
+#                          good plugin
 set(KBENCH_LOADER_FIXTURES ${KBENCH_FIXTURE_DIR}/loader)
 set(_lfix ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/loader)
 
@@ -36,6 +38,11 @@ kbfix_plugin(kbfix_noentry noentry ${KBENCH_LOADER_FIXTURES} noentry.c)
 kbfix_plugin(kbfix_malformed malformed ${KBENCH_LOADER_FIXTURES} malformed.c)
 kbfix_plugin(kbfix_empty empty ${KBENCH_LOADER_FIXTURES} empty.c)
 kbfix_plugin(kbfix_twin twin ${KBENCH_LOADER_FIXTURES} twin.c)
+# A data kbench_plugin symbol beside a good plugin, in a folder of their
+# own (the scan must refuse the one and load the other).
+kbfix_plugin(kbfix_datasym datasym ${KBENCH_LOADER_FIXTURES}/datasym datasym.c)
+kbfix_plugin(kbfix_datasym_good good ${KBENCH_LOADER_FIXTURES}/datasym good.c
+  FIXTURE_NAME="good" FIXTURE_SUMMARY="The good plugin beside a data symbol")
 # Not an ELF file at all, but named like a plugin.
 file(WRITE ${KBENCH_LOADER_FIXTURES}/bogus.so "This is a text file, not a shared object.\n")
 
@@ -61,7 +68,8 @@ endforeach()
 
 kbench_test(test_loader SOURCES test_loader.c)
 add_dependencies(test_loader kbfix_good kbfix_good_again kbfix_other kbfix_abi99
-  kbfix_noentry kbfix_malformed kbfix_empty kbfix_twin ${_abi_targets} kbench)
+  kbfix_noentry kbfix_malformed kbfix_empty kbfix_twin kbfix_datasym kbfix_datasym_good
+  ${_abi_targets} kbench)
 # A loader that hangs (a plugin whose entry never returns) must fail, not
 # stall the suite.
 set_tests_properties(test_loader PROPERTIES TIMEOUT 120)

@@ -329,11 +329,25 @@ Test(cli, help_to_a_full_device_exits_three)
     fails_on_a_full_device("--help");
 }
 
+/* A device is refused before a byte is read (base/input.c); a regular
+   file that is not text, at its first NUL byte. */
 Test(cli, a_file_that_is_not_text_is_refused_at_once)
 {
     result r = kb("run --dry-run /dev/zero");
     cr_assert_eq(r.code, 2, "%s", r.err);
-    cr_assert_not_null(strstr(r.err, "/dev/zero:1: column 1: a NUL byte"), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "/dev/zero: cannot be opened (it is a device, not a "
+                                     "regular file)."),
+                       "%s", r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/z.ini", tmp);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    static const char zeros[64];
+    cr_assert_eq(fwrite(zeros, 1, sizeof zeros, f), sizeof zeros);
+    fclose(f);
+    r = kb("run --dry-run z.ini");
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "z.ini:1: column 1: a NUL byte"), "%s", r.err);
 }
 
 Test(cli, a_plugin_path_folder_without_plugins_is_named)
@@ -698,6 +712,109 @@ Test(cli, a_quick_run_leaves_no_file_behind)
     cr_assert_eq(r.code, 0, "stderr: %s", r.err);
     snprintf(cmd, sizeof cmd, "rmdir '%s'", dir);
     cr_assert_eq(system(cmd), 0, "the temporary INI file is left in %s", dir);
+}
+
+/* ";n=4" was written as a line of the file, a comment, and dropped
+   without a word: the run went on with n's default. */
+Test(cli, a_quick_run_argument_that_is_a_comment_is_refused)
+{
+    result r = kb("run toy ';n=4' variants=good --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "kbench: argument ';n=4' is not KEY=VALUE: a key is made "
+                                     "of letters, digits"),
+                       "%s", r.err);
+}
+
+/* The INI file is written to $TMPDIR, but an include names a file where
+   the user is: it resolved against $TMPDIR. */
+Test(cli, a_quick_runs_include_is_found_in_the_current_folder)
+{
+    char dir[600], cmd[900];
+    snprintf(dir, sizeof dir, "%s/elsewhere", tmp);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    write_file("sizes.ini", "n = 3K\n");
+    setenv("TMPDIR", dir, 1);
+    snprintf(cmd, sizeof cmd, "run toy include=sizes.ini variants=good runs=2 -q --plugin-path %s",
+             TOY_DIR);
+    result r = kb(cmd);
+    unsetenv("TMPDIR");
+    cr_assert_eq(r.code, 0, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.out, "n=3072"), "%s", r.out);
+}
+
+/* A temporary file that cannot be written is the system's failure (exit
+   3), not a mistake on the command line: no "see kbench --help". */
+Test(cli, a_quick_run_whose_file_cannot_be_written_exits_three)
+{
+    setenv("TMPDIR", "/nonexistent-kbench-folder", 1);
+    result r = kb("run toy n=1K variants=good --plugin-path " TOY_DIR);
+    unsetenv("TMPDIR");
+    cr_assert_eq(r.code, 3, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "cannot write the INI file /nonexistent-kbench-folder/"),
+                       "%s", r.err);
+    cr_assert_null(strstr(r.err, "--help"), "%s", r.err);
+}
+
+/* A line break typed into an argument is shown escaped: the message stays
+   one line. */
+Test(cli, a_line_break_in_a_quick_run_argument_is_shown_escaped)
+{
+    result r = kb("run toy \"$(printf 'n=1\\nx')\" --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "stderr: %s", r.err);
+    cr_assert_not_null(strstr(r.err, "argument 'n=1\\nx' holds a line break"), "%s", r.err);
+    cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+}
+
+/* What the user typed is quoted in the sentence: a line break in it is
+   shown escaped (kbc_diag_set, kbc_say), so the sentence stays one line
+   whichever part of kbench wrote it. */
+Test(cli, a_line_break_typed_anywhere_is_shown_escaped)
+{
+    static const char *const cases[][2] = {
+        {"compare \"$(printf 'a\\nb')\" x.json", "a\\nb: cannot read the results"},
+        {"run x.ini --set \"$(printf 'n=a\\nb')\" -n", "'a\\nb' is not a size"},
+        {"run x.ini --isolate \"$(printf 'a\\nb')\"", "wants point, not 'a\\nb'"},
+        {"merge \"$(printf 'a\\nb')\" -o out", "cannot read a\\nb"},
+        {"describe \"$(printf 'a\\nb')\"", "no plugin named 'a\\nb'"},
+    };
+    write_file("x.ini", "[x]\nplugin = toy\n");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "%s --plugin-path %s", cases[i][0], TOY_DIR);
+        result r = kb(cmd);
+        cr_assert_neq(r.code, 0, "%s", cases[i][0]);
+        cr_assert_not_null(strstr(r.err, cases[i][1]), "%s: %s", cases[i][0], r.err);
+        cr_assert_eq(count_lines(r.err), 1, "%s: %s", cases[i][0], r.err);
+    }
+}
+
+/* A journal that is a FIFO: --resume waited for a writer for ever. */
+Test(cli, resume_from_a_fifo_journal_is_refused_at_once, .timeout = 30)
+{
+    write_file("x.ini", "[x]\nplugin = toy\nvariants = good\n");
+    char path[512];
+    snprintf(path, sizeof path, "%s/out", tmp);
+    cr_assert_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof path, "%s/out/journal.jsonl", tmp);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    result r = kb("run x.ini -o out --resume --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "--resume: cannot read out/journal.jsonl: it is a named "
+                                     "pipe, not a regular file"),
+                       "%s", r.err);
+}
+
+/* An include that is a FIFO: the INI reader waited for ever. */
+Test(cli, an_include_that_is_a_fifo_is_refused_at_once, .timeout = 30)
+{
+    write_file("x.ini", "[x]\nplugin = toy\ninclude = more.ini\n");
+    char path[512];
+    snprintf(path, sizeof path, "%s/more.ini", tmp);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    result r = kb("run x.ini -n --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "x.ini:3: include = more.ini: "), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "it is a named pipe, not a regular file"), "%s", r.err);
 }
 
 Test(cli, a_file_that_does_not_exist_is_still_named_as_a_file)

@@ -273,7 +273,7 @@ static int add(kbc_history *h, const char *dir, const char *rev, int64_t t)
     snprintf(c.source, sizeof c.source, "option");
     int added = -1;
     kbc_diag d = {{0}};
-    cr_assert_eq(kbc_history_add(h, path, &c, &added, &d), 0, "%s", d.msg);
+    cr_assert_eq(kbc_history_add(h, path, &c, 0, &added, &d), 0, "%s", d.msg);
     free(path);
     return added;
 }
@@ -375,7 +375,7 @@ Test(db, two_processes_adding_at_once_lose_nothing)
                 char path[512];
                 snprintf(path, sizeof path, "%s/r%02d/results.json", tmp, i);
                 int added;
-                if (kbc_history_add(h, path, NULL, &added, &d) != 0 || !added) {
+                if (kbc_history_add(h, path, NULL, 0, &added, &d) != 0 || !added) {
                     fprintf(stderr, "%s\n", d.msg);
                     _exit(11);
                 }
@@ -501,6 +501,63 @@ Test(db, a_newer_layout_is_refused)
     snprintf(words, sizeof words, "has layout version 99, newer than this kbench's %d",
              KBC_HISTORY_VERSION);
     refused(at("h.db"), KBC_EXIT_USAGE, words);
+}
+
+/* A history whose header says version v (a signed field: a shared,
+   copied or damaged file can hold anything); journal_mode DELETE so that
+   the file holds it whole. */
+static void with_version(const char *path, long long v)
+{
+    kbc_history *h = open_db(path);
+    kbc_history_close(h);
+    sqlite3 *db;
+    sqlite3_open(path, &db);
+    char sql[128];
+    snprintf(sql, sizeof sql, "PRAGMA journal_mode = DELETE; PRAGMA user_version = %lld", v);
+    cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* The version indexed the table of migrations: -1 ran the word before it
+   as SQL (a syntax error), -2^31 crashed. */
+Test(db, a_negative_layout_version_is_refused_and_left_untouched)
+{
+    with_version(at("h.db"), -1);
+    refused(at("h.db"), KBC_EXIT_USAGE,
+            "has layout version -1, which no kbench writes (the first is 1)");
+    with_version(at("min.db"), -2147483648LL);
+    refused(at("min.db"), KBC_EXIT_USAGE, "has layout version -2147483648, which no kbench");
+}
+
+Test(db, a_negative_layout_version_is_refused_for_reading_too)
+{
+    with_version(at("h.db"), -1);
+    kbc_history *h = NULL;
+    kbc_diag d = {{0}};
+    cr_assert_eq(kbc_history_open(at("h.db"), 0, &h, &d), KBC_EXIT_USAGE);
+    cr_assert_null(h);
+    /* Not "kbench history add upgrades it", which would fail the same way. */
+    cr_assert_null(strstr(d.msg, "upgrades"), "%s", d.msg);
+    cr_assert_not_null(strstr(d.msg, "kbench history rebuild"), "%s", d.msg);
+}
+
+/* Version 0 with kbench's tables would have created them again. */
+Test(db, a_layout_version_0_with_tables_is_refused)
+{
+    with_version(at("h.db"), 0);
+    refused(at("h.db"), KBC_EXIT_USAGE, "has layout version 0, which no kbench writes");
+}
+
+Test(db, a_kbench_header_without_the_tables_is_refused)
+{
+    sqlite3 *db;
+    sqlite3_open(at("h.db"), &db);
+    cr_assert_eq(sqlite3_exec(db, "PRAGMA application_id = 1801611369; PRAGMA user_version = 2;"
+                                  "CREATE TABLE runs (id INTEGER)",
+                              NULL, NULL, NULL),
+                 SQLITE_OK);
+    sqlite3_close(db);
+    refused(at("h.db"), KBC_EXIT_USAGE, "says it is a kbench history but lacks its tables");
 }
 
 Test(db, a_read_only_file_is_refused_for_writing)
@@ -700,6 +757,58 @@ Test(cmd, a_run_that_has_not_finished_is_refused)
     kb(&r, "history add r");
     cr_assert_eq(r.code, 2, "%s", r.err);
     cr_assert_not_null(strstr(r.err, "is of a run that has not finished"), "%s", r.err);
+}
+
+/* A run stopped by Ctrl-C writes its file whole, with exit code 130: its
+   rows are the points done by then, which a series would take for the
+   plan's.  docs/history.md. */
+static void interrupted_run(const char *dir)
+{
+    write_run(dir, 1, 1, 1e-3, "GPU-1");
+    char *cmd = NULL;
+    cr_assert_gt(asprintf(&cmd, "sed -i 's/\"exit_code\": 0/\"exit_code\": 130/' "
+                                "'%s/%s/results.json'", tmp, dir), 0);
+    cr_assert_eq(system(cmd), 0);
+    free(cmd);
+}
+
+Test(cmd, an_interrupted_run_is_refused)
+{
+    result r;
+    interrupted_run("r");
+    kb(&r, "history add r");
+    cr_assert_eq(r.code, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "r/results.json is of a run that was interrupted (exit "
+                                     "code 130: Ctrl-C or SIGTERM), so it holds only the points "
+                                     "that finished and is not added; finish it with kbench run "
+                                     "--resume, or add it as it is with --interrupted.\n"),
+                       "%s", r.err);
+    cr_assert_eq(db_int(at("h.db"), "SELECT count(*) FROM runs"), 0);
+}
+
+Test(cmd, an_interrupted_run_is_added_when_asked)
+{
+    result r;
+    interrupted_run("r");
+    kb(&r, "history add r --interrupted");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_eq(db_int(at("h.db"), "SELECT count(*) FROM runs WHERE exit_code = 130"), 1);
+}
+
+Test(cmd, rebuild_skips_an_interrupted_run_with_a_note)
+{
+    result r;
+    write_run("a", 1, 1, 1e-3, "GPU-1");
+    interrupted_run("b");
+    kb(&r, "history rebuild .");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "b/results.json: skipped: the run was interrupted "
+                                     "(--interrupted adds it)"),
+                       "%s", r.out);
+    cr_assert_eq(db_int(at("h.db"), "SELECT count(*) FROM runs"), 1);
+    kb(&r, "history rebuild . --interrupted");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_eq(db_int(at("h.db"), "SELECT count(*) FROM runs"), 2);
 }
 
 Test(cmd, an_option_of_another_subcommand_is_refused)

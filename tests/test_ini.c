@@ -208,9 +208,25 @@ Test(ini, a_nul_byte_is_refused_with_its_line_and_column)
 
 Test(ini, an_endless_file_of_zeros_is_refused_at_once)
 {
-    /* Before the check, this read /dev/zero until memory ran out. */
+    /* Before the check, this read /dev/zero until memory ran out; it is
+       now refused before a byte is read, as every file that is not a
+       regular one. */
     cr_assert_eq(kbc_ini_load("/dev/zero", &ini, &d), -1);
-    assert_has(d.msg, "/dev/zero:1: column 1: a NUL byte");
+    assert_has(d.msg, "/dev/zero: cannot be opened (it is a device, not a regular file).");
+}
+
+Test(ini, a_fifo_given_as_the_file_is_refused_without_waiting, .timeout = 10)
+{
+    char dir[] = "/tmp/kbench-test-ini-fifo-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char fifo[64];
+    snprintf(fifo, sizeof fifo, "%s/x.ini", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    int rc = kbc_ini_load(fifo, &ini, &d);
+    unlink(fifo);
+    rmdir(dir);
+    cr_assert_eq(rc, -1);
+    assert_has(d.msg, "x.ini: cannot be opened (it is a named pipe, not a regular file).");
 }
 
 Test(ini, a_line_over_the_limit_is_refused)
@@ -558,6 +574,29 @@ Test(include, a_missing_file_is_one_sentence_naming_the_include_line)
     cr_assert_eq(inc_load("main.ini"), -1);
     assert_has(d.msg, "main.ini:3: include = nothere.ini: ");
     assert_has(d.msg, "cannot be opened (No such file or directory).");
+}
+
+/* A FIFO that nobody writes would make open() wait for ever: the include
+   line is refused at once instead (the timeout fails a hang). */
+Test(include, a_fifo_is_refused_at_the_include_line_without_waiting, .timeout = 10)
+{
+    char fifo[600];
+    snprintf(fifo, sizeof fifo, "%s/sub/pipe.ini", inc_dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    inc_write("main.ini", "[global]\nruns = 3\ninclude = sub/pipe.ini\n");
+    cr_assert_eq(inc_load("main.ini"), -1);
+    assert_has(d.msg, "main.ini:3: include = sub/pipe.ini: ");
+    assert_has(d.msg, "cannot be opened (it is a named pipe, not a regular file).");
+}
+
+/* fopen() opens a folder for reading, and the first read fails: the
+   sentence then named the folder but not the line that included it. */
+Test(include, a_folder_is_refused_at_the_include_line)
+{
+    inc_write("main.ini", "[global]\ninclude = sub\n");
+    cr_assert_eq(inc_load("main.ini"), -1);
+    assert_has(d.msg, "main.ini:2: include = sub: ");
+    assert_has(d.msg, "cannot be opened (it is a folder, not a file).");
 }
 
 Test(include, a_file_that_includes_itself_is_refused)

@@ -195,6 +195,46 @@ Test(loader, one_file_path)
     kbc_registry_free(&r);
 }
 
+/* A kbench_plugin that is data was called as a function: the scan
+   crashed, and with it every command.  It is refused by name and the good
+   plugin beside it loads. */
+Test(loader, a_data_entry_symbol_is_refused_and_the_others_load)
+{
+    kbc_registry r;
+    kbc_registry_init(&r);
+    kbc_diag d = {{0}};
+    cr_assert_eq(kbc_registry_add_path(&r, FIX "/datasym", &d), 0, "%s", d.msg);
+    cr_assert_eq(r.n, 1);
+    cr_assert_str_eq(r.items[0].desc->name, "good");
+    cr_assert_eq(r.n_refused, 1);
+    cr_assert_str_eq(r.refused[0],
+                     FIX "/datasym/kbench-datasym.so: its 'kbench_plugin' symbol is data, not "
+                         "a function, so it is not a kbench plugin (declare it as const "
+                         "kb_plugin *kbench_plugin(uint32_t index), as kbench/plugin.h does)");
+    kbc_registry_free(&r);
+}
+
+/* A FIFO named as a plugin: dlopen() would wait for a writer for ever. */
+Test(loader, a_fifo_named_as_a_plugin_is_an_error, .timeout = 10)
+{
+    char dir[] = "/tmp/kbench-loader-fifo-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char fifo[64];
+    snprintf(fifo, sizeof fifo, "%s/kbench-x.so", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    kbc_registry r;
+    kbc_registry_init(&r);
+    kbc_diag d = {{0}};
+    int rc = kbc_registry_add_path(&r, fifo, &d);
+    unlink(fifo);
+    rmdir(dir);
+    cr_assert_eq(rc, -1);
+    cr_assert_not_null(strstr(d.msg, "is neither a folder nor a regular file (it is a named "
+                                     "pipe)"),
+                       "%s", d.msg);
+    kbc_registry_free(&r);
+}
+
 /* A bare file name means the file in the current folder, not a search of
    the library path. */
 Test(loader, bare_file_name_is_relative)
@@ -1000,13 +1040,13 @@ Test(abi, counted_choices_load_without_terminator)
 }
 
 /* Runs `kbench ARGS` with only the ABI fixtures; stdout and stderr together. */
-static char *run_kbench(const char *args, int *status)
+static char *run_kbench_with(const char *folder, const char *args, int *status)
 {
     char *cmd = NULL;
     cr_assert_gt(asprintf(&cmd,
                           "KBENCH_NO_DEFAULT_PLUGINS=1 KBENCH_PLUGIN_PATH= %s/kbench "
                           "--plugin-path %s %s 2>&1",
-                          KBENCH_BINARY_DIR, FIXABI, args),
+                          KBENCH_BINARY_DIR, folder, args),
                  0);
     FILE *p = popen(cmd, "r");
     cr_assert_not_null(p);
@@ -1021,6 +1061,11 @@ static char *run_kbench(const char *args, int *status)
     *status = pclose(p);
     free(cmd);
     return buf;
+}
+
+static char *run_kbench(const char *args, int *status)
+{
+    return run_kbench_with(FIXABI, args, status);
 }
 
 /* A plugin built against minor 1, before kb_work.variant_device_bytes,
@@ -1138,6 +1183,17 @@ Test(abi, list_survives_bad_descriptors)
     cr_assert_not_null(strstr(out, "kbench: warning: " FIXABI "/kbench-bad-null_choice.so: "),
                        "%s", out);
     cr_assert_null(strstr(out, "bad_null_choice  "), "a refused plugin is listed:\n%s", out);
+    free(out);
+}
+
+Test(abi, list_survives_a_data_entry_symbol)
+{
+    int status;
+    char *out = run_kbench_with(FIX "/datasym", "list", &status);
+    cr_assert_eq(status, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "The good plugin beside a data symbol"), "%s", out);
+    cr_assert_not_null(strstr(out, "kbench-datasym.so: its 'kbench_plugin' symbol is data"),
+                       "%s", out);
     free(out);
 }
 

@@ -127,8 +127,11 @@ static json_t *shard_doc(const char *hash, int index, int count, unsigned jobs, 
                            "\"sm_max_mhz\": null, \"mem_max_mhz\": null, \"at_start\": null}}",
                            0, NULL);
     cr_assert_not_null(m);
-    json_object_set_new(m, "gpu", json_string(gpu));
-    json_object_set_new(m, "cc", json_string("9.0"));
+    /* gpu NULL: a machine without a GPU, as such a run writes it. */
+    json_object_set_new(m, "has_gpu", json_boolean(gpu != NULL));
+    json_object_set_new(m, "reason", gpu ? json_null() : json_string("no CUDA device"));
+    json_object_set_new(m, "gpu", gpu ? json_string(gpu) : json_null());
+    json_object_set_new(m, "cc", gpu ? json_string("9.0") : json_null());
     json_object_set_new(m, "host", json_string("node"));
     json_object_set_new(m, "cpu_threads", json_integer(16));
     json_object_set_new(d, "machine", m);
@@ -467,6 +470,25 @@ Test(merge, shards_from_two_gpu_models_are_refused)
     assert_refused(&s, want);
     cr_assert_not_null(strstr(s.err, "--allow-mixed"));
     said_free(&s);
+}
+
+/* A shard run where no GPU was found (a node whose driver failed, a job
+   without its GPU) is a different machine from one with an H200: its
+   CUDA rows are skips, not the H200's timings.  --allow-mixed, which joins
+   GPU models, joined them with exit 0. */
+Test(merge, a_shard_without_a_gpu_is_refused_even_with_allow_mixed)
+{
+    const char *p0 = shard0(NULL), *p1 = shard1(H200);
+    const char *in[] = {p0, p1};
+    for (int allow_mixed = 0; allow_mixed <= 1; allow_mixed++) {
+        said s = merge(in, 2, allow_mixed);
+        char want[1200];
+        snprintf(want, sizeof want, "%s ran on " H200 " but %s on no GPU; a part without a GPU "
+                                    "skipped the CUDA rows the other ran",
+                 p1, p0);
+        assert_refused(&s, want);
+        said_free(&s);
+    }
 }
 
 Test(merge, allow_mixed_merges_shards_from_two_gpu_models)

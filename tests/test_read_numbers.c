@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "report.h"
 #include "results_read.h"
@@ -292,4 +294,48 @@ Test(numbers, the_largest_count_round_trips)
     cr_assert_eq(read_row(path, &back, &d), 0, "%s", d.msg);
     cr_assert_eq(back.work.bytes_read, UINT64_MAX);
     free(back.samples);
+}
+
+/* ---- What is not a results file at all: compare, plot, report, merge,
+   history and --baseline read through kbc_results_load, which once read
+   /dev/zero until the OOM killer came and waited for ever on a FIFO. ---- */
+
+static void refused_file(const char *path, const char *why)
+{
+    kbc_record *recs = NULL;
+    size_t n = 0;
+    kbc_diag d = {{0}};
+    cr_assert_eq(kbc_results_read(path, &recs, &n, &d), -1);
+    char want[800];
+    snprintf(want, sizeof want, "%s: cannot read the results: %s.", path, why);
+    cr_assert_str_eq(d.msg, want);
+}
+
+Test(numbers, a_fifo_nobody_writes_is_refused_at_once, .timeout = 10)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/pipe.json", tmpdir);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    refused_file(path, "it is a named pipe, not a regular file");
+}
+
+Test(numbers, an_endless_device_is_refused_at_once, .timeout = 10)
+{
+    refused_file("/dev/zero", "it is a device, not a regular file");
+}
+
+Test(numbers, a_file_over_a_gigabyte_is_refused_unread, .timeout = 10)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/huge.json", tmpdir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(ftruncate(fileno(f), (off_t)5 << 30), 0); /* sparse: no disk */
+    fclose(f);
+    refused_file(path, "it is 5.0 GiB, over the 1.0 GiB that kbench reads from such a file");
+}
+
+Test(numbers, a_folder_is_refused)
+{
+    refused_file(tmpdir, "it is a folder, not a file");
 }

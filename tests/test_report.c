@@ -1105,6 +1105,25 @@ Test(report, results_read_refuses_a_newer_schema_version)
     cr_assert_not_null(strstr(d.msg, path), "%s", d.msg);
 }
 
+/* The sentence ends as every other: compare, plot, report and merge print
+   it as it is, and it ended without its period. */
+Test(report, results_read_ends_the_newer_schema_sentence_with_its_period)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/newer2.json", tmpdir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"schema_version\": %d, \"results\": []}\n", KBC_RESULTS_SCHEMA_VERSION + 1);
+    fclose(f);
+    kbc_record *got = NULL;
+    size_t n = 0;
+    kbc_diag d;
+    cr_assert_eq(kbc_results_read(path, &got, &n, &d), -1);
+    size_t len = strlen(d.msg);
+    cr_assert_gt(len, 0);
+    cr_assert_eq(d.msg[len - 1], '.', "%s", d.msg);
+}
+
 Test(report, results_read_takes_a_file_without_schema_version)
 {
     char path[128];

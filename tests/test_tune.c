@@ -16,6 +16,8 @@
 
 #include "kbench_cmd.h"
 
+#include <sys/resource.h>
+
 #define PP "--plugin-path " KBENCH_FIXTURE_DIR "/tune"
 
 /* 5 x 5 values of x and y around the bowl's optimum (x=11, y=5): 25
@@ -216,8 +218,74 @@ Test(tune, other_mistakes_are_one_sentence_each)
             "bad.ini: no experiment has a 'tune' key");
     refused("[a]\nplugin = landscape\ntune = auto\nx = 0..3:+1\n", "",
             "kbench tune needs -o DIR");
-    refused("[a]\nplugin = landscape\ntune = auto\nx = 0..3:+1\nconstrain = x > 9\n", "-o out",
-            "bad.ini:1: experiment [a], the problem: the constraint leaves no candidate to try.");
+}
+
+/* "No candidate" named the section: it names the constrain key's line
+   and the term that holds for no candidate, with its column. */
+Test(tune, a_constraint_that_leaves_nothing_names_its_key_and_term)
+{
+    refused("[a]\nplugin = landscape\ntune = auto\nx = 0..3:+1\nconstrain = x < 9 && x > 9\n",
+            "-o out",
+            "bad.ini:5: key 'constrain' in [a]: no candidate of experiment [a] satisfies 'x > "
+            "9', so there is nothing to try at column 10.");
+    refused("[a]\nplugin = landscape\ntune = auto\nx = 0..3:+1\nconstrain = x > 2 && x < 2\n",
+            "-o out",
+            "bad.ini:5: key 'constrain' in [a]: no candidate of experiment [a] satisfies all of "
+            "its terms at once (each holds for some), so there is nothing to try at column 1.");
+}
+
+/* The sum wrapped to a negative number, and the constraint "left no
+   candidate". */
+Test(tune, a_constraint_that_overflows_is_refused_naming_the_operator)
+{
+    refused("[a]\nplugin = landscape\ntune = auto\nx = 1..3:+1\n"
+            "constrain = x + 9223372036854775807 > 0\n",
+            "-o out",
+            "bad.ini:5: key 'constrain' in [a]: '+' of 1 and 9223372036854775807 does not fit a "
+            "64-bit integer at column 3.");
+}
+
+/* CPU seconds of the children waited for so far (the kbench commands):
+   unlike the wall clock, not stretched by the other tests running at
+   once on a shared machine. */
+static double children_cpu_s(void)
+{
+    struct rusage u;
+    cr_assert_eq(getrusage(RUSAGE_CHILDREN, &u), 0);
+    return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+/* Thirty million candidates (ten million points, three variants), none of
+   them allowed: said at once.  Every point was planned and the plan hashed
+   twice before the constraint was looked at, then every candidate was
+   decoded into a point to count them (81 s for a third of this). */
+Test(tune, a_space_of_thirty_million_candidates_with_none_allowed_is_said_at_once,
+     .timeout = 60)
+{
+    double t0 = children_cpu_s();
+    refused("[a]\nplugin = landscape\ntune = exhaustive\nshape = bowl\nx = 0..15:+1\n"
+            "y = 0..15:+1\nunit_us = 1..39000:+1\nconstrain = x > 99\n",
+            "-o out",
+            "bad.ini:8: key 'constrain' in [a]: no candidate of experiment [a] satisfies 'x > "
+            "99', so there is nothing to try at column 1.");
+    double took = children_cpu_s() - t0;
+    cr_log_info("30 million candidates refused in %.2f s of CPU", took);
+    cr_assert_lt(took, 1.0, "took %.1f s of CPU", took);
+}
+
+/* A constraint that names every searched parameter of ten million
+   candidates is evaluated at each, without decoding any into a point. */
+Test(tune, a_constraint_naming_every_parameter_of_ten_million_is_counted_quickly,
+     .timeout = 60)
+{
+    double t0 = children_cpu_s();
+    refused("[a]\nplugin = landscape\ntune = exhaustive\nshape = bowl\nx = 0..15:+1\n"
+            "y = 0..15:+1\nunit_us = 1..13000:+1\nconstrain = x * y * unit_us < 0\n",
+            "-o out", "no candidate of experiment [a] satisfies 'x * y * unit_us < 0'");
+    double took = children_cpu_s() - t0;
+    cr_log_info("10 million candidates evaluated in %.2f s of CPU", took);
+    cr_assert_lt(took, 2.0, "took %.1f s of CPU", took);
 }
 
 /* Ctrl-C in the middle of a search: exit 130, what was measured is in the

@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "expr.h"
@@ -116,4 +117,151 @@ ParameterizedTest(mistake *m, expr, mistakes)
     cr_assert_null(e, "'%s' was accepted", m->text);
     cr_assert(strstr(why, m->sentence) != NULL, "'%s': expected \"%s\" in \"%s\"", m->text,
               m->sentence, why);
+}
+
+/* ---- bounds: the parser, the type check and the evaluator recurse per
+   level, so a constraint too deep or too long is one sentence, not a
+   crash (both were SIGSEGV). ---- */
+
+static char *repeat3(const char *head, size_t n, const char *mid, const char *tail)
+{
+    size_t hl = strlen(head), tl = strlen(tail);
+    char *s = malloc(hl * n + strlen(mid) + tl * n + 1);
+    cr_assert_not_null(s);
+    char *p = s;
+    for (size_t i = 0; i < n; i++, p += hl)
+        memcpy(p, head, hl);
+    strcpy(p, mid);
+    p += strlen(mid);
+    for (size_t i = 0; i < n; i++, p += tl)
+        memcpy(p, tail, tl);
+    *p = '\0';
+    return s;
+}
+
+static void refused_text(const char *text, const char *sentence)
+{
+    char why[600] = "";
+    kbc_expr *e = kbc_expr_parse(text, &names, why, sizeof why);
+    cr_assert_null(e, "accepted");
+    cr_assert(strstr(why, sentence) != NULL, "expected \"%s\" in \"%s\"", sentence, why);
+}
+
+Test(expr, deep_parentheses_are_refused_at_the_level_too_many)
+{
+    char *t = repeat3("(", 2000, "block_x", ")");
+    refused_text(t, "the expression nests more than 64 levels deep (parentheses and the unary "
+                    "operators ! and -) at column 65");
+    free(t);
+}
+
+Test(expr, a_long_chain_of_unary_operators_is_refused)
+{
+    char *t = repeat3("!-", 1000, "block_x", "");
+    refused_text(t, "nests more than 64 levels deep");
+    free(t);
+}
+
+Test(expr, nesting_up_to_the_limit_parses)
+{
+    char *t = repeat3("(", 64, "block_x > 1", ")");
+    cr_assert_eq(holds(t, 2, 0, 0, 0), 1);
+    free(t);
+}
+
+Test(expr, a_constraint_over_the_length_limit_is_refused)
+{
+    char *t = repeat3("block_x+", 100000, "1 > 0", "");
+    refused_text(t, "the expression is 800005 characters long, more than the 4096 a constraint "
+                    "may have at column 4097");
+    free(t);
+}
+
+Test(expr, a_flat_sum_up_to_the_length_limit_evaluates)
+{
+    /* 2041 terms: the tree is that deep, and every pass over it copes. */
+    char *t = repeat3("1+", 2040, "1 == 2041", "");
+    cr_assert_leq(strlen(t), KBC_EXPR_MAX_LEN);
+    cr_assert_eq(holds(t, 0, 0, 0, 0), 1);
+    free(t);
+}
+
+/* ---- 64-bit overflow is an error, not a wrap ---- */
+
+static int eval_at(const char *text, int64_t bx, char *why, size_t n)
+{
+    char err[600];
+    kbc_expr *e = kbc_expr_parse(text, &names, err, sizeof err);
+    cr_assert_not_null(e, "%s: %s", text, err);
+    int64_t ival[NP + 1 + KBC_EXPR_N_FACTS] = {bx, 0, 0, 4096, 0, 0, 16, 132, 90, 0, 0};
+    kbc_expr_env env = {ival};
+    int r = kbc_expr_eval(e, &env, why, n);
+    kbc_expr_free(e);
+    return r;
+}
+
+Test(expr, an_overflowing_sum_is_an_error_naming_its_operands_and_column)
+{
+    char why[300] = "";
+    cr_assert_eq(eval_at("block_x + 9223372036854775807 > 0", 4, why, sizeof why), -1);
+    cr_assert_str_eq(why, "'+' of 4 and 9223372036854775807 does not fit a 64-bit integer at "
+                          "column 9");
+}
+
+Test(expr, every_operator_that_can_overflow_says_so)
+{
+    char why[300];
+    cr_assert_eq(eval_at("block_x * 4G * 4G > 0", 1 << 20, why, sizeof why), -1);
+    cr_assert_eq(eval_at("-block_x - 9223372036854775807 < 0", 2, why, sizeof why), -1);
+    cr_assert_eq(eval_at("-(block_x - 9223372036854775807 - 1) > 0", 0, why, sizeof why), -1);
+    cr_assert_str_eq(why, "'-' of -9223372036854775808 does not fit a 64-bit integer at column "
+                          "1");
+    cr_assert_eq(eval_at("(block_x - 9223372036854775807 - 1) / -1 > 0", 0, why, sizeof why),
+                 -1);
+    /* The remainder of the same division is 0, which fits. */
+    cr_assert_eq(eval_at("(block_x - 9223372036854775807 - 1) % -1 == 0", 0, why, sizeof why),
+                 1);
+    /* Near the edge, without crossing it. */
+    cr_assert_eq(eval_at("block_x + 9223372036854775806 > 0", 1, why, sizeof why), 1);
+}
+
+Test(expr, a_short_circuit_skips_the_overflow)
+{
+    char why[300];
+    cr_assert_eq(eval_at("block_x == 1 || block_x * 9223372036854775807 > 0", 1, why,
+                         sizeof why),
+                 1);
+}
+
+/* ---- what tune asks of a constraint ---- */
+
+Test(expr, the_terms_are_the_operands_of_the_top_level_and)
+{
+    char why[600];
+    kbc_expr *e = kbc_expr_parse("block_x > 2 &&  (block_y < 3 || tile == 64x64x32) && n == 4K",
+                                 &names, why, sizeof why);
+    cr_assert_not_null(e, "%s", why);
+    cr_assert_eq(kbc_expr_n_terms(e), 3);
+    char t[100];
+    cr_assert_str_eq(kbc_expr_term_text(e, 1, t, sizeof t), "(block_y < 3 || tile == 64x64x32)");
+    cr_assert_eq(kbc_expr_term_col(e, 1), 17);
+    cr_assert_str_eq(kbc_expr_term_text(e, 2, t, sizeof t), "n == 4K");
+    int64_t ival[NP + 1 + KBC_EXPR_N_FACTS] = {1, 2, 0, 4096, 0, 0, 16, 132, 90, 0, 0};
+    kbc_expr_env env = {ival};
+    cr_assert_eq(kbc_expr_term_eval(e, 0, &env), 0);
+    cr_assert_eq(kbc_expr_term_eval(e, 1, &env), 1);
+    kbc_expr_free(e);
+}
+
+Test(expr, the_slots_it_names)
+{
+    char why[600];
+    kbc_expr *e = kbc_expr_parse("block_y * 2 < sm_count || variant == naive", &names, why,
+                                 sizeof why);
+    cr_assert_not_null(e, "%s", why);
+    unsigned char used[NP + 1 + KBC_EXPR_N_FACTS];
+    kbc_expr_slots(e, used, sizeof used);
+    unsigned char want[NP + 1 + KBC_EXPR_N_FACTS] = {0, 1, 0, 0, 0, 1, 0, 1, 0, 0, 0};
+    cr_assert_arr_eq(used, want, sizeof want);
+    kbc_expr_free(e);
 }

@@ -28,9 +28,10 @@ function(kbench_fuzz name max_len corpus)
   add_custom_command(OUTPUT ${bin}
     COMMAND ${KBENCH_FUZZ_CC} -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined
             -fno-sanitize-recover=undefined
-            -I${src}/config -I${src}/data -I${src}/base
+            -I${src}/config -I${src}/data -I${src}/base -I${src}/history -I${src}/tune
             -I${PROJECT_SOURCE_DIR}/core/include
-            ${ARGN} ${INIH_LINK_LIBRARIES} ${JANSSON_LINK_LIBRARIES} -lm -o ${bin}
+            ${ARGN} ${INIH_LINK_LIBRARIES} ${JANSSON_LINK_LIBRARIES} ${SQLITE3_LINK_LIBRARIES}
+            -lm -o ${bin}
     DEPENDS ${ARGN}
     COMMENT "Building the fuzzing harness ${name} with ${KBENCH_FUZZ_CC}")
   add_custom_target(${name} ALL DEPENDS ${bin})
@@ -44,12 +45,13 @@ endfunction()
 
 set(_src ${PROJECT_SOURCE_DIR}/core/src)
 set(_fuzz ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
-set(_results_reader ${_src}/data/results_read.c ${_src}/data/record.c
-    ${_src}/base/util.c ${_src}/base/text.c ${_src}/base/stats.c)
+set(_base ${_src}/base/util.c ${_src}/base/text.c ${_src}/base/input.c)
+set(_results_reader ${_src}/data/results_read.c ${_src}/data/record.c ${_base}
+    ${_src}/base/stats.c)
 
 # The INI reader and the value and sweep parsers.
 kbench_fuzz(fuzz_ini 4096 corpus ${_fuzz}/fuzz_ini.c ${_src}/config/ini.c
-            ${_src}/config/value.c ${_src}/config/sweep.c ${_src}/base/util.c)
+            ${_src}/config/value.c ${_src}/config/sweep.c ${_base})
 # The reader of results.json (compare, merge, plot, report, history and
 # --baseline take these files from users).
 kbench_fuzz(fuzz_results 16384 corpus-results ${_fuzz}/fuzz_results.c ${_results_reader})
@@ -58,3 +60,17 @@ kbench_fuzz(fuzz_results 16384 corpus-results ${_fuzz}/fuzz_results.c ${_results
 # what it had read (fixed: a refused resume leaves the journal empty).
 kbench_fuzz(fuzz_journal 16384 corpus-journal ${_fuzz}/fuzz_journal.c ${_src}/data/journal.c
             ${_results_reader})
+# The history database file itself (a file that is shared, copied and kept
+# for years): arbitrary bytes as the database, opened for reading and
+# queried, opened for writing (identified, upgraded), a run added, queried
+# again.  Its corpus: histories kbench wrote (layouts 1 and 2, empty, with
+# runs) and a few headers that are not (another program's, a negative
+# layout version).
+kbench_fuzz(fuzz_history 65536 corpus-history ${_fuzz}/fuzz_history.c
+            ${_src}/history/history.c ${_src}/history/import.c ${_src}/history/query.c
+            ${_src}/history/stepfit.c ${_src}/history/commit.c ${_results_reader}
+            ${_src}/base/sha256.c ${_src}/base/child.c)
+# The constraint of kbench tune: parsed against a plugin's names, evaluated
+# at the edges of 64-bit integers.  Its corpus: the constraints of the docs
+# and tests, and a few at the bounds.
+kbench_fuzz(fuzz_expr 8192 corpus-expr ${_fuzz}/fuzz_expr.c ${_src}/tune/expr.c ${_base})

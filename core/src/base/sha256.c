@@ -2,6 +2,7 @@
    is cut into 512-bit blocks, each expanded into a 64-word schedule and
    mixed into the eight-word hash value by 64 rounds. */
 #include "sha256.h"
+#include "input.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -161,9 +162,12 @@ void kbc_sha256_hex(const void *data, size_t n, char hex[65])
 int kbc_sha256_file(const char *path, char hex[65], char *why, size_t whyn)
 {
     hex[0] = '\0';
-    FILE *f = fopen(path, "rb");
+    /* Read in pieces and kept nowhere: any size, but a regular file only
+       (a FIFO would be waited on, /dev/zero read for ever). */
+    char what[200];
+    FILE *f = kbc_input_fopen(path, KBC_INPUT_ANY_SIZE, what, sizeof what);
     if (!f) {
-        snprintf(why, whyn, "cannot read %s: %s", path, strerror(errno));
+        snprintf(why, whyn, "cannot read %s: %s", path, what);
         return -1;
     }
     kbc_sha256_ctx c;

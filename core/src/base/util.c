@@ -1,6 +1,7 @@
 /* util.c -- see util.h. */
 #define _GNU_SOURCE
 #include "util.h"
+#include "text.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -16,10 +17,15 @@ void kbc_diag_set(kbc_diag *d, const char *fmt, ...)
 {
     if (!d)
         return;
+    /* A sentence quotes what the user gave (a path, a name, a value): a
+       line break or a terminal's control byte in it is shown escaped, so
+       that the sentence stays one line and the terminal shows it. */
+    char raw[sizeof d->msg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    kbc_text_visible_to(raw, d->msg, sizeof d->msg);
 }
 
 static void out_of_memory(size_t n)

@@ -76,8 +76,9 @@ enum kbc_exit {
     KBC_EXIT_FAILED = 1,  /* a verification failed or a variant erred      */
     KBC_EXIT_USAGE = 2,   /* bad command line, INI file, or plugin choice  */
     KBC_EXIT_SYSTEM = 3,  /* out of memory, or an output file not writable */
-    KBC_EXIT_INTERRUPTED = 130 /* a run stopped by a signal (128 + SIGINT, as
-                                  shells report it)                          */
+    /* run or tune interrupted by SIGINT or SIGTERM before its last point
+       (128 + SIGINT, as shells report it); results.json keeps it */
+    KBC_EXIT_INTERRUPTED = 130
 };
 
 #endif

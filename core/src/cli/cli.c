@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "text.h"
 
 /* A run without a file (quick.h): its INI file's places are named by the
    arguments they came from. */
@@ -23,11 +24,14 @@ void kbc_say_quick(const kbc_quick *q)
 
 void kbc_say(int with_help, const char *fmt, ...)
 {
-    char msg[1200];
+    char raw[1200], msg[1200];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* What the user typed is quoted in the sentence: a line break in it is
+       shown escaped, and the sentence stays one line. */
+    kbc_text_visible_to(raw, msg, sizeof msg);
     if (say_quick)
         kbc_quick_name(say_quick, msg, sizeof msg);
     /* Diagnostics come from several parts of the core, some ending in a

@@ -544,13 +544,14 @@ static int run_quick(const kbc_cli *c)
 {
     kbc_quick q;
     char why[700];
-    if (kbc_quick_write(&q, c->args[0], c->args + 1, (size_t)c->n_args - 1, why,
-                        sizeof why) != 0) {
-        kbc_say(1, "%s", why);
-        return KBC_EXIT_USAGE;
+    int code = kbc_quick_write(&q, c->args[0], c->args + 1, (size_t)c->n_args - 1, why,
+                               sizeof why);
+    if (code != 0) {
+        kbc_say(code == KBC_EXIT_USAGE, "%s", why);
+        return code;
     }
     kbc_say_quick(&q);
-    int code = run_file(c, q.path);
+    code = run_file(c, q.path);
     kbc_say_quick(NULL);
     kbc_quick_free(&q);
     return code;

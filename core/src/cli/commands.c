@@ -199,8 +199,9 @@ const kbc_command kbc_commands[] = {
         .min_args = 0, .max_args = -1, .args_what = "what to do", .arg_noun = "file name",
         .complete = "file",
         .summary = "results over time, in a SQLite database (docs/history.md)",
-        .synopsis = "kbench history add DIR|RESULTS.json... [--commit REV] [--history FILE]\n"
-                    "kbench history rebuild DIR... [--history FILE]\n"
+        .synopsis = "kbench history add DIR|RESULTS.json... [--commit REV] [--interrupted]\n"
+                    "           [--history FILE]\n"
+                    "kbench history rebuild DIR... [--interrupted] [--history FILE]\n"
                     "kbench history runs|list [--csv] [--history FILE]\n"
                     "kbench history show KEY [--history FILE]\n"
                     "kbench history series KEY [--csv] [--history FILE]\n"
@@ -214,6 +215,9 @@ const kbc_command kbc_commands[] = {
             {"--since", "regressions: only steps at commit REV or later"},
             {"--threshold", "regressions: the smallest step listed (default 2)"},
             {"--csv", "runs, list, series, regressions: CSV"},
+            {"--interrupted", "add, rebuild: also a run cut short by Ctrl-C\n"
+                              "(exit code 130), which holds only the points\n"
+                              "done by then"},
         },
         .examples = {"kbench history add out/today --commit v1.2",
                      "kbench history regressions --since v1.2 --threshold 5"},

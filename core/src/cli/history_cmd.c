@@ -23,7 +23,7 @@
 #include "version.h"
 
 /* The options a subcommand takes. */
-enum { O_COMMIT = 1, O_SINCE = 2, O_THRESHOLD = 4, O_CSV = 8 };
+enum { O_COMMIT = 1, O_SINCE = 2, O_THRESHOLD = 4, O_CSV = 8, O_INTERRUPTED = 16 };
 
 typedef struct hctx {
     const kbc_history_opts *o;
@@ -79,13 +79,20 @@ static int option_commit(const char *rev, kbc_hist_commit *c, FILE *err)
     return 0;
 }
 
-/* Adds one run and says what happened.  Returns 0 or an exit code. */
-static int add_one(kbc_history *h, const char *path, const kbc_hist_commit *commit, FILE *out,
-                   FILE *err)
+/* Adds one run and says what happened.  Returns 0 or an exit code; an
+   interrupted run refused is skipped with a note instead when skip_cut
+   (a rebuild: its plain add refused it too). */
+static int add_one(kbc_history *h, const char *path, const kbc_hist_commit *commit,
+                   unsigned flags, int skip_cut, FILE *out, FILE *err)
 {
     kbc_diag d = {{0}};
     int added = 0;
-    int code = kbc_history_add(h, path, commit, &added, &d);
+    int code = kbc_history_add(h, path, commit, flags, &added, &d);
+    if (code && added == -1 && skip_cut) {
+        fprintf(out, "%s: skipped: the run was interrupted (--interrupted adds it)\n",
+                kbc_text_visible(path));
+        return 0;
+    }
     if (code) {
         say(err, d.msg);
         return code;
@@ -121,7 +128,8 @@ static int sub_add(hctx *c)
     int worst = 0;
     for (size_t i = 0; i < c->n; i++) {
         char *p = kbc_results_path(c->args[i]);
-        code = add_one(h, p, cp, c->out, c->err);
+        code = add_one(h, p, cp, c->o->interrupted ? KBC_HIST_ADD_INTERRUPTED : 0, 0, c->out,
+                       c->err);
         free(p);
         worst = code > worst ? code : worst;
     }
@@ -184,7 +192,8 @@ static int sub_rebuild(hctx *c)
         say(c->err, d.msg);
     } else {
         for (size_t i = 0; i < n_found && code == 0; i++)
-            code = add_one(h, found[i], NULL, c->out, c->err);
+            code = add_one(h, found[i], NULL,
+                           c->o->interrupted ? KBC_HIST_ADD_INTERRUPTED : 0, 1, c->out, c->err);
         kbc_history_close(h);
     }
     /* The old file's log and index go with it; the new file has none
@@ -610,8 +619,8 @@ static int sub_regressions(hctx *c)
 }
 
 static const subcommand subcommands[] = {
-    {"add", 1, SIZE_MAX, O_COMMIT, "run folders or results.json files", sub_add},
-    {"rebuild", 1, SIZE_MAX, 0, "the folders that hold the runs", sub_rebuild},
+    {"add", 1, SIZE_MAX, O_COMMIT | O_INTERRUPTED, "run folders or results.json files", sub_add},
+    {"rebuild", 1, SIZE_MAX, O_INTERRUPTED, "the folders that hold the runs", sub_rebuild},
     {"runs", 0, 0, O_CSV, "", sub_runs},
     {"list", 0, 0, O_CSV, "", sub_list},
     {"show", 1, 1, 0, "one row key", sub_show},
@@ -665,8 +674,10 @@ int kbc_cmd_history(const char *const *args, size_t n, const kbc_history_opts *o
     } opts[] = {{O_COMMIT, "--commit", "kbench history add and kbench run --record"},
                 {O_SINCE, "--since", "kbench history regressions"},
                 {O_THRESHOLD, "--threshold", "kbench history regressions and kbench compare"},
-                {O_CSV, "--csv", "kbench history runs, list, series and regressions"}};
-    const void *given[] = {o->commit, o->since, o->threshold, o->csv ? "" : NULL};
+                {O_CSV, "--csv", "kbench history runs, list, series and regressions"},
+                {O_INTERRUPTED, "--interrupted", "kbench history add and rebuild"}};
+    const void *given[] = {o->commit, o->since, o->threshold, o->csv ? "" : NULL,
+                           o->interrupted ? "" : NULL};
     for (size_t i = 0; i < sizeof opts / sizeof *opts; i++)
         if (given[i] && !(sc->options & opts[i].bit)) {
             fprintf(err, "kbench: option %s applies only to %s; see kbench --help.\n",
@@ -716,7 +727,7 @@ int kbc_history_record(const char *dir, const kbc_history_opts *o, FILE *out, FI
     } else {
         char *p = kbc_xasprintf("%s/results.json", dir);
         int added;
-        if ((code = kbc_history_add(h, p, &commit, &added, &d)) != 0)
+        if ((code = kbc_history_add(h, p, &commit, 0, &added, &d)) != 0)
             fprintf(err, "kbench: --record: %s.\n", d.msg);
         else
             fprintf(out, "recorded in %s (commit %.12s)\n", kbc_text_visible(db),

@@ -16,6 +16,7 @@ typedef struct kbc_history_opts {
     const char *since;     /* --since REV                           */
     const char *threshold; /* --threshold PCT                       */
     int csv;               /* --csv                                 */
+    int interrupted;       /* --interrupted                         */
 } kbc_history_opts;
 
 /* The step a regression must exceed by default, in percent. */

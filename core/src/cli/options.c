@@ -78,6 +78,7 @@ const kbc_option kbc_options[] = {
     {"--commit", 0, "REV", "revision", 0, 0, 0, NULL, VALUE(history.commit)},
     {"--since", 0, "REV", "revision", 0, 0, 0, NULL, VALUE(history.since)},
     {"--csv", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(history.csv)},
+    {"--interrupted", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(history.interrupted)},
     {"--metric", 0, "WHAT", "metric (rate, time, energy or efficiency)", 0, 0, 0, NULL,
      VALUE(metric)},
     {"--logy", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(plot_opts.logy)},

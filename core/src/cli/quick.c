@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "quick.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "text.h"
 #include "util.h"
 
 /* The file's layout: a comment, the section, its plugin line, then one line
@@ -35,8 +37,9 @@ int kbc_quick_write(kbc_quick *q, const char *plugin, const char *const *args, s
     /* The plugin name is the section's name: the characters a section may
        not hold, or a line break, would make another file. */
     if (!*plugin || strpbrk(plugin, "[];#=\n\r")) {
-        snprintf(why, why_n, "'%s' is neither an INI file nor a plugin name", plugin);
-        return -1;
+        snprintf(why, why_n, "'%s' is neither an INI file nor a plugin name",
+                 kbc_text_visible(plugin));
+        return KBC_EXIT_USAGE;
     }
     for (size_t k = 0; k < n; k++) {
         const char *eq = strchr(args[k], '=');
@@ -44,47 +47,78 @@ int kbc_quick_write(kbc_quick *q, const char *plugin, const char *const *args, s
             snprintf(why, why_n,
                      "argument '%s' is not KEY=VALUE (for example n=2^24 or "
                      "variants=onepass,cub)",
-                     args[k]);
-            return -1;
+                     kbc_text_visible(args[k]));
+            return KBC_EXIT_USAGE;
         }
         if (strpbrk(args[k], "\n\r")) {
-            snprintf(why, why_n, "argument '%s' holds a line break", args[k]);
-            return -1;
+            snprintf(why, why_n, "argument '%s' holds a line break", kbc_text_visible(args[k]));
+            return KBC_EXIT_USAGE;
         }
-        size_t kl = (size_t)(eq - args[k]);
-        if (kl == 6 && strncmp(args[k], "plugin", 6) == 0) {
+        /* A key is a word: what else would be another line of the file
+           (";n=4" a comment, "[x]=1" a section) and be dropped or
+           misread without a word. */
+        char *key = kbc_xstrndup(args[k], (size_t)(eq - args[k]));
+        char *word = kbc_trim_dup(key);
+        free(key);
+        int ok = *word != '\0';
+        for (const char *c = word; *c && ok; c++)
+            ok = isalnum((unsigned char)*c) || strchr("_-.", *c);
+        int is_plugin = strcmp(word, "plugin") == 0;
+        free(word);
+        if (!ok) {
+            snprintf(why, why_n,
+                     "argument '%s' is not KEY=VALUE: a key is made of letters, digits, '_', "
+                     "'-' and '.' (a quick run has no comments or sections)",
+                     kbc_text_visible(args[k]));
+            return KBC_EXIT_USAGE;
+        }
+        if (is_plugin) {
             snprintf(why, why_n, "argument '%s': the plugin is the first argument, not a key",
-                     args[k]);
-            return -1;
+                     kbc_text_visible(args[k]));
+            return KBC_EXIT_USAGE;
         }
     }
+    /* The file is written elsewhere, but a file the arguments name is where
+       the user typed it: an include is made absolute from here. */
+    char *here = getcwd(NULL, 0);
     const char *dir = getenv("TMPDIR");
     char *path = kbc_xasprintf("%s/kbench-run-XXXXXX.ini", dir && *dir ? dir : "/tmp");
     int fd = mkstemps(path, 4);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
-        snprintf(why, why_n, "cannot write the INI file %s of the run of %s: %s", path, plugin,
-                 strerror(errno));
+        snprintf(why, why_n, "cannot write the INI file %s of the run of %s: %s",
+                 kbc_text_visible(path), plugin, strerror(errno));
         if (fd >= 0) {
             close(fd);
             unlink(path);
         }
         free(path);
-        return -1;
+        free(here);
+        return KBC_EXIT_SYSTEM;
     }
     fprintf(f, "; kbench run %s, from the command line\n", plugin);
     fprintf(f, "[%s]\n", plugin);
     fprintf(f, "plugin = %s\n", plugin);
     for (size_t k = 0; k < n; k++) {
         const char *eq = strchr(args[k], '=');
-        fprintf(f, "%.*s = %s\n", (int)(eq - args[k]), args[k], eq + 1);
+        char *key = kbc_xstrndup(args[k], (size_t)(eq - args[k]));
+        char *word = kbc_trim_dup(key);
+        char *value = kbc_trim_dup(eq + 1);
+        if (strcmp(word, "include") == 0 && value[0] && value[0] != '/' && here)
+            fprintf(f, "include = %s/%s\n", here, value);
+        else
+            fprintf(f, "%s = %s\n", word, eq + 1);
+        free(value);
+        free(word);
+        free(key);
     }
+    free(here);
     if (fclose(f) != 0) {
-        snprintf(why, why_n, "cannot write the INI file %s of the run of %s: %s", path, plugin,
-                 strerror(errno));
+        snprintf(why, why_n, "cannot write the INI file %s of the run of %s: %s",
+                 kbc_text_visible(path), plugin, strerror(errno));
         unlink(path);
         free(path);
-        return -1;
+        return KBC_EXIT_SYSTEM;
     }
     q->path = path;
     return 0;

@@ -23,10 +23,12 @@ typedef struct kbc_quick {
    '/' and no '.'). */
 int kbc_quick_wanted(const char *const *args, size_t n);
 
-/* Writes the INI file of plugin and args into $TMPDIR (default /tmp).
-   Returns 0, or -1 with one sentence in why (an argument that is not
-   KEY=VALUE, a key given twice, plugin given as a key, a file that cannot
-   be written). */
+/* Writes the INI file of plugin and args into $TMPDIR (default /tmp); a
+   relative `include=FILE` is made absolute from the current folder, where
+   the user typed it.  Returns 0, or an exit code with one sentence in why:
+   KBC_EXIT_USAGE for an argument that is not KEY=VALUE (a key that is not
+   a word, such as ";n", which would be a comment) or plugin given as a
+   key, KBC_EXIT_SYSTEM for a file that cannot be written. */
 int kbc_quick_write(kbc_quick *q, const char *plugin, const char *const *args, size_t n,
                     char *why, size_t why_n);
 

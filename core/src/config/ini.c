@@ -34,6 +34,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "input.h"
+
 /* The system inih's entry point.  Its header is also called ini.h, and the
    core's include folder (which holds our ini.h) comes first on the search
    path, so `#include <ini.h>` would find ours; we declare the one function
@@ -200,7 +202,13 @@ static long read_line(reader *r)
         if (r->f) {
             c = getc(r->f);
             if (c == EOF && ferror(r->f)) {
-                kbc_diag_set(r->d, "%s: cannot be read (%s).", r->file, strerror(errno));
+                /* An included file's failure names the include line too. */
+                const include_frame *o = r->depth ? &r->outer[r->depth - 1] : NULL;
+                if (o)
+                    kbc_diag_set(r->d, "%s:%d: the file it includes, %s, cannot be read (%s).",
+                                 o->file, o->line, r->file, strerror(errno));
+                else
+                    kbc_diag_set(r->d, "%s: cannot be read (%s).", r->file, strerror(errno));
                 r->failed = 1;
                 return -1;
             }
@@ -495,9 +503,10 @@ static int include(reader *r, const char *raw)
             goto out;
         }
     }
-    FILE *f = fopen(path, "r");
+    char why[200];
+    FILE *f = kbc_input_fopen(path, KBC_INPUT_TEXT_MAX, why, sizeof why);
     if (!f) {
-        fail_at(r, "include = %s: %s cannot be opened (%s).", name, path, strerror(errno));
+        fail_at(r, "include = %s: %s cannot be opened (%s).", name, path, why);
         goto out;
     }
     kbc_ini *ini = r->ini;
@@ -766,9 +775,10 @@ static int parse(reader *r, kbc_ini *ini, kbc_diag *d)
 int kbc_ini_load(const char *path, kbc_ini *ini, kbc_diag *d)
 {
     memset(ini, 0, sizeof *ini);
-    FILE *f = fopen(path, "r");
+    char why[200];
+    FILE *f = kbc_input_fopen(path, KBC_INPUT_TEXT_MAX, why, sizeof why);
     if (!f) {
-        kbc_diag_set(d, "%s: cannot be opened (%s).", path, strerror(errno));
+        kbc_diag_set(d, "%s: cannot be opened (%s).", path, why);
         return -1;
     }
     ini->path = kbc_xstrdup(path);

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "input.h"
+
 /* Writes all of buf at the end of fd, then syncs the data.  On failure
    the file is cut back to where it ended, so that it ends on a whole line
    (a cut line would also be dropped by --resume, with a warning). */
@@ -108,11 +110,13 @@ static int resume(kbc_journal *j, const char *dir, const char *plan_hash, int sh
     memset(j, 0, sizeof *j);
     j->fd = -1;
     j->path = kbc_xasprintf("%s/journal.jsonl", dir);
-    FILE *f = fopen(j->path, "r");
+    char why[200];
+    FILE *f = kbc_input_fopen(j->path, KBC_INPUT_DATA_MAX, why, sizeof why);
     if (!f) {
-        kbc_diag_set(d, "--resume: cannot read %s: %s; without a journal there is nothing to "
-                        "resume (run without --resume to start afresh)",
-                     j->path, strerror(errno));
+        kbc_diag_set(d, "--resume: cannot read %s: %s; %s", j->path, why,
+                     errno == ENOENT ? "without a journal there is nothing to resume (run "
+                                       "without --resume to start afresh)"
+                                     : "move it away, or run without --resume to start afresh");
         return -1;
     }
     char *line = NULL;
@@ -186,6 +190,14 @@ static int resume(kbc_journal *j, const char *dir, const char *plan_hash, int sh
         } else {
             kbc_journal_entry e;
             if (read_entry(o, &e) != 0) {
+                /* The last line is what a crash mid-write leaves: dropped
+                   as a cut one, whatever it holds. */
+                int c = fgetc(f);
+                if (c == EOF) {
+                    json_decref(o);
+                    cut = 1;
+                    break;
+                }
                 kbc_diag_set(d, "%s:%ld: is not a journal entry; the journal is damaged",
                              j->path, lineno);
                 json_decref(o);

@@ -9,8 +9,10 @@
  * then one line per finished point:
  *   {"exp": NAME, "exp_index": I, "point": P, "plugin": NAME,
  *    "plugin_sha256": S, "gpu_model": M, "rows": [rows as results.json]}
- * A line cut by a kill (the last one, without its newline, or not JSON) is
- * read up to, with one warning, and cut off before new lines are added.
+ * The last line, when it is not a whole entry (what a crash mid-write
+ * leaves: a line without its newline, or one that is not JSON), is read up
+ * to, with one warning, and cut off before new lines are added; such a line
+ * anywhere else is damage, and the resume is refused.
  */
 #ifndef KBENCH_JOURNAL_H
 #define KBENCH_JOURNAL_H

@@ -19,6 +19,7 @@
 
 #include "results_read.h"
 #include "results_write.h"
+#include "text.h"
 #include "util.h"
 
 /* At most this many duplicated row keys are named one by one. */
@@ -37,12 +38,12 @@ static void problem(FILE *err, int *count, const char *fmt, ...) KB_PRINTF(3, 4)
 
 static void problem(FILE *err, int *count, const char *fmt, ...)
 {
+    char raw[2048];
     va_list ap;
     va_start(ap, fmt);
-    fputs("kbench: merge: ", err);
-    vfprintf(err, fmt, ap);
-    fputc('\n', err);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    fprintf(err, "kbench: merge: %s\n", kbc_text_visible(raw));
     (*count)++;
 }
 
@@ -404,14 +405,28 @@ static void check_complete(part *ps, size_t n, FILE *err, int *problems)
     }
 }
 
-static void check_gpus(part *ps, size_t n, FILE *err, int *problems)
+/* Whether the part ran with a GPU: a part without one skipped every CUDA
+   row, so it is another machine, whatever --allow-mixed says of models. */
+static int with_gpu(const kbc_run_doc *doc)
 {
-    for (size_t k = 1; k < n; k++)
-        if (strcmp(gpu_of(&ps[k].doc), gpu_of(&ps[0].doc)) != 0)
+    return doc->has_machine && doc->machine.has_gpu;
+}
+
+static void check_gpus(part *ps, size_t n, int allow_mixed, FILE *err, int *problems)
+{
+    for (size_t k = 1; k < n; k++) {
+        if (with_gpu(&ps[k].doc) != with_gpu(&ps[0].doc))
+            problem(err, problems,
+                    "%s ran on %s but %s on %s; a part without a GPU skipped the CUDA rows "
+                    "the other ran, so they are not one run (--allow-mixed joins GPU models, "
+                    "not a machine without one): run that shard again on a GPU.",
+                    ps[k].input, gpu_of(&ps[k].doc), ps[0].input, gpu_of(&ps[0].doc));
+        else if (!allow_mixed && strcmp(gpu_of(&ps[k].doc), gpu_of(&ps[0].doc)) != 0)
             problem(err, problems,
                     "%s ran on %s but %s on %s; timings from different GPUs do not compare "
                     "(give --allow-mixed to merge them anyway).",
                     ps[k].input, gpu_of(&ps[k].doc), ps[0].input, gpu_of(&ps[0].doc));
+    }
 }
 
 typedef struct keyed {
@@ -608,8 +623,7 @@ int kbc_merge_join(kbc_merged *m, const char *const *inputs, size_t n, int allow
     if (!problems) {
         check_indices(ps, n, err, &problems);
         check_complete(ps, n, err, &problems);
-        if (!allow_mixed)
-            check_gpus(ps, n, err, &problems);
+        check_gpus(ps, n, allow_mixed, err, &problems);
     }
     if (!problems)
         check_keys(ps, n, err, &problems);

@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "input.h"
 #include "text.h"
 
 static double get_num(const json_t *o, const char *key)
@@ -431,7 +433,7 @@ static int check_schema_version(const json_t *root, const char *path, kbc_diag *
     }
     if (sv && json_integer_value(sv) > KBC_RESULTS_SCHEMA_VERSION) {
         kbc_diag_set(d, "%s: its \"schema_version\" is %lld and this kbench reads up to %d; "
-                        "read it with a newer kbench", path, (long long)json_integer_value(sv),
+                        "read it with a newer kbench.", path, (long long)json_integer_value(sv),
                      KBC_RESULTS_SCHEMA_VERSION);
         return -1;
     }
@@ -465,34 +467,47 @@ int kbc_results_from_json(const json_t *root, const char *path, kbc_record **rec
     return 0;
 }
 
+/* The pieces json_load_callback asks for, read from the file as it
+   parses: the text is never held whole. */
+typedef struct load_src {
+    int fd;
+    int err; /* errno of a failed read */
+} load_src;
+
+static size_t load_piece(void *buf, size_t n, void *arg)
+{
+    load_src *s = arg;
+    for (;;) {
+        ssize_t got = read(s->fd, buf, n);
+        if (got >= 0)
+            return (size_t)got;
+        if (errno != EINTR) {
+            s->err = errno;
+            return (size_t)-1;
+        }
+    }
+}
+
 json_t *kbc_results_load(const char *path, kbc_diag *d)
 {
-    /* The whole file at once, then parsed from memory: jansson reads a
-       FILE a character at a time (a fifth of the time on a file of a
-       million samples). */
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        kbc_diag_set(d, "%s: cannot read the results: %s.", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = kbc_xmalloc(cap);
-    for (size_t got; (got = fread(buf + len, 1, cap - len, f)) > 0;) {
-        len += got;
-        if (len == cap)
-            buf = kbc_xrealloc(buf, cap *= 2);
-    }
-    int bad = ferror(f);
-    int why = errno;
-    fclose(f);
-    if (bad) {
-        free(buf);
-        kbc_diag_set(d, "%s: cannot read the results: %s.", path, strerror(why));
+    /* A regular file of at most KBC_INPUT_DATA_MAX (a FIFO, a device or a
+       file of many gigabytes is refused before a byte is read), parsed
+       from pieces of it: jansson reads a FILE a character at a time (a
+       fifth of the time on a file of a million samples). */
+    char why[200];
+    load_src src = {kbc_input_open(path, KBC_INPUT_DATA_MAX, why, sizeof why), 0};
+    if (src.fd < 0) {
+        kbc_diag_set(d, "%s: cannot read the results: %s.", path, why);
         return NULL;
     }
     json_error_t err;
-    json_t *doc = json_loadb(buf, len, 0, &err);
-    free(buf);
+    json_t *doc = json_load_callback(load_piece, &src, 0, &err);
+    close(src.fd);
+    if (src.err) {
+        json_decref(doc);
+        kbc_diag_set(d, "%s: cannot read the results: %s.", path, strerror(src.err));
+        return NULL;
+    }
     if (!doc)
         kbc_diag_set(d, "%s:%d: cannot read the results: %s.", path, err.line,
                      kbc_text_visible(err.text));

@@ -6,6 +6,7 @@
 #include "commit.h"
 
 #include "child.h"
+#include "input.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -72,6 +73,9 @@ int kbc_commit_from_git(const char *rev, kbc_hist_commit *c)
     return 0;
 }
 
+/* The commit file is one line: "REV UNIXTIME SOURCE". */
+#define COMMIT_FILE_MAX 4096
+
 /* DIR/commit for the folder holding path. */
 static char *beside(const char *path)
 {
@@ -84,7 +88,8 @@ static char *beside(const char *path)
 int kbc_commit_read_beside(const char *path, kbc_hist_commit *c)
 {
     char *p = beside(path);
-    FILE *f = fopen(p, "r");
+    char why[200];
+    FILE *f = kbc_input_fopen(p, COMMIT_FILE_MAX, why, sizeof why);
     free(p);
     if (!f)
         return -1;

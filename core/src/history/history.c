@@ -171,15 +171,37 @@ static int identify_in(kbc_history *h, int *fresh, int64_t *version, kbc_diag *d
     if (rc != SQLITE_OK)
         return kbc_hist_fail(h, rc, "reading its version", d);
     *fresh = app == 0 && tables == 0;
-    if (!*fresh && app != KBC_HISTORY_APP_ID) {
+    if (*fresh)
+        return 0;
+    if (app != KBC_HISTORY_APP_ID) {
         kbc_diag_set(d, "%s is a SQLite database of another program, not a kbench history; name "
                      "another file with --history or KBENCH_HISTORY", h->path);
         return KBC_EXIT_USAGE;
     }
+    /* The version indexes the migrations: it is checked here, before
+       anything uses it.  It is a signed field of the file's header, which
+       a damaged or hand-made file can set to anything. */
     if (*version > KBC_HISTORY_VERSION) {
         kbc_diag_set(d, "%s has layout version %lld, newer than this kbench's %d; use a newer "
                      "kbench, or rebuild an own history from the run files", h->path,
                      (long long)*version, KBC_HISTORY_VERSION);
+        return KBC_EXIT_USAGE;
+    }
+    if (*version < 1) {
+        kbc_diag_set(d, "%s has layout version %lld, which no kbench writes (the first is 1), so "
+                     "it is damaged or not a kbench history; it is left as it is: rebuild a "
+                     "history from the run files with kbench history rebuild DIR...", h->path,
+                     (long long)*version);
+        return KBC_EXIT_USAGE;
+    }
+    int64_t ours = query_int(h, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                                "name IN ('testbeds', 'runs', 'rows', 'samples')", &rc);
+    if (rc != SQLITE_OK)
+        return kbc_hist_fail(h, rc, "reading its tables", d);
+    if (ours != 4) {
+        kbc_diag_set(d, "%s says it is a kbench history but lacks its tables (runs, rows, "
+                     "samples, testbeds), so it is damaged; it is left as it is: rebuild a "
+                     "history from the run files with kbench history rebuild DIR...", h->path);
         return KBC_EXIT_USAGE;
     }
     return 0;

@@ -50,15 +50,22 @@ typedef struct kbc_hist_commit {
     char source[16];
 } kbc_hist_commit;
 
+/* kbc_history_add's flags: also add a run that was interrupted (exit
+   code KBC_EXIT_INTERRUPTED), whose rows are only the points that
+   finished before Ctrl-C. */
+#define KBC_HIST_ADD_INTERRUPTED 1u
+
 /* Imports the run whose results.json is at path.  commit: the revision to
    tag it with, or NULL to take the one recorded beside the file (a
    `commit` file written by `kbench run --record`), else kbench's own
    revision from the file.  *added is 1 when the run is new, 0 when it was
    there already (nothing changes).  Returns 0, or an exit code with d
    set (KBC_EXIT_USAGE: the file is not a readable results.json, or is
-   of a run that has not finished: its file would still change). */
-int kbc_history_add(kbc_history *h, const char *path, const kbc_hist_commit *commit, int *added,
-                    kbc_diag *d);
+   of a run that has not finished: its file would still change; or of a
+   run that was interrupted, without KBC_HIST_ADD_INTERRUPTED in flags:
+   *added is then -1). */
+int kbc_history_add(kbc_history *h, const char *path, const kbc_hist_commit *commit,
+                    unsigned flags, int *added, kbc_diag *d);
 
 /* A testbed: what a time depends on besides the code. */
 typedef struct kbc_hist_testbed {

@@ -250,8 +250,8 @@ static int insert_run(kbc_history *h, const char *path, const char *sha, const j
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-int kbc_history_add(kbc_history *h, const char *path, const kbc_hist_commit *commit, int *added,
-                    kbc_diag *d)
+int kbc_history_add(kbc_history *h, const char *path, const kbc_hist_commit *commit,
+                    unsigned flags, int *added, kbc_diag *d)
 {
     *added = 0;
     char sha[65], why[600];
@@ -275,6 +275,18 @@ int kbc_history_add(kbc_history *h, const char *path, const kbc_hist_commit *com
     if (!doc.finished) {
         kbc_diag_set(d, "%s is of a run that has not finished (still going, or cut short: "
                      "kbench run --resume finishes it), so it is not added", path);
+        kbc_run_doc_free(&doc);
+        json_decref(root);
+        return KBC_EXIT_USAGE;
+    }
+    /* A run stopped by Ctrl-C finished writing its file, but its rows are
+       the points done by then: a series would take them for the plan's. */
+    if (doc.exit_code == KBC_EXIT_INTERRUPTED && !(flags & KBC_HIST_ADD_INTERRUPTED)) {
+        kbc_diag_set(d, "%s is of a run that was interrupted (exit code %d: Ctrl-C or SIGTERM), "
+                     "so it holds only the points that finished and is not added; finish it "
+                     "with kbench run --resume, or add it as it is with --interrupted",
+                     path, KBC_EXIT_INTERRUPTED);
+        *added = -1;
         kbc_run_doc_free(&doc);
         json_decref(root);
         return KBC_EXIT_USAGE;

@@ -865,6 +865,15 @@ int kbc_plan_build_unplanned(const kbc_ini *ini, kbc_registry *reg, kbc_plan *pl
     return build(ini, reg, 0, 0, plan, d);
 }
 
+int kbc_plan_points(const kbc_ini *ini, uint64_t device_mem, kbc_plan *plan, kbc_diag *d)
+{
+    ctx c = {ini, NULL, d, kbc_ini_section(ini, "global")};
+    for (size_t i = 0; i < plan->n; i++)
+        if (check_points(&c, &plan->exps[i], device_mem) != 0)
+            return -1;
+    return 0;
+}
+
 void kbc_plan_free(kbc_plan *plan)
 {
     if (!plan)

@@ -97,6 +97,12 @@ int kbc_plan_build(const kbc_ini *ini, kbc_registry *reg, uint64_t device_mem, k
    hold no records. */
 int kbc_plan_build_unplanned(const kbc_ini *ini, kbc_registry *reg, kbc_plan *plan,
                              kbc_diag *d);
+/* Plans and checks the points of a plan built without planning, from the
+   same ini: the unplanned build and this are kbc_plan_build, in two steps
+   (kbench tune checks its constraints in between, before the points of a
+   large space are planned).  Returns 0, or -1 with d set (plan is then
+   for kbc_plan_free). */
+int kbc_plan_points(const kbc_ini *ini, uint64_t device_mem, kbc_plan *plan, kbc_diag *d);
 void kbc_plan_free(kbc_plan *plan);
 
 /* The parameter values of point p (0 <= p < e->n_points) of experiment e,

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
+
 static const char *or_dash(const char *s)
 {
     return s && *s ? s : "-";
@@ -264,9 +266,10 @@ int kbc_cmd_describe(const kbc_registry *r, const char *name, FILE *out, FILE *e
         const char *close = name ? kbc_closest(name, names, r->n) : NULL;
         if (close)
             fprintf(err, "kbench: no plugin named '%s' (found: %s); did you mean '%s'?\n",
-                    name ? name : "", found, close);
+                    kbc_text_visible(name), found, close);
         else
-            fprintf(err, "kbench: no plugin named '%s' (found: %s).\n", name ? name : "", found);
+            fprintf(err, "kbench: no plugin named '%s' (found: %s).\n", kbc_text_visible(name),
+                    found);
         free(found);
         free(names);
         return KBC_EXIT_USAGE;

@@ -22,10 +22,13 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -458,6 +461,51 @@ static const char *check_copy(const kb_plugin *d, char *why, size_t n)
  * Loading files and folders.
  * ---------------------------------------------------------------------- */
 
+/* Where phdr_exec looks for an address: the address, and whether a
+   segment that holds it was found and is executable. */
+typedef struct exec_probe {
+    uintptr_t at;
+    int found, exec;
+} exec_probe;
+
+static int phdr_exec(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    exec_probe *p = arg;
+    for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type != PT_LOAD || p->at < lo || p->at - lo >= ph->p_memsz)
+            continue;
+        p->found = 1;
+        p->exec = (ph->p_flags & PF_X) != 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* NULL when the entry symbol at sym is code; else what it is instead
+   ("data", "a symbol without a type").  The symbol table's type says it
+   first; the segment that holds the address must also be executable,
+   which catches data that a hand-written table calls a function. */
+static const char *symbol_not_code(void *sym)
+{
+    Dl_info info;
+    const ElfW(Sym) *es = NULL;
+    if (dladdr1(sym, &info, (void **)&es, RTLD_DL_SYMENT) && es) {
+        int type = ELF64_ST_TYPE(es->st_info);
+        if (type == STT_OBJECT || type == STT_COMMON || type == STT_TLS)
+            return "data";
+        if (type != STT_FUNC && type != STT_GNU_IFUNC)
+            return "a symbol of no known type";
+    }
+    exec_probe p = {(uintptr_t)sym, 0, 0};
+    dl_iterate_phdr(phdr_exec, &p);
+    if (p.found && !p.exec)
+        return "data (it lies outside the code)";
+    return NULL;
+}
+
 static void load_file(kbc_registry *r, const char *path)
 {
     /* dlopen searches the library path for a name without a '/', so a
@@ -494,6 +542,17 @@ static void load_file(kbc_registry *r, const char *path)
                "%s: has no '%s' symbol, so it is not a kbench plugin (build it with "
                "kbench_add_plugin(), which exports that symbol)",
                path, KB_ENTRY_SYMBOL);
+        dlclose(dl);
+        goto done;
+    }
+    /* Calling a symbol that is data jumps into it: the scan of every
+       command would crash on one such file. */
+    const char *not_code = symbol_not_code(sym);
+    if (not_code) {
+        refuse(r,
+               "%s: its '%s' symbol is %s, not a function, so it is not a kbench plugin "
+               "(declare it as const kb_plugin *%s(uint32_t index), as kbench/plugin.h does)",
+               path, KB_ENTRY_SYMBOL, not_code, KB_ENTRY_SYMBOL);
         dlclose(dl);
         goto done;
     }
@@ -616,6 +675,12 @@ int kbc_registry_add_path(kbc_registry *r, const char *path, kbc_diag *d)
         int rc = load_folder(r, clean, d);
         free(clean);
         return rc;
+    }
+    /* dlopen() of a FIFO waits for a writer, and of a device reads it. */
+    if (!S_ISREG(st.st_mode)) {
+        kbc_diag_set(d, "plugin path '%s' is neither a folder nor a regular file (it is %s)",
+                     path, S_ISFIFO(st.st_mode) ? "a named pipe" : "a device or a socket");
+        return -1;
     }
     /* A file named explicitly is tried whatever its suffix: the user chose
        it, and dlopen's own message says what is wrong with it. */

@@ -27,6 +27,7 @@ static const char *const op_text[] = {"||", "&&", "==", "!=", "<", "<=", ">",
 
 typedef struct node {
     int kind, op, col;
+    int start, end;   /* the text it was parsed from: [start, end)       */
     int64_t v;        /* N_INT: the value; N_NAME: the slot; N_WORD: the choice */
     char *word;       /* N_WORD */
     int type;         /* T_INT or a domain                                  */
@@ -37,6 +38,9 @@ struct kbc_expr {
     node *root;
     kbc_expr_names names; /* its variants: a copy of the array (vnames) */
     const char **vnames;
+    char *text;           /* as written, for the terms' text            */
+    node **terms;         /* the operands of the top-level && chain      */
+    size_t n_terms;
 };
 
 typedef struct parser {
@@ -46,6 +50,7 @@ typedef struct parser {
     char *why;
     size_t whyn;
     int failed;
+    int depth;            /* parentheses and unary operators open here  */
 } parser;
 
 static int fail(parser *p, int col, const char *fmt, ...) KB_PRINTF(3, 4);
@@ -78,8 +83,23 @@ static node *mk(int kind, int col)
     node *n = kbc_xcalloc(1, sizeof *n);
     n->kind = kind;
     n->col = col;
+    n->start = col;
+    n->end = col;
     n->type = T_INT;
     return n;
+}
+
+/* One level deeper (a parenthesis or a unary operator at col): the
+   parser, the type check and the evaluator recurse once per level, so
+   the depth is bounded before the stack is.  Returns 0, or -1 after
+   fail. */
+static int deeper(parser *p, int col)
+{
+    if (++p->depth <= KBC_EXPR_MAX_DEPTH)
+        return 0;
+    return fail(p, col, "the expression nests more than %d levels deep (parentheses and the "
+                        "unary operators ! and -)",
+                KBC_EXPR_MAX_DEPTH);
 }
 
 static void skip_space(parser *p)
@@ -129,6 +149,8 @@ static node *parse_primary(parser *p)
     int col = (int)p->pos;
     char c = p->s[p->pos];
     if (c == '(') {
+        if (deeper(p, col) != 0)
+            return NULL;
         p->pos++;
         node *n = parse_or(p);
         if (!n)
@@ -140,6 +162,9 @@ static node *parse_primary(parser *p)
             node_free(n);
             return NULL;
         }
+        p->depth--;
+        n->start = col;
+        n->end = (int)p->pos;
         return n;
     }
     if (c == '"' || c == '\'') {
@@ -151,6 +176,7 @@ static node *parse_primary(parser *p)
         node *n = mk(N_WORD, col);
         n->word = kbc_xstrndup(p->s + p->pos + 1, (size_t)(end - (p->s + p->pos + 1)));
         p->pos = (size_t)(end - p->s) + 1;
+        n->end = (int)p->pos;
         return n;
     }
     if (!is_word_char(c)) {
@@ -178,12 +204,14 @@ static node *parse_primary(parser *p)
             }
             node *n = mk(N_INT, col);
             n->v = (int64_t)(v * mul);
+            n->end = (int)p->pos;
             free(w);
             return n;
         }
     }
     int slot = isdigit((unsigned char)w[0]) ? -1 : slot_of(p->names, w);
     node *n = mk(slot >= 0 ? N_NAME : N_WORD, col);
+    n->end = (int)p->pos;
     if (slot >= 0) {
         n->v = slot;
         free(w);
@@ -197,23 +225,19 @@ static node *parse_unary(parser *p)
 {
     skip_space(p);
     int col = (int)p->pos;
-    if (take(p, "!")) {
-        node *a = parse_unary(p);
-        if (!a)
-            return NULL;
-        node *n = mk(N_NOT, col);
-        n->a = a;
-        return n;
-    }
-    if (take(p, "-")) {
-        node *a = parse_unary(p);
-        if (!a)
-            return NULL;
-        node *n = mk(N_NEG, col);
-        n->a = a;
-        return n;
-    }
-    return parse_primary(p);
+    int kind = take(p, "!") ? N_NOT : take(p, "-") ? N_NEG : -1;
+    if (kind < 0)
+        return parse_primary(p);
+    if (deeper(p, col) != 0)
+        return NULL;
+    node *a = parse_unary(p);
+    if (!a)
+        return NULL;
+    p->depth--;
+    node *n = mk(kind, col);
+    n->a = a;
+    n->end = a->end;
+    return n;
 }
 
 /* One level of left-associative binary operators ops[0..n_ops). */
@@ -237,6 +261,8 @@ static node *parse_level(parser *p, node *(*next)(parser *), const int *ops, int
         n->op = op;
         n->a = left;
         n->b = right;
+        n->start = left->start;
+        n->end = right->end;
         left = n;
     }
     return NULL;
@@ -441,9 +467,28 @@ static int check(parser *p, node *n)
     return 0;
 }
 
+/* The operands of the && chain at the top of the tree, left to right. */
+static void collect_terms(kbc_expr *e, node *n)
+{
+    if (n->kind == N_BIN && n->op == OP_AND) {
+        collect_terms(e, n->a);
+        collect_terms(e, n->b);
+        return;
+    }
+    e->terms = kbc_xrealloc(e->terms, (e->n_terms + 1) * sizeof *e->terms);
+    e->terms[e->n_terms++] = n;
+}
+
 kbc_expr *kbc_expr_parse(const char *text, const kbc_expr_names *names, char *why, size_t n)
 {
-    parser p = {text, 0, names, why, n, 0};
+    parser p = {text, 0, names, why, n, 0, 0};
+    size_t len = strlen(text);
+    if (len > KBC_EXPR_MAX_LEN) {
+        snprintf(why, n, "the expression is %zu characters long, more than the %d a constraint "
+                         "may have at column %d",
+                 len, KBC_EXPR_MAX_LEN, KBC_EXPR_MAX_LEN + 1);
+        return NULL;
+    }
     skip_space(&p);
     if (!text[p.pos]) {
         snprintf(why, n, "the expression is empty");
@@ -453,11 +498,11 @@ kbc_expr *kbc_expr_parse(const char *text, const kbc_expr_names *names, char *wh
     if (root) {
         skip_space(&p);
         if (text[p.pos]) {
-            size_t len = 0;
-            while (text[p.pos + len] && !isspace((unsigned char)text[p.pos + len]) && len < 20)
-                len++;
+            size_t tok = 0;
+            while (text[p.pos + tok] && !isspace((unsigned char)text[p.pos + tok]) && tok < 20)
+                tok++;
             fail(&p, (int)p.pos, "'%.*s' is not expected here (an operator or the end is)",
-                 (int)len, text + p.pos);
+                 (int)tok, text + p.pos);
         } else if (check(&p, root) == 0) {
             kbc_expr *e = kbc_xcalloc(1, sizeof *e);
             e->root = root;
@@ -467,6 +512,8 @@ kbc_expr *kbc_expr_parse(const char *text, const kbc_expr_names *names, char *wh
             for (uint32_t i = 0; i < names->n_variants; i++)
                 e->vnames[i] = names->variants[i];
             e->names.variants = e->vnames;
+            e->text = kbc_xstrdup(text);
+            collect_terms(e, root);
             return e;
         }
     }
@@ -484,52 +531,75 @@ static const char *text_of(const kbc_expr *e, const node *n, const kbc_expr_env 
     return i >= 0 && (uint64_t)i < nc ? ch[i] : "";
 }
 
-/* Returns 0, or -1 on a division by zero. */
-static int eval(const kbc_expr *e, const node *n, const kbc_expr_env *env, int64_t *out)
+/* What stopped an evaluation: a division by zero (the constraint is
+   false there) or an overflow (an error), and where. */
+typedef struct halt {
+    int overflow;
+    const node *at;
+    int64_t a, b;
+} halt;
+
+enum { EVAL_OK = 0, EVAL_HALT = -1 };
+
+static int halt_at(halt *h, int overflow, const node *n, int64_t a, int64_t b)
+{
+    h->overflow = overflow;
+    h->at = n;
+    h->a = a;
+    h->b = b;
+    return EVAL_HALT;
+}
+
+/* Returns EVAL_OK with *out, or EVAL_HALT with h set.  Integers are
+   64-bit and an operation whose result does not fit is an overflow, not
+   a wrap: a constraint that wraps says something else than it reads. */
+static int eval(const kbc_expr *e, const node *n, const kbc_expr_env *env, int64_t *out,
+                halt *h)
 {
     int64_t a, b;
     switch (n->kind) {
     case N_INT:
         *out = n->v;
-        return 0;
+        return EVAL_OK;
     case N_NAME:
         *out = env->ival[n->v];
-        return 0;
+        return EVAL_OK;
     case N_WORD:
         *out = n->v;
-        return 0;
+        return EVAL_OK;
     case N_NOT:
-        if (eval(e, n->a, env, &a))
-            return -1;
+        if (eval(e, n->a, env, &a, h))
+            return EVAL_HALT;
         *out = !a;
-        return 0;
+        return EVAL_OK;
     case N_NEG:
-        if (eval(e, n->a, env, &a))
-            return -1;
-        *out = (int64_t)(0 - (uint64_t)a);
-        return 0;
+        if (eval(e, n->a, env, &a, h))
+            return EVAL_HALT;
+        if (__builtin_sub_overflow((int64_t)0, a, out))
+            return halt_at(h, 1, n, a, 0);
+        return EVAL_OK;
     }
     if (n->op == OP_OR || n->op == OP_AND) {
-        if (eval(e, n->a, env, &a))
-            return -1;
+        if (eval(e, n->a, env, &a, h))
+            return EVAL_HALT;
         if ((n->op == OP_OR && a) || (n->op == OP_AND && !a)) {
             *out = n->op == OP_OR;
-            return 0;
+            return EVAL_OK;
         }
-        if (eval(e, n->b, env, &b))
-            return -1;
+        if (eval(e, n->b, env, &b, h))
+            return EVAL_HALT;
         *out = b != 0;
-        return 0;
+        return EVAL_OK;
     }
     if (n->a->type != T_INT) {
         /* Text: both sides of one domain; compare the words. */
         int same = strcmp(text_of(e, n->a, env), text_of(e, n->b, env)) == 0;
         *out = n->op == OP_EQ ? same : !same;
-        return 0;
+        return EVAL_OK;
     }
-    if (eval(e, n->a, env, &a) || eval(e, n->b, env, &b))
-        return -1;
-    uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+    if (eval(e, n->a, env, &a, h) || eval(e, n->b, env, &b, h))
+        return EVAL_HALT;
+    int over = 0;
     switch (n->op) {
     case OP_EQ: *out = a == b; break;
     case OP_NE: *out = a != b; break;
@@ -537,23 +607,95 @@ static int eval(const kbc_expr *e, const node *n, const kbc_expr_env *env, int64
     case OP_LE: *out = a <= b; break;
     case OP_GT: *out = a > b; break;
     case OP_GE: *out = a >= b; break;
-    case OP_ADD: *out = (int64_t)(ua + ub); break;
-    case OP_SUB: *out = (int64_t)(ua - ub); break;
-    case OP_MUL: *out = (int64_t)(ua * ub); break;
+    case OP_ADD: over = __builtin_add_overflow(a, b, out); break;
+    case OP_SUB: over = __builtin_sub_overflow(a, b, out); break;
+    case OP_MUL: over = __builtin_mul_overflow(a, b, out); break;
     case OP_DIV:
     case OP_MOD:
-        if (b == 0 || (a == INT64_MIN && b == -1))
-            return -1;
+        if (b == 0)
+            return halt_at(h, 0, n, a, b);
+        if (a == INT64_MIN && b == -1) {
+            /* The quotient does not fit; the remainder is 0 (C leaves
+               both undefined). */
+            if (n->op == OP_DIV)
+                return halt_at(h, 1, n, a, b);
+            *out = 0;
+            break;
+        }
         *out = n->op == OP_DIV ? a / b : a % b;
         break;
     }
-    return 0;
+    return over ? halt_at(h, 1, n, a, b) : EVAL_OK;
+}
+
+/* The result of evaluating node n: 1, 0, or -1 with why set (an
+   overflow). */
+static int result_of(const kbc_expr *e, const node *n, const kbc_expr_env *env, char *why,
+                     size_t wn)
+{
+    int64_t v;
+    halt h = {0, NULL, 0, 0};
+    if (eval(e, n, env, &v, &h) == EVAL_OK)
+        return v != 0;
+    if (!h.overflow)
+        return 0;
+    if (why) {
+        if (h.at->kind == N_NEG)
+            snprintf(why, wn, "'-' of %lld does not fit a 64-bit integer at column %d",
+                     (long long)h.a, h.at->col + 1);
+        else
+            snprintf(why, wn, "'%s' of %lld and %lld does not fit a 64-bit integer at column %d",
+                     op_text[h.at->op], (long long)h.a, (long long)h.b, h.at->col + 1);
+    }
+    return -1;
 }
 
 int kbc_expr_holds(const kbc_expr *e, const kbc_expr_env *env)
 {
-    int64_t v;
-    return eval(e, e->root, env, &v) == 0 && v != 0;
+    return result_of(e, e->root, env, NULL, 0) == 1;
+}
+
+int kbc_expr_eval(const kbc_expr *e, const kbc_expr_env *env, char *why, size_t n)
+{
+    return result_of(e, e->root, env, why, n);
+}
+
+size_t kbc_expr_n_terms(const kbc_expr *e)
+{
+    return e->n_terms;
+}
+
+int kbc_expr_term_eval(const kbc_expr *e, size_t i, const kbc_expr_env *env)
+{
+    return result_of(e, e->terms[i], env, NULL, 0) == 1;
+}
+
+int kbc_expr_term_col(const kbc_expr *e, size_t i)
+{
+    return e->terms[i]->start + 1;
+}
+
+const char *kbc_expr_term_text(const kbc_expr *e, size_t i, char *buf, size_t n)
+{
+    const node *t = e->terms[i];
+    snprintf(buf, n, "%.*s", t->end - t->start, e->text + t->start);
+    return buf;
+}
+
+static void mark_slots(const node *n, unsigned char *used, size_t count)
+{
+    if (!n)
+        return;
+    if (n->kind == N_NAME && (uint64_t)n->v < count)
+        used[n->v] = 1;
+    mark_slots(n->a, used, count);
+    mark_slots(n->b, used, count);
+}
+
+void kbc_expr_slots(const kbc_expr *e, unsigned char *used, size_t count)
+{
+    memset(used, 0, count);
+    mark_slots(e->root, used, count);
 }
 
 void kbc_expr_free(kbc_expr *e)
@@ -562,5 +704,7 @@ void kbc_expr_free(kbc_expr *e)
         return;
     node_free(e->root);
     free(e->vnames);
+    free(e->text);
+    free(e->terms);
     free(e);
 }

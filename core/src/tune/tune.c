@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "chart.h"
+#include "input.h"
 #include "journal.h"
 #include "point.h"
 #include "point_plan.h"
@@ -112,7 +113,10 @@ static const measured *cache_find(const cache *c, const char *key, const char *s
    read, or -1 when the file cannot be opened. */
 static long cache_read(cache *c, const char *path)
 {
-    FILE *f = fopen(path, "r");
+    /* A FIFO or a device in its place is no cache (open_journal then
+       refuses it with a sentence). */
+    char not_read[200];
+    FILE *f = kbc_input_fopen(path, KBC_INPUT_DATA_MAX, not_read, sizeof not_read);
     if (!f)
         return -1;
     char *line = NULL;
@@ -373,6 +377,8 @@ static int read_settings(const ctx *c, tune_exp *x)
         x->constrain = kbc_expr_parse(k->value, &nm, why, sizeof why);
         if (!x->constrain)
             return bad_key(c, k, where, "%s", why);
+        x->constrain_key = k;
+        x->constrain_where = where;
     }
     return 0;
 }
@@ -392,8 +398,7 @@ uint64_t kbc_tune_point(const tune *t, const tune_problem *p, uint64_t cand, uin
     return point;
 }
 
-/* Whether variant v uses parameter i (kb_variant.uses; 0: all). */
-static int uses(const kb_plugin *d, uint32_t v, uint32_t i)
+int kbc_tune_uses(const kb_plugin *d, uint32_t v, uint32_t i)
 {
     uint64_t u = d->variants[v].uses;
     return !u || (u & KB_USES(i));
@@ -442,7 +447,7 @@ static int candidate_ok(void *arg, uint64_t cand)
     size_t ignored[KB_MAX_PARAMS], n_ignored = 0;
     uint64_t base = cand, stride[KB_MAX_PARAMS];
     for (size_t i = 0; i < x->n_search; i++) {
-        if (uses(d, v, x->search[i]))
+        if (kbc_tune_uses(d, v, x->search[i]))
             continue;
         uint64_t st = 1;
         for (size_t j = i + 1; j <= x->n_search; j++)
@@ -488,7 +493,7 @@ static void candidate_text(const tune *t, const tune_exp *x, uint64_t point, uin
     for (size_t i = 0; i < x->n_search && !library && used < n; i++) {
         char val[64];
         const kb_param *q = &d->params[x->search[i]];
-        if (!uses(d, v, x->search[i]))
+        if (!kbc_tune_uses(d, v, x->search[i]))
             continue;
         kbc_value_format(q, values[x->search[i]], val, sizeof val);
         used += (size_t)snprintf(buf + used, n - used, "%s=%s, ", q->name, val);
@@ -978,7 +983,7 @@ static uint64_t count_valid(tune *t, tune_problem *p)
     uint64_t size = kbc_search_size(p->search), n = 0;
     kbc_point_plan pp;
     if (size > VALID_COUNT_MAX)
-        return kbc_search_allowed(p->search);
+        return p->allowed;
     for (uint64_t c = 0; c < size; c++) {
         if (!candidate_ok(p, c))
             continue;
@@ -1149,12 +1154,74 @@ static int open_journal(const char *dir, const char *sub, const kbc_plan *plan, 
     return rc;
 }
 
-static int build_plan(const kbc_tune_opts *o, kbc_registry *reg, int screening, tune *t,
-                      kbc_plan *plan, kbc_ini *ini, kbc_diag *d)
+/* The INI file as the command line narrows and sets it. */
+static int load_ini(const kbc_tune_opts *o, kbc_ini *ini, kbc_diag *d)
 {
     if (kbc_ini_load(o->ini_path, ini, d) != 0)
         return -1;
-    if (kbc_ini_narrow(ini, o->experiment, o->sets, (size_t)o->n_sets, NULL, d) != 0)
+    return kbc_ini_narrow(ini, o->experiment, o->sets, (size_t)o->n_sets, NULL, d);
+}
+
+/* Whether the constraint names a fact of the GPU, which only a worker's
+   hello tells (cpu_threads is known at once). */
+static int names_gpu_fact(const tune *t, const tune_exp *x)
+{
+    if (!x->constrain)
+        return 0;
+    uint32_t np = t->full.exps[x->exp].plugin->desc->n_params;
+    unsigned char named[KB_MAX_PARAMS + 1 + KBC_EXPR_N_FACTS];
+    kbc_expr_slots(x->constrain, named, np + 1 + KBC_EXPR_N_FACTS);
+    for (int f = 1; f < KBC_EXPR_N_FACTS; f++)
+        if (named[np + 1 + f])
+            return 1;
+    return 0;
+}
+
+/* Counts what each constraint allows of each problem not counted yet
+   (allowed.c); one that names a fact of the GPU waits for gpu_known.
+   Returns 0, or -1 with c->d set to the sentence of the constrain key: an
+   overflow, or a problem left no candidate (naming the term that holds
+   for none, when one does). */
+static int count_allowed(const ctx *c, int gpu_known)
+{
+    tune *t = c->t;
+    for (size_t i = 0; i < t->n_probs; i++) {
+        tune_problem *p = &t->probs[i];
+        const tune_exp *x = &t->exps[p->te];
+        if (p->scanned || (!gpu_known && names_gpu_fact(t, x)))
+            continue;
+        tune_allowed a;
+        kbc_tune_allowed(t, p, &a);
+        if (a.overflow)
+            return bad_key(c, x->constrain_key, x->constrain_where, "%s", a.why);
+        if (a.n == 0) {
+            const kbc_experiment *e = &t->full.exps[x->exp];
+            char of[600], term[200];
+            if (strcmp(p->name, "the problem") == 0)
+                snprintf(of, sizeof of, "experiment [%s]", e->name);
+            else
+                snprintf(of, sizeof of, "experiment [%s] at %s", e->name, p->name);
+            if (a.empty_term < 0)
+                return bad_key(c, x->constrain_key, x->constrain_where,
+                               "no candidate of %s satisfies all of its terms at once (each "
+                               "holds for some), so there is nothing to try at column 1",
+                               of);
+            return bad_key(
+                c, x->constrain_key, x->constrain_where,
+                "no candidate of %s satisfies '%s', so there is nothing to try at column %d",
+                of, kbc_expr_term_text(x->constrain, (size_t)a.empty_term, term, sizeof term),
+                kbc_expr_term_col(x->constrain, (size_t)a.empty_term));
+        }
+        p->allowed = a.n;
+        p->scanned = 1;
+    }
+    return 0;
+}
+
+static int build_plan(const kbc_tune_opts *o, kbc_registry *reg, int screening, tune *t,
+                      kbc_plan *plan, kbc_ini *ini, kbc_diag *d)
+{
+    if (load_ini(o, ini, d) != 0)
         return -1;
     for (size_t i = 0; screening && i < t->n_exps; i++) {
         const tune_exp *x = &t->exps[i];
@@ -1247,7 +1314,10 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
     snprintf(t->gpu_model, sizeof t->gpu_model, "none");
     t->facts[0] = sysconf(_SC_NPROCESSORS_ONLN);
 
-    if (build_plan(o, reg, 0, t, &t->full, &ini, &d) != 0) {
+    /* The experiments and their axes first, without planning a point:
+       the settings and the constraints are checked before the points of
+       a large space are planned (ten million take seconds). */
+    if (load_ini(o, &ini, &d) != 0 || kbc_plan_build_unplanned(&ini, reg, &t->full, &d) != 0) {
         kbc_registry_print_refused(reg, err);
         fprintf(err, "kbench: %s\n", d.msg);
         goto out;
@@ -1271,6 +1341,18 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
                 "tune = auto (or exhaustive, random, local, anneal) to a section (see "
                 "docs/tune.md).\n",
                 o->ini_path);
+        goto out;
+    }
+    /* The problems, and what each constraint allows; a constraint that
+       names a fact of the GPU is counted once a worker said hello. */
+    for (size_t i = 0; i < t->n_exps; i++)
+        make_problems(t, i);
+    if (count_allowed(&c, 0) != 0) {
+        fprintf(err, "kbench: %s\n", d.msg);
+        goto out;
+    }
+    if (kbc_plan_points(&ini, o->device_mem, &t->full, &d) != 0) {
+        fprintf(err, "kbench: %s\n", d.msg);
         goto out;
     }
     for (size_t i = 0; i < t->n_exps; i++)
@@ -1320,9 +1402,12 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
             goto out;
     }
 
-    /* The problems and their searches. */
-    for (size_t i = 0; i < t->n_exps; i++)
-        make_problems(t, i);
+    /* The searches. */
+    if (count_allowed(&c, 1) != 0) {
+        fprintf(err, "kbench: %s\n", d.msg);
+        code = KBC_EXIT_USAGE;
+        goto out;
+    }
     for (size_t i = 0; i < t->n_probs; i++) {
         tune_problem *p = &t->probs[i];
         tune_exp *x = &t->exps[p->te];
@@ -1337,20 +1422,11 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
         cat[x->n_search] = 1;
         p->search = kbc_search_new(x->strategy, sizes, cat, x->n_search + 1, x->seed + i,
                                    candidate_ok, p);
-        uint64_t allowed = kbc_search_allowed(p->search);
-        if (!allowed) {
-            fprintf(err,
-                    "kbench: %s:%d: experiment [%s], %s: the constraint leaves no candidate "
-                    "to try.\n",
-                    o->ini_path, e->line, e->name, p->name);
-            code = KBC_EXIT_USAGE;
-            goto out;
-        }
         p->valid = count_valid(t, p);
         if (x->budget_n)
             p->budget = x->budget_n;
         else if (x->budget_s > 0 || x->strategy == KBC_TUNE_EXHAUSTIVE)
-            p->budget = allowed;
+            p->budget = p->allowed;
         else
             p->budget = p->valid / 4 > DEFAULT_BUDGET_MIN ? p->valid / 4 : DEFAULT_BUDGET_MIN;
     }

@@ -49,6 +49,8 @@ typedef struct tune_exp {
     size_t exp;             /* index into the plans                         */
     int strategy;
     kbc_expr *constrain;
+    const kbc_entry *constrain_key; /* its line, for its sentences         */
+    const char *constrain_where;    /* the section it is in               */
     tune_objective objective;
     const char *rate_unit;  /* "GFLOP/s", "GB/s", "items/s" once known       */
     uint64_t budget_n;      /* evaluations (0: the default)                  */
@@ -75,6 +77,8 @@ typedef struct tune_problem {
     uint32_t at[KB_MAX_PARAMS]; /* each problem parameter's value index     */
     kbc_search *search;
     uint64_t budget, evaluations, cached, invalid, failed;
+    uint64_t allowed;       /* candidates the constraint allows (allowed.c) */
+    int scanned;            /* allowed is counted                           */
     uint64_t missing;       /* --simulate: evaluations the journal did not
                                hold (not counted as cached nor failed)   */
     uint64_t valid;         /* candidates allowed and accepted by plan()    */
@@ -98,6 +102,25 @@ struct tune {
     int interrupted;
     FILE *out, *err;
 };
+
+/* Whether variant v uses parameter i (kb_variant.uses; 0: all). */
+int kbc_tune_uses(const kb_plugin *d, uint32_t v, uint32_t i);
+
+/* What the constraint allows of a problem (allowed.c). */
+typedef struct tune_allowed {
+    uint64_t n;             /* candidates allowed, as candidate_ok counts    */
+    int overflow;           /* an operation overflowed somewhere; why says   */
+    char why[300];
+    long empty_term;        /* n == 0: the first term of the constraint that
+                               holds for no candidate by itself, or -1      */
+} tune_allowed;
+
+/* Counts the candidates of problem p that its constraint allows (all of
+   them without one), evaluating it once per combination of the searched
+   parameters it names and per variant.  t->full needs its axes only (a
+   plan built without planning will do), and t->facts what the constraint
+   names of them. */
+void kbc_tune_allowed(const tune *t, const tune_problem *p, tune_allowed *a);
 
 /* The candidate's parameter text and the point it runs as. */
 uint64_t kbc_tune_point(const tune *t, const tune_problem *p, uint64_t cand, uint32_t *variant);

@@ -178,7 +178,7 @@ static void print_problem(tune *t, size_t i, const size_t *idx, size_t n)
         fprintf(f, ")");
     }
     fprintf(f, " of %llu allowed, %llu invalid, %llu failed; %.1f s\n",
-            (unsigned long long)kbc_search_allowed(p->search), (unsigned long long)p->invalid,
+            (unsigned long long)p->allowed, (unsigned long long)p->invalid,
             (unsigned long long)p->failed, p->wall);
     int w = 9;
     for (size_t k = 0; k < n && k < TABLE_ROWS; k++) {
@@ -449,7 +449,7 @@ static int write_best_json(tune *t, const char *path)
             json_object_set_new(o, "not_in_journal", json_integer((json_int_t)p->missing));
         json_object_set_new(o, "invalid", json_integer((json_int_t)p->invalid));
         json_object_set_new(o, "failed", json_integer((json_int_t)p->failed));
-        json_object_set_new(o, "allowed", json_integer((json_int_t)kbc_search_allowed(p->search)));
+        json_object_set_new(o, "allowed", json_integer((json_int_t)p->allowed));
         json_object_set_new(o, "valid", json_integer((json_int_t)p->valid));
         json_object_set_new(o, "space", json_integer((json_int_t)kbc_search_size(p->search)));
         json_object_set_new(o, "wall_s", json_real(p->wall));
