@@ -782,6 +782,16 @@ Test(channel, a_program_a_plugin_runs_inherits_no_descriptor_of_the_worker)
     cr_assert_str_eq(status_of(row), "pass", "%s", reason_of(row));
 }
 
+/* A descriptor whoever started kbench left open (a CI runner's pipe; here
+   descriptor 9 on /dev/null) does not reach the worker either. */
+Test(channel, a_descriptor_kbench_was_handed_does_not_reach_the_worker)
+{
+    result r = kb("run " CHANNEL PP " -o out -q 9</dev/null");
+    json_t *row = must_row(results_rows("out"), "fdleak", "fdleak", 200);
+    cr_assert_str_eq(status_of(row), "pass", "%s", reason_of(row));
+    cr_assert_eq(r.code, 1, "closeall crashes: %s", r.err);
+}
+
 /* ---- what rows and results.json say about where they ran ---- */
 
 Test(rows, isolate_point_gives_every_point_a_worker_of_its_own)

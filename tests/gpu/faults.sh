@@ -10,6 +10,10 @@
 #            leave a process each, which inherited the worker's GPU lock;
 #            the rows say so (processes_left 1 at n=200), and a second run
 #            started at once is not refused for the lock (exit 0)
+#   cloexec  kbench run tests/fixtures/crash/channel.ini: fdleak finds no
+#            descriptor of the worker's (the channel, the GPU's lock) that a
+#            program it ran would hold (its row passes), and closeall is
+#            crashed for closing the channel
 #   check    kbench check gpucrash --variants ok,spin,cpu with a watchdog of
 #            20 s: spin's kernel never ends, so its download() is stopped by
 #            the watchdog (FAIL correct-run spin, exit 1), and ok and cpu are
@@ -47,6 +51,19 @@ if [ $rc1 -ne 1 ] || [ $rc2 -ne 0 ] || [ "${left:-0}" -lt 6 ] || echo "$gpu" | g
     status=1
 else
     note "ok      lock: the processes left were ended with their points ($left rows say so); the next run took the GPU at once; $gpu"
+fi
+
+# cloexec: the worker's descriptors with a GPU lock among them.
+rm -rf "$logs/channel"
+"$kbench" run "$src/tests/fixtures/crash/channel.ini" --plugin-path "$fixtures" -o "$logs/channel" \
+    >"$logs/channel.log" 2>&1
+fdleak=$(grep -A1 '^  fdleak ' "$logs/channel.log" | head -2 | tr '\n' ' ')
+if ! grep -q '^  fdleak  *cpu  *pass' "$logs/channel.log" ||
+    ! grep -q "crashed: the plugin closed kbench's channel" "$logs/channel.log"; then
+    note "FAILED  cloexec: fdleak: $fdleak (log: $logs/channel.log)"
+    status=1
+else
+    note "ok      cloexec: no descriptor of the worker's outlives an exec; a closed channel is named"
 fi
 
 # check: a kernel that never ends, under check's watchdog.

@@ -69,13 +69,27 @@ int sv_channel_fd(void)
     return top > 16 ? (int)top - 1 : 3;
 }
 
+/* Closes every descriptor above 2 but keep: what kbench holds, and what
+   whoever started kbench left open (a CI runner's pipe), is no business of
+   a worker, nor of a program its plugin runs. */
+static void close_others(int keep)
+{
+    if ((keep <= 3 || close_range(3, (unsigned)keep - 1, 0) == 0) &&
+        close_range((unsigned)keep + 1, ~0U, 0) == 0)
+        return;
+    long top = sysconf(_SC_OPEN_MAX); /* a kernel without close_range */
+    for (long fd = 3; fd < (top > 0 ? top : 1024); fd++)
+        if (fd != keep)
+            close((int)fd);
+}
+
 /* In a forked child before the exec of a worker: its own process group (a
    Ctrl-C at the terminal reaches the supervisor, which decides what the
    workers do; the processes a plugin leaves are ended with the group,
    strays.h), the pipes on stdin, stderr (and stdout when stdout_to_err)
-   and the channel's descriptor (sv_channel_fd), the channel's variable,
-   and the GPU it may see.  Exits 127 when the descriptors cannot be
-   set. */
+   and the channel's descriptor (sv_channel_fd) and no other, the
+   channel's variable, and the GPU it may see.  Exits 127 when the
+   descriptors cannot be set. */
 void sv_child_setup(const kbc_super_opts *o, const int to[2], const int from[2],
                     const int err[2], int gpu, int stdout_to_err)
 {
@@ -87,6 +101,7 @@ void sv_child_setup(const kbc_super_opts *o, const int to[2], const int from[2],
         _exit(127);
     if (i3 == chan && fcntl(chan, F_SETFD, 0) != 0) /* dup2 onto itself kept close-on-exec */
         _exit(127);
+    close_others(chan);
     char num[16];
     snprintf(num, sizeof num, "%d", chan);
     setenv(KBC_WORKER_FD_ENV, num, 1);
