@@ -46,11 +46,15 @@ rc1=$?
 rc2=$?
 left=$(grep -c '"processes_left": 1' "$logs/strays/results.json" 2>/dev/null)
 gpu=$(grep -m1 '^machine:' "$logs/strays.log")
-if [ $rc1 -ne 1 ] || [ $rc2 -ne 0 ] || [ "${left:-0}" -lt 6 ] || echo "$gpu" | grep -q 'no GPU'; then
-    note "FAILED  lock: strays.ini exit $rc1 (1 wanted: forksegv crashes), good.ini after it exit $rc2 (0 wanted), ${left:-0} rows with processes_left 1 (6 or more wanted); $gpu (logs: $logs/strays.log, $logs/good-after.log)"
+if [ $rc1 -ne 1 ] || [ $rc2 -ne 0 ] || [ "${left:-0}" -lt 6 ] ||
+    echo "$gpu" | grep -q 'no GPU'; then
+    note "FAILED  lock: strays.ini exit $rc1 (1 wanted: forksegv crashes), good.ini after it \
+exit $rc2 (0 wanted), ${left:-0} rows with processes_left 1 (6 or more wanted); $gpu \
+(logs: $logs/strays.log, $logs/good-after.log)"
     status=1
 else
-    note "ok      lock: the processes left were ended with their points ($left rows say so); the next run took the GPU at once; $gpu"
+    note "ok      lock: the processes left were ended with their points ($left rows say so); \
+the next run took the GPU at once; $gpu"
 fi
 
 # cloexec: the worker's descriptors with a GPU lock among them.
@@ -63,17 +67,21 @@ if ! grep -q '^  fdleak  *cpu  *pass' "$logs/channel.log" ||
     note "FAILED  cloexec: fdleak: $fdleak (log: $logs/channel.log)"
     status=1
 else
-    note "ok      cloexec: no descriptor of the worker's outlives an exec; a closed channel is named"
+    note "ok      cloexec: no descriptor of the worker's outlives an exec; a closed channel \
+is named"
 fi
 
 # check: a kernel that never ends, under check's watchdog.
 KBENCH_CHECK_TIMEOUT=20 "$kbench" check gpucrash --variants ok,spin,cpu --plugin-path "$fixtures" \
     >"$logs/check.log" 2>"$logs/check.err"
 rc=$?
-if [ $rc -ne 1 ] || ! grep -q '^FAIL correct-run spin: .*did not return within 20 s' "$logs/check.log" ||
-    ! grep -q '^ok   correct-run ok ' "$logs/check.log" || ! grep -q '^ok   correct-run cpu ' "$logs/check.log" ||
-    [ "$(grep -c '^FAIL' "$logs/check.log")" -ne 1 ]; then
-    note "FAILED  check: exit $rc (1 wanted); $(grep -c '^FAIL' "$logs/check.log") FAIL lines (1 wanted: correct-run spin) (log: $logs/check.log)"
+ck="$logs/check.log"
+fails=$(grep -c '^FAIL' "$ck")
+if [ $rc -ne 1 ] || [ "$fails" -ne 1 ] ||
+    ! grep -q '^FAIL correct-run spin: .*did not return within 20 s' "$ck" ||
+    ! grep -q '^ok   correct-run ok ' "$ck" || ! grep -q '^ok   correct-run cpu ' "$ck"; then
+    note "FAILED  check: exit $rc (1 wanted); $fails FAIL lines (1 wanted: correct-run spin) \
+(log: $ck)"
     grep -E '^(FAIL|skip)' "$logs/check.log" | head -10
     status=1
 else
