@@ -647,7 +647,8 @@ Test(descriptor, core_keys_include_the_documented_ones)
                                  "warmup", "runs", "budget", "min_runs", "max_runs",
                                  "noise", "min_time", "seed", "include_copies",
                                  "cpu_threads", "cache", "batch", "timeout", "energy",
-                                 "energy_window", "gpus", "zip", "plugin_path",
+                                 "energy_window", "energy_windows", "integrity", "gpus",
+                                 "zip", "plugin_path",
                                  "description", "tune", "constrain", "objective", "tune_budget",
                                  "tune_seed", "tune_problem", "tune_screen", "tune_top"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)

@@ -125,16 +125,19 @@ const kbc_command kbc_commands[] = {
         .min_args = 1, .max_args = 1, .args_what = "one results file", .arg_noun = "file name",
         .complete = "json",
         .summary = "gnuplot scripts (and SVG and PNG, with gnuplot) of a run",
-        .synopsis = "kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]",
+        .synopsis = "kbench plot RESULTS.json [-o DIR] [--metric rate|time|energy|efficiency]\n"
+                    "            [--logy] [--band]",
         .options = {
             {"--output", "write into DIR (default: the results file's folder)"},
-            {"--metric", "rate (default: GB/s, FLOP/s or items/s) or time\n(the median)"},
+            {"--metric", "rate (default: GB/s, FLOP/s or items/s), time\n(the median), energy "
+                         "(joules per run) or efficiency\n(GB/J, GFLOP/J or items/J); the "
+                         "last two need\nrows with energy measured (docs/energy.md)"},
             {"--logy", "a log y axis"},
             {"--band", "each line's slowest to fastest run as a band\n"
                        "(error bars on a bar chart)"},
         },
         .examples = {"kbench plot out/results.json -o out/plots",
-                     "kbench plot out/results.json --metric time --logy --band"},
+                     "kbench plot out/results.json --metric energy --band"},
     },
     {
         .name = "merge",

@@ -344,6 +344,7 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
     r->outcome = (kbc_outcome)oc;
     get_str(o, "reason", r->reason, sizeof r->reason);
     get_str(o, "sanitizer", r->sanitizer, sizeof r->sanitizer);
+    get_str(o, "integrity", r->integrity, sizeof r->integrity);
     const json_t *t = json_object_get(o, "time_s");
     r->time.n = (size_t)rd_u64(&c, o, "runs");
     r->time.median = get_num(t, "median");

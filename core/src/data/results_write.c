@@ -374,6 +374,7 @@ json_t *kbc_record_to_json(const kbc_record *r)
     json_object_set_new(o, "reason", r->reason[0] ? jtext(r->reason) : json_null());
     if (r->sanitizer[0])
         json_object_set_new(o, "sanitizer", jtext(r->sanitizer));
+    json_object_set_new(o, "integrity", r->integrity[0] ? jtext(r->integrity) : json_null());
     json_object_set_new(o, "runs", json_integer((json_int_t)r->time.n));
     json_t *t = json_object();
     json_object_set_new(t, "median", num(r->time.median));

@@ -9,6 +9,7 @@
 
 #include "energy.h"
 #include "instance.h"
+#include "integrity.h"
 #include "measure.h"
 #include "sweep.h"
 #include "util.h"
@@ -192,10 +193,11 @@ static int judge(kbc_record *r, const kb_check *c)
     return 0;
 }
 
-/* A batched row's output is verified again after its timed runs: they ran
-   back to back with no synchronisation between them, and the last one's
-   output must still be right.  A wrong answer now fails the row; a
-   failing call errs it. */
+/* With integrity = off, a batched row's output is still verified again
+   after its timed runs: they ran back to back with no synchronisation
+   between them, and the last one's output must still be right.  A wrong
+   answer now fails the row; a failing call errs it.  (Otherwise the
+   post-check of integrity.h does this for every row.) */
 static void verify_after_batch(const kbc_experiment *e, void *state, kbc_device *dev,
                                kb_host *host, kbc_record *r)
 {
@@ -236,8 +238,9 @@ static void verify_after_batch(const kbc_experiment *e, void *state, kbc_device 
     }
 }
 
-/* One variant of a set-up point: poison, the checked run, verify, then the
-   measurement.  Rates and speed-ups come later, once every variant ran. */
+/* One variant of a set-up point: poison, the checked run, verify, the
+   measurement, then the checks that its timing is of the work it verified
+   (integrity.h).  Rates and speed-ups come later, once every variant ran. */
 static void run_variant(const kbc_experiment *e, void *state, kbc_device *dev, kb_host *host,
                         kbc_record *r)
 {
@@ -284,17 +287,16 @@ static void run_variant(const kbc_experiment *e, void *state, kbc_device *dev, k
             r->noise = kbc_median_noise(x, r->n_samples);
             free(x);
         }
-        /* A run that fails in the energy windows fails the row, as in its
-           timed runs. */
-        if (kbc_energy_row(in, state, &e->measure, dev, r, &f) != 0) {
-            kbc_record_free(r);
-            goto failed;
-        }
-        if (r->mode.batch > 1)
+        if (e->measure.integrity == KBC_INTEGRITY_OFF && r->mode.batch > 1)
             verify_after_batch(e, state, dev, host, r);
-        return;
+        /* The checks that the timing is of the work the row verified, then
+           the energy windows (more runs of the same work: a run that fails
+           there fails the row, as in its timed runs). */
+        if (kbc_integrity_check(e, in, state, dev, r, &got, &f) == 0 &&
+            kbc_energy_row(in, state, &e->measure, dev, r, &f) == 0)
+            return;
+        kbc_record_free(r);
     }
-failed:
     if (f.kind == KBC_FAULT_CUDA) {
         cuda_error(r, f.stage, f.why);
         lost_after(dev, host, f.why);

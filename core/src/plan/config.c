@@ -903,8 +903,8 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
                                                  : b);
         }
         if (m->energy != KBC_ENERGY_OFF)
-            fprintf(out, "  energy %s, energy_window %g s\n", kbc_key_energy.choices[m->energy],
-                    m->energy_window_s);
+            fprintf(out, "  energy %s, energy_window %g s, energy_windows %u\n",
+                    kbc_key_energy.choices[m->energy], m->energy_window_s, m->energy_windows);
         if (m->noise_pct > 0)
             fprintf(out,
                     "  noise: stop at %g%% (runs not used), min_runs %u, max_runs %u, min_time "
@@ -978,10 +978,20 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
             "      plan's bytes and flops): about %s in all on one worker\n",
             seconds_text(timed_cap, a, sizeof a), seconds_text(rest, b, sizeof b),
             seconds_text(expected, e, sizeof e));
+    /* The windows per row: one count where the experiments with energy
+       agree, else the most of them. */
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < plan->n; i++) {
+        const kbc_measure *m = &plan->exps[i].measure;
+        if (m->energy == KBC_ENERGY_OFF)
+            continue;
+        lo = m->energy_windows < lo ? m->energy_windows : lo;
+        hi = m->energy_windows > hi ? m->energy_windows : hi;
+    }
     if (energy > 0)
-        fprintf(out, "      (the energy windows are %s of it: %d windows of at least\n"
+        fprintf(out, "      (the energy windows are %s of it: %s%u windows of at least\n"
                      "      energy_window for each CUDA variant at each point; docs/energy.md)\n",
-                seconds_text(energy, en, sizeof en), KBC_ENERGY_WINDOWS);
+                seconds_text(energy, en, sizeof en), lo < hi ? "up to " : "", hi);
 }
 
 /* ---- distinct configurations (config.h) ---- */
