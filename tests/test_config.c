@@ -661,7 +661,7 @@ Test(config, plan_is_shown_no_device)
     kb_value v[2] = {{.u = 1000}, {.i = 0}};
     kb_work w;
     kbc_error err;
-    int rc = kbc_call_plan(kbc_instance_of(&libmem_desc, &h), v, &w, &err);
+    int rc = kbc_call_plan(kbc_instance_of(&libmem_desc, &h), v, &w, NULL, &err);
     cr_assert_eq(rc, KB_OK, "%s", err.sentence);
     cr_assert_eq(w.device_bytes, 4000);
     cr_assert_eq(w.variant_device_bytes[2], 12000);

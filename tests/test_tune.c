@@ -494,3 +494,51 @@ Test(tune, an_energy_objective_whose_candidates_have_no_energy_says_why)
     json_decref(doc);
     kc_free(&r);
 }
+
+/* On a machine without a GPU in use (CUDA_VISIBLE_DEVICES empties the
+   CUDA runtime's list), an experiment that searches only CUDA variants is
+   said at once, with exit 2, rather than every candidate failing; where a
+   CPU variant is searched too, a note names the CUDA ones and the tuning
+   goes on. */
+#define GPU_PP "--plugin-path " KBENCH_FIXTURE_DIR "/crash"
+
+Test(tune, cuda_variants_without_a_gpu_are_said_first_and_exit_2)
+{
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    kc_write("g.ini", "[global]\nwarmup = 0\nruns = 1\n\n[g]\nplugin = gpucrash\n"
+                      "tune = exhaustive\nvariants = ok, ok2\nn = 1K\n");
+    kc_result r = kc_run("tune g.ini -o out " GPU_PP);
+    cr_assert_eq(r.code, 2, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_assert_has(r.err, "kbench: g.ini:5: experiment [g] tunes only CUDA variants (ok, ok2), and "
+                         "this machine has no GPU in use (");
+    kc_assert_has(r.err, "none of its candidates could run; tune it on a machine with a GPU, or "
+                         "add a CPU variant to its variants.");
+    cr_assert_null(strstr(r.out, "failed"), "no table of failures: %s", r.out);
+    kc_free(&r);
+    kc_write("g.ini", "[global]\nwarmup = 0\nruns = 1\n\n[g]\nplugin = gpucrash\n"
+                      "tune = exhaustive\nvariants = ok, cpu\nn = 1K\n");
+    r = kc_run("tune g.ini -o out2 " GPU_PP);
+    kc_assert_has(r.err, "kbench tune: note: [g]: ok runs on CUDA, and this machine has no GPU "
+                         "in use (");
+    kc_free(&r);
+}
+
+/* --simulate counts as cached only what the journal holds: replaying the
+   whole grid from the journal of the small bowl finds there the 50 of
+   its 55 evaluations that the grid asks for (xonly ran at y = 3, the grid
+   asks for it at y = 0) and the rest missing, and calls none failed. */
+Test(tune, simulate_counts_what_the_journal_holds)
+{
+    kc_write("bowl.ini", BOWL_INI);
+    kc_result r = kc_run("tune bowl.ini -o out -q " PP);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    kc_free(&r);
+    /* The bowl's settings on the whole grid. */
+    kc_write("wide.ini", "[global]\nwarmup = 1\nruns = 5\nunit_us = 40\n\n"
+                         "[bowl]\nplugin = landscape\ntune = exhaustive\nshape = bowl\n"
+                         "x = 0..15:+1\ny = 0..15:+1\ntune_screen = 3\n");
+    r = kc_run("tune wide.ini --simulate out -o sim -q " PP);
+    kc_assert_has(r.out, "528 evaluations (50 from the cache, 478 not in the journal) of 528 "
+                         "allowed, 0 invalid, 0 failed");
+    kc_free(&r);
+}

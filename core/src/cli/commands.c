@@ -44,6 +44,7 @@ const kbc_command kbc_commands[] = {
                     "           [--baseline OLD.json] [--gpus all|LIST [--allow-shared]\n"
                     "           [--allow-mixed]] [--shard i/N|auto [--shards N]]\n"
                     "           [--isolate point] [--sanitize-on-crash]\n"
+                    "           [--sanitize memcheck|racecheck|synccheck|initcheck]\n"
                     "           [--record [--commit REV] [--history FILE]]",
         .options = {
             {"--dry-run", "print the expanded plan, run nothing, touch no GPU"},
@@ -75,6 +76,11 @@ const kbc_command kbc_commands[] = {
             {"--sanitize-on-crash", "rerun a crashed CUDA variant once under\n"
                                     "compute-sanitizer memcheck; its first report\n"
                                     "joins the row"},
+            {"--sanitize", "every variant of every point in a worker of its\n"
+                           "own under compute-sanitizer TOOL (memcheck,\n"
+                           "racecheck, synccheck or initcheck): a row the\n"
+                           "sanitizer finds errors in is an error, with its\n"
+                           "report"},
             {"--record", "with -o, add the run to the history when it ends\n"
                          "(kbench history add; docs/history.md)"},
             {"--commit", "with --record: the commit of the code under test\n"

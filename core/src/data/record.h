@@ -450,6 +450,8 @@ typedef struct kbc_suspect {
     double work_ratio;      /* its work over the suspect's (>= 1)         */
     size_t key_row;         /* the suspect's place among the rows looked
                                at (0 when read back from a file)          */
+    int cpu;                /* a CPU variant's row: what to do about it
+                               differs (kbc_suspect_text)                 */
 } kbc_suspect;
 
 /* A reporter.  point() gets all records of one point at once (so a table

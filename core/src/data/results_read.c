@@ -726,7 +726,7 @@ static void read_provenance(rd *c, const json_t *pv, kbc_run_doc *doc)
 }
 
 /* "suspects": [{"key", "median_s", "than_key", "than_median_s",
-   "work_ratio"}, ...] (kbc_suspects_to_json).  Returns 0, or -1 with why
+   "work_ratio", "backend"}, ...] (kbc_suspects_to_json).  Returns 0, or -1 with why
    set when it is there but malformed. */
 static int read_suspects(const json_t *a, kbc_run_doc *doc, char *why, size_t n)
 {
@@ -756,9 +756,12 @@ static int read_suspects(const json_t *a, kbc_run_doc *doc, char *why, size_t n)
             snprintf(why, n, "suspect %zu: \"key\" and \"than_key\" are not both strings", i);
             return -1;
         }
+        /* "backend" came later: a file without it gets the GPU's advice. */
+        const char *backend = json_string_value(json_object_get(x, "backend"));
         doc->suspects[doc->n_suspects++] =
             (kbc_suspect){kbc_xstrdup(json_string_value(key)), v[0],
-                          kbc_xstrdup(json_string_value(than)), v[1], v[2], 0};
+                          kbc_xstrdup(json_string_value(than)), v[1], v[2], 0,
+                          backend && strcmp(backend, "cpu") == 0};
     }
     return 0;
 }

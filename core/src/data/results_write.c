@@ -694,6 +694,7 @@ json_t *kbc_suspects_to_json(const kbc_suspect *list, size_t n)
         json_object_set_new(x, "than_key", jtext(list[i].than_key));
         json_object_set_new(x, "than_median_s", num(list[i].than_median_s));
         json_object_set_new(x, "work_ratio", num(list[i].work_ratio));
+        json_object_set_new(x, "backend", json_string(list[i].cpu ? "cpu" : "cuda"));
         json_array_append_new(a, x);
     }
     return a;

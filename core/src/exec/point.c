@@ -447,16 +447,22 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, const kbc_point_plan *
         recs[i].work.device_bytes =
             kbc_work_device_bytes(&work, KB_VARIANT_BIT(recs[i].variant_index));
     }
-    if (plan->status != KBC_PLAN_RUNS) {
-        /* A refused point (kbc_plan_refused) is `invalid` with the
-           plugin's sentence and runs nothing; a point whose plan() failed
-           otherwise is the plugin's error. */
-        for (size_t i = 0; i < n; i++) {
-            recs[i].outcome = plan->status == KBC_PLAN_REFUSED ? KBC_INVALID : KBC_ERROR;
-            set_text(recs[i].reason, sizeof recs[i].reason, plan->sentence);
-        }
-        goto report;
+    /* A refused point (kbc_plan_refused), or a variant plan() refused
+       alone (kb_host.refuse), is `invalid` with the plugin's sentence and
+       runs nothing; a point whose plan() failed otherwise is the plugin's
+       error.  kbc_plan_variant is the one rule. */
+    uint64_t decided = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *why;
+        int says = kbc_plan_variant(plan, recs[i].variant_index, &why);
+        if (says == KBC_PLAN_RUNS)
+            continue;
+        recs[i].outcome = says == KBC_PLAN_REFUSED ? KBC_INVALID : KBC_ERROR;
+        set_text(recs[i].reason, sizeof recs[i].reason, why);
+        decided |= KB_VARIANT_BIT(recs[i].variant_index);
     }
+    if (plan->status != KBC_PLAN_RUNS)
+        goto report;
 
     /* Which variants can run here at all.  CUDA variants are admitted in
        order while the device memory of those admitted so far (device_bytes
@@ -465,6 +471,8 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, const kbc_point_plan *
     int free_known = 0;
     for (size_t i = 0; i < n; i++) {
         kbc_record *r = &recs[i];
+        if (decided & KB_VARIANT_BIT(r->variant_index))
+            continue;
         if (r->backend != KB_BACKEND_CUDA) {
             mask |= KB_VARIANT_BIT(r->variant_index);
             continue;

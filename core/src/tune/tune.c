@@ -646,6 +646,8 @@ static int collect_begin(void *arg, const kbc_run_info *info)
     if (m && !t->have_machine) {
         t->have_machine = 1;
         snprintf(t->gpu_model, sizeof t->gpu_model, "%s", m->has_gpu ? m->name : "none");
+        snprintf(t->no_gpu, sizeof t->no_gpu, "%s",
+                 m->has_gpu ? "" : m->no_gpu_reason[0] ? m->no_gpu_reason : "no CUDA device");
         t->facts[0] = m->cpu_threads;
         t->facts[1] = m->has_gpu ? m->sm_count : 0;
         t->facts[2] = m->has_gpu ? m->cc_major * 10 + m->cc_minor : 0;
@@ -736,8 +738,9 @@ static int round_run(tune *t, const kbc_plan *plan, int screening, kbc_journal *
 /* ---- the tuning ---- */
 
 /* A problem's evaluation of candidate cand: a point the plan's record
-   says does not run is a row at once (plan() refused it: invalid; plan()
-   failed otherwise: error, kbc_plan_refused); cached rows are told at
+   says does not run for its variant is a row at once (plan() refused the
+   point or the variant: invalid; plan() failed otherwise: error;
+   kbc_plan_variant); cached rows are told at
    once; the rest is picked for the round.  Returns 1 when it needs the
    round. */
 static int evaluate(tune *t, tune_problem *p, uint64_t cand, int arm, const cache *cached,
@@ -761,10 +764,12 @@ static int evaluate(tune *t, tune_problem *p, uint64_t cand, int arm, const cach
     candidate_text(t, x, point, v, 0, r->text, sizeof r->text);
     kbc_point_plan pp;
     kbc_plan_point(e, rep, &pp);
-    if (pp.status != KBC_PLAN_RUNS) {
-        int refused = pp.status == KBC_PLAN_REFUSED;
+    const char *says;
+    int status = kbc_plan_variant(&pp, v, &says);
+    if (status != KBC_PLAN_RUNS) {
+        int refused = status == KBC_PLAN_REFUSED;
         r->outcome = refused ? KBC_INVALID : KBC_ERROR;
-        snprintf(r->reason, sizeof r->reason, "%s", pp.sentence);
+        snprintf(r->reason, sizeof r->reason, "%s", says);
         if (refused)
             p->invalid++;
         else
@@ -779,17 +784,21 @@ static int evaluate(tune *t, tune_problem *p, uint64_t cand, int arm, const cach
                                    t->o->simulate ? NULL : t->gpu_model);
     free(key);
     if (m || t->o->simulate) {
+        /* A replay counts what the journal holds as cached, and the rest
+           as missing from it: neither was measured, and only a measurement
+           can fail. */
         if (m) {
             row_screened(x, r, m);
+            r->cached_screen = 1;
+            p->cached++;
+            if (!isfinite(r->cost))
+                p->failed++;
         } else {
             r->outcome = KBC_SKIPPED;
             snprintf(r->reason, sizeof r->reason,
                      "--simulate: the journal holds no measurement of this candidate");
+            p->missing++;
         }
-        r->cached_screen = 1;
-        p->cached++;
-        if (!isfinite(r->cost))
-            p->failed++;
         kbc_search_tell(p->search, cand, r->cost);
         return 0;
     }
@@ -976,7 +985,7 @@ static uint64_t count_valid(tune *t, tune_problem *p)
         uint32_t v = 0;
         uint64_t rep = kbc_point_representative(e, kbc_tune_point(t, p, c, &v), v);
         kbc_plan_point(e, rep, &pp);
-        n += pp.status == KBC_PLAN_RUNS;
+        n += kbc_plan_variant(&pp, v, NULL) == KBC_PLAN_RUNS;
     }
     return n ? n : 1;
 }
@@ -1176,6 +1185,50 @@ static int build_plan(const kbc_tune_opts *o, kbc_registry *reg, int screening, 
     return 0;
 }
 
+/* Whether the searched variants can run on this machine, told by the
+   hello round: without a GPU in use no CUDA variant runs, so an experiment
+   that searches only CUDA variants would try every candidate for nothing
+   and call each one failed.  That is said first, with exit 2; where some
+   of its variants run on the CPU, a note names the others (their
+   candidates are skipped).  Returns 0 or the exit code. */
+static int runnable_here(tune *t)
+{
+    if (!t->no_gpu[0])
+        return 0;
+    for (size_t i = 0; i < t->n_exps; i++) {
+        const tune_exp *x = &t->exps[i];
+        const kbc_experiment *e = &t->full.exps[x->exp];
+        const kb_plugin *d = e->plugin->desc;
+        char names[800] = "";
+        size_t cuda = 0, used = 0;
+        for (size_t k = 0; k < x->n_variants; k++) {
+            const kb_variant *v = &d->variants[x->variants[k]];
+            if (v->backend != KB_BACKEND_CUDA)
+                continue;
+            cuda++;
+            if (used < sizeof names)
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                         used ? ", " : "", v->name);
+        }
+        if (!cuda)
+            continue;
+        if (cuda == x->n_variants) {
+            fprintf(t->err,
+                    "kbench: %s:%d: experiment [%s] tunes only CUDA variants (%s), and this "
+                    "machine has no GPU in use (%s): none of its candidates could run; tune it "
+                    "on a machine with a GPU, or add a CPU variant to its variants.\n",
+                    t->o->ini_path, e->line, e->name, names, t->no_gpu);
+            return KBC_EXIT_USAGE;
+        }
+        if (!t->o->quiet)
+            fprintf(t->err,
+                    "kbench tune: note: [%s]: %s run%s on CUDA, and this machine has no GPU in "
+                    "use (%s): their candidates are skipped.\n",
+                    e->name, names, cuda == 1 ? "s" : "", t->no_gpu);
+    }
+    return 0;
+}
+
 int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
 {
     tune tt;
@@ -1261,6 +1314,8 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
            model and the plugins' builds that key the cache, and the facts
            a constraint may name. */
         code = round_run(t, &t->full, 0, NULL, NULL, 0, &builds, NULL);
+        if (code == 0)
+            code = runnable_here(t);
         if (code != 0)
             goto out;
     }

@@ -75,6 +75,8 @@ typedef struct tune_problem {
     uint32_t at[KB_MAX_PARAMS]; /* each problem parameter's value index     */
     kbc_search *search;
     uint64_t budget, evaluations, cached, invalid, failed;
+    uint64_t missing;       /* --simulate: evaluations the journal did not
+                               hold (not counted as cached nor failed)   */
     uint64_t valid;         /* candidates allowed and accepted by plan()    */
     double t0, wall;
     int done;
@@ -92,6 +94,7 @@ struct tune {
     int64_t facts[KBC_EXPR_N_FACTS];
     char gpu_model[256];
     int have_machine;
+    char no_gpu[256];       /* the hello's reason when it has no GPU; ""  */
     int interrupted;
     FILE *out, *err;
 };

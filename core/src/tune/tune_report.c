@@ -168,8 +168,15 @@ static void print_problem(tune *t, size_t i, const size_t *idx, size_t n)
     fprintf(f, "\n[%s] %s, %s: %s, %llu evaluation%s", kbc_text_visible(e->name),
             kbc_text_visible(p->name), e->plugin->desc->name, kbc_strategy_name(x->strategy),
             (unsigned long long)p->evaluations, p->evaluations == 1 ? "" : "s");
-    if (p->cached)
-        fprintf(f, " (%llu from the cache)", (unsigned long long)p->cached);
+    if (p->cached || p->missing) {
+        fprintf(f, " (");
+        if (p->cached)
+            fprintf(f, "%llu from the cache%s", (unsigned long long)p->cached,
+                    p->missing ? ", " : "");
+        if (p->missing)
+            fprintf(f, "%llu not in the journal", (unsigned long long)p->missing);
+        fprintf(f, ")");
+    }
     fprintf(f, " of %llu allowed, %llu invalid, %llu failed; %.1f s\n",
             (unsigned long long)kbc_search_allowed(p->search), (unsigned long long)p->invalid,
             (unsigned long long)p->failed, p->wall);
@@ -438,6 +445,8 @@ static int write_best_json(tune *t, const char *path)
         json_object_set_new(o, "objective", json_string(kbc_tune_objective_name(x->objective)));
         json_object_set_new(o, "evaluations", json_integer((json_int_t)p->evaluations));
         json_object_set_new(o, "cached", json_integer((json_int_t)p->cached));
+        if (t->o->simulate)
+            json_object_set_new(o, "not_in_journal", json_integer((json_int_t)p->missing));
         json_object_set_new(o, "invalid", json_integer((json_int_t)p->invalid));
         json_object_set_new(o, "failed", json_integer((json_int_t)p->failed));
         json_object_set_new(o, "allowed", json_integer((json_int_t)kbc_search_allowed(p->search)));

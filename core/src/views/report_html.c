@@ -1360,8 +1360,8 @@ static void suspects(FILE *f, const kbc_run_doc *doc)
         return;
     fprintf(f, "<section id=\"suspects\"><h2>Suspect rows (%zu)</h2><p>Each is more than "
                "twice as slow as its variant at a point with more work, which says more about "
-               "the measurement than about the kernel: rerun its point (docs/output.md, "
-               "&quot;Suspect rows&quot;).</p><ul>",
+               "the measurement than about the kernel (each says what to do about it; "
+               "docs/output.md, &quot;Suspect rows&quot;).</p><ul>",
             doc->n_suspects);
     for (size_t i = 0; i < doc->n_suspects; i++) {
         char t[2048];
