@@ -8,7 +8,8 @@ set(_kbcheck_fixtures)
 foreach(pair good: verify_always:CHECKFIX_VERIFY_ALWAYS no_poison:CHECKFIX_NO_POISON
         impure_plan:CHECKFIX_IMPURE_PLAN contradict:CHECKFIX_CONTRADICT
         wrong_run:CHECKFIX_WRONG_RUN plan_leak:CHECKFIX_PLAN_LEAK
-        silent_einval:CHECKFIX_SILENT_EINVAL chatty:CHECKFIX_CHATTY)
+        silent_einval:CHECKFIX_SILENT_EINVAL chatty:CHECKFIX_CHATTY
+        plan_crash:CHECKFIX_PLAN_CRASH)
   string(REPLACE ":" ";" pair "${pair}")
   list(GET pair 0 fname)
   list(LENGTH pair plen)
@@ -27,7 +28,8 @@ foreach(pair good: verify_always:CHECKFIX_VERIFY_ALWAYS no_poison:CHECKFIX_NO_PO
 endforeach()
 
 kbench_test(test_check SOURCES test_check.c)
-add_dependencies(test_check ${_kbcheck_fixtures})
+# The crash plugin (tests/crash.cmake) crashes, exits and hangs under check.
+add_dependencies(test_check ${_kbcheck_fixtures} crash kbench)
 
 # check_<plugin> for every plugin kbench_add_plugin() made in the tree (the
 # list is kept by cmake/KbenchPlugin.cmake), so that a new family gets its

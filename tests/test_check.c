@@ -18,18 +18,21 @@
 #include "loader.h"
 
 #define FIX KBENCH_FIXTURE_DIR "/check"
+/* The crash plugin (tests/fixtures/crash/crash.c): variants that crash,
+   exit or hang in run(). */
+#define CRASH_FIX KBENCH_FIXTURE_DIR "/crash"
 
 typedef struct result {
     int code;
     char *out, *err;
 } result;
 
-static result run_check(const char *plugin, const char *variants)
+static result run_check_in(const char *dir, const char *plugin, const char *variants)
 {
     kbc_registry r;
     kbc_diag d = {{0}};
     kbc_registry_init(&r);
-    cr_assert_eq(kbc_registry_add_path(&r, FIX, &d), 0, "the fixture folder: %s", d.msg);
+    cr_assert_eq(kbc_registry_add_path(&r, dir, &d), 0, "the fixture folder: %s", d.msg);
     cr_assert_eq(r.n_refused, 0, "a fixture was refused: %s", r.n_refused ? r.refused[0] : "");
     result res = {0};
     size_t no, ne;
@@ -41,6 +44,11 @@ static result run_check(const char *plugin, const char *variants)
     fclose(err);
     kbc_registry_free(&r);
     return res;
+}
+
+static result run_check(const char *plugin, const char *variants)
+{
+    return run_check_in(FIX, plugin, variants);
 }
 
 /* Lines of text that start with prefix. */
@@ -185,6 +193,60 @@ Test(check, einval_without_a_sentence_fails_plan_errors)
     expect_one_failure("checkfix_silent_einval", "plan-errors");
 }
 
+/* plan() crashes at the points with mode = c: plan-errors fails with the
+   signal, and the other checks are still made on the points planned. */
+Test(check, plan_that_crashes_fails_plan_errors_and_the_check_goes_on, .timeout = 60)
+{
+    expect_one_failure("checkfix_plan_crash", "plan-errors");
+    result r = run_check("checkfix_plan_crash", NULL);
+    cr_assert_not_null(strstr(r.out, "SIGSEGV"), "%s", r.out);
+    cr_assert(has_line(r.out, "ok   correct-run plain"), "%s", r.out);
+    cr_assert(has_line(r.out, "ok   setup-teardown"), "%s", r.out);
+    free(r.out);
+    free(r.err);
+}
+
+/* A variant that crashes fails the check of the call it crashed in, with
+   the signal; the variants before and after it are checked as usual. */
+Test(check, a_crashing_variant_fails_one_check_and_the_others_are_made, .timeout = 60)
+{
+    result r = run_check_in(CRASH_FIX, "crash", "good,segv,good2");
+    cr_assert_eq(r.code, 1, "exit %d:\n%s%s", r.code, r.out, r.err);
+    cr_assert_eq(count_lines(r.out, "FAIL "), 1, "%s", r.out);
+    cr_assert(has_line(r.out, "FAIL correct-run segv: "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "run() crashed with signal SIGSEGV"), "%s", r.out);
+    cr_assert(has_line(r.out, "ok   correct-run good "), "%s", r.out);
+    cr_assert(has_line(r.out, "ok   correct-run good2 "), "%s", r.out);
+    cr_assert(has_line(r.out, "summary: "), "%s", r.out);
+    free(r.out);
+    free(r.err);
+}
+
+/* A run() that never returns is stopped by check's watchdog
+   ($KBENCH_CHECK_TIMEOUT seconds for one plugin call). */
+Test(check, a_hanging_variant_times_out_with_a_sentence, .timeout = 60)
+{
+    cr_assert_eq(setenv("KBENCH_CHECK_TIMEOUT", "1", 1), 0);
+    result r = run_check_in(CRASH_FIX, "crash", "good,hang");
+    cr_assert_eq(r.code, 1, "exit %d:\n%s%s", r.code, r.out, r.err);
+    cr_assert(has_line(r.out, "FAIL correct-run hang: "), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "run() did not return within 1 s"), "%s", r.out);
+    cr_assert(has_line(r.out, "ok   correct-run good "), "%s", r.out);
+    free(r.out);
+    free(r.err);
+}
+
+Test(check, a_watchdog_that_is_not_a_number_of_seconds_is_refused)
+{
+    cr_assert_eq(setenv("KBENCH_CHECK_TIMEOUT", "soon", 1), 0);
+    result r = run_check_in(CRASH_FIX, "crash", "good");
+    cr_assert_eq(r.code, 2, "exit %d:\n%s%s", r.code, r.out, r.err);
+    cr_assert_not_null(strstr(r.err, "KBENCH_CHECK_TIMEOUT"), "%s", r.err);
+    cr_assert_str_eq(r.out, "", "nothing is checked: %s", r.out);
+    free(r.out);
+    free(r.err);
+}
+
 Test(check, variants_option_selects_variants)
 {
     result r = run_check("checkfix_good", "unrolled");
@@ -235,12 +297,15 @@ Test(check, unwritable_output_exits_3)
     kbc_registry_free(&r);
 }
 
-/* The command line: main.c hands `check` and --variants through. */
-static int run_kbench(const char *args, char **text)
+/* The command line: main.c hands `check` and --variants through.  The
+   output is stdout and stderr together, or stdout alone with
+   stdout_only. */
+static int run_kbench_out(const char *args, char **text, int stdout_only)
 {
     char *cmd = NULL;
-    cr_assert_geq(asprintf(&cmd, "KBENCH_NO_DEFAULT_PLUGINS=1 %s/kbench %s 2>&1",
-                           KBENCH_BINARY_DIR, args), 0);
+    cr_assert_geq(asprintf(&cmd, "KBENCH_NO_DEFAULT_PLUGINS=1 timeout -s KILL 50 %s/kbench %s %s",
+                           KBENCH_BINARY_DIR, args, stdout_only ? "2>/dev/null" : "2>&1"),
+                  0);
     FILE *p = popen(cmd, "r");
     cr_assert_not_null(p);
     size_t cap = 1 << 16, n = 0;
@@ -251,6 +316,36 @@ static int run_kbench(const char *args, char **text)
     int st = pclose(p);
     free(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run_kbench(const char *args, char **text)
+{
+    return run_kbench_out(args, text, 0);
+}
+
+/* Standard output into a pipe (fully buffered but for check's own
+   setting): the lines printed before a crash are not lost with it. */
+Test(check, the_lines_before_a_crash_reach_a_pipe, .timeout = 60)
+{
+    char *t = NULL;
+    int code = run_kbench_out("check crash --variants good,segv --plugin-path " CRASH_FIX, &t, 1);
+    cr_assert_eq(code, 1, "exit %d:\n%s", code, t);
+    cr_assert(has_line(t, "kbench check crash "), "%s", t);
+    cr_assert(has_line(t, "ok   descriptor"), "%s", t);
+    cr_assert(has_line(t, "summary: "), "%s", t);
+    free(t);
+}
+
+/* A plugin that calls exit() in run(): the status is named, and the check
+   ends with its own exit code. */
+Test(check, a_variant_that_exits_fails_with_its_status, .timeout = 60)
+{
+    char *t = NULL;
+    int code = run_kbench_out("check crash --variants good,exit3 --plugin-path " CRASH_FIX, &t, 1);
+    cr_assert_eq(code, 1, "exit %d:\n%s", code, t);
+    cr_assert(has_line(t, "FAIL correct-run exit3: "), "%s", t);
+    cr_assert_not_null(strstr(t, "run() ended the process with exit status 3"), "%s", t);
+    free(t);
 }
 
 Test(check, command_line_exit_codes)

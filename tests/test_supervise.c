@@ -37,6 +37,8 @@
 #define HANG INI_DIR "/hang.ini"
 #define GOOD INI_DIR "/good.ini"
 #define SWEEP INI_DIR "/sweep.ini"
+#define STRAYS INI_DIR "/strays.ini"
+#define CHANNEL INI_DIR "/channel.ini"
 /* sweep.ini: 20 points of good and slowpoke. */
 #define SWEEP_POINTS 20
 #define SWEEP_VARIANTS 2
@@ -98,6 +100,7 @@ TestSuite(progress, .init = make_tmp, .fini = remove_tmp);
 TestSuite(resume, .init = make_tmp, .fini = remove_tmp);
 TestSuite(refuse, .init = make_tmp, .fini = remove_tmp);
 TestSuite(compare, .init = make_tmp, .fini = remove_tmp);
+TestSuite(channel, .init = make_tmp, .fini = remove_tmp);
 
 /* ---- files ---- */
 
@@ -619,6 +622,183 @@ Test(hang, the_watchdog_ends_the_run_within_seconds)
     result r;
     hang_run(&r);
     cr_assert_lt(r.secs, 15.0, "the run took %.1f s with a timeout of 3 s", r.secs);
+}
+
+/* ---- processes a plugin leaves running: strays.ini ---- */
+
+/* Whether process pid runs (a zombie has ended). */
+static int running_pid(pid_t pid)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    const char *close = strrchr(text, ')');
+    char state = 'X';
+    return close && sscanf(close + 1, " %c", &state) == 1 && state != 'Z' && state != 'X';
+}
+
+/* The pids the crash plugin's forking variants noted ($CRASH_PIDS). */
+static size_t noted_pids(pid_t *pids, size_t cap)
+{
+    FILE *f = fopen(in_tmp("pids.txt"), "r");
+    size_t n = 0;
+    int pid;
+    while (f && n < cap && fscanf(f, "%d", &pid) == 1)
+        pids[n++] = (pid_t)pid;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static void strays_init(void)
+{
+    make_tmp();
+    cr_assert_eq(setenv("CRASH_PIDS", in_tmp("pids.txt"), 1), 0);
+}
+
+/* Whatever a failed test left running goes with its folder. */
+static void strays_fini(void)
+{
+    pid_t pids[64];
+    size_t n = noted_pids(pids, 64);
+    for (size_t i = 0; i < n; i++)
+        if (pids[i] > 1 && running_pid(pids[i]))
+            kill(pids[i], SIGKILL);
+    remove_tmp();
+}
+
+TestSuite(strays, .init = strays_init, .fini = strays_fini);
+
+static json_t *strays_run(result *r)
+{
+    *r = kb("run " STRAYS PP " -o out");
+    return results_rows("out");
+}
+
+static long long processes_left_of(const json_t *row)
+{
+    const json_t *v = json_object_get(row, "processes_left");
+    cr_assert(json_is_integer(v), "%s: processes_left is not a number", str_of(row, "key"));
+    return json_integer_value(v);
+}
+
+Test(strays, every_process_a_plugin_left_is_gone_after_the_run)
+{
+    result r;
+    strays_run(&r);
+    pid_t pids[64];
+    size_t n = noted_pids(pids, 64);
+    cr_assert_eq(n, 3, "forker, daemon and forksegv each leave one process: %zu noted", n);
+    for (size_t i = 0; i < n; i++)
+        cr_assert(!running_pid(pids[i]), "process %d, which a plugin left, still runs",
+                  (int)pids[i]);
+}
+
+Test(strays, each_row_of_a_point_that_left_a_child_says_so)
+{
+    result r;
+    json_t *rows = strays_run(&r);
+    const char *const variants[] = {"good", "forker", "good2"};
+    for (size_t v = 0; v < 3; v++) {
+        json_t *row = must_row(rows, "forker", variants[v], 200);
+        cr_assert_str_eq(status_of(row), "pass", "%s: %s", str_of(row, "key"), reason_of(row));
+        cr_assert_eq(processes_left_of(row), 1, "%s", str_of(row, "key"));
+    }
+    cr_assert_not_null(strstr(r.out, "1 process the plugin started was still running when "
+                                     "the point ended, and was ended"),
+                       "no note in the table:\n%s", r.out);
+}
+
+Test(strays, a_daemon_deaf_to_sigterm_is_ended_too)
+{
+    result r;
+    json_t *row = must_row(strays_run(&r), "daemon", "daemon", 200);
+    cr_assert_str_eq(status_of(row), "pass", "%s", reason_of(row));
+    cr_assert_eq(processes_left_of(row), 1);
+}
+
+Test(strays, a_point_that_leaves_nothing_says_none)
+{
+    result r;
+    json_t *rows = strays_run(&r);
+    const char *const exps[] = {"forker", "daemon", "forksegv"};
+    for (size_t x = 0; x < 3; x++) {
+        json_t *row = must_row(rows, exps[x], "good", 100);
+        cr_assert_eq(processes_left_of(row), 0, "%s", str_of(row, "key"));
+    }
+}
+
+/* The child holds the worker's channel open as the worker dies: its end
+   is seen at once, not at the watchdog (20 s), and the row names both. */
+Test(strays, a_crash_while_a_child_holds_the_channel_is_a_crash_and_says_so)
+{
+    result r;
+    json_t *row = must_row(strays_run(&r), "forksegv", "forksegv", 200);
+    cr_assert_str_eq(status_of(row), "crashed", "%s", reason_of(row));
+    cr_assert_not_null(strstr(reason_of(row), "SIGSEGV"), "%s", reason_of(row));
+    cr_assert_not_null(strstr(reason_of(row), "1 process the plugin started was still running "
+                                              "and was ended"),
+                       "%s", reason_of(row));
+    cr_assert_eq(processes_left_of(row), 1);
+    cr_assert_lt(r.secs, 15.0, "the run took %.1f s", r.secs);
+}
+
+/* ---- the worker's descriptors in a plugin's hands: channel.ini ---- */
+
+static json_t *channel_run(result *r)
+{
+    *r = kb("run " CHANNEL PP " -o out -q");
+    return results_rows("out");
+}
+
+/* The channel is not descriptor 3, which a plugin may close by mistake
+   (a stale number of its own). */
+Test(channel, closing_descriptor_3_leaves_the_channel_alone)
+{
+    result r;
+    json_t *row = must_row(channel_run(&r), "close3", "close3", 200);
+    cr_assert_str_eq(status_of(row), "pass", "%s", reason_of(row));
+}
+
+Test(channel, a_plugin_that_closes_the_channel_is_named_for_it)
+{
+    result r;
+    json_t *row = must_row(channel_run(&r), "closeall", "closeall", 200);
+    cr_assert_str_eq(status_of(row), "crashed", "%s", reason_of(row));
+    cr_assert_not_null(strstr(reason_of(row), "the plugin closed kbench's channel"), "%s",
+                       reason_of(row));
+    cr_assert_null(strstr(reason_of(row), "exit()"), "%s", reason_of(row));
+}
+
+Test(channel, the_variants_after_a_closed_channel_pass)
+{
+    result r;
+    json_t *row = must_row(channel_run(&r), "closeall", "good2", 200);
+    cr_assert_str_eq(status_of(row), "pass", "%s", reason_of(row));
+}
+
+/* No descriptor of the worker's (the channel, a GPU's lock) outlives an
+   exec: a program a plugin runs cannot hold it. */
+Test(channel, a_program_a_plugin_runs_inherits_no_descriptor_of_the_worker)
+{
+    result r;
+    json_t *row = must_row(channel_run(&r), "fdleak", "fdleak", 200);
+    cr_assert_str_eq(status_of(row), "pass", "%s", reason_of(row));
+}
+
+/* A descriptor whoever started kbench left open (a CI runner's pipe; here
+   descriptor 9 on /dev/null) does not reach the worker either. */
+Test(channel, a_descriptor_kbench_was_handed_does_not_reach_the_worker)
+{
+    result r = kb("run " CHANNEL PP " -o out -q 9</dev/null");
+    json_t *row = must_row(results_rows("out"), "fdleak", "fdleak", 200);
+    cr_assert_str_eq(status_of(row), "pass", "%s", reason_of(row));
+    cr_assert_eq(r.code, 1, "closeall crashes: %s", r.err);
 }
 
 /* ---- what rows and results.json say about where they ran ---- */

@@ -19,8 +19,14 @@
  * when there is none, on the smallest one if it needs at most
  * CK_LARGEST_BYTES of each), at most CK_MAX_LIFE of them.
  *
- * A plugin that crashes ends the check with the crash: the checks run in
- * this process, because a CUDA context does not survive fork().
+ * The plugin's calls run in a child process with a watchdog (check_child.h):
+ * kbench's own process never calls the plugin nor starts the CUDA runtime.
+ * A child that crashes, exits or hangs fails the check its call was being
+ * judged for, with the signal, the status or the time; the check then goes
+ * on in a fresh child: after a crash in plan() at the next point (at most
+ * CK_MAX_CRASHES times), after a variant's crash at the next lifecycle
+ * point without that variant, and after a crash in setup() or teardown()
+ * not at all (the lifecycle's checks left are skipped with the reason).
  */
 #define _GNU_SOURCE
 #include "check.h"
@@ -32,10 +38,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_child.h"
 #include "gpu.h"
 #include "host.h"
 #include "instance.h"
 #include "point_plan.h"
+#include "supervisor.h"
 #include "sweep.h"
 #include "util.h"
 
@@ -83,6 +91,12 @@ static int heap_counter_works(void)
 /* Free device memory is the whole device's, so another process can lower
    it: a drop is counted only when each of this many repetitions shows it. */
 #define CK_REPEATS 3
+/* plan() crashes after which the points left are not planned: each crash
+   costs a fresh process (and on a GPU a fresh CUDA context). */
+#define CK_MAX_CRASHES 3
+/* planned[i] of a point plan() never answered for (it crashed there, or
+   the check stopped planning before it). */
+#define CK_NOT_PLANNED (-1)
 
 static uint64_t drop_of(uint64_t before, uint64_t after)
 {
@@ -104,7 +118,51 @@ typedef struct ck_variant {
     ck_result r[R_N];
     unsigned unsupported;
     char unsup_why[1024];
+    char stopped[900];     /* why its checks stopped (it crashed or hung) */
 } ck_variant;
+
+/* What the plan step found: the first failure of each check (one
+   sentence each, "" when none), the refused points, and how far it got. */
+typedef struct plan_found {
+    char pure[800], alloc[800], errors[900];
+    char first_refused[900];
+    char def_msg[600];     /* why plan() does not run the defaults   */
+    unsigned refused;
+    char first_vrefused[900]; /* the first variant refused alone       */
+    unsigned vrefused;        /* (point, variant) refusals of the selected */
+    uint64_t drop;         /* free device memory lost over the calls */
+    int drop_measured;     /* drop is known (no crash stopped it)    */
+    size_t next;           /* the first point not yet planned        */
+    size_t planned;        /* points plan() answered for             */
+    char crash[900];       /* the first crash or hang of plan()      */
+    unsigned crashes;
+    size_t unplanned;      /* points left out after CK_MAX_CRASHES   */
+} plan_found;
+
+/* What the lifecycle found, and how far it got. */
+typedef struct life_found {
+    size_t next;           /* the next lifecycle point to check      */
+    uint64_t mask;         /* the variants still checked             */
+    char st_fail[2048], leak_fail[2048];
+    unsigned st_judged, st_unsup, leak_judged;
+    char stopped[900];     /* why the lifecycle stopped early, or "" */
+} life_found;
+
+/* Everything the check's child tells kbench (check_child.h): where it is,
+   for the check a crash or a hang fails, and what it found. */
+typedef struct ck_shared {
+    ck_watch watch;
+    const char *call;      /* the plugin call running ("plan", "run"...),
+                              NULL before the first                  */
+    size_t point;          /* the point it runs at (an index of pts) */
+    int variant;           /* the variant whose call it is, or -1    */
+    int item;              /* the R_* check the call is judged for   */
+    int in_cycle;          /* the call is device-leak's cycle's      */
+    int gpu;               /* the child found a GPU                  */
+    char no_gpu[400];      /* why not                                */
+    plan_found plan;
+    life_found life;
+} ck_shared;
 
 typedef struct ck {
     FILE *out, *err;
@@ -124,12 +182,15 @@ typedef struct ck {
     void *stream;
     kb_value *pts;         /* n_pts rows of np values                 */
     size_t n_pts, cap_pts;
+    /* Shared with the check's child (check_child.h): */
+    ck_shared *sh;
     int *planned;          /* per point: the first answer's status
-                              (kbc_plan_status)                       */
+                              (kbc_plan_status, or CK_NOT_PLANNED)    */
     uint64_t *refused;     /* per point: the variants it refused alone
                               (kb_host.refuse), when it runs          */
     kb_work *work;         /* per point: plan()'s first work          */
-    char def_msg[600];     /* why plan() does not run the defaults    */
+    ck_variant *cv;        /* per variant: the lifecycle's checks     */
+    double watchdog_s;     /* one plugin call's time at most          */
 } ck;
 
 /* ---- output ---------------------------------------------------------------- */
@@ -193,6 +254,70 @@ static void check_log(kb_host *h, kb_log_level level, const char *fmt, ...)
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
     c->core_log(h, level, "%s", line);
+}
+
+/* ---- the check's child ------------------------------------------------------ */
+
+/* Tells kbench which plugin call the child makes next, for which variant
+   (-1: none) and which check (R_*, -1: none), and moves the watchdog's
+   beat: a crash or a hang is blamed on that call. */
+static void step(ck *c, const char *call, int v, int item)
+{
+    ck_shared *sh = c->sh;
+    sh->call = call;
+    sh->variant = v;
+    sh->item = item;
+    sh->watch.beat++;
+}
+
+/* The GPU, as a worker finds it, in the check's child (kbench's own
+   process never starts the CUDA runtime: a context does not survive
+   fork()); what it found is told to kbench. */
+static void gpu_open(ck *c)
+{
+    char gw[300];
+    c->gpu = 0;
+    c->stream = NULL;
+    kbc_gpu_probe(&c->m);
+    c->host.cpu_threads = c->m.cpu_threads > 0 ? c->m.cpu_threads : 1;
+    if (!c->m.has_gpu) {
+        const char *rs = c->m.no_gpu_reason[0] ? c->m.no_gpu_reason : "no CUDA device";
+        snprintf(c->no_gpu, sizeof c->no_gpu, "%s", rs);
+    } else if (kbc_gpu_stream_create(&c->stream, gw, sizeof gw) != 0) {
+        snprintf(c->no_gpu, sizeof c->no_gpu, "no CUDA device (%s)", gw);
+    } else {
+        c->gpu = 1;
+        c->host.stream = c->stream;
+        c->host.device = c->m.device;
+        c->host.sm_count = c->m.sm_count;
+        c->host.l2_bytes = c->m.l2_bytes;
+    }
+    c->sh->gpu = c->gpu;
+    snprintf(c->sh->no_gpu, sizeof c->sh->no_gpu, "%s", c->no_gpu);
+}
+
+/* How a child ended, for the step that ran it: -1 when a plugin call
+   crashed, exited or hung (the step blames it), 0 when its work was done,
+   else an exit code after one sentence on c->err: kbench was interrupted,
+   the child could not be started, or it crashed before any plugin call. */
+static int child_fault(ck *c, const ck_outcome *o)
+{
+    switch (o->end) {
+    case CK_END_DONE:
+        return 0;
+    case CK_END_INTERRUPTED:
+        fprintf(c->err, "kbench: check interrupted; the checks left were not made.\n");
+        return KBC_EXIT_INTERRUPTED;
+    case CK_END_FAILED:
+        fprintf(c->err, "kbench: %s.\n", o->words);
+        return KBC_EXIT_SYSTEM;
+    default:
+        if (c->sh->call)
+            return -1;
+        fprintf(c->err, "kbench: the check's process %s before it called the plugin (as it "
+                        "opened the GPU).\n", o->words);
+        return KBC_EXIT_SYSTEM;
+    }
 }
 
 /* "the plugin's sentence", or a note that it gave none. */
@@ -416,17 +541,6 @@ static const char *where(const ck *c, size_t pt, char *buf, size_t n)
 
 /* ---- plan ------------------------------------------------------------------ */
 
-/* What the plan step found: the first failure of each check (one
-   sentence each, "" when none) and the refused points. */
-typedef struct plan_found {
-    char pure[800], alloc[800], errors[900];
-    char first_refused[900];
-    unsigned refused;
-    char first_vrefused[900]; /* the first variant refused alone       */
-    unsigned vrefused;        /* (point, variant) refusals of the selected */
-    uint64_t drop;         /* free device memory lost over the calls */
-} plan_found;
-
 /* plan-errors on one point's answer (kbc_plan_refused, the rule every
    command uses): a refusal is fine and counted; any other failure is a
    plugin error, as it is an `error` row in a run. */
@@ -492,24 +606,28 @@ static void judge_purity(ck *c, size_t i, const kbc_point_plan *a, const kbc_poi
                  (unsigned long long)w1->device_bytes, (unsigned long long)w2->device_bytes);
 }
 
-/* plan() twice on every point, through the plan layer's one door
-   (kbc_point_plan_make, as every command plans a point), keeping the
-   first answer of each; then, on a GPU, the passes that measure free
-   device memory. */
+/* plan() twice on every point from f->next on, through the plan layer's
+   one door (kbc_point_plan_make, as every command plans a point), keeping
+   the first answer of each; then, on a GPU, the passes that measure free
+   device memory.  In the check's child. */
 static void plan_points(ck *c, plan_found *f)
 {
     const kbc_instance in = kbc_instance_of(c->d, &c->host);
     char at[400];
     /* Made before the heap readings: nothing between two of them may
        allocate, only the plugin's call (kbc_point_plan_make allocates
-       nothing). */
+       nothing, nor does step). */
     kbc_point_plan *p1 = kbc_xmalloc(sizeof *p1), *p2 = kbc_xmalloc(sizeof *p2);
+    const size_t from = f->next;
     uint64_t free0 = c->gpu ? kbc_gpu_free_memory() : 0;
-    for (size_t i = 0; i < c->n_pts; i++) {
+    for (size_t i = from; i < c->n_pts; i++) {
         const kb_value *v = &c->pts[i * c->np];
+        c->sh->point = i;
+        step(c, "plan()", -1, -1);
         size_t h0 = heap_in_use();
         kbc_point_plan_make(in, v, p1);
         size_t h1 = heap_in_use();
+        step(c, "plan()", -1, -1);
         size_t h2 = heap_in_use();
         kbc_point_plan_make(in, v, p2);
         size_t h3 = heap_in_use();
@@ -517,7 +635,7 @@ static void plan_points(ck *c, plan_found *f)
         c->refused[i] = p1->status == KBC_PLAN_RUNS ? p1->refusals.mask : 0;
         c->work[i] = p1->work;
         if (i == 0 && p1->status != KBC_PLAN_RUNS)
-            snprintf(c->def_msg, sizeof c->def_msg, "%s", p1->sentence);
+            snprintf(f->def_msg, sizeof f->def_msg, "%s", p1->sentence);
         if (!f->pure[0])
             judge_purity(c, i, p1, p2, f);
         if (!f->alloc[0] && (h1 > h0 || h3 > h2))
@@ -527,39 +645,129 @@ static void plan_points(ck *c, plan_found *f)
                      where(c, i, at, sizeof at),
                      (unsigned long long)(h1 > h0 ? h1 - h0 : h3 - h2));
         judge_plan_error(c, i, p1, f);
+        f->planned++;
+        f->next = i + 1;
     }
-    f->drop = c->gpu ? drop_of(free0, kbc_gpu_free_memory()) : 0;
     /* Free memory is the whole device's: another process can move it.  A
-       drop counts only when every one of CK_REPEATS passes shows it. */
-    for (int rep = 1; rep < CK_REPEATS && f->drop >= CK_DEVICE_SLACK; rep++) {
-        uint64_t f0 = kbc_gpu_free_memory();
-        for (size_t i = 0; i < c->n_pts; i++)
-            kbc_point_plan_make(in, &c->pts[i * c->np], p1);
-        uint64_t d2 = drop_of(f0, kbc_gpu_free_memory());
-        f->drop = d2 < f->drop ? d2 : f->drop;
+       drop counts only when every one of CK_REPEATS passes shows it: the
+       pass above when it began at the first point, then passes over every
+       point planned (not those where plan() crashed). */
+    uint64_t drop = UINT64_MAX;
+    int passes = 0;
+    if (c->gpu && from == 0) {
+        drop = drop_of(free0, kbc_gpu_free_memory());
+        passes = 1;
     }
+    for (; c->gpu && passes < CK_REPEATS && drop >= CK_DEVICE_SLACK; passes++) {
+        uint64_t f0 = kbc_gpu_free_memory();
+        for (size_t i = 0; i < c->n_pts; i++) {
+            if (c->planned[i] == CK_NOT_PLANNED)
+                continue;
+            c->sh->point = i;
+            step(c, "plan()", -1, -1);
+            kbc_point_plan_make(in, &c->pts[i * c->np], p1);
+        }
+        uint64_t d2 = drop_of(f0, kbc_gpu_free_memory());
+        drop = d2 < drop ? d2 : drop;
+    }
+    f->drop = c->gpu ? drop : 0;
+    f->drop_measured = 1;
     free(p1);
     free(p2);
 }
 
-static void check_plan(ck *c)
+/* The check's child for the plan step. */
+static void plan_child(void *arg)
 {
-    c->planned = kbc_xcalloc(c->n_pts, sizeof *c->planned);
-    c->refused = kbc_xcalloc(c->n_pts, sizeof *c->refused);
-    c->work = kbc_xcalloc(c->n_pts, sizeof *c->work);
-    plan_found f;
-    memset(&f, 0, sizeof f);
-    plan_points(c, &f);
+    ck *c = arg;
+    gpu_open(c);
+    plan_points(c, &c->sh->plan);
+}
 
-    if (c->planned[0] != KBC_PLAN_RUNS)
-        ck_fail(c, "defaults", "plan() refuses the plugin's own defaults: %s", c->def_msg);
+/* A plan() that crashed or hung at the point the child was at: that point
+   is not planned, and the next child goes on after it. */
+static void plan_blame(ck *c, const ck_outcome *o)
+{
+    plan_found *f = &c->sh->plan;
+    size_t i = c->sh->point;
+    char at[400];
+    c->planned[i] = CK_NOT_PLANNED;
+    if (f->next <= i)
+        f->next = i + 1;
+    if (!f->crashes++)
+        snprintf(f->crash, sizeof f->crash, "%s, %s %s", where(c, i, at, sizeof at),
+                 c->sh->call, o->words);
+    if (i == 0)
+        snprintf(f->def_msg, sizeof f->def_msg, "%s %s at the plugin's own defaults",
+                 c->sh->call, o->words);
+    if (f->crashes >= CK_MAX_CRASHES && f->next < c->n_pts)
+        f->unplanned = c->n_pts - f->next;
+}
+
+/* Runs the plan step in children until it is done (the GPU they found
+   kept for the lifecycle).  Returns 0, or an exit code after saying why
+   on c->err. */
+static int plan_step(ck *c)
+{
+    plan_found *f = &c->sh->plan;
+    for (size_t i = 0; i < c->n_pts; i++)
+        c->planned[i] = CK_NOT_PLANNED;
+    for (;;) {
+        ck_outcome o;
+        c->sh->call = NULL;
+        ck_child_run(plan_child, c, &c->sh->watch, c->watchdog_s, &o);
+        int code = child_fault(c, &o);
+        if (code > 0)
+            return code;
+        if (code == 0)
+            break;
+        /* The next child goes on after the point (or, when the crash came
+           in the device passes after the points, makes only those). */
+        plan_blame(c, &o);
+        if (f->crashes >= CK_MAX_CRASHES)
+            break;
+    }
+    c->gpu = c->sh->gpu;
+    snprintf(c->no_gpu, sizeof c->no_gpu, "%s", c->sh->no_gpu);
+    return 0;
+}
+
+/* plan-errors' failure: plan()'s first crash, else its first error. */
+static void plan_errors_fail(ck *c, const plan_found *f)
+{
+    if (!f->crash[0]) {
+        ck_fail(c, "plan-errors", "%s", f->errors);
+        return;
+    }
+    char more[300] = "";
+    if (f->unplanned)
+        snprintf(more, sizeof more,
+                 "; after %u crashes the last %zu points were not planned, nor checked",
+                 f->crashes, f->unplanned);
+    else if (f->crashes > 1)
+        snprintf(more, sizeof more, "; plan() crashed or hung at %u points", f->crashes);
+    ck_fail(c, "plan-errors", "%s%s", f->crash, more);
+}
+
+/* Prints the plan step's checks.  Returns 0, or an exit code. */
+static int check_plan(ck *c)
+{
+    int code = plan_step(c);
+    if (code)
+        return code;
+    const plan_found f = c->sh->plan;
+
+    if (c->planned[0] == CK_NOT_PLANNED)
+        ck_fail(c, "defaults", "%s", f.def_msg);
+    else if (c->planned[0] != KBC_PLAN_RUNS)
+        ck_fail(c, "defaults", "plan() refuses the plugin's own defaults: %s", f.def_msg);
     else
         ck_ok(c, "defaults", "every default parses and plan() accepts them");
 
     if (f.pure[0])
         ck_fail(c, "plan-pure", "%s", f.pure);
     else
-        ck_ok(c, "plan-pure", "two calls agree at each of %zu points", c->n_pts);
+        ck_ok(c, "plan-pure", "two calls agree at each of %zu points", f.planned);
 
     if (!CK_HAVE_HEAP_COUNTER)
         ck_skip(c, "plan-alloc", "this C library has no mallinfo2() to count the heap with");
@@ -574,6 +782,9 @@ static void check_plan(ck *c)
 
     if (!c->gpu)
         ck_skip(c, "plan-device", "%s", c->no_gpu);
+    else if (!f.drop_measured)
+        ck_skip(c, "plan-device", "plan() crashed or hung %u times, so free device memory "
+                "was not measured over whole passes", f.crashes);
     else if (f.drop >= CK_DEVICE_SLACK) {
         char b[32];
         ck_fail(c, "plan-device",
@@ -593,19 +804,20 @@ static void check_plan(ck *c)
                  "in a run; the first %s)",
                  f.vrefused, f.vrefused == 1 ? "" : "s", f.vrefused == 1 ? "its" : "their",
                  f.first_vrefused);
-    if (f.errors[0])
-        ck_fail(c, "plan-errors", "%s", f.errors);
+    if (f.crash[0] || f.errors[0])
+        plan_errors_fail(c, &f);
     else if (f.first_refused[0])
         /* A refused point is an `invalid` row in a run, not a failure:
            the first one is named so that the author sees the rule. */
         ck_ok(c, "plan-errors",
               "%u of %zu points refused with KB_EINVAL or KB_EUNSUPPORTED and a sentence "
               "(each is invalid in a run; the first %s)%s",
-              f.refused, c->n_pts, f.first_refused, alone);
+              f.refused, f.planned, f.first_refused, alone);
     else
         ck_ok(c, "plan-errors",
               "%u of %zu points refused with KB_EINVAL or KB_EUNSUPPORTED and a sentence%s",
-              f.refused, c->n_pts, alone);
+              f.refused, f.planned, alone);
+    return 0;
 }
 
 /* ---- the lifecycle ----------------------------------------------------------- */
@@ -621,23 +833,37 @@ static int gpu_settle(ck *c, uint32_t v, char *why, size_t n)
 {
     if (!c->gpu || !is_cuda(c, v))
         return 0;
+    step(c, "the stream's synchronisation after its calls", (int)v, c->sh->item);
     if (kbc_gpu_sync(c->stream, why, n) != 0 || kbc_gpu_last_error(why, n) != 0)
         return -1;
     return 0;
 }
 
 /* One verify of what the output holds now, after prepare (and, when run is
-   set, upload, run, download) -- or download alone without run.  Returns
-   KB_OK and fills chk, KB_EUNSUPPORTED, or another code with why set. */
-static int attempt(ck *c, void *state, uint32_t v, int run, kb_check *chk, char *why, size_t n)
+   set, upload, run, download) -- or download alone without run -- for
+   check `item`.  Returns KB_OK and fills chk, KB_EUNSUPPORTED, or another
+   code with why set. */
+static int attempt(ck *c, void *state, uint32_t v, int item, int run, kb_check *chk, char *why,
+                   size_t n)
 {
     const kbc_instance in = kbc_instance_of(c->d, &c->host);
     kbc_error err;
-    int r;
-    if ((r = kbc_call_prepare(in, state, v, &err)) != KB_OK ||
-        (run && (r = kbc_call_upload(in, state, v, &err)) != KB_OK) ||
-        (run && (r = kbc_call_run(in, state, v, &err)) != KB_OK) ||
-        (r = kbc_call_download(in, state, v, &err)) != KB_OK) {
+    const int vi = (int)v;
+    step(c, "prepare()", vi, item);
+    int r = kbc_call_prepare(in, state, v, &err);
+    if (r == KB_OK && run) {
+        step(c, "upload()", vi, item);
+        r = kbc_call_upload(in, state, v, &err);
+    }
+    if (r == KB_OK && run) {
+        step(c, "run()", vi, item);
+        r = kbc_call_run(in, state, v, &err);
+    }
+    if (r == KB_OK) {
+        step(c, "download()", vi, item);
+        r = kbc_call_download(in, state, v, &err);
+    }
+    if (r != KB_OK) {
         said(&err, why, n);
         return r;
     }
@@ -649,6 +875,7 @@ static int attempt(ck *c, void *state, uint32_t v, int run, kb_check *chk, char 
     /* Without a run, verify is meant to fail: what it logs about that is
        not news. */
     c->provoking = !run;
+    step(c, "verify()", vi, item);
     r = kbc_call_verify(in, state, v, chk, &err);
     c->provoking = 0;
     if (r != KB_OK) {
@@ -683,19 +910,22 @@ static void consistent(ck_variant *cv, const kb_check *k, const char *when, cons
                     k->error, pass ? "within" : "not within", k->tolerance);
 }
 
-/* The checks of one variant on one set-up state. */
+/* The checks of one variant on one set-up state.  Each check's count goes
+   up before its calls, so that a crash in them is counted where it is
+   blamed (life_blame). */
 static void life_variant(ck *c, void *state, uint32_t v, const char *at, ck_variant *cv)
 {
     kb_check k1, k2, k3;
     char why[700];
-    int r = attempt(c, state, v, 0, &k1, why, sizeof why);
+    cv->r[R_CAN_FAIL].judged++;
+    int r = attempt(c, state, v, R_CAN_FAIL, 0, &k1, why, sizeof why);
     if (r == KB_EUNSUPPORTED) {
+        cv->r[R_CAN_FAIL].judged--;
         if (!cv->unsupported++)
             snprintf(cv->unsup_why, sizeof cv->unsup_why, "%s",
                      c->hc.fail_msg[0] ? c->hc.fail_msg : why);
         return;
     }
-    cv->r[R_CAN_FAIL].judged++;
     if (r != KB_OK) {
         result_fail(&cv->r[R_CAN_FAIL], "%s, with no run: %s", at, why);
         return;
@@ -710,7 +940,7 @@ static void life_variant(ck *c, void *state, uint32_t v, const char *at, ck_vari
                     at, k1.measure ? k1.measure : "(unnamed)", k1.error, k1.tolerance);
 
     cv->r[R_CORRECT].judged++;
-    r = attempt(c, state, v, 1, &k2, why, sizeof why);
+    r = attempt(c, state, v, R_CORRECT, 1, &k2, why, sizeof why);
     if (r != KB_OK) {
         result_fail(&cv->r[R_CORRECT], "%s: %s", at, why);
         return;
@@ -726,7 +956,7 @@ static void life_variant(ck *c, void *state, uint32_t v, const char *at, ck_vari
     if (pass1 || !pass2)
         return;
     cv->r[R_POISONS].judged++;
-    r = attempt(c, state, v, 0, &k3, why, sizeof why);
+    r = attempt(c, state, v, R_POISONS, 0, &k3, why, sizeof why);
     if (r != KB_OK) {
         result_fail(&cv->r[R_POISONS], "%s, prepare after a run: %s", at, why);
         return;
@@ -741,7 +971,8 @@ static void life_variant(ck *c, void *state, uint32_t v, const char *at, ck_vari
 }
 
 /* Runs prepare/upload/run/download of every variant in mask once, ignoring
-   results: the measured cycle of the leak check. */
+   results: the measured cycle of the leak check (a crash there is blamed
+   on the variant's correct-run). */
 static void run_all(ck *c, void *state, uint64_t mask)
 {
     const kbc_instance in = kbc_instance_of(c->d, &c->host);
@@ -749,10 +980,21 @@ static void run_all(ck *c, void *state, uint64_t mask)
     for (uint32_t v = 0; v < c->d->n_variants; v++) {
         if (!(mask & KB_VARIANT_BIT(v)))
             continue;
-        if (kbc_call_prepare(in, state, v, NULL) == KB_OK &&
-            kbc_call_upload(in, state, v, NULL) == KB_OK &&
-            kbc_call_run(in, state, v, NULL) == KB_OK)
+        const int vi = (int)v;
+        step(c, "prepare()", vi, R_CORRECT);
+        int r = kbc_call_prepare(in, state, v, NULL);
+        if (r == KB_OK) {
+            step(c, "upload()", vi, R_CORRECT);
+            r = kbc_call_upload(in, state, v, NULL);
+        }
+        if (r == KB_OK) {
+            step(c, "run()", vi, R_CORRECT);
+            r = kbc_call_run(in, state, v, NULL);
+        }
+        if (r == KB_OK) {
+            step(c, "download()", vi, R_CORRECT);
             kbc_call_download(in, state, v, NULL);
+        }
         gpu_settle(c, v, why, sizeof why);
     }
 }
@@ -766,31 +1008,25 @@ static uint64_t measured_cycle(ck *c, const kb_value *vals, uint64_t mask)
     kbc_gpu_sync(c->stream, why, sizeof why);
     uint64_t before = kbc_gpu_free_memory();
     const kbc_instance in = kbc_instance_of(c->d, &c->host);
+    c->sh->in_cycle = 1;
+    step(c, "setup()", -1, -1);
     if (kbc_call_setup(in, vals, mask, &state, NULL) == KB_OK)
         run_all(c, state, mask);
+    step(c, "teardown()", -1, -1);
     kbc_call_teardown(in, state);
+    step(c, "the stream's synchronisation after teardown()", -1, -1);
     kbc_gpu_sync(c->stream, why, sizeof why);
     kbc_gpu_last_error(why, sizeof why);
+    c->sh->in_cycle = 0;
     return drop_of(before, kbc_gpu_free_memory());
 }
 
-static void check_lifecycle(ck *c)
+/* The lifecycle's points: the small ones plan() accepted, or, when there
+   is none, the smallest (if it is not too big); n of them into a new
+   array. */
+static size_t *life_points(ck *c, uint64_t mask, size_t *n)
 {
-    const kb_plugin *d = c->d;
-    const kbc_instance in = kbc_instance_of(d, &c->host);
-    kbc_error err;
-    ck_variant *cv = kbc_xcalloc(d->n_variants, sizeof *cv);
-    char at[400], why[700];
-    char st_fail[2048] = "", leak_fail[2048] = "";
-    unsigned st_judged = 0, st_unsup = 0, leak_judged = 0;
-
-    uint64_t mask = 0;
-    for (uint32_t v = 0; v < d->n_variants; v++)
-        if ((c->selected & KB_VARIANT_BIT(v)) && (!is_cuda(c, v) || c->gpu))
-            mask |= KB_VARIANT_BIT(v);
-
-    /* The small points; when there is none, the smallest. */
-    size_t *life = kbc_xcalloc(c->n_pts, sizeof *life);
+    size_t *life = kbc_xcalloc(c->n_pts ? c->n_pts : 1, sizeof *life);
     size_t n_life = 0, smallest = (size_t)-1;
     for (size_t i = 0; i < c->n_pts; i++) {
         if (c->planned[i] != KBC_PLAN_RUNS || !(mask & ~c->refused[i]))
@@ -812,124 +1048,238 @@ static void check_lifecycle(ck *c)
         kbc_work_device_bytes(&c->work[smallest], mask & ~c->refused[smallest]) <=
             CK_LARGEST_BYTES)
         life[n_life++] = smallest;
+    *n = n_life;
+    return life;
+}
 
-    for (size_t k = 0; k < n_life && mask; k++) {
-        size_t i = life[k];
-        const kb_value *vals = &c->pts[i * c->np];
-        where(c, i, at, sizeof at);
-        /* The variants plan() refused here are not set up, as in a run. */
-        for (uint32_t v = 0; v < d->n_variants; v++)
-            if ((mask & c->refused[i] & KB_VARIANT_BIT(v)) && !cv[v].unsupported++)
-                snprintf(cv[v].unsup_why, sizeof cv[v].unsup_why, "plan() refused it %s", at);
-        const uint64_t here = mask & ~c->refused[i];
+/* The lifecycle at one point, for the variants of lf->mask but those
+   plan() refused there alone (they are not set up, as in a run). */
+static void life_point(ck *c, size_t i, life_found *lf)
+{
+    const kbc_instance in = kbc_instance_of(c->d, &c->host);
+    const kb_value *vals = &c->pts[i * c->np];
+    kbc_error err;
+    char at[400], why[700];
+    where(c, i, at, sizeof at);
+    c->sh->point = i;
+    for (uint32_t v = 0; v < c->d->n_variants; v++) {
+        ck_variant *cv = &c->cv[v];
+        if ((lf->mask & c->refused[i] & KB_VARIANT_BIT(v)) && !cv->unsupported++)
+            snprintf(cv->unsup_why, sizeof cv->unsup_why, "plan() refused it %s", at);
+    }
+    const uint64_t mask = lf->mask & ~c->refused[i];
+    if (!mask)
+        return;
 
-        /* Teardown straight after setup, nothing run. */
-        void *state = NULL;
-        int r = kbc_call_setup(in, vals, here, &state, &err);
-        if (r == KB_EUNSUPPORTED) {
-            st_unsup++;
-            kbc_call_teardown(in, state);
-            continue;
-        }
-        st_judged++;
-        if (r != KB_OK) {
-            if (!st_fail[0])
-                snprintf(st_fail, sizeof st_fail, "%s, %s", at, said(&err, why, sizeof why));
-            kbc_call_teardown(in, state);
-            continue;
-        }
+    /* Teardown straight after setup, nothing run. */
+    void *state = NULL;
+    step(c, "setup()", -1, -1);
+    int r = kbc_call_setup(in, vals, mask, &state, &err);
+    if (r == KB_EUNSUPPORTED) {
+        lf->st_unsup++;
+        step(c, "teardown()", -1, -1);
         kbc_call_teardown(in, state);
-        if (c->gpu && (kbc_gpu_sync(c->stream, why, sizeof why) != 0 ||
-                       kbc_gpu_last_error(why, sizeof why) != 0) && !st_fail[0])
-            snprintf(st_fail, sizeof st_fail,
-                     "%s, the CUDA runtime reported an error after setup and teardown: %s", at,
-                     why);
-
-        /* The checks of each variant on one fresh state. */
-        state = NULL;
-        r = kbc_call_setup(in, vals, here, &state, &err);
-        if (r != KB_OK) {
-            if (!st_fail[0])
-                snprintf(st_fail, sizeof st_fail, "%s, the second time: %s", at,
-                         said(&err, why, sizeof why));
-            kbc_call_teardown(in, state);
-            continue;
-        }
-        for (uint32_t v = 0; v < d->n_variants; v++)
-            if (here & KB_VARIANT_BIT(v))
-                life_variant(c, state, v, at, &cv[v]);
+        return;
+    }
+    lf->st_judged++;
+    if (r != KB_OK) {
+        if (!lf->st_fail[0])
+            snprintf(lf->st_fail, sizeof lf->st_fail, "%s, %s", at, said(&err, why, sizeof why));
+        step(c, "teardown()", -1, -1);
         kbc_call_teardown(in, state);
+        return;
+    }
+    step(c, "teardown()", -1, -1);
+    kbc_call_teardown(in, state);
+    step(c, "the stream's synchronisation after teardown()", -1, -1);
+    if (c->gpu && (kbc_gpu_sync(c->stream, why, sizeof why) != 0 ||
+                   kbc_gpu_last_error(why, sizeof why) != 0) && !lf->st_fail[0])
+        snprintf(lf->st_fail, sizeof lf->st_fail,
+                 "%s, the CUDA runtime reported an error after setup and teardown: %s", at, why);
 
-        /* A third cycle, now that lazily loaded kernels and library state
-           exist, measured for device memory. */
-        if (c->gpu) {
-            uint64_t drop = UINT64_MAX;
-            for (int rep = 0; rep < CK_REPEATS && drop >= CK_DEVICE_SLACK; rep++) {
-                uint64_t d2 = measured_cycle(c, vals, here);
-                drop = d2 < drop ? d2 : drop;
-            }
-            leak_judged++;
-            if (drop >= CK_DEVICE_SLACK && !leak_fail[0]) {
-                char b[32];
-                snprintf(leak_fail, sizeof leak_fail,
-                         "%s, free device memory was at least %s lower after setup, runs and "
-                         "teardown than before, in each of %d cycles",
-                         at, kbc_human_bytes(drop, b, sizeof b), CK_REPEATS);
-            }
+    /* The checks of each variant on one fresh state. */
+    state = NULL;
+    step(c, "setup()", -1, -1);
+    r = kbc_call_setup(in, vals, mask, &state, &err);
+    if (r != KB_OK) {
+        if (!lf->st_fail[0])
+            snprintf(lf->st_fail, sizeof lf->st_fail, "%s, the second time: %s", at,
+                     said(&err, why, sizeof why));
+        step(c, "teardown()", -1, -1);
+        kbc_call_teardown(in, state);
+        return;
+    }
+    for (uint32_t v = 0; v < c->d->n_variants; v++)
+        if (mask & KB_VARIANT_BIT(v))
+            life_variant(c, state, v, at, &c->cv[v]);
+    step(c, "teardown()", -1, -1);
+    kbc_call_teardown(in, state);
+
+    /* A third cycle, now that lazily loaded kernels and library state
+       exist, measured for device memory. */
+    if (c->gpu) {
+        uint64_t drop = UINT64_MAX;
+        for (int rep = 0; rep < CK_REPEATS && drop >= CK_DEVICE_SLACK; rep++) {
+            uint64_t d2 = measured_cycle(c, vals, mask);
+            drop = d2 < drop ? d2 : drop;
+        }
+        lf->leak_judged++;
+        if (drop >= CK_DEVICE_SLACK && !lf->leak_fail[0]) {
+            char b[32];
+            snprintf(lf->leak_fail, sizeof lf->leak_fail,
+                     "%s, free device memory was at least %s lower after setup, runs and "
+                     "teardown than before, in each of %d cycles",
+                     at, kbc_human_bytes(drop, b, sizeof b), CK_REPEATS);
         }
     }
+}
+
+/* What the lifecycle's child is given. */
+typedef struct life_arg {
+    ck *c;
+    const size_t *life;
+    size_t n_life;
+} life_arg;
+
+/* The check's child for the lifecycle: its points from lf->next on. */
+static void life_child(void *arg)
+{
+    const life_arg *a = arg;
+    ck *c = a->c;
+    life_found *lf = &c->sh->life;
+    gpu_open(c);
+    for (; lf->next < a->n_life && lf->mask; lf->next++)
+        life_point(c, a->life[lf->next], lf);
+}
+
+/* A call that crashed or hung at lifecycle point k: a variant's fails the
+   check it was judged for, and that variant is checked no more; setup's
+   or teardown's fails setup-teardown and ends the lifecycle. */
+static void life_blame(ck *c, const ck_outcome *o, const size_t *life)
+{
+    life_found *lf = &c->sh->life;
+    const ck_shared *sh = c->sh;
+    char at[400];
+    where(c, life[lf->next], at, sizeof at);
+    const char *cycle = sh->in_cycle ? " (the device-leak cycle)" : "";
+    if (sh->variant >= 0 && sh->item >= 0) {
+        ck_variant *cv = &c->cv[sh->variant];
+        if (sh->in_cycle)
+            cv->r[sh->item].judged++;
+        result_fail(&cv->r[sh->item], "%s%s, %s %s", at, cycle, sh->call, o->words);
+        snprintf(cv->stopped, sizeof cv->stopped, "not checked after its %s %s %s%s", sh->call,
+                 o->words, at, cycle);
+        lf->mask &= ~KB_VARIANT_BIT((uint32_t)sh->variant);
+        lf->next++;
+    } else {
+        if (!lf->st_fail[0])
+            snprintf(lf->st_fail, sizeof lf->st_fail, "%s%s, %s %s", at, cycle, sh->call,
+                     o->words);
+        snprintf(lf->stopped, sizeof lf->stopped, "not checked after %s %s %s%s", sh->call,
+                 o->words, at, cycle);
+        lf->next = (size_t)-1; /* no point more */
+    }
+}
+
+/* Runs the lifecycle in children until it is done.  Returns 0, or an exit
+   code after saying why on c->err. */
+static int life_step(ck *c, const size_t *life, size_t n_life)
+{
+    life_found *lf = &c->sh->life;
+    life_arg a = {c, life, n_life};
+    while (lf->next < n_life && lf->mask) {
+        ck_outcome o;
+        c->sh->call = NULL;
+        c->sh->in_cycle = 0;
+        ck_child_run(life_child, &a, &c->sh->watch, c->watchdog_s, &o);
+        int code = child_fault(c, &o);
+        if (code > 0)
+            return code;
+        if (code == 0)
+            break;
+        life_blame(c, &o, life);
+    }
+    return 0;
+}
+
+/* The line of one of variant v's checks. */
+static void print_variant_check(ck *c, uint32_t v, int k)
+{
+    const ck_variant *cv = &c->cv[v];
+    const ck_result *res = &cv->r[k];
+    char name[256];
+    snprintf(name, sizeof name, "%s %s", r_names[k], c->d->variants[v].name);
+    if (res->failed)
+        ck_fail(c, name, "%s (failed at %u of %u %s)", res->first, res->failed, res->judged,
+                k == R_CONSISTENT ? "verify calls" : "points");
+    else if (res->judged)
+        ck_ok(c, name, k == R_CONSISTENT ? "%u verify calls" : "%u points", res->judged);
+    else if (cv->stopped[0])
+        ck_skip(c, name, "%s", cv->stopped);
+    else if (c->sh->life.stopped[0])
+        ck_skip(c, name, "%s", c->sh->life.stopped);
+    else if (k == R_POISONS && cv->r[R_CORRECT].judged)
+        ck_skip(c, name, "no point had both a failing unrun output and a correct run");
+    else if (cv->unsupported)
+        ck_skip(c, name, "the variant refused every point checked: %s", cv->unsup_why);
+    else
+        ck_skip(c, name, "no point could be set up");
+}
+
+/* Runs and prints the lifecycle's checks.  Returns 0, or an exit code. */
+static int check_lifecycle(ck *c)
+{
+    const kb_plugin *d = c->d;
+    life_found *lf = &c->sh->life;
+    uint64_t mask = 0;
+    for (uint32_t v = 0; v < d->n_variants; v++)
+        if ((c->selected & KB_VARIANT_BIT(v)) && (!is_cuda(c, v) || c->gpu))
+            mask |= KB_VARIANT_BIT(v);
+    lf->mask = mask;
+    size_t n_life;
+    size_t *life = life_points(c, mask, &n_life);
+    int code = mask ? life_step(c, life, n_life) : 0;
+    free(life);
+    if (code)
+        return code;
 
     if (!mask)
         ck_skip(c, "setup-teardown", "no selected variant can run here (%s)", c->no_gpu);
     else if (!n_life)
         ck_skip(c, "setup-teardown", "plan() accepted no point that needs at most %llu GiB",
                 (unsigned long long)(CK_LARGEST_BYTES >> 30));
-    else if (st_fail[0])
-        ck_fail(c, "setup-teardown", "%s", st_fail);
-    else if (!st_judged)
-        ck_skip(c, "setup-teardown", "setup() returned KB_EUNSUPPORTED at all %u points", st_unsup);
+    else if (lf->st_fail[0])
+        ck_fail(c, "setup-teardown", "%s", lf->st_fail);
+    else if (!lf->st_judged)
+        ck_skip(c, "setup-teardown", "setup() returned KB_EUNSUPPORTED at all %u points",
+                lf->st_unsup);
     else
-        ck_ok(c, "setup-teardown", "teardown right after setup at %u points", st_judged);
+        ck_ok(c, "setup-teardown", "teardown right after setup at %u points", lf->st_judged);
 
     if (!c->gpu)
         ck_skip(c, "device-leak", "%s", c->no_gpu);
-    else if (leak_fail[0])
-        ck_fail(c, "device-leak", "%s", leak_fail);
-    else if (!leak_judged)
-        ck_skip(c, "device-leak", "no point could be set up");
+    else if (lf->leak_fail[0])
+        ck_fail(c, "device-leak", "%s", lf->leak_fail);
+    else if (!lf->leak_judged)
+        ck_skip(c, "device-leak", "%s",
+                lf->stopped[0] ? lf->stopped : "no point could be set up");
     else
         ck_ok(c, "device-leak", "free device memory back within %llu MiB at %u points",
-              (unsigned long long)(CK_DEVICE_SLACK >> 20), leak_judged);
+              (unsigned long long)(CK_DEVICE_SLACK >> 20), lf->leak_judged);
 
     for (uint32_t v = 0; v < d->n_variants; v++) {
         if (!(c->selected & KB_VARIANT_BIT(v)))
             continue;
-        const char *vn = d->variants[v].name;
-        char name[256];
         if (!(mask & KB_VARIANT_BIT(v))) {
-            snprintf(name, sizeof name, "variant %s", vn);
+            char name[256];
+            snprintf(name, sizeof name, "variant %s", d->variants[v].name);
             ck_skip(c, name, "it runs on CUDA, and %s", c->no_gpu);
             continue;
         }
-        for (int k = 0; k < R_N; k++) {
-            const ck_result *res = &cv[v].r[k];
-            snprintf(name, sizeof name, "%s %s", r_names[k], vn);
-            if (res->failed)
-                ck_fail(c, name, "%s (failed at %u of %u %s)", res->first, res->failed,
-                        res->judged, k == R_CONSISTENT ? "verify calls" : "points");
-            else if (res->judged)
-                ck_ok(c, name, k == R_CONSISTENT ? "%u verify calls" : "%u points",
-                      res->judged);
-            else if (k == R_POISONS && cv[v].r[R_CORRECT].judged)
-                ck_skip(c, name, "no point had both a failing unrun output and a correct run");
-            else if (cv[v].unsupported)
-                ck_skip(c, name, "the variant refused every point checked: %s", cv[v].unsup_why);
-            else
-                ck_skip(c, name, "no point could be set up");
-        }
+        for (int k = 0; k < R_N; k++)
+            print_variant_check(c, v, k);
     }
-    free(life);
-    free(cv);
+    return 0;
 }
 
 /* ---- the command ------------------------------------------------------------ */
@@ -1018,29 +1368,20 @@ int kbc_cmd_check(kbc_registry *r, const char *plugin, const char *variants_csv,
     int code = select_variants(&c, variants_csv, err);
     if (code)
         return code;
+    char why[512];
+    if (ck_watchdog_seconds(&c.watchdog_s, why, sizeof why) != 0) {
+        fprintf(err, "kbench: %s.\n", why);
+        return KBC_EXIT_USAGE;
+    }
 
-    /* The core's one kb_host implementation (host.c), as a worker's. */
+    /* The core's one kb_host implementation (host.c), as a worker's; its
+       GPU is opened in the check's child (gpu_open). */
     kbc_host_init(&c.host, &c.hc, c.d->name, 1, 1);
     c.core_log = c.host.log;
     c.host.log = check_log;
 
-    /* The GPU, as a worker finds it. */
-    char why[512], gw[300];
-    kbc_gpu_probe(&c.m);
-    c.host.cpu_threads = c.m.cpu_threads > 0 ? c.m.cpu_threads : 1;
-    if (!c.m.has_gpu) {
-        const char *rs = c.m.no_gpu_reason[0] ? c.m.no_gpu_reason : "no CUDA device";
-        snprintf(c.no_gpu, sizeof c.no_gpu, "%s", rs);
-    } else if (kbc_gpu_stream_create(&c.stream, gw, sizeof gw) != 0) {
-        snprintf(c.no_gpu, sizeof c.no_gpu, "no CUDA device (%s)", gw);
-    } else {
-        c.gpu = 1;
-        c.host.stream = c.stream;
-        c.host.device = c.m.device;
-        c.host.sm_count = c.m.sm_count;
-        c.host.l2_bytes = c.m.l2_bytes;
-    }
-
+    /* Each line is out as soon as it is judged, whatever out is. */
+    setvbuf(out, NULL, _IOLBF, BUFSIZ);
     fprintf(out, "kbench check %s (%s)\n", c.d->name, pl->path);
     /* The loader refused anything malformed; reading the descriptor again
        here keeps this check true whoever built the registry. */
@@ -1052,20 +1393,31 @@ int kbc_cmd_check(kbc_registry *r, const char *plugin, const char *variants_csv,
               "masks, types, choices and defaults as the loader checks them",
               (unsigned)pl->raw->abi_major, (unsigned)pl->raw->abi_minor);
 
+    /* What the check's children find, shared with them. */
+    c.sh = ck_shared_alloc(sizeof *c.sh);
+    c.cv = ck_shared_alloc(c.d->n_variants * sizeof *c.cv);
     if (make_points(&c) == 0) {
-        check_plan(&c);
-        check_lifecycle(&c);
+        c.planned = ck_shared_alloc(c.n_pts * sizeof *c.planned);
+        c.refused = ck_shared_alloc(c.n_pts * sizeof *c.refused);
+        c.work = ck_shared_alloc(c.n_pts * sizeof *c.work);
+        code = check_plan(&c);
+        if (!code)
+            code = check_lifecycle(&c);
+        ck_shared_free(c.planned, c.n_pts * sizeof *c.planned);
+        ck_shared_free(c.refused, c.n_pts * sizeof *c.refused);
+        ck_shared_free(c.work, c.n_pts * sizeof *c.work);
     }
-    fprintf(out, "summary: %u ok, %u FAIL, %u skip\n", c.n_ok, c.n_fail, c.n_skip);
+    if (!code)
+        fprintf(out, "summary: %u ok, %u FAIL, %u skip\n", c.n_ok, c.n_fail, c.n_skip);
 
     free(c.pts);
-    free(c.planned);
-    free(c.refused);
-    free(c.work);
-    kbc_gpu_stream_destroy(c.stream);
+    ck_shared_free(c.cv, c.d->n_variants * sizeof *c.cv);
+    ck_shared_free(c.sh, sizeof *c.sh);
     /* Whoever opened out says that it failed (kbench says so of its
        standard output as it exits): one sentence, not two. */
     if (fflush(out) != 0 || ferror(out))
         return KBC_EXIT_SYSTEM;
+    if (code)
+        return code;
     return c.n_fail ? KBC_EXIT_FAILED : KBC_EXIT_OK;
 }

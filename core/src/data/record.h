@@ -261,6 +261,10 @@ typedef struct kbc_record {
        it); -1 when not measured (no GPU, a CPU-only point). */
     int64_t device_left_bytes;
 #define KBC_LEFT_NOTE_BYTES (16LL << 20) /* the table notes more than this */
+    /* Processes the point's plugin started and left running, which kbench
+       ended (exec/strays.h): every row a worker ran of the point carries
+       it; -1 when not known (files written before kbench looked). */
+    int processes_left;
     int cache_cold;         /* L2 flushed before every timed run     */
 
     /* Distinct configurations: the record stands for `points` points of

@@ -318,6 +318,13 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
                                    ? (int64_t)json_integer_value(left)
                                    : -1;
     }
+    {
+        const json_t *left = json_object_get(o, "processes_left");
+        r->processes_left = json_is_integer(left) && json_integer_value(left) >= 0 &&
+                                    json_integer_value(left) <= 0x7fffffff
+                                ? (int)json_integer_value(left)
+                                : -1;
+    }
     get_str(o, "cache", buf, sizeof buf);
     r->cache_cold = strcmp(buf, "cold") == 0;
     r->points = rd_u64(&c, o, "points");

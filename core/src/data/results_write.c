@@ -381,6 +381,9 @@ json_t *kbc_record_to_json(const kbc_record *r)
     json_object_set_new(o, "device_left_bytes", r->device_left_bytes >= 0
                                                     ? json_integer(r->device_left_bytes)
                                                     : json_null());
+    json_object_set_new(o, "processes_left", r->processes_left >= 0
+                                                 ? json_integer(r->processes_left)
+                                                 : json_null());
     json_object_set_new(o, "points", u64(r->points));
     json_t *ig = json_array();
     snprintf(buf, sizeof buf, "%s", r->ignores);

@@ -148,8 +148,8 @@ static void on_garbage(super *s, worker *w, const char *line)
     shown[k] = '\0';
     snprintf(why, sizeof why,
              "the worker wrote something on its channel that is not a kbench message "
-             "('%s'); a plugin must not write to descriptor %s",
-             shown, "3");
+             "('%s'); a plugin must not write to descriptor %d",
+             shown, sv_channel_fd());
     sv_worker_kill(w);
     sv_lose_job(s, w, KBC_CRASHED, why);
 }
@@ -210,10 +210,14 @@ void sv_worker_take_held(super *s, worker *w)
     free(line);
 }
 
-/* Reads what the worker's channel holds; returns -1 at its end. */
+/* Reads what the worker's channel holds; returns -1 at its end, or once
+   the worker has ended: a process its plugin left may hold the channel
+   open for ever.  That is asked before the channel is read, so that what
+   the worker wrote before it ended is all read first. */
 int sv_worker_channel(super *s, worker *w)
 {
     char chunk[65536];
+    int ended = sv_worker_ended(w);
     for (;;) {
         ssize_t r = read(w->from, chunk, sizeof chunk);
         if (r > 0) {
@@ -232,7 +236,7 @@ int sv_worker_channel(super *s, worker *w)
             on_message(s, w, line);
             free(line);
         }
-        if (r == 0)
+        if (r == 0 || ended)
             return -1;
         return 0; /* EAGAIN: nothing more now */
     }

@@ -22,6 +22,7 @@
 #include "host.h"
 #include "request.h"
 #include "sha256.h"
+#include "strays.h"
 #include "supervisor_internal.h"
 #include "text.h"
 #include "util.h"
@@ -362,8 +363,7 @@ static void watch_worker(super *s, worker *w)
                      "the point ran past its watchdog of %.4g s (the timeout key) and its "
                      "worker was stopped",
                      w->deadline - w->started);
-            sv_lose_job(s, w, KBC_TIMEOUT, why);
-            sv_worker_reap(s, w, 1);
+            sv_worker_stop(s, w, KBC_TIMEOUT, why);
         } else {
             snprintf(s->fatal, sizeof s->fatal, "a worker did not start within %.0f s",
                      HELLO_TIMEOUT_S);
@@ -463,6 +463,7 @@ static void workers_end(super *s)
             kill(w->pid, SIGKILL);
         int status;
         waitpid(w->pid, &status, 0);
+        kbc_strays_end_group(w->pid); /* what a plugin started as the worker ended */
         sv_worker_stderr(s, w, 1);
         sv_worker_close(w);
     }

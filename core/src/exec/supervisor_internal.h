@@ -90,6 +90,8 @@ typedef struct worker {
     buf san;
     char *held;
     sv_verdict verdict;
+    int strays;         /* processes of its group ended once it was waited
+                           for (strays.h); -1 before                      */
 } worker;
 
 typedef struct super {
@@ -171,6 +173,15 @@ void sv_worker_kill(worker *w);
 void sv_worker_stderr(super *s, worker *w, int final);
 void sv_worker_close(worker *w);
 void sv_worker_reap(super *s, worker *w, int kill_it);
+/* Stops the worker and records the point it was running with outcome and
+   why (its watchdog), once the processes its plugin left are ended. */
+void sv_worker_stop(super *s, worker *w, int outcome, const char *why);
+/* Whether the worker process has ended (not yet waited for): a process
+   its plugin left may hold its channel open, so that the channel's end
+   never comes. */
+int sv_worker_ended(const worker *w);
+/* The descriptor number of a worker's channel (in the worker). */
+int sv_channel_fd(void);
 void sv_send_point(super *s, worker *w, size_t si);
 /* The order of slot sl for a worker: its point, the variants still to
    run there (or only `mask` when not 0), and its plan (request.h).  A

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -24,9 +25,41 @@
 #include "record_json.h"
 #include "request.h"
 #include "shard.h"
+#include "strays.h"
 #include "util.h"
 
 static int chan = -1; /* the descriptor the supervisor reads */
+static struct stat chan_was; /* what it was when the worker began */
+
+/* Takes the channel at descriptor fd: close-on-exec, so that no program a
+   plugin runs holds it (the supervisor would not see the worker end), and
+   remembered, so that a plugin that closes it is told from a supervisor
+   that went away (channel_intact).  Returns 0, or -1 when fd is no open
+   descriptor. */
+static int channel_take(int fd)
+{
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || fstat(fd, &chan_was) != 0)
+        return -1;
+    chan = fd;
+    return 0;
+}
+
+/* Whether the channel is still the pipe the worker began with: not closed,
+   nor closed and its number taken by a file a plugin opened. */
+static int channel_intact(void)
+{
+    struct stat now;
+    return fstat(chan, &now) == 0 && now.st_dev == chan_was.st_dev &&
+           now.st_ino == chan_was.st_ino;
+}
+
+/* A message cannot be sent: when the channel is no longer the worker's
+   own, a plugin closed it, and the exit status says so (worker.h); else
+   the supervisor is gone. */
+static void channel_lost(void)
+{
+    exit(channel_intact() ? KBC_EXIT_SYSTEM : KBC_WORKER_EXIT_CHANNEL_CLOSED);
+}
 
 /* Writes one message as one line with one write() where it can, so that
    the supervisor never sees half of it next to something else.  A channel
@@ -41,12 +74,14 @@ static void send_json(json_t *msg)
     text[n] = '\n';
     const char *p = text;
     size_t left = n + 1;
+    if (!channel_intact())
+        channel_lost();
     while (left > 0) {
         ssize_t w = write(chan, p, left);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
-            exit(KBC_EXIT_SYSTEM);
+            channel_lost();
         p += w;
         left -= (size_t)w;
     }
@@ -171,6 +206,15 @@ static int cublas_version(void)
     return 0;
 }
 
+/* Ends the processes the point's plugin left running (strays.h) and
+   gives their count to each of the point's rows. */
+static void rows_strays(kbc_record *recs, size_t n)
+{
+    int left = kbc_strays_end_children();
+    for (size_t k = 0; k < n; k++)
+        recs[k].processes_left = left;
+}
+
 static int run_point(const kbc_plan *plan, const kbc_order *o, kbc_device *dev,
                      int threads_default)
 {
@@ -208,6 +252,7 @@ static int run_point(const kbc_plan *plan, const kbc_order *o, kbc_device *dev,
             recs[k].device_left_bytes = left;
     }
     kbc_host_progress_clear(&hc);
+    rows_strays(recs, n);
     const char *lost = dev->lost ? dev->lost_after : NULL;
     if (lost)
         blame_lost(recs, n, lost);
@@ -237,7 +282,14 @@ int kbc_worker_main(int argc, char **argv)
                 KBC_WORKER_COMMAND, KBC_WORKER_FD_ENV);
         return KBC_EXIT_USAGE;
     }
-    chan = (int)fd;
+    if (channel_take((int)fd) != 0) {
+        fprintf(stderr, "kbench: %s names descriptor %ld, which is not open.\n",
+                KBC_WORKER_FD_ENV, fd);
+        return KBC_EXIT_USAGE;
+    }
+    /* Every process a plugin starts stays a descendant of the worker, so
+       that it is found and ended after its point. */
+    kbc_strays_adopt();
     /* A plugin's printf must not reach the supervisor as a message. */
     if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
         return fatal("cannot point standard output at standard error: %s", strerror(errno));

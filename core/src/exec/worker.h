@@ -36,6 +36,11 @@
    hidden command's name, KBC_WORKER_COMMAND, is request.h's). */
 #define KBC_WORKER_FD_ENV "KBENCH_WORKER_FD"
 
+/* The worker's exit status when its channel was closed under it (a plugin
+   closed the descriptor): it cannot say so on the channel, so its status
+   does.  No kbench command exits with it. */
+#define KBC_WORKER_EXIT_CHANNEL_CLOSED 97
+
 /* The worker's main: argv[0] is KBC_WORKER_COMMAND.  Returns its exit
    code. */
 int kbc_worker_main(int argc, char **argv);

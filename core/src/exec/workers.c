@@ -11,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "request.h"
+#include "strays.h"
 #include "supervisor_internal.h"
 #include "text.h"
 #include "util.h"
@@ -47,26 +49,62 @@ int sv_buf_line(buf *b, char **line)
 }
 
 
-/* dup()s fd to a descriptor of at least 10, without close-on-exec. */
+/* dup()s fd to a descriptor of at least 10, closed on exec: only the
+   copies dup2() puts in place reach the worker. */
 static int high_dup(int fd)
 {
-    return fcntl(fd, F_DUPFD, 10);
+    return fcntl(fd, F_DUPFD_CLOEXEC, 10);
+}
+
+/* The descriptor of a worker's channel: the highest below the open-file
+   limit (at most 1023), where no plugin's open() lands (it takes the
+   lowest free number) and a stale number a plugin closes by mistake is
+   unlikely to point (those are low); 3 when the limit leaves no room. */
+int sv_channel_fd(void)
+{
+    struct rlimit rl;
+    rlim_t top = 1024;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < top)
+        top = rl.rlim_cur;
+    return top > 16 ? (int)top - 1 : 3;
+}
+
+/* Closes every descriptor above 2 but keep: what kbench holds, and what
+   whoever started kbench left open (a CI runner's pipe), is no business of
+   a worker, nor of a program its plugin runs. */
+static void close_others(int keep)
+{
+    if ((keep <= 3 || close_range(3, (unsigned)keep - 1, 0) == 0) &&
+        close_range((unsigned)keep + 1, ~0U, 0) == 0)
+        return;
+    long top = sysconf(_SC_OPEN_MAX); /* a kernel without close_range */
+    for (long fd = 3; fd < (top > 0 ? top : 1024); fd++)
+        if (fd != keep)
+            close((int)fd);
 }
 
 /* In a forked child before the exec of a worker: its own process group (a
    Ctrl-C at the terminal reaches the supervisor, which decides what the
-   workers do), the pipes on stdin, stderr (and stdout when
-   stdout_to_err) and descriptor 3, the channel's variable, and the GPU it
-   may see.  Exits 127 when the descriptors cannot be set. */
+   workers do; the processes a plugin leaves are ended with the group,
+   strays.h), the pipes on stdin, stderr (and stdout when stdout_to_err)
+   and the channel's descriptor (sv_channel_fd) and no other, the
+   channel's variable, and the GPU it may see.  Exits 127 when the
+   descriptors cannot be set. */
 void sv_child_setup(const kbc_super_opts *o, const int to[2], const int from[2],
                     const int err[2], int gpu, int stdout_to_err)
 {
     setpgid(0, 0);
+    int chan = sv_channel_fd();
     int i0 = high_dup(to[0]), i2 = high_dup(err[1]), i3 = high_dup(from[1]);
     if (i0 < 0 || i2 < 0 || i3 < 0 || dup2(i0, 0) < 0 || dup2(i2, 2) < 0 ||
-        (stdout_to_err && dup2(i2, 1) < 0) || dup2(i3, 3) < 0)
+        (stdout_to_err && dup2(i2, 1) < 0) || dup2(i3, chan) < 0)
         _exit(127);
-    setenv(KBC_WORKER_FD_ENV, "3", 1);
+    if (i3 == chan && fcntl(chan, F_SETFD, 0) != 0) /* dup2 onto itself kept close-on-exec */
+        _exit(127);
+    close_others(chan);
+    char num[16];
+    snprintf(num, sizeof num, "%d", chan);
+    setenv(KBC_WORKER_FD_ENV, num, 1);
     if (gpu >= 0) {
         setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
         setenv("CUDA_VISIBLE_DEVICES", o->gpus[gpu].uuid, 1);
@@ -88,6 +126,7 @@ void sv_worker_spawn(super *s, worker *w, int gpu)
     w->to = w->from = w->err = -1;
     w->job = -1;
     w->gpu = gpu;
+    w->strays = -1;
     if (pipe2(to, O_CLOEXEC) != 0 || pipe2(from, O_CLOEXEC) != 0 ||
         pipe2(err, O_CLOEXEC) != 0) {
         snprintf(s->fatal, sizeof s->fatal, "cannot make a worker's pipes: %s", strerror(errno));
@@ -115,7 +154,7 @@ void sv_worker_spawn(super *s, worker *w, int gpu)
         int n = snprintf(msg, sizeof msg,
                          "{\"fatal\": \"cannot start the worker: exec of %s failed (%s)\"}\n",
                          argv[0], strerror(errno));
-        if (n > 0 && write(3, msg, (size_t)n) < 0)
+        if (n > 0 && write(sv_channel_fd(), msg, (size_t)n) < 0)
             _exit(127);
         _exit(127);
     }
@@ -236,6 +275,17 @@ void sv_worker_close(worker *w)
     w->pid = 0;
 }
 
+/* One lost row, with the processes its worker's plugin left (known once
+   the worker was waited for and its group ended; -1 before). */
+static void lose_row(super *s, slot *sl, uint32_t v, int outcome, const char *reason,
+                     const worker *w)
+{
+    sv_slot_lose(s, sl, v, outcome, reason, w);
+    int k = sv_position(sv_exp_of(s, sl), v);
+    if (k >= 0)
+        sl->recs[k].processes_left = w->strays;
+}
+
 /* The point the worker was running lost variant `w->variant` (or, when
    none had started, every variant left): those rows are recorded with
    outcome and why, and the rest of the point runs again elsewhere. */
@@ -257,7 +307,7 @@ void sv_lose_job(super *s, worker *w, int outcome, const char *why)
             v = (int)e->variants[k];
     if (v >= 0) {
         snprintf(reason, sizeof reason, "%s%s", why, logs);
-        sv_slot_lose(s, sl, (uint32_t)v, outcome, reason, w);
+        lose_row(s, sl, (uint32_t)v, outcome, reason, w);
         sv_sanitize_apply(s, w, &sl->recs[sv_position(e, (uint32_t)v)]);
         if (s->o->sanitize_on_crash && outcome == KBC_CRASHED &&
             e->plugin->desc->variants[v].backend == KB_BACKEND_CUDA) {
@@ -268,7 +318,7 @@ void sv_lose_job(super *s, worker *w, int outcome, const char *why)
         snprintf(reason, sizeof reason, "%s before any variant started%s", why, logs);
         for (uint32_t k = 0; k < e->n_variants; k++)
             if (sl->remaining & KB_VARIANT_BIT(e->variants[k]))
-                sv_slot_lose(s, sl, e->variants[k], outcome, reason, w);
+                lose_row(s, sl, e->variants[k], outcome, reason, w);
     }
     w->job = -1;
     w->variant[0] = '\0';
@@ -278,10 +328,17 @@ void sv_lose_job(super *s, worker *w, int outcome, const char *why)
         sv_slot_finish(s, sl);
 }
 
-/* Why the worker ended, in words. */
-static void exit_words(int status, int in_point, char *out, size_t n)
+/* Why the worker ended, in words; closed: a plugin closed its channel
+   (channel_closed). */
+static void exit_words(int status, int in_point, int closed, char *out, size_t n)
 {
-    if (WIFSIGNALED(status)) {
+    if (closed) {
+        snprintf(out, n,
+                 "the plugin closed kbench's channel to its worker (descriptor %d), so the "
+                 "worker could not report and was stopped; a plugin must not close descriptors "
+                 "it did not open",
+                 sv_channel_fd());
+    } else if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         const char *abbrev = sigabbrev_np(sig);
         snprintf(out, n, "the worker was killed by signal SIG%s (%s)", abbrev ? abbrev : "?",
@@ -299,9 +356,31 @@ static void exit_words(int status, int in_point, char *out, size_t n)
     }
 }
 
-/* Waits for a worker that closed its channel (killing it when it does not
-   end within a second) and records what it was running. */
-void sv_worker_reap(super *s, worker *w, int kill_it)
+/* Whether a worker's channel was closed under it by a plugin: the worker
+   said so with its exit status (worker.h), or its channel ended while it
+   went on running (lived: not on its way out a second later). */
+static int channel_closed(int status, int lived)
+{
+    return lived ||
+           (WIFEXITED(status) && WEXITSTATUS(status) == KBC_WORKER_EXIT_CHANNEL_CLOSED);
+}
+
+/* "; 2 processes the plugin started were still running and were ended"
+   added to why, when its group held any. */
+static void strays_add(const worker *w, char *why, size_t n)
+{
+    char words[200];
+    size_t used = strlen(why);
+    if (w->strays > 0 && used < n)
+        snprintf(why + used, n - used, "; %s", kbc_strays_words(w->strays, words, sizeof words));
+}
+
+/* Waits for a worker whose channel ended (killing it when it does not end
+   within a second, or at once with kill_it), ends the processes its
+   plugin left (its process group), and records what it was running:
+   with `why` and `outcome` when given, else as crashed with the words of
+   its end. */
+static void reap(super *s, worker *w, int kill_it, int outcome, const char *given)
 {
     int status = 0;
     pid_t r = 0;
@@ -316,27 +395,53 @@ void sv_worker_reap(super *s, worker *w, int kill_it)
         if (w->sanitized)
             sv_worker_stderr(s, w, 0);
     }
+    /* Its channel ended and it runs on, not on its way out: a plugin
+       closed the channel.  (A sanitizer outlives its worker by design.) */
+    int lived = r == 0 && !kill_it && !w->sanitized && !kbc_process_exiting(w->pid);
     if (r == 0) {
         kill(w->pid, SIGKILL);
         waitpid(w->pid, &status, 0);
     }
+    w->strays = kbc_strays_end_group(w->pid);
     sv_worker_stderr(s, w, 1);
     if (w->sanitized) {
         sv_sanitize_judge(s, w, status);
         sv_worker_take_held(s, w);
     }
     if (w->job >= 0) {
-        char why[300];
-        exit_words(status, 1, why, sizeof why);
-        sv_lose_job(s, w, KBC_CRASHED, why);
+        char why[700];
+        if (given)
+            snprintf(why, sizeof why, "%s", given);
+        else
+            exit_words(status, 1, channel_closed(status, lived), why, sizeof why);
+        strays_add(w, why, sizeof why);
+        sv_lose_job(s, w, given ? outcome : KBC_CRASHED, why);
     } else if (!w->has_hello && !s->fatal[0] && !sv_signals_seen) {
         char why[300];
-        exit_words(status, 0, why, sizeof why);
+        exit_words(status, 0, 0, why, sizeof why);
         char logs[600];
         last_log(w, logs, sizeof logs);
         snprintf(s->fatal, sizeof s->fatal, "a worker could not start: %s%s", why, logs);
     }
     sv_worker_close(w);
+}
+
+void sv_worker_reap(super *s, worker *w, int kill_it)
+{
+    reap(s, w, kill_it, KBC_CRASHED, NULL);
+}
+
+void sv_worker_stop(super *s, worker *w, int outcome, const char *why)
+{
+    reap(s, w, 1, outcome, why);
+}
+
+int sv_worker_ended(const worker *w)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    return waitid(P_PID, (id_t)w->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           si.si_pid == w->pid;
 }
 
 /* The variant a sanitized worker runs next: the first one left. */

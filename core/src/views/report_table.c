@@ -274,6 +274,31 @@ static const char *clock_note(const kbc_record *r, char *buf, size_t n)
     return buf;
 }
 
+/* Whether rows[i] is the row of its point that notes the processes its
+   plugin left running: every row a worker ran carries the count and the
+   table says it once; a crashed or timed-out row says it in its reason. */
+static int strays_noted_here(const kbc_record *rows, size_t i)
+{
+    for (size_t j = 0; j <= i; j++) {
+        int lost = rows[j].outcome == KBC_CRASHED || rows[j].outcome == KBC_TIMEOUT;
+        if (rows[j].processes_left > 0 && !lost)
+            return j == i;
+    }
+    return 0;
+}
+
+static const char *strays_note(const kbc_record *r, char *buf, size_t n)
+{
+    if (r->processes_left == 1)
+        snprintf(buf, n, "1 process the plugin started was still running when the point "
+                         "ended, and was ended");
+    else
+        snprintf(buf, n, "%d processes the plugin started were still running when the point "
+                         "ended, and were ended",
+                 r->processes_left);
+    return buf;
+}
+
 /* The note of a CUDA row that asked for a batch count and was timed
    singly (a syncs variant), or whose batch is launched run by run (the
    capture failed); auto's choices and CPU rows are in the JSON only. */
@@ -932,6 +957,10 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
                          "setup minus after its teardown)\n",
                     wv, "", kbc_human_bytes((uint64_t)r->device_left_bytes, b, sizeof b));
         }
+        if (strays_noted_here(rows, i)) {
+            char sn[200];
+            fprintf(out, "  %*s  processes: %s\n", wv, "", strays_note(r, sn, sizeof sn));
+        }
         char note[800];
         if (clock_note(r, note, sizeof note)[0])
             fprintf(out, "  %*s  clocks: %s\n", wv, "", note);
@@ -959,6 +988,11 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
                 char b[32];
                 fprintf(out, "%s- device memory: this point left %s behind\n", any++ ? "" : "\n",
                         kbc_human_bytes((uint64_t)r->device_left_bytes, b, sizeof b));
+            }
+            if (strays_noted_here(rows, i)) {
+                char sn[200];
+                fprintf(out, "%s- processes: %s\n", any++ ? "" : "\n",
+                        strays_note(r, sn, sizeof sn));
             }
             char note[800];
             if (clock_note(r, note, sizeof note)[0])
