@@ -13,6 +13,7 @@ void kbc_record_init(kbc_record *r)
     memset(r, 0, sizeof *r);
     r->outcome = KBC_SKIPPED;
     r->device_left_bytes = -1;
+    r->wall_s = NAN;
     r->points = 1;
     r->check.error = NAN;
     r->check.tolerance = NAN;
