@@ -86,6 +86,13 @@ const kb_param kbc_key_energy_window = {
     .help = "with energy: the shortest energy window, each of back-to-back runs (s or ms "
             "allowed)"};
 
+/* prefetch's choices in the order of KBC_PREFETCH_OFF, _AUTO. */
+static const char *const prefetch_choices[] = {"off", "auto"};
+const kb_param kbc_key_prefetch = {
+    .name = "prefetch", .type = KB_PARAM_ENUM, .def = "auto", KB_CHOICES(prefetch_choices),
+    .help = "auto or off: make a point's inputs and reference on the CPU while the point "
+            "before it runs on the GPU, where its plugin can (docs/plugins.md, Prefetch)"};
+
 static const char *const cache_choices[] = {"hot", "cold"};
 
 const kb_param kbc_key_cache = {
@@ -132,6 +139,8 @@ const kbc_core_key kbc_core_keys[] = {
     {.name = "energy", .where = KBC_IN_ANY, MEASURE(kbc_key_energy, KBC_STORE_INT, energy)},
     {.name = "energy_window", .where = KBC_IN_ANY,
      MEASURE(kbc_key_energy_window, KBC_STORE_DOUBLE, energy_window_s), SYNTAX(DURATION)},
+    {.name = "prefetch", .where = KBC_IN_ANY,
+     MEASURE(kbc_key_prefetch, KBC_STORE_INT, prefetch)},
     {.name = "zip", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "none",
      .help = "swept parameters that advance together instead of making their cross product "
              "(zip = m, n, k: m = n = k at each point; their sweeps must be equally long)"},
