@@ -61,6 +61,8 @@ typedef struct kbc_cli {
     const char *shard;     /* run: --shard                              */
     const char *shards;    /* run: --shards (with --shard auto)         */
     const char *isolate;   /* run: --isolate                            */
+    const char *costs;     /* run: --costs (a run's folder, or history) */
+    const char *timeline;  /* run: --timeline FILE                      */
     const char *resume;    /* run: --resume ("" or "accept"), or NULL   */
     int force, allow_mixed, allow_shared, sanitize_on_crash;
     int record;            /* run: --record                             */

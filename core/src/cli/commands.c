@@ -43,6 +43,7 @@ const kbc_command kbc_commands[] = {
                     "           [--variants LIST] [--experiment NAMES] [--set K=V]...\n"
                     "           [--baseline OLD.json] [--gpus all|LIST [--allow-shared]\n"
                     "           [--allow-mixed]] [--shard i/N|auto [--shards N]]\n"
+                    "           [--costs DIR|history] [--timeline FILE]\n"
                     "           [--isolate point] [--sanitize-on-crash]\n"
                     "           [--record [--commit REV] [--history FILE]]",
         .options = {
@@ -70,6 +71,10 @@ const kbc_command kbc_commands[] = {
                         "i and N from Slurm, Open MPI, MPICH or Kubernetes"},
             {"--shards", "the count for --shard auto where the launcher gives\n"
                          "only an index (a Kubernetes Indexed Job)"},
+            {"--costs", "balance shards and order points by the seconds an\n"
+                        "earlier run of the plan took (its -o DIR, or history)"},
+            {"--timeline", "write where each worker's time went to FILE (JSON\n"
+                           "lines; docs/cli.md)"},
             {"--isolate", "point: a fresh worker for every point (default: one\n"
                           "worker per GPU for the whole run)"},
             {"--sanitize-on-crash", "rerun a crashed CUDA variant once under\n"

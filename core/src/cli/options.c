@@ -50,6 +50,8 @@ const kbc_option kbc_options[] = {
     {"--shard", 0, "SPEC", "shard (i/N or auto)", 0, 0, 0, NULL, VALUE(shard)},
     {"--shards", 0, "N", "count", 0, 0, 0, NULL, VALUE(shards)},
     {"--isolate", 0, "MODE", "mode", 0, 0, 0, NULL, VALUE(isolate)},
+    {"--costs", 0, "FROM", "run folder or history", 0, 0, 0, NULL, VALUE(costs)},
+    {"--timeline", 0, "FILE", "file", 0, 0, 0, NULL, VALUE(timeline)},
     {"--sanitize-on-crash", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(sanitize_on_crash)},
     {"--baseline", 0, "OLD", "results file", 0, 0, 0,
      "beside each row, its change against the same row\nof OLD (an earlier results.json), "
