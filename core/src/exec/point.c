@@ -575,7 +575,9 @@ size_t kbc_point_run_aside(const kbc_experiment *e, uint64_t p, const kbc_point_
             }
             /* The next point's host half runs beside this variant only
                where its timing cannot feel it; else it is waited for. */
-            tm->joins_s += kbc_prefetch_before(pf, kbc_prefetch_may_overlap(e, r, dev), dev);
+            int beside = (aside && aside->overlap ? aside->overlap : kbc_prefetch_may_overlap)(
+                e, r, dev);
+            tm->joins_s += kbc_prefetch_before(pf, beside, dev);
             double t_variant = kbc_now();
             kbc_host_progress(hc, e->name, r->variant);
             run_variant(e, state, dev, host, r);

@@ -74,6 +74,10 @@ typedef struct kbc_point_times {
    it (prefetch.h; NULL: setup() as ever), and where its time went. */
 typedef struct kbc_point_aside {
     kbc_prefetch *prefetch;
+    /* Which variants the next point's host half may run beside; NULL:
+       kbc_prefetch_may_overlap (tests name their own, since without a GPU
+       no variant may). */
+    int (*overlap)(const kbc_experiment *e, const kbc_record *r, const kbc_device *dev);
     kbc_point_times times; /* filled by kbc_point_run_aside */
 } kbc_point_aside;
 
