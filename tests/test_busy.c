@@ -219,3 +219,62 @@ Test(busy, costs_from_elsewhere_are_refused_or_leave_the_model)
     kc_assert_has(r.err, "0 of 8 points measured by other; none matches this plan");
     kc_free(&r);
 }
+
+/* The rows of a results.json in a folder of kc_dir: status and reason of
+   each (point, variant). */
+static const char *status_of(json_t *root, json_int_t point, const char *variant,
+                             const char **reason, json_int_t *pid)
+{
+    size_t i;
+    const json_t *row;
+    json_array_foreach(json_object_get(root, "results"), i, row)
+    {
+        if (json_integer_value(json_object_get(row, "point")) == point &&
+            strcmp(json_string_value(json_object_get(row, "variant")), variant) == 0) {
+            *reason = json_string_value(json_object_get(row, "reason"));
+            *pid = json_integer_value(json_object_get(row, "worker_pid"));
+            return json_string_value(json_object_get(row, "status"));
+        }
+    }
+    cr_assert_fail("no row for point %lld, %s", (long long)point, variant);
+    return NULL;
+}
+
+Test(busy, a_worker_that_dies_beside_a_hint_costs_the_right_rows)
+{
+    /* Point 1 dies in its setup's host half, point 3 in cpu2's run; each
+       ran while a later point was hinted to its worker, so each death is
+       first not charged (a host half made ahead could have been the
+       cause) and its point runs again alone, in the next worker, where it
+       is charged. */
+    /* Each run takes 20 ms, so that a hint reaches its worker before the
+       point it came with dies (a hint the worker never read cannot have
+       been the cause: the supervisor charges such a death at once). */
+    kc_write("c.ini", "[global]\nwarmup = 0\nruns = 2\ncpu_threads = 1\n"
+                      "[e]\nplugin = pre\nvariants = cpu, cpu2\nrun_us = 20000\n"
+                      "n = 100, 200, 300, 400, 500\ncrash = none, host, none, run, none\n"
+                      "zip = n, crash\n");
+    kc_result r = kc_run("run c.ini --plugin-path " PRE_DIR " -q -o out");
+    cr_assert_eq(r.code, 1, "a crashed row fails the run: %s", r.err);
+    json_t *root = results_of("out");
+    static const char *const want[5][2] = {{"pass", "pass"},
+                                           {"crashed", "crashed"},
+                                           {"pass", "pass"},
+                                           {"pass", "crashed"},
+                                           {"pass", "pass"}};
+    static const char *const names[2] = {"cpu", "cpu2"};
+    const char *why[5][2];
+    json_int_t pid[5][2];
+    for (int p = 0; p < 5; p++)
+        for (int v = 0; v < 2; v++)
+            cr_assert_str_eq(status_of(root, p, names[v], &why[p][v], &pid[p][v]), want[p][v],
+                             "point %d, %s: %s", p, names[v], why[p][v]);
+    kc_assert_has(why[1][0], "before any variant started");
+    kc_assert_has(why[3][1], "SIGABRT");
+    /* The worker that ran point 0 (and point 2) died first on point 1
+       (point 3), uncharged: the rows were charged in the next one. */
+    cr_assert_neq(pid[1][0], pid[0][0], "point 1's first death was not charged");
+    cr_assert_neq(pid[3][1], pid[2][0], "point 3's first death was not charged");
+    json_decref(root);
+    kc_free(&r);
+}
