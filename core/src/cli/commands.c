@@ -84,8 +84,9 @@ const kbc_command kbc_commands[] = {
                          "(kbench history add; docs/history.md)"},
             {"--commit", "with --record: the commit of the code under test\n"
                          "(default: git HEAD here, else kbench's revision)"},
-            {"--history", "with --record: the history database (default\n"
-                          "$KBENCH_HISTORY, else\n$XDG_DATA_HOME/kbench/history.db)"},
+            {"--history", "with --record or --costs history: the history\n"
+                          "database (default $KBENCH_HISTORY, else\n"
+                          "$XDG_DATA_HOME/kbench/history.db)"},
         },
         .examples = {"kbench run conf/reduce.ini -o out/reduce --gpus all",
                      "kbench run reduce n=2^24 variants=onepass,cub"},
