@@ -205,14 +205,20 @@ void kbc_jobs_partition(kbc_job *jobs, size_t n, int count, double *loads)
         g[lo].cost += jobs[j].cost;
     }
     qsort(g, ng, sizeof *g, by_cost_desc);
+    /* Groups per shard: between shards of equal load, the one with fewer
+       takes the next, so that groups that cost nothing (measured costs of
+       points that ran nothing) still spread out. */
+    size_t *groups = kbc_xcalloc((size_t)count, sizeof *groups);
     for (size_t k = 0; k < ng; k++) {
         int best = 0;
         for (int s = 1; s < count; s++)
-            if (load[s] < load[best])
+            if (load[s] < load[best] || (load[s] == load[best] && groups[s] < groups[best]))
                 best = s;
         load[best] += g[k].cost;
+        groups[best]++;
         shard_of[g[k].group] = best;
     }
+    free(groups);
     for (size_t j = 0; j < n; j++)
         jobs[j].shard = shard_of[jobs[j].group];
     if (loads)

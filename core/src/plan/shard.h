@@ -51,7 +51,8 @@ void kbc_jobs_use_costs(kbc_job *jobs, size_t n, const kbc_costs *c);
 void kbc_costs_free(kbc_costs *c);
 
 /* Assigns every job a shard in [0, count): whole groups, largest expected
-   cost first, each to the least loaded shard (the lowest index on a tie),
+   cost first, each to the least loaded shard (on a tie, the one with fewer
+   groups, then the lowest index),
    so that the same plan always splits the same way.  loads (count
    doubles, or NULL) receives each shard's expected cost. */
 void kbc_jobs_partition(kbc_job *jobs, size_t n, int count, double *loads);
