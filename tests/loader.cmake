@@ -7,7 +7,8 @@
 # fixtures/loader/second/  another "good", to check which folder wins
 # fixtures/loader/abi/     ABI compatibility: an older minor with smaller
 #                          structures, a newer minor with larger ones, the
-#                          previous minor (minor1.c: kb_work before minor 2),
+#                          previous minors (minor1.c: kb_work before minor 2;
+#                          minor2.c: kb_param before minor 3),
 #                          counted enum choices, variant flags and uses, a
 #                          "good" beside them, and one malformed descriptor
 #                          per file (bad-*.so)
@@ -44,13 +45,14 @@ kbfix_plugin(kbfix_abi_good good ${_abi} good.c
 kbfix_plugin(kbfix_abi_older older ${_abi} abi/older.c)
 kbfix_plugin(kbfix_abi_newer newer ${_abi} abi/newer.c)
 kbfix_plugin(kbfix_abi_minor1 minor1 ${_abi} abi/minor1.c)
+kbfix_plugin(kbfix_abi_minor2 minor2 ${_abi} abi/minor2.c)
 kbfix_plugin(kbfix_abi_counted counted ${_abi} abi/counted.c)
 kbfix_plugin(kbfix_abi_flagged flagged ${_abi} abi/flagged.c)
-set(_abi_targets kbfix_abi_good kbfix_abi_older kbfix_abi_newer kbfix_abi_minor1 kbfix_abi_counted
-  kbfix_abi_flagged)
+set(_abi_targets kbfix_abi_good kbfix_abi_older kbfix_abi_newer kbfix_abi_minor1 kbfix_abi_minor2
+  kbfix_abi_counted kbfix_abi_flagged)
 # One file per malformation: bad-no_choices.so declares plugin bad_no_choices.
 foreach(bad no_choices null_choice flags uses param_size variant_size ops_size ops_null
-    n_params)
+    n_params multiple multiple_def)
   string(TOUPPER ${bad} _def)
   kbfix_plugin(kbfix_bad_${bad} bad-${bad} ${_abi} abi/bad.c BAD_${_def}
     BAD_NAME="bad_${bad}")

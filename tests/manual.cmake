@@ -19,3 +19,8 @@ add_test(NAME cli_docs
 # they are printed from (core/src/cli/commands.c).
 kbench_test(test_help SOURCES test_help.c)
 add_dependencies(test_help kbench)
+
+# The documents refer to each other's sections by name, never by number,
+# and every such reference and in-page link leads to a heading there.
+add_test(NAME doc_refs
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/manual/check_doc_refs.py ${PROJECT_SOURCE_DIR})

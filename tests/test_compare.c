@@ -16,7 +16,9 @@
 #include <jansson.h>
 #include <unistd.h>
 
+#include "baseline.h"
 #include "compare_cmd.h"
+#include "energy_rows.h"
 #include "report.h"
 #include "results_read.h"
 
@@ -1188,4 +1190,271 @@ Test(compare, compare_the_report_and_the_table_agree_on_rows_without_samples)
     kbc_records_free(base, nb);
     kbc_records_free(newer, nn);
     json_decref(doc);
+}
+
+/* ---- energy ---- */
+
+/* A row of an energy fixture: its time as fixture_row says, and its
+   energy windows' joules per run around `joules` (spread as for the
+   samples; 0: the row has no energy, energy = on without NVML). */
+typedef struct energy_row {
+    const char *variant;
+    double joules, spread;
+    uint32_t windows;
+    uint64_t seed;
+} energy_row;
+
+/* A results file at path whose rows are named by e[], each timed 1 ms
+   with 1% spread (30 samples, the same on both sides of a pair) and with
+   the energy e[] gives it. */
+static void write_energy(const char *path, const energy_row *e, size_t n_rows)
+{
+    kbc_machine m;
+    memset(&m, 0, sizeof m);
+    m.has_gpu = 1;
+    snprintf(m.name, sizeof m.name, "NVIDIA H200");
+    kbc_run_info info = {.machine = &m, .command_line = "kbench run energy.ini -o out"};
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_json(path, &s, &d), 0, "%s", d.msg);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    for (size_t i = 0; i < n_rows; i++) {
+        kbc_record r;
+        kbc_record_init(&r);
+        snprintf(r.experiment, sizeof r.experiment, "e");
+        snprintf(r.plugin, sizeof r.plugin, "p");
+        snprintf(r.variant, sizeof r.variant, "%s", e[i].variant);
+        r.backend = KB_BACKEND_CUDA;
+        r.n_params = 1;
+        snprintf(r.params[0].name, sizeof r.params[0].name, "n");
+        r.params[0].type = KB_PARAM_SIZE;
+        r.params[0].value.u = 1024;
+        snprintf(r.params[0].text, sizeof r.params[0].text, "1024");
+        r.n_points = 1;
+        r.outcome = KBC_PASS;
+        r.work.bytes_read = 1 << 30;
+        double x[64], y[64];
+        samples(x, 30, 1e-3, 0.01, 100 + i);
+        kbc_record_set_samples(&r, x, 30);
+        memcpy(y, x, sizeof x);
+        kbc_stats_compute(y, 30, &r.time);
+        if (e[i].joules > 0) {
+            double w[KBC_ENERGY_MAX_KEPT];
+            samples(w, e[i].windows, e[i].joules, e[i].spread, e[i].seed);
+            er_measured(&r, w, e[i].windows, 1.0);
+        } else {
+            er_not_measured(&r, KBC_ENERGY_NO_NVML, "NVML could not be loaded");
+        }
+        cr_assert_eq(s.point(s.ctx, &r, 1), 0);
+        kbc_record_free(&r);
+    }
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+}
+
+/* The pair NAME-base.json and NAME-new.json in tmpdir, and the arguments
+   that compare them (with more options after). */
+static const char *energy_pair(const char *name, const energy_row *a, size_t na,
+                               const energy_row *b, size_t nb, const char *more)
+{
+    static char args[1400];
+    char pa[512], pb[512];
+    snprintf(pa, sizeof pa, "%s/%s-base.json", tmpdir, name);
+    snprintf(pb, sizeof pb, "%s/%s-new.json", tmpdir, name);
+    write_energy(pa, a, na);
+    write_energy(pb, b, nb);
+    snprintf(args, sizeof args, "'%s' '%s' %s", pa, pb, more);
+    return args;
+}
+
+/* The line of the energy table for variant v ("  e/V ..."), or a failed
+   test. */
+static const char *energy_line(const result *r, const char *v, char *buf, size_t n)
+{
+    const char *t = strstr(r->out, "\nenergy: change of the median joules per run");
+    cr_assert_not_null(t, "no energy table: %s", r->out);
+    char want[64];
+    snprintf(want, sizeof want, "\n  e/%s ", v);
+    const char *l = strstr(t, want);
+    cr_assert_not_null(l, "no energy line for %s: %s", v, r->out);
+    snprintf(buf, n, "%.*s", (int)strcspn(l + 1, "\n"), l + 1);
+    return buf;
+}
+
+/* Ten per cent more joules in windows 1% apart: more energy, while the
+   time (the same samples' spread on both sides) has no change, so the
+   exit code (which follows the time) is 0. */
+Test(compare, cli_ten_percent_more_joules_is_more_energy)
+{
+    static const energy_row a[] = {{"k", 2e-3, 0.01, 5, 1}};
+    static const energy_row b[] = {{"k", 2.2e-3, 0.01, 5, 2}};
+    result *r = compare(energy_pair("more", a, 1, b, 1, ""));
+    cr_assert_eq(r->code, 0, "%s%s", r->out, r->err);
+    char line[400];
+    energy_line(r, "k", line, sizeof line);
+    cr_assert_not_null(strstr(line, "2.003 mJ  2.204 mJ   +10.1%"), "%s", line);
+    cr_assert(strlen(line) > 12 && strcmp(line + strlen(line) - 12, " more energy") == 0, "%s",
+              line);
+    cr_assert_not_null(strstr(r->out, "energy: 1 more, 0 less, 0 noisy, 0 no change, 0 untested"),
+                       "%s", r->out);
+}
+
+Test(compare, cli_ten_percent_fewer_joules_is_less_energy)
+{
+    static const energy_row a[] = {{"k", 2e-3, 0.01, 5, 3}};
+    static const energy_row b[] = {{"k", 1.8e-3, 0.01, 5, 4}};
+    result *r = compare(energy_pair("less", a, 1, b, 1, ""));
+    cr_assert_eq(r->code, 0, "%s%s", r->out, r->err);
+    char line[400];
+    energy_line(r, "k", line, sizeof line);
+    cr_assert(strlen(line) > 12 && strcmp(line + strlen(line) - 12, " less energy") == 0, "%s",
+              line);
+}
+
+Test(compare, cli_the_same_joules_is_no_change_in_energy)
+{
+    static const energy_row a[] = {{"k", 2e-3, 0.01, 5, 5}};
+    static const energy_row b[] = {{"k", 2e-3, 0.01, 5, 6}};
+    result *r = compare(energy_pair("same", a, 1, b, 1, ""));
+    cr_assert_eq(r->code, 0, "%s%s", r->out, r->err);
+    char line[400];
+    energy_line(r, "k", line, sizeof line);
+    cr_assert(strlen(line) > 10 && strcmp(line + strlen(line) - 10, " no change") == 0, "%s",
+              line);
+}
+
+/* Windows 20% apart cannot tell a 10% change: noisy, as the time's rule
+   says of samples. */
+Test(compare, cli_windows_that_spread_more_than_the_threshold_are_noisy)
+{
+    static const energy_row a[] = {{"k", 2e-3, 0.2, 5, 7}};
+    static const energy_row b[] = {{"k", 2.2e-3, 0.2, 5, 8}};
+    result *r = compare(energy_pair("noisy-energy", a, 1, b, 1, ""));
+    char line[400];
+    energy_line(r, "k", line, sizeof line);
+    cr_assert_not_null(strstr(line, " noisy ("), "%s", line);
+}
+
+/* A row with energy on one side only is listed, untested, with why; a row
+   with energy on neither side is not in the energy table. */
+Test(compare, cli_energy_on_one_side_only_is_untested_and_says_which)
+{
+    static const energy_row a[] = {{"k", 2e-3, 0.01, 5, 9}, {"cpu", 0, 0, 0, 0}};
+    static const energy_row b[] = {{"k", 0, 0, 0, 0}, {"cpu", 0, 0, 0, 0}};
+    result *r = compare(energy_pair("one-side", a, 2, b, 2, ""));
+    cr_assert_eq(r->code, 0, "%s%s", r->out, r->err);
+    char line[400];
+    energy_line(r, "k", line, sizeof line);
+    cr_assert_not_null(strstr(line, "untested: no energy in new"), "%s", line);
+    const char *t = strstr(r->out, "\nenergy: change");
+    cr_assert_null(strstr(t, "e/cpu"), "%s", r->out);
+    cr_assert_not_null(strstr(r->out, "energy: 0 more, 0 less, 0 noisy, 0 no change, 1 untested"),
+                       "%s", r->out);
+}
+
+Test(compare, cli_json_carries_the_energy_change_and_its_summary)
+{
+    static const energy_row a[] = {{"k", 2e-3, 0.01, 5, 1}, {"cpu", 0, 0, 0, 0}};
+    static const energy_row b[] = {{"k", 2.2e-3, 0.01, 5, 2}, {"cpu", 0, 0, 0, 0}};
+    result *r = compare(energy_pair("json-energy", a, 2, b, 2, "--format json"));
+    json_error_t je;
+    json_t *doc = json_loads(r->out, 0, &je);
+    cr_assert_not_null(doc, "%s: %s", je.text, r->out);
+    json_t *row = json_array_get(json_object_get(doc, "rows"), 0);
+    json_t *en = json_object_get(row, "energy");
+    cr_assert(json_is_object(en), "%s", r->out);
+    cr_assert_str_eq(json_string_value(json_object_get(en, "verdict")), "more energy");
+    cr_assert_gt(json_real_value(json_object_get(en, "new_j_per_run")), 2.1e-3);
+    cr_assert_gt(json_real_value(json_object_get(en, "ratio_low")), 1.05);
+    cr_assert_str_eq(json_string_value(json_object_get(en, "interval")), "bootstrap");
+    cr_assert(json_is_null(json_object_get(en, "note")));
+    /* The row with energy on neither side has none. */
+    json_t *cpu = json_array_get(json_object_get(doc, "rows"), 1);
+    cr_assert(json_is_null(json_object_get(cpu, "energy")), "%s", r->out);
+    json_t *sum = json_object_get(json_object_get(doc, "summary"), "energy");
+    cr_assert_eq(json_integer_value(json_object_get(sum, "more")), 1, "%s", r->out);
+    cr_assert_eq(json_integer_value(json_object_get(sum, "untested")), 0, "%s", r->out);
+    json_decref(doc);
+}
+
+Test(compare, cli_markdown_has_an_energy_table)
+{
+    static const energy_row a[] = {{"k", 2e-3, 0.01, 5, 1}};
+    static const energy_row b[] = {{"k", 2.2e-3, 0.01, 5, 2}};
+    result *r = compare(energy_pair("md-energy", a, 1, b, 1, "--format markdown"));
+    const char *t = strstr(r->out, "**energy: change of the median joules per run");
+    cr_assert_not_null(t, "%s", r->out);
+    cr_assert_not_null(strstr(t, "| `e/k` | 2"), "%s", r->out);
+    cr_assert_not_null(strstr(t, "| **more energy** |"), "%s", r->out);
+}
+
+/* The energy's verdict is compare's statistics with the windows as the
+   samples: the same interval as comparing the windows directly. */
+Test(compare, the_energy_interval_is_the_windows_compared_as_samples)
+{
+    double wa[5], wb[5];
+    samples(wa, 5, 2e-3, 0.03, 11);
+    samples(wb, 5, 2.3e-3, 0.03, 12);
+    kbc_record x, y;
+    kbc_record_init(&x);
+    kbc_record_init(&y);
+    for (kbc_record *r = &x; r; r = r == &x ? &y : NULL) {
+        snprintf(r->experiment, sizeof r->experiment, "e");
+        snprintf(r->variant, sizeof r->variant, "k");
+        r->outcome = KBC_PASS;
+        double t[3] = {1e-3, 1e-3, 1e-3};
+        kbc_record_set_samples(r, t, 3);
+        kbc_stats_compute(t, 3, &r->time);
+    }
+    er_measured(&x, wa, 5, 1.0);
+    er_measured(&y, wb, 5, 1.0);
+    kbc_compare_opts o;
+    kbc_compare_defaults(&o);
+    kbc_baseline *b = kbc_baseline_new(&x, 1);
+    kbc_match m;
+    kbc_baseline_judge(b, &y, 1, &o, &m);
+    kbc_change direct;
+    kbc_compare_samples(wa, 5, wb, 5, &o, &direct);
+    cr_assert_null(m.energy_note, "%s", m.energy_note);
+    cr_assert_eq(m.energy.lo, direct.lo);
+    cr_assert_eq(m.energy.hi, direct.hi);
+    cr_assert_eq(m.energy.ratio, direct.ratio);
+    cr_assert_eq(m.energy.verdict, direct.verdict);
+    cr_assert_eq(m.energy.verdict, KBC_SLOWER, "lo %g hi %g", m.energy.lo, m.energy.hi);
+    kbc_baseline_free(b);
+    kbc_record_free(&x);
+    kbc_record_free(&y);
+}
+
+/* What five windows a side can tell (docs/energy.md, "Comparing energy"):
+   over 1000 seeded pairs of five windows each, spread +-3% around the same
+   joules, the bootstrap interval excludes a ratio of 1 about as often as a
+   95% interval should, and the verdict (threshold 5%, the noise guard) calls
+   no change more or less; a 10% change in windows +-1% apart is found
+   every time. */
+Test(compare, five_windows_a_side_rarely_see_a_change_that_is_not_there)
+{
+    kbc_compare_opts o;
+    kbc_compare_defaults(&o);
+    int significant = 0, judged = 0, noisy = 0, found = 0;
+    for (uint64_t k = 0; k < 1000; k++) {
+        double a[5], b[5];
+        samples(a, 5, 2e-3, 0.03, 5000 + 2 * k);
+        samples(b, 5, 2e-3, 0.03, 5001 + 2 * k);
+        kbc_change c;
+        kbc_compare_samples(a, 5, b, 5, &o, &c);
+        significant += kbc_compare_significant(&c);
+        judged += c.verdict == KBC_SLOWER || c.verdict == KBC_FASTER;
+        noisy += c.verdict == KBC_NOISY;
+        samples(b, 5, 2.2e-3, 0.01, 9001 + 2 * k);
+        samples(a, 5, 2e-3, 0.01, 9000 + 2 * k);
+        kbc_compare_samples(a, 5, b, 5, &o, &c);
+        found += c.verdict == KBC_SLOWER;
+    }
+    if (getenv("KBENCH_TEST_VERBOSE"))
+        fprintf(stderr, "significant %d, judged %d, noisy %d of 1000; found %d of 1000\n",
+                significant, judged, noisy, found);
+    cr_assert_leq(significant, 60, "%d of 1000 intervals exclude 1", significant);
+    cr_assert_eq(judged, 0, "%d of 1000 called a change", judged);
+    cr_assert_eq(found, 1000, "%d of 1000 found the 10%% change", found);
 }

@@ -661,7 +661,7 @@ Test(config, plan_is_shown_no_device)
     kb_value v[2] = {{.u = 1000}, {.i = 0}};
     kb_work w;
     kbc_error err;
-    int rc = kbc_call_plan(kbc_instance_of(&libmem_desc, &h), v, &w, &err);
+    int rc = kbc_call_plan(kbc_instance_of(&libmem_desc, &h), v, &w, NULL, &err);
     cr_assert_eq(rc, KB_OK, "%s", err.sentence);
     cr_assert_eq(w.device_bytes, 4000);
     cr_assert_eq(w.variant_device_bytes[2], 12000);
@@ -868,6 +868,33 @@ Test(config, the_dry_run_counts_the_energy_windows)
     free(text);
 }
 
+Test(config, energy_windows_defaults_to_five_and_takes_five_to_sixteen)
+{
+    build_ok("[global]\nenergy = on\n[a]\nplugin = reduce\n[b]\nplugin = scan\n"
+             "energy_windows = 16\n");
+    cr_assert_eq(exp_named("a")->measure.energy_windows, 5);
+    cr_assert_eq(exp_named("b")->measure.energy_windows, 16);
+    build_fails("[a]\nplugin = reduce\nenergy = on\nenergy_windows = 4\n", 4,
+                "key 'energy_windows' in [a]", NULL);
+    build_fails("[a]\nplugin = reduce\nenergy = on\nenergy_windows = 17\n", 4,
+                "key 'energy_windows' in [a]", NULL);
+}
+
+/* 3 points x 1 CUDA variant x 12 windows x 2 s. */
+Test(config, the_dry_run_counts_energy_windows)
+{
+    build_ok("[a]\nplugin = reduce\nvariants = cpu, simple\nbudget = 2\nn = 1K, 2K, 4K\n"
+             "energy = on\nenergy_window = 2\nenergy_windows = 12\n");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    kbc_plan_print(&plan, f);
+    fclose(f);
+    assert_has(text, "energy on, energy_window 2 s, energy_windows 12");
+    assert_has(text, "(the energy windows are 72 s of it: 12 windows of at least\n");
+    free(text);
+}
+
 Test(config, the_dry_run_without_energy_says_nothing_of_it)
 {
     build_ok("[a]\nplugin = reduce\nvariants = cpu, simple\nn = 1K\n");
@@ -935,10 +962,10 @@ Test(core_keys, measure_rows_are_consistent)
         cr_assert_eq(kbc_core_key_parse(k, k->param->def, &v, why, sizeof why), 0, "%s: %s",
                      k->name, why);
     }
-    cr_assert_eq(measures, 16,
+    cr_assert_eq(measures, 18,
                  "warmup, runs, budget, min_runs, max_runs, noise, min_time, seed, "
                  "include_copies, cpu_threads, cache, batch, timeout, energy, energy_window, "
-                 "prefetch");
+                 "energy_windows, integrity, prefetch");
     cr_assert_null(kbc_core_key_find("n"));
 }
 

@@ -176,6 +176,36 @@ Test(windows, give_the_median_its_interval_watts_and_efficiency)
     cr_assert_eq(s.done, 20, "5 windows of 4 steps");
 }
 
+/* energy_windows = 9: nine windows kept, and their interval from the
+   second lowest to the highest (the order statistics of kbc_median_interval
+   at 9: ranks 2 and 9), no longer the lowest to the highest. */
+Test(windows, more_windows_are_kept_when_asked_for)
+{
+    /* Windows of 900, 950, ..., 1300 mJ, in a shuffled order. */
+    static const int mj[9] = {1100, 900, 1300, 1000, 1200, 950, 1150, 1050, 1250};
+    char buf[256];
+    size_t used = (size_t)snprintf(buf, sizeof buf, "1000000");
+    unsigned long long at = 1000000;
+    for (int i = 0; i < 9; i++) {
+        at += (unsigned long long)mj[i];
+        used += (size_t)snprintf(buf + used, sizeof buf - used, ",%llu", at);
+    }
+    setenv("FAKE_NVML_ENERGY_MJ", buf, 1);
+    kbc_energy_plan p = quick;
+    p.windows = 9;
+    fake_steps s = {.step_sleep_s = STEP_S};
+    kbc_rec_energy e;
+    kbc_fault f;
+    cr_assert_eq(windows(&p, &s, &e, &f), 0);
+    cr_assert_eq(e.status, KBC_ENERGY_MEASURED, "%s", e.why);
+    cr_assert_eq(e.windows, 9);
+    cr_assert_float_eq(e.window_j[2], 1.3 / 40, 1e-12, "the windows in the order they ran");
+    cr_assert_float_eq(e.j_per_run, 1.1 / 40, 1e-12);
+    cr_assert_float_eq(e.j_lo, 0.95 / 40, 1e-12, "not the lowest window");
+    cr_assert_float_eq(e.j_hi, 1.3 / 40, 1e-12);
+    cr_assert_eq(s.done, 36, "9 windows of 4 steps");
+}
+
 Test(windows, a_plan_without_bytes_or_flops_has_no_efficiency)
 {
     script_rising(5000, 1000, 8);

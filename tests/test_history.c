@@ -192,8 +192,12 @@ static char *at(const char *name)
 }
 
 /* Writes tmp/DIR/results.json: one run at hour `hour` of one GPU, its
-   rows `rows` keys toy/e/n=K/v with the median `median` seconds. */
-static void write_run(const char *dir, int hour, int rows, double median, const char *gpu_uuid)
+   rows `rows` keys toy/e/n=K/v with the median `median` seconds; with
+   joules > 0, row K's energy windows are 0.98, 1 and 1.02 times joules
+   times K + 1 per run (their median and its interval as the file has
+   them). */
+static void write_run_j(const char *dir, int hour, int rows, double median, const char *gpu_uuid,
+                        double joules)
 {
     mkdir(at(dir), 0777);
     char *path = NULL;
@@ -210,16 +214,30 @@ static void write_run(const char *dir, int hour, int rows, double median, const 
             " \"cublas_version\": \"13.0.2\"},\n"
             " \"results\": [",
             hour, hour);
-    for (int r = 0; r < rows; r++)
+    for (int r = 0; r < rows; r++) {
         fprintf(f,
                 "%s{\"key\": \"toy/e/n=%d/v\", \"experiment\": \"e\", \"plugin\": \"toy\","
                 " \"variant\": \"v\", \"status\": \"pass\", \"runs\": 3,"
                 " \"time_s\": {\"median\": %.9g}, \"samples_s\": [%.9g, %.9g, %.9g],"
-                " \"noise\": {\"achieved\": 0.01}, \"gpu_uuid\": \"%s\"}\n",
+                " \"noise\": {\"achieved\": 0.01}, \"gpu_uuid\": \"%s\"",
                 r ? ", " : "", r, median, median, median, median, gpu_uuid);
+        double j = joules * (r + 1);
+        if (joules > 0)
+            fprintf(f,
+                    ", \"energy\": {\"requested\": \"on\", \"status\": \"measured\","
+                    " \"j_per_run\": %.9g, \"j_lo\": %.9g, \"j_hi\": %.9g, \"watts\": 300,"
+                    " \"windows_j\": [%.9g, %.9g, %.9g], \"windows_s\": [1, 1, 1]}",
+                    j, 0.98 * j, 1.02 * j, 0.98 * j, j, 1.02 * j);
+        fprintf(f, "}\n");
+    }
     fprintf(f, "], \"exit_code\": 0, \"finished\": \"2026-01-01T%02d:01:00Z\"}\n", hour);
     fclose(f);
     free(path);
+}
+
+static void write_run(const char *dir, int hour, int rows, double median, const char *gpu_uuid)
+{
+    write_run_j(dir, hour, rows, median, gpu_uuid, 0);
 }
 
 /* One integer from the database at path. */
@@ -410,7 +428,7 @@ Test(db, a_version_1_database_is_upgraded)
     kbc_history *h = open_db(at("old.db"));
     cr_assert_eq(add(h, "a", "new", 10), 1);
     kbc_history_close(h);
-    cr_assert_eq(db_int(at("old.db"), "PRAGMA user_version"), 2);
+    cr_assert_eq(db_int(at("old.db"), "PRAGMA user_version"), KBC_HISTORY_VERSION);
     cr_assert_eq(db_int(at("old.db"), "SELECT count(*) FROM runs"), 2);
     cr_assert_eq(db_int(at("old.db"),
                         "SELECT count(*) FROM runs WHERE commit_source = 'unknown' AND id = 1"),
@@ -479,7 +497,10 @@ Test(db, a_newer_layout_is_refused)
     sqlite3_open(at("h.db"), &db);
     sqlite3_exec(db, "PRAGMA journal_mode = DELETE; PRAGMA user_version = 99", NULL, NULL, NULL);
     sqlite3_close(db);
-    refused(at("h.db"), KBC_EXIT_USAGE, "has layout version 99, newer than this kbench's 2");
+    char words[128];
+    snprintf(words, sizeof words, "has layout version 99, newer than this kbench's %d",
+             KBC_HISTORY_VERSION);
+    refused(at("h.db"), KBC_EXIT_USAGE, words);
 }
 
 Test(db, a_read_only_file_is_refused_for_writing)
@@ -933,4 +954,132 @@ Test(commit, a_revision_git_does_not_know_is_not_found)
     cr_assert_eq(kbc_commit_from_git("no-such-branch", &c), -1);
     cr_assert_str_eq(c.rev, "");
     leave_git_repo(dir);
+}
+
+/* ---- energy beside the time ---- */
+
+/* A row with energy keeps its joules per run and their interval beside
+   its time; a row without has none (NaN). */
+Test(db, a_row_with_energy_keeps_its_joules_beside_its_time)
+{
+    write_run_j("a", 1, 1, 1e-3, "GPU-1", 2e-3);
+    write_run("b", 2, 1, 1e-3, "GPU-1");
+    kbc_history *h = open_db(at("h.db"));
+    add(h, "a", "c1", 100);
+    add(h, "b", "c2", 200);
+    kbc_hist_point *p;
+    size_t np;
+    kbc_diag d = {{0}};
+    kbc_hist_series *s;
+    size_t n;
+    cr_assert_eq(kbc_history_series(h, "toy/e/n=0/v", &s, &n, &d), 0, "%s", d.msg);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(kbc_history_points(h, s[0].key, s[0].testbed.id, &p, &np, &d), 0, "%s", d.msg);
+    cr_assert_eq(np, 2);
+    cr_assert_float_eq(p[0].j_per_run, 2e-3, 1e-12);
+    cr_assert_float_eq(p[0].j_lo, 0.98 * 2e-3, 1e-12);
+    cr_assert_float_eq(p[0].j_hi, 1.02 * 2e-3, 1e-12);
+    cr_assert(isnan(p[1].j_per_run), "%g", p[1].j_per_run);
+    cr_assert(isnan(p[1].j_lo));
+    free(p);
+    kbc_hist_series_free(s, n);
+    kbc_history_close(h);
+    cr_assert_eq(db_int(at("h.db"), "SELECT count(*) FROM rows WHERE watts = 300"), 1);
+}
+
+/* A database of layout version 2 (version 1 and the commit's source), made
+   by hand, is upgraded in place: its row kept without energy, a new run's
+   row with. */
+Test(db, a_version_2_database_gains_the_energy_columns)
+{
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(at("old.db"), &db), SQLITE_OK);
+    const char *v2 =
+        "CREATE TABLE testbeds (id INTEGER PRIMARY KEY, gpu TEXT NOT NULL, gpu_uuid TEXT NOT "
+        "NULL, driver TEXT NOT NULL, runtime TEXT NOT NULL, cccl INTEGER NOT NULL, cublas TEXT "
+        "NOT NULL, sm_max_mhz INTEGER NOT NULL, mem_max_mhz INTEGER NOT NULL, UNIQUE (gpu, "
+        "gpu_uuid, driver, runtime, cccl, cublas, sm_max_mhz, mem_max_mhz));"
+        "CREATE TABLE runs (id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL UNIQUE, path TEXT NOT "
+        "NULL, started TEXT NOT NULL, finished TEXT, exit_code INTEGER, kbench_version TEXT "
+        "NOT NULL, kbench_git TEXT NOT NULL, commit_rev TEXT NOT NULL, commit_time INTEGER NOT "
+        "NULL, plan_hash TEXT, host TEXT NOT NULL, command TEXT, commit_source TEXT NOT NULL "
+        "DEFAULT 'unknown');"
+        "CREATE TABLE rows (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id) "
+        "ON DELETE CASCADE, testbed_id INTEGER NOT NULL REFERENCES testbeds(id), key TEXT NOT "
+        "NULL, status TEXT NOT NULL, median REAL, noise REAL, runs INTEGER NOT NULL, UNIQUE "
+        "(run_id, key));"
+        "CREATE INDEX rows_series ON rows (key, testbed_id);"
+        "CREATE TABLE samples (row_id INTEGER NOT NULL REFERENCES rows(id) ON DELETE CASCADE, "
+        "idx INTEGER NOT NULL, seconds REAL NOT NULL, PRIMARY KEY (row_id, idx)) WITHOUT ROWID;"
+        "INSERT INTO testbeds VALUES (1, 'Test GPU', 'GPU-1', '13.0', '13.0', 3000001, "
+        "'13.0.2', 1980, 2619);"
+        "INSERT INTO runs VALUES (1, 'aa', '/x/results.json', '2025-01-01T00:00:00Z', NULL, 0, "
+        "'0.1.0', 'old', 'old', 5, NULL, 'h', NULL, 'git');"
+        "INSERT INTO rows VALUES (1, 1, 1, 'toy/e/n=0/v', 'pass', 0.002, 0.01, 3);"
+        "PRAGMA application_id = 1801611369; PRAGMA user_version = 2;";
+    cr_assert_eq(sqlite3_exec(db, v2, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+    sqlite3_close(db);
+
+    /* A reading command asks for the upgrade first. */
+    kbc_history *h = NULL;
+    kbc_diag d = {{0}};
+    cr_assert_eq(kbc_history_open(at("old.db"), 0, &h, &d), KBC_EXIT_USAGE);
+    cr_assert_not_null(strstr(d.msg, "has the older layout version 2"), "%s", d.msg);
+
+    write_run_j("a", 1, 1, 1e-3, "GPU-1", 5e-3);
+    h = open_db(at("old.db"));
+    cr_assert_eq(add(h, "a", "new", 10), 1);
+    kbc_history_close(h);
+    cr_assert_eq(db_int(at("old.db"), "PRAGMA user_version"), 3);
+    cr_assert_eq(db_int(at("old.db"), "SELECT count(*) FROM rows"), 2);
+    cr_assert_eq(db_int(at("old.db"), "SELECT count(*) FROM rows WHERE id = 1 AND "
+                                      "j_per_run IS NULL AND median = 0.002"),
+                 1);
+    cr_assert_eq(db_int(at("old.db"), "SELECT count(*) FROM rows WHERE run_id = 2 AND "
+                                      "abs(j_per_run - 5e-3) < 1e-12"),
+                 1);
+}
+
+/* Four runs of two rows, the first two without energy: the series gives
+   each run's joules beside its time, empty where it has none. */
+static void energy_history(result *r)
+{
+    for (int i = 0; i < 4; i++) {
+        char dir[16], args[256];
+        snprintf(dir, sizeof dir, "e%02d", i);
+        write_run_j(dir, i, 2, 1e-3, "GPU-1", i < 2 ? 0 : 1e-3 * (i + 1));
+        snprintf(args, sizeof args, "history add %s --commit c%02d", dir, i);
+        kb(r, args);
+        cr_assert_eq(r->code, 0, "%s", r->err);
+    }
+}
+
+Test(cmd, series_gives_the_energy_beside_the_time)
+{
+    result r;
+    energy_history(&r);
+    kb(&r, "history series toy/e/n=1/v --csv");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "key,testbed,commit,commit_time,started,median_s,lo_s,hi_s,"
+                                     "runs,j_per_run,j_lo,j_hi\n"),
+                       "%s", r.out);
+    /* Row 1 of run 3: twice 4 mJ, its interval 2% either side. */
+    cr_assert_not_null(strstr(r.out, ",3,0.008,0.00784,0.00816\n"), "%s", r.out);
+    /* Runs 0 and 1 had no energy: the three fields empty. */
+    cr_assert_not_null(strstr(r.out, "toy/e/n=1/v,1,c00,"), "%s", r.out);
+    const char *c00 = strstr(r.out, "toy/e/n=1/v,1,c00,");
+    cr_assert_not_null(strstr(c00, ",3,,,\n"), "%s", r.out);
+    kb(&r, "history series toy/e/n=1/v");
+    cr_assert_not_null(strstr(r.out, "\t3\t0.008\t0.00784\t0.00816\n"), "%s", r.out);
+}
+
+Test(cmd, show_adds_a_joules_column_where_a_point_has_energy)
+{
+    result r;
+    energy_history(&r);
+    kb(&r, "history show toy/e/n=0/v");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "95% interval            J/run\n"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "  4 mJ\n"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "  -\n"), "the runs without energy: %s", r.out);
 }

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "energy_rows.h"
 #include "report.h"
 #include "report_html.h"
 #include "text.h"
@@ -483,6 +484,125 @@ Test(html, a_baseline_adds_compare_verdicts)
     /* The baseline's extra row is listed. */
     cr_assert_not_null(strstr(page, "Only in the baseline (1 rows)"));
     cr_assert_not_null(strstr(page, "/retired</code>"));
+    free(page);
+}
+
+/* ---- energy ---------------------------------------------------------------- */
+
+/* A results file tmpdir/name with energy: experiment "esweep" over n =
+   2^20, 2^21, 2^22 with variants "a" (j_scale times 1, 2, 4 mJ per run),
+   "b" (twice a's) and "c" (energy = on, no NVML: no energy), and
+   experiment "ebars" at one point, whose "x" has j_scale times 3 mJ per
+   run. */
+static void write_energy(const char *name, double j_scale)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    kbc_machine m;
+    memset(&m, 0, sizeof m);
+    kbc_run_info info = {.machine = &m, .command_line = "kbench run energy.ini"};
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_json(path, &s, &d), 0, "%s", d.msg);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    for (uint64_t p = 0; p < 3; p++) {
+        kbc_record rs[3] = {row("esweep", "a", 0, 1ULL << (20 + p), 1, p, 1e-4 * (double)(p + 1)),
+                            row("esweep", "b", 0, 1ULL << (20 + p), 1, p, 2e-4 * (double)(p + 1)),
+                            row("esweep", "c", 0, 1ULL << (20 + p), 1, p, 3e-4 * (double)(p + 1))};
+        double j = j_scale * 1e-3 * (double)(1u << p);
+        double wa[5] = {0.99 * j, 0.995 * j, j, 1.005 * j, 1.01 * j};
+        double wb[5] = {2 * wa[0], 2 * wa[1], 2 * wa[2], 2 * wa[3], 2 * wa[4]};
+        er_measured(&rs[0], wa, 5, 1.0);
+        er_measured(&rs[1], wb, 5, 1.0);
+        er_not_measured(&rs[2], KBC_ENERGY_NO_NVML, "NVML could not be loaded <here>");
+        cr_assert_eq(s.point(s.ctx, rs, 3), 0);
+        for (int k = 0; k < 3; k++)
+            kbc_record_free(&rs[k]);
+    }
+    kbc_record x = row("ebars", "x", 0, 1ULL << 24, 0, 0, 1e-3);
+    double wx[5] = {3e-3 * j_scale, 3e-3 * j_scale, 3e-3 * j_scale, 3e-3 * j_scale,
+                    3e-3 * j_scale};
+    er_measured(&x, wx, 5, 1.0);
+    cr_assert_eq(s.point(s.ctx, &x, 1), 0);
+    kbc_record_free(&x);
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+}
+
+Test(html, rows_with_energy_add_its_views_and_columns)
+{
+    write_energy("energy.json", 1);
+    cr_assert_eq(report("energy.json -o e.html"), 0);
+    char *page = slurp_in("e.html");
+    cr_assert_not_null(page);
+    /* The energy and efficiency views of the line plot and of the bar
+       chart, each with its button. */
+    cr_assert_eq(count(page, "<svg class=\"energy\""), 2, "%s", page);
+    cr_assert_eq(count(page, "<svg class=\"efficiency\""), 2, "%s", page);
+    cr_assert_eq(count(page, "<button type=\"button\" data-view=\"energy\""), 2);
+    cr_assert_not_null(strstr(page, "energy per run (mJ, lower is better), log scale"), "%s",
+                       page);
+    cr_assert_not_null(strstr(page, "energy efficiency (GB/J, bytes read + written per joule)"),
+                       "%s", page);
+    /* a's point at n = 2^21: 2 mJ. */
+    cr_assert_not_null(strstr(page, "<title>a, n=2097152: 2 mJ</title>"), "%s", page);
+    /* The columns, a row's joules, and why c has none. */
+    cr_assert_not_null(strstr(page, ">J/run</th>"), "%s", page);
+    cr_assert_not_null(strstr(page, ">W</th>"), "%s", page);
+    cr_assert_not_null(strstr(page, ">GB/J</th>"), "%s", page);
+    cr_assert_not_null(strstr(page, ">4 mJ</td>"), "%s", page);
+    cr_assert_eq(count(page, "title=\"NVML could not be loaded &lt;here&gt;\">-</td>"), 3, "%s",
+                 page);
+    free(page);
+    /* A page without energy has neither. */
+    cr_assert_eq(report("new/results.json -o r.html"), 0);
+    page = slurp_in("r.html");
+    cr_assert_null(strstr(page, "svg class=\"energy\""));
+    cr_assert_null(strstr(page, "J/run"));
+    free(page);
+}
+
+/* The energy view is `kbench plot --metric energy`'s chart: the same axis
+   title, in the same unit. */
+Test(html, the_energy_view_is_the_plots_energy_chart)
+{
+    write_energy("energy.json", 1);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir -p eplots && PATH=/nonexistent '%s' plot energy.json -o eplots "
+             "--metric energy >plot.txt 2>&1",
+             tmpdir, KBENCH);
+    cr_assert_eq(system(cmd), 0);
+    char *script = slurp_in("eplots/esweep.gp");
+    cr_assert_not_null(script);
+    const char *yl = strstr(script, "set ylabel '");
+    cr_assert_not_null(yl, "%s", script);
+    char title[200];
+    snprintf(title, sizeof title, "%.*s", (int)strcspn(yl + 12, "'"), yl + 12);
+    cr_assert_eq(report("energy.json -o e.html"), 0);
+    char *page = slurp_in("e.html");
+    cr_assert_not_null(strstr(page, title), "the plot's '%s' is not in the report", title);
+    free(page);
+    free(script);
+}
+
+Test(html, a_baseline_with_energy_adds_the_energy_verdict)
+{
+    write_energy("energy.json", 1.1);
+    write_energy("energy-base.json", 1);
+    cr_assert_eq(report("energy.json --baseline energy-base.json -o e.html"), 0);
+    char *page = slurp_in("e.html");
+    cr_assert_not_null(page);
+    cr_assert_not_null(strstr(page, ">energy verdict</th>"), "%s", page);
+    /* a and b at three points and x: 10% more joules in windows 1% apart;
+       c has energy on neither side and gets no energy verdict at all. */
+    cr_assert_eq(count(page, "<td class=\"v-more-energy\">more energy</td>"), 7, "%s", page);
+    cr_assert_eq(count(page, "no energy on either side"), 0, "%s", page);
+    cr_assert_eq(count(page, "<td class=\"v-untested\">"), 0, "%s", page);
+    cr_assert_not_null(strstr(page, ">+10.0%</td>"), "%s", page);
+    cr_assert_not_null(strstr(page, "energy against the baseline: <span class=\"v-more-energy\">7 "
+                                    "more energy</span></p>"),
+                       "%s", page);
     free(page);
 }
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core_keys.h"
+#include "host.h"
 #include "loader.h"
 
 #define FIX KBENCH_FIXTURE_DIR "/loader"
@@ -550,7 +551,7 @@ REFUSED(size_not_a_sizeof, f.d.size = sizeof(kb_plugin) - 4,
 
 /* A value a newer minor may have added is refused with a hint. */
 REFUSED(newer_minor_unknown_flag_hints, { f.d.abi_minor = 5; f.v[1].flags = 0x10; },
-        "unknown flags 0x10 (the plugin was built for ABI 2.5, newer than this kbench's 2.2")
+        "unknown flags 0x10 (the plugin was built for ABI 2.5, newer than this kbench's 2.3")
 
 Test(descriptor, current_minor_unknown_flag_has_no_hint)
 {
@@ -648,7 +649,8 @@ Test(descriptor, core_keys_include_the_documented_ones)
                                  "warmup", "runs", "budget", "min_runs", "max_runs",
                                  "noise", "min_time", "seed", "include_copies",
                                  "cpu_threads", "cache", "batch", "timeout", "energy",
-                                 "energy_window", "prefetch", "gpus", "zip", "plugin_path",
+                                 "energy_window", "energy_windows", "integrity", "prefetch",
+                                 "gpus", "zip", "plugin_path",
                                  "description", "tune", "constrain", "objective", "tune_budget",
                                  "tune_seed", "tune_problem", "tune_screen", "tune_top"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -1055,6 +1057,61 @@ Test(abi, previous_minor_loads_and_runs)
     kbc_registry_free(&r);
 }
 
+/* A plugin built against minor 2, before kb_param.multiple_of and
+   kb_host.refuse, loads, runs and is described: its parameters take any
+   value, although the bytes past its param_size are not zero. */
+Test(abi, minor_2_loads_runs_and_takes_any_value)
+{
+    kbc_registry r;
+    load_abi_folder(&r);
+    const kb_plugin *d = abi_plugin(&r, "minor2");
+    cr_assert_eq(d->abi_minor, 2);
+    cr_assert_eq(d->n_params, 2);
+    cr_assert_eq(d->params[0].multiple_of, 0);
+    cr_assert_eq(d->params[1].multiple_of, 0);
+    cr_assert_str_eq(d->params[1].name, "step");
+    kbc_registry_free(&r);
+    int status;
+    char *out = run_kbench("describe minor2", &status);
+    cr_assert_eq(status, 0, "%s", out);
+    char *l = line_with(out, "any value: minor 2");
+    cr_assert_not_null(l, "%s", out);
+    cr_assert_null(strstr(l, "multiple of"), "%s", l);
+    free(l);
+    free(out);
+    char ini[] = "/tmp/kbench-minor2-XXXXXX";
+    int fd = mkstemp(ini);
+    cr_assert_geq(fd, 0);
+    static const char text[] = "[m]\nplugin = minor2\nn = 1000\nstep = 3, 7\nruns = 2\n"
+                               "warmup = 0\n";
+    cr_assert_eq(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    close(fd);
+    char args[256];
+    snprintf(args, sizeof args, "run %s -q", ini);
+    out = run_kbench(args, &status);
+    cr_assert_eq(status, 0, "%s", out);
+    cr_assert_not_null(strstr(out, "summary: 2 pass, 0 FAIL, 0 error"), "%s", out);
+    free(out);
+    unlink(ini);
+}
+
+/* What a plugin of minor 3 asks before it calls refuse(): an older host
+   (abi_minor 2), or a host whose structure ends before the field, has
+   none. */
+Test(abi, refuse_only_where_the_host_has_it)
+{
+    kb_host h;
+    kbc_hostctx hc;
+    kbc_host_init(&h, &hc, "t", 1, 1);
+    cr_assert(kb_host_can_refuse(&h));
+    h.abi_minor = 2;
+    cr_assert(!kb_host_can_refuse(&h));
+    h.abi_minor = KB_ABI_MINOR;
+    h.size = (uint32_t)offsetof(kb_host, refuse);
+    cr_assert(!kb_host_can_refuse(&h));
+    cr_assert(!kb_host_can_refuse(NULL));
+}
+
 Test(abi, describe_lists_counted_choices)
 {
     int status;
@@ -1100,7 +1157,7 @@ Test(abi, describe_survives_bad_descriptors)
    names its file and its problem, and no other file is refused. */
 struct bad_case {
     char file[32];
-    char want[96];
+    char want[120];
 };
 
 ParameterizedTestParameters(abi, bad_descriptor_refused)
@@ -1115,6 +1172,9 @@ ParameterizedTestParameters(abi, bad_descriptor_refused)
         {"bad-ops_size", "its ops table declares 16 bytes"},
         {"bad-ops_null", "has no operations table (ops is NULL)"},
         {"bad-n_params", "declares 65 parameters; at most 64 are allowed"},
+        {"bad-multiple", "parameter 'n' declares multiple_of 2, which only INT and SIZE"},
+        {"bad-multiple_def", "the default of parameter 'n' is invalid: 1000 is not a multiple "
+                             "of 3 (the nearest are 999 and 1002)"},
     };
     return cr_make_param_array(struct bad_case, cases, sizeof cases / sizeof cases[0]);
 }
@@ -1147,8 +1207,8 @@ Test(abi, only_the_bad_files_are_refused)
     load_abi_folder(&r);
     for (size_t i = 0; i < r.n_refused; i++)
         cr_assert_not_null(strstr(r.refused[i], FIXABI "/kbench-bad-"), "%s", r.refused[i]);
-    cr_assert_eq(r.n_refused, 9);
-    cr_assert_eq(r.n, 6, "good, counted, flagged, minor1, newer, older");
+    cr_assert_eq(r.n_refused, 11);
+    cr_assert_eq(r.n, 7, "good, counted, flagged, minor1, minor2, newer, older");
     kbc_registry_free(&r);
 }
 

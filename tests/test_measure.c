@@ -25,6 +25,8 @@ Test(measure, timed_runs_follow_runs_when_the_budget_allows)
     s.variants[1] = -1;
     s.warmup = 4;
     s.runs = 7;
+    /* The measurement loop's calls alone (integrity.h adds its own). */
+    s.integrity = KBC_INTEGRITY_OFF;
     capture c = {0};
     cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
     const kbc_record *r = find_row(&c, 0, TOY_GOOD);
@@ -46,6 +48,8 @@ Test(measure, include_copies_repeats_upload_and_download)
     s.warmup = 2;
     s.runs = 5;
     s.include_copies = 1;
+    /* The measurement loop's calls alone (integrity.h adds its own). */
+    s.integrity = KBC_INTEGRITY_OFF;
     capture c = {0};
     cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
     cr_assert_eq(count_events('U', TOY_GOOD), 1 + 2 + 5);
@@ -62,6 +66,8 @@ Test(measure, budget_stops_timed_runs_early)
     s.runs = 1000;
     s.budget = 0.05;
     s.sleep_us = 10000; /* each run sleeps at least 10 ms */
+    /* The measurement loop's calls alone (integrity.h adds its own). */
+    s.integrity = KBC_INTEGRITY_OFF;
     capture c = {0};
     cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
     const kbc_record *r = find_row(&c, 0, TOY_GOOD);
@@ -79,6 +85,8 @@ Test(measure, a_zero_budget_still_times_one_run)
     s.variants[1] = -1;
     s.runs = 50;
     s.budget = 0.0;
+    /* The measurement loop's calls alone (integrity.h adds its own). */
+    s.integrity = KBC_INTEGRITY_OFF;
     capture c = {0};
     cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
     cr_assert_eq(find_row(&c, 0, TOY_GOOD)->time.n, 1);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "energy_rows.h"
 #include "plot.h"
 #include "report.h"
 
@@ -689,12 +690,13 @@ Test(plot, metric_time_draws_the_median_time_in_a_unit_that_suits_it)
     cr_assert_null(strstr(s, "ceiling"), "%s", s);
 }
 
-Test(plot, a_metric_that_is_neither_rate_nor_time_is_a_usage_error)
+Test(plot, a_metric_that_is_not_one_of_the_four_is_a_usage_error)
 {
     more_results();
     cr_assert_eq(plot("more/results.json -o bad --metric speed", "/nonexistent"), 2);
     char *e = script(".", "err.txt");
-    cr_assert_not_null(strstr(e, "option --metric wants rate or time, not 'speed'"), "%s", e);
+    cr_assert_not_null(
+        strstr(e, "option --metric wants rate, time, energy or efficiency, not 'speed'"), "%s", e);
 }
 
 /* 4096 and 4097 are two x values: one slot each, labelled. */
@@ -793,4 +795,129 @@ Test(plot, gnuplots_own_messages_stay_off_stderr)
     e = script(".", "err.txt");
     cr_assert_not_null(strstr(e, "(exit status 1: line 7: undefined variable)"), "%s", e);
     cr_assert_null(strstr(e, "warning: Skipping"), "%s", e);
+}
+
+/* ---- the energy metrics --------------------------------------------------- */
+
+/* A third results file, tmpdir/energy: an experiment over n = 2^20, 2^21,
+   2^22 whose variants `a` and `b` have energy (a: 1, 2 and 4 mJ per run,
+   its windows 10% apart; b: twice a's) and `c` has none (energy = on, no
+   NVML); an experiment none of whose rows has energy; and a bar chart of
+   one point. */
+static const char *energy_results(void)
+{
+    static char path[600];
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/energy", tmpdir);
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    if (mkdir(dir, 0777) != 0) {
+        cr_assert_eq(errno, EEXIST);
+        return path;
+    }
+    kbc_machine m;
+    memset(&m, 0, sizeof m);
+    kbc_run_info info = {.machine = &m};
+    kbc_sink s;
+    kbc_diag d;
+    cr_assert_eq(kbc_report_json(path, &s, &d), 0, "%s", d.msg);
+    cr_assert_eq(s.begin(s.ctx, &info), 0);
+    for (uint64_t p = 0; p < 3; p++) {
+        uint64_t n = 1ULL << (20 + p);
+        kbc_record r[3] = {row("joules", "a", 0, n, 1, "f32", 0, p, 1000),
+                           row("joules", "b", 0, n, 1, "f32", 0, p, 900),
+                           row("joules", "c", 0, n, 1, "f32", 0, p, 800)};
+        double j = 1e-3 * (double)(1u << p);
+        double wa[5] = {0.95 * j, 0.98 * j, j, 1.02 * j, 1.05 * j};
+        double wb[5] = {2 * j, 2 * j, 2 * j, 2 * j, 2 * j};
+        er_measured(&r[0], wa, 5, 1.0);
+        er_measured(&r[1], wb, 5, 1.0);
+        er_not_measured(&r[2], KBC_ENERGY_NO_NVML, "NVML could not be loaded");
+        cr_assert_eq(s.point(s.ctx, r, 3), 0);
+    }
+    for (uint64_t p = 0; p < 2; p++) {
+        kbc_record r[1] = {row("unmeasured", "a", 0, 1024ULL << p, 1, "f32", 0, p, 100)};
+        cr_assert_eq(s.point(s.ctx, r, 1), 0);
+    }
+    kbc_record bars[2] = {row("one", "x", 0, 1ULL << 20, 0, "f32", 0, 0, 100),
+                          row("one", "y", 0, 1ULL << 20, 0, "f32", 0, 0, 100)};
+    double wx[5] = {3e-3, 3e-3, 3e-3, 3e-3, 3e-3}, wy[5] = {6e-3, 6e-3, 6e-3, 6e-3, 6e-3};
+    er_measured(&bars[0], wx, 5, 1.0);
+    er_measured(&bars[1], wy, 5, 1.0);
+    cr_assert_eq(s.point(s.ctx, bars, 2), 0);
+    cr_assert_eq(s.end(s.ctx, 0), 0);
+    s.destroy(s.ctx);
+    return path;
+}
+
+Test(plot, metric_energy_draws_joules_per_run_in_a_unit_that_suits_it)
+{
+    energy_results();
+    cr_assert_eq(plot("energy/results.json -o en --metric energy", "/nonexistent"), 0);
+    char *s = script("en", "joules.gp");
+    cr_assert_not_null(strstr(s, "set ylabel 'energy per run (mJ, lower is better)'"), "%s", s);
+    /* a's median windows: 1, 2, 4 mJ at n = 2^20, 2^21, 2^22. */
+    cr_assert_not_null(strstr(s, "$v0 << EOD\n1048576 1\n2097152 2\n4194304 4\nEOD\n"), "%s", s);
+    cr_assert_not_null(strstr(s, "$v1 << EOD\n1048576 2\n2097152 4\n4194304 8\nEOD\n"), "%s", s);
+    /* c has no energy: no line, no legend entry; and no ceiling. */
+    cr_assert_null(strstr(s, "title 'c'"), "%s", s);
+    cr_assert_null(strstr(s, "ceiling"), "%s", s);
+}
+
+Test(plot, metric_efficiency_draws_the_work_per_joule)
+{
+    energy_results();
+    cr_assert_eq(plot("energy/results.json -o eff --metric efficiency", "/nonexistent"), 0);
+    char *s = script("eff", "joules.gp");
+    cr_assert_not_null(strstr(s, "set ylabel 'energy efficiency (GB/J, bytes read + written "
+                                 "per joule)'"),
+                       "%s", s);
+    /* 4 bytes per element: 2^22 bytes = 0.004194304 GB for 1 mJ is 4.194304
+       GB/J, and the same at every n (the joules grow with the bytes). */
+    cr_assert_not_null(strstr(s, "$v0 << EOD\n1048576 4.194304\n2097152 4.194304\n"), "%s", s);
+    cr_assert_not_null(strstr(s, "$v1 << EOD\n1048576 2.097152\n"), "%s", s);
+}
+
+Test(plot, the_energy_band_runs_from_the_lowest_window_to_the_highest)
+{
+    energy_results();
+    cr_assert_eq(plot("energy/results.json -o enband --metric energy --band", "/nonexistent"),
+                 0);
+    char *s = script("enband", "joules.gp");
+    cr_assert_not_null(strstr(s, "\n1048576 1 0.95 1.05\n"), "%s", s);
+    cr_assert_eq(plot("energy/results.json -o effband --metric efficiency --band", "/nonexistent"),
+                 0);
+    s = script("effband", "joules.gp");
+    /* The work per joule is lowest in the window of the most joules. */
+    cr_assert_not_null(strstr(s, "\n1048576 4.194304 3.99457524 4.41505684\n"), "%s", s);
+}
+
+Test(plot, an_energy_bar_chart_draws_the_rows_with_energy)
+{
+    energy_results();
+    cr_assert_eq(plot("energy/results.json -o enbars --metric energy", "/nonexistent"), 0);
+    char *s = script("enbars", "one-point1.gp");
+    cr_assert_not_null(strstr(s, "$bars << EOD\n3 0 3 3\n6 0 6 6\nEOD\n"), "%s", s);
+    cr_assert_not_null(strstr(s, "set ylabel 'energy per run (mJ, lower is better)'"), "%s", s);
+}
+
+Test(plot, an_experiment_without_energy_gets_no_energy_chart_and_says_why)
+{
+    energy_results();
+    cr_assert_eq(plot("energy/results.json -o enwhy --metric energy", "/nonexistent"), 0);
+    cr_assert_eq(size_of("enwhy", "unmeasured.gp"), -1);
+    char *o = script(".", "out.txt");
+    cr_assert_not_null(strstr(o, "no plot for unmeasured: none of its rows has energy measured "
+                                 "(energy = on; docs/energy.md)"),
+                       "%s", o);
+}
+
+/* A file none of whose rows has energy: one sentence, exit 2. */
+Test(plot, an_energy_metric_on_a_file_without_energy_is_one_sentence_and_exit_2)
+{
+    cr_assert_eq(plot("results.json -o noen --metric efficiency", "/nonexistent"), 2);
+    char *e = script(".", "err.txt");
+    cr_assert_not_null(strstr(e, "results.json: no row has its energy measured, so --metric "
+                                 "efficiency has nothing to draw; measure it with energy = on"),
+                       "%s", e);
+    cr_assert_eq(size_of("noen", "study-dtype_f32.gp"), -1);
 }

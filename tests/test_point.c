@@ -97,10 +97,13 @@ Test(point, lifecycle_order_poison_and_same_inputs)
         cr_assert_eq(ev[i].what, 'S', "point %llu starts with setup", (unsigned long long)p);
         const void *state = ev[i].state;
         i++;
+        size_t calls = 0;
         for (int k = 0; k < 3; k++) {
             int v = s.variants[k];
+            size_t at = i;
             /* Poison first, then the checked run with its copies, then
-               verify, then warm-up and timed runs of run() alone. */
+               verify, then warm-up runs of run() alone, the poison again
+               and the timed runs. */
             cr_assert_eq(ev[i].what, 'P');
             cr_assert_eq(ev[i].variant, v);
             cr_assert_eq(ev[i + 1].what, 'U');
@@ -109,16 +112,33 @@ Test(point, lifecycle_order_poison_and_same_inputs)
             cr_assert_eq(ev[i + 3].what, 'D');
             cr_assert_eq(ev[i + 4].what, 'V');
             i += 5;
-            for (uint32_t r = 0; r < s.warmup + s.runs; r++, i++) {
+            for (uint32_t r = 0; r < s.warmup; r++, i++) {
                 cr_assert_eq(ev[i].what, 'R');
                 cr_assert_eq(ev[i].variant, v);
             }
+            cr_assert_eq(ev[i++].what, 'P', "the outputs are poisoned before the timed runs");
+            cr_assert_eq(ev[i].what, 'R');
+            cr_assert_eq(ev[i].out_poisoned, 1, "the first timed run starts on poison");
+            for (uint32_t r = 0; r < s.runs; r++, i++) {
+                cr_assert_eq(ev[i].what, 'R');
+                cr_assert_eq(ev[i].variant, v);
+            }
+            if (v != TOY_WRONG) {
+                /* The integrity checks of a passed row (integrity.h): the
+                   post-check, the poison check, the audit round. */
+                const char want[] = "DVPDVPRDV";
+                for (size_t w = 0; w < sizeof want - 1; w++, i++) {
+                    cr_assert_eq(ev[i].what, want[w], "variant %d: call %zu of the checks", v, w);
+                    cr_assert_eq(ev[i].variant, v);
+                }
+            }
+            calls += i - at;
         }
         cr_assert_eq(ev[i].what, 'T');
         cr_assert_eq(ev[i].state, state, "teardown gets the state setup made");
         i++;
         /* Every call of this point saw the same seed and the same inputs. */
-        size_t first = i - (2 + 3 * (5 + s.warmup + s.runs));
+        size_t first = i - (2 + calls);
         for (size_t j = first; j < i; j++) {
             cr_assert_eq(ev[j].seed, s.seed);
             cr_assert_eq(ev[j].n, s.n[p]);
@@ -224,6 +244,8 @@ Test(point, cuda_errors_passing_and_sticky)
 Test(point, a_variant_runs_once_per_distinct_configuration)
 {
     spec s = uses_spec();
+    /* The lifecycle's calls alone (integrity.h adds its own). */
+    s.integrity = KBC_INTEGRITY_OFF;
     capture c = {0};
     cr_assert_eq(run_spec(&s, &c), KBC_EXIT_OK);
     /* One checked run (verify) and warm-up + timed runs per configuration. */

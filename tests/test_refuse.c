@@ -6,7 +6,11 @@
  * tune records an invalid candidate, the dry run marks it invalid), and
  * KB_EFAIL is a plugin error (an `error` row, a check failure, an error
  * candidate, marked error), while the other points run.  And a point is
- * planned once: a worker never asks plan() again.
+ * planned once: a worker never asks plan() again.  A point refused to one
+ * variant (kb_host.refuse, ABI 2.3: the split fixture) is an `invalid` row
+ * for that variant while the others run, in run, the dry run, check and
+ * tune alike; and an integer parameter's multiple_of is checked with its
+ * range.
  */
 #define _GNU_SOURCE
 #include <jansson.h>
@@ -148,5 +152,116 @@ Test(refuse, tune_screens_with_the_full_plans_records)
     char *csv = kc_slurp(kc_path("out/tried.csv"));
     cr_assert_eq(count_of(csv, ",pass,"), 5, "%s", csv);
     free(csv);
+    kc_free(&r);
+}
+
+/* ---- one variant refused at a point (kb_host.refuse, ABI 2.3) ----------- */
+
+/* The split fixture: threads above 128 is not for `block`; `cpu` ignores
+   threads and still runs there. */
+#define VREFUSAL "block takes at most 128 threads, not threads = 129"
+
+Test(refuse, a_variant_refused_alone_is_invalid_and_the_others_run)
+{
+    kc_write("s.ini", "[s]\nplugin = split\nthreads = 129\nwarmup = 0\nruns = 2\n");
+    kc_result r = kc_run("run s.ini -o out " PP);
+    cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_assert_has(r.out, "summary: 1 pass, 0 FAIL, 0 error, 0 skipped, 1 invalid; exit code 0");
+    kc_assert_has(r.out, "invalid: " VREFUSAL);
+    /* The worker was handed the refusal with the point: setup() fails when
+       it is asked for a refused variant, so cpu's pass says it was not. */
+    char *csv = kc_slurp(kc_path("out/results.csv"));
+    cr_assert_eq(count_of(csv, ",cpu,cpu,,cpu,hot,pass,"), 1, "%s", csv);
+    cr_assert_eq(count_of(csv, ",block,cpu,,cpu,hot,invalid,\"" VREFUSAL), 1, "%s", csv);
+    free(csv);
+    kc_free(&r);
+}
+
+Test(refuse, the_dry_run_and_check_name_the_variant_refused)
+{
+    kc_write("s.ini", "[s]\nplugin = split\nthreads = 64, 129\n");
+    kc_result r = kc_run("run s.ini --dry-run " PP);
+    cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    cr_assert_eq(count_of(r.out, "invalid for block: " VREFUSAL), 1, "%s", r.out);
+    cr_assert_eq(count_of(r.out, "invalid for cpu"), 0, "%s", r.out);
+    kc_assert_has(r.out, "1 variant refused at its point by plan() (each becomes an `invalid` "
+                         "row; the point's other variants run)");
+    kc_free(&r);
+    r = kc_run("check split " PP);
+    cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_assert_has(r.out, "variants refused alone at their point through refuse() (each is "
+                         "invalid in a run; the first at threads=");
+    /* setup() was never asked for block where plan() refused it. */
+    kc_assert_has(r.out, "ok   setup-teardown");
+    kc_free(&r);
+}
+
+Test(refuse, tune_records_a_variant_refused_alone_as_invalid)
+{
+    kc_write("t.ini", "[t]\nplugin = split\ntune = exhaustive\nthreads = 64, 129\n"
+                      "warmup = 0\nruns = 2\n");
+    kc_result r = kc_run("tune t.ini -o out -q " PP);
+    cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    char *csv = kc_slurp(kc_path("out/tried.csv"));
+    cr_assert_eq(count_of(csv, "threads=129, variant=block\",0,invalid,\"" VREFUSAL), 1, "%s",
+                 csv);
+    cr_assert_eq(count_of(csv, ",pass,"), 2, "%s", csv);
+    free(csv);
+    kc_free(&r);
+}
+
+Test(refuse, an_experiment_whose_every_variant_is_refused_is_a_mistake)
+{
+    kc_write("s.ini", "[s]\nplugin = split\nthreads = 1000\n");
+    kc_result r = kc_run("run s.ini " PP);
+    cr_assert_eq(r.code, 2, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_assert_has(r.err, "s.ini:1: experiment [s] point n=64, threads=1000, quirk=0: variant "
+                         "'cpu': cpu cannot split its work into 1000 threads.");
+    kc_free(&r);
+}
+
+Test(refuse, a_refusal_without_a_sentence_or_of_no_variant_is_a_plugin_error)
+{
+    kc_write("s.ini", "[s]\nplugin = split_bad\nquirk = 1, 2\nwarmup = 0\nruns = 1\n");
+    kc_result r = kc_run("run s.ini " PP);
+    cr_assert_eq(r.code, 1, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_assert_has(r.out, "error: plan() refused variant 'block' without saying why");
+    kc_assert_has(r.out, "error: plan() refused variant number 7, which plugin 'split_bad' does "
+                         "not declare (it has 2 variants, numbered from 0)");
+    kc_assert_has(r.out, "summary: 0 pass, 0 FAIL, 4 error");
+    kc_free(&r);
+    r = kc_run("check split_bad " PP);
+    cr_assert_eq(r.code, 1, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_assert_has(r.out, "FAIL plan-errors: at quirk=1");
+    kc_free(&r);
+}
+
+/* ---- multiple_of (kb_param, ABI 2.3) ------------------------------------- */
+
+Test(refuse, a_value_that_is_not_a_multiple_is_refused_with_the_nearest)
+{
+    kc_write("s.ini", "[s]\nplugin = split\nn = 10\n");
+    kc_result r = kc_run("run s.ini " PP);
+    cr_assert_eq(r.code, 2, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_assert_has(r.err, "kbench: s.ini:3: key 'n' in [s]: 10 is not a multiple of 4 (the "
+                         "nearest are 8 and 12).");
+    kc_free(&r);
+    /* Each value of a sweep is checked. */
+    kc_write("s.ini", "[s]\nplugin = split\nn = 4..20:+3\n");
+    r = kc_run("run s.ini " PP);
+    cr_assert_eq(r.code, 2, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_assert_has(r.err, "7 is not a multiple of 4 (the nearest are 4 and 8)");
+    kc_free(&r);
+    kc_write("s.ini", "[s]\nplugin = split\nn = 4..20:+4\nwarmup = 0\nruns = 1\n");
+    r = kc_run("run s.ini -q " PP);
+    cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_free(&r);
+}
+
+Test(refuse, describe_shows_multiple_of)
+{
+    kc_result r = kc_run("describe split " PP);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    kc_assert_has(r.out, "[4, 2^20], multiple of 4");
     kc_free(&r);
 }

@@ -501,7 +501,7 @@ Test(report, csv_header_quoting_and_nan)
 
     const char *expect[] = {"experiment", "plugin", "point", "n", "dtype", "alpha", "fast",
                             "block", "variant", "backend", "flags", "device", "cache", "status",
-                            "reason", "runs", "median_s", "min_s", "max_s", "mean_s",
+                            "reason", "integrity", "runs", "median_s", "min_s", "max_s", "mean_s",
                             "stddev_s", "bytes_read", "bytes_written", "flops", "items", "gbps",
                             "gflops", "items_per_s", "ceiling", "ceiling_gbps", "pct_ceiling",
                             "peak", "peak_gflops", "pct_peak", "speedup_baseline",

@@ -105,6 +105,45 @@ Test(request, an_order_carries_its_plan_whole)
     free(line);
 }
 
+/* The variants plan() refused at a point (kb_host.refuse) travel with it,
+   each with its sentence, and a point without any carries none. */
+Test(request, an_order_carries_the_variants_refused)
+{
+    kbc_order o = {.exp = 0, .point = 7, .mask = 0};
+    o.plan.status = KBC_PLAN_RUNS;
+    kbc_refusals_clear(&o.plan.refusals);
+    kbc_refusals_add(&o.plan.refusals, 1, "block takes at most 128 threads, not \"129\"");
+    kbc_refusals_add(&o.plan.refusals, 63, "the last variant");
+    char *line = kbc_order_line(&o);
+    kbc_order back;
+    char why[200] = "";
+    cr_assert_eq(kbc_order_read(line, &back, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(back.plan.refusals.mask, KB_VARIANT_BIT(1) | KB_VARIANT_BIT(63));
+    cr_assert_str_eq(kbc_refusals_sentence(&back.plan.refusals, 1),
+                     "block takes at most 128 threads, not \"129\"");
+    cr_assert_str_eq(kbc_refusals_sentence(&back.plan.refusals, 63), "the last variant");
+    cr_assert_null(kbc_refusals_sentence(&back.plan.refusals, 0));
+    const char *s;
+    cr_assert_eq(kbc_plan_variant(&back.plan, 1, &s), KBC_PLAN_REFUSED);
+    cr_assert_eq(kbc_plan_variant(&back.plan, 0, &s), KBC_PLAN_RUNS);
+    free(line);
+    /* A variant past the 64 a plugin may have is not a refusal of this
+       kbench: the whole order is refused. */
+    kbc_refusals_clear(&o.plan.refusals);
+    kbc_refusals_add(&o.plan.refusals, 10, "x");
+    line = kbc_order_line(&o);
+    char *at = strstr(line, "\"variant\":10,");
+    cr_assert_not_null(at, "%s", line);
+    memcpy(at, "\"variant\":70,", 13);
+    cr_assert_eq(kbc_order_read(line, &back, why, sizeof why), -1, "%s", line);
+    cr_assert(strstr(why, "the variants refused") != NULL, "%s", why);
+    free(line);
+    kbc_refusals_clear(&o.plan.refusals);
+    line = kbc_order_line(&o);
+    cr_assert_null(strstr(line, "refused"), "%s", line);
+    free(line);
+}
+
 Test(request, quit_and_foreign_lines)
 {
     kbc_order q = {.quit = 1}, back;

@@ -36,6 +36,7 @@ static kbc_record row(const char *variant, uint64_t n, double median)
     snprintf(r.params[0].text, sizeof r.params[0].text, "%llu", (unsigned long long)n);
     r.params[0].swept = 1;
     r.outcome = KBC_PASS;
+    r.backend = KB_BACKEND_CUDA;
     r.work.bytes_read = 4 * n;
     r.work.items = n;
     r.time.median = median;
@@ -64,6 +65,30 @@ Test(suspect, a_small_point_slower_than_a_larger_one_is_named)
     cr_assert(strstr(s[0].than_key, "n=16777216") != NULL, "%s", s[0].than_key);
     cr_assert_gt(s[0].work_ratio, 5.5);
     cr_assert_lt(s[0].work_ratio, 5.7);
+}
+
+/* A GPU row's cause goes away when its point runs again; a CPU variant's at
+   a small point (starting its threads, the scheduler) does not, and the
+   advice says so (docs/output.md, "Suspect rows"). */
+Test(suspect, the_advice_for_a_cpu_row_is_not_to_rerun_its_point)
+{
+    kbc_record rows[] = {row("cpu-parallel", 1000, 4e-3), row("cpu-parallel", 1 << 20, 1e-3)};
+    rows[0].backend = rows[1].backend = KB_BACKEND_CPU;
+    const kbc_suspect *s;
+    cr_assert_eq(count(rows, 2, &s), 1);
+    cr_assert(s[0].cpu);
+    char t[2048];
+    kbc_suspect_text(&s[0], t, sizeof t);
+    cr_assert(strstr(t, "rerun its point") == NULL, "%s", t);
+    cr_assert(strstr(t, "; a CPU variant's time there is mostly starting its threads and the "
+                        "scheduler's slices, which a rerun meets again: compare it on an idle "
+                        "host, with cpu_threads = 1, or where the work outweighs the start-up") !=
+                  NULL,
+              "%s", t);
+    rows[0].backend = rows[1].backend = KB_BACKEND_CUDA;
+    cr_assert_eq(count(rows, 2, &s), 1);
+    kbc_suspect_text(&s[0], t, sizeof t);
+    cr_assert(strstr(t, "; rerun its point") != NULL, "%s", t);
 }
 
 Test(suspect, a_slowdown_below_twice_is_not_named)
@@ -232,6 +257,7 @@ Test(suspect, the_reader_reads_them_back)
     cr_assert_float_eq(doc.suspects[0].median_s, 62e-6, 1e-12);
     cr_assert_float_eq(doc.suspects[0].than_median_s, 25e-6, 1e-12);
     cr_assert_gt(doc.suspects[0].work_ratio, 5.5);
+    cr_assert_eq(doc.suspects[0].cpu, 0, "cub's row is a GPU row, and reads back as one");
     kbc_run_doc_free(&doc);
 }
 

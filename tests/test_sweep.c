@@ -161,6 +161,46 @@ Test(value, range_limits)
     cr_assert_eq(v.u, 32);
 }
 
+/* multiple_of (ABI 2.3): a value that is not a multiple is refused with the
+   multiples on either side of it; negative integers round toward minus
+   infinity; a sweep's values are checked one by one. */
+static const kb_param p_warp = {.name = "threads", .type = KB_PARAM_INT, .def = "32",
+                                .min = -1000, .max = 1000, .multiple_of = 32};
+static const kb_param p_tile = {.name = "bytes", .type = KB_PARAM_SIZE, .def = "4K", .min = 1,
+                                .max = 0, .multiple_of = 4096};
+
+Test(value, multiple_of)
+{
+    kb_value v;
+    char why[256] = "";
+    cr_assert_eq(kbc_value_parse(&p_warp, "96", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(v.i, 96);
+    cr_assert_eq(kbc_value_parse(&p_warp, "0", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(kbc_value_parse(&p_warp, "-64", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(kbc_value_parse(&p_warp, "100", &v, why, sizeof why), -1);
+    cr_assert_str_eq(why, "100 is not a multiple of 32 (the nearest are 96 and 128)");
+    cr_assert_eq(kbc_value_parse(&p_warp, "-33", &v, why, sizeof why), -1);
+    cr_assert_str_eq(why, "-33 is not a multiple of 32 (the nearest are -64 and -32)");
+    /* The range is said first: it is the larger mistake. */
+    cr_assert_eq(kbc_value_parse(&p_warp, "1001", &v, why, sizeof why), -1);
+    cr_assert_str_eq(why, "1001 is above the maximum 1000");
+    cr_assert_eq(kbc_value_parse(&p_tile, "1M", &v, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(kbc_value_parse(&p_tile, "1M+1", &v, why, sizeof why), -1);
+    cr_assert_str_eq(why, "1048577 is not a multiple of 4096 (the nearest are 1048576 and "
+                          "1052672)");
+    /* Near the top of 64 bits only the multiple below exists. */
+    cr_assert_eq(kbc_value_parse(&p_tile, "18446744073709551615", &v, why, sizeof why), -1);
+    cr_assert_str_eq(why, "18446744073709551615 is not a multiple of 4096 (the nearest is "
+                          "18446744073709547520)");
+    kb_value *vals;
+    size_t n;
+    cr_assert_eq(kbc_sweep_parse(&p_warp, "32..256:x2", 100, &vals, &n, why, sizeof why), 0);
+    cr_assert_eq(n, 4);
+    free(vals);
+    cr_assert_eq(kbc_sweep_parse(&p_warp, "32..256:+48", 100, &vals, &n, why, sizeof why), -1);
+    cr_assert_str_eq(why, "80 is not a multiple of 32 (the nearest are 64 and 96)");
+}
+
 Test(value, ints)
 {
     kb_value v;

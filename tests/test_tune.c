@@ -210,7 +210,8 @@ Test(tune, other_mistakes_are_one_sentence_each)
     refused("[a]\nplugin = landscape\ntune = auto\nx = 0..3:+1\ntune_budget = soon\n", "-o out",
             "bad.ini:5: key 'tune_budget' in [a]: 'soon' is neither a count of evaluations");
     refused("[a]\nplugin = landscape\ntune = auto\nx = 0..3:+1\nobjective = speed\n", "-o out",
-            "bad.ini:5: key 'objective' in [a]: 'speed' is not an objective (time or rate)");
+            "bad.ini:5: key 'objective' in [a]: 'speed' is not an objective (time, rate, energy or "
+            "edp)");
     refused("[a]\nplugin = landscape\nx = 0..3:+1\n", "-o out",
             "bad.ini: no experiment has a 'tune' key");
     refused("[a]\nplugin = landscape\ntune = auto\nx = 0..3:+1\n", "",
@@ -309,5 +310,235 @@ Test(tune, crashed_candidates_are_recorded_and_never_retried)
     r = kc_run(cmd);
     cr_assert_eq(r.code, 0, "%s", r.err);
     kc_assert_has(r.err, "kbench tune: 5 evaluations came from earlier tunings");
+    kc_free(&r);
+}
+
+/* ---- the energy objectives ---- */
+
+/* The landscape has no energy (a CPU plugin), so the tests give its
+   measurements some: each row of a journal gets the joules per run of a
+   GPU whose power grows with x, W = 100 * 1.55^(x - 9) watts, times the
+   row's nominal time (the landscape's, tests/fixtures/tune/landscape.h),
+   in five equal windows.  Over x = 9..13, y = 3..7, the fastest is grid at
+   x=11, y=5 (1 unit), the fewest joules grid at x=9, y=5 (1.5 units at 100
+   W: 150, against 174 at x=10 and 240 at x=11), and the smallest
+   energy-delay product grid at x=10, y=5 (1.125 units at 155 W: 196,
+   against 225 at x=9 and 240 at x=11). */
+static double nominal_units(const char *variant, double x, double y)
+{
+    double bowl = 1 + ((x - 11) * (x - 11) + (y - 5) * (y - 5)) / 8;
+    if (strcmp(variant, "alt") == 0)
+        return bowl + 0.5;
+    if (strcmp(variant, "xonly") == 0)
+        return 2 + (x - 11) * (x - 11) / 8;
+    if (strcmp(variant, "lib") == 0)
+        return 3;
+    return bowl;
+}
+
+static void give_energy(const char *journal)
+{
+    char *text = kc_slurp(kc_path(journal));
+    FILE *f = fopen(kc_path(journal), "w");
+    cr_assert_not_null(f);
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        json_t *e = json_loads(line, 0, NULL);
+        json_t *rows = e ? json_object_get(e, "rows") : NULL;
+        size_t i;
+        json_t *row;
+        json_array_foreach(rows, i, row)
+        {
+            json_t *params = json_object_get(row, "params");
+            double x = json_number_value(json_object_get(params, "x"));
+            double y = json_number_value(json_object_get(params, "y"));
+            double unit = json_number_value(json_object_get(params, "unit_us")) * 1e-6;
+            const char *v = json_string_value(json_object_get(row, "variant"));
+            double j = nominal_units(v, x, y) * unit * 100 * pow(1.55, x - 9);
+            json_t *en = json_pack("{s:s, s:s, s:n, s:f, s:f, s:f, s:f, s:[f,f,f,f,f], "
+                                   "s:[i,i,i,i,i], s:i, s:i}",
+                                   "requested", "on", "status", "measured", "why", "j_per_run", j,
+                                   "j_lo", j, "j_hi", j, "watts", 100.0, "windows_j", j, j, j, j,
+                                   j, "windows_s", 1, 1, 1, 1, 1, "dropped", 0,
+                                   "throttled_windows", 0);
+            cr_assert_not_null(en);
+            json_object_set_new(row, "energy", en);
+        }
+        if (e) {
+            char *out = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            fprintf(f, "%s\n", out);
+            free(out);
+        } else {
+            fprintf(f, "%s\n", line);
+        }
+        json_decref(e);
+    }
+    cr_assert_eq(fclose(f), 0);
+    free(text);
+}
+
+/* BOWL_INI with energy = on and every candidate measured in full
+   (tune_top), its full journal given energy: the space replayed below. */
+static void energy_space(void)
+{
+    kc_write("bowl.ini", BOWL_INI "tune_top = 55\nenergy = on\n");
+    kc_result r = kc_run("tune bowl.ini -o out -q " PP);
+    cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_free(&r);
+    give_energy("out/full/journal.jsonl");
+}
+
+static const char *best_candidate(const char *dir, json_t **doc)
+{
+    json_t *p = best_of(dir, doc);
+    return json_string_value(json_object_get(json_object_get(p, "best"), "candidate"));
+}
+
+Test(tune, energy_and_edp_rank_by_the_joules_and_their_product_with_the_time)
+{
+    energy_space();
+    static const struct {
+        const char *objective, *winner;
+    } want[] = {{"time", "x=11, y=5, variant=grid"},
+                {"energy", "x=9, y=5, variant=grid"},
+                {"edp", "x=10, y=5, variant=grid"}};
+    for (size_t k = 0; k < 3; k++) {
+        char args[300], dir[32];
+        snprintf(dir, sizeof dir, "sim-%s", want[k].objective);
+        snprintf(args, sizeof args, "tune bowl.ini --set bowl.objective=%s --simulate out -o %s "
+                                    "-q " PP,
+                 want[k].objective, dir);
+        kc_result r = kc_run(args);
+        cr_assert_eq(r.code, 0, "%s: stdout:\n%s\nstderr:\n%s", want[k].objective, r.out, r.err);
+        json_t *doc;
+        const char *got = best_candidate(dir, &doc);
+        cr_assert_str_eq(got, want[k].winner, "objective %s: %s", want[k].objective, r.out);
+        /* The winner carries both its time and its energy. */
+        json_t *b = json_object_get(best_of(dir, &doc), "best");
+        double s = json_real_value(json_object_get(b, "median_s"));
+        double j = json_real_value(json_object_get(b, "j_per_run"));
+        cr_assert_gt(s, 0);
+        cr_assert_gt(j, 0);
+        cr_assert_float_eq(json_real_value(json_object_get(b, "edp_js")), j * s, 1e-6 * j * s);
+        json_decref(doc);
+        if (k == 1) {
+            kc_assert_has(r.out, "       J/run\n");
+            kc_assert_has(r.out, "best: x=9, y=5, variant=grid: 6 mJ (");
+        }
+        kc_free(&r);
+    }
+}
+
+/* Without screening the search is told the joules themselves: its trace
+   holds them, and it finds the fewest. */
+Test(tune, without_screening_the_search_itself_ranks_by_the_joules)
+{
+    energy_space();
+    kc_result r = kc_run("tune bowl.ini --set bowl.objective=energy --set bowl.tune_screen=off "
+                         "--simulate out -o sim -q " PP);
+    cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    json_t *doc;
+    cr_assert_str_eq(best_candidate("sim", &doc), "x=9, y=5, variant=grid");
+    json_decref(doc);
+    char *trace = kc_slurp(kc_path("sim/trace.csv"));
+    /* grid at x=9, y=5: 1.5 units of 40 us at 100 W. */
+    kc_assert_has(trace, "\"x=9, y=5, variant=grid\",pass,0.006,");
+    free(trace);
+    kc_free(&r);
+}
+
+/* The screening is a quick look at the time: it runs with energy off,
+   and the experiment's own measurement of the best with it on. */
+Test(tune, the_screening_runs_with_energy_off)
+{
+    kc_write("bowl.ini", BOWL_INI "energy = on\n");
+    kc_result r = kc_run("tune bowl.ini -o out -q " PP);
+    cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_free(&r);
+    char *screen = kc_slurp(kc_path("out/screen/journal.jsonl"));
+    char *full = kc_slurp(kc_path("out/full/journal.jsonl"));
+    cr_assert_eq(count_of(screen, "\"energy\":{\"requested\":\"on\""), 0, "%s", screen);
+    cr_assert_eq(count_of(screen, "\"energy\":{\"requested\":\"off\""), 55, "%s", screen);
+    cr_assert_eq(count_of(full, "\"energy\":{\"requested\":\"on\""), 4, "%s", full);
+    free(screen);
+    free(full);
+    /* best.ini reruns the winner with energy on. */
+    char *ini = kc_slurp(kc_path("out/best.ini"));
+    kc_assert_has(ini, "energy = on\nenergy_window = 1\nenergy_windows = 5\n");
+    free(ini);
+}
+
+Test(tune, an_energy_objective_without_energy_is_one_sentence_naming_the_key)
+{
+    refused("[a]\nplugin = landscape\ntune = auto\nx = 0..3:+1\nobjective = edp\n", "-o out",
+            "bad.ini:5: key 'objective' in [a]: objective = edp needs the energy measured, and "
+            "energy is off in [a]: add energy = on to [a] or [global] (docs/energy.md).");
+    refused("[a]\nplugin = landscape\ntune = auto\nx = 0..3:+1\nobjective = energy\n"
+            "energy = on\ncache = cold\n",
+            "-o out",
+            "bad.ini:5: key 'objective' in [a]: objective = energy needs the energy measured, "
+            "which cache = cold in [a] leaves out");
+}
+
+/* Candidates that pass without their energy measured (a CPU variant) give
+   no winner under energy: exit 1, and why. */
+Test(tune, an_energy_objective_whose_candidates_have_no_energy_says_why)
+{
+    kc_write("bowl.ini", BOWL_INI "energy = on\nobjective = energy\n");
+    kc_result r = kc_run("tune bowl.ini -o out -q " PP);
+    cr_assert_eq(r.code, 1, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_assert_has(r.out, "no candidate has its energy measured, so none ranks by energy; the "
+                         "first, x=11, y=5, variant=grid: ");
+    json_t *doc, *p = best_of("out", &doc);
+    cr_assert(json_is_null(json_object_get(p, "best")));
+    json_decref(doc);
+    kc_free(&r);
+}
+
+/* On a machine without a GPU in use (CUDA_VISIBLE_DEVICES empties the
+   CUDA runtime's list), an experiment that searches only CUDA variants is
+   said at once, with exit 2, rather than every candidate failing; where a
+   CPU variant is searched too, a note names the CUDA ones and the tuning
+   goes on. */
+#define GPU_PP "--plugin-path " KBENCH_FIXTURE_DIR "/crash"
+
+Test(tune, cuda_variants_without_a_gpu_are_said_first_and_exit_2)
+{
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    kc_write("g.ini", "[global]\nwarmup = 0\nruns = 1\n\n[g]\nplugin = gpucrash\n"
+                      "tune = exhaustive\nvariants = ok, ok2\nn = 1K\n");
+    kc_result r = kc_run("tune g.ini -o out " GPU_PP);
+    cr_assert_eq(r.code, 2, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    kc_assert_has(r.err, "kbench: g.ini:5: experiment [g] tunes only CUDA variants (ok, ok2), and "
+                         "this machine has no GPU in use (");
+    kc_assert_has(r.err, "none of its candidates could run; tune it on a machine with a GPU, or "
+                         "add a CPU variant to its variants.");
+    cr_assert_null(strstr(r.out, "failed"), "no table of failures: %s", r.out);
+    kc_free(&r);
+    kc_write("g.ini", "[global]\nwarmup = 0\nruns = 1\n\n[g]\nplugin = gpucrash\n"
+                      "tune = exhaustive\nvariants = ok, cpu\nn = 1K\n");
+    r = kc_run("tune g.ini -o out2 " GPU_PP);
+    kc_assert_has(r.err, "kbench tune: note: [g]: ok runs on CUDA, and this machine has no GPU "
+                         "in use (");
+    kc_free(&r);
+}
+
+/* --simulate counts as cached only what the journal holds: replaying the
+   whole grid from the journal of the small bowl finds there the 50 of
+   its 55 evaluations that the grid asks for (xonly ran at y = 3, the grid
+   asks for it at y = 0) and the rest missing, and calls none failed. */
+Test(tune, simulate_counts_what_the_journal_holds)
+{
+    kc_write("bowl.ini", BOWL_INI);
+    kc_result r = kc_run("tune bowl.ini -o out -q " PP);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    kc_free(&r);
+    /* The bowl's settings on the whole grid. */
+    kc_write("wide.ini", "[global]\nwarmup = 1\nruns = 5\nunit_us = 40\n\n"
+                         "[bowl]\nplugin = landscape\ntune = exhaustive\nshape = bowl\n"
+                         "x = 0..15:+1\ny = 0..15:+1\ntune_screen = 3\n");
+    r = kc_run("tune wide.ini --simulate out -o sim -q " PP);
+    kc_assert_has(r.out, "528 evaluations (50 from the cache, 478 not in the journal) of 528 "
+                         "allowed, 0 invalid, 0 failed");
     kc_free(&r);
 }

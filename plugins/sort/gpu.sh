@@ -4,7 +4,8 @@
 # 1. kbench runs gpu-correctness.ini: every CUDA variant (within its size
 #    limit), every key type, value mode and distribution, at awkward sizes;
 #    any FAIL or error (or a non-zero exit) fails the script.  Then
-#    gpu-split.ini: the onesweep-split variants' pairs at every tile shape.
+#    gpu-split.ini: the onesweep-split variants' pairs at every tile shape,
+#    and gpu-skip.ini: inputs whose pass plan skips passes or copies.
 # 2. `kbench check sort`: the conformance check, which runs every variant
 #    several times and verifies each run (onesweep's status words carry a
 #    per-run epoch: this is where a stale word from an earlier run would show).
@@ -21,6 +22,7 @@ set -u
 gpu_init sort "$1"
 gpu_correctness
 gpu_correctness "$here/gpu-split.ini" split-correctness
+gpu_correctness "$here/gpu-skip.ini" skip-correctness
 gpu_check
 gpu_sanitize
 gpu_finish

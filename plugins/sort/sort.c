@@ -65,10 +65,12 @@ static const kb_param params[SORT_N_PARAMS] = {
     [SORT_P_TILE] = {.name = "tile", .type = KB_PARAM_ENUM, .def = "auto",
                      KB_CHOICES(tile_choices),
                      .help = "onesweep-early's and onesweep-split-hold's tile, threads x keys per "
-                             "thread: auto (onesweep-early: 256x24 keys, 384x20 pairs; "
-                             "onesweep-split-hold: 384x21 pairs, keys as onesweep-early), 384x20, 384x23, 512x16, 256x24, "
-                             "256x20, 256x18, 384x16, 384x21, or 384x20-match (__match_any_sync "
-                             "instead of ballots); the other variants ignore it"},
+                             "thread: auto (by device, sort.h's table: keys 256x24; pairs on an "
+                             "H100 384x21 with the values held over the look-back, elsewhere "
+                             "onesweep-early 384x20 and onesweep-split-hold 384x21), 384x20, "
+                             "384x23, 512x16, 256x24, 256x20, 256x18, 384x16, 384x21, or "
+                             "384x20-match (__match_any_sync instead of ballots); the other "
+                             "variants ignore it"},
     [SORT_P_HIST] = {.name = "hist", .type = KB_PARAM_ENUM, .def = "auto",
                      KB_CHOICES(hist_choices),
                      .help = "onesweep-early's histogram: copies of its shared counters per "
@@ -124,7 +126,7 @@ static uint64_t needs_bytes(uint32_t needs, uint64_t n, int tile, int pairs)
     if (needs & SORT_NEEDS_ONESWEEP)
         b += (1024 + 4) * 4 + sort_os_status_bytes(n);
     if (needs & SORT_NEEDS_EARLY)
-        b += SORT_EARLY_BUF_BYTES + sort_early_status_bytes(n, tile, pairs);
+        b += SORT_EARLY_BUF_BYTES + sort_early_status_bytes(n, tile, pairs, SORT_PART_ANY);
     if (needs & SORT_NEEDS_LIB)
         b += lib_bound(n, pairs);
     return b;
@@ -377,11 +379,35 @@ static int reference(sort_state *s)
 
 /* ---- setup and teardown --------------------------------------------------- */
 
+/* The row of tile = auto's table (sort.h) for the device the run is on,
+   said once in the log with what it picks. */
+static int find_part(sort_state *s, kb_host *host)
+{
+    struct cudaDeviceProp prop;
+    KBK_CUDA(host, cudaGetDeviceProperties(&prop, host->device));
+    prop.name[sizeof prop.name - 1] = '\0';
+    s->part = sort_part_of(prop.name);
+    if (s->tile == SORT_TILE_AUTO && (s->needs & SORT_NEEDS_EARLY)) {
+        static const char *const part_names[SORT_N_PARTS] = {"other parts", "H100", "H200"};
+        sort_early_pick e = sort_early_pick_of(s->tile, s->pairs, s->part, 0);
+        sort_early_pick h = sort_early_pick_of(s->tile, s->pairs, s->part, 1);
+        host->log(host, KB_LOG_INFO,
+                  "sort: tile = auto on %s (the %s row): onesweep-early %s%s, "
+                  "onesweep-split-hold %s%s",
+                  prop.name, part_names[s->part], tile_choices[e.shape],
+                  e.hold ? " with held values" : "", tile_choices[h.shape],
+                  h.hold ? " with held values" : "");
+    }
+    return KB_OK;
+}
+
 static int setup_device(sort_state *s, kb_host *host)
 {
     cudaStream_t st = (cudaStream_t)host->stream;
     size_t words = (size_t)s->n * 4;
     int rc;
+    if ((rc = find_part(s, host)))
+        return rc;
     if (s->needs & SORT_NEEDS_ALT) {
         if ((rc = kbk_buf_alloc(host, &s->keys_alt, words, KBK_DEVICE)) ||
             (s->pairs && (rc = kbk_buf_alloc(host, &s->vals_alt, words, KBK_DEVICE))))
@@ -404,7 +430,7 @@ static int setup_device(sort_state *s, kb_host *host)
     if (s->needs & SORT_NEEDS_EARLY) {
         if ((rc = kbk_buf_alloc(host, &s->oe_buf, SORT_EARLY_BUF_BYTES, KBK_DEVICE)) ||
             (rc = kbk_buf_alloc(host, &s->oe_status,
-                                (size_t)sort_early_status_bytes(s->n, s->tile, s->pairs),
+                                (size_t)sort_early_status_bytes(s->n, s->tile, s->pairs, s->part),
                                 KBK_DEVICE)) ||
             (rc = sort_early_setup(s, host)))
             return rc;

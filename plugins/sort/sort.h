@@ -91,29 +91,76 @@ enum {
     SORT_N_TILES
 };
 
-/* The shape `tile` stands for (auto resolved); never SORT_TILE_AUTO. */
-/* auto: the shapes that were fastest on an H200 (tune.ini;
-   results/2026-11-22-h200/run19-sort-rank): keys alone 256x24, four
-   blocks of 64 registers an SM (2^28 f32 5.18 ms, u32 5.31; 384x20 at
-   three blocks 5.20 and 5.34, 256x20 5.49 and 5.65), pairs 384x20 at
-   three blocks (7.58 ms against 7.96 for 384x23 and 8.75 for 256x20). */
-static inline int sort_early_shape(int tile, int pairs)
+/* ---- tile = auto: a table per part ---------------------------------------
+ * No one shape is fastest on both Hopper parts: on an H100 onesweep-early's
+ * pairs at 384x20 (three blocks an SM, the H200's fastest) ran 11% slower
+ * than the two-block shapes, and the pass that holds the values across the
+ * look-back (onesweep-split-hold's) at 384x21 was the fastest there, while
+ * on an H200 that pass was 10% slower than onesweep-early's 384x20.  So
+ * `auto` reads a row of this table for the part the run is on, told apart
+ * by the device's name (sort_part_of); README.md's "tile = auto" gives each
+ * row's measurements.  A row says, for keys alone and for pairs, the shape
+ * and whether the values are held in registers across the look-back
+ * (sort_early.cuh, OE_VALS_HOLD) -- for onesweep-early, and for
+ * onesweep-split-hold, which always holds them.  A part the table does not
+ * know takes the row of SORT_PART_OTHER (the H200's shapes, the first
+ * sweep's). */
+enum { SORT_PART_OTHER, SORT_PART_H100, SORT_PART_H200, SORT_N_PARTS };
+#define SORT_PART_ANY (-1) /* plan(): no device yet, every row bounds */
+
+/* What a run of onesweep-early (hold_variant 0) or onesweep-split-hold (1)
+   launches: a shape (never SORT_TILE_AUTO) and the values' mode. */
+typedef struct sort_early_pick {
+    int shape;
+    int hold; /* pairs: the values held across the look-back */
+} sort_early_pick;
+
+/* The part of a device named `name` (cudaDeviceProp.name): "NVIDIA H100
+   80GB HBM3", "NVIDIA H200", ... ; a GH200's H100-class GPU ("NVIDIA
+   GH200 480GB") is not an H200. */
+static inline int sort_part_of(const char *name)
 {
-    if (tile == SORT_TILE_AUTO)
-        return pairs ? SORT_TILE_384X20 : SORT_TILE_256X24;
-    return tile;
+    for (const char *c = name; c && *c; c++) {
+        if (c != name && c[-1] != ' ')
+            continue; /* words only */
+        if (c[0] == 'H' && c[1] == '1' && c[2] == '0' && c[3] == '0' &&
+            (c[4] == ' ' || c[4] == '\0'))
+            return SORT_PART_H100;
+        if (c[0] == 'H' && c[1] == '2' && c[2] == '0' && c[3] == '0' &&
+            (c[4] == ' ' || c[4] == '\0'))
+            return SORT_PART_H200;
+    }
+    return SORT_PART_OTHER;
 }
 
-/* onesweep-split-hold's shape: its pairs take 384x21 for auto (the values it
-   holds across the look-back spill from the three-block shapes' 56
-   registers; 384x21 holds them in 80, and was its fastest H100 shape);
-   otherwise sort_early_shape's.  Its tiles are never smaller than
-   sort_early_shape's, so the status array sized for that holds them. */
-static inline int sort_early_hold_shape(int tile, int pairs)
+/* The table (the measurements behind each row: README.md, "tile = auto").
+   Keys alone: 256x24 (four blocks of 64 registers an SM) on both parts.
+   Pairs: H100, the held values at 384x21 for both variants (2^28 u32:
+   8.90 ms against 9.02 for onesweep-early's best staged shape, 384x23,
+   and 10.10 for 384x20); H200 and others, onesweep-early at 384x20
+   staged (7.49 ms against 7.96 at 384x23) and onesweep-split-hold at
+   384x21 (its shape with no spill). */
+static inline sort_early_pick sort_early_auto(int part, int pairs, int hold_variant)
 {
-    if (tile == SORT_TILE_AUTO && pairs)
-        return SORT_TILE_384X21;
-    return sort_early_shape(tile, pairs);
+    sort_early_pick k = {SORT_TILE_256X24, 0};
+    if (!pairs)
+        return k;
+    if (hold_variant || part == SORT_PART_H100) {
+        sort_early_pick h = {SORT_TILE_384X21, 1};
+        return h;
+    }
+    sort_early_pick e = {SORT_TILE_384X20, 0};
+    return e;
+}
+
+/* What `tile` stands for on `part`: auto's row, or the shape given, with
+   the variant's own values' mode. */
+static inline sort_early_pick sort_early_pick_of(int tile, int pairs, int part, int hold_variant)
+{
+    if (tile == SORT_TILE_AUTO)
+        return sort_early_auto(part, pairs, hold_variant);
+    sort_early_pick p = {tile, pairs && hold_variant};
+    return p;
 }
 
 /* onesweep-early's histogram (the `hist` parameter): how many copies
@@ -168,16 +215,29 @@ static inline uint32_t sort_early_tile_keys(int shape)
 }
 
 /* Device bytes of onesweep-early's tile status for n keys: four passes of
-   one 64-bit word per tile and digit. */
-static inline uint64_t sort_early_status_bytes(uint64_t n, int tile, int pairs)
+   one 64-bit word per tile and digit, for the smallest tiles either
+   variant runs on `part` (SORT_PART_ANY: on any part), so that one array
+   serves onesweep-early and onesweep-split-hold. */
+static inline uint64_t sort_early_status_bytes(uint64_t n, int tile, int pairs, int part)
 {
-    uint32_t keys = sort_early_tile_keys(sort_early_shape(tile, pairs));
+    uint32_t keys = 0;
+    for (int q = 0; q < SORT_N_PARTS; q++) {
+        if (part != SORT_PART_ANY && q != part)
+            continue;
+        for (int hold = 0; hold < 2; hold++) {
+            uint32_t k = sort_early_tile_keys(sort_early_pick_of(tile, pairs, q, hold).shape);
+            if (!k)
+                return 0;
+            if (!keys || k < keys)
+                keys = k;
+        }
+    }
     return keys ? 4 * sort_ceil_div(n, keys) * 256 * 8 : 0;
 }
 
 /* onesweep-early's buffer: counts and starts of 4 x 256 digits, a ticket,
-   4 tile counters, padding (sort_early.cuh: OE_BUF_WORDS). */
-#define SORT_EARLY_BUF_BYTES (2056u * 4u)
+   4 tile counters, padding, the pass plan (sort_early.cuh: OE_BUF_WORDS). */
+#define SORT_EARLY_BUF_BYTES (2064u * 4u)
 
 /* What a variant needs beyond the inputs and outputs. */
 #define SORT_NEEDS_ALT 0x1u      /* alternate key/value buffers (LSD ping-pong) */
@@ -211,6 +271,7 @@ struct sort_state {
     uint64_t n;
     int key, pairs, dist;
     int tile;         /* SORT_TILE_*, as given (onesweep-early) */
+    int part;         /* SORT_PART_*: the row tile = auto reads  */
     int hist;         /* SORT_HIST_*, as given (onesweep-early) */
     int gpu;
     int sm_count;

@@ -1,13 +1,18 @@
 /*
  * sort_early.cu -- onesweep-early on the GPU: the kernels of sort_early.cuh
- * instantiated for each tile shape, key mode (sort_early.cuh, oe_key_mode:
- * integers one, f32 three: first, middle and last pass) and value mode,
- * and their launchers.
+ * instantiated for each tile shape, key kind (integers, or f32, whose pass
+ * kernel holds the four key modes of sort_early.cuh's oe_key_mode and runs
+ * the one its plan word names) and value mode, and their launchers.
  *
- * One run: clear the 8 KiB buffer (counts, starts, ticket, tile counters),
- * one histogram launch (which also scans), then one pass launch per digit,
- * in -> alt -> out -> alt -> out, so the input is never written.  The
- * launchers only enqueue on host->stream and check every call and launch.
+ * One run: clear the 8 KiB buffer (counts, starts, ticket, tile counters,
+ * plan), one histogram launch (which also scans and writes the pass plan),
+ * then one pass launch per digit.  Every pass gets the three buffers (in,
+ * alt, out) and its plan word, which says whether it runs and what it
+ * reads and writes: in -> alt -> out -> alt -> out when every digit varies,
+ * fewer passes when some digit is the same for every key (sort_early.cuh,
+ * oe_plan_word); the input is never written, and no host decision waits
+ * on the device.  The launchers only enqueue on host->stream and check
+ * every call and launch.
  *
  * Shapes (sort.h, SORT_TILE_*; `tile` in an INI file): threads x keys per
  * thread.  384x20 is CUB's choice for 32-bit keys on sm_90, 384x23 its
@@ -36,35 +41,19 @@ typedef oe_cfg<256, 18, false, 4> cfg_256x18;
 typedef oe_cfg<384, 16, false, 3> cfg_384x16;
 typedef oe_cfg<384, 21, false, 2> cfg_384x21;
 
-template <class C, int KM, bool PAIRS, int VM>
+template <class C, bool F32, bool PAIRS, int VM>
 __global__ void __launch_bounds__(C::NT, C::MINB) oe_pass(oe_pass_args a)
 {
-    oe_pass_body<C, KM, PAIRS, VM>(a, threadIdx.x);
+    oe_pass_body<C, F32, PAIRS, VM>(a, threadIdx.x);
 }
 
-/* The values' mode of a variant (sort.h, SORT_NEEDS_VALS_*; impl NULL:
-   setup's untimed run, onesweep-early's kernels). */
-inline int vals_mode(const sort_impl *impl)
+/* The shape and values' mode a variant runs on the state's part: `tile`,
+   or auto's row (sort.h, sort_early_pick_of; impl NULL: setup's untimed
+   run, onesweep-early). */
+inline sort_early_pick pick_of(const sort_state *s, const sort_impl *impl)
 {
-    if (impl && (impl->needs & SORT_NEEDS_VALS_HOLD))
-        return OE_VALS_HOLD;
-    return OE_VALS_STAGED;
-}
-
-/* The tile shape a variant runs in values' mode vm: `tile`, or its auto
-   (sort.h: sort_early_hold_shape for onesweep-split-hold). */
-inline int shape_of(const sort_state *s, int vm)
-{
-    return vm == OE_VALS_HOLD ? sort_early_hold_shape(s->tile, s->pairs)
-                              : sort_early_shape(s->tile, s->pairs);
-}
-
-/* The key mode of pass p (sort_early.cuh, oe_key_mode). */
-inline int key_mode(bool f32, uint32_t p)
-{
-    if (!f32)
-        return OE_KEY_INT;
-    return p == 0 ? OE_KEY_F32_IN : p == 3 ? OE_KEY_F32_OUT : OE_KEY_F32_MID;
+    int hold_variant = impl && (impl->needs & SORT_NEEDS_VALS_HOLD);
+    return sort_early_pick_of(s->tile, s->pairs, s->part, hold_variant);
 }
 
 template <bool F32, int P>
@@ -132,64 +121,35 @@ template <class C, bool PAIRS, int VM> size_t pass_smem()
 /* Lets the pass kernel of this shape take its dynamic shared memory, and
    prefers shared memory over L1 (the pass streams; its blocks per SM need
    up to 3 x 74 KiB: 384x20 pairs). */
-template <class C, int KM, bool PAIRS, int VM> int pass_attrs(kb_host *host)
+template <class C, bool F32, bool PAIRS, int VM> int pass_attrs(kb_host *host)
 {
-    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, KM, PAIRS, VM>,
+    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, F32, PAIRS, VM>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)pass_smem<C, PAIRS, VM>()));
-    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, KM, PAIRS, VM>,
+    KBK_CUDA(host, cudaFuncSetAttribute(oe_pass<C, F32, PAIRS, VM>,
                                         cudaFuncAttributePreferredSharedMemoryCarveout,
                                         (int)cudaSharedmemCarveoutMaxShared));
     return KB_OK;
 }
 
-/* The pass kernels of one values' mode (the four key modes). */
-template <class C, bool F32, bool PAIRS, int VM> int pass_attrs_vm(kb_host *host)
+/* The histogram and the pass kernel of one pick (hold: the values held
+   across the look-back; keys alone have one pass kernel). */
+template <class C, bool F32, bool PAIRS> int attrs(sort_state *s, int hold, kb_host *host)
 {
-    int rc;
-    if (!F32)
-        return pass_attrs<C, OE_KEY_INT, PAIRS, VM>(host);
-    if ((rc = pass_attrs<C, OE_KEY_F32_IN, PAIRS, VM>(host)) ||
-        (rc = pass_attrs<C, OE_KEY_F32_MID, PAIRS, VM>(host)))
-        return rc;
-    return pass_attrs<C, OE_KEY_F32_OUT, PAIRS, VM>(host);
-}
-
-/* Every kernel the state's variants may launch: onesweep-early's always
-   (setup's untimed run), the values' modes of the others when they run on
-   pairs (keys alone, they run onesweep-early's kernels). */
-template <class C, bool F32, bool PAIRS>
-int attrs(sort_state *s, const sort_impl *impl, kb_host *host)
-{
-    (void)impl; /* every variant of the state: s->needs */
     int rc = hist_setup<F32>(s, host);
-    if (rc || (rc = pass_attrs_vm<C, F32, PAIRS, OE_VALS_STAGED>(host)))
+    if (rc)
         return rc;
-    if (PAIRS && (s->needs & SORT_NEEDS_VALS_HOLD) &&
-        (rc = pass_attrs_vm<C, F32, PAIRS, OE_VALS_HOLD>(host)))
-        return rc;
-    return KB_OK;
+    if (PAIRS && hold)
+        return pass_attrs<C, F32, PAIRS, OE_VALS_HOLD>(host);
+    return pass_attrs<C, F32, PAIRS, OE_VALS_STAGED>(host);
 }
 
-template <class C, int KM, bool PAIRS, int VM>
+template <class C, bool F32, bool PAIRS, int VM>
 int pass_launch(const oe_pass_args &a, uint32_t tiles, cudaStream_t st, kb_host *host)
 {
-    oe_pass<C, KM, PAIRS, VM><<<tiles, C::NT, pass_smem<C, PAIRS, VM>(), st>>>(a);
+    oe_pass<C, F32, PAIRS, VM><<<tiles, C::NT, pass_smem<C, PAIRS, VM>(), st>>>(a);
     KBK_CUDA_LAUNCH(host, "oe_pass");
     return KB_OK;
-}
-
-/* Pass p's kernel in key mode km and values' mode VM. */
-template <class C, bool PAIRS, int VM>
-int pass_launch_km(int km, const oe_pass_args &a, uint32_t tiles, cudaStream_t st,
-                   kb_host *host)
-{
-    switch (km) {
-    case OE_KEY_INT: return pass_launch<C, OE_KEY_INT, PAIRS, VM>(a, tiles, st, host);
-    case OE_KEY_F32_IN: return pass_launch<C, OE_KEY_F32_IN, PAIRS, VM>(a, tiles, st, host);
-    case OE_KEY_F32_MID: return pass_launch<C, OE_KEY_F32_MID, PAIRS, VM>(a, tiles, st, host);
-    default: return pass_launch<C, OE_KEY_F32_OUT, PAIRS, VM>(a, tiles, st, host);
-    }
 }
 
 template <class C, bool F32, bool PAIRS>
@@ -219,10 +179,13 @@ int launch(sort_state *s, const sort_impl *impl, kb_host *host)
     uint32_t *ka = (uint32_t *)s->keys_alt.dev, *va = (uint32_t *)s->vals_alt.dev;
     for (uint32_t p = 0; p < 4; p++) {
         oe_pass_args a;
-        a.kin = p == 0 ? kin : (p & 1) ? ka : ko;
-        a.vin = p == 0 ? vin : (p & 1) ? va : vo;
-        a.kout = (p & 1) ? ko : ka;
-        a.vout = (p & 1) ? vo : va;
+        a.kin = kin; /* the pass's plan word says which of the three it reads and writes */
+        a.vin = vin;
+        a.kalt = ka;
+        a.valt = va;
+        a.kout = ko;
+        a.vout = vo;
+        a.plan = buf + OE_BUF_PLAN + p;
         a.n = n;
         a.pos = p;
         a.flip = flip;
@@ -231,11 +194,10 @@ int launch(sort_state *s, const sort_impl *impl, kb_host *host)
         a.tile_counter = buf + OE_BUF_TILES + p;
         a.epoch = s->oe_epoch;
         a.zero = 0;
-        int km = key_mode(F32, p), vm = PAIRS ? vals_mode(impl) : OE_VALS_STAGED;
-        if (vm == OE_VALS_HOLD)
-            rc = pass_launch_km<C, PAIRS, OE_VALS_HOLD>(km, a, tiles, st, host);
+        if (PAIRS && pick_of(s, impl).hold)
+            rc = pass_launch<C, F32, PAIRS, OE_VALS_HOLD>(a, tiles, st, host);
         else
-            rc = pass_launch_km<C, PAIRS, OE_VALS_STAGED>(km, a, tiles, st, host);
+            rc = pass_launch<C, F32, PAIRS, OE_VALS_STAGED>(a, tiles, st, host);
         if (rc)
             return rc;
     }
@@ -271,6 +233,8 @@ int launch(sort_state *s, const sort_impl *impl, kb_host *host)
         }                                                                                      \
     } while (0)
 
+static_assert(OE_BUF_WORDS * sizeof(uint32_t) == SORT_EARLY_BUF_BYTES, "sort.h's buffer size");
+
 /* The table in sort.h and the instantiations here must agree. */
 static_assert(cfg_384x20::TILE == 384 * 20 && cfg_384x23::TILE == 384 * 23 &&
                   cfg_512x16::TILE == 512 * 16 && cfg_256x24::TILE == 256 * 24 &&
@@ -280,22 +244,27 @@ static_assert(cfg_384x20::TILE == 384 * 20 && cfg_384x23::TILE == 384 * 23 &&
 } // namespace
 
 namespace {
-int setup_shape(sort_state *s, int shape, kb_host *host)
+int setup_pick(sort_state *s, sort_early_pick p, kb_host *host)
 {
-    OE_DISPATCH(attrs, shape, s, (const sort_impl *)NULL, host);
+    OE_DISPATCH(attrs, p.shape, s, p.hold, host);
 }
 } // namespace
 
+/* The kernels of onesweep-early's pick (setup's untimed run is its), and
+   of onesweep-split-hold's when the state runs it and it differs. */
 extern "C" int sort_early_setup(sort_state *s, kb_host *host)
 {
-    int shape = sort_early_shape(s->tile, s->pairs);
-    int rc = setup_shape(s, shape, host);
-    if (rc == KB_OK && (s->needs & SORT_NEEDS_VALS_HOLD) && shape_of(s, OE_VALS_HOLD) != shape)
-        rc = setup_shape(s, shape_of(s, OE_VALS_HOLD), host);
+    sort_early_pick e = pick_of(s, NULL);
+    int rc = setup_pick(s, e, host);
+    if (rc == KB_OK && (s->needs & SORT_NEEDS_VALS_HOLD)) {
+        sort_early_pick h = sort_early_pick_of(s->tile, s->pairs, s->part, 1);
+        if (h.shape != e.shape || (s->pairs && h.hold != e.hold))
+            rc = setup_pick(s, h, host);
+    }
     return rc;
 }
 
 extern "C" int sort_run_early(sort_state *s, const sort_impl *impl, kb_host *host)
 {
-    OE_DISPATCH(launch, shape_of(s, vals_mode(impl)), s, impl, host);
+    OE_DISPATCH(launch, pick_of(s, impl).shape, s, impl, host);
 }

@@ -7,6 +7,13 @@
  * in a flipped form, see "Keys and their digits" below), stable,
  * in -> alt -> out -> alt -> out, after one histogram kernel that counts all
  * four digits and turns the counts into each digit's first output position.
+ * A pass whose digit is the same for every key would be the identity
+ * permutation: the histogram sees it (one digit holds all n keys) and
+ * writes a plan (oe_plan_word) that the four pass launches read, so such a
+ * pass exits at once and the others route the keys in -> ... -> out through
+ * alt and out without it; with no pass left, the last launch copies in to
+ * out.  The decision stays on the device: the host launches four passes
+ * whatever the keys are.
  *
  * This file holds only the bodies, written against a handful of primitives
  * (oe_sync, oe_ballot, oe_shfl, ...) so that the same code runs on the GPU
@@ -20,9 +27,14 @@
  * repetitive inputs) or adds 1 per key; counters live in shared memory (in
  * P lane-indexed copies, `hist`) and go to global memory with one atomic
  * per non-zero bin.  The last block to
- * finish (a ticket counter) turns the 4 x 256 counts into exclusive starts.
+ * finish (a ticket counter) turns the 4 x 256 counts into exclusive starts
+ * and writes the pass plan.
  *
  * A pass (oe_pass_body, NT threads x IT keys per tile):
+ *   0. every thread reads the pass's plan word: a skipped pass's blocks
+ *      return before they touch anything; otherwise the word names the
+ *      buffers the pass reads and writes (and, for f32, whether it flips
+ *      the keys in or back, see oe_key_mode);
  *   1. thread 0 takes the next tile number from a counter (tiles start in
  *      order, so every predecessor of a tile is running or done);
  *   2. each warp loads its 32*IT consecutive keys, item j of lane l being key
@@ -96,6 +108,18 @@ OE_FN void oe_fence() { __threadfence(); }
 /* A load that bypasses L1 (the value was produced by other blocks' atomics). */
 OE_FN uint32_t oe_ldcg(const uint32_t *p) { return __ldcg(p); }
 OE_FN uint4 oe_ld4(const uint4 *p) { return *p; }
+/* The pass plan: written by the histogram kernel, read-only for a pass
+   kernel's whole run, so through the read-only (non-coherent) path: after
+   the first block of an SM, an L1 hit. */
+OE_FN uint32_t oe_ld_plan(const uint32_t *p) { return __ldg(p); }
+/* A buffer's address as bits through the global window and back
+   (oe_buf_put / oe_buf_get with GLOBAL): the compiler then knows the
+   pointer is global memory's. */
+OE_FN unsigned long long oe_global_bits(const uint32_t *p) { return __cvta_generic_to_global(p); }
+OE_FN uint32_t *oe_global_ptr(unsigned long long b)
+{
+    return static_cast<uint32_t *>(__cvta_global_to_generic((size_t)b));
+}
 
 #elif defined(SORT_OE_HOST_MODEL)
 /* The CPU model (tests/simt.h) has defined the same names. */
@@ -131,12 +155,47 @@ template <class C, bool PAIRS, int VM = OE_VALS_STAGED> struct oe_smem_layout {
     static const int WHIST = 0;
     static const int DBASE = C::NW * 256;
     static const int MISC = DBASE + 256;
-    static const int MISC_WORDS = 32;
+    static const int MISC_WORDS = 32; /* warp totals, then OE_MISC_* */
     static const int KEYS = MISC + MISC_WORDS;
     static const int VALS = KEYS + C::TILE;
     static const int WORDS = VALS + (PAIRS && VM == OE_VALS_STAGED ? C::TILE : 0);
     static_assert(C::TILE <= 65536, "OE_VALS_HOLD: 16-bit stage positions");
 };
+
+/* Words of a pass's scratch past the warp totals (at most 16 warps): the
+   tile number, the plan word, and the four buffers it names (keys and
+   values read, keys and values written: two words each, 8-byte aligned),
+   which a thread reads from here where it needs one (oe_buf_get) instead
+   of keeping the chosen pointers in registers across the tile's barriers
+   (with them, the shapes at their register caps spilled). */
+const int OE_MISC_TILE = 16, OE_MISC_PLAN = 17;
+const int OE_MISC_KIN = 18, OE_MISC_VIN = 20, OE_MISC_KOUT = 22, OE_MISC_VOUT = 24;
+
+/* The form of those pointers, per pass kernel, as measured (H200,
+   2026-11-28, one call, cub-radix beside each, sort/RESULTS.md).  Made
+   from plain bits, a pointer is generic: its accesses may alias shared
+   memory, so the compiler keeps them in order with the shared ones.
+   That costs onesweep-early's staged pairs 10-19% (their values are
+   loaded between shared stores, and so one at a time), so those take the
+   global form (oe_global_ptr).  Keys alone and the held values ran 3-6%
+   faster in the generic form than in the global one (2^26 u32 keys 1.323
+   against 1.398 ms, f32 1.342 against 1.378; held pairs 2.028 against
+   2.118), so they keep it; why the order helps them was not found (no
+   SASS was read). */
+template <bool PAIRS, int VM> struct oe_buf_form {
+    static const bool GLOBAL = PAIRS && VM == OE_VALS_STAGED;
+};
+template <bool GLOBAL> OE_FN void oe_buf_put(uint32_t *m, const uint32_t *p)
+{
+    unsigned long long v = GLOBAL ? oe_global_bits(p) : (unsigned long long)p;
+    m[0] = (uint32_t)v;
+    m[1] = (uint32_t)(v >> 32);
+}
+template <bool GLOBAL> OE_FN uint32_t *oe_buf_get(const uint32_t *m)
+{
+    unsigned long long v = (unsigned long long)m[0] | (unsigned long long)m[1] << 32;
+    return GLOBAL ? oe_global_ptr(v) : (uint32_t *)v;
+}
 
 /* The histogram: 128 threads, 16 keys each per 2048-key tile.  Its shared
    counters come in P copies ("parts"): lane l adds to part l % P, so lanes
@@ -150,12 +209,16 @@ const int OE_HIST_TILE = OE_HIST_THREADS * 16;
 template <int P> struct oe_hist_smem {
     static_assert(P == 1 || P == 2 || P == 4 || P == 8, "parts: a power of two, at most 8");
     static const int TICKET = 1024 * P;
-    static const int WORDS = 1024 * P + 1;
+    static const int FULL = TICKET + 1; /* the last block: 4 words, a digit holds all keys */
+    static const int WORDS = FULL + 4;
 };
 /* Its buffer (32-bit words): counts[4][256], starts[4][256], the ticket of
-   the histogram blocks, then one tile counter per pass.  Zeroed per run. */
+   the histogram blocks, one tile counter per pass, padding, then the pass
+   plan (one word per pass, oe_plan_word).  Zeroed per run (a zero plan
+   word skips its pass: an output nothing wrote fails verification). */
 const int OE_BUF_COUNTS = 0, OE_BUF_STARTS = 1024, OE_BUF_TICKET = 2048, OE_BUF_TILES = 2049;
-const int OE_BUF_WORDS = 2056;
+const int OE_BUF_PLAN = 2056;
+const int OE_BUF_WORDS = 2064;
 
 const unsigned long long OE_FLAG_AGG = 1ull << 32, OE_FLAG_PRE = 2ull << 32;
 
@@ -185,11 +248,16 @@ OE_FN unsigned long long oe_word(uint32_t epoch, unsigned long long flag, uint32
  * +0, and the histogram counts the same digits.  rk is two instructions.
  */
 enum oe_key_mode {
-    OE_KEY_INT = 0,     /* integer keys, as they are */
-    OE_KEY_F32_IN = 1,  /* f32: loads raw floats, writes the flipped form (pass 0) */
-    OE_KEY_F32_MID = 2, /* f32: flipped form in and out (passes 1, 2) */
-    OE_KEY_F32_OUT = 3  /* f32: flipped form in, raw floats out (pass 3) */
+    OE_KEY_INT = 0,      /* integer keys, as they are */
+    OE_KEY_F32_IN = 1,   /* f32: loads raw floats, writes the flipped form (first pass) */
+    OE_KEY_F32_MID = 2,  /* f32: flipped form in and out (the passes between) */
+    OE_KEY_F32_OUT = 3,  /* f32: flipped form in, raw floats out (last pass) */
+    OE_KEY_F32_INOUT = 4 /* f32: raw in, raw out (the one pass the plan keeps) */
 };
+/* Which passes run (and so which flips) is the plan's (oe_plan_word):
+   the first pass that runs flips in, the last flips back. */
+OE_FN bool oe_km_loads_raw(int km) { return km == OE_KEY_F32_IN || km == OE_KEY_F32_INOUT; }
+OE_FN bool oe_km_writes_raw(int km) { return km == OE_KEY_F32_OUT || km == OE_KEY_F32_INOUT; }
 OE_FN uint32_t oe_f32_fwd(uint32_t b) { return b ^ ((uint32_t)((int32_t)b >> 31) | 0x80000000u); }
 OE_FN uint32_t oe_f32_back(uint32_t s)
 {
@@ -258,6 +326,47 @@ template <bool HW> OE_FN uint32_t oe_match(uint32_t d)
     }
     return m;
 #endif
+}
+
+/* ---- the pass plan ---------------------------------------------------------------- */
+
+/* A pass whose digit is the same for every key moves no key: a stable sort
+   on a constant digit is the identity permutation.  So it need not run,
+   and the keys stay where the pass before left them; the passes that run
+   alternate between alt and out, counted back from the last one, which
+   writes out; the first reads in, which is never written.  With no pass
+   left (every key the same, or n = 1) the last launch copies in to out.
+   CUB's onesweep decides per tile (a tile of one digit writes its keys
+   without ranking them, but every pass still reads and writes every key);
+   this decides per pass, once, on the device.
+
+   One word per pass: its action (bits 0-1), the buffer it reads (2-3) and
+   writes (4-5), and for f32 keys its key mode (6-8), from `live`, the
+   passes whose digit is not constant (bit p for pass p). */
+enum { OE_SKIP = 0, OE_SORT = 1, OE_COPY = 2 };
+enum { OE_IN = 0, OE_ALT = 1, OE_OUT = 2 };
+OE_FN uint32_t oe_plan_action(uint32_t w) { return w & 3u; }
+OE_FN uint32_t oe_plan_src(uint32_t w) { return (w >> 2) & 3u; }
+OE_FN uint32_t oe_plan_dst(uint32_t w) { return (w >> 4) & 3u; }
+OE_FN int oe_plan_key_mode(uint32_t w) { return (int)((w >> 6) & 7u); }
+
+OE_FN uint32_t oe_plan_word(uint32_t live, uint32_t p, bool f32)
+{
+    const uint32_t m = oe_popc(live & 15u);            /* passes that run */
+    const uint32_t k = oe_popc(live & ((1u << p) - 1u)); /* of those, before p */
+    if (m == 0)
+        return p == 3 ? OE_COPY | OE_IN << 2 | OE_OUT << 4 | (f32 ? OE_KEY_F32_INOUT : 0) << 6
+                      : (uint32_t)OE_SKIP;
+    if (!((live >> p) & 1u))
+        return OE_SKIP;
+    /* the j-th pass that runs writes out when m - 1 - j is even */
+    uint32_t dst = ((m - 1 - k) & 1u) ? OE_ALT : OE_OUT;
+    uint32_t src = k == 0 ? OE_IN : ((m - k) & 1u) ? OE_ALT : OE_OUT;
+    uint32_t km = OE_KEY_INT;
+    if (f32)
+        km = k == 0 ? (k == m - 1 ? OE_KEY_F32_INOUT : OE_KEY_F32_IN)
+                    : (k == m - 1 ? OE_KEY_F32_OUT : OE_KEY_F32_MID);
+    return OE_SORT | src << 2 | dst << 4 | km << 6;
 }
 
 /* ---- the histogram ---------------------------------------------------------------- */
@@ -366,10 +475,23 @@ OE_FN void oe_hist_body(const oe_hist_args &a, unsigned t, unsigned block, unsig
     }
     uint32_t run = inc - s;
     uint32_t *start = a.buf + OE_BUF_STARTS + w * 256 + lane * 8;
+    bool full = false; /* one of this lane's digits holds every key */
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         start[i] = run;
         run += c[i];
+        full |= c[i] == a.n;
+    }
+    /* The plan: position w's pass runs unless one digit holds all n keys. */
+    uint32_t any_full = oe_ballot(full);
+    if (lane == 0)
+        hs[HS::FULL + w] = any_full != 0;
+    oe_sync();
+    if (t < 4) {
+        uint32_t live = 0;
+        for (unsigned q = 0; q < 4; q++)
+            live |= hs[HS::FULL + q] ? 0u : 1u << q;
+        a.buf[OE_BUF_PLAN + t] = oe_plan_word(live, t, F32);
     }
 }
 static_assert(OE_HIST_THREADS == 128, "oe_hist_body: one warp per digit position");
@@ -377,8 +499,10 @@ static_assert(OE_HIST_THREADS == 128, "oe_hist_body: one warp per digit position
 /* ---- a pass ------------------------------------------------------------------------ */
 
 struct oe_pass_args {
-    const uint32_t *kin, *vin;
-    uint32_t *kout, *vout;
+    const uint32_t *kin, *vin; /* the sort's input (OE_IN), never written */
+    uint32_t *kalt, *valt;     /* OE_ALT */
+    uint32_t *kout, *vout;     /* OE_OUT, the sort's output */
+    const uint32_t *plan;      /* this pass's plan word (oe_plan_word) */
     uint32_t n;
     uint32_t pos;   /* digit position 0..3 (bits 8*pos .. 8*pos+7) */
     uint32_t flip;
@@ -388,6 +512,21 @@ struct oe_pass_args {
     uint32_t epoch;              /* 1 .. 2^30-1 */
     uint32_t zero;               /* always 0: see oe_tile's ranking */
 };
+
+/* The buffers a pass's plan word w names: keys (V false) or values. */
+template <bool V> OE_FN const uint32_t *oe_src(const oe_pass_args &a, uint32_t w)
+{
+    uint32_t b = oe_plan_src(w);
+    if (V)
+        return b == OE_IN ? a.vin : b == OE_ALT ? a.valt : a.vout;
+    return b == OE_IN ? a.kin : b == OE_ALT ? a.kalt : a.kout;
+}
+template <bool V> OE_FN uint32_t *oe_dst(const oe_pass_args &a, uint32_t w)
+{
+    if (V)
+        return oe_plan_dst(w) == OE_ALT ? a.valt : a.vout;
+    return oe_plan_dst(w) == OE_ALT ? a.kalt : a.kout;
+}
 
 /* One tile; FULL: all TILE keys exist.  The last tile may be partial: its
    missing keys (positions tcount .. TILE-1 of the tile) are ranked as if
@@ -402,6 +541,7 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
 {
     /* the values through their own stage, or after the keys through theirs */
     const bool VSTAGE = PAIRS && VM == OE_VALS_STAGED, VHOLD = PAIRS && VM == OE_VALS_HOLD;
+    const bool G = oe_buf_form<PAIRS, VM>::GLOBAL;
     typedef oe_smem_layout<C, PAIRS, VM> L;
     const int IT = C::IT, NW = C::NW;
     uint32_t *sm = oe_smem();
@@ -418,7 +558,7 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
     const int32_t rem = FULL ? 0 : (int32_t)(a.n - wbase);
     /* Loads through one pointer and constant offsets: no index per item
        stays alive until the values are loaded. */
-    const uint32_t *kp = a.kin + wbase + lane;
+    const uint32_t *kp = oe_buf_get<G>(misc + OE_MISC_KIN) + wbase + lane;
     /* rank[]: each key's rank among the warp's keys of its digit, two
        16-bit ranks a word (a rank is below 32 * IT <= 2^16), so that a
        tile holds IT + IT / 2 words a thread across the barriers below
@@ -427,7 +567,10 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
 #pragma unroll
     for (int j = 0; j < IT; j++)
         key[j] = (FULL || (int32_t)(32u * j + lane) < rem) ? kp[32 * j] : 0u;
-    if (KM == OE_KEY_F32_IN) { /* from here on, the flipped form */
+    /* f32: the first pass that runs flips its raw keys in (the plan's key
+       mode; a branch the whole block takes or skips); from here on, the
+       flipped form */
+    if (KM != OE_KEY_INT && oe_km_loads_raw(oe_plan_key_mode(misc[OE_MISC_PLAN]))) {
 #pragma unroll
         for (int j = 0; j < IT; j++)
             key[j] = oe_f32_fwd(key[j]);
@@ -512,7 +655,7 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
        out, and the values, in flight during the look-back. */
     uint32_t ppos[VHOLD ? (IT + 1) / 2 : 1], vreg[VHOLD ? IT : 1];
     if (VHOLD) {
-        const uint32_t *vp = a.vin + wbase + lane;
+        const uint32_t *vp = oe_buf_get<G>(misc + OE_MISC_VIN) + wbase + lane;
 #pragma unroll
         for (int j = 0; j < IT; j++) {
             ppos[j / 2] = (j & 1) ? ppos[j / 2] | (pos[j] << 16) : pos[j];
@@ -525,7 +668,7 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
            look-back: holding them across it (or across the ranking) costs
            IT registers more than the shapes' register caps allow, and
            spills. */
-        const uint32_t *vp = a.vin + wbase + lane;
+        const uint32_t *vp = oe_buf_get<G>(misc + OE_MISC_VIN) + wbase + lane;
 #pragma unroll
         for (int j = 0; j < IT; j++)
             sv[pos[j]] = (FULL || (int32_t)(32u * j + lane) < (int32_t)(rem ^ a.zero)) ? vp[32 * j]
@@ -555,6 +698,8 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
     /* 6. scatter from the stage (OE_VALS_HOLD: keep each slot's digit,
        four 8-bit digits a word) */
     uint32_t sdig[VHOLD ? (IT + 3) / 4 : 1];
+    uint32_t *kout = oe_buf_get<G>(misc + OE_MISC_KOUT);
+    uint32_t *vout = PAIRS && !VHOLD ? oe_buf_get<G>(misc + OE_MISC_VOUT) : nullptr;
 #pragma unroll
     for (int k = 0; k < IT; k++) {
         uint32_t i = (uint32_t)k * C::NT + t;
@@ -563,13 +708,13 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
             uint32_t d = oe_byte(oe_sort_value<KM>(kb, a.flip), a.pos);
             sdig[k / 4] = (k & 3) ? sdig[k / 4] | (d << (8 * (k & 3))) : d;
             if (FULL || i < tcount)
-                a.kout[i + dbase[d]] = KM == OE_KEY_F32_OUT ? oe_f32_back(kb) : kb;
+                kout[i + dbase[d]] = oe_km_writes_raw(KM) ? oe_f32_back(kb) : kb;
         } else if (FULL || i < tcount) {
             uint32_t kb = sk[i];
             uint32_t o = i + dbase[oe_byte(oe_sort_value<KM>(kb, a.flip), a.pos)];
-            a.kout[o] = KM == OE_KEY_F32_OUT ? oe_f32_back(kb) : kb;
+            kout[o] = oe_km_writes_raw(KM) ? oe_f32_back(kb) : kb;
             if (PAIRS)
-                a.vout[o] = sv[i];
+                vout[o] = sv[i];
         }
     }
     /* 7. the values through the keys' stage, once every key has been read
@@ -580,32 +725,98 @@ OE_FN void oe_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
         for (int j = 0; j < IT; j++)
             sk[(ppos[j / 2] >> (16 * (j & 1))) & 0xffffu] = vreg[j];
         oe_sync();
+        uint32_t *hvout = oe_buf_get<G>(misc + OE_MISC_VOUT);
 #pragma unroll
         for (int k = 0; k < IT; k++) {
             uint32_t i = (uint32_t)k * C::NT + t;
             if (FULL || i < tcount)
-                a.vout[i + dbase[(sdig[k / 4] >> (8 * (k & 3))) & 0xffu]] = sk[i];
+                hvout[i + dbase[(sdig[k / 4] >> (8 * (k & 3))) & 0xffu]] = sk[i];
         }
     }
 }
 
-template <class C, int KM, bool PAIRS, int VM = OE_VALS_STAGED>
-OE_FN void oe_pass_body(const oe_pass_args &a, unsigned t)
+/* One tile of a pass that runs, in key mode KM. */
+template <class C, int KM, bool PAIRS, int VM>
+OE_FN void oe_tile_any(const oe_pass_args &a, unsigned t, uint32_t tile)
 {
-    typedef oe_smem_layout<C, PAIRS, VM> L;
-    uint32_t *sm = oe_smem();
-    uint32_t *misc = sm + L::MISC;
-    if (t == 0)
-        misc[16] = oe_atomic_add(a.tile_counter, 1u);
-    for (unsigned k = t; k < (unsigned)C::NW * 256; k += C::NT)
-        sm[L::WHIST + k] = 0;
-    oe_sync();
-    uint32_t tile = misc[16];
     /* base + TILE < 2^31 + 2^16: no overflow */
     if (tile * (uint32_t)C::TILE + (uint32_t)C::TILE <= a.n)
         oe_tile<C, KM, PAIRS, true, VM>(a, t, tile);
     else
         oe_tile<C, KM, PAIRS, false, VM>(a, t, tile);
+}
+
+/* The plan's copy (no pass runs): the tile's keys and values, in to out,
+   as they are (f32 keys too: no pass flipped them; oe_plan_word's copy
+   always reads in and writes out).  Four loads of a thread are issued
+   before their stores, so that they are in flight together; four, not
+   all IT: the copy shares the kernel's register budget with the pass. */
+template <class C, bool PAIRS>
+OE_FN void oe_copy_tile(const oe_pass_args &a, unsigned t, uint32_t tile)
+{
+    const uint32_t base = tile * (uint32_t)C::TILE + t;
+    for (int j0 = 0; j0 < C::IT; j0 += 4) {
+        uint32_t k[4], v[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            uint32_t i = base + (uint32_t)(j0 + j) * C::NT;
+            bool in = j0 + j < C::IT && i < a.n;
+            k[j] = in ? a.kin[i] : 0u;
+            v[j] = PAIRS && in ? a.vin[i] : 0u;
+        }
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            uint32_t i = base + (uint32_t)(j0 + j) * C::NT;
+            if (j0 + j < C::IT && i < a.n) {
+                a.kout[i] = k[j];
+                if (PAIRS)
+                    a.vout[i] = v[j];
+            }
+        }
+    }
+}
+
+/* A pass: F32 keys run the key mode the plan names (oe_key_mode). */
+template <class C, bool F32, bool PAIRS, int VM = OE_VALS_STAGED>
+OE_FN void oe_pass_body(const oe_pass_args &a, unsigned t)
+{
+    const uint32_t w = oe_ld_plan(a.plan);
+    const uint32_t act = oe_plan_action(w);
+    if (act == OE_SKIP)
+        return; /* the whole block: the digit is the same for every key */
+    typedef oe_smem_layout<C, PAIRS, VM> L;
+    const bool G = oe_buf_form<PAIRS, VM>::GLOBAL;
+    uint32_t *sm = oe_smem();
+    uint32_t *misc = sm + L::MISC;
+    if (t == 0) {
+        misc[OE_MISC_TILE] = oe_atomic_add(a.tile_counter, 1u);
+        misc[OE_MISC_PLAN] = w;
+        oe_buf_put<G>(misc + OE_MISC_KIN, oe_src<false>(a, w));
+        oe_buf_put<G>(misc + OE_MISC_VIN, oe_src<true>(a, w));
+        oe_buf_put<G>(misc + OE_MISC_KOUT, oe_dst<false>(a, w));
+        oe_buf_put<G>(misc + OE_MISC_VOUT, oe_dst<true>(a, w));
+    }
+    for (unsigned k = t; k < (unsigned)C::NW * 256; k += C::NT)
+        sm[L::WHIST + k] = 0;
+    oe_sync();
+    /* The plan word again from shared memory, not the register: a value
+       kept across the barrier costs a register in every tile. */
+    const uint32_t tile = misc[OE_MISC_TILE], plan = misc[OE_MISC_PLAN];
+    if (oe_plan_action(plan) == OE_COPY) {
+        oe_copy_tile<C, PAIRS>(a, t, tile);
+        return;
+    }
+    if (!F32) {
+        oe_tile_any<C, OE_KEY_INT, PAIRS, VM>(a, t, tile);
+        return;
+    }
+    /* Two bodies: the last pass that runs writes raw floats (OUT, INOUT),
+       the others the flipped form (IN, MID); the flip in is a branch
+       inside (oe_tile). */
+    if (oe_km_writes_raw(oe_plan_key_mode(plan)))
+        oe_tile_any<C, OE_KEY_F32_OUT, PAIRS, VM>(a, t, tile);
+    else
+        oe_tile_any<C, OE_KEY_F32_MID, PAIRS, VM>(a, t, tile);
 }
 
 #endif

@@ -20,6 +20,7 @@
  * written to the wrong place shows.  The copy variant's output is checked
  * against the input in the same order (it is the ceiling, not a transpose).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,19 +81,30 @@ KBK_FAMILY_PLUGIN(kbt,
 
 static size_t dtype_size(int dtype) { return dtype == KBT_F64 ? 8 : dtype == KBT_U16 ? 2 : 4; }
 
+/* The threads a CUDA block may have: a block_x x block_y shape above it is
+   not for the variants that take their block from the file (U_BLOCK). */
+#define KBT_MAX_BLOCK_THREADS 1024
+
+/* Whether block_x * block_y fits a block; else one sentence into why. */
+static int block_fits(const kb_value *p, char *why, size_t n)
+{
+    int64_t bx = p[KBT_P_BLOCK_X].i, by = p[KBT_P_BLOCK_Y].i;
+    if (bx * by <= KBT_MAX_BLOCK_THREADS)
+        return 1;
+    snprintf(why, n,
+             "transpose: block_x * block_y = %lld * %lld is more than the %d threads a block "
+             "may have",
+             (long long)bx, (long long)by, KBT_MAX_BLOCK_THREADS);
+    return 0;
+}
+
 /* Checks the parameters and computes the matrix's bytes. */
 static int sizes_of(const kb_value *p, uint64_t *bytes, kb_host *host)
 {
     uint64_t rows = p[KBT_P_ROWS].u, cols = p[KBT_P_COLS].u;
-    int64_t bx = p[KBT_P_BLOCK_X].i, by = p[KBT_P_BLOCK_Y].i;
     size_t es = dtype_size((int)p[KBT_P_DTYPE].i);
     if (rows < 1 || cols < 1)
         return host->fail(host, KB_EINVAL, "transpose: rows and cols must be at least 1");
-    if (bx * by > 1024)
-        return host->fail(host, KB_EINVAL,
-                          "transpose: block_x * block_y = %lld * %lld is more than the 1024 "
-                          "threads a block may have",
-                          (long long)bx, (long long)by);
     /* rows, cols <= 2^31 - 1 (the declared range), so rows * cols < 2^62 and
        times 8 bytes stays under 2^65: check against 2^63 per side. */
     uint64_t n = rows * cols;
@@ -113,6 +125,18 @@ static int kbt_plan(const kb_value *p, kb_work *out, kb_host *host)
     int rc = sizes_of(p, &bytes, host);
     if (rc)
         return rc;
+    /* A block shape too large for a CUDA block is not for the variants that
+       take it from the file; the others (the CPU loops, the fixed-tile
+       kernels, the library) ignore it and still run.  A kbench older than
+       ABI 2.3 cannot refuse one variant: there the point is refused. */
+    char why[200];
+    if (!block_fits(p, why, sizeof why)) {
+        if (!kb_host_can_refuse(host))
+            return host->fail(host, KB_EINVAL, "%s", why);
+        for (uint32_t v = 0; v < KBK_N_VARIANTS; v++)
+            if (variants[v].uses & U_BLOCK)
+                host->refuse(host, v, "%s", why);
+    }
     out->bytes_read = bytes;
     out->bytes_written = bytes;
     out->flops = 0;
@@ -167,6 +191,11 @@ static int kbt_setup_host(const kb_value *p, uint64_t vmask, kb_host *host, void
     int rc = sizes_of(p, &bytes, host);
     if (rc)
         return rc;
+    char why[200];
+    for (uint32_t v = 0; v < KBK_N_VARIANTS; v++)
+        if ((vmask & KB_VARIANT_BIT(v)) && (variants[v].uses & U_BLOCK) &&
+            !block_fits(p, why, sizeof why))
+            return host->fail(host, KB_EINVAL, "%s", why);
     kbt_state *s = calloc(1, sizeof *s);
     if (!s)
         return host->fail(host, KB_ENOMEM, "transpose: out of host memory for the state");

@@ -60,6 +60,25 @@ for p in "$prefix"/lib/kbench/plugins/*; do
         fail "lib/kbench/plugins holds $(basename "$p"), which is not one of the build's plugins"
 done
 
+# An installed plugin finds the CUDA runtime it needs through its own
+# DT_RUNPATH (docs/plugins.md, "kbench_add_plugin"): one entry of it holds
+# the libcudart the plugin names.
+if command -v readelf >/dev/null 2>&1; then
+    for p in "$prefix"/lib/kbench/plugins/*.so; do
+        [ -e "$p" ] || continue
+        need=$(readelf -d "$p" | sed -n 's/.*NEEDED.*\[\(libcudart[^]]*\)\].*/\1/p')
+        [ -n "$need" ] || continue
+        runpath=$(readelf -d "$p" | sed -n 's/.*(RUNPATH).*\[\(.*\)\].*/\1/p')
+        [ -n "$runpath" ] || fail "the installed $(basename "$p") has no DT_RUNPATH (readelf -d)"
+        found=
+        for d in $(echo "$runpath" | tr ':' ' '); do
+            [ -e "$d/$need" ] && found=$d
+        done
+        [ -n "$found" ] ||
+            fail "the installed $(basename "$p") needs $need, which no folder of its DT_RUNPATH ($runpath) holds"
+    done
+fi
+
 # 2. Configure and build the external project against the prefix, choosing
 #    neither a build type nor CUDA architectures.
 "$cmake" -S "$src" -B "$ext" -G "$generator" -DCMAKE_PREFIX_PATH="$prefix" \

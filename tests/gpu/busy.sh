@@ -2,7 +2,7 @@
 # Every GPU busy (issue 30, item 4), in one call of about 6 minutes at most:
 #   1. one GPU: the same plan with prefetch = off and with prefetch = auto (the
 #      next point's inputs and reference made while the current point's GPU
-#      work is timed, docs/plugins.md 6.1): walls, and where each worker's time
+#      work is timed, docs/plugins.md "Prefetch"): walls, and where each worker's time
 #      went (--timeline: start, setup, waits, timed runs, tail);
 #   2. several GPUs (when nvidia-smi lists more than one): --gpus all against
 #      the --gpus 0 run of step 1 (table: GPUs, walls, ratio, share of G);

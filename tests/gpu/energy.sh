@@ -12,7 +12,9 @@
 #      samples the board; kbench's joules against the samples integrated
 #      over the same span (wanted: within 10%);
 #   4. low-entropy inputs against random ones for the BF16 product (matmul
-#      has no zeros: `inputs = exact`, small integers, is the nearest).
+#      has no zeros: `inputs = exact`, small integers, is the nearest);
+#   5. energy_windows = 11 on the BF16 product: 11 windows kept, the
+#      interval from the third lowest to the second highest window.
 # Prints a short table last; the results and logs go to $OUT/energy.
 #   tests/gpu/energy.sh BUILD
 set -u
@@ -33,6 +35,12 @@ nvidia-smi --query-gpu=name,power.limit,power.default_limit,clocks.max.sm --form
     >"$out/gpu.txt" 2>&1
 "$kb" --version >>"$out/gpu.txt" 2>&1
 
+# ENERGY_ANALYSE=DIR reads the files of an earlier run of this script
+# (DIR/energy) again, without running anything (the tables below are its
+# only output).
+if [ -n "${ENERGY_ANALYSE:-}" ]; then
+    out=$ENERGY_ANALYSE/energy
+else
 # 1, 2 and 4: one run.
 "$kb" run "$here/energy.ini" -q -o "$out/main" >"$out/main.txt" 2>&1
 echo "main run: exit $?" >>"$out/status.txt"
@@ -52,6 +60,7 @@ sleep 2
 kill "$smi" 2>/dev/null
 wait "$smi" 2>/dev/null
 echo "$fields" >"$out/smi-fields.txt"
+fi
 
 cat "$out/status.txt"
 python3 - "$out" <<'EOF'
@@ -131,11 +140,22 @@ for line in open(os.path.join(out, "smi.csv")):
 if c.get("status") == "measured" and len(samples) > 20:
     span = sum(c["windows_s"])
     joules = sum(j * c["runs_per_window"] for j in c["windows_j"])
-    # The windows are the run's one long stretch at high power: the samples
-    # above the midway between the lowest and highest reading.
+    # The windows are the run's one long stretch at high power: the longest
+    # run of consecutive samples above the midway between the lowest and
+    # highest reading.  Not the first to the last such sample: power.draw
+    # averages over about a second, so the first samples can still carry
+    # the power of the run before.
     lo, hi = min(p for _, p in samples), max(p for _, p in samples)
-    high = [t for t, p in samples if p > (lo + hi) / 2]
-    t0, t1 = high[0], high[-1]
+    above = [p > (lo + hi) / 2 for _, p in samples]
+    first, last, i = 0, -1, 0
+    while i < len(samples):
+        j = i
+        while above[i] and j + 1 < len(samples) and above[j + 1]:
+            j += 1
+        if above[i] and j - i > last - first:
+            first, last = i, j
+        i = j + 1
+    t0, t1 = samples[first][0], samples[last][0]
     inside = [(t, p) for t, p in samples if t0 <= t <= t1]
     integral = sum((b[0] - a[0]) * (a[1] + b[1]) / 2 for a, b in zip(inside, inside[1:]))
     mean = integral / (t1 - t0) if t1 > t0 else float("nan")
@@ -160,6 +180,21 @@ if en(r).get("j_per_run") and en(x).get("j_per_run"):
         f"{x['time_s']['median'] * 1e3:.3f} ms ({dt:+.1f}%)", "(measured)")
 else:
     say("4 exact vs random inputs", "not measured", "NOT MEASURED")
+
+# 5. energy_windows = 11
+e11 = en(main.get(("windows-11", "wgmma")))
+w11 = e11.get("windows_j") or []
+if e11.get("status") == "measured":
+    # kbc_median_interval at 11: the third lowest and the second highest.
+    s11 = sorted(w11)
+    inside = len(s11) == 11 and abs(e11["j_lo"] - s11[2]) <= 1e-9 * s11[2] and \
+        abs(e11["j_hi"] - s11[9]) <= 1e-9 * s11[9]
+    say("5 energy_windows = 11", f"{len(w11)} windows {fmt_j(min(w11))} .. {fmt_j(max(w11))}; "
+        f"interval {fmt_j(e11['j_lo'])} .. {fmt_j(e11['j_hi'])}",
+        "ok" if len(w11) == 11 and inside else "WRONG COUNT OR INTERVAL")
+else:
+    say("5 energy_windows = 11", f"status {e11.get('status')}: {e11.get('why')}",
+        "NOT MEASURED")
 
 print(f"---- energy on {gpu} ----")
 for check, figure, verdict in lines:

@@ -1,7 +1,9 @@
 /*
  * fake_host.h -- the host services a unit test hands a plugin or the kit
  * when it calls them directly, without the runner: log() says nothing,
- * fail() keeps the last sentence in last_error and counts its calls.
+ * fail() keeps the last sentence in last_error and counts its calls,
+ * refuse() (ABI 2.3) adds the variant to refused_mask and keeps its
+ * sentence in last_refusal.
  * Included by the Criterion tests (kbench_test() puts tests/support on the
  * include path), once per test program.
  */
@@ -39,6 +41,22 @@ static int test_fail(kb_host *h, int code, const char *fmt, ...)
     va_end(ap);
     fail_calls++;
     return code;
+}
+
+/* The variants given to refuse() since the test cleared it, and the last
+   sentence. */
+static uint64_t refused_mask FAKE_HOST_MAYBE_UNUSED;
+static char last_refusal[512] FAKE_HOST_MAYBE_UNUSED;
+
+static FAKE_HOST_MAYBE_UNUSED void test_refuse(kb_host *h, uint32_t v, const char *fmt, ...)
+{
+    (void)h;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_refusal, sizeof last_refusal, fmt, ap);
+    va_end(ap);
+    if (v < KB_MAX_VARIANTS)
+        refused_mask |= KB_VARIANT_BIT(v);
 }
 
 #endif

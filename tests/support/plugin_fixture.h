@@ -44,6 +44,8 @@ static FAKE_HOST_MAYBE_UNUSED void fixture_load(void)
     cr_assert_not_null(plug);
     last_error[0] = 0;
     fail_calls = 0;
+    last_refusal[0] = 0;
+    refused_mask = 0;
 }
 
 static FAKE_HOST_MAYBE_UNUSED void fixture_unload(void)
@@ -59,7 +61,8 @@ static FAKE_HOST_MAYBE_UNUSED kb_host fixture_host(uint64_t seed, int cpu_thread
 {
     kb_host h = {.size = sizeof(kb_host), .abi_minor = KB_ABI_MINOR, .seed = seed,
                  .stream = NULL, .device = -1, .sm_count = 0, .l2_bytes = 0,
-                 .cpu_threads = cpu_threads, .log = test_log, .fail = test_fail};
+                 .cpu_threads = cpu_threads, .log = test_log, .fail = test_fail,
+                 .refuse = test_refuse};
     return h;
 }
 

@@ -133,6 +133,7 @@ void build(kbc_experiment *e, const spec *s)
     e->measure.min_time_s = s->min_time;
     e->measure.min_runs = s->min_runs;
     e->measure.max_runs = s->max_runs;
+    e->measure.integrity = s->integrity;
     e->n_points = s->n_n * (s->n_slow > 1 ? s->n_slow : 1);
 }
 

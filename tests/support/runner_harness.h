@@ -52,6 +52,7 @@ typedef struct spec {
     int cache_cold;
     double noise_pct, min_time;       /* stopping on noise (0: off) */
     uint32_t min_runs, max_runs;
+    int integrity;                    /* KBC_INTEGRITY_*: strict (0) by default */
 } spec;
 
 /* The toy's basic variants at n = 1024, 2 warm-up and 3 timed runs. */

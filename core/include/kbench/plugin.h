@@ -73,10 +73,13 @@ extern "C" {
  *   2.1  kb_work.peak.
  *   2.2  kb_work.variant_device_bytes (device memory per variant); what
  *        plan() may read from the host is stated (struct kb_ops, plan).
+ *   2.3  kb_host.refuse (plan() refuses one variant of a point, the others
+ *        run); kb_param.multiple_of (integer values the host accepts).
  *        docs/migrating.md, "Minor versions of ABI 2".
  * ---------------------------------------------------------------------- */
 #define KB_ABI_MAJOR 2
-#define KB_ABI_MINOR 2 /* 1: kb_work.peak; 2: kb_work.variant_device_bytes */
+#define KB_ABI_MINOR 3 /* 1: kb_work.peak; 2: kb_work.variant_device_bytes;
+                          3: kb_host.refuse, kb_param.multiple_of */
 
 /* Marks the entry symbol as the one thing a plugin exports. */
 #if defined(__GNUC__)
@@ -105,9 +108,9 @@ enum kb_status {
  * Parameters, declared as data.
  *
  * The host parses every value (INI file or default) according to its type,
- * checks it against [min, max] or the allowed choices, expands sweeps, and
- * hands the plugin one kb_value per declared parameter, in declaration
- * order, so the plugin indexes values with its own enum.
+ * checks it against [min, max], multiple_of or the allowed choices, expands
+ * sweeps, and hands the plugin one kb_value per declared parameter, in
+ * declaration order, so the plugin indexes values with its own enum.
  * ---------------------------------------------------------------------- */
 #define KB_MAX_PARAMS 64 /* variants name the parameters they use in a mask */
 
@@ -140,6 +143,17 @@ typedef struct kb_param {
     uint32_t n_choices;
     const char *help;           /* one line for `kbench describe`; optional:
                                    NULL or absent (param_size) is ""       */
+    /* Minor 3; absent (param_size ends before it) is 0. */
+    uint64_t multiple_of;       /* INT and SIZE: every value, the default
+                                   and each value of a sweep must be a
+                                   multiple of it (0 and 1: any value; 0 is
+                                   a multiple of everything).  The host
+                                   refuses a value that is not, naming the
+                                   nearest ones, and `kbench describe`
+                                   shows it.  An older host ignores it, so
+                                   a plan() that cannot take other values
+                                   still refuses them itself.  Not allowed
+                                   on FLOAT, ENUM and BOOL parameters.     */
 } kb_param;
 
 /* Fills .choices and .n_choices from an array: KB_CHOICES(dtype_names). */
@@ -279,6 +293,11 @@ struct kb_host {
     int (*fail)(kb_host *h, int code, const char *fmt, ...) KB_PRINTF(3, 4);
 
     void *host_private;   /* the host's; plugins leave it alone            */
+
+    /* Minor 3: read only where kb_host_can_refuse(h) says it is there.
+       From plan() only (elsewhere it does nothing): this point is not for
+       variant v, with one sentence saying why (see kb_ops, plan). */
+    void (*refuse)(kb_host *h, uint32_t variant, const char *fmt, ...) KB_PRINTF(3, 4);
 };
 
 /* ------------------------------------------------------------------------
@@ -322,11 +341,28 @@ struct kb_host {
  *     - Any other code, or either of those two without a sentence, is the
  *       plugin's error: an `error` row with its sentence (the exit code
  *       says a row failed), and a failure of kbench check.
+ *   A point that suits some variants and not others (a block size that one
+ *   kernel cannot take, while the CPU code ignores it) is refused for those
+ *   variants alone (minor 3): plan() calls host->refuse(host, v, "...")
+ *   for each such variant v, fills work for the others and returns KB_OK.
+ *   Variant v's row is then `invalid` with the sentence, setup() is not
+ *   asked for v, v's variant_device_bytes is not counted, and the other
+ *   variants run; the dry run, kbench check and kbench tune read the same
+ *   refusals.  The first sentence given for a variant is kept.  A refusal
+ *   without a sentence, or of a variant the plugin does not declare, is the
+ *   plugin's error (the point's rows are `error`).  When plan() fails,
+ *   its refusals are dropped: the point's rule above applies.  On a host
+ *   older than minor 3 (kb_host_can_refuse is false) the whole point is
+ *   refused through fail() instead, as before:
+ *       if (!kb_host_can_refuse(host))
+ *           return host->fail(host, KB_EUNSUPPORTED, "block = %d ...", b);
+ *       host->refuse(host, V_BLOCK, "block = %d ...", b);
  *   Of the host, plan() MAY read size, abi_minor, seed and
  *   cpu_threads (the experiment's thread count, as setup() will see it;
  *   with cpu_threads = auto, the CPUs of the machine that plans), and MAY
- *   call log() and fail().  It sees no device on any path (run, dry run,
- *   kbench check): the host hands it stream NULL, device -1, sm_count 0
+ *   call log(), fail() and (minor 3) refuse().  It sees no device on any
+ *   path (run, dry run, kbench check): the host hands it stream NULL,
+ *   device -1, sm_count 0
  *   and l2_bytes 0 even on a GPU machine, so that a plan, and the memory
  *   check made from it, does not depend on where it was made.  A figure
  *   that depends on the device (a library's temporary storage) is a bound
@@ -549,6 +585,14 @@ static inline void kb_work_add_variant_bytes(kb_work *out, const kb_host *host, 
         out->variant_device_bytes[v] += bytes;
     else
         out->device_bytes += bytes;
+}
+
+/* Whether host has refuse() (minor 3): a plugin built against minor 3 may
+   run on an older kbench, whose kb_host ends before the field. */
+static inline int kb_host_can_refuse(const kb_host *host)
+{
+    return host && host->abi_minor >= 3 &&
+           host->size >= offsetof(kb_host, refuse) + sizeof host->refuse && host->refuse;
 }
 
 /* Bit set for variant v in a variant mask. */

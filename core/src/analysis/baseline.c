@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -63,11 +64,32 @@ size_t kbc_baseline_rows(const kbc_baseline *b)
     return b->n;
 }
 
+int kbc_match_energy_shown(const kbc_match *m)
+{
+    return m->energy_note == NULL || strcmp(m->energy_note, KBC_NOTE_NO_ENERGY) != 0;
+}
+
+/* Why the energy of base row x and new row y cannot be compared, or NULL
+   when it can: both ran and have energy (kbc_record_has_energy). */
+static const char *energy_why_not(const kbc_record *x, const kbc_record *y, const char *note)
+{
+    int ex = kbc_record_has_energy(x), ey = kbc_record_has_energy(y);
+    if (!kbc_record_ran(x) || !kbc_record_ran(y))
+        return ex || ey ? note : KBC_NOTE_NO_ENERGY;
+    if (!ex || !ey)
+        return !ex && !ey ? KBC_NOTE_NO_ENERGY : !ex ? KBC_NOTE_NO_ENERGY_BASE
+                                                     : KBC_NOTE_NO_ENERGY_NEW;
+    return NULL;
+}
+
 void kbc_baseline_judge(kbc_baseline *b, const kbc_record *recs, size_t n,
                         const kbc_compare_opts *o, kbc_match *out)
 {
-    kbc_compare_pair *pairs = kbc_xcalloc(n ? n : 1, sizeof *pairs);
+    /* The time's pairs first, then the energy's: one call judges them
+       all, each as it would be alone (compare.h). */
+    kbc_compare_pair *pairs = kbc_xcalloc(2 * n + 1, sizeof *pairs);
     size_t *of = kbc_xcalloc(n ? n : 1, sizeof *of); /* pair of row i, or SIZE_MAX */
+    size_t *eof = kbc_xcalloc(n ? n : 1, sizeof *eof); /* its energy's pair, or SIZE_MAX */
     size_t np = 0;
     for (size_t i = 0; i < n; i++) {
         kbc_match *m = &out[i];
@@ -75,15 +97,31 @@ void kbc_baseline_judge(kbc_baseline *b, const kbc_record *recs, size_t n,
         m->base = kbc_key_find(b->keys, b->order, b->n, key);
         free(key);
         kbc_compare_samples(NULL, 0, NULL, 0, o, &m->change); /* untested, NaN */
+        m->energy = m->change;
         m->note = NULL;
+        m->energy_note = KBC_NOTE_NO_ENERGY;
         m->lost = 0;
-        of[i] = SIZE_MAX;
+        of[i] = eof[i] = SIZE_MAX;
         if (m->base < 0) {
             m->note = KBC_NOTE_ONLY_IN_NEW;
             continue;
         }
         b->matched[m->base] = 1;
         const kbc_record *x = &b->recs[m->base], *y = &recs[i];
+        m->energy_note = energy_why_not(x, y, !kbc_record_ran(x) ? KBC_NOTE_NOT_RUN_BASE
+                                                                 : KBC_NOTE_NOT_RUN_NEW);
+        if (kbc_record_ran(x) && kbc_record_ran(y) &&
+            (kbc_integrity_flagged(x) || kbc_integrity_flagged(y))) {
+            /* Its time is not of the work it verified (docs/integrity.md):
+               no verdict, and a new row that has one fails the compare. */
+            m->note = kbc_integrity_flagged(y) ? KBC_NOTE_FLAGGED_NEW : KBC_NOTE_FLAGGED_BASE;
+            m->lost = kbc_integrity_flagged(y);
+            /* Its joules are of that run too: where a side has energy, no
+               verdict on them either. */
+            if (!m->energy_note || strcmp(m->energy_note, KBC_NOTE_NO_ENERGY) != 0)
+                m->energy_note = m->note;
+            continue;
+        }
         if (kbc_record_ran(x) && kbc_record_ran(y)) {
             of[i] = np;
             pairs[np++] = (kbc_compare_pair){x->samples, x->n_samples, y->samples, y->n_samples};
@@ -97,9 +135,22 @@ void kbc_baseline_judge(kbc_baseline *b, const kbc_record *recs, size_t n,
             m->lost = 1;
         }
     }
+    /* The energy windows' joules per run are the samples of energy. */
+    for (size_t i = 0; i < n; i++) {
+        if (out[i].energy_note || out[i].base < 0)
+            continue;
+        const kbc_rec_energy *x = &b->recs[out[i].base].energy, *y = &recs[i].energy;
+        eof[i] = np;
+        pairs[np++] = (kbc_compare_pair){x->window_j, x->windows, y->window_j, y->windows};
+    }
     kbc_change *ch = kbc_xcalloc(np ? np : 1, sizeof *ch);
     kbc_compare_many(pairs, np, o, ch);
     for (size_t i = 0; i < n; i++) {
+        if (eof[i] != SIZE_MAX) {
+            out[i].energy = ch[eof[i]];
+            if (out[i].energy.verdict == KBC_UNTESTED)
+                out[i].energy_note = KBC_NOTE_FEW_WINDOWS;
+        }
         if (of[i] == SIZE_MAX)
             continue;
         out[i].change = ch[of[i]];
@@ -110,4 +161,5 @@ void kbc_baseline_judge(kbc_baseline *b, const kbc_record *recs, size_t n,
     free(ch);
     free(pairs);
     free(of);
+    free(eof);
 }

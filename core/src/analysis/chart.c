@@ -43,12 +43,58 @@ static double rate_of(const kbc_record *r, kbc_rate k)
     return k == KBC_RATE_GBPS ? r->gbps : k == KBC_RATE_GFLOPS ? r->gflops : r->items_per_s;
 }
 
+/* ---- the metric ------------------------------------------------------------ */
+
+static const char *const metric_names[KBC_N_METRICS] = {"rate", "time", "energy", "efficiency"};
+
+const char *kbc_chart_metric_name(kbc_chart_metric m)
+{
+    return (int)m >= 0 && m < KBC_N_METRICS ? metric_names[m] : "rate";
+}
+
+int kbc_chart_metric_parse(const char *name)
+{
+    for (int i = 0; name && i < KBC_N_METRICS; i++)
+        if (strcmp(name, metric_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int kbc_chart_metric_energy(kbc_chart_metric m)
+{
+    return m == KBC_METRIC_ENERGY || m == KBC_METRIC_EFFICIENCY;
+}
+
+/* The work of one run per joule of joules, on the rate's side of the
+   roofline: GB/J and GFLOP/J as the measurement computed them (record.h),
+   items/J from the declared items. */
+static double per_joule(const kbc_record *r, kbc_rate k, double joules)
+{
+    if (!(joules > 0))
+        return NAN;
+    double bytes = (double)r->work.bytes_read + (double)r->work.bytes_written;
+    double work = k == KBC_RATE_GBPS     ? bytes / 1e9
+                  : k == KBC_RATE_GFLOPS ? r->work.flops / 1e9
+                                         : (double)r->work.items;
+    return work > 0 ? work / joules : NAN;
+}
+
 /* ---- the y axis ---------------------------------------------------------- */
 
 /* The row's value before scaling; NaN where it has none. */
 static double y_raw(const kbc_chart *c, const kbc_record *r)
 {
-    return c->time ? r->time.median : rate_of(r, c->rate);
+    switch (c->metric) {
+    case KBC_METRIC_TIME:
+        return r->time.median;
+    case KBC_METRIC_ENERGY:
+        return kbc_record_has_energy(r) ? r->energy.j_per_run : NAN;
+    case KBC_METRIC_EFFICIENCY:
+        return kbc_record_has_energy(r) ? per_joule(r, c->rate, r->energy.j_per_run) : NAN;
+    case KBC_METRIC_RATE:
+        break;
+    }
+    return rate_of(r, c->rate);
 }
 
 double kbc_chart_value(const kbc_chart *c, const kbc_record *r)
@@ -57,11 +103,23 @@ double kbc_chart_value(const kbc_chart *c, const kbc_record *r)
 }
 
 /* The row's fastest and slowest run on the y axis (the min-max band):
-   the rate scales with the inverse of the time. */
+   the rate scales with the inverse of the time; for the energy metrics,
+   its lowest and highest window (the work per joule scales with the
+   inverse of the joules). */
 static void y_range(const kbc_chart *c, const kbc_record *r, double *lo, double *hi)
 {
     const kbc_stats *t = &r->time;
-    if (c->time) {
+    if (kbc_chart_metric_energy(c->metric)) {
+        const kbc_rec_energy *e = &r->energy;
+        double jmin = INFINITY, jmax = -INFINITY;
+        for (uint32_t w = 0; w < e->windows && w < KBC_ENERGY_MAX_KEPT; w++) {
+            jmin = fmin(jmin, e->window_j[w]);
+            jmax = fmax(jmax, e->window_j[w]);
+        }
+        int known = isfinite(jmin) && jmin > 0;
+        *lo = !known ? NAN : c->metric == KBC_METRIC_ENERGY ? jmin : per_joule(r, c->rate, jmax);
+        *hi = !known ? NAN : c->metric == KBC_METRIC_ENERGY ? jmax : per_joule(r, c->rate, jmin);
+    } else if (c->metric == KBC_METRIC_TIME) {
         *lo = t->min;
         *hi = t->max;
     } else {
@@ -71,9 +129,9 @@ static void y_range(const kbc_chart *c, const kbc_record *r, double *lo, double 
     }
 }
 
-/* The unit from the largest value to be drawn (in GB/s, GFLOP/s, items/s
-   or seconds), so that the axis reads 1 to 999: 1.2 TB/s, 46 TFLOP/s, 3.4
-   Gitems/s, 120 us. */
+/* The unit from the largest value to be drawn (in GB/s, GFLOP/s, items/s,
+   seconds, joules, GB/J, GFLOP/J or items/J), so that the axis reads 1 to
+   999: 1.2 TB/s, 46 TFLOP/s, 3.4 Gitems/s, 120 us, 3.4 mJ, 4.1 GB/J. */
 static void y_unit(kbc_chart *c)
 {
     static const struct {
@@ -82,27 +140,41 @@ static void y_unit(kbc_chart *c)
     } si[] = {{1e-9, "n"}, {1e-6, "u"}, {1e-3, "m"}, {1, ""}, {1e3, "k"}, {1e6, "M"},
               {1e9, "G"},  {1e12, "T"}, {1e15, "P"}};
     /* Rates are counted in GB/s and GFLOP/s (1e9), items in items/s (1),
-       time in seconds (1). */
-    double base = c->time || c->rate == KBC_RATE_ITEMS ? 1 : 1e9;
+       time in seconds (1), energy in joules (1), and the work per joule as
+       the rate's work (GB, GFLOP: 1e9; items: 1). */
+    int time = c->metric == KBC_METRIC_TIME, energy = c->metric == KBC_METRIC_ENERGY;
+    double base = time || energy || c->rate == KBC_RATE_ITEMS ? 1 : 1e9;
     double v = c->largest * base;
     size_t n = sizeof si / sizeof *si;
-    int min_k = c->time ? 0 : 3; /* rates: no smaller prefix than none */
-    int max_k = c->time ? 3 : (int)n - 1;
+    int min_k = time || energy ? 0 : 3; /* rates: no smaller prefix than none */
+    int max_k = time ? 3 : energy ? 4 : (int)n - 1;
     size_t k = (size_t)min_k;
     while ((int)k < max_k && isfinite(v) && v >= si[k + 1].at)
         k++;
     c->scale = base / si[k].at;
-    snprintf(c->unit, sizeof c->unit, "%s%s", si[k].prefix,
-             c->time                      ? "s"
-             : c->rate == KBC_RATE_GBPS   ? "B/s"
-             : c->rate == KBC_RATE_GFLOPS ? "FLOP/s"
-                                          : "items/s");
+    const char *work = c->rate == KBC_RATE_GBPS     ? "B"
+                       : c->rate == KBC_RATE_GFLOPS ? "FLOP"
+                                                    : "items";
+    if (time || energy)
+        snprintf(c->unit, sizeof c->unit, "%s%s", si[k].prefix, time ? "s" : "J");
+    else
+        snprintf(c->unit, sizeof c->unit, "%s%s/%s", si[k].prefix, work,
+                 c->metric == KBC_METRIC_EFFICIENCY ? "J" : "s");
 }
 
 char *kbc_chart_ylabel(const kbc_chart *c)
 {
-    if (c->time)
+    switch (c->metric) {
+    case KBC_METRIC_TIME:
         return kbc_xasprintf("median time (%s, lower is better)", c->unit);
+    case KBC_METRIC_ENERGY:
+        return kbc_xasprintf("energy per run (%s, lower is better)", c->unit);
+    case KBC_METRIC_EFFICIENCY:
+        return kbc_xasprintf("energy efficiency (%s%s)", c->unit,
+                             c->rate == KBC_RATE_GBPS ? ", bytes read + written per joule" : "");
+    case KBC_METRIC_RATE:
+        break;
+    }
     return kbc_xasprintf("throughput (%s%s)", c->unit,
                          c->rate == KBC_RATE_GBPS ? ", bytes read + written" : "");
 }
@@ -113,7 +185,7 @@ char *kbc_chart_ylabel(const kbc_chart *c)
    ceilings in GB/s, compute ceilings in GFLOP/s). */
 static void ceiling_note(kbc_chart *c, const kbc_record *r)
 {
-    if (c->time)
+    if (c->metric != KBC_METRIC_RATE)
         return;
     if (c->rate == KBC_RATE_GBPS && isfinite(r->ceiling_gbps) && r->ceiling_gbps > c->ceiling) {
         c->ceiling = r->ceiling_gbps;
@@ -344,7 +416,7 @@ static kbc_chart *chart_add(kbc_chart **v, size_t *n, const kbc_record *first, c
     *v = kbc_xrealloc(*v, (*n + 1) * sizeof **v);
     kbc_chart *c = &(*v)[(*n)++];
     *c = (kbc_chart){.experiment = first->experiment, .x = x, .size_x = size_x, .first = first,
-                     .time = o->time, .ceiling_kind = ""};
+                     .metric = o->metric, .ceiling_kind = ""};
     return c;
 }
 

@@ -7,14 +7,18 @@
  * size parameter, else its first swept integer or float, one chart per
  * combination of its other swept parameters (its group), one line per
  * variant.  An experiment that sweeps no number gets a bar chart of its
- * variants at each point.  A chart shows a rate, the side of the roofline
- * that binds (GB/s, GFLOP/s or items/s), or the median time; its y axis
- * takes the unit that puts its largest value in 1 to 999 (1.2 TB/s, 46
- * TFLOP/s, 120 us); its ceiling line is the largest ceiling of that rate
- * among the rows drawn; its x axis is log for a geometric sweep, linear,
- * or one slot per value where values would crowd (4096 beside 4097); and a
- * variant that ignores x (one row standing for every x) is a flat line.
- * Only rows that ran (kbc_record_ran) with a value are drawn.
+ * variants at each point.  A chart shows a metric (kbc_chart_metric): a
+ * rate, the side of the roofline that binds (GB/s, GFLOP/s or items/s), the
+ * median time, the energy per run, or the work per joule on the same side
+ * of the roofline as the rate (GB/J, GFLOP/J or items/J); its y axis takes
+ * the unit that puts its largest value in 1 to 999 (1.2 TB/s, 46 TFLOP/s,
+ * 120 us, 3.4 mJ); its ceiling line (rates only) is the largest ceiling of
+ * that rate among the rows drawn; its x axis is log for a geometric sweep,
+ * linear, or one slot per value where values would crowd (4096 beside
+ * 4097); and a variant that ignores x (one row standing for every x) is a
+ * flat line.  Only rows that ran (kbc_record_ran) with a value are drawn:
+ * for the energy metrics, rows whose energy was measured
+ * (kbc_record_has_energy).
  */
 #ifndef KBENCH_CHART_H
 #define KBENCH_CHART_H
@@ -26,6 +30,24 @@
 /* The rate a chart shows. */
 typedef enum kbc_rate { KBC_RATE_GBPS, KBC_RATE_GFLOPS, KBC_RATE_ITEMS } kbc_rate;
 
+/* What a chart's y axis shows (kbench plot --metric). */
+typedef enum kbc_chart_metric {
+    KBC_METRIC_RATE,      /* the rate (kbc_rate), higher is better            */
+    KBC_METRIC_TIME,      /* the median time, lower is better                 */
+    KBC_METRIC_ENERGY,    /* the median joules per run, lower is better        */
+    KBC_METRIC_EFFICIENCY /* the rate's work per joule (GB/J, GFLOP/J, items/J),
+                             higher is better                                 */
+} kbc_chart_metric;
+#define KBC_N_METRICS 4
+
+/* A metric's name on the command line ("rate", "time", "energy",
+   "efficiency") and back (-1 when unknown). */
+const char *kbc_chart_metric_name(kbc_chart_metric m);
+int kbc_chart_metric_parse(const char *name);
+
+/* Whether the metric is one of the energy's (energy, efficiency). */
+int kbc_chart_metric_energy(kbc_chart_metric m);
+
 /* How the x axis places its values. */
 typedef enum kbc_x_scale {
     KBC_X_LOG,    /* all positive, each at least 1.25 times the one before,
@@ -35,9 +57,10 @@ typedef enum kbc_x_scale {
 } kbc_x_scale;
 
 /* One row drawn: x (NaN in a bar chart), its value y and its slowest and
-   fastest run on the y axis (lo, hi: NaN where unknown), all in the row's
-   units (GB/s, GFLOP/s, items/s or seconds; multiply by the chart's scale
-   for its unit). */
+   fastest run on the y axis (lo, hi: NaN where unknown; for the energy
+   metrics the lowest and highest of its energy windows), all in the row's
+   units (GB/s, GFLOP/s, items/s, seconds, joules, GB/J, GFLOP/J or
+   items/J; multiply by the chart's scale for its unit). */
 typedef struct kbc_chart_point {
     double x, y, lo, hi;
     const kbc_record *r;
@@ -65,16 +88,16 @@ typedef struct kbc_chart {
        first row. */
     char group[512];
     const kbc_record *first;
-    /* The y axis: the median time or the rate; a row's value times scale
-       is in unit ("TB/s", "GFLOP/s", "Mitems/s", "us" ...); largest is the
-       largest value drawn (with the runs' band when asked for), in the
-       row's units. */
-    int time;
+    /* The y axis: the metric (for the rate and the efficiency, of the rate
+       `rate`); a row's value times scale is in unit ("TB/s", "GFLOP/s",
+       "Mitems/s", "us", "mJ", "GB/J" ...); largest is the largest value
+       drawn (with the runs' band when asked for), in the row's units. */
+    kbc_chart_metric metric;
     kbc_rate rate;
     double scale;
     char unit[24];
     double largest;
-    /* The ceiling line (never on a time chart): value in the row's units,
+    /* The ceiling line (rate charts only): value in the row's units,
        0 for none; kind "read", "write", "mixed", "fp32", "tf32", "bf16" or
        "" (the rows' own spelling). */
     double ceiling;
@@ -96,7 +119,7 @@ typedef struct kbc_chart {
 } kbc_chart;
 
 typedef struct kbc_chart_opts {
-    int time; /* y is the median time (kbench plot --metric time)      */
+    kbc_chart_metric metric; /* what y is (kbench plot --metric)               */
     int band; /* the slowest-to-fastest band counts for the unit (--band) */
 } kbc_chart_opts;
 
@@ -113,8 +136,9 @@ void kbc_charts_free(kbc_chart *charts, size_t n);
 /* Whether the chart has anything to draw. */
 int kbc_chart_drawn(const kbc_chart *c);
 
-/* A row's value on the chart's y axis, in the row's units: its median time
-   or its rate; NaN for a row that did not run. */
+/* A row's value on the chart's y axis, in the row's units: its median
+   time, its rate, its joules per run or its work per joule; NaN for a row
+   that did not run, and for the energy metrics one without energy. */
 double kbc_chart_value(const kbc_chart *c, const kbc_record *r);
 
 /* The slot of x on a KBC_X_SLOTS axis (its index among c->xs). */
@@ -125,8 +149,10 @@ size_t kbc_chart_slot(const kbc_chart *c, double x);
 int kbc_chart_value_tics(const kbc_chart *c);
 
 /* The axis titles and the ceiling's: "throughput (TB/s, bytes read +
-   written)", "median time (ms, lower is better)"; "n (elements, log2
-   scale)"; "read ceiling (3.35 TB/s)", in the y axis's unit.  malloc'd. */
+   written)", "median time (ms, lower is better)", "energy per run (mJ,
+   lower is better)", "energy efficiency (GB/J, bytes read + written per
+   joule)"; "n (elements, log2 scale)"; "read ceiling (3.35 TB/s)", in the
+   y axis's unit.  malloc'd. */
 char *kbc_chart_ylabel(const kbc_chart *c);
 char *kbc_chart_xlabel(const kbc_chart *c);
 char *kbc_chart_ceiling_title(const kbc_chart *c);

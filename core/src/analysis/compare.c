@@ -40,6 +40,11 @@ const char *kbc_verdict_name(kbc_verdict v)
     return "untested";
 }
 
+const char *kbc_energy_verdict_name(kbc_verdict v)
+{
+    return v == KBC_FASTER ? "less energy" : v == KBC_SLOWER ? "more energy" : kbc_verdict_name(v);
+}
+
 /* ---- the bootstrap ----
  *
  * Each resample k draws the base's nb samples with replacement, then the

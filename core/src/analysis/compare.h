@@ -2,7 +2,8 @@
  * compare.h -- the statistics of `kbench compare`: the change of a row's
  * median between two runs, with a bootstrap confidence interval of the
  * ratio of medians, and a verdict (faster, slower, no change, noisy,
- * untested).  docs/cli.md states the rule.  The rows are matched by
+ * untested).  docs/cli.md states the rule; the energy per run is judged
+ * by the same rule, its windows standing for the samples (docs/energy.md).  The rows are matched by
  * baseline.h; the command that prints them is views/compare_cmd.h.
  */
 #ifndef KBENCH_COMPARE_H
@@ -117,5 +118,10 @@ long kbc_key_find(char *const *keys, const size_t *order, size_t n, const char *
 /* The verdict's word: "faster", "slower", "no change", "untested",
    "noisy". */
 const char *kbc_verdict_name(kbc_verdict v);
+
+/* The same verdict said of energy per run, where the ratio is the new
+   joules over the base's: "less energy" (KBC_FASTER), "more energy"
+   (KBC_SLOWER), and the others as kbc_verdict_name says them. */
+const char *kbc_energy_verdict_name(kbc_verdict v);
 
 #endif

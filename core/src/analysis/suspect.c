@@ -19,6 +19,7 @@ typedef struct seen {
     char *key;
     double median;
     double bytes, flops, items;
+    int cpu;
 } seen;
 
 struct kbc_suspects {
@@ -63,6 +64,7 @@ void kbc_suspects_add(kbc_suspects *s, const kbc_record *r)
             at += (size_t)snprintf(x->group + at, g - at, ",%s=%s", r->params[i].name,
                                    r->params[i].text);
     x->median = r->time.median;
+    x->cpu = r->backend == KB_BACKEND_CPU;
     x->bytes = bytes;
     x->flops = flops;
     x->items = items;
@@ -129,7 +131,8 @@ const kbc_suspect *kbc_suspects_list(kbc_suspects *s, size_t *n)
             }
             if (worst)
                 s->found[s->n_found++] = (kbc_suspect){a->key, a->median, worst->key,
-                                                        worst->median, worst_work, order[i]};
+                                                        worst->median, worst_work, order[i],
+                                                        a->cpu};
         }
         g = end;
     }
@@ -152,11 +155,26 @@ void kbc_suspects_free(kbc_suspects *s)
     free(s);
 }
 
+/* What to do about a suspect row.  A GPU row's cause is gone when its
+   point runs again (idle clocks, a library's first call, another
+   process).  A CPU row's is usually not: at a small point a CPU variant's
+   time is mostly starting its threads for each run and waiting for the
+   scheduler (a slice is milliseconds on a busy host), and a rerun on the
+   same host meets the same again. */
+static const char *advice(const kbc_suspect *x)
+{
+    return x->cpu ? "a CPU variant's time there is mostly starting its threads and the "
+                    "scheduler's slices, which a rerun meets again: compare it on an idle host, "
+                    "with cpu_threads = 1, or where the work outweighs the start-up"
+                  : "rerun its point";
+}
+
 const char *kbc_suspect_text(const kbc_suspect *x, char *buf, size_t n)
 {
     char a[32], b[32];
-    snprintf(buf, n, "%s: %s, more than %.0fx the %s of %s, which does %.3gx the work; rerun its point",
+    snprintf(buf, n, "%s: %s, more than %.0fx the %s of %s, which does %.3gx the work; %s",
              x->key, kbc_human_seconds(x->median_s, a, sizeof a), KBC_SUSPECT_FACTOR,
-             kbc_human_seconds(x->than_median_s, b, sizeof b), x->than_key, x->work_ratio);
+             kbc_human_seconds(x->than_median_s, b, sizeof b), x->than_key, x->work_ratio,
+             advice(x));
     return buf;
 }

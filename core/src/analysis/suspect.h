@@ -40,7 +40,9 @@ const kbc_suspect *kbc_suspects_list(kbc_suspects *s, size_t *n);
 void kbc_suspects_free(kbc_suspects *s);
 
 /* One finding as the notes say it: "KEY: 62.1 us, more than 2x the 25.3 us
-   of KEY2, which does 5.6x the work; rerun its point".  Returns buf. */
+   of KEY2, which does 5.6x the work; rerun its point" (for a CPU row, the
+   advice says why a rerun on the same host would not help).  Returns
+   buf. */
 const char *kbc_suspect_text(const kbc_suspect *x, char *buf, size_t n);
 
 #endif

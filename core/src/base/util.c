@@ -216,11 +216,45 @@ const char *kbc_human_seconds(double s, char *buf, size_t n)
     return buf;
 }
 
+const char *kbc_human_joules(double j, char *buf, size_t n)
+{
+    if (!isfinite(j) || j < 0) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    static const char *const units[] = {"nJ", "uJ", "mJ", "J", "kJ"};
+    double v = j * 1e9;
+    int u = 0;
+    while (u < 4 && v >= 999.95) {
+        v /= 1000.0;
+        u++;
+    }
+    snprintf(buf, n, "%.4g %s", v, units[u]);
+    return buf;
+}
+
 double kbc_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double kbc_process_cpu(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0)
+        return NAN;
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+void kbc_pause(double s)
+{
+    if (!(s > 0))
+        return;
+    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
 }
 
 int kbc_write_whole(int fd, int64_t *end, const void *p, size_t n)

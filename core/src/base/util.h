@@ -52,8 +52,17 @@ char *kbc_human_bytes(uint64_t b, char *buf, size_t n);
    a negative or non-finite s.  Returns buf. */
 const char *kbc_human_seconds(double s, char *buf, size_t n);
 
+/* An energy of j joules the same way (nJ, uJ, mJ, J, kJ): "3.412 mJ";
+   "-" for a negative or non-finite j.  Returns buf. */
+const char *kbc_human_joules(double j, char *buf, size_t n);
+
 /* Monotonic clock in seconds. */
 double kbc_now(void);
+/* Sleeps for s seconds (a signal does not cut it short). */
+void kbc_pause(double s);
+/* The CPU time every thread of the process has used (exited ones too), in
+   seconds; NaN when it cannot be read. */
+double kbc_process_cpu(void);
 
 /* Writes p[0..n) whole at offset *end of fd (a file that grows by whole
    pieces: a point's rows, a table).  On success *end moves past them.  On

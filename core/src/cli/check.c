@@ -3,7 +3,8 @@
  *
  * The points.  Every parameter gets a few candidate values derived from its
  * declaration, each put through the same parser as an INI value (so that a
- * candidate outside [min, max] is dropped):
+ * candidate outside [min, max] is dropped, and one that is not a multiple
+ * of the parameter's multiple_of moves to the nearest one inside):
  *   SIZE   the default, min, 1, 31, 1000, 2^16+1, max
  *   INT    the default, min, min+1, max-1, max (unbounded: default +-1, 0, 1)
  *   FLOAT  the default, min, max and their middle (unbounded: 0, 1, -1)
@@ -14,7 +15,7 @@
  * every type, block size and flag).  Duplicates are dropped.
  *
  * plan() runs twice on every point.  The lifecycle runs on the points plan()
- * accepts whose host_bytes and device_bytes are at most CK_SMALL_BYTES (or,
+ * accepts (without the variants it refuses there alone) whose host_bytes and device_bytes are at most CK_SMALL_BYTES (or,
  * when there is none, on the smallest one if it needs at most
  * CK_LARGEST_BYTES of each), at most CK_MAX_LIFE of them.
  *
@@ -125,6 +126,8 @@ typedef struct ck {
     size_t n_pts, cap_pts;
     int *planned;          /* per point: the first answer's status
                               (kbc_plan_status)                       */
+    uint64_t *refused;     /* per point: the variants it refused alone
+                              (kb_host.refuse), when it runs          */
     kb_work *work;         /* per point: plan()'s first work          */
     char def_msg[600];     /* why plan() does not run the defaults    */
 } ck;
@@ -204,12 +207,42 @@ static const char *said(const kbc_error *err, char *buf, size_t n)
 
 /* ---- points ---------------------------------------------------------------- */
 
+/* An integer candidate that is not a multiple of p's multiple_of moves to
+   the multiple below it, or else the one above, where that one is allowed:
+   "1000" with multiple_of 32 checks 992. */
+static int cand_snap(const kb_param *p, const char *text, kb_value *v)
+{
+    char why[256];
+    uint64_t m = p->multiple_of;
+    if (m <= 1 || kbc_value_parse_plain(p, text, v, why, sizeof why) != 0)
+        return -1;
+    kb_value down = *v, up = *v;
+    if (p->type == KB_PARAM_SIZE) {
+        down.u = v->u - v->u % m;
+        up.u = down.u <= UINT64_MAX - m ? down.u + m : down.u;
+    } else if (m <= (uint64_t)INT64_MAX) {
+        int64_t r = v->i % (int64_t)m;
+        down.i = v->i - r - (r < 0 ? (int64_t)m : 0);
+        up.i = down.i <= INT64_MAX - (int64_t)m ? down.i + (int64_t)m : down.i;
+    } else {
+        return -1;
+    }
+    if (kbc_value_check_range(p, down, why, sizeof why) == 0)
+        *v = down;
+    else if (kbc_value_check_range(p, up, why, sizeof why) == 0)
+        *v = up;
+    else
+        return -1;
+    return 0;
+}
+
 /* Appends the candidate written as text when it parses and is new. */
 static void cand_add(const kb_param *p, const char *text, kb_value *vals, size_t *n, size_t cap)
 {
     kb_value v;
     char why[256];
-    if (*n >= cap || kbc_value_parse(p, text, &v, why, sizeof why) != 0)
+    if (*n >= cap ||
+        (kbc_value_parse(p, text, &v, why, sizeof why) != 0 && cand_snap(p, text, &v) != 0))
         return;
     for (size_t i = 0; i < *n; i++)
         if (memcmp(&vals[i], &v, sizeof v) == 0)
@@ -389,6 +422,8 @@ typedef struct plan_found {
     char pure[800], alloc[800], errors[900];
     char first_refused[900];
     unsigned refused;
+    char first_vrefused[900]; /* the first variant refused alone       */
+    unsigned vrefused;        /* (point, variant) refusals of the selected */
     uint64_t drop;         /* free device memory lost over the calls */
 } plan_found;
 
@@ -398,6 +433,16 @@ typedef struct plan_found {
 static void judge_plan_error(ck *c, size_t i, const kbc_point_plan *pp, plan_found *f)
 {
     char at[400];
+    for (uint32_t v = 0; pp->status == KBC_PLAN_RUNS && v < c->d->n_variants; v++) {
+        const char *why;
+        if (!(c->selected & KB_VARIANT_BIT(v)) ||
+            kbc_plan_variant(pp, v, &why) != KBC_PLAN_REFUSED)
+            continue;
+        if (!f->vrefused)
+            snprintf(f->first_vrefused, sizeof f->first_vrefused, "%s to %s: %s",
+                     where(c, i, at, sizeof at), c->d->variants[v].name, why);
+        f->vrefused++;
+    }
     if (pp->status == KBC_PLAN_REFUSED) {
         if (!f->refused && i > 0)
             snprintf(f->first_refused, sizeof f->first_refused, "%s: %s",
@@ -429,6 +474,11 @@ static void judge_purity(ck *c, size_t i, const kbc_point_plan *a, const kbc_poi
         snprintf(f->pure, sizeof f->pure,
                  "%s, plan() returned %d the first time and %d the second",
                  where(c, i, at, sizeof at), a->code, b->code);
+    else if (a->refusals.mask != b->refusals.mask)
+        snprintf(f->pure, sizeof f->pure,
+                 "%s, two calls of plan() refused different variants (mask %#llx and %#llx)",
+                 where(c, i, at, sizeof at), (unsigned long long)a->refusals.mask,
+                 (unsigned long long)b->refusals.mask);
     else if (a->code == KB_OK && memcmp(w1, w2, sizeof *w1) != 0)
         snprintf(f->pure, sizeof f->pure,
                  "%s, two calls of plan() gave different work (bytes read %llu and "
@@ -464,6 +514,7 @@ static void plan_points(ck *c, plan_found *f)
         kbc_point_plan_make(in, v, p2);
         size_t h3 = heap_in_use();
         c->planned[i] = p1->status;
+        c->refused[i] = p1->status == KBC_PLAN_RUNS ? p1->refusals.mask : 0;
         c->work[i] = p1->work;
         if (i == 0 && p1->status != KBC_PLAN_RUNS)
             snprintf(c->def_msg, sizeof c->def_msg, "%s", p1->sentence);
@@ -494,6 +545,7 @@ static void plan_points(ck *c, plan_found *f)
 static void check_plan(ck *c)
 {
     c->planned = kbc_xcalloc(c->n_pts, sizeof *c->planned);
+    c->refused = kbc_xcalloc(c->n_pts, sizeof *c->refused);
     c->work = kbc_xcalloc(c->n_pts, sizeof *c->work);
     plan_found f;
     memset(&f, 0, sizeof f);
@@ -532,6 +584,15 @@ static void check_plan(ck *c)
         ck_ok(c, "plan-device", "free device memory unchanged within %llu MiB",
               (unsigned long long)(CK_DEVICE_SLACK >> 20));
 
+    /* A variant refused alone at a point is an `invalid` row in a run, as
+       a refused point is: counted, and the first named. */
+    char alone[1100] = "";
+    if (f.vrefused)
+        snprintf(alone, sizeof alone,
+                 "; %u variant%s refused alone at %s point through refuse() (each is invalid "
+                 "in a run; the first %s)",
+                 f.vrefused, f.vrefused == 1 ? "" : "s", f.vrefused == 1 ? "its" : "their",
+                 f.first_vrefused);
     if (f.errors[0])
         ck_fail(c, "plan-errors", "%s", f.errors);
     else if (f.first_refused[0])
@@ -539,12 +600,12 @@ static void check_plan(ck *c)
            the first one is named so that the author sees the rule. */
         ck_ok(c, "plan-errors",
               "%u of %zu points refused with KB_EINVAL or KB_EUNSUPPORTED and a sentence "
-              "(each is invalid in a run; the first %s)",
-              f.refused, c->n_pts, f.first_refused);
+              "(each is invalid in a run; the first %s)%s",
+              f.refused, c->n_pts, f.first_refused, alone);
     else
         ck_ok(c, "plan-errors",
-              "%u of %zu points refused with KB_EINVAL or KB_EUNSUPPORTED and a sentence",
-              f.refused, c->n_pts);
+              "%u of %zu points refused with KB_EINVAL or KB_EUNSUPPORTED and a sentence%s",
+              f.refused, c->n_pts, alone);
 }
 
 /* ---- the lifecycle ----------------------------------------------------------- */
@@ -732,32 +793,39 @@ static void check_lifecycle(ck *c)
     size_t *life = kbc_xcalloc(c->n_pts, sizeof *life);
     size_t n_life = 0, smallest = (size_t)-1;
     for (size_t i = 0; i < c->n_pts; i++) {
-        if (c->planned[i] != KBC_PLAN_RUNS)
+        if (c->planned[i] != KBC_PLAN_RUNS || !(mask & ~c->refused[i]))
             continue;
         const kb_work *w = &c->work[i];
         /* The device memory of the variants that will run (kbench/plugin.h,
            kb_work, "Device memory"). */
-        uint64_t dev = kbc_work_device_bytes(w, mask);
+        uint64_t dev = kbc_work_device_bytes(w, mask & ~c->refused[i]);
         if (w->host_bytes <= CK_SMALL_BYTES && dev <= CK_SMALL_BYTES && n_life < CK_MAX_LIFE)
             life[n_life++] = i;
         if (smallest == (size_t)-1 ||
             w->host_bytes + dev <
-                c->work[smallest].host_bytes + kbc_work_device_bytes(&c->work[smallest], mask))
+                c->work[smallest].host_bytes +
+                    kbc_work_device_bytes(&c->work[smallest], mask & ~c->refused[smallest]))
             smallest = i;
     }
     if (!n_life && smallest != (size_t)-1 &&
         c->work[smallest].host_bytes <= CK_LARGEST_BYTES &&
-        kbc_work_device_bytes(&c->work[smallest], mask) <= CK_LARGEST_BYTES)
+        kbc_work_device_bytes(&c->work[smallest], mask & ~c->refused[smallest]) <=
+            CK_LARGEST_BYTES)
         life[n_life++] = smallest;
 
     for (size_t k = 0; k < n_life && mask; k++) {
         size_t i = life[k];
         const kb_value *vals = &c->pts[i * c->np];
         where(c, i, at, sizeof at);
+        /* The variants plan() refused here are not set up, as in a run. */
+        for (uint32_t v = 0; v < d->n_variants; v++)
+            if ((mask & c->refused[i] & KB_VARIANT_BIT(v)) && !cv[v].unsupported++)
+                snprintf(cv[v].unsup_why, sizeof cv[v].unsup_why, "plan() refused it %s", at);
+        const uint64_t here = mask & ~c->refused[i];
 
         /* Teardown straight after setup, nothing run. */
         void *state = NULL;
-        int r = kbc_call_setup(in, vals, mask, &state, &err);
+        int r = kbc_call_setup(in, vals, here, &state, &err);
         if (r == KB_EUNSUPPORTED) {
             st_unsup++;
             kbc_call_teardown(in, state);
@@ -779,7 +847,7 @@ static void check_lifecycle(ck *c)
 
         /* The checks of each variant on one fresh state. */
         state = NULL;
-        r = kbc_call_setup(in, vals, mask, &state, &err);
+        r = kbc_call_setup(in, vals, here, &state, &err);
         if (r != KB_OK) {
             if (!st_fail[0])
                 snprintf(st_fail, sizeof st_fail, "%s, the second time: %s", at,
@@ -788,7 +856,7 @@ static void check_lifecycle(ck *c)
             continue;
         }
         for (uint32_t v = 0; v < d->n_variants; v++)
-            if (mask & KB_VARIANT_BIT(v))
+            if (here & KB_VARIANT_BIT(v))
                 life_variant(c, state, v, at, &cv[v]);
         kbc_call_teardown(in, state);
 
@@ -797,7 +865,7 @@ static void check_lifecycle(ck *c)
         if (c->gpu) {
             uint64_t drop = UINT64_MAX;
             for (int rep = 0; rep < CK_REPEATS && drop >= CK_DEVICE_SLACK; rep++) {
-                uint64_t d2 = measured_cycle(c, vals, mask);
+                uint64_t d2 = measured_cycle(c, vals, here);
                 drop = d2 < drop ? d2 : drop;
             }
             leak_judged++;
@@ -992,6 +1060,7 @@ int kbc_cmd_check(kbc_registry *r, const char *plugin, const char *variants_csv,
 
     free(c.pts);
     free(c.planned);
+    free(c.refused);
     free(c.work);
     kbc_gpu_stream_destroy(c.stream);
     /* Whoever opened out says that it failed (kbench says so of its

@@ -108,12 +108,14 @@ int kbc_cli_plot(const kbc_cli *c)
     }
     int code;
     kbc_plot_opts opts = c->plot_opts;
-    if (c->metric && strcmp(c->metric, "time") != 0 && strcmp(c->metric, "rate") != 0) {
-        kbc_say(1, "option --metric wants rate or time, not '%s'", c->metric);
+    int metric = c->metric ? kbc_chart_metric_parse(c->metric) : KBC_METRIC_RATE;
+    if (metric < 0) {
+        kbc_say(1, "option --metric wants rate, time, energy or efficiency, not '%s'",
+                c->metric);
         free(dir);
         return KBC_EXIT_USAGE;
     }
-    opts.metric_time = c->metric && strcmp(c->metric, "time") == 0;
+    opts.metric = (kbc_chart_metric)metric;
     if (kbc_make_dirs(dir) != 0) {
         kbc_say(0, "cannot create the output folder '%s': %s", dir, strerror(errno));
         code = KBC_EXIT_SYSTEM;

@@ -40,6 +40,7 @@ typedef struct run_state {
     kbc_plan plan;
     int have_plan;
     kbc_super_opts so;          /* the supervisor's options            */
+    char sanitizer[4096];       /* --sanitize: the compute-sanitizer   */
     kbc_gpu_pick *picks;        /* --gpus, or [global] gpus            */
     size_t n_picks;
     unsigned long long min_mem; /* the smallest memory of those GPUs   */
@@ -89,6 +90,35 @@ static int shard_options(const kbc_cli *c, kbc_super_opts *o)
             return KBC_EXIT_USAGE;
         }
     }
+    return 0;
+}
+
+/* --sanitize TOOL: a tool compute-sanitizer has, and compute-sanitizer
+   itself, found before anything is read or run (a dry run runs nothing
+   and needs none).  Returns 0, or an exit code after saying why. */
+static int sanitize_option(const kbc_cli *c, kbc_super_opts *o, char *path, size_t n)
+{
+    if (!c->sanitize)
+        return 0;
+    if (!kbc_sanitize_tool_ok(c->sanitize)) {
+        kbc_say(1, "option --sanitize wants one of compute-sanitizer's tools, %s, not '%s'",
+                KBC_SANITIZE_TOOLS, c->sanitize);
+        return KBC_EXIT_USAGE;
+    }
+    if (c->sanitize_on_crash) {
+        kbc_say(1, "options --sanitize and --sanitize-on-crash go apart: under --sanitize every "
+                   "row, a crashed one too, already carries the sanitizer's report");
+        return KBC_EXIT_USAGE;
+    }
+    o->sanitize_tool = c->sanitize;
+    if (c->dry_run)
+        return 0;
+    char why[1200];
+    if (kbc_sanitizer_find(path, n, why, sizeof why) != 0) {
+        kbc_say(0, "%s", why);
+        return KBC_EXIT_USAGE;
+    }
+    o->sanitizer = path;
     return 0;
 }
 
@@ -431,7 +461,8 @@ static void worker_request(run_state *r)
                                 .n_plugin_paths = c->n_plugin_paths,
                                 .experiment = c->experiment, .sets = c->sets,
                                 .n_sets = c->n_sets, .variants = c->variants,
-                                .quiet = c->quiet, .allow_shared = c->allow_shared};
+                                .quiet = c->quiet, .allow_shared = c->allow_shared,
+                                .sanitized = so->sanitizer ? so->sanitize_tool : NULL};
     so->journal = r->have_journal ? &r->journal : NULL;
     so->sanitize_on_crash = c->sanitize_on_crash;
     so->gpus = r->picks;
@@ -445,6 +476,10 @@ static int supervise(run_state *r)
     char *cmdline = kbc_cli_command_line(r->c);
     kbc_run_set_quiet(r->c->quiet);
     worker_request(r);
+    if (r->so.sanitizer && !r->c->quiet)
+        fprintf(stderr, "kbench: note: every variant of every point runs in a worker of its own "
+                        "under %s --tool %s; the times are the sanitizer's, not the kernels'.\n",
+                r->so.sanitizer, r->so.sanitize_tool);
     int code = kbc_supervise(&r->plan, &r->so, r->sinks, r->n_sinks, cmdline);
     free(cmdline);
     return code;
@@ -504,6 +539,8 @@ static int run_file(const kbc_cli *c, const char *path)
     int code = kbc_cli_load_plugins(c, &r->reg);
     if (code == 0)
         code = run_options(c, &r->so);
+    if (code == 0)
+        code = sanitize_option(c, &r->so, r->sanitizer, sizeof r->sanitizer);
     if (code == 0)
         code = build_plan(r);
     if (code == 0 && c->dry_run)

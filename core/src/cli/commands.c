@@ -45,6 +45,7 @@ const kbc_command kbc_commands[] = {
                     "           [--allow-mixed]] [--shard i/N|auto [--shards N]]\n"
                     "           [--costs DIR|history] [--timeline FILE]\n"
                     "           [--isolate point] [--sanitize-on-crash]\n"
+                    "           [--sanitize memcheck|racecheck|synccheck|initcheck]\n"
                     "           [--record [--commit REV] [--history FILE]]",
         .options = {
             {"--dry-run", "print the expanded plan, run nothing, touch no GPU"},
@@ -73,20 +74,23 @@ const kbc_command kbc_commands[] = {
                          "only an index (a Kubernetes Indexed Job)"},
             {"--costs", "balance shards and order points by the seconds an\n"
                         "earlier run of the plan took (its -o DIR, or history)"},
-            {"--timeline", "write where each worker's time went to FILE (JSON\n"
-                           "lines; docs/cli.md)"},
+            {"--timeline", "write where each worker's time went to FILE"},
             {"--isolate", "point: a fresh worker for every point (default: one\n"
                           "worker per GPU for the whole run)"},
             {"--sanitize-on-crash", "rerun a crashed CUDA variant once under\n"
                                     "compute-sanitizer memcheck; its first report\n"
                                     "joins the row"},
+            {"--sanitize", "every variant of every point in a worker of its\n"
+                           "own under compute-sanitizer TOOL (memcheck,\n"
+                           "racecheck, synccheck or initcheck): a row the\n"
+                           "sanitizer finds errors in is an error, with its\n"
+                           "report"},
             {"--record", "with -o, add the run to the history when it ends\n"
                          "(kbench history add; docs/history.md)"},
             {"--commit", "with --record: the commit of the code under test\n"
                          "(default: git HEAD here, else kbench's revision)"},
-            {"--history", "with --record or --costs history: the history\n"
-                          "database (default $KBENCH_HISTORY, else\n"
-                          "$XDG_DATA_HOME/kbench/history.db)"},
+            {"--history", "with --record or --costs history: the database\n"
+                          "(default $KBENCH_HISTORY, else the XDG data folder's)"},
         },
         .examples = {"kbench run conf/reduce.ini -o out/reduce --gpus all",
                      "kbench run reduce n=2^24 variants=onepass,cub"},
@@ -131,16 +135,19 @@ const kbc_command kbc_commands[] = {
         .min_args = 1, .max_args = 1, .args_what = "one results file", .arg_noun = "file name",
         .complete = "json",
         .summary = "gnuplot scripts (and SVG and PNG, with gnuplot) of a run",
-        .synopsis = "kbench plot RESULTS.json [-o DIR] [--metric rate|time] [--logy] [--band]",
+        .synopsis = "kbench plot RESULTS.json [-o DIR] [--metric rate|time|energy|efficiency]\n"
+                    "            [--logy] [--band]",
         .options = {
             {"--output", "write into DIR (default: the results file's folder)"},
-            {"--metric", "rate (default: GB/s, FLOP/s or items/s) or time\n(the median)"},
+            {"--metric", "rate (default: GB/s, FLOP/s or items/s), time\n(the median), energy "
+                         "(joules per run) or efficiency\n(GB/J, GFLOP/J or items/J); the "
+                         "last two need\nrows with energy measured (docs/energy.md)"},
             {"--logy", "a log y axis"},
             {"--band", "each line's slowest to fastest run as a band\n"
                        "(error bars on a bar chart)"},
         },
         .examples = {"kbench plot out/results.json -o out/plots",
-                     "kbench plot out/results.json --metric time --logy --band"},
+                     "kbench plot out/results.json --metric energy --band"},
     },
     {
         .name = "merge",

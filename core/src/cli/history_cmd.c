@@ -386,7 +386,8 @@ static int each_series(hctx *c, kbc_history *h, const kbc_hist_series *s, size_t
 }
 
 /* One series' points, one line each: CSV (sep ','), or fields
-   separated by tabs (sep '\t'; a key holds no tab: kbc_text_visible). */
+   separated by tabs (sep '\t'; a key holds no tab: kbc_text_visible); the
+   energy's fields empty where the point has none. */
 static void print_data(hctx *c, const kbc_hist_series *s, const kbc_hist_point *p, size_t n,
                        char sep)
 {
@@ -406,11 +407,20 @@ static void print_data(hctx *c, const kbc_hist_series *s, const kbc_hist_point *
             fprintf(c->out, "%.9g%c%.9g", p[i].lo, sep, p[i].hi);
         else
             fputc(sep, c->out);
-        fprintf(c->out, "%c%llu\n", sep, (unsigned long long)p[i].runs);
+        fprintf(c->out, "%c%llu%c", sep, (unsigned long long)p[i].runs, sep);
+        if (isfinite(p[i].j_per_run))
+            fprintf(c->out, "%.9g", p[i].j_per_run);
+        fputc(sep, c->out);
+        if (isfinite(p[i].j_lo))
+            fprintf(c->out, "%.9g%c%.9g", p[i].j_lo, sep, p[i].j_hi);
+        else
+            fputc(sep, c->out);
+        fputc('\n', c->out);
     }
 }
 
-/* One series' points as a table, its steps marked. */
+/* One series' points as a table, its steps marked; where a point has
+   energy, a column of joules per run. */
 static void print_points(hctx *c, const kbc_hist_series *s, const kbc_hist_point *p, size_t n)
 {
     char t[1024], a[32], b[32], m[32];
@@ -419,8 +429,11 @@ static void print_points(hctx *c, const kbc_hist_series *s, const kbc_hist_point
             (long long)s->testbed.id, kbc_text_visible(t));
     kbc_hist_step *st;
     size_t ns = kbc_history_steps(p, n, &st), k = 0;
-    fprintf(c->out, "  %-12s  %-20s  %10s  %s\n", "commit", "started", "median",
-            "95% interval");
+    int energy = 0;
+    for (size_t i = 0; i < n; i++)
+        energy |= isfinite(p[i].j_per_run);
+    fprintf(c->out, "  %-12s  %-20s  %10s  %-22s%s\n", "commit", "started", "median",
+            "95% interval", energy ? "  J/run" : "");
     for (size_t i = 0; i < n; i++) {
         if (k < ns && st[k].at == i) {
             fprintf(c->out, "  -- step: %+.1f%% (%s -> %s)%s\n", st[k].change * 100,
@@ -431,11 +444,14 @@ static void print_points(hctx *c, const kbc_hist_series *s, const kbc_hist_point
         }
         fprintf(c->out, "  %-12.12s  %-20s  %10s", kbc_text_visible(p[i].commit), p[i].started,
                 kbc_human_seconds(p[i].median, m, sizeof m));
+        char ci[80] = "-";
         if (isfinite(p[i].lo))
-            fprintf(c->out, "  %s .. %s\n", kbc_human_seconds(p[i].lo, a, sizeof a),
-                    kbc_human_seconds(p[i].hi, b, sizeof b));
+            snprintf(ci, sizeof ci, "%s .. %s", kbc_human_seconds(p[i].lo, a, sizeof a),
+                     kbc_human_seconds(p[i].hi, b, sizeof b));
+        if (energy)
+            fprintf(c->out, "  %-22s  %s\n", ci, kbc_human_joules(p[i].j_per_run, m, sizeof m));
         else
-            fputs("  -\n", c->out);
+            fprintf(c->out, "  %s\n", ci);
     }
     free(st);
 }
@@ -469,7 +485,8 @@ static int show_or_series(hctx *c, kbc_history *h, int data)
     int first = 1;
     if (data) {
         fprintf(c->out, "key%ctestbed%ccommit%ccommit_time%cstarted%cmedian_s%clo_s%chi_s%c"
-                        "runs\n", sep, sep, sep, sep, sep, sep, sep, sep);
+                        "runs%cj_per_run%cj_lo%cj_hi\n",
+                sep, sep, sep, sep, sep, sep, sep, sep, sep, sep, sep);
         code = each_series(c, h, s, n, series_each, &sep);
     } else {
         code = each_series(c, h, s, n, show_each, &first);

@@ -52,6 +52,7 @@ const kbc_option kbc_options[] = {
     {"--isolate", 0, "MODE", "mode", 0, 0, 0, NULL, VALUE(isolate)},
     {"--costs", 0, "FROM", "run folder or history", 0, 0, 0, NULL, VALUE(costs)},
     {"--timeline", 0, "FILE", "file", 0, 0, 0, NULL, VALUE(timeline)},
+    {"--sanitize", 0, "TOOL", "compute-sanitizer tool", 0, 0, 0, NULL, VALUE(sanitize)},
     {"--sanitize-on-crash", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(sanitize_on_crash)},
     {"--baseline", 0, "OLD", "results file", 0, 0, 0,
      "beside each row, its change against the same row\nof OLD (an earlier results.json), "
@@ -78,7 +79,8 @@ const kbc_option kbc_options[] = {
     {"--commit", 0, "REV", "revision", 0, 0, 0, NULL, VALUE(history.commit)},
     {"--since", 0, "REV", "revision", 0, 0, 0, NULL, VALUE(history.since)},
     {"--csv", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(history.csv)},
-    {"--metric", 0, "WHAT", "metric (rate or time)", 0, 0, 0, NULL, VALUE(metric)},
+    {"--metric", 0, "WHAT", "metric (rate, time, energy or efficiency)", 0, 0, 0, NULL,
+     VALUE(metric)},
     {"--logy", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(plot_opts.logy)},
     {"--band", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(plot_opts.band)},
     {"--only-changed", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(only_changed)},

@@ -85,6 +85,14 @@ const kb_param kbc_key_energy_window = {
     .name = "energy_window", .type = KB_PARAM_FLOAT, .def = "1", .min = 1e-3, .max = 3600,
     .help = "with energy: the shortest energy window, each of back-to-back runs (s or ms "
             "allowed)"};
+/* Five windows give an interval from the lowest to the highest; more give
+   one inside them, and compare's bootstrap more to resample (docs/energy.md,
+   "Comparing energy"). */
+const kb_param kbc_key_energy_windows = {
+    .name = "energy_windows", .type = KB_PARAM_INT, .def = "5", .min = KBC_ENERGY_WINDOWS,
+    .max = KBC_ENERGY_MOST_WINDOWS,
+    .help = "with energy: the energy windows each CUDA row keeps (more: a tighter interval "
+            "and comparison, and more time)"};
 
 /* prefetch's choices in the order of KBC_PREFETCH_OFF, _AUTO. */
 static const char *const prefetch_choices[] = {"off", "auto"};
@@ -98,6 +106,15 @@ static const char *const cache_choices[] = {"hot", "cold"};
 const kb_param kbc_key_cache = {
     .name = "cache", .type = KB_PARAM_ENUM, .def = "hot", KB_CHOICES(cache_choices),
     .help = "cold flushes the L2 before every timed run, outside the timed region"};
+
+/* The order is kbc_integrity_mode's: strict (0, the default), warn, off. */
+static const char *const integrity_choices[] = {"strict", "warn", "off"};
+
+const kb_param kbc_key_integrity = {
+    .name = "integrity", .type = KB_PARAM_ENUM, .def = "strict",
+    KB_CHOICES(integrity_choices),
+    .help = "strict fails a row whose timing is not of the work it verified (docs/integrity.md); "
+            "warn keeps it with the flag; off checks nothing"};
 
 #define MEASURE(key, st, field)                                                                \
     .kind = KBC_KIND_MEASURE, .param = &(key), .store = (st),                                  \
@@ -139,6 +156,10 @@ const kbc_core_key kbc_core_keys[] = {
     {.name = "energy", .where = KBC_IN_ANY, MEASURE(kbc_key_energy, KBC_STORE_INT, energy)},
     {.name = "energy_window", .where = KBC_IN_ANY,
      MEASURE(kbc_key_energy_window, KBC_STORE_DOUBLE, energy_window_s), SYNTAX(DURATION)},
+    {.name = "energy_windows", .where = KBC_IN_ANY,
+     MEASURE(kbc_key_energy_windows, KBC_STORE_U32, energy_windows)},
+    {.name = "integrity", .where = KBC_IN_ANY,
+     MEASURE(kbc_key_integrity, KBC_STORE_INT, integrity)},
     {.name = "prefetch", .where = KBC_IN_ANY,
      MEASURE(kbc_key_prefetch, KBC_STORE_INT, prefetch)},
     {.name = "zip", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "none",
@@ -154,7 +175,9 @@ const kbc_core_key kbc_core_keys[] = {
      .help = "kbench tune: a C-like expression the candidates must satisfy "
              "(block_x * block_y <= 1024)"},
     {.name = "objective", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "time",
-     .help = "kbench tune: time (the lowest median) or rate (the highest median rate)"},
+     .help = "kbench tune: time (the lowest median), rate (the highest median rate), energy "
+             "(the fewest joules per run) or edp (joules per run times the median); energy "
+             "and edp need energy = on"},
     {.name = "tune_budget", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY,
      .def = "all (exhaustive), else a quarter of the space",
      .help = "kbench tune: evaluations per problem (40), or a duration (90s, 5min)"},
@@ -349,7 +372,7 @@ double kbc_energy_seconds(const kbc_measure *m, double run_s)
     double w = m->energy_window_s;
     if (run_s > w && isfinite(run_s))
         w = run_s;
-    return KBC_ENERGY_WINDOWS * w;
+    return (m->energy_windows ? m->energy_windows : KBC_ENERGY_WINDOWS) * w;
 }
 
 int kbc_cpu_threads(int configured)

@@ -76,9 +76,14 @@ typedef struct kbc_measure {
     double timeout_s;
     /* energy: KBC_ENERGY_OFF, _AUTO (measured where NVML reads the energy
        counter) or _ON (also where it cannot, each row saying why);
-       energy_window_s: the shortest window (cuda/energy.h). */
+       energy_window_s: the shortest window (cuda/energy.h); energy_windows:
+       the windows a row keeps (KBC_ENERGY_WINDOWS .. KBC_ENERGY_MAX_KEPT). */
     int energy;
     double energy_window_s;
+    uint32_t energy_windows;
+    /* What a row whose timing is not of the work it verified becomes
+       (docs/integrity.md): KBC_INTEGRITY_*. */
+    int integrity;
     /* prefetch: KBC_PREFETCH_OFF or _AUTO (a worker makes the next point's
        host half while this one's GPU variants run; exec/prefetch.h). */
     int prefetch;
@@ -95,16 +100,24 @@ typedef struct kbc_measure {
 #define KBC_ENERGY_AUTO 1
 #define KBC_ENERGY_ON 2
 
-/* Energy windows a CUDA row measures (at least; a window the counter
-   spoils is replaced, up to KBC_ENERGY_MAX_WINDOWS in all). */
+/* Energy windows a CUDA row measures by default and at least (the key
+   energy_windows asks for more); a window the counter spoils is replaced,
+   up to KBC_ENERGY_SPARE_WINDOWS more in all. */
 #define KBC_ENERGY_WINDOWS 5
-#define KBC_ENERGY_MAX_WINDOWS 12
+#define KBC_ENERGY_MOST_WINDOWS 16 /* energy_windows' largest (a row keeps
+                                      them all: record.h's KBC_ENERGY_MAX_KEPT) */
+#define KBC_ENERGY_SPARE_WINDOWS 7
 
 /* The seconds the energy windows of one CUDA variant take at a point
-   whose run takes about run_s seconds (0 when unknown): KBC_ENERGY_WINDOWS
+   whose run takes about run_s seconds (0 when unknown): energy_windows
    windows, each the longer of energy_window and one run; 0 when energy is
    off.  The dry run and the watchdog count them. */
 double kbc_energy_seconds(const kbc_measure *m, double run_s);
+
+/* The values of kbc_measure.integrity, in the order of the key's choices:
+   strict fails such a row, warn keeps its status and says why in its
+   reason, off runs none of the checks. */
+enum kbc_integrity_mode { KBC_INTEGRITY_STRICT = 0, KBC_INTEGRITY_WARN = 1, KBC_INTEGRITY_OFF = 2 };
 
 /* The values of kbc_measure.batch other than a count. */
 #define KBC_BATCH_OFF 0
@@ -137,13 +150,16 @@ void kbc_core_key_store_value(const kbc_core_key *k, kb_value v, void *measure);
    run, outside the timed region). */
 extern const kb_param kbc_key_cache;
 
+/* The `integrity` key: strict (default), warn or off (kbc_integrity_mode). */
+extern const kb_param kbc_key_integrity;
+
 /* The default and the help line of a row, from its param when it has one. */
 /* The typed declarations of the measure keys (their names, types,
    defaults, ranges and help, as `kbench --help` and the docs show them). */
 extern const kb_param kbc_key_warmup, kbc_key_runs, kbc_key_budget, kbc_key_seed,
     kbc_key_include_copies, kbc_key_cpu_threads, kbc_key_min_runs, kbc_key_max_runs,
     kbc_key_noise, kbc_key_min_time, kbc_key_batch, kbc_key_timeout, kbc_key_energy,
-    kbc_key_energy_window, kbc_key_prefetch;
+    kbc_key_energy_window, kbc_key_energy_windows, kbc_key_prefetch;
 
 /* Parses the value of measure key k (its syntax, then its range).  Returns
    0, or -1 with why set to one clause, as kbc_value_parse does. */

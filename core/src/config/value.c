@@ -340,10 +340,62 @@ int kbc_value_parse_plain(const kb_param *p, const char *s, kb_value *out, char 
     return rc;
 }
 
+/* The multiples of m next to a value that is not one, as text: "96 and
+   128", or one of them where the other would pass 64 bits. */
+static void nearest_multiples(const kb_param *p, kb_value v, uint64_t m, char *out, size_t n)
+{
+    if (p->type == KB_PARAM_SIZE) {
+        uint64_t lo = v.u - v.u % m;
+        if (lo > UINT64_MAX - m)
+            snprintf(out, n, "%" PRIu64, lo);
+        else
+            snprintf(out, n, "%" PRIu64 " and %" PRIu64, lo, lo + m);
+        return;
+    }
+    /* INT: m <= INT64_MAX here.  C's % takes the dividend's sign, so t is
+       the multiple next to v on the side of 0, and the other one is a step
+       further out: neither end may pass 64 bits. */
+    int64_t mi = (int64_t)m, t = v.i - v.i % mi;
+    int out_ok = v.i >= 0 ? t <= INT64_MAX - mi : t >= INT64_MIN + mi;
+    int64_t lo = v.i >= 0 ? t : out_ok ? t - mi : t;
+    int64_t hi = v.i >= 0 ? (out_ok ? t + mi : t) : t;
+    if (out_ok)
+        snprintf(out, n, "%" PRId64 " and %" PRId64, lo, hi);
+    else
+        snprintf(out, n, "%" PRId64, t);
+}
+
+/* p's multiple_of (kbench/plugin.h, minor 3): INT and SIZE values must be
+   multiples of it; 0 and 1 allow every value. */
+static int check_multiple(const kb_param *p, kb_value v, char *why, size_t n)
+{
+    uint64_t m = p->multiple_of;
+    if (m <= 1 || (p->type != KB_PARAM_SIZE && p->type != KB_PARAM_INT))
+        return 0;
+    int ok;
+    if (p->type == KB_PARAM_SIZE)
+        ok = v.u % m == 0;
+    else if (m > (uint64_t)INT64_MAX)
+        ok = v.i == 0; /* no other int64 is a multiple of so large an m */
+    else
+        ok = v.i % (int64_t)m == 0;
+    if (ok)
+        return 0;
+    char val[64], near[96];
+    kbc_value_format(p, v, val, sizeof val);
+    if (p->type == KB_PARAM_INT && m > (uint64_t)INT64_MAX)
+        snprintf(near, sizeof near, "0");
+    else
+        nearest_multiples(p, v, m, near, sizeof near);
+    say(why, n, "%s is not a multiple of %" PRIu64 " (the nearest %s %s)", val, m,
+        strchr(near, ' ') ? "are" : "is", near);
+    return -1;
+}
+
 int kbc_value_check_range(const kb_param *p, kb_value v, char *why, size_t n)
 {
     if (p->min > p->max)
-        return 0;
+        return check_multiple(p, v, why, n);
     /* Integers are compared with the limits as integers: (double)v would
        round 2^62 + 1 down to 2^62 and let it pass a maximum of 2^62. */
     int below, above;
@@ -370,7 +422,7 @@ int kbc_value_check_range(const kb_param *p, kb_value v, char *why, size_t n)
             below ? "minimum" : "maximum", bound);
         return -1;
     }
-    return 0;
+    return check_multiple(p, v, why, n);
 }
 
 int kbc_value_parse(const kb_param *p, const char *text, kb_value *out, char *why, size_t whyn)

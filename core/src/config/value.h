@@ -26,8 +26,9 @@ int kbc_value_parse(const kb_param *p, const char *text, kb_value *out, char *wh
 int kbc_value_parse_plain(const kb_param *p, const char *text, kb_value *out, char *why,
                           size_t whyn);
 
-/* Checks v against p's [min, max] (no check when min > max).  Returns 0, or
-   -1 with why set. */
+/* Checks v against p's [min, max] (no check when min > max) and, for INT
+   and SIZE, its multiple_of ("100 is not a multiple of 32 (the nearest are
+   96 and 128)").  Returns 0, or -1 with why set. */
 int kbc_value_check_range(const kb_param *p, kb_value v, char *why, size_t whyn);
 
 /* The typed parsers behind kbc_value_parse_plain, for the steps of a sweep.

@@ -11,6 +11,7 @@ void kbc_device_open(kbc_device *d, const kbc_machine *m, int ceilings)
 {
     memset(d, 0, sizeof *d);
     d->ordinal = -1;
+    kbc_limits_cpu(&d->limits);
     if (!m || !m->has_gpu) {
         const char *r = m && m->no_gpu_reason[0] ? m->no_gpu_reason : "no CUDA device was found";
         /* The probe's reason says "no CUDA driver" or "no CUDA device". */
@@ -62,6 +63,9 @@ void kbc_device_open(kbc_device *d, const kbc_machine *m, int ceilings)
                      &d->ceilings.write_gbps, &d->ceilings.copy_gbps);
     kbc_gpu_flops_ceilings(d->stream, d->sm_count, m->cc_major, &d->flops.fp32_gflops,
                            &d->flops.tf32_gflops, &d->flops.bf16_gflops);
+    kbc_limits_gpu(&d->limits, m, kbc_gpu_memory_bus_bits(d->ordinal), d->sm_max_mhz,
+                   kbc_gpu_l2_read_ceiling(d->stream, d->l2_bytes, d->sm_count));
+    d->persisting_l2 = kbc_gpu_persisting_l2();
     /* Read once the ceilings have woken the GPU, for the run's header. */
     kbc_device_clocks(d, &d->clocks_at_start);
 }
@@ -135,6 +139,11 @@ int kbc_device_flush_prepare(kbc_device *d)
     }
     d->flush_bytes = bytes;
     return 0;
+}
+
+void kbc_device_l2_cold(kbc_device *d)
+{
+    kbc_gpu_l2_cold(d->stream);
 }
 
 int kbc_device_flush(kbc_device *d, char *why, size_t n)

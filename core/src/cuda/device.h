@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "gpu.h"
+#include "physical.h"
 #include "record.h"
 
 typedef struct kbc_device {
@@ -37,6 +38,10 @@ typedef struct kbc_device {
                                (energy.h, kbc_energy_point_start); NaN  */
     int lost;               /* a sticky error spoilt the context        */
     char lost_after[400];   /* the error that spoilt it                 */
+    /* What the device (the GPU, or the CPU for CPU rows) can physically
+       do at most (physical.h); the CPU's facts also without a GPU. */
+    kbc_limits limits;
+    uint64_t persisting_l2;   /* the persisting-L2 set-aside at open    */
 } kbc_device;
 
 /* Opens machine m's device: stream, events, and when `ceilings` is set
@@ -59,6 +64,11 @@ int kbc_device_clocks(kbc_device *d, kbc_clock_sample *s);
 
 /* The maximum SM clock NVML reports, or 0 (no NVML, or d NULL). */
 unsigned kbc_device_sm_max_mhz(const kbc_device *d);
+
+/* Before a cold sample or warm-up run: the persisting L2 lines reset and
+   the stream's access-policy window cleared (gpu.h, kbc_gpu_l2_cold), so
+   that the flush leaves nothing of a variant in the L2. */
+void kbc_device_l2_cold(kbc_device *d);
 
 /* Makes the L2 flush buffer (once).  Returns 0, or -1 with flush_why. */
 int kbc_device_flush_prepare(kbc_device *d);

@@ -13,8 +13,8 @@
 /* record.h's kbc_rec_energy.requested holds the core key's value. */
 _Static_assert(KBC_ENERGY_OFF == 0 && KBC_ENERGY_AUTO == 1 && KBC_ENERGY_ON == 2,
                "energy's values are record.h's requested");
-_Static_assert(KBC_ENERGY_WINDOWS <= KBC_ENERGY_MAX_KEPT, "a row keeps every window");
-_Static_assert(KBC_ENERGY_WINDOWS <= KBC_ENERGY_MAX_WINDOWS, "at least the windows kept");
+_Static_assert(KBC_ENERGY_MOST_WINDOWS <= KBC_ENERGY_MAX_KEPT, "a row keeps every window");
+_Static_assert(KBC_ENERGY_WINDOWS <= KBC_ENERGY_MOST_WINDOWS, "the default is allowed");
 
 /* A window's steps are enqueued in chunks of 1, 2, 4 ... steps, and after
    each the clocks-event reasons are read (the host is then ahead of the
@@ -178,12 +178,16 @@ int kbc_energy_windows(kbc_nvml *nvml, const kbc_energy_plan *p, const kbc_energ
     double held_s = 0;
     const uint32_t runs = p->runs_per_step ? p->runs_per_step : 1;
     double want = p->step_s > 0 && isfinite(p->step_s) ? ceil(p->window_s / p->step_s) : 1;
+    /* The windows to keep (energy_windows), and the spoiled ones that may
+       be replaced on top of them. */
+    const int asked = p->windows >= KBC_ENERGY_WINDOWS && p->windows <= KBC_ENERGY_MOST_WINDOWS;
+    const uint32_t keep = asked ? p->windows : KBC_ENERGY_WINDOWS;
     uint64_t steps = want < 1 ? 1 : want > STEPS_MAX ? (uint64_t)STEPS_MAX : (uint64_t)want;
 
     drops d = {0};
     uint32_t tries = 0, moved = 0;
     double joules = 0, seconds = 0, t0 = kbc_now();
-    while (out->windows < KBC_ENERGY_WINDOWS && tries < KBC_ENERGY_MAX_WINDOWS) {
+    while (out->windows < keep && tries < keep + KBC_ENERGY_SPARE_WINDOWS) {
         tries++;
         uint64_t reasons = 0, done = 0;
         for (uint64_t chunk = 1; done < steps; chunk *= 2) {
@@ -274,7 +278,7 @@ int kbc_energy_windows(kbc_nvml *nvml, const kbc_energy_plan *p, const kbc_energ
                    "moves every 20-100 ms on Hopper, so windows this short get its updates "
                    "unevenly; make energy_window longer (1 s or more)",
                    d.still, tries, p->window_s);
-    if (out->windows < KBC_ENERGY_WINDOWS)
+    if (out->windows < keep)
         return too_few(&d, tries, p->window_s, out);
     summarise(p, joules, seconds, out);
     out->throttled_s = held_known ? held_s : NAN;
@@ -322,6 +326,7 @@ int kbc_energy_row(kbc_instance in, void *state, const kbc_measure *ms, kbc_devi
     en->idle_w = dev->idle_w;
     const uint32_t batch = r->mode.batch > 1 ? r->mode.batch : 1;
     kbc_energy_plan p = {.window_s = ms->energy_window_s,
+                         .windows = ms->energy_windows,
                          .step_s = r->time.median * batch,
                          .runs_per_step = batch,
                          .bytes = (double)r->work.bytes_read + (double)r->work.bytes_written,

@@ -11,7 +11,8 @@
  * window in which it did not move spoils the others (its energy lands in
  * the next one).  A window spoilt by the counter (backwards, wrapped) or
  * shorter than energy_window is dropped and another measured, up to
- * KBC_ENERGY_MAX_WINDOWS in all; KBC_ENERGY_WINDOWS must be kept.
+ * KBC_ENERGY_SPARE_WINDOWS more in all; energy_windows (KBC_ENERGY_WINDOWS
+ * unless set) must be kept.
  *
  * The logic (windows, readings, statistics, sentences) is
  * kbc_energy_windows, which runs its steps through callbacks, so that
@@ -31,6 +32,8 @@
 /* What the windows are made of. */
 typedef struct kbc_energy_plan {
     double window_s;        /* the shortest window (energy_window)              */
+    uint32_t windows;       /* the windows to keep (energy_windows); 0: the
+                               default, KBC_ENERGY_WINDOWS                    */
     double step_s;          /* one step's expected seconds (the row's median
                                times its batch); 0 or NaN: unknown, one step
                                per window to start                            */

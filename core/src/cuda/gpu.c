@@ -189,10 +189,14 @@ int kbc_gpu_last_error(char *why, size_t n)
 }
 
 /* What one timed operation of a ceiling measurement does. */
-enum ceiling_op { OP_COPY, OP_READ, OP_WRITE, OP_FMA, OP_MMA_TF32, OP_MMA_BF16 };
+enum ceiling_op { OP_COPY, OP_READ, OP_WRITE, OP_FMA, OP_MMA_TF32, OP_MMA_BF16, OP_L2_READ };
 
 /* The launchers of gpu_kernels.cu; each returns a cudaError_t. */
 int kbc_gpu_launch_read(const void *buf, uint64_t bytes, void *sink, int sm_count, void *stream);
+int kbc_gpu_launch_l2_read(const void *buf, uint64_t bytes, void *sink, int sm_count,
+                           void *stream);
+/* The bytes one launch of the L2 read kernel reads from a buffer of `bytes`. */
+double kbc_gpu_l2_read_bytes(uint64_t bytes);
 int kbc_gpu_launch_fma(void *out, int sm_count, void *stream);
 int kbc_gpu_launch_mma(int bf16, void *out, int sm_count, void *stream);
 /* Floating-point operations of one launch of each, and the floats each
@@ -217,6 +221,8 @@ static cudaError_t ceiling_op_run(enum ceiling_op op, void *a, void *b, uint64_t
         return (cudaError_t)kbc_gpu_launch_mma(0, b, sm_count, s);
     case OP_MMA_BF16:
         return (cudaError_t)kbc_gpu_launch_mma(1, b, sm_count, s);
+    case OP_L2_READ:
+        return (cudaError_t)kbc_gpu_launch_l2_read(a, bytes, b, sm_count, s);
     }
     return cudaErrorInvalidValue;
 }
@@ -476,4 +482,110 @@ void kbc_gpu_graph_destroy(void *exec)
 {
     if (exec)
         cudaGraphExecDestroy((cudaGraphExec_t)exec);
+}
+
+/* ---- what the integrity checks ask of the runtime (docs/integrity.md) ---- */
+
+int kbc_gpu_memory_bus_bits(int dev)
+{
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return v > 0 ? v : 0;
+}
+
+double kbc_gpu_l2_read_ceiling(void *stream, uint64_t l2_bytes, int sm_count)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    void *a = NULL, *sink = NULL;
+    double gbps = 0.0;
+    /* A quarter of the L2 stays resident however the L2 places lines (an
+       H100's L2 is two halves, and a line may sit in both). */
+    uint64_t bytes = (l2_bytes / 4) & ~(uint64_t)15;
+    if (bytes < (1u << 20) || sm_count <= 0)
+        return 0.0;
+    if (cudaMalloc(&a, bytes) != cudaSuccess ||
+        cudaMalloc(&sink, (size_t)sm_count * 8 * 16) != cudaSuccess)
+        goto out;
+    if (cudaMemsetAsync(a, 1, bytes, s) != cudaSuccess)
+        goto out;
+    gbps = ceiling_measure(OP_L2_READ, s, a, sink, bytes, sm_count, kbc_gpu_l2_read_bytes(bytes));
+out:
+    /* As for the other ceilings: no error is left for a variant to be
+       blamed for. */
+    cudaStreamSynchronize(s);
+    cudaGetLastError();
+    if (a)
+        cudaFree(a);
+    if (sink)
+        cudaFree(sink);
+    cudaGetLastError();
+    return gbps;
+}
+
+void kbc_gpu_l2_cold(void *stream)
+{
+    /* Lines a variant marked persisting (an access-policy window on the
+       stream or on a launch) would survive the flush.  Both calls fail on
+       a GPU without L2 persistence (before compute capability 8.0), where
+       nothing persists: their errors are cleared and mean nothing here. */
+    if (cudaCtxResetPersistingL2Cache() != cudaSuccess)
+        cudaGetLastError();
+    kbc_gpu_stream_window_clear(stream);
+}
+
+int kbc_gpu_stream_window(void *stream, uint64_t *bytes, double *hit_ratio, int *persisting,
+                          char *why, size_t n)
+{
+    cudaStreamAttrValue v;
+    memset(&v, 0, sizeof v);
+    *bytes = 0;
+    *hit_ratio = 0.0;
+    *persisting = 0;
+    cudaError_t e = cudaStreamGetAttribute((cudaStream_t)stream,
+                                           cudaStreamAttributeAccessPolicyWindow, &v);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return cuda_fail(e, "cudaStreamGetAttribute", why, n);
+    }
+    *bytes = (uint64_t)v.accessPolicyWindow.num_bytes;
+    *hit_ratio = v.accessPolicyWindow.hitRatio;
+    *persisting = v.accessPolicyWindow.hitProp == cudaAccessPropertyPersisting;
+    return 0;
+}
+
+void kbc_gpu_stream_window_clear(void *stream)
+{
+    cudaStreamAttrValue v;
+    memset(&v, 0, sizeof v);
+    /* An empty window: every access normal again.  See kbc_gpu_l2_cold on
+       the error. */
+    if (cudaStreamSetAttribute((cudaStream_t)stream, cudaStreamAttributeAccessPolicyWindow,
+                               &v) != cudaSuccess)
+        cudaGetLastError();
+}
+
+uint64_t kbc_gpu_persisting_l2(void)
+{
+    size_t v = 0;
+    if (cudaDeviceGetLimit(&v, cudaLimitPersistingL2CacheSize) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return (uint64_t)v;
+}
+
+void kbc_gpu_persisting_l2_set(uint64_t bytes)
+{
+    /* See kbc_gpu_l2_cold on the error. */
+    if (cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, (size_t)bytes) != cudaSuccess)
+        cudaGetLastError();
+}
+
+int kbc_gpu_device_sync(char *why, size_t n)
+{
+    cudaError_t e = cudaDeviceSynchronize();
+    return e == cudaSuccess ? 0 : cuda_fail(e, "cudaDeviceSynchronize", why, n);
 }

@@ -90,4 +90,31 @@ void kbc_gpu_free(void *ptr);
 int kbc_gpu_memset_async(void *ptr, int value, uint64_t bytes, void *stream, char *why,
                          size_t n);
 
+/* What the integrity checks ask of the runtime (docs/integrity.md).
+
+   The memory bus width of device ordinal dev in bits (0 when unknown),
+   from which with the memory clock (kbc_machine.mem_clock_khz) the device's
+   theoretical memory bandwidth follows. */
+int kbc_gpu_memory_bus_bits(int dev);
+/* The rate at which the device reads a buffer that sits in its L2 (a
+   quarter of l2_bytes, read many times over through the L2 alone) in GB/s,
+   the median of several launches; 0 when it could not be measured. */
+double kbc_gpu_l2_read_ceiling(void *stream, uint64_t l2_bytes, int sm_count);
+/* Before a cold sample: the persisting L2 lines back to normal and the
+   stream's access-policy window cleared, so that nothing a variant marked
+   persisting outlives the flush.  Best effort: a GPU without L2
+   persistence has nothing to reset. */
+void kbc_gpu_l2_cold(void *stream);
+/* The stream's L2 access-policy window: its bytes (0: none), hit ratio,
+   and whether hits persist.  0, or -1 with why set. */
+int kbc_gpu_stream_window(void *stream, uint64_t *bytes, double *hit_ratio, int *persisting,
+                          char *why, size_t n);
+void kbc_gpu_stream_window_clear(void *stream);
+/* The device's set-aside for persisting L2 lines (cudaLimitPersistingL2CacheSize),
+   and setting it back. */
+uint64_t kbc_gpu_persisting_l2(void);
+void kbc_gpu_persisting_l2_set(uint64_t bytes);
+/* Waits for everything on the current device: 0, or -1 with why set. */
+int kbc_gpu_device_sync(char *why, size_t n);
+
 #endif

@@ -49,6 +49,75 @@ extern "C" int kbc_gpu_launch_read(const void *buf, uint64_t bytes, void *sink, 
     return (int)cudaGetLastError();
 }
 
+/* ---- the L2 read rate -----------------------------------------------------
+
+   The physical limit of a row whose working set fits in the L2 is what the
+   L2 can deliver (docs/integrity.md).  This kernel reads a buffer that sits
+   in the L2 (a quarter of it) L2_READ_REPEATS times over, each load through
+   ld.global.cg, which bypasses the L1: the first pass brings the buffer into
+   the L2 and every later one reads it from there, and the repeats inside one
+   launch keep the launch's own cost out of the rate.  The write condition
+   never holds on bytes of 0x01, as in kbc_read_kernel. */
+#define L2_READ_REPEATS 32
+
+/* One 16-byte load through the L2 alone; volatile, so that the compiler
+   neither drops a pass nor keeps one pass's words for the next. */
+__device__ __forceinline__ uint4 ld_cg(const uint4 *p)
+{
+    uint4 v;
+    asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+__global__ void kbc_l2_read_kernel(const uint4 *in, uint64_t n, uint4 *sink)
+{
+    uint4 acc = make_uint4(0, 0, 0, 0);
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    const uint64_t first = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (int r = 0; r < L2_READ_REPEATS; r++) {
+        uint64_t i = first;
+        for (; i + 3 * stride < n; i += 4 * stride) {
+            uint4 a = ld_cg(in + i), b = ld_cg(in + i + stride), c = ld_cg(in + i + 2 * stride),
+                  d = ld_cg(in + i + 3 * stride);
+            acc.x ^= a.x ^ b.x ^ c.x ^ d.x;
+            acc.y ^= a.y ^ b.y ^ c.y ^ d.y;
+            acc.z ^= a.z ^ b.z ^ c.z ^ d.z;
+            acc.w ^= a.w ^ b.w ^ c.w ^ d.w;
+        }
+        for (; i < n; i += stride) {
+            uint4 v = ld_cg(in + i);
+            acc.x ^= v.x;
+            acc.y ^= v.y;
+            acc.z ^= v.z;
+            acc.w ^= v.w;
+        }
+        /* The next pass reads the same words: rotated, so that two passes
+           do not cancel in the xor. */
+        acc = make_uint4(acc.y, acc.z, acc.w, acc.x);
+    }
+    if (acc.x == 0xdeadbeefu && acc.y == 0x0badf00du)
+        sink[blockIdx.x] = acc;
+}
+
+extern "C" int kbc_gpu_launch_l2_read(const void *buf, uint64_t bytes, void *sink, int sm_count,
+                                      void *stream)
+{
+    uint64_t n = bytes / sizeof(uint4);
+    if (n == 0)
+        return (int)cudaErrorInvalidValue;
+    unsigned blocks = (unsigned)(sm_count > 0 ? sm_count * 8 : 1024);
+    kbc_l2_read_kernel<<<blocks, 256, 0, (cudaStream_t)stream>>>((const uint4 *)buf, n,
+                                                                 (uint4 *)sink);
+    return (int)cudaGetLastError();
+}
+
+extern "C" double kbc_gpu_l2_read_bytes(uint64_t bytes)
+{
+    return (double)(bytes / sizeof(uint4) * sizeof(uint4)) * L2_READ_REPEATS;
+}
+
 /* ---- the hold before a timed sample -------------------------------------
 
    One thread spins until the host writes a non-zero word to flag[0] (host

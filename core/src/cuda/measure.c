@@ -116,9 +116,10 @@ static void read_clocks(kbc_device *dev, kbc_rec_clocks *c, int after)
 /* Captures `batch` runs into a CUDA graph (*exec).  Returns 0; or -1 with
    *exec NULL and note saying why, and the batch is then launched run by
    run: a run() that cannot be captured (a call that is not allowed while
-   a stream captures, copies from pageable host memory) still runs. */
+   a stream captures, copies from pageable host memory) still runs.  A
+   capture that succeeded with no work in it sets *nothing. */
 static int capture_batch(kbc_instance in, void *state, uint32_t v, int copies, uint32_t batch,
-                         kbc_device *dev, void **exec, char *note, size_t n)
+                         kbc_device *dev, void **exec, int *nothing, char *note, size_t n)
 {
     kbc_error err;
     char why[300];
@@ -141,6 +142,8 @@ static int capture_batch(kbc_instance in, void *state, uint32_t v, int copies, u
         else
             snprintf(note, n, "launched run by run: a CUDA graph captured nothing (run() does "
                               "not enqueue on the stream kbench gives it)");
+        if (r == KB_OK && e == 0 && nodes == 0)
+            *nothing = 1;
         kbc_gpu_graph_destroy(*exec);
         *exec = NULL;
         kbc_host_clear(in.host->host_private);
@@ -185,6 +188,10 @@ static int cuda_sample(kbc_instance in, void *state, uint32_t v, int copies, int
     float msec = 0.0f;
     const int held = hold && *hold;
     int rc = 0;
+    /* Before the hold: the reset is no stream operation, and the hold
+       keeps the GPU busy until the release. */
+    if (cold)
+        kbc_device_l2_cold(dev);
     if (held && kbc_gpu_hold(dev->hold, dev->hold_dev, KBC_HOLD_TIMEOUT_S, dev->stream, f->why,
                              sizeof f->why) != 0)
         return cuda_fault(f, "the hold before a timed run");
@@ -209,6 +216,7 @@ static int cuda_sample(kbc_instance in, void *state, uint32_t v, int copies, int
     return 0;
 }
 
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -231,6 +239,8 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
        event of a timed one), so it is ordered before the run and outside
        what the events measure. */
     for (uint32_t i = 0; i < ms->warmup; i++) {
+        if (cold)
+            kbc_device_l2_cold(dev);
         if (cold && kbc_device_flush(dev, f->why, sizeof f->why) != 0)
             return cuda_fault(f, "the L2 flush before a warm-up run");
         if (kbc_one_run(in, state, v, ms->include_copies, &f->err) != KB_OK)
@@ -257,8 +267,8 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
     void *exec = NULL;
     if (batch > 1) {
         char why[sizeof out->mode.note];
-        if (capture_batch(in, state, v, ms->include_copies, batch, dev, &exec, why,
-                          sizeof why) != 0)
+        if (capture_batch(in, state, v, ms->include_copies, batch, dev, &exec,
+                          &out->captured_nothing, why, sizeof why) != 0)
             snprintf(out->mode.note, sizeof out->mode.note, "%s", why);
         /* One untimed sample uploads the graph (its first launch costs
            more).  For auto it also calibrates: a run alone carries the
@@ -276,7 +286,7 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
                 if (exec) {
                     kbc_gpu_graph_destroy(exec);
                     if (capture_batch(in, state, v, ms->include_copies, batch, dev,
-                                      &exec, why, sizeof why) != 0)
+                                      &exec, &out->captured_nothing, why, sizeof why) != 0)
                         snprintf(out->mode.note, sizeof out->mode.note, "%s", why);
                     else
                         st = cuda_sample(in, state, v, ms->include_copies, 0, batch,
@@ -310,8 +320,17 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
     double *t = kbc_xmalloc(room * sizeof *t);
     double *sorted = adaptive ? kbc_xmalloc(room * sizeof *sorted) : NULL;
     size_t n = 0;
-    double spent = 0.0;
+    double spent = 0.0, cpu = 0.0;
     int rc = 0;
+    /* The post-check's poison: whatever the outputs hold after the timed
+       runs, the timed runs wrote (docs/integrity.md). */
+    if (ms->integrity != KBC_INTEGRITY_OFF &&
+        kbc_call_prepare(in, state, v, &f->err) != KB_OK) {
+        kbc_gpu_graph_destroy(exec);
+        free(t);
+        free(sorted);
+        return plugin_fault(f);
+    }
     if (cuda)
         read_clocks(dev, &out->clocks, 0);
     while (n < runs && (n == 0 || spent < ms->budget_s)) {
@@ -331,9 +350,13 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
                 break;
             s = whole / (double)batch;
         } else {
+            /* The CPU time around the wall clock's readings, so that its
+               reading is not timed. */
+            double c0 = kbc_process_cpu();
             double t0 = kbc_now();
             int r = kbc_one_run(in, state, v, ms->include_copies, &f->err);
             s = whole = kbc_now() - t0;
+            cpu += kbc_process_cpu() - c0;
             if (r != KB_OK) {
                 rc = plugin_fault(f);
                 break;
@@ -374,6 +397,7 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
     }
     if (rc == 0)
         kbc_stats_compute(t, n, &out->time);
+    out->cpu_per_run_s = !cuda && n > 0 ? cpu / (double)n : NAN;
     free(t);
     return rc;
 }
@@ -393,8 +417,9 @@ void kbc_replay_open(kbc_replay *p, kbc_instance in, void *state, uint32_t v, in
     /* The timed samples replayed a graph: so do these.  A capture that
        fails now leaves exec NULL, and the batch is launched run by run, as
        the timing would have done. */
+    int nothing = 0; /* an empty capture was the timing's to flag (integrity.h) */
     if (p->batch > 1 && mode->graph)
-        (void)capture_batch(in, state, v, copies, p->batch, dev, &p->exec, p->note,
+        (void)capture_batch(in, state, v, copies, p->batch, dev, &p->exec, &nothing, p->note,
                             sizeof p->note);
 }
 

@@ -51,6 +51,11 @@ typedef struct kbc_measured {
                              on max_runs or the budget above it           */
     kbc_rec_clocks clocks;/* the GPU's clocks around the timed runs       */
     kbc_rec_mode mode;    /* single or batched, and why                   */
+    int captured_nothing; /* a CUDA graph of the batch captured no work:
+                             run() enqueued nothing on kbench's stream    */
+    double cpu_per_run_s; /* a CPU variant's timed runs: the process's CPU
+                             time (every thread's) per run, on average;
+                             NaN for a CUDA variant                      */
 } kbc_measured;
 
 /* One run: run() alone, or upload + run + download.  Returns KB_OK or the
@@ -89,8 +94,13 @@ uint32_t kbc_batch_size_for(double per_run_s);
 /* Warm-up and timed runs of variant v (flags: its KB_VARIANT_*) on a
    set-up, verified state.  Fills out and returns 0; or fills f and
    returns -1 with out->samples NULL.  With a noise target the runs stop
-   as ms says (core_keys.h).  dev is used for CUDA variants only (cuda != 0)
-   and must then be usable. */
+   as ms says (core_keys.h).  Unless ms->integrity is off, the variant's
+   outputs are poisoned again (prepare()) just before the first timed
+   sample, so that what they hold afterwards is the timed runs' work
+   (docs/integrity.md, "The post-check").  With cache = cold, persisting L2
+   lines are reset and the stream's access-policy window cleared before
+   each flush.  dev is used for CUDA variants only (cuda != 0) and must
+   then be usable. */
 int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint32_t flags,
                         const kbc_measure *ms, kbc_device *dev, kbc_measured *out, kbc_fault *f);
 

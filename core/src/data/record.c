@@ -105,12 +105,24 @@ const char *kbc_check_measure(const kbc_record *r)
     return r->check.measure[0] ? r->check.measure : NULL;
 }
 
+int kbc_integrity_flagged(const kbc_record *r)
+{
+    return strncmp(r->integrity, "flagged", 7) == 0;
+}
+
 static const char *const outcome_names[KBC_N_OUTCOMES] = {
     "pass", "FAIL", "error", "skipped", "crashed", "timeout", "invalid"};
 
 int kbc_record_ran(const kbc_record *r)
 {
     return (r->outcome == KBC_PASS || r->outcome == KBC_FAIL) && r->time.n > 0;
+}
+
+int kbc_record_has_energy(const kbc_record *r)
+{
+    const kbc_rec_energy *e = &r->energy;
+    return kbc_record_ran(r) && e->status == KBC_ENERGY_MEASURED && e->windows > 0 &&
+           isfinite(e->j_per_run) && e->j_per_run > 0;
 }
 
 int kbc_outcome_failed(int outcome)

@@ -279,6 +279,11 @@ typedef struct kbc_record {
        (--sanitize-on-crash): the first report memcheck printed, or why
        there is none; "" otherwise. */
     char sanitizer[1024];
+    /* What kbench's integrity checks made of the row's timing
+       (docs/integrity.md): "ok", "flagged: <what they found>" (the reason
+       says it too), "partial: <what could not be checked>", "off"
+       (integrity = off); "" where nothing was timed or checked. */
+    char integrity[700];
     kb_work work;
     kbc_rec_check check;
     kbc_stats time;         /* seconds                                */
@@ -346,6 +351,17 @@ const char *kbc_check_measure(const kbc_record *r);
    timed runs.  What a speed-up, a plot, compare and the report's verdicts
    take into account; one place, so that they cannot disagree. */
 int kbc_record_ran(const kbc_record *r);
+
+/* Whether row r has energy to show and compare: it ran (kbc_record_ran),
+   its energy was measured and its median joules per run is a positive
+   number.  What the plot's energy metrics, compare's energy verdict, the
+   history's energy series and the tuner's energy objectives all take. */
+int kbc_record_has_energy(const kbc_record *r);
+
+/* Whether kbench's integrity checks flagged the row (its integrity begins
+   "flagged"): its timing is not of the work it verified, so compare, the
+   history and the tuner leave it out (docs/integrity.md). */
+int kbc_integrity_flagged(const kbc_record *r);
 
 /* The name of an outcome: "pass", "FAIL", "error", "skipped", "crashed",
    "timeout", "invalid"; and back
@@ -436,6 +452,8 @@ typedef struct kbc_suspect {
     double work_ratio;      /* its work over the suspect's (>= 1)         */
     size_t key_row;         /* the suspect's place among the rows looked
                                at (0 when read back from a file)          */
+    int cpu;                /* a CPU variant's row: what to do about it
+                               differs (kbc_suspect_text)                 */
 } kbc_suspect;
 
 /* A reporter.  point() gets all records of one point at once (so a table

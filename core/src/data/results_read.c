@@ -338,6 +338,7 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
     r->outcome = (kbc_outcome)oc;
     get_str(o, "reason", r->reason, sizeof r->reason);
     get_str(o, "sanitizer", r->sanitizer, sizeof r->sanitizer);
+    get_str(o, "integrity", r->integrity, sizeof r->integrity);
     const json_t *t = json_object_get(o, "time_s");
     r->time.n = (size_t)rd_u64(&c, o, "runs");
     r->time.median = get_num(t, "median");
@@ -719,7 +720,7 @@ static void read_provenance(rd *c, const json_t *pv, kbc_run_doc *doc)
 }
 
 /* "suspects": [{"key", "median_s", "than_key", "than_median_s",
-   "work_ratio"}, ...] (kbc_suspects_to_json).  Returns 0, or -1 with why
+   "work_ratio", "backend"}, ...] (kbc_suspects_to_json).  Returns 0, or -1 with why
    set when it is there but malformed. */
 static int read_suspects(const json_t *a, kbc_run_doc *doc, char *why, size_t n)
 {
@@ -749,9 +750,12 @@ static int read_suspects(const json_t *a, kbc_run_doc *doc, char *why, size_t n)
             snprintf(why, n, "suspect %zu: \"key\" and \"than_key\" are not both strings", i);
             return -1;
         }
+        /* "backend" came later: a file without it gets the GPU's advice. */
+        const char *backend = json_string_value(json_object_get(x, "backend"));
         doc->suspects[doc->n_suspects++] =
             (kbc_suspect){kbc_xstrdup(json_string_value(key)), v[0],
-                          kbc_xstrdup(json_string_value(than)), v[1], v[2], 0};
+                          kbc_xstrdup(json_string_value(than)), v[1], v[2], 0,
+                          backend && strcmp(backend, "cpu") == 0};
     }
     return 0;
 }

@@ -372,6 +372,7 @@ json_t *kbc_record_to_json(const kbc_record *r)
     json_object_set_new(o, "reason", r->reason[0] ? jtext(r->reason) : json_null());
     if (r->sanitizer[0])
         json_object_set_new(o, "sanitizer", jtext(r->sanitizer));
+    json_object_set_new(o, "integrity", r->integrity[0] ? jtext(r->integrity) : json_null());
     json_object_set_new(o, "runs", json_integer((json_int_t)r->time.n));
     json_t *t = json_object();
     json_object_set_new(t, "median", num(r->time.median));
@@ -691,6 +692,7 @@ json_t *kbc_suspects_to_json(const kbc_suspect *list, size_t n)
         json_object_set_new(x, "than_key", jtext(list[i].than_key));
         json_object_set_new(x, "than_median_s", num(list[i].than_median_s));
         json_object_set_new(x, "work_ratio", num(list[i].work_ratio));
+        json_object_set_new(x, "backend", json_string(list[i].cpu ? "cpu" : "cuda"));
         json_array_append_new(a, x);
     }
     return a;

@@ -88,6 +88,7 @@ static void rows_take(super *s, worker *w, slot *sl, kbc_record *got, size_t n, 
         int sanitize = s->o->sanitize_on_crash && got[k].outcome == KBC_CRASHED &&
                        got[k].backend == KB_BACKEND_CUDA;
         uint32_t vi = got[k].variant_index;
+        sv_sanitize_apply(s, w, &got[k]); /* --sanitize: its verdict */
         sv_slot_store(s, sl, &got[k], w);
         int at = sv_position(sv_exp_of(s, sl), vi);
         if (sanitize && at >= 0)
@@ -125,12 +126,12 @@ static int on_done(super *s, worker *w, const json_t *m, const json_t *v)
     /* The worker's next point goes out now: the journal's sync and the
        outputs below are the supervisor's time, not the GPU's. */
     sv_feed(s, w);
-    if (sl->remaining && !json_is_string(lost)) {
+    if ((sl->remaining & w->sent) && !json_is_string(lost)) {
         /* Rows a worker left out are a fault of the worker, not a
            pass; they are named rather than dropped. */
         const kbc_experiment *e = sv_exp_of(s, sl);
         for (uint32_t k = 0; k < e->n_variants; k++)
-            if (sl->remaining & KB_VARIANT_BIT(e->variants[k]))
+            if (sl->remaining & w->sent & KB_VARIANT_BIT(e->variants[k]))
                 sv_slot_lose(s, sl, e->variants[k], KBC_CRASHED,
                              "the worker's answer left this variant out", w);
     }
@@ -175,6 +176,13 @@ static void on_message(super *s, worker *w, const char *line)
     } else if (m && json_is_string(v = json_object_get(m, "log"))) {
         snprintf(w->vlog[w->n_vlog % LOG_KEEP], LOG_LINE, "%s", json_string_value(v));
         w->n_vlog++;
+    } else if (m && (v = json_object_get(m, "done")) && w->job >= 0 && w->sanitized &&
+               !w->held && json_is_array(json_object_get(m, "rows"))) {
+        /* --sanitize: the rows wait for the sanitizer's verdict, which
+           comes when the worker has ended (sanitize.c); meanwhile the
+           watchdog gives the sanitizer its slowness again to end. */
+        w->held = kbc_xstrdup(line);
+        w->deadline = kbc_now() + 10 * kbc_job_timeout(s->plan, &s->slots[w->job].job);
     } else if (m && (v = json_object_get(m, "done")) && w->job >= 0 &&
                json_is_array(json_object_get(m, "rows"))) {
         on_done(s, w, m, v);
@@ -182,6 +190,29 @@ static void on_message(super *s, worker *w, const char *line)
         on_garbage(s, w, line);
     }
     json_decref(m);
+}
+
+void sv_worker_take_held(super *s, worker *w)
+{
+    if (!w->held)
+        return;
+    char *line = w->held;
+    w->held = NULL;
+    if (!w->verdict.known) {
+        /* Taken before the sanitizer ended: it gave no verdict, and a row
+           it might have found errors in cannot pass for clean. */
+        w->verdict = (sv_verdict){.known = 1, .errors = 1};
+        snprintf(w->verdict.summary, sizeof w->verdict.summary,
+                 "compute-sanitizer did not end after its worker answered, so it gave no "
+                 "verdict");
+    }
+    json_error_t je;
+    json_t *m = json_loads(line, JSON_REJECT_DUPLICATES, &je);
+    const json_t *v = m ? json_object_get(m, "done") : NULL;
+    if (v && w->job >= 0)
+        on_done(s, w, m, v);
+    json_decref(m);
+    free(line);
 }
 
 /* Reads what the worker's channel holds; returns -1 at its end. */

@@ -9,6 +9,7 @@
 
 #include "energy.h"
 #include "instance.h"
+#include "integrity.h"
 #include "measure.h"
 #include "prefetch.h"
 #include "sweep.h"
@@ -193,10 +194,11 @@ static int judge(kbc_record *r, const kb_check *c)
     return 0;
 }
 
-/* A batched row's output is verified again after its timed runs: they ran
-   back to back with no synchronisation between them, and the last one's
-   output must still be right.  A wrong answer now fails the row; a
-   failing call errs it. */
+/* With integrity = off, a batched row's output is still verified again
+   after its timed runs: they ran back to back with no synchronisation
+   between them, and the last one's output must still be right.  A wrong
+   answer now fails the row; a failing call errs it.  (Otherwise the
+   post-check of integrity.h does this for every row.) */
 static void verify_after_batch(const kbc_experiment *e, void *state, kbc_device *dev,
                                kb_host *host, kbc_record *r)
 {
@@ -237,8 +239,9 @@ static void verify_after_batch(const kbc_experiment *e, void *state, kbc_device 
     }
 }
 
-/* One variant of a set-up point: poison, the checked run, verify, then the
-   measurement.  Rates and speed-ups come later, once every variant ran. */
+/* One variant of a set-up point: poison, the checked run, verify, the
+   measurement, then the checks that its timing is of the work it verified
+   (integrity.h).  Rates and speed-ups come later, once every variant ran. */
 static void run_variant(const kbc_experiment *e, void *state, kbc_device *dev, kb_host *host,
                         kbc_record *r)
 {
@@ -285,17 +288,16 @@ static void run_variant(const kbc_experiment *e, void *state, kbc_device *dev, k
             r->noise = kbc_median_noise(x, r->n_samples);
             free(x);
         }
-        /* A run that fails in the energy windows fails the row, as in its
-           timed runs. */
-        if (kbc_energy_row(in, state, &e->measure, dev, r, &f) != 0) {
-            kbc_record_free(r);
-            goto failed;
-        }
-        if (r->mode.batch > 1)
+        if (e->measure.integrity == KBC_INTEGRITY_OFF && r->mode.batch > 1)
             verify_after_batch(e, state, dev, host, r);
-        return;
+        /* The checks that the timing is of the work the row verified, then
+           the energy windows (more runs of the same work: a run that fails
+           there fails the row, as in its timed runs). */
+        if (kbc_integrity_check(e, in, state, dev, r, &got, &f) == 0 &&
+            kbc_energy_row(in, state, &e->measure, dev, r, &f) == 0)
+            return;
+        kbc_record_free(r);
     }
-failed:
     if (f.kind == KBC_FAULT_CUDA) {
         cuda_error(r, f.stage, f.why);
         lost_after(dev, host, f.why);
@@ -473,16 +475,22 @@ size_t kbc_point_run_aside(const kbc_experiment *e, uint64_t p, const kbc_point_
         recs[i].work.device_bytes =
             kbc_work_device_bytes(&work, KB_VARIANT_BIT(recs[i].variant_index));
     }
-    if (plan->status != KBC_PLAN_RUNS) {
-        /* A refused point (kbc_plan_refused) is `invalid` with the
-           plugin's sentence and runs nothing; a point whose plan() failed
-           otherwise is the plugin's error. */
-        for (size_t i = 0; i < n; i++) {
-            recs[i].outcome = plan->status == KBC_PLAN_REFUSED ? KBC_INVALID : KBC_ERROR;
-            set_text(recs[i].reason, sizeof recs[i].reason, plan->sentence);
-        }
-        goto report;
+    /* A refused point (kbc_plan_refused), or a variant plan() refused
+       alone (kb_host.refuse), is `invalid` with the plugin's sentence and
+       runs nothing; a point whose plan() failed otherwise is the plugin's
+       error.  kbc_plan_variant is the one rule. */
+    uint64_t decided = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *why;
+        int says = kbc_plan_variant(plan, recs[i].variant_index, &why);
+        if (says == KBC_PLAN_RUNS)
+            continue;
+        recs[i].outcome = says == KBC_PLAN_REFUSED ? KBC_INVALID : KBC_ERROR;
+        set_text(recs[i].reason, sizeof recs[i].reason, why);
+        decided |= KB_VARIANT_BIT(recs[i].variant_index);
     }
+    if (plan->status != KBC_PLAN_RUNS)
+        goto report;
 
     /* Which variants can run here at all.  CUDA variants are admitted in
        order while the device memory of those admitted so far (device_bytes
@@ -491,6 +499,8 @@ size_t kbc_point_run_aside(const kbc_experiment *e, uint64_t p, const kbc_point_
     int free_known = 0;
     for (size_t i = 0; i < n; i++) {
         kbc_record *r = &recs[i];
+        if (decided & KB_VARIANT_BIT(r->variant_index))
+            continue;
         if (r->backend != KB_BACKEND_CUDA) {
             mask |= KB_VARIANT_BIT(r->variant_index);
             continue;

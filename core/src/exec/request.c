@@ -26,6 +26,7 @@ static const option options[] = {
     {"--variants", ONE, offsetof(kbc_request, variants), 0},
     {"-q", FLAG, offsetof(kbc_request, quiet), 0},
     {"--allow-shared", FLAG, offsetof(kbc_request, allow_shared), 0},
+    {"--sanitized", ONE, offsetof(kbc_request, sanitized), 0},
 };
 #define N_OPTIONS (sizeof options / sizeof *options)
 
@@ -162,6 +163,45 @@ static int from_hex(const char *t, void *p, size_t n)
     return 0;
 }
 
+/* The variants a point's plan refused: [{"variant": V, "sentence": S}, ...]
+   in the order of their bits. */
+static json_t *refusals_json(const kbc_refusals *r)
+{
+    json_t *a = json_array();
+    for (uint32_t v = 0; v < KB_MAX_VARIANTS; v++) {
+        const char *s = kbc_refusals_sentence(r, v);
+        if (!s)
+            continue;
+        json_t *one = json_object();
+        json_object_set_new(one, "variant", json_integer(v));
+        json_object_set_new(one, "sentence", json_string(s));
+        json_array_append_new(a, one);
+    }
+    return a;
+}
+
+/* Reads refusals_json's array (absent: none) into r; 0 or -1. */
+static int refusals_read(const json_t *a, kbc_refusals *r)
+{
+    kbc_refusals_clear(r);
+    if (!a)
+        return 0;
+    if (!json_is_array(a))
+        return -1;
+    size_t i;
+    const json_t *one;
+    json_array_foreach(a, i, one)
+    {
+        const json_t *v = json_object_get(one, "variant");
+        const json_t *s = json_object_get(one, "sentence");
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            json_integer_value(v) >= KB_MAX_VARIANTS || !json_is_string(s))
+            return -1;
+        kbc_refusals_add(r, (uint32_t)json_integer_value(v), json_string_value(s));
+    }
+    return 0;
+}
+
 char *kbc_order_line(const kbc_order *o)
 {
     json_t *m = json_object();
@@ -175,6 +215,8 @@ char *kbc_order_line(const kbc_order *o)
         json_object_set_new(plan, "code", json_integer(o->plan.code));
         json_object_set_new(plan, "sentence", json_string(o->plan.sentence));
         json_object_set_new(plan, "work", hex_of(&o->plan.work, sizeof o->plan.work));
+        if (o->plan.refusals.mask)
+            json_object_set_new(plan, "refused", refusals_json(&o->plan.refusals));
         json_t *pt = json_object();
         json_object_set_new(pt, "exp", json_integer(o->exp));
         json_object_set_new(pt, "point", json_integer((json_int_t)o->point));
@@ -204,9 +246,10 @@ static int plan_read(const json_t *j, kbc_point_plan *pp, char *why, size_t n)
     memset(pp, 0, sizeof *pp);
     pp->status = json_is_string(status) ? kbc_plan_status_parse(json_string_value(status)) : -1;
     if (pp->status < 0 || !json_is_integer(code) || !json_is_string(sentence) ||
-        from_hex(json_string_value(json_object_get(j, "work")), &pp->work, sizeof pp->work) != 0) {
-        snprintf(why, n, "its plan is not a point's plan of this kbench (status, code, sentence "
-                         "and a work of %zu bytes)",
+        from_hex(json_string_value(json_object_get(j, "work")), &pp->work, sizeof pp->work) != 0 ||
+        refusals_read(json_object_get(j, "refused"), &pp->refusals) != 0) {
+        snprintf(why, n, "its plan is not a point's plan of this kbench (status, code, sentence, "
+                         "a work of %zu bytes and the variants refused)",
                  sizeof pp->work);
         return -1;
     }

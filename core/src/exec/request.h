@@ -4,7 +4,7 @@
  *
  * A worker is started as
  *   kbench __worker INI [--plugin-path P]... [--experiment E] [--set S]...
- *                       [--variants V] [-q] [--allow-shared]
+ *                       [--variants V] [-q] [--allow-shared] [--sanitized T]
  * so that it builds the supervisor's plan from the same file with the same
  * changes (config.h, kbc_ini_narrow), and is then sent orders, one line of
  * JSON each, on its standard input:
@@ -12,10 +12,12 @@
  *       run point P of experiment X (indices into the plan), only the
  *       plugin variants whose bits are set in MASK (hexadecimal; 0: every
  *       selected variant), with the point's plan as the supervisor's plan
- *       holds it (point_plan.h): {"status", "code", "sentence", "work"},
- *       the work as the hexadecimal image of its kb_work.  The worker is the
- *       supervisor's own binary exec'd again, so both ends share the
- *       layout; an image of another size is refused.  The worker does not
+ *       holds it (point_plan.h): {"status", "code", "sentence", "work",
+ *       "refused"}, the work as the hexadecimal image of its kb_work and
+ *       refused (absent when none) as [{"variant": V, "sentence": S}...],
+ *       the variants plan() refused at the point (kb_host.refuse).  The
+ *       worker is the supervisor's own binary exec'd again, so both ends
+ *       share the layout; an image of another size is refused.  The worker does not
  *       call plan(): the point was planned once, by the supervisor.
  *   {"ahead": {...as point...}}
  *       the point the worker will most likely be told to run next (a
@@ -52,6 +54,9 @@ typedef struct kbc_request {
     int quiet;                       /* -q: no progress, only warnings    */
     int allow_shared;                /* it may share its GPU (worker.c's
                                         lock)                              */
+    const char *sanitized;           /* --sanitize's tool: the worker runs
+                                        under compute-sanitizer, and so
+                                        measures no ceilings (NULL: not)   */
 } kbc_request;
 
 /* The argv that starts a worker for r: the n_lead words of lead first (a

@@ -1,7 +1,17 @@
 /*
- * sanitize.c -- --sanitize-on-crash: a crashed CUDA variant runs once more,
- * alone, in a throw-away worker under compute-sanitizer memcheck, and the
- * first report memcheck prints goes into its row.
+ * sanitize.c -- kbench and compute-sanitizer:
+ *   --sanitize-on-crash  a crashed CUDA variant runs once more, alone, in a
+ *                        throw-away worker under compute-sanitizer
+ *                        memcheck, and the first report memcheck prints
+ *                        goes into its row;
+ *   --sanitize TOOL      every worker runs under compute-sanitizer TOOL,
+ *                        one variant of one point each, so that what the
+ *                        sanitizer prints belongs to one row: the tool is
+ *                        found here, the words before the worker's argv
+ *                        made here, and the verdict read from its output
+ *                        and put into the row here (workers.c starts the
+ *                        workers and reaps them, messages.c holds a
+ *                        point's answer until the verdict is known).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -168,4 +179,161 @@ void sv_sanitize_rerun(super *s, const slot *sl, uint32_t v, int gpu, char *out,
     for (size_t i = 0; i < s->n_w; i++)
         if (s->w[i].deadline > 0)
             s->w[i].deadline += spent;
+}
+
+/* ---- --sanitize ---- */
+
+static const char *const tools[] = {"memcheck", "racecheck", "synccheck", "initcheck"};
+
+int kbc_sanitize_tool_ok(const char *tool)
+{
+    for (size_t i = 0; tool && i < sizeof tools / sizeof *tools; i++)
+        if (strcmp(tool, tools[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether dir/compute-sanitizer is a file this process may run; its path
+   into out. */
+static int runnable_in(const char *dir, char *out, size_t n)
+{
+    struct stat st;
+    snprintf(out, n, "%s/compute-sanitizer", *dir ? dir : ".");
+    return stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0;
+}
+
+int kbc_sanitizer_find(char *path, size_t n, char *why, size_t whyn)
+{
+    const char *env = getenv("PATH");
+    char *dirs = kbc_xstrdup(env ? env : "");
+    int found = 0;
+    /* Every entry, empty ones included (an empty entry is the current
+       folder, as the shell reads it). */
+    for (char *d = dirs, *next; d && !found; d = next) {
+        next = strchr(d, ':');
+        if (next)
+            *next++ = '\0';
+        found = runnable_in(d, path, n);
+    }
+    free(dirs);
+#ifdef KBENCH_CUDA_BIN_DIR
+    /* The toolkit kbench was built with keeps it beside nvcc. */
+    if (!found)
+        found = runnable_in(KBENCH_CUDA_BIN_DIR, path, n);
+    const char *toolkit = KBENCH_CUDA_BIN_DIR;
+#else
+    const char *toolkit = "(unknown)";
+#endif
+    if (found)
+        return 0;
+    snprintf(why, whyn,
+             "--sanitize needs compute-sanitizer, which comes with the CUDA toolkit, and it is "
+             "neither on PATH nor in %s (the bin folder of the toolkit kbench was built "
+             "with): install the toolkit's compute-sanitizer or put the folder that holds it "
+             "on PATH",
+             toolkit);
+    path[0] = '\0';
+    return -1;
+}
+
+#define WORDS_(x) #x
+#define WORDS(x) WORDS_(x)
+
+size_t sv_sanitizer_lead(const kbc_super_opts *o, const char **lead)
+{
+    static const char exit_code[] = WORDS(KBC_SANITIZER_ERROR_EXIT);
+    size_t k = 0;
+    lead[k++] = o->sanitizer;
+    lead[k++] = "--tool";
+    lead[k++] = o->sanitize_tool;
+    /* The worker is compute-sanitizer's child: all of its processes are
+       checked, whatever a plugin starts. */
+    lead[k++] = "--target-processes";
+    lead[k++] = "all";
+    lead[k++] = "--error-exitcode";
+    lead[k++] = exit_code;
+    lead[k++] = "--print-limit";
+    lead[k++] = "10";
+    return k;
+}
+
+/* The number after `label` in text, or -1. */
+static long number_after(const char *text, const char *label)
+{
+    const char *at = text ? strstr(text, label) : NULL;
+    if (!at)
+        return -1;
+    char *end;
+    long v = strtol(at + strlen(label), &end, 10);
+    return end == at + strlen(label) ? -1 : v;
+}
+
+/* The line of text that holds needle, without "========= ", into out. */
+static void line_of(const char *text, const char *needle, char *out, size_t n)
+{
+    const char *at = text ? strstr(text, needle) : NULL;
+    if (!at)
+        return;
+    const char *end = strchr(at, '\n');
+    snprintf(out, n, "%.*s", (int)(end ? end - at : (long)strlen(at)), at);
+}
+
+void sv_sanitize_judge(super *s, worker *w, int status)
+{
+    sv_verdict *v = &w->verdict;
+    memset(v, 0, sizeof *v);
+    v->known = 1;
+    const char *text = w->san.p ? w->san.p : "";
+    /* memcheck, synccheck and initcheck end with "ERROR SUMMARY: N
+       errors"; racecheck with "RACECHECK SUMMARY: N hazards displayed (E
+       errors, W warnings)", where a warning is a hazard too. */
+    long errors = number_after(text, "ERROR SUMMARY: ");
+    long race_e = number_after(text, "hazards displayed (");
+    long race_w = number_after(text, "errors, ");
+    if (race_e >= 0) {
+        line_of(text, "RACECHECK SUMMARY: ", v->summary, sizeof v->summary);
+        long hazards = race_e + (race_w > 0 ? race_w : 0);
+        errors = hazards > errors ? hazards : errors;
+    } else {
+        line_of(text, "ERROR SUMMARY: ", v->summary, sizeof v->summary);
+    }
+    int said_error = WIFEXITED(status) && WEXITSTATUS(status) == KBC_SANITIZER_ERROR_EXIT;
+    if (errors <= 0 && said_error)
+        errors = 1; /* its exit status says so, whatever it printed */
+    v->errors = errors > 0 ? errors : 0;
+    if (!v->errors)
+        return;
+    if (!v->summary[0])
+        snprintf(v->summary, sizeof v->summary,
+                 "compute-sanitizer exited with %d, its status for an error", status >> 8);
+    char *copy = kbc_xstrdup(text);
+    memcheck_report(copy, v->report, sizeof v->report);
+    free(copy);
+    /* Its whole report, once, on stderr: the row keeps the first lines. */
+    const slot *sl = w->job >= 0 ? &s->slots[w->job] : NULL;
+    char what[400] = "a worker";
+    if (sl)
+        snprintf(what, sizeof what, "the worker of [%s] point %llu, variant %s",
+                 sv_exp_of(s, sl)->name, (unsigned long long)sl->job.point + 1,
+                 w->variant[0] ? w->variant : "(none started)");
+    sv_progress_clear(s);
+    fprintf(stderr, "kbench: compute-sanitizer %s found %ld error%s in %s:\n%s",
+            s->o->sanitize_tool, v->errors, v->errors == 1 ? "" : "s", what, text);
+    if (w->san.n && text[w->san.n - 1] != '\n')
+        fputc('\n', stderr);
+}
+
+void sv_sanitize_apply(const super *s, const worker *w, kbc_record *r)
+{
+    const sv_verdict *v = &w->verdict;
+    if (!w->sanitized || !v->known || !v->errors)
+        return;
+    snprintf(r->sanitizer, sizeof r->sanitizer, "%s", v->report[0] ? v->report : v->summary);
+    if (kbc_outcome_failed((int)r->outcome))
+        return; /* crashed, timed out or in error already: the report joins it */
+    r->outcome = KBC_ERROR;
+    snprintf(r->reason, sizeof r->reason,
+             "compute-sanitizer %s found %ld error%s in this variant's worker (%s); its first "
+             "report is the sanitizer line",
+             s->o->sanitize_tool, v->errors, v->errors == 1 ? "" : "s", v->summary);
 }

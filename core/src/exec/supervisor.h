@@ -55,6 +55,11 @@ typedef struct kbc_super_opts {
     int isolate_point;           /* a fresh worker for every point      */
     int sanitize_on_crash;       /* rerun a crashed CUDA variant once
                                     under compute-sanitizer memcheck     */
+    /* --sanitize: the tool ("memcheck", ...) and the compute-sanitizer
+       that runs it (kbc_sanitizer_find), or NULL.  Every variant of every
+       point then runs alone in a worker started under it, and what it
+       reports goes into that row (sanitize.c). */
+    const char *sanitize_tool, *sanitizer;
     const kbc_gpu_pick *gpus;    /* one worker each; NULL: one worker on
                                     the default device ($KBENCH_DEVICE)  */
     size_t n_gpus;
@@ -97,6 +102,20 @@ typedef struct kbc_point_pick {
    memory among them (for the plan's size check).  Returns 0 or -1. */
 int kbc_gpus_pick(const char *spec, int allow_mixed, int allow_shared, kbc_gpu_pick **picks,
                   size_t *n, unsigned long long *min_mem, char *why, size_t whyn);
+
+/* The tools --sanitize takes, and whether tool is one of them. */
+#define KBC_SANITIZE_TOOLS "memcheck, racecheck, synccheck or initcheck"
+int kbc_sanitize_tool_ok(const char *tool);
+
+/* The compute-sanitizer --sanitize runs, into path: the first found on
+   $PATH, else the one in the bin folder of the CUDA toolkit kbench was
+   built with (beside its nvcc).  Returns 0, or -1 with why set to one
+   sentence saying where it looked and what to do. */
+int kbc_sanitizer_find(char *path, size_t n, char *why, size_t whyn);
+
+/* The exit status kbench asks compute-sanitizer for when it finds an
+   error (--error-exitcode). */
+#define KBC_SANITIZER_ERROR_EXIT 86
 
 /* Quiet mode (kbench run -q) in this process: no progress line and only
    the plugins' warnings on stderr (the workers get -q from the request). */

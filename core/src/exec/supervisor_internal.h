@@ -63,6 +63,15 @@ typedef struct buf {
     size_t n, cap;
 } buf;
 
+/* What compute-sanitizer found in one worker under --sanitize (its worker
+   ran one variant of one point, so it is that row's). */
+typedef struct sv_verdict {
+    int known;          /* the worker ended and its output was read       */
+    long errors;        /* errors and hazards it counted (0: clean)       */
+    char summary[200];  /* its summary line ("ERROR SUMMARY: 3 errors")    */
+    char report[1024];  /* its first report, lines joined by " / "         */
+} sv_verdict;
+
 typedef struct worker {
     pid_t pid;          /* 0: no process                                   */
     int to, from, err;  /* its stdin, its channel, its stderr; -1 closed   */
@@ -89,6 +98,14 @@ typedef struct worker {
     long hint_before;   /* the slot hinted during its previous job, or -1:
                            that host half may still run while the current
                            job sets up                                     */
+    uint64_t sent;      /* the variants its point's order named            */
+    /* --sanitize (sanitize.c): it runs under compute-sanitizer, whose
+       lines ("========= ...") are kept in san rather than shown; its
+       point's answer is held until the sanitizer's verdict is known. */
+    int sanitized;
+    buf san;
+    char *held;
+    sv_verdict verdict;
 } worker;
 
 typedef struct super {
@@ -182,8 +199,16 @@ void sv_send_point(super *s, worker *w, size_t si);
 char *sv_point_order(const super *s, const slot *sl, uint64_t mask);
 void sv_lose_job(super *s, worker *w, int outcome, const char *why);
 
+/* The argv a worker is started with: kbench's own, or under --sanitize
+   compute-sanitizer's with the worker after it.  To free() (its strings
+   are the options'). */
+char **sv_worker_argv(const kbc_super_opts *o);
+
 /* ---- messages.c ---- */
 int sv_worker_channel(super *s, worker *w);
+/* Takes the point's answer that a sanitized worker's output held back
+   (w->held), now that its verdict is known. */
+void sv_worker_take_held(super *s, worker *w);
 
 /* ---- ahead.c ---- */
 /* The point idle worker w runs next (a slot index), or -1. */
@@ -207,6 +232,18 @@ void sv_timeline_end(super *s);
 
 /* ---- sanitize.c ---- */
 void sv_sanitize_rerun(super *s, const slot *sl, uint32_t v, int gpu, char *out, size_t n);
+/* --sanitize: the words that come before the worker's own in its argv
+   (compute-sanitizer and its options) into lead (room for 16); returns
+   their count. */
+size_t sv_sanitizer_lead(const kbc_super_opts *o, const char **lead);
+/* A sanitized worker has ended with wait status `status`: its verdict from
+   what the sanitizer printed (w->san), shown on stderr when it found
+   something. */
+void sv_sanitize_judge(super *s, worker *w, int status);
+/* Makes row r the sanitizer's when the verdict of the worker that ran it
+   found errors: the report in r->sanitizer, and a row that had not failed
+   is an error with the summary. */
+void sv_sanitize_apply(const super *s, const worker *w, kbc_record *r);
 
 /* ---- resume.c ---- */
 void sv_resume_from_journal(super *s);

@@ -74,6 +74,13 @@ void sv_child_setup(const kbc_super_opts *o, const int to[2], const int from[2],
     }
 }
 
+char **sv_worker_argv(const kbc_super_opts *o)
+{
+    const char *lead[16];
+    size_t n_lead = o->sanitizer ? sv_sanitizer_lead(o, lead) : 0;
+    return kbc_request_argv(&o->request, lead, n_lead);
+}
+
 void sv_worker_spawn(super *s, worker *w, int gpu)
 {
     int to[2], from[2], err[2];
@@ -88,7 +95,8 @@ void sv_worker_spawn(super *s, worker *w, int gpu)
         return;
     }
     const kbc_super_opts *o = s->o;
-    char **argv = kbc_request_argv(&o->request, NULL, 0);
+    char **argv = sv_worker_argv(o);
+    w->sanitized = o->sanitizer != NULL;
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -97,15 +105,17 @@ void sv_worker_spawn(super *s, worker *w, int gpu)
         return;
     }
     if (pid == 0) {
-        sv_child_setup(o, to, from, err, gpu, 0);
+        /* compute-sanitizer prints its reports on its standard output: that
+           goes to the worker's stderr pipe, not to kbench's table. */
+        sv_child_setup(o, to, from, err, gpu, w->sanitized);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGPIPE, SIG_DFL);
-        execv(o->request.self, argv);
+        execv(argv[0], argv);
         char msg[600];
         int n = snprintf(msg, sizeof msg,
                          "{\"fatal\": \"cannot start the worker: exec of %s failed (%s)\"}\n",
-                         o->request.self, strerror(errno));
+                         argv[0], strerror(errno));
         if (n > 0 && write(3, msg, (size_t)n) < 0)
             _exit(127);
         _exit(127);
@@ -160,6 +170,14 @@ void sv_worker_stderr(super *s, worker *w, int final)
         sv_buf_add(&w->errb, chunk, (size_t)r);
     char *line;
     while (sv_buf_line(&w->errb, &line)) {
+        if (w->sanitized && strncmp(line, "=========", 9) == 0) {
+            /* The sanitizer's own lines: its verdict (sanitize.c) shows
+               them when it found something. */
+            sv_buf_add(&w->san, line, strlen(line));
+            sv_buf_add(&w->san, "\n", 1);
+            free(line);
+            continue;
+        }
         sv_progress_clear(s);
         char *v = visible_line(line);
         if (s->n_w > 1)
@@ -210,8 +228,12 @@ void sv_worker_close(worker *w)
     w->to = w->from = w->err = -1;
     free(w->in.p);
     free(w->errb.p);
+    free(w->san.p);
+    free(w->held);
+    w->held = NULL;
     memset(&w->in, 0, sizeof w->in);
     memset(&w->errb, 0, sizeof w->errb);
+    memset(&w->san, 0, sizeof w->san);
     w->pid = 0;
 }
 
@@ -220,6 +242,9 @@ void sv_worker_close(worker *w)
    outcome and why, and the rest of the point runs again elsewhere. */
 void sv_lose_job(super *s, worker *w, int outcome, const char *why)
 {
+    /* A sanitized worker whose answer came is not lost: its rows are
+       taken, with what its sanitizer said by now. */
+    sv_worker_take_held(s, w);
     if (w->job < 0)
         return;
     slot *sl = &s->slots[w->job];
@@ -243,6 +268,7 @@ void sv_lose_job(super *s, worker *w, int outcome, const char *why)
     if (v >= 0) {
         snprintf(reason, sizeof reason, "%s%s", why, logs);
         sv_slot_lose(s, sl, (uint32_t)v, outcome, reason, w);
+        sv_sanitize_apply(s, w, &sl->recs[sv_position(e, (uint32_t)v)]);
         if (s->o->sanitize_on_crash && outcome == KBC_CRASHED &&
             e->plugin->desc->variants[v].backend == KB_BACKEND_CUDA) {
             kbc_record *r = &sl->recs[sv_position(e, (uint32_t)v)];
@@ -291,14 +317,25 @@ void sv_worker_reap(super *s, worker *w, int kill_it)
     pid_t r = 0;
     if (kill_it)
         kill(w->pid, SIGKILL);
-    for (int i = 0; i < 100 && (r = waitpid(w->pid, &status, WNOHANG)) == 0; i++)
+    /* compute-sanitizer writes its summary after its worker ends: it is
+       given a minute, its output read meanwhile, so that it never waits on
+       a full pipe. */
+    int tries = w->sanitized && !kill_it ? 6000 : 100;
+    for (int i = 0; i < tries && (r = waitpid(w->pid, &status, WNOHANG)) == 0; i++) {
         usleep(10000);
+        if (w->sanitized)
+            sv_worker_stderr(s, w, 0);
+    }
     if (r == 0) {
         kill(w->pid, SIGKILL);
         waitpid(w->pid, &status, 0);
     }
     sv_worker_stderr(s, w, 1);
     sv_hint_release(s, w);
+    if (w->sanitized) {
+        sv_sanitize_judge(s, w, status);
+        sv_worker_take_held(s, w);
+    }
     if (w->job >= 0) {
         char why[300];
         exit_words(status, 1, why, sizeof why);
@@ -313,6 +350,12 @@ void sv_worker_reap(super *s, worker *w, int kill_it)
     sv_worker_close(w);
 }
 
+/* The variant a sanitized worker runs next: the first one left. */
+static uint64_t first_left(uint64_t remaining)
+{
+    return remaining & (~remaining + 1);
+}
+
 char *sv_point_order(const super *s, const slot *sl, uint64_t mask)
 {
     kbc_order o = {.exp = sl->job.exp, .point = sl->job.point,
@@ -324,7 +367,18 @@ char *sv_point_order(const super *s, const slot *sl, uint64_t mask)
 void sv_send_point(super *s, worker *w, size_t si)
 {
     slot *sl = &s->slots[si];
-    char *line = sv_point_order(s, sl, 0);
+    /* Under --sanitize a worker runs one variant of one point and exits, so
+       that what its sanitizer prints is that row's alone. */
+    w->sent = w->sanitized ? first_left(sl->remaining) : sl->remaining;
+    char *line = sv_point_order(s, sl, w->sanitized ? w->sent : 0);
+    if (w->sanitized) {
+        kbc_order quit = {.quit = 1};
+        char *end = kbc_order_line(&quit), *both = kbc_xasprintf("%s%s", line, end);
+        free(line);
+        free(end);
+        line = both;
+        w->retiring = 1;
+    }
     size_t n = strlen(line);
     sl->state = JOB_RUNNING;
     w->job = (long)si;
@@ -334,11 +388,16 @@ void sv_send_point(super *s, worker *w, size_t si)
     w->n_log = 0;
     w->n_vlog = 0;
     w->started = kbc_now();
-    w->deadline = w->started + kbc_job_timeout(s->plan, &sl->job);
+    /* A sanitizer slows kernels down, ten times and more. */
+    w->deadline = w->started + kbc_job_timeout(s->plan, &sl->job) * (w->sanitized ? 10 : 1);
     w->points_run++;
     if (write(w->to, line, n) != (ssize_t)n) {
         /* It died before reading: its channel ends soon, and the reap
            records the point. */
+    }
+    if (w->sanitized) {
+        close(w->to); /* its orders end here */
+        w->to = -1;
     }
     free(line);
 }

@@ -55,8 +55,18 @@ static const char schema_v1[] =
 static const char migrate_v2[] =
     "ALTER TABLE runs ADD COLUMN commit_source TEXT NOT NULL DEFAULT 'unknown';";
 
+/* Version 2 -> 3: each row's energy per run beside its time (the median
+   over its energy windows, that median's 95% interval, and the windows'
+   average power; docs/energy.md); NULL where a row had no energy, and in
+   rows added before (kbench history rebuild reads them again). */
+static const char migrate_v3[] =
+    "ALTER TABLE rows ADD COLUMN j_per_run REAL;"
+    "ALTER TABLE rows ADD COLUMN j_lo REAL;"
+    "ALTER TABLE rows ADD COLUMN j_hi REAL;"
+    "ALTER TABLE rows ADD COLUMN watts REAL;";
+
 /* migrations[v] takes version v to v + 1 (migrations[0] creates). */
-static const char *const migrations[KBC_HISTORY_VERSION] = {schema_v1, migrate_v2};
+static const char *const migrations[KBC_HISTORY_VERSION] = {schema_v1, migrate_v2, migrate_v3};
 
 int kbc_hist_exec(kbc_history *h, const char *sql)
 {

@@ -19,7 +19,7 @@
 
 /* The database layout this code writes (PRAGMA user_version); an older
    one is upgraded when opened for writing, a newer one refused. */
-#define KBC_HISTORY_VERSION 2
+#define KBC_HISTORY_VERSION 3
 /* PRAGMA application_id of a kbench history: "kbhi". */
 #define KBC_HISTORY_APP_ID 0x6b626869
 
@@ -91,7 +91,8 @@ int kbc_history_series(kbc_history *h, const char *key, kbc_hist_series **s, siz
 void kbc_hist_series_free(kbc_hist_series *s, size_t n);
 
 /* One point of a series: one run's median of the row, with the 95%
-   interval of that median, in commit order. */
+   interval of that median, in commit order; and beside it the row's
+   energy per run in that run, where it had energy. */
 typedef struct kbc_hist_point {
     char commit[80];
     int64_t commit_time; /* Unix seconds; 0 unknown                   */
@@ -99,6 +100,10 @@ typedef struct kbc_hist_point {
     int64_t run_id;
     double median, lo, hi; /* seconds; lo and hi NaN when unknown   */
     uint64_t runs;       /* timed runs behind the median              */
+    double j_per_run, j_lo, j_hi; /* joules per run and its 95% interval
+                            (the energy windows'); NaN where the row had
+                            no energy (kbc_record_has_energy), or was
+                            added at layout 2 or before               */
 } kbc_hist_point;
 
 /* The points of one series ordered by commit time, then start time.

@@ -1,8 +1,8 @@
 /*
  * import.c -- one run's results.json into the history: the run, the
- * testbed of each row, each row's median and noise, and its samples, in
- * one transaction.  A run is its file's SHA-256: the same bytes again are
- * the same run, and add nothing.
+ * testbed of each row, each row's median and noise, its energy per run
+ * where it has energy, and its samples, in one transaction.  A run is its
+ * file's SHA-256: the same bytes again are the same run, and add nothing.
  */
 #define _GNU_SOURCE
 #include <jansson.h>
@@ -137,8 +137,8 @@ static int insert_run(kbc_history *h, const char *path, const char *sha, const j
         "kbench_git, commit_rev, commit_time, commit_source, plan_hash, host, command) "
         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
     static const char ins_row[] =
-        "INSERT INTO rows (run_id, testbed_id, key, status, median, noise, runs) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+        "INSERT INTO rows (run_id, testbed_id, key, status, median, noise, runs, j_per_run, "
+        "j_lo, j_hi, watts) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
     static const char ins_sample[] = "INSERT INTO samples (row_id, idx, seconds) VALUES (?, ?, ?)";
     const json_t *kb = json_object_get(root, "kbench");
     sqlite3_stmt *st = NULL;
@@ -206,12 +206,25 @@ static int insert_run(kbc_history *h, const char *path, const char *sha, const j
         sqlite3_bind_int64(row, 1, run_id);
         sqlite3_bind_int64(row, 2, tid);
         sqlite3_bind_text(row, 3, key, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(row, 4, kbc_outcome_name(r->outcome), -1, SQLITE_STATIC);
+        /* A row the integrity checks flagged joins no series. */
+        sqlite3_bind_text(row, 4,
+                          kbc_integrity_flagged(r) ? "suspect" : kbc_outcome_name(r->outcome),
+                          -1, SQLITE_STATIC);
         if (isfinite(r->time.median))
             sqlite3_bind_double(row, 5, r->time.median);
         if (isfinite(r->noise))
             sqlite3_bind_double(row, 6, r->noise);
         sqlite3_bind_int64(row, 7, (int64_t)r->time.n);
+        if (kbc_record_has_energy(r)) {
+            const kbc_rec_energy *e = &r->energy;
+            sqlite3_bind_double(row, 8, e->j_per_run);
+            if (isfinite(e->j_lo) && isfinite(e->j_hi)) {
+                sqlite3_bind_double(row, 9, e->j_lo);
+                sqlite3_bind_double(row, 10, e->j_hi);
+            }
+            if (isfinite(e->watts))
+                sqlite3_bind_double(row, 11, e->watts);
+        }
         rc = sqlite3_step(row);
         if ((rc & 0xff) == SQLITE_CONSTRAINT) {
             rc = SQLITE_OK; /* a key twice in one file: the first row counts */

@@ -1,7 +1,7 @@
 /*
  * query.c -- reading the history back: its runs, its series (one row key
- * on one testbed), a series' points in commit order, and the steps the
- * detector (stepfit.h) finds in them.
+ * on one testbed), a series' points in commit order with their energy,
+ * and the steps the detector (stepfit.h) finds in them.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +19,12 @@ static void col_text(sqlite3_stmt *st, int i, char *buf, size_t n)
 {
     const unsigned char *s = sqlite3_column_text(st, i);
     snprintf(buf, n, "%s", s ? (const char *)s : "");
+}
+
+/* A REAL column, NaN for NULL. */
+static double col_real(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
 }
 
 void kbc_hist_testbed_text(const kbc_hist_testbed *t, char *buf, size_t n)
@@ -113,7 +119,8 @@ int kbc_history_points(kbc_history *h, const char *key, int64_t testbed, kbc_his
 {
     static const char sql[] =
         "SELECT runs.commit_rev, runs.commit_time, runs.started, runs.id, rows.median, "
-        "rows.noise, rows.runs FROM rows JOIN runs ON runs.id = rows.run_id "
+        "rows.noise, rows.runs, rows.j_per_run, rows.j_lo, rows.j_hi "
+        "FROM rows JOIN runs ON runs.id = rows.run_id "
         "WHERE rows.key = ?1 AND rows.testbed_id = ?2 AND " POINT_ROWS
         " ORDER BY runs.commit_time, runs.started, runs.id";
     *out = NULL;
@@ -143,6 +150,9 @@ int kbc_history_points(kbc_history *h, const char *key, int64_t testbed, kbc_his
             x->lo = x->median * (1 - noise);
             x->hi = x->median * (1 + noise);
             x->runs = (uint64_t)sqlite3_column_int64(st, 6);
+            x->j_per_run = col_real(st, 7);
+            x->j_lo = col_real(st, 8);
+            x->j_hi = col_real(st, 9);
         }
     }
     sqlite3_finalize(st);

@@ -635,23 +635,36 @@ static int check_points(const ctx *c, kbc_experiment *x, uint64_t device_mem)
     kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
     int rc = 0;
     char first_refusal[1400] = "";
+    uint64_t none_run = 0;
     kbc_point_plan pp;
     for (uint64_t p = 0; p < x->n_points && rc == 0; p++) {
         kbc_plan_point(x, p, &pp);
         /* A refused point (a limit of the kernel, a shape it cannot take)
            becomes an `invalid` row with the plugin's sentence, and a point
-           whose plan() failed an `error` row; the sweep goes on.  Only an
-           experiment with no valid point at all is a mistake. */
-        if (pp.status == KBC_PLAN_REFUSED && !first_refusal[0]) {
-            char pt[600], what[700];
+           whose plan() failed an `error` row; the sweep goes on.  So does a
+           point refused to some variants (kbc_plan_variant).  Only an
+           experiment where nothing at all would run is a mistake. */
+        int runs = kbc_plan_any_runs(&pp, experiment_mask(x));
+        none_run += !runs && pp.status != KBC_PLAN_FAILED;
+        if (!runs && pp.status != KBC_PLAN_FAILED && !first_refusal[0]) {
+            char pt[600], what[700], named[800];
+            const char *why = pp.sentence;
+            if (pp.status == KBC_PLAN_RUNS) {
+                /* Every variant refused alone: the first one's sentence. */
+                kbc_plan_variant(&pp, x->variants[0], &why);
+                snprintf(named, sizeof named, "variant '%s': %s",
+                         d->variants[x->variants[0]].name, why);
+                why = named;
+            }
             kbc_experiment_point(x, p, values);
             point_text(x, values, pt, sizeof pt);
-            end_sentence(what, sizeof what, pp.sentence);
+            end_sentence(what, sizeof what, why);
             snprintf(first_refusal, sizeof first_refusal, "%s: %s", pt, what);
         }
-        if (pp.status != KBC_PLAN_RUNS)
+        if (!runs)
             continue;
-        uint64_t dev_bytes = kbc_work_device_bytes(&pp.work, experiment_mask(x));
+        uint64_t dev_bytes =
+            kbc_work_device_bytes(&pp.work, experiment_mask(x) & ~pp.refusals.mask);
         int too_big_dev = device_mem > 0 && dev_bytes > device_mem;
         int too_big_host = host_mem > 0 && pp.work.host_bytes > host_mem;
         if (!too_big_dev && !too_big_host)
@@ -673,7 +686,7 @@ static int check_points(const ctx *c, kbc_experiment *x, uint64_t device_mem)
                      x->name, pt, what);
         rc = -1;
     }
-    if (rc == 0 && x->n_points > 0 && x->n_invalid == x->n_points) {
+    if (rc == 0 && x->n_points > 0 && none_run == x->n_points) {
         if (x->n_points == 1)
             kbc_diag_set(c->d, "%s: experiment [%s] point %s",
                          kbc_ini_where(c->ini, x->file, x->line, at_, sizeof at_), x->name,
@@ -903,8 +916,8 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
                                                  : b);
         }
         if (m->energy != KBC_ENERGY_OFF)
-            fprintf(out, "  energy %s, energy_window %g s\n", kbc_key_energy.choices[m->energy],
-                    m->energy_window_s);
+            fprintf(out, "  energy %s, energy_window %g s, energy_windows %u\n",
+                    kbc_key_energy.choices[m->energy], m->energy_window_s, m->energy_windows);
         if (m->noise_pct > 0)
             fprintf(out,
                     "  noise: stop at %g%% (runs not used), min_runs %u, max_runs %u, min_time "
@@ -933,6 +946,7 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
 
         kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
         kbc_point_plan pp;
+        uint64_t refused_runs = 0;
         for (uint64_t p = 0; p < x->n_points; p++) {
             kbc_experiment_point(x, p, values);
             fprintf(out, "  %*llu", wp, (unsigned long long)p);
@@ -948,10 +962,22 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
             }
             char r[32], wr[32], dv[32];
             const kb_work *work = &pp.work;
+            uint64_t kept = experiment_mask(x) & ~pp.refusals.mask;
             fprintf(out, "  | %-10s  %-10s  %s\n", kbc_human_bytes(work->bytes_read, r, sizeof r),
                     kbc_human_bytes(work->bytes_written, wr, sizeof wr),
-                    kbc_human_bytes(kbc_work_device_bytes(work, experiment_mask(x)), dv,
-                                    sizeof dv));
+                    kbc_human_bytes(kbc_work_device_bytes(work, kept), dv, sizeof dv));
+            /* The variants plan() refused here: the rows the run will give
+               them (kbc_plan_variant). */
+            for (uint32_t k = 0; k < x->n_variants; k++) {
+                const char *why;
+                uint64_t pts;
+                if (kbc_plan_variant(&pp, x->variants[k], &why) != KBC_PLAN_REFUSED ||
+                    !kbc_point_first_of(x, p, x->variants[k], &pts, NULL, 0))
+                    continue;
+                fprintf(out, "  %*s  invalid for %s: %s\n", wp, "",
+                        d->variants[x->variants[k]].name, why);
+                refused_runs++;
+            }
         }
         free(values);
         free(w);
@@ -965,6 +991,11 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
             fprintf(out, "  %llu point%s whose plan() failed (a plugin error: each becomes an "
                          "`error` row and runs nothing)\n",
                     (unsigned long long)x->n_failed, x->n_failed == 1 ? "" : "s");
+        if (refused_runs)
+            fprintf(out, "  %llu variant%s refused at %s point by plan() (each becomes an "
+                         "`invalid` row; the point's other variants run)\n",
+                    (unsigned long long)refused_runs, refused_runs == 1 ? "" : "s",
+                    refused_runs == 1 ? "its" : "their");
     }
     fprintf(out, "\n%zu experiment%s, %llu point%s, %llu variant run%s\n", plan->n,
             plan->n == 1 ? "" : "s", (unsigned long long)plan->n_points,
@@ -978,10 +1009,20 @@ void kbc_plan_print(const kbc_plan *plan, FILE *out)
             "      plan's bytes and flops): about %s in all on one worker\n",
             seconds_text(timed_cap, a, sizeof a), seconds_text(rest, b, sizeof b),
             seconds_text(expected, e, sizeof e));
+    /* The windows per row: one count where the experiments with energy
+       agree, else the most of them. */
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < plan->n; i++) {
+        const kbc_measure *m = &plan->exps[i].measure;
+        if (m->energy == KBC_ENERGY_OFF)
+            continue;
+        lo = m->energy_windows < lo ? m->energy_windows : lo;
+        hi = m->energy_windows > hi ? m->energy_windows : hi;
+    }
     if (energy > 0)
-        fprintf(out, "      (the energy windows are %s of it: %d windows of at least\n"
+        fprintf(out, "      (the energy windows are %s of it: %s%u windows of at least\n"
                      "      energy_window for each CUDA variant at each point; docs/energy.md)\n",
-                seconds_text(energy, en, sizeof en), KBC_ENERGY_WINDOWS);
+                seconds_text(energy, en, sizeof en), lo < hi ? "up to " : "", hi);
 }
 
 /* ---- distinct configurations (config.h) ---- */

@@ -23,20 +23,76 @@ struct kbc_planned {
     int16_t status, code;
     uint64_t *variant_bytes;       /* the plugin's n_variants; NULL when all 0 */
     char *sentence;                /* NULL when it runs                       */
+    uint64_t refused;              /* variants plan() refused here            */
+    char *refusals;                /* their sentences, one after the other in
+                                      the order of their bits; NULL for none */
 };
+
+/* A point's plan that names variants the plugin does not have, or refuses
+   one without a sentence, is the plugin's error, as a refused point
+   without a sentence is.  Returns 1 (and sets pp) when it is. */
+static int refusals_wrong(const kb_plugin *d, kbc_point_plan *pp)
+{
+    const kbc_refusals *r = &pp->refusals;
+    uint32_t beyond = r->beyond;
+    for (uint32_t v = d->n_variants; !beyond && v < KB_MAX_VARIANTS; v++)
+        if (r->mask & KB_VARIANT_BIT(v))
+            beyond = v + 1;
+    if (beyond)
+        snprintf(pp->sentence, sizeof pp->sentence,
+                 "plan() refused variant number %u, which plugin '%s' does not declare (it "
+                 "has %u variants, numbered from 0)",
+                 beyond - 1, d->name, d->n_variants);
+    for (uint32_t v = 0; !beyond && v < d->n_variants; v++) {
+        const char *s = kbc_refusals_sentence(r, v);
+        if (s && !*s) {
+            snprintf(pp->sentence, sizeof pp->sentence,
+                     "plan() refused variant '%s' without saying why (refuse() takes a "
+                     "sentence, as fail() does)",
+                     d->variants[v].name);
+            beyond = 1;
+        }
+    }
+    if (!beyond)
+        return 0;
+    pp->status = KBC_PLAN_FAILED;
+    pp->code = KB_EFAIL;
+    kbc_refusals_clear(&pp->refusals);
+    return 1;
+}
 
 void kbc_point_plan_make(kbc_instance in, const kb_value *values, kbc_point_plan *pp)
 {
     kbc_error err;
     pp->carried = 0;
-    pp->code = kbc_call_plan(in, values, &pp->work, &err);
+    pp->code = kbc_call_plan(in, values, &pp->work, &pp->refusals, &err);
     if (pp->code == KB_OK) {
         pp->status = KBC_PLAN_RUNS;
         pp->sentence[0] = '\0';
+        refusals_wrong(in.desc, pp);
         return;
     }
     pp->status = kbc_plan_refused(&err) ? KBC_PLAN_REFUSED : KBC_PLAN_FAILED;
     snprintf(pp->sentence, sizeof pp->sentence, "%s", err.sentence);
+}
+
+int kbc_plan_variant(const kbc_point_plan *pp, uint32_t v, const char **sentence)
+{
+    const char *why = pp->sentence;
+    int status = pp->status;
+    if (status == KBC_PLAN_RUNS) {
+        const char *s = kbc_refusals_sentence(&pp->refusals, v);
+        why = s ? s : "";
+        status = s ? KBC_PLAN_REFUSED : KBC_PLAN_RUNS;
+    }
+    if (sentence)
+        *sentence = why;
+    return status;
+}
+
+int kbc_plan_any_runs(const kbc_point_plan *pp, uint64_t mask)
+{
+    return pp->status == KBC_PLAN_RUNS && (mask & ~pp->refusals.mask) != 0;
 }
 
 /* plan() should be quiet; warnings still reach the user, the rest is
@@ -69,6 +125,21 @@ static void keep(struct kbc_planned *k, const kbc_point_plan *pp, uint32_t n_var
         }
     if (pp->status != KBC_PLAN_RUNS)
         k->sentence = kbc_xstrdup(pp->sentence);
+    k->refused = pp->status == KBC_PLAN_RUNS ? pp->refusals.mask : 0;
+    if (k->refused) {
+        size_t len = 0;
+        for (uint32_t v = 0; v < KB_MAX_VARIANTS; v++)
+            if (k->refused & KB_VARIANT_BIT(v))
+                len += strlen(kbc_refusals_sentence(&pp->refusals, v)) + 1;
+        char *at = k->refusals = kbc_xmalloc(len);
+        for (uint32_t v = 0; v < KB_MAX_VARIANTS; v++)
+            if (k->refused & KB_VARIANT_BIT(v)) {
+                const char *s = kbc_refusals_sentence(&pp->refusals, v);
+                size_t one = strlen(s) + 1;
+                memcpy(at, s, one);
+                at += one;
+            }
+    }
 }
 
 void kbc_experiment_plan_points(kbc_experiment *x)
@@ -97,6 +168,7 @@ void kbc_experiment_unplan(kbc_experiment *x)
     for (uint64_t p = 0; x->planned && p < x->n_points; p++) {
         free(x->planned[p].variant_bytes);
         free(x->planned[p].sentence);
+        free(x->planned[p].refusals);
     }
     free(x->planned);
     x->planned = NULL;
@@ -148,6 +220,13 @@ void kbc_plan_point(const kbc_experiment *x, uint64_t p, kbc_point_plan *pp)
     pp->code = k->code;
     if (k->sentence)
         snprintf(pp->sentence, sizeof pp->sentence, "%s", k->sentence);
+    kbc_refusals_clear(&pp->refusals);
+    const char *s = k->refusals;
+    for (uint32_t v = 0; k->refused && v < KB_MAX_VARIANTS; v++)
+        if (k->refused & KB_VARIANT_BIT(v)) {
+            kbc_refusals_add(&pp->refusals, v, s);
+            s += strlen(s) + 1;
+        }
 }
 
 static const char *const status_names[] = {"runs", "refused", "failed"};

@@ -5,7 +5,10 @@
  * experiment and its answer is kept in the plan as the point's record: the
  * point runs with its kb_work, or plan() refused it (kbc_plan_refused:
  * an `invalid` row), or plan() failed (a plugin error: an `error` row),
- * with the plugin's sentence.  Everything after reads that record and
+ * with the plugin's sentence.  A point that runs may still be refused to
+ * some variants (kb_host.refuse): their rows are `invalid`, each with its
+ * sentence, and the others run.  kbc_plan_variant says what the record
+ * means for one variant, for every path.  Everything after reads that record and
  * none asks plan() again: the dry run, the cost model of the shards, the
  * tuner, and the run, whose supervisor hands each point's record to the
  * worker with the point (request.h).  kbench check, which makes points of
@@ -38,6 +41,8 @@ typedef struct kbc_point_plan {
     char sentence[600];  /* refused or failed: the plugin's sentence, or
                             words saying it gave none (instance.h); ""
                             when it runs                                  */
+    kbc_refusals refusals; /* when it runs: the variants plan() refused
+                            here, with their sentences (empty otherwise) */
 } kbc_point_plan;
 
 /* Calls plan() on values through in (kbc_call_plan, the one call of plan()
@@ -64,6 +69,16 @@ int kbc_plan_copy_points(kbc_plan *dst, const kbc_plan *src);
    (kbc_plan_build_unplanned: a worker's) holds none: the record then says
    the point was not planned, as a plugin error. */
 void kbc_plan_point(const kbc_experiment *x, uint64_t p, kbc_point_plan *pp);
+
+/* What the point's plan means for plugin variant v, the one rule that the
+   run, the dry run, kbench check and kbench tune all ask: KBC_PLAN_RUNS;
+   KBC_PLAN_REFUSED, the point refused whole or to v alone (an `invalid`
+   row); or KBC_PLAN_FAILED (an `error` row).  *sentence (may be NULL) gets
+   the row's reason, "" when it runs. */
+int kbc_plan_variant(const kbc_point_plan *pp, uint32_t v, const char **sentence);
+
+/* Whether any variant of mask runs at the point (kbc_plan_variant). */
+int kbc_plan_any_runs(const kbc_point_plan *pp, uint64_t mask);
 
 /* "runs", "refused", "failed"; and back (-1 for any other word). */
 const char *kbc_plan_status_name(int status);

@@ -287,6 +287,8 @@ void kbc_plan_hash(const kbc_plan *plan, char hex[65])
            its journals resume). */
         if (m->energy != KBC_ENERGY_OFF)
             feedf(&c, "energy %d %.17g", m->energy, m->energy_window_s);
+        if (m->energy != KBC_ENERGY_OFF && m->energy_windows != KBC_ENERGY_WINDOWS)
+            feedf(&c, "energy_windows %u", m->energy_windows);
         kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
         for (uint64_t p = 0; p < e->n_points; p++) {
             kbc_experiment_point(e, p, values);

@@ -211,8 +211,9 @@ static const char *bound_text(const kb_param *p, double v, char *buf, size_t n)
 }
 
 /* The allowed values of a parameter, as one cell: "[min, max]", the enum's
-   choices joined by '|', "true|false", or "any" when unbounded.  Returns a
-   malloc'ed string. */
+   choices joined by '|', "true|false", or "any" when unbounded; with
+   ", multiple of M" after an integer's range when it declares one.
+   Returns a malloc'ed string. */
 static char *allowed_cell(const kb_param *p)
 {
     if (p->type == KB_PARAM_ENUM) {
@@ -230,11 +231,15 @@ static char *allowed_cell(const kb_param *p)
     }
     if (p->type == KB_PARAM_BOOL)
         return kbc_xstrdup("true|false");
+    /* multiple_of (kbench/plugin.h, minor 3) follows the range. */
+    char mult[48] = "";
+    if (p->multiple_of > 1 && (p->type == KB_PARAM_INT || p->type == KB_PARAM_SIZE))
+        snprintf(mult, sizeof mult, ", multiple of %llu", (unsigned long long)p->multiple_of);
     if (p->min > p->max)
-        return kbc_xstrdup("any");
+        return kbc_xasprintf("any%s", mult);
     char lo[32], hi[32];
-    return kbc_xasprintf("[%s, %s]", bound_text(p, p->min, lo, sizeof lo),
-                         bound_text(p, p->max, hi, sizeof hi));
+    return kbc_xasprintf("[%s, %s]%s", bound_text(p, p->min, lo, sizeof lo),
+                         bound_text(p, p->max, hi, sizeof hi), mult);
 }
 
 int kbc_cmd_describe(const kbc_registry *r, const char *name, FILE *out, FILE *err)

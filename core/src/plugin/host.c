@@ -93,6 +93,62 @@ int kbc_host_fail(kb_host *h, int code, const char *fmt, ...)
     return code;
 }
 
+void kbc_refusals_clear(kbc_refusals *r)
+{
+    r->mask = 0;
+    r->beyond = 0;
+    r->used = 0;
+    r->text[0] = '\0';
+    for (uint32_t v = 0; v < KB_MAX_VARIANTS; v++)
+        r->at[v] = KBC_REFUSAL_NONE;
+}
+
+void kbc_refusals_add(kbc_refusals *r, uint32_t v, const char *sentence)
+{
+    if (v >= KB_MAX_VARIANTS) {
+        if (!r->beyond)
+            r->beyond = v == UINT32_MAX ? v : v + 1;
+        return;
+    }
+    if (r->mask & KB_VARIANT_BIT(v))
+        return; /* the first sentence is kept */
+    r->mask |= KB_VARIANT_BIT(v);
+    size_t len = strlen(sentence);
+    if (len + 1 > sizeof r->text - r->used) {
+        r->at[v] = KBC_REFUSAL_FULL;
+        return;
+    }
+    memcpy(r->text + r->used, sentence, len + 1);
+    r->at[v] = r->used;
+    r->used = (uint16_t)(r->used + len + 1);
+}
+
+const char *kbc_refusals_sentence(const kbc_refusals *r, uint32_t v)
+{
+    if (v >= KB_MAX_VARIANTS || !(r->mask & KB_VARIANT_BIT(v)))
+        return NULL;
+    if (r->at[v] == KBC_REFUSAL_FULL)
+        return "plan() refused this variant here (its sentence did not fit beside the "
+               "point's other refusals)";
+    return r->at[v] == KBC_REFUSAL_NONE ? "" : r->text + r->at[v];
+}
+
+/* The core's refuse(): plan() says this point is not for variant v. */
+static void host_refuse(kb_host *h, uint32_t v, const char *fmt, ...)
+{
+    kbc_hostctx *hc = h->host_private;
+    if (!hc || !hc->refusals)
+        return;
+    char sentence[600] = "";
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(sentence, sizeof sentence, fmt, ap);
+        va_end(ap);
+    }
+    kbc_refusals_add(hc->refusals, v, sentence);
+}
+
 void kbc_host_clear(kbc_hostctx *hc)
 {
     hc->fail_msg[0] = '\0';
@@ -111,8 +167,10 @@ void kbc_host_init(kb_host *h, kbc_hostctx *hc, const char *plugin, uint64_t see
     h->cpu_threads = cpu_threads > 0 ? cpu_threads : 1;
     h->log = host_log;
     h->fail = kbc_host_fail;
+    h->refuse = host_refuse;
     h->host_private = hc;
     hc->plugin = plugin;
+    hc->refusals = NULL;
     kbc_host_clear(hc);
 }
 

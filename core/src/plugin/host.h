@@ -13,6 +13,31 @@
 
 #include "kbench/plugin.h"
 
+/* The variants plan() refused at one point (kb_host.refuse, minor 3), each
+   with its sentence.  The sentences are packed into one table, so that the
+   whole is a plain value (copied, sent to a worker, made without
+   allocating).  A sentence that no longer fits is replaced by words that
+   say so. */
+#define KBC_REFUSAL_TEXT 4096
+#define KBC_REFUSAL_NONE 0xffffu /* at[v]: no sentence                 */
+#define KBC_REFUSAL_FULL 0xfffeu /* at[v]: its sentence did not fit    */
+typedef struct kbc_refusals {
+    uint64_t mask;                  /* bit v: plan() refused variant v     */
+    uint32_t beyond;                /* a variant past KB_MAX_VARIANTS that
+                                       plan() named, plus 1; 0: none       */
+    uint16_t at[KB_MAX_VARIANTS];   /* where v's sentence starts in text   */
+    uint16_t used;                  /* bytes of text in use                */
+    char text[KBC_REFUSAL_TEXT];
+} kbc_refusals;
+
+/* Empties r. */
+void kbc_refusals_clear(kbc_refusals *r);
+/* Refuses variant v with sentence (kept as the first one given for v);
+   a v past KB_MAX_VARIANTS is remembered in r->beyond. */
+void kbc_refusals_add(kbc_refusals *r, uint32_t v, const char *sentence);
+/* Variant v's sentence, or NULL when v is not refused. */
+const char *kbc_refusals_sentence(const kbc_refusals *r, uint32_t v);
+
 typedef struct kbc_hostctx {
     const char *plugin;  /* name for log lines                       */
     char fail_msg[600];  /* the last sentence given to fail()        */
@@ -28,9 +53,12 @@ typedef struct kbc_hostctx {
        for the reason of a crashed row. */
     void (*on_log)(void *arg, const char *line);
     void *on_variant_arg; /* the argument of both hooks */
+    /* Where refuse() writes during plan() (kbc_call_plan); NULL at any
+       other time, when refuse() does nothing. */
+    kbc_refusals *refusals;
 } kbc_hostctx;
 
-/* Fills h with the core's log() and fail(), host_private = hc, and the
+/* Fills h with the core's log(), fail() and refuse(), host_private = hc, and the
    given seed and thread count; no GPU (stream NULL, device -1). */
 void kbc_host_init(kb_host *h, kbc_hostctx *hc, const char *plugin, uint64_t seed,
                    int cpu_threads);

@@ -32,10 +32,13 @@ static int after(kbc_instance in, const char *call, int code, kbc_error *err)
     return code;
 }
 
-int kbc_call_plan(kbc_instance in, const kb_value *values, kb_work *out, kbc_error *err)
+int kbc_call_plan(kbc_instance in, const kb_value *values, kb_work *out, kbc_refusals *refused,
+                  kbc_error *err)
 {
-    before(in);
+    kbc_hostctx *hc = before(in);
     memset(out, 0, sizeof *out);
+    if (refused)
+        kbc_refusals_clear(refused);
     if (!in.desc->ops->plan)
         return after(in, "plan", KB_EFAIL, err);
     /* What plan() may read of the host is stated in plugin.h; the device's
@@ -46,7 +49,13 @@ int kbc_call_plan(kbc_instance in, const kb_value *values, kb_work *out, kbc_err
     seen.device = -1;
     seen.sm_count = 0;
     seen.l2_bytes = 0;
-    return after(in, "plan", in.desc->ops->plan(values, out, &seen), err);
+    /* refuse() writes into refused for the length of this call only. */
+    hc->refusals = refused;
+    int code = in.desc->ops->plan(values, out, &seen);
+    hc->refusals = NULL;
+    if (code != KB_OK && refused)
+        kbc_refusals_clear(refused); /* a failed plan() refuses the point whole */
+    return after(in, "plan", code, err);
 }
 
 int kbc_plan_refused(const kbc_error *err)

@@ -49,8 +49,12 @@ static inline kbc_instance kbc_instance_of(const kb_plugin *d, kb_host *host)
    not KB_OK. */
 /* plan() with *out zeroed first, on a copy of the host that shows no
    device (stream NULL, device -1, sm_count 0, l2_bytes 0), so that a plan
-   is the same on every path and machine (kbench/plugin.h, plan). */
-int kbc_call_plan(kbc_instance in, const kb_value *values, kb_work *out, kbc_error *err);
+   is the same on every path and machine (kbench/plugin.h, plan).  The
+   variants it refuses through refuse() go to *refused (emptied first;
+   emptied again when plan() fails, since the point's rule then applies);
+   with refused NULL, refuse() does nothing. */
+int kbc_call_plan(kbc_instance in, const kb_value *values, kb_work *out, kbc_refusals *refused,
+                  kbc_error *err);
 int kbc_call_setup(kbc_instance in, const kb_value *values, uint64_t variants, void **state,
                    kbc_error *err);
 int kbc_call_prepare(kbc_instance in, void *state, uint32_t v, kbc_error *err);

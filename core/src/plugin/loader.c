@@ -431,6 +431,13 @@ static const char *check_copy(const kb_plugin *d, char *why, size_t n)
                                "of its choices",
                                d->name, par->def, par->name);
         }
+        /* multiple_of (minor 3) says which integers the host accepts; on
+           another type it could only be a mistake. */
+        if (par->multiple_of > 1 && par->type != KB_PARAM_INT && par->type != KB_PARAM_SIZE)
+            return why_set(why, n,
+                           "plugin '%s': parameter '%s' declares multiple_of %llu, which only "
+                           "INT and SIZE parameters take",
+                           d->name, par->name, (unsigned long long)par->multiple_of);
         /* The default goes through the same parser as an INI value, so that
            a plugin whose default is malformed or out of its own range is
            refused here rather than failing every experiment that uses it. */

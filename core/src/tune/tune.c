@@ -43,6 +43,8 @@ typedef struct measured {
     char gpu[256];
     int outcome;
     double median, gbps, gflops, items, noise;
+    double joules;      /* joules per run; NaN without energy   */
+    char energy_why[400]; /* why there are none, or ""          */
     char reason[700];
 } measured;
 
@@ -64,12 +66,18 @@ static void cache_add(cache *c, const kbc_record *r, const char *sha, const char
     kbc_record_key(r, x->key, need);
     snprintf(x->sha, sizeof x->sha, "%s", sha ? sha : "");
     snprintf(x->gpu, sizeof x->gpu, "%s", gpu ? gpu : "");
-    x->outcome = (int)r->outcome;
+    /* A row the integrity checks flagged (kept by integrity = warn) is
+       never a candidate's time: it counts as failed. */
+    x->outcome = kbc_integrity_flagged(r) ? KBC_FAIL : (int)r->outcome;
     x->median = r->time.n > 0 ? r->time.median : NAN;
     x->gbps = r->gbps;
     x->gflops = r->gflops;
     x->items = r->items_per_s;
     x->noise = r->noise;
+    x->joules = kbc_record_has_energy(r) ? r->energy.j_per_run : NAN;
+    if (isnan(x->joules))
+        snprintf(x->energy_why, sizeof x->energy_why, "%s",
+                 r->energy.why[0] ? r->energy.why : kbc_energy_status_name((int)r->energy.status));
     snprintf(x->reason, sizeof x->reason, "%s", r->reason);
 }
 
@@ -238,12 +246,25 @@ static int read_settings(const ctx *c, tune_exp *x)
                        best ? "'?" : "");
     }
 
-    x->rate = 0;
+    x->objective = TUNE_TIME;
     if ((k = setting(c, e->name, "objective", &where))) {
-        if (strcmp(k->value, "rate") == 0)
-            x->rate = 1;
-        else if (strcmp(k->value, "time") != 0)
-            return bad_key(c, k, where, "'%s' is not an objective (time or rate)", k->value);
+        int o = kbc_tune_objective_parse(k->value);
+        if (o < 0)
+            return bad_key(c, k, where, "'%s' is not an objective (time, rate, energy or edp)",
+                           k->value);
+        x->objective = (tune_objective)o;
+        /* The energy objectives rank by the joules the experiment's own
+           measurement takes (the screening runs without). */
+        if (kbc_tune_objective_energy(x->objective) && e->measure.energy == KBC_ENERGY_OFF)
+            return bad_key(c, k, where,
+                           "objective = %s needs the energy measured, and energy is off in "
+                           "[%s]: add energy = on to [%s] or [global] (docs/energy.md)",
+                           k->value, e->name, e->name);
+        if (kbc_tune_objective_energy(x->objective) && e->measure.cache_cold)
+            return bad_key(c, k, where,
+                           "objective = %s needs the energy measured, which cache = cold in "
+                           "[%s] leaves out (the L2 flushes would be counted): use cache = hot",
+                           k->value, e->name);
     }
     x->seed = 1;
     if ((k = setting(c, e->name, "tune_seed", &where)) && parse_count(k->value, &x->seed) != 0)
@@ -492,6 +513,7 @@ static tune_row *add_row(tune *t)
     tune_row *r = &t->rows[t->n_rows++];
     memset(r, 0, sizeof *r);
     r->screen = r->full = r->rate_screen = r->rate_full = r->noise = NAN;
+    r->j_screen = r->j_full = NAN;
     r->cost = INFINITY;
     r->full_outcome = -1;
     return r;
@@ -513,16 +535,68 @@ static double rate_of(const measured *m, const char **unit)
     return m->items;
 }
 
-/* What the search is told for a measurement: the median (time), or one
-   over the rate (rate); INFINITY for anything but a pass. */
+/* ---- the objective ---- */
+
+static const char *const objective_names[TUNE_N_OBJECTIVES] = {"time", "rate", "energy", "edp"};
+
+const char *kbc_tune_objective_name(tune_objective o)
+{
+    return (int)o >= 0 && o < TUNE_N_OBJECTIVES ? objective_names[o] : "time";
+}
+
+int kbc_tune_objective_parse(const char *name)
+{
+    for (int i = 0; name && i < TUNE_N_OBJECTIVES; i++)
+        if (strcmp(name, objective_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int kbc_tune_objective_energy(tune_objective o)
+{
+    return o == TUNE_ENERGY || o == TUNE_EDP;
+}
+
+double kbc_tune_value(const tune_exp *x, double median, double rate, double joules)
+{
+    switch (x->objective) {
+    case TUNE_RATE:
+        return rate > 0 ? rate : NAN;
+    case TUNE_ENERGY:
+        return joules > 0 ? joules : NAN;
+    case TUNE_EDP:
+        /* The energy-delay product: a faster run of the same joules is
+           better, and so is a run of fewer joules at the same speed. */
+        return joules > 0 && median > 0 ? joules * median : NAN;
+    case TUNE_TIME:
+        break;
+    }
+    return median > 0 ? median : NAN;
+}
+
+int kbc_tune_better(const tune_exp *x, double a, double b)
+{
+    return x->objective == TUNE_RATE ? a > b : a < b;
+}
+
+/* What the search is told for a measurement: the objective's value,
+   made lower-is-better (one over the rate); INFINITY for anything but a
+   pass.  A screening measurement has no energy (it runs with energy =
+   off), so under energy and edp the search screens by the time, and the
+   experiment's own measurement of the best (tune_top) ranks them by the
+   objective; without screening it is told the objective itself, and a
+   candidate without energy counts as failed. */
 static double cost_of(tune_exp *x, const measured *m)
 {
     if (m->outcome != KBC_PASS || !(m->median > 0))
         return INFINITY;
-    if (!x->rate)
+    if (kbc_tune_objective_energy(x->objective) && x->screen)
         return m->median;
-    double r = rate_of(m, &x->rate_unit);
-    return r > 0 ? 1.0 / r : INFINITY;
+    const char *unit;
+    double v = kbc_tune_value(x, m->median, rate_of(m, &unit), m->joules);
+    if (x->objective == TUNE_RATE)
+        v = 1.0 / v;
+    return isfinite(v) && v > 0 ? v : INFINITY;
 }
 
 /* A measurement into a row: the search's (screening) or the final one. */
@@ -533,6 +607,8 @@ static void row_screened(tune_exp *x, tune_row *r, const measured *m)
     r->screen = m->median;
     r->noise = m->noise;
     r->rate_screen = rate_of(m, &x->rate_unit);
+    r->j_screen = m->joules;
+    snprintf(r->energy_why, sizeof r->energy_why, "%s", m->energy_why);
     r->cost = cost_of(x, m);
 }
 
@@ -542,6 +618,8 @@ static void row_measured(tune_exp *x, tune_row *r, const measured *m)
     r->full = m->median;
     r->noise = m->noise;
     r->rate_full = rate_of(m, &x->rate_unit);
+    r->j_full = m->joules;
+    snprintf(r->energy_why, sizeof r->energy_why, "%s", m->energy_why);
     if (r->library) {
         r->outcome = m->outcome;
         snprintf(r->reason, sizeof r->reason, "%s", m->reason);
@@ -568,6 +646,8 @@ static int collect_begin(void *arg, const kbc_run_info *info)
     if (m && !t->have_machine) {
         t->have_machine = 1;
         snprintf(t->gpu_model, sizeof t->gpu_model, "%s", m->has_gpu ? m->name : "none");
+        snprintf(t->no_gpu, sizeof t->no_gpu, "%s",
+                 m->has_gpu ? "" : m->no_gpu_reason[0] ? m->no_gpu_reason : "no CUDA device");
         t->facts[0] = m->cpu_threads;
         t->facts[1] = m->has_gpu ? m->sm_count : 0;
         t->facts[2] = m->has_gpu ? m->cc_major * 10 + m->cc_minor : 0;
@@ -610,8 +690,8 @@ static int round_run(tune *t, const kbc_plan *plan, int screening, kbc_journal *
                      const kbc_point_pick *picks, size_t n_picks, collect *c, void *rounds)
 {
     const kbc_tune_opts *o = t->o;
-    const char **sets = kbc_xcalloc((size_t)o->n_sets + 3 * t->n_exps + 1, sizeof *sets);
-    char **own = kbc_xcalloc(3 * t->n_exps + 1, sizeof *own);
+    const char **sets = kbc_xcalloc((size_t)o->n_sets + 4 * t->n_exps + 1, sizeof *sets);
+    char **own = kbc_xcalloc(4 * t->n_exps + 1, sizeof *own);
     size_t ns = 0, no = 0;
     for (int i = 0; i < o->n_sets; i++)
         sets[ns++] = o->sets[i];
@@ -625,6 +705,8 @@ static int round_run(tune *t, const kbc_plan *plan, int screening, kbc_journal *
         own[no] = kbc_xasprintf("%s.warmup=1", name);
         sets[ns++] = own[no++];
         own[no] = kbc_xasprintf("%s.noise=0", name);
+        sets[ns++] = own[no++];
+        own[no] = kbc_xasprintf("%s.energy=off", name);
         sets[ns++] = own[no++];
     }
     kbc_super_opts so;
@@ -656,8 +738,9 @@ static int round_run(tune *t, const kbc_plan *plan, int screening, kbc_journal *
 /* ---- the tuning ---- */
 
 /* A problem's evaluation of candidate cand: a point the plan's record
-   says does not run is a row at once (plan() refused it: invalid; plan()
-   failed otherwise: error, kbc_plan_refused); cached rows are told at
+   says does not run for its variant is a row at once (plan() refused the
+   point or the variant: invalid; plan() failed otherwise: error;
+   kbc_plan_variant); cached rows are told at
    once; the rest is picked for the round.  Returns 1 when it needs the
    round. */
 static int evaluate(tune *t, tune_problem *p, uint64_t cand, int arm, const cache *cached,
@@ -681,10 +764,12 @@ static int evaluate(tune *t, tune_problem *p, uint64_t cand, int arm, const cach
     candidate_text(t, x, point, v, 0, r->text, sizeof r->text);
     kbc_point_plan pp;
     kbc_plan_point(e, rep, &pp);
-    if (pp.status != KBC_PLAN_RUNS) {
-        int refused = pp.status == KBC_PLAN_REFUSED;
+    const char *says;
+    int status = kbc_plan_variant(&pp, v, &says);
+    if (status != KBC_PLAN_RUNS) {
+        int refused = status == KBC_PLAN_REFUSED;
         r->outcome = refused ? KBC_INVALID : KBC_ERROR;
-        snprintf(r->reason, sizeof r->reason, "%s", pp.sentence);
+        snprintf(r->reason, sizeof r->reason, "%s", says);
         if (refused)
             p->invalid++;
         else
@@ -699,17 +784,21 @@ static int evaluate(tune *t, tune_problem *p, uint64_t cand, int arm, const cach
                                    t->o->simulate ? NULL : t->gpu_model);
     free(key);
     if (m || t->o->simulate) {
+        /* A replay counts what the journal holds as cached, and the rest
+           as missing from it: neither was measured, and only a measurement
+           can fail. */
         if (m) {
             row_screened(x, r, m);
+            r->cached_screen = 1;
+            p->cached++;
+            if (!isfinite(r->cost))
+                p->failed++;
         } else {
             r->outcome = KBC_SKIPPED;
             snprintf(r->reason, sizeof r->reason,
                      "--simulate: the journal holds no measurement of this candidate");
+            p->missing++;
         }
-        r->cached_screen = 1;
-        p->cached++;
-        if (!isfinite(r->cost))
-            p->failed++;
         kbc_search_tell(p->search, cand, r->cost);
         return 0;
     }
@@ -896,7 +985,7 @@ static uint64_t count_valid(tune *t, tune_problem *p)
         uint32_t v = 0;
         uint64_t rep = kbc_point_representative(e, kbc_tune_point(t, p, c, &v), v);
         kbc_plan_point(e, rep, &pp);
-        n += pp.status == KBC_PLAN_RUNS;
+        n += kbc_plan_variant(&pp, v, NULL) == KBC_PLAN_RUNS;
     }
     return n ? n : 1;
 }
@@ -987,6 +1076,7 @@ static int final_round(tune *t, const cache *full_cache, collect *builds, kbc_jo
             /* The search measured it with the full settings already. */
             r->full = r->screen;
             r->rate_full = r->rate_screen;
+            r->j_full = r->j_screen;
             r->full_outcome = r->outcome;
             r->cached_full = r->cached_screen;
             continue;
@@ -1076,6 +1166,9 @@ static int build_plan(const kbc_tune_opts *o, kbc_registry *reg, int screening, 
         kbc_ini_set(ini, name, "runs", runs, KBC_INI_LINE_CLI);
         kbc_ini_set(ini, name, "warmup", "1", KBC_INI_LINE_CLI);
         kbc_ini_set(ini, name, "noise", "0", KBC_INI_LINE_CLI);
+        /* The screening is a quick look at the time: at least five energy
+           windows of a second each per candidate are not quick. */
+        kbc_ini_set(ini, name, "energy", "off", KBC_INI_LINE_CLI);
         free(name);
     }
     if (!screening)
@@ -1088,6 +1181,50 @@ static int build_plan(const kbc_tune_opts *o, kbc_registry *reg, int screening, 
         kbc_diag_set(d, "%s: the screening plan does not have the points of the full plan",
                      o->ini_path);
         return -1;
+    }
+    return 0;
+}
+
+/* Whether the searched variants can run on this machine, told by the
+   hello round: without a GPU in use no CUDA variant runs, so an experiment
+   that searches only CUDA variants would try every candidate for nothing
+   and call each one failed.  That is said first, with exit 2; where some
+   of its variants run on the CPU, a note names the others (their
+   candidates are skipped).  Returns 0 or the exit code. */
+static int runnable_here(tune *t)
+{
+    if (!t->no_gpu[0])
+        return 0;
+    for (size_t i = 0; i < t->n_exps; i++) {
+        const tune_exp *x = &t->exps[i];
+        const kbc_experiment *e = &t->full.exps[x->exp];
+        const kb_plugin *d = e->plugin->desc;
+        char names[800] = "";
+        size_t cuda = 0, used = 0;
+        for (size_t k = 0; k < x->n_variants; k++) {
+            const kb_variant *v = &d->variants[x->variants[k]];
+            if (v->backend != KB_BACKEND_CUDA)
+                continue;
+            cuda++;
+            if (used < sizeof names)
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                         used ? ", " : "", v->name);
+        }
+        if (!cuda)
+            continue;
+        if (cuda == x->n_variants) {
+            fprintf(t->err,
+                    "kbench: %s:%d: experiment [%s] tunes only CUDA variants (%s), and this "
+                    "machine has no GPU in use (%s): none of its candidates could run; tune it "
+                    "on a machine with a GPU, or add a CPU variant to its variants.\n",
+                    t->o->ini_path, e->line, e->name, names, t->no_gpu);
+            return KBC_EXIT_USAGE;
+        }
+        if (!t->o->quiet)
+            fprintf(t->err,
+                    "kbench tune: note: [%s]: %s run%s on CUDA, and this machine has no GPU in "
+                    "use (%s): their candidates are skipped.\n",
+                    e->name, names, cuda == 1 ? "s" : "", t->no_gpu);
     }
     return 0;
 }
@@ -1177,6 +1314,8 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
            model and the plugins' builds that key the cache, and the facts
            a constraint may name. */
         code = round_run(t, &t->full, 0, NULL, NULL, 0, &builds, NULL);
+        if (code == 0)
+            code = runnable_here(t);
         if (code != 0)
             goto out;
     }
@@ -1228,12 +1367,11 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
         if (rc != 0)
             code = rc;
         else if (code == 0) {
-            /* 1 when a problem found no passing candidate. */
-            for (size_t i = 0; i < t->n_probs; i++) {
-                uint64_t c2;
-                if (!isfinite(kbc_search_best(t->probs[i].search, &c2)))
+            /* 1 when a problem found no passing candidate (with energy and
+               edp, none with its energy measured). */
+            for (size_t i = 0; i < t->n_probs; i++)
+                if (!kbc_tune_has_best(t, i))
                     code = KBC_EXIT_FAILED;
-            }
         }
     }
 

@@ -14,6 +14,12 @@
 #include "search.h"
 #include "tune.h"
 
+/* What a tuning ranks by (the key `objective`, docs/tune.md): the median
+   time, the rate, the joules per run, or the energy-delay product (joules
+   per run times the median seconds); lower is better but for the rate. */
+typedef enum tune_objective { TUNE_TIME, TUNE_RATE, TUNE_ENERGY, TUNE_EDP } tune_objective;
+#define TUNE_N_OBJECTIVES 4
+
 /* One candidate tried, or a library variant measured, for one problem. */
 typedef struct tune_row {
     size_t prob;            /* index into tune.probs                       */
@@ -28,6 +34,10 @@ typedef struct tune_row {
     char reason[700];
     double screen, full;    /* median seconds; NaN when not measured       */
     double rate_screen, rate_full; /* the objective's rate, or NaN        */
+    double j_screen, j_full; /* joules per run, NaN where not measured (the
+                               screening never measures it: it runs with
+                               energy = off)                              */
+    char energy_why[400];   /* why the full run has no joules per run, or "" */
     double noise;           /* the full run's (else the screening's) noise */
     int cached_screen, cached_full;
     int full_outcome;       /* kbc_outcome of the full run, -1 none        */
@@ -39,7 +49,7 @@ typedef struct tune_exp {
     size_t exp;             /* index into the plans                         */
     int strategy;
     kbc_expr *constrain;
-    int rate;               /* objective = rate                              */
+    tune_objective objective;
     const char *rate_unit;  /* "GFLOP/s", "GB/s", "items/s" once known       */
     uint64_t budget_n;      /* evaluations (0: the default)                  */
     double budget_s;        /* or seconds (0: none)                          */
@@ -65,6 +75,8 @@ typedef struct tune_problem {
     uint32_t at[KB_MAX_PARAMS]; /* each problem parameter's value index     */
     kbc_search *search;
     uint64_t budget, evaluations, cached, invalid, failed;
+    uint64_t missing;       /* --simulate: evaluations the journal did not
+                               hold (not counted as cached nor failed)   */
     uint64_t valid;         /* candidates allowed and accepted by plan()    */
     double t0, wall;
     int done;
@@ -82,6 +94,7 @@ struct tune {
     int64_t facts[KBC_EXPR_N_FACTS];
     char gpu_model[256];
     int have_machine;
+    char no_gpu[256];       /* the hello's reason when it has no GPU; ""  */
     int interrupted;
     FILE *out, *err;
 };
@@ -89,9 +102,25 @@ struct tune {
 /* The candidate's parameter text and the point it runs as. */
 uint64_t kbc_tune_point(const tune *t, const tune_problem *p, uint64_t cand, uint32_t *variant);
 
+/* The objective (one place, for the search, the ranking and the
+   outputs): its name in the file ("time", "rate", "energy", "edp") and
+   back (-1 when unknown); whether it needs the energy measured; the
+   value of a measurement of median seconds, rate and joules per run (NaN
+   where it has none: an energy objective without joules); and whether
+   value a is better than b. */
+const char *kbc_tune_objective_name(tune_objective o);
+int kbc_tune_objective_parse(const char *name);
+int kbc_tune_objective_energy(tune_objective o);
+double kbc_tune_value(const tune_exp *x, double median, double rate, double joules);
+int kbc_tune_better(const tune_exp *x, double a, double b);
+
 /* tune_report.c: the table on t->out, DIR/tried.csv, DIR/best.ini,
    DIR/best.json, DIR/trace.csv and the trace plot.  Returns 0, or 3 after
    one sentence on t->err for an output that cannot be written. */
 int kbc_tune_report(tune *t);
+
+/* Whether problem i has a best: a candidate that passed with a value of
+   the objective (for energy and edp, its joules per run measured). */
+int kbc_tune_has_best(const tune *t, size_t i);
 
 #endif

@@ -24,25 +24,55 @@ static const char *fmt_time(double s, char *buf, size_t n)
     return kbc_human_seconds(s > 0 ? s : NAN, buf, n);
 }
 
-static int better(const tune_exp *x, double a, double b)
-{
-    return x->rate ? a > b : a < b;
-}
-
-/* What a row is ranked by: the full run's value where it passed, else the
-   screening's; *tier 0 (full), 1 (screening) or 2 (nothing). */
+/* What a row is ranked by: the objective's value (kbc_tune_value) of the
+   full run where it passed, else of the screening; *tier 0 (full), 1
+   (screening), 2 (energy and edp: a screening, which has no energy, ranked
+   by its time after every row with energy) or 3 (nothing: NaN). */
 static double rank_value(const tune_exp *x, const tune_row *r, int *tier)
 {
     if (r->full_outcome == KBC_PASS && r->full > 0) {
-        *tier = 0;
-        return x->rate ? r->rate_full : r->full;
+        double v = kbc_tune_value(x, r->full, r->rate_full, r->j_full);
+        if (!isnan(v)) {
+            *tier = 0;
+            return v;
+        }
     }
     if (!r->library && r->outcome == KBC_PASS && r->screen > 0) {
-        *tier = 1;
-        return x->rate ? r->rate_screen : r->screen;
+        double v = kbc_tune_value(x, r->screen, r->rate_screen, r->j_screen);
+        if (!isnan(v)) {
+            *tier = 1;
+            return v;
+        }
+        if (kbc_tune_objective_energy(x->objective)) {
+            *tier = 2;
+            return r->screen;
+        }
     }
-    *tier = 2;
+    *tier = 3;
     return NAN;
+}
+
+/* A value of the objective as the table shows it: "1.23 ms", "45.6
+   GFLOP/s", "3.41 mJ", "1.2e-07 J*s"; "-" for none. */
+static const char *fmt_value(const tune_exp *x, double v, char *buf, size_t n)
+{
+    if (!isfinite(v) || !(v > 0))
+        snprintf(buf, n, "-");
+    else if (x->objective == TUNE_RATE)
+        snprintf(buf, n, "%.4g %s", v, x->rate_unit ? x->rate_unit : "");
+    else if (x->objective == TUNE_ENERGY)
+        kbc_human_joules(v, buf, n);
+    else if (x->objective == TUNE_EDP)
+        snprintf(buf, n, "%.4g J*s", v);
+    else
+        kbc_human_seconds(v, buf, n);
+    return buf;
+}
+
+/* A row's joules per run: the full run's, else the screening's. */
+static double joules_of(const tune_row *r)
+{
+    return r->full_outcome == KBC_PASS && isfinite(r->j_full) ? r->j_full : r->j_screen;
 }
 
 /* The tune whose rows by_rank compares (qsort has no context). */
@@ -56,13 +86,16 @@ static int by_rank(const void *pa, const void *pb)
     int ta, tb;
     double va = rank_value(x, a, &ta), vb = rank_value(x, b, &tb);
     /* A row measured in full ranks with the screened ones by its value;
+       then (energy and edp) the rows with a time only, by their time;
        rows with no value go last, invalid ones after the failed. */
-    int ga = ta == 2 ? (a->outcome == KBC_INVALID ? 3 : 2) : 0;
-    int gb = tb == 2 ? (b->outcome == KBC_INVALID ? 3 : 2) : 0;
+    int ga = ta <= 1 ? 0 : ta == 2 ? 1 : a->outcome == KBC_INVALID ? 3 : 2;
+    int gb = tb <= 1 ? 0 : tb == 2 ? 1 : b->outcome == KBC_INVALID ? 3 : 2;
     if (ga != gb)
         return ga - gb;
     if (ga == 0 && va != vb)
-        return better(x, va, vb) ? -1 : 1;
+        return kbc_tune_better(x, va, vb) ? -1 : 1;
+    if (ga == 1 && va != vb)
+        return va < vb ? -1 : 1;
     if (ga == 0 && ta != tb)
         return ta - tb;
     return a->eval - b->eval;
@@ -81,23 +114,37 @@ static size_t *ranked(const tune *t, size_t i, size_t *n)
     return idx;
 }
 
-/* The best candidate row of a problem (not a library one), or NULL. */
+/* The best candidate row of a problem (not a library one) with a value
+   of the objective, or NULL. */
 static const tune_row *best_row(const tune *t, const size_t *idx, size_t n)
 {
     for (size_t k = 0; k < n; k++) {
         const tune_row *r = &t->rows[idx[k]];
         int tier;
-        if (!r->library && !isnan(rank_value(&t->exps[t->probs[r->prob].te], r, &tier)))
+        rank_value(&t->exps[t->probs[r->prob].te], r, &tier);
+        if (!r->library && tier <= 1)
             return r;
     }
     return NULL;
 }
 
+int kbc_tune_has_best(const tune *t, size_t i)
+{
+    size_t n;
+    size_t *idx = ranked(t, i, &n);
+    int has = best_row(t, idx, n) != NULL;
+    free(idx);
+    return has;
+}
+
+/* The first library row with a value of the objective, or NULL. */
 static const tune_row *library_row(const tune *t, const size_t *idx, size_t n)
 {
     for (size_t k = 0; k < n; k++) {
         const tune_row *r = &t->rows[idx[k]];
-        if (r->library && r->full_outcome == KBC_PASS)
+        int tier;
+        if (r->library && r->full_outcome == KBC_PASS &&
+            !isnan(rank_value(&t->exps[t->probs[r->prob].te], r, &tier)) && tier == 0)
             return r;
     }
     return NULL;
@@ -121,8 +168,15 @@ static void print_problem(tune *t, size_t i, const size_t *idx, size_t n)
     fprintf(f, "\n[%s] %s, %s: %s, %llu evaluation%s", kbc_text_visible(e->name),
             kbc_text_visible(p->name), e->plugin->desc->name, kbc_strategy_name(x->strategy),
             (unsigned long long)p->evaluations, p->evaluations == 1 ? "" : "s");
-    if (p->cached)
-        fprintf(f, " (%llu from the cache)", (unsigned long long)p->cached);
+    if (p->cached || p->missing) {
+        fprintf(f, " (");
+        if (p->cached)
+            fprintf(f, "%llu from the cache%s", (unsigned long long)p->cached,
+                    p->missing ? ", " : "");
+        if (p->missing)
+            fprintf(f, "%llu not in the journal", (unsigned long long)p->missing);
+        fprintf(f, ")");
+    }
     fprintf(f, " of %llu allowed, %llu invalid, %llu failed; %.1f s\n",
             (unsigned long long)kbc_search_allowed(p->search), (unsigned long long)p->invalid,
             (unsigned long long)p->failed, p->wall);
@@ -132,8 +186,11 @@ static void print_problem(tune *t, size_t i, const size_t *idx, size_t n)
         if (len > w)
             w = len;
     }
-    fprintf(f, "  %4s  %-*s  %-8s  %10s  %10s  %6s  %14s\n", "rank", w, "candidate", "status",
-            "screen", "full", "noise", "rate");
+    /* Under energy and edp, a column of joules per run (none in the
+       screening, which runs without energy). */
+    int energy = kbc_tune_objective_energy(x->objective);
+    fprintf(f, "  %4s  %-*s  %-8s  %10s  %10s  %6s  %14s%s\n", "rank", w, "candidate", "status",
+            "screen", "full", "noise", "rate", energy ? "       J/run" : "");
     size_t shown = 0, invalid = 0;
     const char *first_invalid = NULL;
     int rank = 0;
@@ -150,7 +207,11 @@ static void print_problem(tune *t, size_t i, const size_t *idx, size_t n)
         if (shown >= TABLE_ROWS && !r->library)
             continue;
         shown++;
-        char a[32], b[32], c[32], rk[16];
+        char a[32], b[32], c[32], jr[48] = "", rk[16];
+        if (energy) {
+            char j[32];
+            snprintf(jr, sizeof jr, "  %10s", kbc_human_joules(joules_of(r), j, sizeof j));
+        }
         double rate = r->full_outcome == KBC_PASS ? r->rate_full : r->rate_screen;
         snprintf(rk, sizeof rk, "%d", rank);
         if (!ranked_row)
@@ -162,10 +223,10 @@ static void print_problem(tune *t, size_t i, const size_t *idx, size_t n)
         char noise[16] = "-";
         if (r->noise >= 0 && isfinite(r->noise))
             snprintf(noise, sizeof noise, "%.1f%%", r->noise * 100);
-        fprintf(f, "  %4s  %-*s  %-8s  %10s  %10s  %6s  %14s%s\n", r->library ? "-" : rk, w,
+        fprintf(f, "  %4s  %-*s  %-8s  %10s  %10s  %6s  %14s%s%s\n", r->library ? "-" : rk, w,
                 kbc_text_visible(r->text), status, fmt_time(r->screen, a, sizeof a),
                 fmt_time(r->full, b, sizeof b), noise, fmt_rate(rate, x->rate_unit, c, sizeof c),
-                r->cached_screen || r->cached_full ? "  cached" : "");
+                jr, r->cached_screen || r->cached_full ? "  cached" : "");
         if (r->reason[0] && r->outcome != KBC_PASS)
             fprintf(f, "        %s: %s\n", kbc_outcome_name(r->outcome),
                     kbc_text_visible(r->reason));
@@ -178,20 +239,37 @@ static void print_problem(tune *t, size_t i, const size_t *idx, size_t n)
                 kbc_text_visible(first_invalid));
     const tune_row *best = best_row(t, idx, n), *lib = library_row(t, idx, n);
     if (!best) {
-        fprintf(f, "  no candidate passed\n");
+        /* Under energy and edp, candidates may have passed without their
+           energy measured: the first of them says why. */
+        const tune_row *why = NULL;
+        for (size_t k = 0; k < n && energy && !why; k++) {
+            const tune_row *r = &t->rows[idx[k]];
+            if (r->full_outcome == KBC_PASS && r->energy_why[0])
+                why = r;
+        }
+        if (why)
+            fprintf(f, "  no candidate has its energy measured, so none ranks by %s; the "
+                       "first, %s: %s\n",
+                    kbc_tune_objective_name(x->objective), kbc_text_visible(why->text),
+                    kbc_text_visible(why->energy_why));
+        else
+            fprintf(f, "  no candidate passed\n");
         return;
     }
     int tier;
     double bv = rank_value(x, best, &tier);
-    char a[32], b[32];
-    fprintf(f, "  best: %s: %s%s", kbc_text_visible(best->text),
-            x->rate ? fmt_rate(bv, x->rate_unit, a, sizeof a) : fmt_time(bv, a, sizeof a),
+    char a[32], b[32], c[32];
+    fprintf(f, "  best: %s: %s%s", kbc_text_visible(best->text), fmt_value(x, bv, a, sizeof a),
             tier ? " (screening only)" : "");
+    /* The winner's row carries both: its time beside its energy. */
+    if (energy)
+        fprintf(f, " (%s, %s per run)", fmt_time(tier ? best->screen : best->full, b, sizeof b),
+                kbc_human_joules(joules_of(best), c, sizeof c));
     if (lib) {
-        double lv = x->rate ? lib->rate_full : lib->full;
-        fprintf(f, "; the library (%s) %s: %.2fx", t->full.exps[x->exp].plugin->desc->variants[lib->variant].name,
-                x->rate ? fmt_rate(lv, x->rate_unit, b, sizeof b) : fmt_time(lv, b, sizeof b),
-                x->rate ? bv / lv : lv / bv);
+        double lv = rank_value(x, lib, &tier);
+        fprintf(f, "; the library (%s) %s: %.2fx",
+                t->full.exps[x->exp].plugin->desc->variants[lib->variant].name,
+                fmt_value(x, lv, b, sizeof b), x->objective == TUNE_RATE ? bv / lv : lv / bv);
     }
     fprintf(f, "\n");
 }
@@ -202,7 +280,7 @@ static int write_tried(tune *t, char *path)
     if (!f)
         return -1;
     fprintf(f, "experiment,problem,rank,evaluation,strategy,candidate,library,status,reason,"
-               "screen_s,full_s,noise,rate,cached\n");
+               "screen_s,full_s,noise,rate,cached,j_per_run,edp_js\n");
     for (size_t i = 0; i < t->n_probs; i++) {
         size_t n;
         size_t *idx = ranked(t, i, &n);
@@ -221,8 +299,9 @@ static int write_tried(tune *t, char *path)
                     kbc_outcome_name(r->full_outcome >= 0 ? r->full_outcome : r->outcome));
             kbc_text_csv(f, r->reason);
             double rate = r->full_outcome == KBC_PASS ? r->rate_full : r->rate_screen;
-            fprintf(f, ",%.9g,%.9g,%.4g,%.6g,%d\n", r->screen, r->full, r->noise, rate,
-                    r->cached_screen || r->cached_full);
+            double j = joules_of(r), s = r->full_outcome == KBC_PASS ? r->full : r->screen;
+            fprintf(f, ",%.9g,%.9g,%.4g,%.6g,%d,%.9g,%.9g\n", r->screen, r->full, r->noise, rate,
+                    r->cached_screen || r->cached_full, j, j * s);
         }
         free(idx);
     }
@@ -328,6 +407,11 @@ static int write_best_ini(tune *t, const char *path)
             fprintf(f, "batch = auto\n");
         else if (m->batch >= 2)
             fprintf(f, "batch = %d\n", m->batch);
+        /* The rerun measures the energy as the tuning did. */
+        if (m->energy != KBC_ENERGY_OFF)
+            fprintf(f, "energy = %s\nenergy_window = %g\nenergy_windows = %u\n",
+                    kbc_energy_requested_name(m->energy), m->energy_window_s,
+                    m->energy_windows);
         free(idx);
     }
     int bad = ferror(f);
@@ -358,9 +442,11 @@ static int write_best_json(tune *t, const char *path)
         json_object_set_new(o, "plugin", json_string(d->name));
         json_object_set_new(o, "problem", json_string(p->name));
         json_object_set_new(o, "strategy", json_string(kbc_strategy_name(x->strategy)));
-        json_object_set_new(o, "objective", json_string(x->rate ? "rate" : "time"));
+        json_object_set_new(o, "objective", json_string(kbc_tune_objective_name(x->objective)));
         json_object_set_new(o, "evaluations", json_integer((json_int_t)p->evaluations));
         json_object_set_new(o, "cached", json_integer((json_int_t)p->cached));
+        if (t->o->simulate)
+            json_object_set_new(o, "not_in_journal", json_integer((json_int_t)p->missing));
         json_object_set_new(o, "invalid", json_integer((json_int_t)p->invalid));
         json_object_set_new(o, "failed", json_integer((json_int_t)p->failed));
         json_object_set_new(o, "allowed", json_integer((json_int_t)kbc_search_allowed(p->search)));
@@ -391,6 +477,13 @@ static int write_best_json(tune *t, const char *path)
                                                                              : best->rate_screen));
             json_object_set_new(b, "rate_unit", x->rate_unit ? json_string(x->rate_unit)
                                                              : json_null());
+            /* Both the time and the energy: the joules per run of its
+               full measurement (else its screening's; null without
+               energy) and the energy-delay product. */
+            double j = joules_of(best);
+            double s = best->full_outcome == KBC_PASS ? best->full : best->screen;
+            json_object_set_new(b, "j_per_run", num(j));
+            json_object_set_new(b, "edp_js", num(j * s));
             json_object_set_new(o, "best", b);
         } else {
             json_object_set_new(o, "best", json_null());
@@ -405,6 +498,7 @@ static int write_best_json(tune *t, const char *path)
             json_object_set_new(l, "status", json_string(kbc_outcome_name(r->outcome)));
             json_object_set_new(l, "median_s", num(r->full));
             json_object_set_new(l, "rate", num(r->rate_full));
+            json_object_set_new(l, "j_per_run", num(r->j_full));
             json_array_append_new(libs, l);
         }
         json_object_set_new(o, "library", libs);
@@ -415,6 +509,13 @@ static int write_best_json(tune *t, const char *path)
     int rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_REAL_PRECISION(9));
     json_decref(doc);
     return rc;
+}
+
+/* Whether the search of x ranked its candidates by their time where the
+   objective is energy or edp: the screening runs without energy. */
+static int screened_by_time(const tune_exp *x)
+{
+    return kbc_tune_objective_energy(x->objective) && x->screen > 0;
 }
 
 /* trace.csv and one trace plot per experiment. */
@@ -446,9 +547,17 @@ static int write_trace(tune *t, const char *path)
                 const tune_row *row = &t->rows[r];
                 if (row->prob != i || row->library || row->eval <= 0)
                     continue;
-                double v = row->outcome == KBC_PASS ? (x->rate ? row->rate_screen : row->screen)
-                                                     : NAN;
-                if (!isnan(v) && (isnan(best) || better(x, v, best)))
+                /* What the search saw: the objective's value of the
+                   screening (its time under energy and edp, the
+                   screening having no energy). */
+                double v = row->outcome != KBC_PASS ? NAN
+                           : screened_by_time(x)    ? row->screen
+                                                    : kbc_tune_value(x, row->screen,
+                                                                     row->rate_screen,
+                                                                     row->j_screen);
+                if (!isnan(v) && (isnan(best) || (screened_by_time(x) ? v < best
+                                                                      : kbc_tune_better(x, v,
+                                                                                        best))))
                     best = v;
                 kbc_text_csv(f, e->name);
                 fputc(',', f);
@@ -474,8 +583,12 @@ static int write_trace(tune *t, const char *path)
         snprintf(title, sizeof title, "kbench tune [%s] (%s): each evaluation and the best so far",
                  e->name, kbc_strategy_name(x->strategy));
         char ylabel[64];
-        snprintf(ylabel, sizeof ylabel, "%s", x->rate ? (x->rate_unit ? x->rate_unit : "rate")
-                                                      : "median time (s)");
+        snprintf(ylabel, sizeof ylabel, "%s",
+                 screened_by_time(x)            ? "median time (s), the screening's"
+                 : x->objective == TUNE_RATE   ? (x->rate_unit ? x->rate_unit : "rate")
+                 : x->objective == TUNE_ENERGY ? "joules per run"
+                 : x->objective == TUNE_EDP    ? "energy-delay product (J*s)"
+                                               : "median time (s)");
         FILE *sink = fopen("/dev/null", "w");
         int pr = kbc_plot_trace(t->o->out_dir, stem, title, ylabel, names,
                                 (const double *const *)vals, (const double *const *)bests, lens,

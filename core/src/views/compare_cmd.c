@@ -1,6 +1,7 @@
 /* compare_cmd.c -- `kbench compare BASE NEW` (compare_cmd.h): both files
  * read, their rows matched and judged (baseline.h), and the comparison
- * printed as a table, markdown or JSON. */
+ * printed as a table, markdown or JSON: the time's, and the energy's where
+ * both sides of a row have energy. */
 #define _GNU_SOURCE
 #include "compare_cmd.h"
 
@@ -195,7 +196,21 @@ typedef struct cmp_row {
     const char *note;  /* why untested, or NULL */
     int lost;          /* crashed or timed out in new: fails the compare */
     const kbc_record *rec; /* the base side's row */
+    kbc_change e;      /* the energy's change (baseline.h) */
+    const char *enote; /* why the energy is untested, or NULL */
+    int energy;        /* a side has energy: the energy table lists it */
 } cmp_row;
+
+/* A row's change and note in the time's table or the energy's. */
+static const kbc_change *change_of(const cmp_row *r, int energy)
+{
+    return energy ? &r->e : &r->c;
+}
+
+static const char *note_of(const cmp_row *r, int energy)
+{
+    return energy ? r->enote : r->note;
+}
 
 /* A row that did not run on a side (skipped, error): the table folds such
    rows into one line per experiment instead of a line each. */
@@ -282,17 +297,81 @@ static int by_change(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* Whether --only-changed keeps the row: a verdict other than no change,
-   or a new run that lost it. */
+/* Whether --only-changed keeps the row: a verdict other than no change
+   on the time or the energy, or a new run that lost it. */
 static int changed(const cmp_row *r)
 {
-    return r->c.verdict == KBC_SLOWER || r->c.verdict == KBC_FASTER ||
-           r->c.verdict == KBC_NOISY || r->lost;
+    for (int energy = 0; energy < 2; energy++) {
+        kbc_verdict v = change_of(r, energy)->verdict;
+        if (v == KBC_SLOWER || v == KBC_FASTER || v == KBC_NOISY)
+            return 1;
+    }
+    return r->lost;
+}
+
+/* The lines of one table of changes (the time's, or with energy the
+   energy's, whose medians are joules per run): the rows in the order
+   given, but those folded (time) or without energy on either side
+   (energy); kw: the width of the row column. */
+static void print_changes(FILE *out, int md, cmp_row *const *rows, size_t nr, int kw, int energy)
+{
+    for (size_t r = 0; r < nr; r++) {
+        if (energy ? !rows[r]->energy : folded(rows[r]))
+            continue;
+        const kbc_change *c = change_of(rows[r], energy);
+        const char *note = note_of(rows[r], energy);
+        char t1[32], t2[32], ch[32], lo[32], hi[32], ci[80], verdict[200];
+        if (energy) {
+            kbc_human_joules(c->base_median, t1, sizeof t1);
+            kbc_human_joules(c->new_median, t2, sizeof t2);
+        } else {
+            kbc_human_seconds(c->base_median, t1, sizeof t1);
+            kbc_human_seconds(c->new_median, t2, sizeof t2);
+        }
+        fmt_pct(c->ratio, ch, sizeof ch);
+        if (isfinite(c->lo))
+            snprintf(ci, sizeof ci, "[%s, %s]", fmt_pct(c->lo, lo, sizeof lo),
+                     fmt_pct(c->hi, hi, sizeof hi));
+        else
+            snprintf(ci, sizeof ci, "-");
+        const char *sig = isfinite(c->lo) ? (kbc_compare_significant(c) ? "yes" : "no") : "-";
+        if (note)
+            snprintf(verdict, sizeof verdict, "untested: %s", note);
+        else if (c->verdict == KBC_NOISY)
+            snprintf(verdict, sizeof verdict, "noisy (%.1f%%)",
+                     100 * (c->base_noise > c->new_noise ? c->base_noise : c->new_noise));
+        else
+            snprintf(verdict, sizeof verdict, "%s",
+                     energy ? kbc_energy_verdict_name(c->verdict) : kbc_verdict_name(c->verdict));
+        if (md) {
+            fputs("| ", out);
+            kbc_text_md_code(out, rows[r]->shown, 1);
+            fprintf(out, " | %s | %s | %s | %s | %s | %s%s%s |\n", t1, t2, ch, ci, sig,
+                    c->verdict == KBC_SLOWER ? "**" : "", verdict,
+                    c->verdict == KBC_SLOWER ? "**" : "");
+        } else {
+            fprintf(out, "  %-*s %9s %9s %8s  %-18s %-3s %s\n", kw,
+                    kbc_text_visible(rows[r]->shown), t1, t2, ch, ci, sig, verdict);
+        }
+    }
+}
+
+/* The head of a table of changes. */
+static void print_head(FILE *out, int md, int kw, const char *ci_head)
+{
+    if (md) {
+        fprintf(out, "| row | base | new | change | %s | significant | verdict |\n", ci_head);
+        fprintf(out, "|---|---:|---:|---:|---|---|---|\n");
+    } else {
+        fprintf(out, "  %-*s %9s %9s %8s  %-18s %-3s %s\n", kw, "row", "base", "new", "change",
+                ci_head, "sig", "verdict");
+    }
 }
 
 static void print_text(FILE *out, int md, const side *a, const side *b, const kbc_compare_opts *o,
                        const json_t *warn, cmp_row *const *rows, size_t nr, char **only_a,
-                       size_t na, char **only_b, size_t nb, const size_t *count, int code)
+                       size_t na, char **only_b, size_t nb, const size_t *count,
+                       const size_t *ecount, int code)
 {
     size_t i;
     const json_t *w;
@@ -312,56 +391,34 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
             md ? "\n" : "", conf, o->resamples, o->boot_max, o->threshold * 100);
     fprintf(out, "\n");
     int kw = 3;
-    size_t n_folded = 0;
-    for (size_t r = 0; r < nr; r++)
+    size_t n_folded = 0, n_energy = 0;
+    for (size_t r = 0; r < nr; r++) {
         n_folded += folded(rows[r]);
+        n_energy += rows[r]->energy;
+    }
     for (size_t r = 0; r < nr; r++)
-        if (!folded(rows[r]) && (int)strlen(kbc_text_visible(rows[r]->shown)) > kw)
+        if ((!folded(rows[r]) || rows[r]->energy) &&
+            (int)strlen(kbc_text_visible(rows[r]->shown)) > kw)
             kw = (int)strlen(kbc_text_visible(rows[r]->shown));
     char ci_head[32];
     snprintf(ci_head, sizeof ci_head, "%.4g%% interval", conf);
-    if (md) {
-        fprintf(out, "| row | base | new | change | %s | significant | verdict |\n", ci_head);
-        fprintf(out, "|---|---:|---:|---:|---|---|---|\n");
-    } else if (nr > n_folded) {
-        fprintf(out, "  %-*s %9s %9s %8s  %-18s %-3s %s\n", kw, "row", "base", "new",
-                "change", ci_head, "sig", "verdict");
-    }
-    for (size_t r = 0; r < nr; r++) {
-        if (folded(rows[r]))
-            continue;
-        const kbc_change *c = &rows[r]->c;
-        char t1[32], t2[32], ch[32], lo[32], hi[32], ci[80], verdict[200];
-        kbc_human_seconds(c->base_median, t1, sizeof t1);
-        kbc_human_seconds(c->new_median, t2, sizeof t2);
-        fmt_pct(c->ratio, ch, sizeof ch);
-        if (isfinite(c->lo))
-            snprintf(ci, sizeof ci, "[%s, %s]", fmt_pct(c->lo, lo, sizeof lo),
-                     fmt_pct(c->hi, hi, sizeof hi));
-        else
-            snprintf(ci, sizeof ci, "-");
-        const char *sig = isfinite(c->lo) ? (kbc_compare_significant(c) ? "yes" : "no") : "-";
-        if (rows[r]->note)
-            snprintf(verdict, sizeof verdict, "untested: %s", rows[r]->note);
-        else if (c->verdict == KBC_NOISY)
-            snprintf(verdict, sizeof verdict, "noisy (%.1f%%)",
-                     100 * (c->base_noise > c->new_noise ? c->base_noise : c->new_noise));
-        else
-            snprintf(verdict, sizeof verdict, "%s", kbc_verdict_name(c->verdict));
-        if (md) {
-            fputs("| ", out);
-            kbc_text_md_code(out, rows[r]->shown, 1);
-            fprintf(out, " | %s | %s | %s | %s | %s | %s%s%s |\n", t1, t2, ch, ci, sig,
-                    c->verdict == KBC_SLOWER ? "**" : "", verdict,
-                    c->verdict == KBC_SLOWER ? "**" : "");
-        } else {
-            fprintf(out, "  %-*s %9s %9s %8s  %-18s %-3s %s\n", kw,
-                    kbc_text_visible(rows[r]->shown), t1, t2, ch, ci, sig, verdict);
-        }
-    }
+    if (md || nr > n_folded)
+        print_head(out, md, kw, ci_head);
+    print_changes(out, md, rows, nr, kw, 0);
     if (n_folded) {
         fprintf(out, "\n");
         print_folds(out, md, rows, nr);
+    }
+    if (n_energy) {
+        /* The energy's table: the rows that have energy on a side, judged
+           by the same rule with each energy window as a sample
+           (docs/energy.md says what five windows can tell). */
+        fprintf(out,
+                "\n%senergy: change of the median joules per run over the energy windows "
+                "(each window a sample;\nsame interval and threshold)%s\n\n",
+                md ? "**" : "", md ? "**" : "");
+        print_head(out, md, kw, ci_head);
+        print_changes(out, md, rows, nr, kw, 1);
     }
     if (na || nb)
         fprintf(out, "\n");
@@ -380,6 +437,12 @@ static void print_text(FILE *out, int md, const side *a, const side *b, const kb
             "in base, %zu only in new; exit code %d\n",
             count[KBC_SLOWER], count[KBC_FASTER], count[KBC_NOISY], count[KBC_NO_CHANGE],
             count[KBC_UNTESTED], na, nb, code);
+    if (n_energy)
+        fprintf(out,
+                "energy: %zu more, %zu less, %zu noisy, %zu no change, %zu untested (the exit "
+                "code follows the time)\n",
+                ecount[KBC_SLOWER], ecount[KBC_FASTER], ecount[KBC_NOISY],
+                ecount[KBC_NO_CHANGE], ecount[KBC_UNTESTED]);
     if (o->only_changed)
         fprintf(out, "%s(--only-changed: the rows with no change or untested are not listed)\n",
                 md ? "\n" : "");
@@ -397,9 +460,43 @@ static json_t *num_or_null(double x)
 }
 
 
+/* A change as JSON: the medians (under the names given), the ratio and
+   its interval, significance, each side's noise, and the verdict. */
+static void change_json(json_t *x, const kbc_change *c, const char *base_name,
+                        const char *new_name, const char *verdict)
+{
+    json_object_set_new(x, base_name, num_or_null(c->base_median));
+    json_object_set_new(x, new_name, num_or_null(c->new_median));
+    json_object_set_new(x, "ratio", num_or_null(c->ratio));
+    json_object_set_new(x, "ratio_low", num_or_null(c->lo));
+    json_object_set_new(x, "ratio_high", num_or_null(c->hi));
+    json_object_set_new(x, "interval", json_string(!isfinite(c->lo) ? "none"
+                                                   : c->bootstrap   ? "bootstrap"
+                                                                    : "order statistics"));
+    json_object_set_new(x, "significant",
+                        isfinite(c->lo) ? json_boolean(kbc_compare_significant(c)) : json_null());
+    json_object_set_new(x, "base_noise", num_or_null(c->base_noise));
+    json_object_set_new(x, "new_noise", num_or_null(c->new_noise));
+    json_object_set_new(x, "verdict", json_string(verdict));
+}
+
+/* The count of each verdict under its JSON name; energy's say more and
+   less where time's say slower and faster. */
+static json_t *summary_json(const size_t *count, int energy)
+{
+    json_t *s = json_object();
+    json_object_set_new(s, energy ? "more" : "slower", json_integer((json_int_t)count[KBC_SLOWER]));
+    json_object_set_new(s, energy ? "less" : "faster", json_integer((json_int_t)count[KBC_FASTER]));
+    json_object_set_new(s, "noisy", json_integer((json_int_t)count[KBC_NOISY]));
+    json_object_set_new(s, "no_change", json_integer((json_int_t)count[KBC_NO_CHANGE]));
+    json_object_set_new(s, "untested", json_integer((json_int_t)count[KBC_UNTESTED]));
+    return s;
+}
+
 static void print_json(FILE *out, const side *a, const side *b, const kbc_compare_opts *o,
                        json_t *warn, cmp_row *const *rows, size_t nr, char **only_a, size_t na,
-                       char **only_b, size_t nb, const size_t *count, int code)
+                       char **only_b, size_t nb, const size_t *count, const size_t *ecount,
+                       int code)
 {
     json_t *doc = json_object();
     json_object_set_new(doc, "base", text_json(a->path));
@@ -414,21 +511,20 @@ static void print_json(FILE *out, const side *a, const side *b, const kbc_compar
         json_t *x = json_object();
         json_object_set_new(x, "key", text_json(rows[r]->key));
         json_object_set_new(x, "row", text_json(rows[r]->shown));
-        json_object_set_new(x, "base_median_s", num_or_null(c->base_median));
-        json_object_set_new(x, "new_median_s", num_or_null(c->new_median));
-        json_object_set_new(x, "ratio", num_or_null(c->ratio));
-        json_object_set_new(x, "ratio_low", num_or_null(c->lo));
-        json_object_set_new(x, "ratio_high", num_or_null(c->hi));
-        json_object_set_new(x, "interval", json_string(!isfinite(c->lo) ? "none"
-                                                       : c->bootstrap ? "bootstrap"
-                                                                      : "order statistics"));
-        json_object_set_new(x, "significant", isfinite(c->lo)
-                                                  ? json_boolean(kbc_compare_significant(c))
-                                                  : json_null());
-        json_object_set_new(x, "base_noise", num_or_null(c->base_noise));
-        json_object_set_new(x, "new_noise", num_or_null(c->new_noise));
-        json_object_set_new(x, "verdict", json_string(kbc_verdict_name(c->verdict)));
+        change_json(x, c, "base_median_s", "new_median_s", kbc_verdict_name(c->verdict));
         json_object_set_new(x, "note", rows[r]->note ? json_string(rows[r]->note) : json_null());
+        /* The energy's change where a side has energy; null where neither
+           has. */
+        json_t *en = json_null();
+        if (rows[r]->energy) {
+            const kbc_change *e = &rows[r]->e;
+            en = json_object();
+            change_json(en, e, "base_j_per_run", "new_j_per_run",
+                        kbc_energy_verdict_name(e->verdict));
+            json_object_set_new(en, "note",
+                                rows[r]->enote ? json_string(rows[r]->enote) : json_null());
+        }
+        json_object_set_new(x, "energy", en);
         json_array_append_new(rs, x);
     }
     json_object_set_new(doc, "rows", rs);
@@ -439,12 +535,11 @@ static void print_json(FILE *out, const side *a, const side *b, const kbc_compar
         json_array_append_new(ob, text_json(only_b[k]));
     json_object_set_new(doc, "only_in_base", oa);
     json_object_set_new(doc, "only_in_new", ob);
-    json_t *s = json_object();
-    json_object_set_new(s, "slower", json_integer((json_int_t)count[KBC_SLOWER]));
-    json_object_set_new(s, "faster", json_integer((json_int_t)count[KBC_FASTER]));
-    json_object_set_new(s, "noisy", json_integer((json_int_t)count[KBC_NOISY]));
-    json_object_set_new(s, "no_change", json_integer((json_int_t)count[KBC_NO_CHANGE]));
-    json_object_set_new(s, "untested", json_integer((json_int_t)count[KBC_UNTESTED]));
+    json_t *s = summary_json(count, 0);
+    size_t n_energy = 0;
+    for (int v = 0; v < KBC_N_VERDICTS; v++)
+        n_energy += ecount[v];
+    json_object_set_new(s, "energy", n_energy ? summary_json(ecount, 1) : json_null());
     json_object_set_new(doc, "summary", s);
     json_object_set_new(doc, "exit_code", json_integer(code));
     json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
@@ -501,6 +596,7 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
     char **only_a = kbc_xcalloc(a.n ? a.n : 1, sizeof *only_a);
     char **only_b = kbc_xcalloc(b.n ? b.n : 1, sizeof *only_b);
     size_t nr = 0, na = 0, nb = 0, count[KBC_N_VERDICTS] = {0}, lost_new = 0;
+    size_t ecount[KBC_N_VERDICTS] = {0};
     for (size_t j = 0; j < b.n; j++) {
         if (m[j].base >= 0)
             pairs[nr++] = (both){(size_t)m[j].base, j};
@@ -513,9 +609,13 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
     for (size_t r = 0; r < nr; r++) {
         const kbc_match *x = &m[pairs[r].j];
         rows[r] = (cmp_row){.key = kbc_baseline_key(bl, pairs[r].i), .c = x->change,
-                            .note = x->note, .lost = x->lost, .rec = &a.recs[pairs[r].i]};
+                            .note = x->note, .lost = x->lost, .rec = &a.recs[pairs[r].i],
+                            .e = x->energy, .enote = x->energy_note,
+                            .energy = kbc_match_energy_shown(x)};
         rec_of[r] = rows[r].rec;
         count[x->change.verdict]++;
+        if (rows[r].energy)
+            ecount[x->energy.verdict]++;
         lost_new += (size_t)x->lost;
     }
     for (size_t i = 0; i < a.n; i++)
@@ -533,10 +633,10 @@ int kbc_cmd_compare(const char *base_path, const char *new_path, const kbc_compa
     if (o->sort == KBC_SORT_CHANGE)
         qsort(shown, ns, sizeof *shown, by_change);
     if (o->format == KBC_CMP_JSON)
-        print_json(out, &a, &b, o, warn, shown, ns, only_a, na, only_b, nb, count, code);
+        print_json(out, &a, &b, o, warn, shown, ns, only_a, na, only_b, nb, count, ecount, code);
     else
         print_text(out, o->format == KBC_CMP_MARKDOWN, &a, &b, o, warn, shown, ns, only_a, na,
-                   only_b, nb, count, code);
+                   only_b, nb, count, ecount, code);
     for (size_t r = 0; r < nr; r++)
         free(rows[r].shown);
     free(shown);

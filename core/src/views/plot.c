@@ -99,7 +99,7 @@ static void ceiling_line(FILE *f, const kbc_chart *ch)
    above 100%"). */
 static void above_note(FILE *f, const kbc_chart *ch)
 {
-    if (ch->time || !(ch->ceiling > 0) || !(ch->largest > ch->ceiling))
+    if (ch->metric != KBC_METRIC_RATE || !(ch->ceiling > 0) || !(ch->largest > ch->ceiling))
         return;
     fprintf(f, "set label 1 ");
     gp_quote(f, ch->rate == KBC_RATE_GFLOPS
@@ -255,14 +255,25 @@ static void y_lines(FILE *f, const plot_ctx *c, const kbc_chart *ch)
         fprintf(f, "\nset yrange [0:*]\n");
 }
 
+/* Why a chart has nothing to draw: none of its rows ran, or, for the
+   energy metrics, none has its energy measured. */
+static const char *not_drawn_why(const kbc_chart *ch)
+{
+    return kbc_chart_metric_energy(ch->metric)
+               ? "none of its rows has energy measured (energy = on; docs/energy.md)"
+               : "none of its rows ran";
+}
+
 /* One line chart (chart.h) as a script. */
 static int line_plot(plot_ctx *c, const kbc_chart *ch)
 {
     const char *exp = ch->experiment, *group = ch->group;
     if (!kbc_chart_drawn(ch)) {
-        /* Nothing ran (every row skipped, erred or crashed): no chart. */
-        fprintf(c->out, "no plot for %s%s%s%s: none of its rows ran\n", kbc_text_visible(exp),
-                group[0] ? " (" : "", kbc_text_visible(group), group[0] ? ")" : "");
+        /* Nothing ran (every row skipped, erred or crashed), or nothing
+           has the metric: no chart. */
+        fprintf(c->out, "no plot for %s%s%s%s: %s\n", kbc_text_visible(exp),
+                group[0] ? " (" : "", kbc_text_visible(group), group[0] ? ")" : "",
+                not_drawn_why(ch));
         return 0;
     }
     char *stem, *path;
@@ -382,8 +393,8 @@ static int bar_plot(plot_ctx *c, const kbc_chart *ch)
 {
     const kbc_record *r0 = ch->first;
     if (!kbc_chart_drawn(ch)) {
-        fprintf(c->out, "no plot for %s (%s): none of its rows ran\n",
-                kbc_text_visible(r0->experiment), kbc_text_visible(ch->group));
+        fprintf(c->out, "no plot for %s (%s): %s\n", kbc_text_visible(r0->experiment),
+                kbc_text_visible(ch->group), not_drawn_why(ch));
         return 0;
     }
     size_t m = ch->n_bars;
@@ -521,7 +532,22 @@ int kbc_cmd_plot(const char *path, const char *dir, const char *md, const kbc_pl
                   .out = out};
     if (opt)
         c.opt = *opt;
-    kbc_chart_opts co = {.time = c.opt.metric_time, .band = c.opt.band};
+    kbc_chart_opts co = {.metric = c.opt.metric, .band = c.opt.band};
+    /* An energy metric on a file none of whose rows has energy would draw
+       nothing at all: the one sentence says so, rather than a line per
+       chart. */
+    size_t with_energy = 0;
+    for (size_t i = 0; i < n; i++)
+        with_energy += (size_t)kbc_record_has_energy(&recs[i]);
+    if (kbc_chart_metric_energy(co.metric) && n > 0 && !with_energy) {
+        fprintf(err, "kbench: %s: no row has its energy measured, so --metric %s has nothing "
+                     "to draw; measure it with energy = on in the experiment "
+                     "(docs/energy.md).\n",
+                path, kbc_chart_metric_name(co.metric));
+        json_decref(doc);
+        kbc_records_free(recs, n);
+        return KBC_EXIT_USAGE;
+    }
     size_t n_charts;
     kbc_chart *charts = kbc_charts(recs, n, &co, &n_charts);
     int code = 0;

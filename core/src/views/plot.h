@@ -1,9 +1,9 @@
 /*
  * plot.h -- `kbench plot RESULTS.json -o DIR`: a gnuplot script per
  * experiment (and per combination of its other swept parameters) that draws
- * throughput (or, with --metric time, the median time) against the swept
- * size, one line per variant in sixteen distinct colours and markers,
- * library variants and the matching ceiling drawn distinctly; an
+ * throughput (or, with --metric, the median time, the energy per run or
+ * the work per joule) against the swept size, one line per variant in
+ * sixteen distinct colours and markers, library variants and the matching ceiling drawn distinctly; an
  * experiment that sweeps nothing numeric gets a bar chart of its variants
  * at each point, and one where nothing ran gets no chart.  The charts, their
  * axes, units and ceilings are analysis/chart.h's, which the HTML report
@@ -18,10 +18,13 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "chart.h"
+
 /* How the charts are drawn (all zero: the default). */
 typedef struct kbc_plot_opts {
     int logy;        /* --logy: a log y axis                                  */
-    int metric_time; /* --metric time: the median time, not the rate          */
+    kbc_chart_metric metric; /* --metric: rate (0, the default), time, energy,
+                                efficiency                                 */
     int band;        /* --band: each line's slowest-to-fastest run as a band  */
 } kbc_plot_opts;
 
@@ -31,9 +34,9 @@ typedef struct kbc_plot_opts {
    a "Plots" section linking each picture (or, without gnuplot, naming
    each script).  opt NULL draws the default charts.  gnuplot's own
    messages never reach err: a script it refuses is named with its last
-   line.  Returns 0; 2 for a results file that cannot be read (one
-   sentence on err); 3 when dir cannot be written or gnuplot refuses a
-   script. */
+   line.  Returns 0; 2 for a results file that cannot be read, or, with
+   an energy metric, one none of whose rows has energy (one sentence on
+   err); 3 when dir cannot be written or gnuplot refuses a script. */
 int kbc_cmd_plot(const char *path, const char *dir, const char *md, const kbc_plot_opts *opt,
                  FILE *out, FILE *err);
 

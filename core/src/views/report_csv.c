@@ -41,7 +41,7 @@ typedef struct csv_ctx {
 
 /* The measurement columns after the parameters. */
 static const char *const tail_columns[] = {
-    "variant", "backend", "flags", "device", "cache", "status", "reason", "runs", "median_s",
+    "variant", "backend", "flags", "device", "cache", "status", "reason", "integrity", "runs", "median_s",
     "min_s", "max_s", "mean_s", "stddev_s", "bytes_read", "bytes_written", "flops", "items",
     "gbps", "gflops", "items_per_s", "ceiling", "ceiling_gbps", "pct_ceiling", "peak",
     "peak_gflops", "pct_peak", "speedup_baseline", "speedup_cpu", "speedup_reference",
@@ -194,6 +194,7 @@ static void csv_row(csv_ctx *c, const kbc_record *r)
     put_field(f, 0, r->cache_cold ? "cold" : "hot");
     put_field(f, 0, kbc_outcome_name((int)r->outcome));
     put_field(f, 0, r->reason);
+    put_field(f, 0, r->integrity);
     fprintf(f, ",%zu", r->time.n);
     put_double(f, r->time.median);
     put_double(f, r->time.min);

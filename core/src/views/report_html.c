@@ -11,7 +11,10 @@
  *
  * The plots are the charts of `kbench plot` (analysis/chart.h): the same
  * charts, x axes, rates, units and ceilings, and the same flat line for a
- * variant that ignores x; this file only draws them as SVG.
+ * variant that ignores x; this file only draws them as SVG.  Rows with
+ * energy (kbc_record_has_energy) add the energy's views to their plots
+ * (kbench plot --metric energy and efficiency) and its columns to the
+ * tables; with a baseline, the energy's verdict too (baseline.h).
  */
 #define _GNU_SOURCE
 #include "report_html.h"
@@ -223,9 +226,25 @@ static void x_ticks(FILE *f, const kbc_chart *ch, const axis *a)
 
 /* The views of a line plot: the rate on a linear axis from zero (as
    `kbench plot` draws it), the rate on a log-10 axis, the median time on
-   a log-10 axis. */
-typedef enum { VIEW_RATE, VIEW_LOGRATE, VIEW_TIME } view;
-static const char *const view_names[] = {"rate", "lograte", "time"};
+   a log-10 axis; where rows have energy, the energy per run on a log-10
+   axis (as the time) and the work per joule from zero (as the rate). */
+typedef enum { VIEW_RATE, VIEW_LOGRATE, VIEW_TIME, VIEW_ENERGY, VIEW_EFFICIENCY } view;
+static const char *const view_names[] = {"rate", "lograte", "time", "energy", "efficiency"};
+
+/* Whether a view's y axis is logarithmic. */
+static int view_log(view v)
+{
+    return v == VIEW_LOGRATE || v == VIEW_TIME || v == VIEW_ENERGY;
+}
+
+/* The view a bar chart of the metric's chart is. */
+static view view_of_metric(kbc_chart_metric m)
+{
+    return m == KBC_METRIC_TIME       ? VIEW_TIME
+           : m == KBC_METRIC_ENERGY   ? VIEW_ENERGY
+           : m == KBC_METRIC_EFFICIENCY ? VIEW_EFFICIENCY
+                                        : VIEW_RATE;
+}
 
 /* A library's line: black, dark and light grey in turn, each dashed its
    own way. */
@@ -237,20 +256,21 @@ static const char *const lib_dashes[] = {"7 4", "2 3", "10 3 2 3"};
 static double view_y(const kbc_chart *ch, const kbc_chart_point *q, view v)
 {
     double y = v == VIEW_TIME ? q->y : q->y * ch->scale;
-    return isfinite(y) && (v == VIEW_RATE || y > 0) ? y : NAN;
+    return isfinite(y) && (!view_log(v) || y > 0) ? y : NAN;
 }
 
-/* A value as a tooltip shows it: "12.3 us", "1.2 TB/s". */
+/* A value as a tooltip shows it: "12.3 us", "1.2 TB/s", "3.4 mJ". */
 static const char *value_text(const kbc_chart *ch, double y, char *buf, size_t n)
 {
-    if (ch->time)
+    if (ch->metric == KBC_METRIC_TIME)
         return kbc_human_seconds(y, buf, n);
     snprintf(buf, n, "%.4g %s", y, ch->unit);
     return buf;
 }
 
 /* One view of a line chart: ch is the chart of the rate (VIEW_RATE,
-   VIEW_LOGRATE) or of the time (VIEW_TIME). */
+   VIEW_LOGRATE), of the time (VIEW_TIME), of the energy (VIEW_ENERGY) or
+   of the efficiency (VIEW_EFFICIENCY). */
 static void svg_lines(FILE *f, const kbc_chart *ch, view v, const char *label)
 {
     double ymin = INFINITY, ymax = -INFINITY;
@@ -263,14 +283,14 @@ static void svg_lines(FILE *f, const kbc_chart *ch, view v, const char *label)
             ymax = fmax(ymax, y);
         }
     double ceiling = ch->ceiling * ch->scale;
-    int ceil_shown = v != VIEW_TIME && ceiling > 0;
+    int ceil_shown = (v == VIEW_RATE || v == VIEW_LOGRATE) && ceiling > 0;
     axis ax = x_axis(ch);
-    axis ay = {.log = v == VIEW_RATE ? 0 : 10, .p0 = LH - MB, .p1 = MT};
+    axis ay = {.log = view_log(v) ? 10 : 0, .p0 = LH - MB, .p1 = MT};
     if (ceil_shown) {
         ymax = isfinite(ymax) ? fmax(ymax, ceiling) : ceiling;
         ymin = isfinite(ymin) ? fmin(ymin, ceiling) : ceiling;
     }
-    if (v == VIEW_RATE) {
+    if (!view_log(v)) {
         ay.lo = 0;
         ay.hi = isfinite(ymax) && ymax > 0 ? ymax * 1.08 : 1;
     } else {
@@ -302,7 +322,7 @@ static void svg_lines(FILE *f, const kbc_chart *ch, view v, const char *label)
                "text-anchor=\"middle\">",
             (MT + LH - MB) / 2);
     H(f, yl);
-    fprintf(f, "%s</text>", v == VIEW_RATE ? "" : ", log scale");
+    fprintf(f, "%s</text>", view_log(v) ? ", log scale" : "");
     free(yl);
     /* The lines, and the legend beside them: the lines that have points,
        a library's in black and greys. */
@@ -373,13 +393,14 @@ static void svg_lines(FILE *f, const kbc_chart *ch, view v, const char *label)
 }
 
 /* One view of a bar chart of the variants at one point: a bar per row,
-   its rate (with the ceiling) or its median time (ch is the chart of
-   that), both from zero; a row that did not run shows its status. */
+   its rate (with the ceiling), its median time, its energy per run or its
+   work per joule (ch is the chart of that), all from zero; a row that did
+   not run shows its status, and one without energy says so. */
 static void svg_bars(FILE *f, const kbc_chart *ch, const char *label)
 {
     enum { BW = 760, BL = 190, BR = 40, BT = 24, BB = 40, ROW = 22 };
     size_t n = ch->n_rows;
-    int time = ch->time;
+    int time = ch->metric == KBC_METRIC_TIME;
     double scale = time ? 1 : ch->scale, ceiling = time ? 0 : ch->ceiling * ch->scale;
     int h = BT + (int)n * ROW + BB;
     double top = 0;
@@ -393,7 +414,7 @@ static void svg_bars(FILE *f, const kbc_chart *ch, const char *label)
     axis ax = {.lo = 0, .hi = top > 0 ? top * 1.08 : 1, .p0 = BL, .p1 = BW - BR};
     fprintf(f, "<svg class=\"%s\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" "
                "aria-label=\"",
-            time ? "time" : "rate", BW, h, BW, h);
+            view_names[view_of_metric(ch->metric)], BW, h, BW, h);
     H(f, label);
     fputs("\">", f);
     svg_ticks(f, &ax, 1, time, BL, BW - BR, BT, h - BB);
@@ -430,7 +451,9 @@ static void svg_bars(FILE *f, const kbc_chart *ch, const char *label)
             fprintf(f, ": %s</title></rect>", value_text(ch, v, buf, sizeof buf));
         } else {
             fprintf(f, "<text class=\"tick\" x=\"%d\" y=\"%.0f\">(%s)</text>", BL + 6, y + 15,
-                    kbc_outcome_name(r->outcome));
+                    kbc_record_ran(r) && kbc_chart_metric_energy(ch->metric)
+                        ? "no energy"
+                        : kbc_outcome_name(r->outcome));
         }
         fputs("</g>", f);
     }
@@ -453,7 +476,7 @@ static void svg_bars(FILE *f, const kbc_chart *ch, const char *label)
 static void figure_open(FILE *f, const char *caption_exp, const char *caption_group,
                         const view *views, size_t n, view first)
 {
-    static const char *const button[] = {"rate", "log rate", "time"};
+    static const char *const button[] = {"rate", "log rate", "time", "energy", "efficiency"};
     fprintf(f, "<figure class=\"plot\" data-view=\"%s\"><figcaption>", view_names[first]);
     H(f, caption_exp);
     if (caption_group && caption_group[0]) {
@@ -661,9 +684,9 @@ typedef struct report {
     kbc_html_history_fn hist; /* or NULL */
     void *hist_ctx;
     size_t n_tables;
-    /* The charts of the rows (chart.h), of the rate and of the time: the
-       same charts in the same order. */
-    kbc_chart *rate, *time;
+    /* The charts of the rows (chart.h), of the rate, the time, the energy
+       and the efficiency: the same charts in the same order. */
+    kbc_chart *rate, *time, *energy, *efficiency;
     size_t n_charts;
 } report;
 
@@ -729,15 +752,88 @@ static void history_cell(FILE *f, const report *rp, const kbc_record *r)
     free(h.steps);
 }
 
+/* The energy's cells of row r: joules per run (its interval, windows and
+   throttled windows in the title; why there is none, where it was asked
+   for), watts, and GB/J or GFLOP/J where shown. */
+static void energy_cells(FILE *f, const kbc_record *r, int gb, int gflop)
+{
+    const kbc_rec_energy *e = &r->energy;
+    int has = kbc_record_has_energy(r);
+    char buf[64], lo[32], hi[32];
+    fputs("<td class=\"num\"", f);
+    data_v(f, has ? e->j_per_run : NAN);
+    if (has) {
+        fprintf(f, " title=\"95%% interval %s to %s over %u windows",
+                kbc_human_joules(e->j_lo, lo, sizeof lo), kbc_human_joules(e->j_hi, hi, sizeof hi),
+                e->windows);
+        if (e->throttled_windows)
+            fprintf(f, ", %u held back by a power or thermal limit", e->throttled_windows);
+        fprintf(f, "\">%s</td>", kbc_human_joules(e->j_per_run, buf, sizeof buf));
+    } else if (e->why[0]) {
+        fputs(" title=\"", f);
+        H(f, e->why);
+        fputs("\">-</td>", f);
+    } else {
+        fputs(">-</td>", f);
+    }
+    double cells[3] = {e->watts, e->gb_per_j, e->gflops_per_j};
+    int shown[3] = {1, gb, gflop};
+    for (int c = 0; c < 3; c++) {
+        if (!shown[c])
+            continue;
+        double v = has ? cells[c] : NAN;
+        fputs("<td class=\"num\"", f);
+        data_v(f, v);
+        fprintf(f, ">%s</td>", fmt_num(v, "", buf, sizeof buf));
+    }
+}
+
+/* The energy's change and verdict against the baseline (baseline.h); a
+   row with energy on neither side has none. */
+static void energy_change_cells(FILE *f, const kbc_match *m)
+{
+    const kbc_change *ch = &m->energy;
+    if (!kbc_match_energy_shown(m)) {
+        fputs("<td class=\"num\">-</td><td>-</td>", f);
+        return;
+    }
+    double pct = (ch->ratio - 1) * 100;
+    fputs("<td class=\"num\"", f);
+    data_v(f, pct);
+    if (isfinite(pct))
+        fprintf(f, ">%+.1f%%</td>", pct);
+    else
+        fputs(">-</td>", f);
+    const char *v = kbc_energy_verdict_name(ch->verdict);
+    fputs("<td class=\"", f);
+    verdict_class(f, v);
+    fputs("\">", f);
+    fputs(v, f);
+    if (m->energy_note) {
+        fputs(" <span class=\"why\">(", f);
+        H(f, m->energy_note);
+        fputs(")</span>", f);
+    }
+    fputs("</td>", f);
+}
+
 static void exp_table(report *rp, const kbc_record *const *rows, const size_t *at, size_t n)
 {
     FILE *f = rp->f;
     const char *names[KB_MAX_PARAMS];
     size_t np = swept_names(rows, n, names);
     int any_gbps = 0, any_gflops = 0, any_items = 0, any_ceiling = 0, any_peak = 0,
-        any_speedup = 0, any_note = 0;
+        any_speedup = 0, any_note = 0, any_energy = 0, any_gbj = 0, any_gflopj = 0,
+        any_base_energy = 0;
     for (size_t i = 0; i < n; i++) {
         const kbc_record *r = rows[i];
+        if (kbc_record_has_energy(r)) {
+            any_energy = 1;
+            any_gbj |= isfinite(r->energy.gb_per_j);
+            any_gflopj |= isfinite(r->energy.gflops_per_j);
+        }
+        if (rp->base)
+            any_base_energy |= kbc_match_energy_shown(&rp->base->match[at[i]]);
         any_gbps |= isfinite(r->gbps);
         any_gflops |= isfinite(r->gflops);
         any_items |= isfinite(r->items_per_s) && !isfinite(r->gbps) && !isfinite(r->gflops);
@@ -771,6 +867,16 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
         th(f, "num", NULL, "items/s");
     if (any_speedup)
         th(f, "num", "title=\"the baseline variant's median time over this row's\"", "speed-up");
+    if (any_energy) {
+        th(f, "num", "title=\"the median joules per run over the energy windows "
+                     "(docs/energy.md)\"",
+           "J/run");
+        th(f, "num", "title=\"the energy windows' joules over their seconds\"", "W");
+        if (any_gbj)
+            th(f, "num", NULL, "GB/J");
+        if (any_gflopj)
+            th(f, "num", NULL, "GFLOP/J");
+    }
     if (rp->base) {
         char ci[64];
         snprintf(ci, sizeof ci, "%.4g%% interval", (1 - rp->alpha) * 100);
@@ -778,6 +884,10 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
         th(f, "num", NULL, "change");
         th(f, "num", NULL, ci);
         th(f, "text", NULL, "verdict");
+        if (any_base_energy) {
+            th(f, "num", "title=\"the change of the median joules per run\"", "energy change");
+            th(f, "text", NULL, "energy verdict");
+        }
     }
     if (rp->hist)
         th(f, "num", "title=\"the row's median in each run of the history, in commit order; "
@@ -835,6 +945,8 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
                 fmt_num(v, "", buf, sizeof buf);
             fprintf(f, ">%s</td>", buf);
         }
+        if (any_energy)
+            energy_cells(f, r, any_gbj, any_gflopj);
         if (rp->base) {
             const kbc_change *ch = &rp->base->match[at[i]].change;
             const char *note = rp->base->match[at[i]].note;
@@ -871,6 +983,8 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
                 fputs(")</span>", f);
             }
             fputs("</td>", f);
+            if (any_base_energy)
+                energy_change_cells(f, &rp->base->match[at[i]]);
         }
         if (rp->hist)
             history_cell(f, rp, r);
@@ -886,14 +1000,29 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
 }
 
 /* The plots of one experiment: its charts (chart.h), each drawn from the
-   chart of the rate (rate and log rate) and the chart of the time. */
+   chart of the rate (rate and log rate) and the chart of the time, and,
+   where rows of it have energy, the charts of the energy and the
+   efficiency. */
 static void exp_plots(report *rp, const char *exp)
 {
     FILE *f = rp->f;
     for (size_t k = 0; k < rp->n_charts; k++) {
         const kbc_chart *rate = &rp->rate[k], *time = &rp->time[k];
+        const kbc_chart *energy = &rp->energy[k], *eff = &rp->efficiency[k];
         if (strcmp(rate->experiment, exp) != 0)
             continue;
+        /* The energy's views where they have something to draw. */
+        view views[5] = {VIEW_RATE, VIEW_LOGRATE, VIEW_TIME};
+        const kbc_chart *of[5] = {rate, rate, time};
+        size_t nv = 3;
+        if (kbc_chart_drawn(energy)) {
+            views[nv] = VIEW_ENERGY;
+            of[nv++] = energy;
+        }
+        if (kbc_chart_drawn(eff)) {
+            views[nv] = VIEW_EFFICIENCY;
+            of[nv++] = eff;
+        }
         char g[512];
         kbc_record_group(rate->first, rate->x, ", ", g, sizeof g);
         if (!rate->x) {
@@ -901,10 +1030,17 @@ static void exp_plots(report *rp, const char *exp)
             if (!g[0])
                 snprintf(g, sizeof g, "point %llu", (unsigned long long)rate->first->point + 1);
             char *label = kbc_xasprintf("%s (%s)", exp, g);
-            static const view views[] = {VIEW_RATE, VIEW_TIME};
-            figure_open(f, exp, g, views, 2, VIEW_RATE);
-            svg_bars(f, rate, label);
-            svg_bars(f, time, label);
+            /* No log rate: the bars start at zero. */
+            view bars[4] = {VIEW_RATE, VIEW_TIME};
+            const kbc_chart *bar_of[4] = {rate, time};
+            size_t nb = 2;
+            for (size_t v = 3; v < nv; v++) {
+                bars[nb] = views[v];
+                bar_of[nb++] = of[v];
+            }
+            figure_open(f, exp, g, bars, nb, VIEW_RATE);
+            for (size_t v = 0; v < nb; v++)
+                svg_bars(f, bar_of[v], label);
             fputs("</figure>", f);
             free(label);
             continue;
@@ -914,11 +1050,10 @@ static void exp_plots(report *rp, const char *exp)
         char *label = kbc_xasprintf("%s%s%s%s", exp, g[0] ? " (" : "", g, g[0] ? ")" : "");
         /* The log axis first where the lines stay below a fifth of the
            ceiling, which would flatten them at the bottom. */
-        static const view views[] = {VIEW_RATE, VIEW_LOGRATE, VIEW_TIME};
-        figure_open(f, exp, g, views, 3,
+        figure_open(f, exp, g, views, nv,
                     rate->ceiling > 5 * rate->largest ? VIEW_LOGRATE : VIEW_RATE);
-        for (size_t v = 0; v < 3; v++)
-            svg_lines(f, views[v] == VIEW_TIME ? time : rate, views[v], label);
+        for (size_t v = 0; v < nv; v++)
+            svg_lines(f, of[v], views[v], label);
         fputs("</figure>", f);
         free(label);
     }
@@ -999,7 +1134,8 @@ static const char report_css[] =
     ".num{text-align:right!important;font-variant-numeric:tabular-nums}"
     "tbody tr:nth-child(even){background:#fafafa}"
     ".st-bad{color:#b00000;font-weight:600}.st-other{color:#777}"
-    ".v-slower{color:#b00000;font-weight:600}.v-faster{color:#006400;font-weight:600}"
+    ".v-slower,.v-more-energy{color:#b00000;font-weight:600}"
+    ".v-faster,.v-less-energy{color:#006400;font-weight:600}"
     ".v-noisy{color:#a05a00}.v-untested{color:#777}.why{color:#777;font-weight:normal}"
     ".tag{font-size:11px;background:#eee;border-radius:3px;padding:0 4px;color:#444}"
     ".plots{display:flex;flex-wrap:wrap;gap:12px}"
@@ -1007,7 +1143,9 @@ static const char report_css[] =
     "figure.plot figcaption{font-weight:600;margin-bottom:4px}"
     "figure.plot .group{font-weight:normal;color:#555}"
     "figure.plot:not([data-view=rate]) svg.rate,figure.plot:not([data-view=lograte]) svg.lograte,"
-    "figure.plot:not([data-view=time]) svg.time{display:none}"
+    "figure.plot:not([data-view=time]) svg.time,"
+    "figure.plot:not([data-view=energy]) svg.energy,"
+    "figure.plot:not([data-view=efficiency]) svg.efficiency{display:none}"
     ".views{float:right}.views button{font:inherit;font-size:12px;margin-left:4px;"
     "border:1px solid #bbb;background:#fff;border-radius:3px;cursor:pointer}"
     ".views button[aria-pressed=true]{background:#333;color:#fff;border-color:#333}"
@@ -1118,6 +1256,42 @@ static void base64(FILE *f, const unsigned char *p, size_t n)
     }
 }
 
+/* "against the baseline: " and the count of each verdict, by name in the
+   order they first appear (so that a verdict compare gains later is
+   counted without a change here); energy: the energy's verdicts of the
+   rows with energy on a side, on a line of their own (none when no row
+   has). */
+static void verdict_counts(FILE *f, const report *rp, int energy)
+{
+    const char *names[16];
+    size_t counts[16] = {0}, nv = 0;
+    for (size_t i = 0; i < rp->n; i++) {
+        const kbc_match *m = &rp->base->match[i];
+        if (energy && !kbc_match_energy_shown(m))
+            continue;
+        const char *v = energy ? kbc_energy_verdict_name(m->energy.verdict)
+                               : kbc_verdict_name(m->change.verdict);
+        size_t k = 0;
+        while (k < nv && strcmp(names[k], v) != 0)
+            k++;
+        if (k == nv && nv < 16)
+            names[nv++] = v;
+        if (k < nv)
+            counts[k]++;
+    }
+    if (energy && !nv)
+        return;
+    fprintf(f, "<p class=\"summary\">%s: ", energy ? "energy against the baseline"
+                                                   : "against the baseline");
+    for (size_t k = 0; k < nv; k++) {
+        fprintf(f, "<span class=\"");
+        verdict_class(f, names[k]);
+        fprintf(f, "\">%zu %s</span>", counts[k], names[k]);
+    }
+    if (energy)
+        fputs("</p>", f);
+}
+
 /* Counts of the rows by outcome, and by verdict with a baseline. */
 static void summary(FILE *f, const report *rp)
 {
@@ -1134,30 +1308,12 @@ static void summary(FILE *f, const report *rp)
     fputs("</p>", f);
     if (!rp->base)
         return;
-    /* Verdicts by name, in the order they first appear, so that a verdict
-       compare gains later is counted without a change here. */
-    const char *names[16];
-    size_t counts[16] = {0}, nv = 0;
-    for (size_t i = 0; i < rp->n; i++) {
-        const char *v = kbc_verdict_name(rp->base->match[i].change.verdict);
-        size_t k = 0;
-        while (k < nv && strcmp(names[k], v) != 0)
-            k++;
-        if (k == nv && nv < 16)
-            names[nv++] = v;
-        if (k < nv)
-            counts[k]++;
-    }
     size_t only = 0;
     for (size_t j = 0; j < rp->base->doc.n_recs; j++)
         only += !kbc_baseline_matched(rp->base->rows, j);
-    fputs("<p class=\"summary\">against the baseline: ", f);
-    for (size_t k = 0; k < nv; k++) {
-        fprintf(f, "<span class=\"");
-        verdict_class(f, names[k]);
-        fprintf(f, "\">%zu %s</span>", counts[k], names[k]);
-    }
+    verdict_counts(f, rp, 0);
     fprintf(f, "<span>%zu only in the baseline</span></p>", only);
+    verdict_counts(f, rp, 1);
 }
 
 static void baseline_header(FILE *f, const baseline *b, const kbc_compare_opts *o)
@@ -1204,8 +1360,8 @@ static void suspects(FILE *f, const kbc_run_doc *doc)
         return;
     fprintf(f, "<section id=\"suspects\"><h2>Suspect rows (%zu)</h2><p>Each is more than "
                "twice as slow as its variant at a point with more work, which says more about "
-               "the measurement than about the kernel: rerun its point (docs/output.md, "
-               "&quot;Suspect rows&quot;).</p><ul>",
+               "the measurement than about the kernel (each says what to do about it; "
+               "docs/output.md, &quot;Suspect rows&quot;).</p><ul>",
             doc->n_suspects);
     for (size_t i = 0; i < doc->n_suspects; i++) {
         char t[2048];
@@ -1274,7 +1430,8 @@ static void page(FILE *f, report *rp, const json_t *root, const char *path,
         only_in_base(f, rp->base);
     fputs("<footer>Written by kbench report from ", f);
     H(f, path);
-    fputs(". Click a column's header to sort by it; rate or time switches each plot.</footer>\n",
+    fputs(". Click a column's header to sort by it; the buttons above a plot switch its view "
+          "(rate, time, energy).</footer>\n",
           f);
     fprintf(f, "<script>%s</script>\n</body></html>\n", report_script);
 }
@@ -1344,13 +1501,20 @@ int kbc_cmd_report(const char *path, const char *base_path, const char *out_path
         report rp = {.f = f, .doc = &doc, .recs = doc.recs, .n = doc.n_recs,
                      .base = base_path ? &base : NULL, .alpha = o->alpha, .hist = hist,
                      .hist_ctx = hist_ctx};
-        kbc_chart_opts time = {.time = 1};
-        size_t n_time;
+        /* The charts of each metric: the same list, whatever the metric. */
+        kbc_chart_opts time = {.metric = KBC_METRIC_TIME};
+        kbc_chart_opts energy = {.metric = KBC_METRIC_ENERGY};
+        kbc_chart_opts eff = {.metric = KBC_METRIC_EFFICIENCY};
+        size_t n_time, n_energy, n_eff;
         rp.rate = kbc_charts(doc.recs, doc.n_recs, NULL, &rp.n_charts);
         rp.time = kbc_charts(doc.recs, doc.n_recs, &time, &n_time);
+        rp.energy = kbc_charts(doc.recs, doc.n_recs, &energy, &n_energy);
+        rp.efficiency = kbc_charts(doc.recs, doc.n_recs, &eff, &n_eff);
         page(f, &rp, root, in, o);
         kbc_charts_free(rp.rate, rp.n_charts);
         kbc_charts_free(rp.time, n_time);
+        kbc_charts_free(rp.energy, n_energy);
+        kbc_charts_free(rp.efficiency, n_eff);
         int bad = ferror(f) != 0;
         int why = errno;
         if (fclose(f) != 0 && !bad) {

@@ -791,8 +791,9 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
         if (md)
             continue; /* notes follow the whole table */
         /* A failed check is what a reader must see: without the check
-           column it gets a line of its own. */
-        if (!wide && r->outcome == KBC_FAIL && kbc_check_measure(r))
+           column it gets a line of its own (a row failed by the integrity
+           checks passed its check; its reason says why it failed). */
+        if (!wide && r->outcome == KBC_FAIL && kbc_check_measure(r) && !r->check.passed)
             fprintf(out, "  %*s  check: %s\n", wv, "",
                     kbc_text_visible(fmt_check(r, chk, sizeof chk)));
         /* A row that stands for several points says so, and why. */

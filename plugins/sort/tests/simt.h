@@ -272,5 +272,8 @@ inline void oe_st_relaxed(unsigned long long *p, unsigned long long v)
 inline void oe_fence() { simt::maybe_yield(); }
 inline uint32_t oe_ldcg(const uint32_t *p) { return *p; }
 inline uint4 oe_ld4(const uint4 *p) { return *p; }
+inline uint32_t oe_ld_plan(const uint32_t *p) { return *p; }
+inline unsigned long long oe_global_bits(const uint32_t *p) { return (unsigned long long)(uintptr_t)p; }
+inline uint32_t *oe_global_ptr(unsigned long long b) { return (uint32_t *)(uintptr_t)b; }
 
 #endif

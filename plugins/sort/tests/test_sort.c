@@ -139,39 +139,78 @@ Test(sort, early_hist_parts)
     cr_assert_eq(sort_early_hist_parts(SORT_N_HISTS), 0);
 }
 
-/* auto is 256x24 for keys and 384x20 for pairs; each shape's tile is threads x keys per thread, and the
-   status holds four passes of 256 words of 8 bytes per tile, the partial
-   last tile included. */
+/* Each shape's tile is threads x keys per thread, and the status holds
+   four passes of 256 words of 8 bytes per tile, the partial last tile
+   included, for the smallest tiles the part's row picks. */
 Test(sort, early_tile_shapes_and_status_bytes)
 {
-    cr_assert_eq(sort_early_shape(SORT_TILE_AUTO, 0), SORT_TILE_256X24);
-    cr_assert_eq(sort_early_shape(SORT_TILE_AUTO, 1), SORT_TILE_384X20);
-    cr_assert_eq(sort_early_shape(SORT_TILE_512X16, 1), SORT_TILE_512X16);
     cr_assert_eq(sort_early_tile_keys(SORT_TILE_384X23), 384u * 23);
     cr_assert_eq(sort_early_tile_keys(SORT_TILE_256X24), 256u * 24);
     cr_assert_eq(sort_early_tile_keys(SORT_TILE_384X20_MATCH), 384u * 20);
     cr_assert_eq(sort_early_tile_keys(SORT_TILE_256X20), 256u * 20);
     cr_assert_eq(sort_early_tile_keys(SORT_TILE_384X21), 384u * 21);
     cr_assert_eq(sort_early_tile_keys(SORT_TILE_AUTO), 0u);
-    cr_assert_eq(sort_early_status_bytes(1, SORT_TILE_AUTO, 0), 4u * 256 * 8);
-    cr_assert_eq(sort_early_status_bytes(6144, SORT_TILE_AUTO, 0), 4u * 256 * 8);
-    cr_assert_eq(sort_early_status_bytes(6145, SORT_TILE_AUTO, 0), 2u * 4 * 256 * 8);
-    cr_assert_eq(sort_early_status_bytes(7680, SORT_TILE_AUTO, 1), 4u * 256 * 8);
-    cr_assert_eq(sort_early_status_bytes(7681, SORT_TILE_AUTO, 1), 2u * 4 * 256 * 8);
+    for (int part = SORT_PART_ANY; part < SORT_N_PARTS; part++) {
+        cr_assert_eq(sort_early_status_bytes(1, SORT_TILE_AUTO, 0, part), 4u * 256 * 8);
+        cr_assert_eq(sort_early_status_bytes(6144, SORT_TILE_AUTO, 0, part), 4u * 256 * 8);
+        cr_assert_eq(sort_early_status_bytes(6145, SORT_TILE_AUTO, 0, part), 2u * 4 * 256 * 8);
+    }
+    /* pairs: 384x20 (7680 keys) is onesweep-early's on the H200 and others */
+    cr_assert_eq(sort_early_status_bytes(7680, SORT_TILE_AUTO, 1, SORT_PART_H200), 4u * 256 * 8);
+    cr_assert_eq(sort_early_status_bytes(7681, SORT_TILE_AUTO, 1, SORT_PART_H200),
+                 2u * 4 * 256 * 8);
+    /* the H100 row's pairs run 384x21 (8064 keys) for both variants */
+    cr_assert_eq(sort_early_status_bytes(8064, SORT_TILE_AUTO, 1, SORT_PART_H100), 4u * 256 * 8);
+    cr_assert_eq(sort_early_status_bytes(8065, SORT_TILE_AUTO, 1, SORT_PART_H100),
+                 2u * 4 * 256 * 8);
+    /* plan(), before the part is known: the smallest tiles of every row */
+    cr_assert_eq(sort_early_status_bytes(7681, SORT_TILE_AUTO, 1, SORT_PART_ANY),
+                 2u * 4 * 256 * 8);
+    /* a shape given is every part's */
+    cr_assert_eq(sort_early_status_bytes(512 * 16 + 1, SORT_TILE_512X16, 1, SORT_PART_ANY),
+                 2u * 4 * 256 * 8);
 }
 
-/* onesweep-split-hold's auto pairs shape is its own, and its tiles fit the
-   status array that sort.c sizes for `tile` by onesweep-early's shapes. */
-Test(sort, hold_shape_fits_the_status_array)
+/* tile = auto's table (sort.h): keys 256x24 everywhere; pairs held across
+   the look-back at 384x21 on an H100 for both variants; elsewhere
+   onesweep-early's 384x20 staged and onesweep-split-hold's 384x21 held.
+   A shape given keeps each variant's own values' mode. */
+Test(sort, auto_reads_the_row_of_the_part)
 {
-    cr_assert_eq(sort_early_hold_shape(SORT_TILE_AUTO, 1), SORT_TILE_384X21);
-    cr_assert_eq(sort_early_hold_shape(SORT_TILE_AUTO, 0), SORT_TILE_256X24);
-    cr_assert_eq(sort_early_hold_shape(SORT_TILE_512X16, 1), SORT_TILE_512X16);
-    for (int pairs = 0; pairs < 2; pairs++)
-        for (int tile = 0; tile < SORT_N_TILES; tile++)
-            cr_assert_geq(sort_early_tile_keys(sort_early_hold_shape(tile, pairs)),
-                          sort_early_tile_keys(sort_early_shape(tile, pairs)),
-                          "tile %d, pairs %d", tile, pairs);
+    for (int part = 0; part < SORT_N_PARTS; part++)
+        for (int hold = 0; hold < 2; hold++) {
+            sort_early_pick k = sort_early_pick_of(SORT_TILE_AUTO, 0, part, hold);
+            cr_assert_eq(k.shape, SORT_TILE_256X24, "part %d", part);
+            cr_assert_eq(k.hold, 0, "keys alone hold no values");
+        }
+    sort_early_pick e = sort_early_pick_of(SORT_TILE_AUTO, 1, SORT_PART_H100, 0);
+    cr_assert(e.shape == SORT_TILE_384X21 && e.hold, "H100: onesweep-early's pairs hold, 384x21");
+    e = sort_early_pick_of(SORT_TILE_AUTO, 1, SORT_PART_H200, 0);
+    cr_assert(e.shape == SORT_TILE_384X20 && !e.hold, "H200: onesweep-early's pairs 384x20");
+    e = sort_early_pick_of(SORT_TILE_AUTO, 1, SORT_PART_OTHER, 0);
+    cr_assert(e.shape == SORT_TILE_384X20 && !e.hold, "others: the H200's row");
+    for (int part = 0; part < SORT_N_PARTS; part++) {
+        sort_early_pick h = sort_early_pick_of(SORT_TILE_AUTO, 1, part, 1);
+        cr_assert(h.shape == SORT_TILE_384X21 && h.hold, "part %d: split-hold 384x21", part);
+    }
+    e = sort_early_pick_of(SORT_TILE_512X16, 1, SORT_PART_H100, 0);
+    cr_assert(e.shape == SORT_TILE_512X16 && !e.hold, "a shape given: onesweep-early stages");
+    e = sort_early_pick_of(SORT_TILE_512X16, 1, SORT_PART_H200, 1);
+    cr_assert(e.shape == SORT_TILE_512X16 && e.hold, "a shape given: split-hold holds");
+}
+
+/* The part from the device's name: whole words "H100" and "H200" only. */
+Test(sort, part_of_a_device_name)
+{
+    cr_assert_eq(sort_part_of("NVIDIA H100 80GB HBM3"), SORT_PART_H100);
+    cr_assert_eq(sort_part_of("NVIDIA H100 PCIe"), SORT_PART_H100);
+    cr_assert_eq(sort_part_of("NVIDIA H200"), SORT_PART_H200);
+    cr_assert_eq(sort_part_of("NVIDIA H200 NVL"), SORT_PART_H200);
+    cr_assert_eq(sort_part_of("NVIDIA GH200 480GB"), SORT_PART_OTHER);
+    cr_assert_eq(sort_part_of("NVIDIA H1000"), SORT_PART_OTHER);
+    cr_assert_eq(sort_part_of("NVIDIA A100-SXM4-80GB"), SORT_PART_OTHER);
+    cr_assert_eq(sort_part_of(""), SORT_PART_OTHER);
+    cr_assert_eq(sort_part_of(NULL), SORT_PART_OTHER);
 }
 
 Test(sort, plan_counts_keys_and_values_once)
@@ -213,7 +252,7 @@ Test(sort, plan_counts_library_storage_per_variant)
     cr_assert_eq(w.variant_device_bytes[variant("radix")],
                  sort_ceil_div(n, SORT_RADIX_TILE) * 256 * 4 + 256 * 4);
     cr_assert_geq(w.variant_device_bytes[variant("onesweep-early")],
-                  sort_early_status_bytes(n, SORT_TILE_AUTO, 1));
+                  sort_early_status_bytes(n, SORT_TILE_AUTO, 1, SORT_PART_ANY));
     cr_assert_lt(w.variant_device_bytes[variant("onesweep-early")], lib);
 }
 

@@ -2,9 +2,9 @@
  * test_sort_early_model.cpp -- onesweep-early's kernel bodies
  * (sort_early.cuh) run on the CPU model of a GPU (simt.h): the same source
  * the GPU build compiles, driven the way sort_early.cu's launcher drives it
- * (histogram, then four passes in -> alt -> out -> alt -> out), and checked
- * against a stable sort on the key order (sort.h, sort_ord), bit for bit,
- * values included.
+ * (histogram, then four pass launches, each given in, alt and out and its
+ * plan word, which the histogram wrote), and checked against a stable sort
+ * on the key order (sort.h, sort_ord), bit for bit, values included.
  *
  * Several blocks run interleaved in a seeded random order, so look-backs
  * meet aggregates, prefixes and unpublished words, and tile numbers are
@@ -43,6 +43,8 @@ struct Sorter {
     unsigned resident = 3;  /* pass blocks at once */
     unsigned hist_cap = 3;  /* most histogram blocks */
     int hist_parts = 4;     /* copies of the histogram's counters: 1, 4 or 8 */
+    uint32_t ran = 0;       /* the last run: bit p when pass p's blocks took tiles */
+    bool alt_written = false; /* the last run wrote the alternate keys */
     explicit Sorter(uint64_t seed) { m.rng.seed(seed); }
 };
 
@@ -80,10 +82,13 @@ void model_sort(Sorter &S, const std::vector<uint32_t> &kin, const std::vector<u
 
     for (uint32_t p = 0; p < 4; p++) {
         oe_pass_args a;
-        a.kin = p == 0 ? kin.data() : (p & 1) ? ka.data() : kout.data();
-        a.vin = !PAIRS ? nullptr : p == 0 ? vin.data() : (p & 1) ? va.data() : vout.data();
-        a.kout = (p & 1) ? kout.data() : ka.data();
-        a.vout = !PAIRS ? nullptr : (p & 1) ? vout.data() : va.data();
+        a.kin = kin.data(); /* the pass's plan word says which it reads and writes */
+        a.vin = PAIRS ? vin.data() : nullptr;
+        a.kalt = ka.data();
+        a.valt = PAIRS ? va.data() : nullptr;
+        a.kout = kout.data();
+        a.vout = PAIRS ? vout.data() : nullptr;
+        a.plan = S.buf.data() + OE_BUF_PLAN + p;
         a.n = n;
         a.pos = p;
         a.flip = flip;
@@ -93,17 +98,12 @@ void model_sort(Sorter &S, const std::vector<uint32_t> &kin, const std::vector<u
         a.epoch = S.epoch;
         a.zero = 0;
         simt::run_grid(S.m, tiles, C::NT, L::WORDS, S.resident,
-                       [&](unsigned t, unsigned, unsigned) {
-                           if (!F32)
-                               oe_pass_body<C, OE_KEY_INT, PAIRS, VM>(a, t);
-                           else if (p == 0)
-                               oe_pass_body<C, OE_KEY_F32_IN, PAIRS, VM>(a, t);
-                           else if (p == 3)
-                               oe_pass_body<C, OE_KEY_F32_OUT, PAIRS, VM>(a, t);
-                           else
-                               oe_pass_body<C, OE_KEY_F32_MID, PAIRS, VM>(a, t);
-                       });
+                       [&](unsigned t, unsigned, unsigned) { oe_pass_body<C, F32, PAIRS, VM>(a, t); });
     }
+    S.ran = 0;
+    for (uint32_t p = 0; p < 4; p++)
+        S.ran |= S.buf[OE_BUF_TILES + p] ? 1u << p : 0u;
+    S.alt_written = std::any_of(ka.begin(), ka.end(), [](uint32_t x) { return x != 0xffffffffu; });
 }
 
 enum Kind { U32, I32, F32K };
@@ -256,6 +256,94 @@ Test(sort_early_model, f32_flipped_form_round_trips_and_keeps_the_order)
             cr_assert_eq(ox == oy, rx == ry, "0x%08x against 0x%08x", k[i], k[j]);
             cr_assert_eq(oe_sort_value<OE_KEY_F32_MID>(oe_f32_fwd(k[i]), 0), rx);
         }
+}
+
+/* The plan of every set of passes that run (bit p: pass p's digit varies),
+   followed the way the launches follow it: each pass that runs reads where
+   the keys are, in the form they are in (f32: raw or flipped), and writes
+   alt or out, never in; the passes whose digit is constant do nothing; the
+   keys end in out, raw; with no pass left the last launch copies. */
+Test(sort_early_model, plan_routes_every_set_of_passes_from_in_to_out)
+{
+    for (uint32_t live = 0; live < 16; live++)
+        for (int f32 = 0; f32 < 2; f32++) {
+            uint32_t at = OE_IN, runs = 0;
+            bool raw = true;
+            for (uint32_t p = 0; p < 4; p++) {
+                uint32_t w = oe_plan_word(live, p, f32 != 0);
+                uint32_t act = oe_plan_action(w);
+                if (act == OE_SKIP) {
+                    cr_assert(!(live >> p & 1u) || live == 0, "live %x: pass %u skipped", live, p);
+                    continue;
+                }
+                cr_assert_eq(oe_plan_src(w), at, "live %x, f32 %d: pass %u reads %u, keys in %u",
+                             live, f32, p, oe_plan_src(w), at);
+                cr_assert_neq(oe_plan_dst(w), (uint32_t)OE_IN, "live %x: pass %u writes in", live, p);
+                cr_assert_neq(oe_plan_dst(w), at, "live %x: pass %u writes what it reads", live, p);
+                int km = oe_plan_key_mode(w);
+                if (act == OE_COPY) {
+                    cr_assert(live == 0 && p == 3, "live %x: pass %u copies", live, p);
+                    cr_assert_eq(km, f32 ? OE_KEY_F32_INOUT : OE_KEY_INT);
+                } else {
+                    cr_assert_eq(act, (uint32_t)OE_SORT);
+                    cr_assert(live >> p & 1u, "live %x: constant pass %u runs", live, p);
+                    runs++;
+                    if (f32) {
+                        cr_assert_eq(oe_km_loads_raw(km), raw, "live %x: pass %u's flip in", live, p);
+                        raw = oe_km_writes_raw(km);
+                    } else {
+                        cr_assert_eq(km, OE_KEY_INT);
+                    }
+                }
+                at = oe_plan_dst(w);
+            }
+            cr_assert_eq(at, (uint32_t)OE_OUT, "live %x, f32 %d: the keys end in %u", live, f32, at);
+            cr_assert(raw, "live %x: f32 keys end flipped", live);
+            cr_assert_eq(runs, (uint32_t)__builtin_popcount(live));
+        }
+}
+
+/* Keys whose digit is the same at some positions: those passes take no
+   tile (their tile counters stay 0), the others sort, and the result is
+   the stable sort's, keys and values: keys below 2^24 (the top pass
+   skipped), keys differing in the low byte alone (one pass, for f32 the
+   one that flips in and back), equal keys and n = 1 (the copy; f32 -0 and
+   +0 among the equal keys keep their order). */
+Test(sort_early_model, constant_digits_skip_their_passes)
+{
+    Sorter S(43);
+    std::vector<uint32_t> k = random_keys(3 * 7680 + 77, 44, 0x00ffffffu);
+    check_sort<cfg_384x20, true>(S, k, U32);
+    cr_assert_eq(S.ran, 7u, "keys below 2^24: passes run %x", S.ran);
+    check_sort<cfg_384x20, false>(S, k, I32);
+    cr_assert_eq(S.ran, 7u, "i32 keys below 2^24: passes run %x", S.ran);
+    k = random_keys(2 * 7680 + 5, 45, 0xffu);
+    for (auto &x : k)
+        x |= 0x5a5a5a00u;
+    check_sort<cfg_384x20, true>(S, k, U32);
+    cr_assert_eq(S.ran, 1u, "keys differing in the low byte: passes run %x", S.ran);
+    cr_assert(!S.alt_written, "one pass writes out, not alt");
+    for (auto &x : k) /* 1 + 2^-23 * (1 .. 255): rk(fwd(.)) differs in its low byte alone */
+        x = 0x3f800000u | ((x & 0xffu) | 1u);
+    check_sort<cfg_384x20, true>(S, k, F32K);
+    cr_assert_eq(S.ran, 1u, "f32 keys differing in the low byte: passes run %x", S.ran);
+    for (auto &x : k) /* and in the second byte too: two passes, flip in, flip back */
+        x = 0x3f800000u | (x & 0xffu) | ((x * 7u) & 0x7f00u);
+    check_sort<cfg_256x24, false>(S, k, F32K);
+    cr_assert_eq(S.ran, 3u, "f32 keys differing in two bytes: passes run %x", S.ran);
+    check_sort<cfg_384x20, true>(S, std::vector<uint32_t>(2 * 7680 + 3, 0x12345678u), U32);
+    cr_assert_eq(S.ran, 8u, "equal keys: the last launch copies, passes run %x", S.ran);
+    cr_assert(!S.alt_written, "the copy writes out alone");
+    std::vector<uint32_t> zeros(7680 + 9, 0x80000000u);
+    for (size_t i = 0; i < zeros.size(); i += 3)
+        zeros[i] = 0;
+    check_sort<cfg_384x20, true>(S, zeros, F32K);
+    cr_assert_eq(S.ran, 8u, "-0 and +0: the copy, passes run %x", S.ran);
+    check_sort<cfg_384x20, true>(S, random_keys(1, 46), I32);
+    cr_assert_eq(S.ran, 8u, "n = 1: the copy, passes run %x", S.ran);
+    /* every digit varies: four passes, as before */
+    check_sort<cfg_384x20, true>(S, random_keys(7680 + 1, 47), U32);
+    cr_assert_eq(S.ran, 15u, "random keys: passes run %x", S.ran);
 }
 
 Test(sort_early_model, keys_at_tile_edges)
