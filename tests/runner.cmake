@@ -33,3 +33,17 @@ add_dependencies(test_cli kbench toy kbcheckfix_chatty)
 kbench_add_plugin(fault SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/runner/fault.cu
   OUTPUT_DIRECTORY ${KBENCH_RUNNER_FIXTURES} NO_INSTALL)
 add_dependencies(test_point fault)
+
+# The next point's host half made beside the current one (exec/prefetch.c),
+# with a CPU plugin whose setup() comes in two halves through the kit
+# (tests/fixtures/prefetch).
+kbench_add_plugin(pre SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/prefetch/pre.c
+  OUTPUT_DIRECTORY ${KBENCH_FIXTURE_DIR}/prefetch NO_INSTALL KIT)
+target_include_directories(pre PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/prefetch)
+target_link_libraries(pre PRIVATE m)
+kbench_test(test_prefetch SOURCES test_prefetch.c)
+target_include_directories(test_prefetch PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/prefetch)
+add_dependencies(test_prefetch pre toy kbench)
+# The same, through the kbench binary: the prefetch key, --timeline, --costs.
+kbench_test(test_busy SOURCES test_busy.c LIBRARIES PkgConfig::JANSSON)
+add_dependencies(test_busy pre toy kbench)

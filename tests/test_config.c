@@ -973,10 +973,10 @@ Test(core_keys, measure_rows_are_consistent)
         cr_assert_eq(kbc_core_key_parse(k, k->param->def, &v, why, sizeof why), 0, "%s: %s",
                      k->name, why);
     }
-    cr_assert_eq(measures, 17,
+    cr_assert_eq(measures, 18,
                  "warmup, runs, budget, min_runs, max_runs, noise, min_time, seed, "
                  "include_copies, cpu_threads, cache, batch, timeout, energy, energy_window, "
-                 "energy_windows, integrity");
+                 "energy_windows, integrity, prefetch");
     cr_assert_null(kbc_core_key_find("n"));
 }
 

@@ -971,3 +971,84 @@ Test(kit_variant_bytes, a_variant_past_the_mask_is_ignored)
     kb_work_add_variant_bytes(&w, &h, KB_MAX_VARIANTS, 1000);
     cr_assert_eq(w.device_bytes, 0);
 }
+
+/* ---- setup() in two halves (KBK_PREFETCH) ---------------------------------- */
+
+typedef struct halves_seen {
+    void *host_stream, *device_stream;
+    int host_calls, device_calls;
+    uint64_t device_mask;
+} halves_seen;
+
+static halves_seen seen_by_halves;
+
+static int half_host(const kb_value *params, uint64_t vmask, kb_host *host, void **state)
+{
+    (void)params, (void)vmask;
+    seen_by_halves.host_calls++;
+    seen_by_halves.host_stream = host->stream;
+    kbk_buf *b = calloc(1, sizeof *b);
+    *state = b;
+    return kbk_buf_alloc(host, b, 64, KBK_BOTH);
+}
+
+static int half_device(void *state, uint64_t vmask, kb_host *host)
+{
+    (void)state;
+    seen_by_halves.device_calls++;
+    seen_by_halves.device_stream = host->stream;
+    seen_by_halves.device_mask = vmask;
+    return KB_OK;
+}
+
+Test(kit_halves, the_host_half_sees_no_stream_and_the_device_half_the_host)
+{
+    kb_host h = make_host(1, 1);
+    h.stream = (void *)&h; /* a stream neither half may use here */
+    memset(&seen_by_halves, 0, sizeof seen_by_halves);
+    void *state = NULL;
+    cr_assert_eq(kbk_setup_halves(NULL, 5, &h, &state, half_host, half_device), KB_OK);
+    cr_assert_eq(seen_by_halves.host_calls, 1);
+    cr_assert_null(seen_by_halves.host_stream, "the host half must not see a stream");
+    cr_assert_eq(seen_by_halves.device_calls, 1);
+    cr_assert_eq(seen_by_halves.device_stream, h.stream);
+    cr_assert_eq(seen_by_halves.device_mask, 5);
+    kbk_buf *b = state;
+    cr_assert_not_null(b->host, "the host half made the host copy");
+    cr_assert_null(b->dev, "and no device copy, without a stream");
+    cr_assert_eq(b->pinned, 0);
+    h.stream = NULL;
+    kbk_buf_free(&h, b);
+    free(b);
+}
+
+static int half_host_fails(const kb_value *params, uint64_t vmask, kb_host *host, void **state)
+{
+    (void)params, (void)vmask, (void)state;
+    seen_by_halves.host_calls++;
+    return host->fail(host, KB_EINVAL, "no");
+}
+
+Test(kit_halves, a_failed_host_half_skips_the_device_half)
+{
+    kb_host h = make_host(1, 1);
+    memset(&seen_by_halves, 0, sizeof seen_by_halves);
+    void *state = NULL;
+    cr_assert_eq(kbk_setup_halves(NULL, 1, &h, &state, half_host_fails, half_device), KB_EINVAL);
+    cr_assert_eq(seen_by_halves.host_calls, 1);
+    cr_assert_eq(seen_by_halves.device_calls, 0);
+}
+
+Test(kit_halves, attach_without_a_stream_leaves_the_buffer_as_it_is)
+{
+    kb_host h = make_host(1, 1);
+    kbk_buf b;
+    cr_assert_eq(kbk_buf_alloc(&h, &b, 128, KBK_BOTH), KB_OK);
+    void *host_copy = b.host;
+    cr_assert_eq(kbk_buf_attach(&h, &b), KB_OK);
+    cr_assert_eq(b.host, host_copy);
+    cr_assert_null(b.dev);
+    cr_assert_eq(b.pinned, 0);
+    cr_assert_eq(b.registered, 0);
+    kbk_buf_free(&h, &b);
+}

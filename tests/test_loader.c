@@ -681,15 +681,16 @@ ParameterizedTest(struct core_key_case *k, descriptor, core_key_is_reserved)
     expect_refused(&f, want, k->name);
 }
 
-/* The table holds the keys documented in docs/ini-format.md, cache, batch and energy too. */
+/* The table holds the keys documented in docs/ini-format.md, cache, batch, energy and
+   prefetch too. */
 Test(descriptor, core_keys_include_the_documented_ones)
 {
     static const char *keys[] = {"plugin", "variants", "baseline", "reference",
                                  "warmup", "runs", "budget", "min_runs", "max_runs",
                                  "noise", "min_time", "seed", "include_copies",
                                  "cpu_threads", "cache", "batch", "timeout", "energy",
-                                 "energy_window", "energy_windows", "integrity", "gpus",
-                                 "zip", "plugin_path",
+                                 "energy_window", "energy_windows", "integrity", "prefetch",
+                                 "gpus", "zip", "plugin_path",
                                  "description", "tune", "constrain", "objective", "tune_budget",
                                  "tune_seed", "tune_problem", "tune_screen", "tune_top"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)

@@ -59,10 +59,14 @@ void kbk_buf_free(kb_host *host, kbk_buf *b)
         return;
     /* Errors are ignored: freeing happens in teardown, which frees what it can. */
     if (b->host) {
-        if (b->pinned)
-            (void)cudaFreeHost(b->host);
-        else
+        if (b->registered) {
+            (void)cudaHostUnregister(b->host);
             free(b->host);
+        } else if (b->pinned) {
+            (void)cudaFreeHost(b->host);
+        } else {
+            free(b->host);
+        }
     }
     if (b->dev)
         (void)cudaFree(b->dev);
@@ -99,6 +103,44 @@ int kbk_buf_upload(kb_host *host, kbk_buf *b)
     if (b->dev && b->host && b->bytes)
         KBK_CUDA(host, cudaMemcpyAsync(b->dev, b->host, b->bytes, cudaMemcpyHostToDevice,
                                        (cudaStream_t)host->stream));
+    return KB_OK;
+}
+
+int kbk_buf_attach(kb_host *host, kbk_buf *b)
+{
+    if (!host->stream || !b->bytes || b->dev)
+        return KB_OK;
+    cudaError_t e = cudaMalloc(&b->dev, b->bytes);
+    if (e != cudaSuccess) {
+        b->dev = NULL;
+        (void)cudaGetLastError(); /* an allocation failure is not sticky: clear it */
+        return host->fail(host, e == cudaErrorMemoryAllocation ? KB_ENOMEM : KB_ECUDA,
+                          "cannot allocate %zu bytes of device memory: %s", b->bytes,
+                          cudaGetErrorString(e));
+    }
+    if (!b->host || b->pinned)
+        return KB_OK;
+    /* The host copy was made without CUDA (a host half): lock its pages
+       where they are, so that copies run as from kbk_buf_alloc's pinned
+       memory. */
+    e = cudaHostRegister(b->host, b->bytes, cudaHostRegisterDefault);
+    if (e == cudaSuccess) {
+        b->pinned = b->registered = 1;
+        return KB_OK;
+    }
+    (void)cudaGetLastError();
+    void *p = NULL;
+    e = cudaMallocHost(&p, b->bytes);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return host->fail(host, e == cudaErrorMemoryAllocation ? KB_ENOMEM : KB_ECUDA,
+                          "cannot allocate %zu bytes of pinned host memory: %s", b->bytes,
+                          cudaGetErrorString(e));
+    }
+    memcpy(p, b->host, b->bytes);
+    free(b->host);
+    b->host = p;
+    b->pinned = 1;
     return KB_OK;
 }
 

@@ -473,7 +473,20 @@ static int round_inputs(kb_host *host, float *x, uint16_t *x16, uint64_t n, int 
 
 /* ---- setup and teardown --------------------------------------------------- */
 
-static int kbm_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **state)
+/* setup() is written in two halves (kbench/kit.h, KBK_PREFETCH): the host
+   half makes the state, the inputs, their rounding and the reference
+   without CUDA, so that kbench can make them while the point before runs
+   on the GPU; the device half adds the device copies, the scratch and
+   cuBLAS. */
+KBK_PREFETCH(kbm);
+
+/* Whether the variants in needs read the bf16 copies of A and B. */
+static int with_bf16(const kbm_state *s, uint32_t needs)
+{
+    return s->precision == KBM_BF16 && (needs & KBM_NEEDS_BF16);
+}
+
+static int kbm_setup_host(const kb_value *p, uint64_t vmask, kb_host *host, void **state)
 {
     kbm_sizes z = {0};
     int rc = sizes_of(p, &z, host);
@@ -492,18 +505,23 @@ static int kbm_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **st
     s->block = (int)p[KBM_P_BLOCK].i;
     s->tile = (int)p[KBM_P_TILE].i;
     s->stages = (int)p[KBM_P_STAGES].i;
-    s->gpu = host->stream != NULL;
+    s->gpu = 0; /* until the device half */
     s->variants = vmask;
     s->needs = kbk_needs_of(vmask);
     s->q = exact_q(s->k, s->precision);
-    if ((rc = kbk_buf_alloc(host, &s->a, (size_t)z.a_bytes, KBK_BOTH)) ||
-        (rc = kbk_buf_alloc(host, &s->b, (size_t)z.b_bytes, KBK_BOTH)) ||
-        (rc = kbk_buf_alloc(host, &s->c, (size_t)z.c_bytes, KBK_BOTH)))
+    /* Host copies only (the host half has no stream): the device half adds
+       the device copies and pins these.  The device-only buffers get their
+       sizes here and their memory there. */
+    if ((rc = kbk_buf_alloc(host, &s->a, (size_t)z.a_bytes, KBK_HOST)) ||
+        (rc = kbk_buf_alloc(host, &s->b, (size_t)z.b_bytes, KBK_HOST)) ||
+        (rc = kbk_buf_alloc(host, &s->c, (size_t)z.c_bytes, KBK_HOST)) ||
+        (rc = kbk_buf_alloc(host, &s->scratch, (size_t)z.scratch_bytes, KBK_DEVICE)) ||
+        (rc = kbk_buf_alloc(host, &s->workspace, (size_t)z.workspace_bytes, KBK_DEVICE)))
         return rc;
     /* The bf16 copies, for the variants that read A and B as bf16. */
-    int with16 = s->precision == KBM_BF16 && (s->needs & KBM_NEEDS_BF16);
-    if (with16 && ((rc = kbk_buf_alloc(host, &s->a16, (size_t)z.a16_bytes, KBK_BOTH)) ||
-                   (rc = kbk_buf_alloc(host, &s->b16, (size_t)z.b16_bytes, KBK_BOTH))))
+    int with16 = with_bf16(s, s->needs);
+    if (with16 && ((rc = kbk_buf_alloc(host, &s->a16, (size_t)z.a16_bytes, KBK_HOST)) ||
+                   (rc = kbk_buf_alloc(host, &s->b16, (size_t)z.b16_bytes, KBK_HOST))))
         return rc;
     if (s->inputs == KBM_EXACT)
         rc = kbk_fill_exact_f32(host, s->a.host, s->m * s->k, 0, (int32_t)s->q);
@@ -524,19 +542,32 @@ static int kbm_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **st
         (rc = round_inputs(host, s->b.host, with16 ? s->b16.host : NULL, s->k * s->n,
                            s->precision)))
         return rc;
-    if ((rc = reference(s, host)))
-        return rc;
+    return reference(s, host);
+}
+
+static int kbm_setup_device(void *state, uint64_t vmask, kb_host *host)
+{
+    kbm_state *s = state;
+    s->gpu = host->stream != NULL;
     if (!s->gpu)
         return KB_OK;
+    /* The variants that run: the device memory check may have admitted
+       fewer than the host half was told of, and only theirs is counted. */
+    s->variants = vmask;
+    s->needs = kbk_needs_of(vmask);
+    int with16 = with_bf16(s, s->needs), rc;
+    if ((rc = kbk_buf_attach(host, &s->a)) || (rc = kbk_buf_attach(host, &s->b)) ||
+        (rc = kbk_buf_attach(host, &s->c)) ||
+        (with16 && ((rc = kbk_buf_attach(host, &s->a16)) || (rc = kbk_buf_attach(host, &s->b16)))))
+        return rc;
     if ((rc = kbk_buf_upload(host, &s->a)) || (rc = kbk_buf_upload(host, &s->b)) ||
         (with16 && ((rc = kbk_buf_upload(host, &s->a16)) || (rc = kbk_buf_upload(host, &s->b16)))))
         return rc;
-    if ((s->needs & KBM_NEEDS_SCRATCH) && z.scratch_bytes &&
-        (rc = kbk_buf_alloc(host, &s->scratch, (size_t)z.scratch_bytes, KBK_DEVICE)))
+    if ((s->needs & KBM_NEEDS_SCRATCH) && (rc = kbk_buf_attach(host, &s->scratch)))
         return rc;
     KBK_CUDA(host, cudaStreamSynchronize((cudaStream_t)host->stream));
     if (s->needs & KBM_NEEDS_CUBLAS) {
-        if ((rc = kbk_buf_alloc(host, &s->workspace, (size_t)z.workspace_bytes, KBK_DEVICE)))
+        if ((rc = kbk_buf_attach(host, &s->workspace)))
             return rc;
         return kbm_cublas_setup(s, host);
     }
@@ -892,5 +923,7 @@ static const kbm_test_ext test_ext = {
 
 static const void *kbm_extension(const char *name)
 {
+    if (strcmp(name, KB_PREFETCH_EXTENSION) == 0)
+        return &kbm_prefetch;
     return strcmp(name, KBM_TEST_EXTENSION) == 0 ? &test_ext : NULL;
 }

@@ -280,13 +280,33 @@ static int reference(kbr_state *s, kb_host *host)
 
 /* ---- setup and teardown --------------------------------------------------- */
 
-static int setup_device(kbr_state *s, const kbr_sizes *z, kb_host *host)
+/* setup() is written in two halves (kbench/kit.h, KBK_PREFETCH): the host
+   half makes the state, the inputs and the reference without CUDA, so that
+   kbench can make it while the point before runs on the GPU; the device
+   half adds the device copies, the scratch buffers and the libraries. */
+KBK_PREFETCH(kbr);
+
+static int kbr_setup_device(void *state, uint64_t vmask, kb_host *host)
 {
+    kbr_state *s = state;
+    s->gpu = host->stream != NULL;
+    if (!s->gpu)
+        return KB_OK;
+    /* The variants that run: the device memory check may have admitted
+       fewer than the host half was told of. */
+    s->variants = vmask;
+    s->needs = kbk_needs_of(vmask);
     cudaStream_t st = (cudaStream_t)host->stream;
     int rc = KB_OK;
+    /* With a GPU the host copies are pinned: the uploads run at full speed
+       and asynchronously. */
+    if ((rc = kbk_buf_attach(host, &s->in)) || (rc = kbk_buf_attach(host, &s->out)))
+        return rc;
     if (s->needs & KBR_NEEDS_PARTIALS) {
-        if ((rc = kbk_buf_alloc(host, &s->ping, z->ping_elems * s->esize + 16, KBK_DEVICE)) ||
-            (rc = kbk_buf_alloc(host, &s->pong, z->pong_elems * s->esize + 16, KBK_DEVICE)))
+        /* As kbr_sizes_of counts them. */
+        uint64_t ping = kbr_ceil_div(s->n, s->block), pong = kbr_ceil_div(ping, s->block);
+        if ((rc = kbk_buf_alloc(host, &s->ping, ping * s->esize + 16, KBK_DEVICE)) ||
+            (rc = kbk_buf_alloc(host, &s->pong, pong * s->esize + 16, KBK_DEVICE)))
             return rc;
     }
     if (s->needs & KBR_NEEDS_FINISH) {
@@ -304,7 +324,7 @@ static int setup_device(kbr_state *s, const kbr_sizes *z, kb_host *host)
     return KB_OK;
 }
 
-static int kbr_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **state)
+static int kbr_setup_host(const kb_value *p, uint64_t vmask, kb_host *host, void **state)
 {
     kbr_sizes z = {0};
     int rc = kbr_sizes_of(p, &z, host);
@@ -322,21 +342,20 @@ static int kbr_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **st
     s->bulk_min = p[KBR_P_BULK_MIN].u;
     s->inputs = (int)p[KBR_P_INPUTS].i;
     s->exact_k = exact_bound(s->n, s->dtype);
-    s->gpu = host->stream != NULL;
+    s->gpu = 0; /* until the device half */
+    /* The device's facts reach the host half (not its stream). */
     s->sm_count = host->sm_count > 0 ? host->sm_count : (int)KBR_DEFAULT_SMS;
     s->variants = vmask;
     s->needs = kbk_needs_of(vmask);
     if (z.in_bytes > SIZE_MAX)
         return host->fail(host, KB_ENOMEM, "reduce: %llu bytes of input do not fit in memory",
                           (unsigned long long)z.in_bytes);
-    /* With a GPU the host copies are pinned: the uploads run at full speed
-       and asynchronously. */
-    if ((rc = kbk_buf_alloc(host, &s->in, (size_t)z.in_bytes, KBK_BOTH)) ||
-        (rc = kbk_buf_alloc(host, &s->out, s->esize, KBK_BOTH)) ||
+    /* Host copies only: the device half adds the device copies and pins
+       these. */
+    if ((rc = kbk_buf_alloc(host, &s->in, (size_t)z.in_bytes, KBK_HOST)) ||
+        (rc = kbk_buf_alloc(host, &s->out, s->esize, KBK_HOST)) ||
         (rc = fill_inputs(s, host)) || (rc = reference(s, host)))
         return rc;
-    if (s->gpu)
-        return setup_device(s, &z, host);
     return KB_OK;
 }
 
@@ -755,5 +774,7 @@ static const kbr_test_ext test_ext = {
 
 static const void *kbr_extension(const char *name)
 {
+    if (strcmp(name, KB_PREFETCH_EXTENSION) == 0)
+        return &kbr_prefetch;
     return strcmp(name, KBR_TEST_EXTENSION) == 0 ? &test_ext : NULL;
 }

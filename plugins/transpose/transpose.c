@@ -179,7 +179,13 @@ static int fill_inputs(kbt_state *s, kb_host *host)
 
 /* ---- setup and teardown ---------------------------------------------------- */
 
-static int kbt_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **state)
+/* setup() is written in two halves (kbench/kit.h, KBK_PREFETCH): the host
+   half makes the state and the inputs without CUDA, so that kbench can
+   make them while the point before runs on the GPU; the device half adds
+   the device copies and cuBLAS. */
+KBK_PREFETCH(kbt);
+
+static int kbt_setup_host(const kb_value *p, uint64_t vmask, kb_host *host, void **state)
 {
     uint64_t bytes = 0;
     int rc = sizes_of(p, &bytes, host);
@@ -202,19 +208,35 @@ static int kbt_setup(const kb_value *p, uint64_t vmask, kb_host *host, void **st
     s->block_y = (int)p[KBT_P_BLOCK_Y].i;
     s->band = (uint64_t)p[KBT_P_BAND].i;
     s->streaming = (int)p[KBT_P_STREAMING].i;
-    s->gpu = host->stream != NULL;
+    s->gpu = 0; /* until the device half */
+    /* The device's facts reach the host half (not its stream). */
     s->sm_count = host->sm_count > 0 ? host->sm_count : 132;
     s->variants = vmask;
     s->needs = kbk_needs_of(vmask);
     if (bytes > SIZE_MAX)
         return host->fail(host, KB_ENOMEM, "transpose: %llu bytes do not fit in memory",
                           (unsigned long long)bytes);
-    if ((rc = kbk_buf_alloc(host, &s->in, (size_t)bytes, KBK_BOTH)) ||
-        (rc = kbk_buf_alloc(host, &s->out, (size_t)bytes, KBK_BOTH)) || (rc = fill_inputs(s, host)))
+    /* Host copies only: the device half adds the device copies and pins
+       these. */
+    if ((rc = kbk_buf_alloc(host, &s->in, (size_t)bytes, KBK_HOST)) ||
+        (rc = kbk_buf_alloc(host, &s->out, (size_t)bytes, KBK_HOST)) || (rc = fill_inputs(s, host)))
         return rc;
+    return KB_OK;
+}
+
+static int kbt_setup_device(void *state, uint64_t vmask, kb_host *host)
+{
+    kbt_state *s = state;
+    s->gpu = host->stream != NULL;
     if (!s->gpu)
         return KB_OK;
-    if ((rc = kbk_buf_upload(host, &s->in)))
+    /* The variants that run: the device memory check may have admitted
+       fewer than the host half was told of. */
+    s->variants = vmask;
+    s->needs = kbk_needs_of(vmask);
+    int rc;
+    if ((rc = kbk_buf_attach(host, &s->in)) || (rc = kbk_buf_attach(host, &s->out)) ||
+        (rc = kbk_buf_upload(host, &s->in)))
         return rc;
     KBK_CUDA(host, cudaStreamSynchronize((cudaStream_t)host->stream));
     if (s->needs & KBT_NEEDS_CUBLAS)
@@ -227,7 +249,7 @@ static void kbt_teardown(void *state, kb_host *host)
     kbt_state *s = state;
     if (!s)
         return;
-    kbt_cublas_teardown(s, host);
+    kbt_cublas_teardown(s, host); /* accepts a state without a handle */
     kbk_buf_free(host, &s->in);
     kbk_buf_free(host, &s->out);
     free(s);
@@ -463,5 +485,7 @@ static const kbt_test_ext test_ext = {
 
 static const void *kbt_extension(const char *name)
 {
+    if (strcmp(name, KB_PREFETCH_EXTENSION) == 0)
+        return &kbt_prefetch;
     return strcmp(name, KBT_TEST_EXTENSION) == 0 ? &test_ext : NULL;
 }

@@ -60,6 +60,8 @@ typedef struct kbk_buf {
     void *dev;    /* device copy, or NULL               */
     size_t bytes; /* size of each copy                  */
     int pinned;   /* host copy is page-locked           */
+    int registered; /* pinned in place (kbk_buf_attach): malloc'd memory
+                       that cudaHostRegister locked     */
 } kbk_buf;
 
 enum kbk_where {
@@ -83,6 +85,15 @@ int kbk_buf_poison(kb_host *host, kbk_buf *b, unsigned char byte);
    to do (KB_OK) unless both copies exist. */
 int kbk_buf_upload(kb_host *host, kbk_buf *b);
 int kbk_buf_download(kb_host *host, kbk_buf *b);
+/* The device half of a buffer that kbk_buf_alloc made in a host half (a
+   host without a stream makes only the host copy, KBK_DEVICE or not): its
+   device copy, and its host copy pinned in place (cudaHostRegister; where
+   that is refused, copied into memory cudaMallocHost pins), so that it
+   ends as kbk_buf_alloc(KBK_BOTH or KBK_DEVICE) with a stream would have
+   made it.  Nothing without a stream, for 0 bytes or for a buffer that
+   has its device copy already.  On failure says why and returns KB_ENOMEM
+   or KB_ECUDA; the buffer stays one kbk_buf_free frees. */
+int kbk_buf_attach(kb_host *host, kbk_buf *b);
 
 /* ------------------------------------------------------------------------
  * CPU parallel-for: fn(ctx, begin, end, worker) over [0, n) in at most
@@ -229,6 +240,62 @@ void kbk_check_exact(kb_check *check, const void *got, const void *want, uint64_
         .verify = p##_verify,                                                            \
         .teardown = p##_teardown,                                                        \
         .extension = p##_extension,                                                      \
+    }
+
+/* ------------------------------------------------------------------------
+ * setup() in two halves, for the prefetch extension (kbench/plugin.h,
+ * KB_PREFETCH_EXTENSION).  A family writes
+ *   static int p_setup_host(const kb_value *params, uint64_t vmask,
+ *                           kb_host *host, void **state);
+ *       the state and everything of it that needs no device: its host
+ *       buffers (kbk_buf_alloc makes host copies only here: the host has
+ *       no stream), the inputs, the reference.  No CUDA.
+ *   static int p_setup_device(void *state, uint64_t vmask, kb_host *host);
+ *       the rest, on the same state: kbk_buf_attach for each buffer with a
+ *       device copy, the uploads, library handles.  vmask is a subset of
+ *       the host half's.
+ * and KBK_PREFETCH(p) after KBK_OPS(p) (or KBK_FAMILY_PLUGIN) in place of
+ * p_setup: it declares the two halves and defines p_setup (the two in a
+ * row through kbk_setup_halves, the host half seeing no stream, so that a
+ * state is the same whether its host half was made ahead or not) and
+ * p_prefetch, the extension's table, whose drop_host is p_teardown (which
+ * must free a state the device half never saw, as it frees a partly built
+ * one).  p_extension returns &p_prefetch for KB_PREFETCH_EXTENSION.
+ * ---------------------------------------------------------------------- */
+typedef int (*kbk_setup_host_fn)(const kb_value *params, uint64_t vmask, kb_host *host,
+                                 void **state);
+typedef int (*kbk_setup_device_fn)(void *state, uint64_t vmask, kb_host *host);
+/* setup() from the two halves: host_half on a copy of host without its
+   stream, then device_half on host. */
+int kbk_setup_halves(const kb_value *params, uint64_t vmask, kb_host *host, void **state,
+                     kbk_setup_host_fn host_half, kbk_setup_device_fn device_half);
+
+#define KBK_PREFETCH(p)                                                                  \
+    static int p##_setup_host(const kb_value *kbk_params_, uint64_t kbk_vmask_,          \
+                              kb_host *kbk_host_, void **kbk_state_);                    \
+    static int p##_setup_device(void *kbk_state_, uint64_t kbk_vmask_,                   \
+                                kb_host *kbk_host_);                                     \
+    static int p##_setup(const kb_value *kbk_params_, uint64_t kbk_vmask_,               \
+                         kb_host *kbk_host_, void **kbk_state_)                          \
+    {                                                                                    \
+        return kbk_setup_halves(kbk_params_, kbk_vmask_, kbk_host_, kbk_state_,          \
+                                p##_setup_host, p##_setup_device);                       \
+    }                                                                                    \
+    static int p##_prefetch_device(void *kbk_hs_, uint64_t kbk_vmask_,                   \
+                                   kb_host *kbk_host_, void **kbk_state_)                \
+    {                                                                                    \
+        *kbk_state_ = kbk_hs_;                                                           \
+        return p##_setup_device(kbk_hs_, kbk_vmask_, kbk_host_);                         \
+    }                                                                                    \
+    static void p##_prefetch_drop(void *kbk_hs_, kb_host *kbk_host_)                     \
+    {                                                                                    \
+        p##_teardown(kbk_hs_, kbk_host_);                                                \
+    }                                                                                    \
+    static const kb_prefetch p##_prefetch = {                                            \
+        .size = sizeof(kb_prefetch),                                                     \
+        .setup_host = p##_setup_host,                                                    \
+        .setup_device = p##_prefetch_device,                                             \
+        .drop_host = p##_prefetch_drop,                                                  \
     }
 
 #define KBK_EXPORT_ONE(descriptor)                                                       \

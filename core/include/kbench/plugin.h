@@ -424,7 +424,8 @@ struct kb_host {
  * extension(name)
  *   Optional (NULL): returns a pointer to the plugin's data for an
  *   extension the host asks for by name (for what no version foresaw), or
- *   NULL when the plugin has none of that name.
+ *   NULL when the plugin has none of that name.  The host knows one:
+ *   KB_PREFETCH_EXTENSION (struct kb_prefetch, below).
  * ---------------------------------------------------------------------- */
 /* Growable: the host reads a field only where ops->size says it exists. */
 typedef struct kb_ops {
@@ -441,6 +442,54 @@ typedef struct kb_ops {
 } kb_ops;
 
 #define KB_OPS_HEADER .size = sizeof(kb_ops)
+
+/* ------------------------------------------------------------------------
+ * The prefetch extension: setup() in two halves, so that the CPU work of a
+ * worker's next point (its inputs and reference) is done while the current
+ * point's GPU work is timed.  A plugin whose extension(KB_PREFETCH_EXTENSION)
+ * returns a struct kb_prefetch offers it; one that does not works as
+ * before (setup() on the thread that runs the point).  The ABI is
+ * unchanged: this is data behind extension(), growable like kb_ops (the
+ * host reads a field only where size says it exists).
+ *
+ * setup_host(params, variants, host, &host_state)
+ *   The CPU half of setup(): everything that needs no device (inputs from
+ *   host->seed, the reference, host buffers).  MUST NOT call CUDA or any
+ *   library that does: host->stream is NULL here, while `variants` may
+ *   still name CUDA variants, and host->device, sm_count and l2_bytes are
+ *   those of the device the point will run on (-1, 0, 0 without one).  MAY
+ *   run on another thread than the point's other calls, at the same time
+ *   as calls on another state (of this or an earlier point: plugins keep no
+ *   mutable global state), and MAY call log() and fail() (on a host of its
+ *   own; that host lives for the call only).  Takes at most the point's
+ *   host_bytes.  On failure MAY hand back a partly built host state.
+ * setup_device(host_state, variants, host, &state)
+ *   The rest of setup(), on the point's thread with the full host: device
+ *   buffers, uploads, library handles.  `variants` is a subset of those
+ *   setup_host was given (the device memory check admits variants only
+ *   when the point starts).  It takes host_state over whatever it
+ *   returns: from then on only *state exists, which teardown() frees as it
+ *   frees setup()'s, partly built or not.
+ * drop_host(host_state, host)
+ *   Frees a host state that never reached setup_device() (the point went
+ *   elsewhere, or setup_host failed).  MUST NOT call CUDA.
+ *
+ * setup_host followed by setup_device MUST leave a state that behaves as
+ * setup()'s does (the same inputs, the same reference), so that a row is
+ * the same whether its host half was made ahead or not; the kit writes
+ * setup() from the two halves (kbench/kit.h, KBK_PREFETCH).
+ * docs/plugins.md, "Prefetch", says when the host makes the host half
+ * ahead and what it waits for.
+ * ---------------------------------------------------------------------- */
+#define KB_PREFETCH_EXTENSION "kbench.prefetch.v1"
+
+typedef struct kb_prefetch {
+    uint32_t size; /* sizeof(struct kb_prefetch) as the plugin built it */
+    int (*setup_host)(const kb_value *params, uint64_t variants, kb_host *host,
+                      void **host_state);
+    int (*setup_device)(void *host_state, uint64_t variants, kb_host *host, void **state);
+    void (*drop_host)(void *host_state, kb_host *host);
+} kb_prefetch;
 
 /* ------------------------------------------------------------------------
  * The descriptor.  abi_major, abi_minor and size come first and stay first

@@ -27,7 +27,7 @@
 
 /* Room in a row for the options of one command, and in kbc_cli for every
    option given. */
-enum { KBC_CMD_MAX_OPTIONS = 24, KBC_MAX_OPTIONS = 48 };
+enum { KBC_CMD_MAX_OPTIONS = 28, KBC_MAX_OPTIONS = 48 };
 
 typedef struct kbc_option kbc_option;
 
@@ -61,6 +61,8 @@ typedef struct kbc_cli {
     const char *shard;     /* run: --shard                              */
     const char *shards;    /* run: --shards (with --shard auto)         */
     const char *isolate;   /* run: --isolate                            */
+    const char *costs;     /* run: --costs (a run's folder, or history) */
+    const char *timeline;  /* run: --timeline FILE                      */
     const char *sanitize;  /* run: --sanitize TOOL                      */
     const char *resume;    /* run: --resume ("" or "accept"), or NULL   */
     int force, allow_mixed, allow_shared, sanitize_on_crash;

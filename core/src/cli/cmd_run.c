@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "config.h"
 #include "earlier_run.h"
+#include "costs.h"
 #include "ini.h"
 #include "journal.h"
 #include "report.h"
@@ -49,6 +50,9 @@ typedef struct run_state {
     size_t n_base;
     kbc_journal journal;
     int have_journal;
+    kbc_costs costs;            /* --costs                             */
+    int have_costs;
+    FILE *timeline;             /* --timeline                          */
     kbc_sink sinks[4];          /* the table, then CSV, JSON, markdown */
     size_t n_sinks;
     char self[4096];            /* the kbench binary the workers run   */
@@ -148,8 +152,10 @@ static int run_options(const kbc_cli *c, kbc_super_opts *o)
                    "DIR/results.json");
         return KBC_EXIT_USAGE;
     }
-    if ((c->history.commit || c->history.db) && !c->record) {
-        kbc_say(1, "options --commit and --history go with --record in kbench run");
+    int costs_history = c->costs && strcmp(c->costs, "history") == 0;
+    if ((c->history.commit && !c->record) || (c->history.db && !c->record && !costs_history)) {
+        kbc_say(1, "options --commit and --history go with --record in kbench run (and "
+                   "--history with --costs history)");
         return KBC_EXIT_USAGE;
     }
     return shard_options(c, o);
@@ -187,6 +193,33 @@ static int pick_gpus(run_state *r)
     return KBC_EXIT_USAGE;
 }
 
+/* --costs: the seconds an earlier run took at each point (costs.h), for
+   the shards and the order points are handed out in.  Returns 0, or an
+   exit code after saying why. */
+static int load_costs(run_state *r)
+{
+    const kbc_cli *c = r->c;
+    if (!c->costs)
+        return 0;
+    kbc_diag d = {{0}};
+    int code = kbc_costs_load(&r->plan, c->costs, c->history.db, &r->costs, &d);
+    if (code) {
+        kbc_say(0, "%s", d.msg);
+        return code;
+    }
+    r->have_costs = 1;
+    r->so.costs = &r->costs;
+    size_t n;
+    free(kbc_plan_jobs(&r->plan, &n));
+    if (!c->quiet)
+        fprintf(stderr, "kbench: --costs: %zu of %zu points measured by %s%s\n",
+                r->costs.measured, n, c->costs,
+                r->costs.measured == n ? ""
+                : r->costs.measured     ? "; the others priced by the model, scaled to them"
+                                        : "; none matches this plan, so the model prices them");
+    return 0;
+}
+
 /* The INI file read and narrowed by --experiment, --set and --variants,
    the GPUs picked, and every point planned.  Returns 0, or an exit code
    after saying why. */
@@ -215,7 +248,7 @@ static int build_plan(run_state *r)
     r->have_plan = 1;
     kbc_registry_print_refused(&r->reg, stderr);
     kbc_plan_notes(&r->plan, stderr);
-    return 0;
+    return load_costs(r);
 }
 
 /* The dry run of a shard: which of the plan's points are its own, and
@@ -224,6 +257,7 @@ static void print_shards(const kbc_plan *plan, const kbc_super_opts *o, FILE *ou
 {
     size_t n;
     kbc_job *jobs = kbc_plan_jobs(plan, &n);
+    kbc_jobs_use_costs(jobs, n, o->costs);
     double *loads = kbc_xcalloc((size_t)o->shard_count, sizeof *loads);
     kbc_jobs_partition(jobs, n, o->shard_count, loads);
     double lo = loads[0], hi = loads[0], sum = 0;
@@ -238,10 +272,11 @@ static void print_shards(const kbc_plan *plan, const kbc_super_opts *o, FILE *ou
     char hash[65];
     kbc_plan_hash(plan, hash);
     fprintf(out,
-            "\nshard %d of %d (plan %.12s): %zu of %zu points; expected cost %.4g s of %.4g s "
+            "\nshard %d of %d (plan %.12s): %zu of %zu points; %s cost %.4g s of %.4g s "
             "(shards from %.4g to %.4g s: imbalance %.1f%% over the mean)\n",
-            o->shard_index, o->shard_count, hash, mine, n, loads[o->shard_index], sum, lo, hi,
-            sum > 0 ? (hi / (sum / o->shard_count) - 1) * 100 : 0.0);
+            o->shard_index, o->shard_count, hash, mine, n,
+            o->costs && o->costs->measured ? "measured" : "expected", loads[o->shard_index],
+            sum, lo, hi, sum > 0 ? (hi / (sum / o->shard_count) - 1) * 100 : 0.0);
     for (size_t j = 0; j < n; j++)
         if (jobs[j].shard == o->shard_index)
             fprintf(out, "  [%s] point %llu\n", plan->exps[jobs[j].exp].name,
@@ -426,6 +461,11 @@ static int open_outputs(run_state *r)
     r->n_sinks++;
     if (c->out_dir && (code = open_files(r)) != 0)
         return code;
+    if (c->timeline && !(r->timeline = fopen(c->timeline, "w"))) {
+        kbc_say(0, "--timeline: cannot write '%s': %s", c->timeline, strerror(errno));
+        return KBC_EXIT_USAGE;
+    }
+    r->so.timeline = r->timeline;
     return kbc_cli_self_path(r->self, sizeof r->self) != 0 ? KBC_EXIT_SYSTEM : 0;
 }
 
@@ -505,6 +545,10 @@ static int finish(run_state *r, int code)
 static void run_free(run_state *r)
 {
     close_sinks(r);
+    if (r->timeline && fclose(r->timeline) != 0)
+        kbc_say(0, "--timeline: cannot write '%s': %s", r->c->timeline, strerror(errno));
+    if (r->have_costs)
+        kbc_costs_free(&r->costs);
     free(r->picks);
     if (r->have_journal)
         kbc_journal_close(&r->journal);

@@ -44,6 +44,7 @@ const kbc_command kbc_commands[] = {
                     "           [--set K=V]... [--baseline OLD.json] [--gpus all|LIST\n"
                     "           [--allow-shared] [--allow-mixed]] [--shard i/N|auto\n"
                     "           [--shards N]] [--isolate point] [--sanitize-on-crash]\n"
+                    "           [--costs DIR|history] [--timeline FILE]\n"
                     "           [--sanitize memcheck|racecheck|synccheck|initcheck]\n"
                     "           [--record [--commit REV] [--history FILE]]",
         .options = {
@@ -58,10 +59,8 @@ const kbc_command kbc_commands[] = {
                          "keeps them also when the INI file's plan changed"},
             {"--force", "with -o, start afresh in a DIR that holds results"},
             {"--quiet", NULL},
-            {"--summary-only", "on the terminal, each experiment's sweep at a\n"
-                               "glance (a row per swept value, a column per\n"
-                               "variant, speed-ups over the sweep) and the\n"
-                               "failed rows, not a table per point"},
+            {"--summary-only", "each experiment's sweep at a glance, and the failed\n"
+                               "rows, not a table per point"},
             {"--wide", "the table also shows min, max, runs, noise, the\n"
                        "variants' flags and the check"},
             {"--variants", "the variants of every experiment (comma-separated\n"
@@ -77,22 +76,23 @@ const kbc_command kbc_commands[] = {
                         "i and N from Slurm, Open MPI, MPICH or Kubernetes"},
             {"--shards", "the count for --shard auto where the launcher gives\n"
                          "only an index (a Kubernetes Indexed Job)"},
+            {"--costs", "balance shards and order points by the seconds an\n"
+                        "earlier run of the plan took (its -o DIR, or history)"},
+            {"--timeline", "write where each worker's time went to FILE"},
             {"--isolate", "point: a fresh worker for every point (default: one\n"
                           "worker per GPU for the whole run)"},
             {"--sanitize-on-crash", "rerun a crashed CUDA variant once under\n"
                                     "compute-sanitizer memcheck; its first report\n"
                                     "joins the row"},
-            {"--sanitize", "every variant of every point in a worker of its\n"
-                           "own under compute-sanitizer TOOL (memcheck,\n"
-                           "racecheck, synccheck or initcheck): a row the\n"
-                           "sanitizer finds errors in is an error, with its\n"
-                           "report"},
+            {"--sanitize", "each variant in a worker of its own under\n"
+                           "compute-sanitizer TOOL (memcheck, racecheck,\n"
+                           "synccheck, initcheck): a row with errors is an error"},
             {"--record", "with -o, add the run to the history when it ends\n"
                          "(kbench history add; docs/history.md)"},
             {"--commit", "with --record: the commit of the code under test\n"
                          "(default: git HEAD here, else kbench's revision)"},
-            {"--history", "with --record: the history database (default\n"
-                          "$KBENCH_HISTORY, else\n$XDG_DATA_HOME/kbench/history.db)"},
+            {"--history", "with --record or --costs history: the database\n"
+                          "(default $KBENCH_HISTORY, else the XDG data folder's)"},
         },
         .examples = {"kbench run conf/reduce.ini -o out/reduce --gpus all",
                      "kbench run reduce n=2^24 variants=onepass,cub"},

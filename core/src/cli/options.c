@@ -50,11 +50,13 @@ const kbc_option kbc_options[] = {
     {"--shard", 0, "SPEC", "shard (i/N or auto)", 0, 0, 0, NULL, VALUE(shard)},
     {"--shards", 0, "N", "count", 0, 0, 0, NULL, VALUE(shards)},
     {"--isolate", 0, "MODE", "mode", 0, 0, 0, NULL, VALUE(isolate)},
+    {"--costs", 0, "FROM", "run folder or history", 0, 0, 0, NULL, VALUE(costs)},
+    {"--timeline", 0, "FILE", "file", 0, 0, 0, NULL, VALUE(timeline)},
     {"--sanitize", 0, "TOOL", "compute-sanitizer tool", 0, 0, 0, NULL, VALUE(sanitize)},
     {"--sanitize-on-crash", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(sanitize_on_crash)},
     {"--baseline", 0, "OLD", "results file", 0, 0, 0,
-     "beside each row, its change against the same row\nof OLD (an earlier results.json), "
-     "as compare\njudges it",
+     "each row's change against the same row of OLD\n(an earlier results.json), "
+     "as compare judges it",
      VALUE(baseline)},
     {"--plot", 0, NULL, NULL, 0, 0, 0, NULL, FLAG(plot)},
     {"--quiet", 'q', NULL, NULL, 0, 0, 0, "no progress line, only warnings on stderr",

@@ -94,6 +94,13 @@ const kb_param kbc_key_energy_windows = {
     .help = "with energy: the energy windows each CUDA row keeps (more: a tighter interval "
             "and comparison, and more time)"};
 
+/* prefetch's choices in the order of KBC_PREFETCH_OFF, _AUTO. */
+static const char *const prefetch_choices[] = {"off", "auto"};
+const kb_param kbc_key_prefetch = {
+    .name = "prefetch", .type = KB_PARAM_ENUM, .def = "auto", KB_CHOICES(prefetch_choices),
+    .help = "auto or off: make a point's inputs and reference on the CPU while the point "
+            "before it runs on the GPU, where its plugin can (docs/plugins.md, Prefetch)"};
+
 static const char *const cache_choices[] = {"hot", "cold"};
 
 const kb_param kbc_key_cache = {
@@ -153,6 +160,8 @@ const kbc_core_key kbc_core_keys[] = {
      MEASURE(kbc_key_energy_windows, KBC_STORE_U32, energy_windows)},
     {.name = "integrity", .where = KBC_IN_ANY,
      MEASURE(kbc_key_integrity, KBC_STORE_INT, integrity)},
+    {.name = "prefetch", .where = KBC_IN_ANY,
+     MEASURE(kbc_key_prefetch, KBC_STORE_INT, prefetch)},
     {.name = "zip", .kind = KBC_KIND_TEXT, .where = KBC_IN_ANY, .def = "none",
      .help = "swept parameters that advance together instead of making their cross product "
              "(zip = m, n, k: m = n = k at each point; their sweeps must be equally long)"},

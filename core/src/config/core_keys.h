@@ -84,7 +84,15 @@ typedef struct kbc_measure {
     /* What a row whose timing is not of the work it verified becomes
        (docs/integrity.md): KBC_INTEGRITY_*. */
     int integrity;
+    /* prefetch: KBC_PREFETCH_OFF or _AUTO (a worker makes the next point's
+       host half while this one's GPU variants run; exec/prefetch.h). */
+    int prefetch;
 } kbc_measure;
+
+/* The values of kbc_measure.prefetch: the index of the choice in
+   kbc_key_prefetch. */
+#define KBC_PREFETCH_OFF 0
+#define KBC_PREFETCH_AUTO 1
 
 /* The values of kbc_measure.energy: the index of the choice in
    kbc_key_energy (and of record.h's kbc_rec_energy.requested). */
@@ -151,7 +159,7 @@ extern const kb_param kbc_key_integrity;
 extern const kb_param kbc_key_warmup, kbc_key_runs, kbc_key_budget, kbc_key_seed,
     kbc_key_include_copies, kbc_key_cpu_threads, kbc_key_min_runs, kbc_key_max_runs,
     kbc_key_noise, kbc_key_min_time, kbc_key_batch, kbc_key_timeout, kbc_key_energy,
-    kbc_key_energy_window, kbc_key_energy_windows;
+    kbc_key_energy_window, kbc_key_energy_windows, kbc_key_prefetch;
 
 /* Parses the value of measure key k (its syntax, then its range).  Returns
    0, or -1 with why set to one clause, as kbc_value_parse does. */

@@ -15,6 +15,7 @@ void kbc_record_init(kbc_record *r)
     r->outcome = KBC_SKIPPED;
     r->device_left_bytes = -1;
     r->processes_left = -1;
+    r->wall_s = NAN;
     r->points = 1;
     r->check.error = NAN;
     r->check.tolerance = NAN;

@@ -265,6 +265,12 @@ typedef struct kbc_record {
        ended (exec/strays.h): every row a worker ran of the point carries
        it; -1 when not known (files written before kbench looked). */
     int processes_left;
+    /* Seconds the row took in its worker: its variant's calls (poison,
+       the checked run, verify, warm-up and timed runs, energy windows)
+       plus an equal share of the point's setup and teardown, so that a
+       point's rows add up to its time there; NaN when not measured (files
+       written before it, rows that never reached a worker). */
+    double wall_s;
     int cache_cold;         /* L2 flushed before every timed run     */
 
     /* Distinct configurations: the record stands for `points` points of

@@ -325,6 +325,7 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
                                 ? (int)json_integer_value(left)
                                 : -1;
     }
+    r->wall_s = get_num(o, "wall_s");
     get_str(o, "cache", buf, sizeof buf);
     r->cache_cold = strcmp(buf, "cold") == 0;
     r->points = rd_u64(&c, o, "points");

@@ -384,6 +384,7 @@ json_t *kbc_record_to_json(const kbc_record *r)
     json_object_set_new(o, "processes_left", r->processes_left >= 0
                                                  ? json_integer(r->processes_left)
                                                  : json_null());
+    json_object_set_new(o, "wall_s", num(r->wall_s));
     json_object_set_new(o, "points", u64(r->points));
     json_t *ig = json_array();
     snprintf(buf, sizeof buf, "%s", r->ignores);

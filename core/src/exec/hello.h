@@ -36,6 +36,11 @@ typedef struct kbc_hello {
     kbc_clock_sample clocks_at_start;
     int cublas_version;      /* of the cuBLAS a plugin loaded (major *
                                 10000 + minor * 100 + patch), or 0    */
+    /* Where the worker's start went (kbc_now() instants, for the
+       timeline): its main() began, the CUDA probe (the context) ended,
+       the plan (and its plugins) was built, the device was opened (its
+       stream and the ceilings it measures). */
+    double t_main, t_probe, t_plan, t_device;
 } kbc_hello;
 
 /* Copies the device's facts into h. */

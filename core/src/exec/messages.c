@@ -29,6 +29,7 @@ static void on_hello(super *s, worker *w, const json_t *v)
         w->has_hello = 1;
         w->deadline = 0;
         w->hello.pid = (int)w->pid;
+        sv_timeline_hello(s, w);
         if (!s->have_first) {
             s->first = w->hello;
             s->have_first = 1;
@@ -117,10 +118,14 @@ static int on_done(super *s, worker *w, const json_t *m, const json_t *v)
     }
     rows_take(s, w, sl, got, n, json_is_string(lost));
     free(got);
+    sv_timeline_point(s, w, sl, m);
     w->job = -1;
     w->variant[0] = '\0';
     if (json_is_string(lost))
         w->retiring = 1;
+    /* The worker's next point goes out now: the journal's sync and the
+       outputs below are the supervisor's time, not the GPU's. */
+    sv_feed(s, w);
     if ((sl->remaining & w->sent) && !json_is_string(lost)) {
         /* Rows a worker left out are a fault of the worker, not a
            pass; they are named rather than dropped. */

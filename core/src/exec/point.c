@@ -11,6 +11,7 @@
 #include "instance.h"
 #include "integrity.h"
 #include "measure.h"
+#include "prefetch.h"
 #include "sweep.h"
 #include "util.h"
 
@@ -414,6 +415,33 @@ static void derive(const kbc_experiment *e, uint64_t p, kbc_record *recs, size_t
 size_t kbc_point_run(const kbc_experiment *e, uint64_t p, const kbc_point_plan *plan,
                      kbc_device *dev, kb_host *host, kbc_point_memory *mem, kbc_record *recs)
 {
+    return kbc_point_run_aside(e, p, plan, dev, host, mem, recs, NULL);
+}
+
+/* Each row's wall_s: its variant's own seconds (own[i]) plus an equal
+   share of the setup and teardown (shared) among the rows set up. */
+static void walls(kbc_record *recs, size_t n, const double *own, uint64_t set_up, double shared)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += (set_up & KB_VARIANT_BIT(recs[i].variant_index)) != 0;
+    for (size_t i = 0; i < n; i++)
+        recs[i].wall_s = own[i] + ((set_up & KB_VARIANT_BIT(recs[i].variant_index)) && k
+                                       ? shared / (double)k
+                                       : 0.0);
+}
+
+size_t kbc_point_run_aside(const kbc_experiment *e, uint64_t p, const kbc_point_plan *plan,
+                           kbc_device *dev, kb_host *host, kbc_point_memory *mem,
+                           kbc_record *recs, kbc_point_aside *aside)
+{
+    kbc_point_times scratch, *tm = aside ? &aside->times : &scratch;
+    memset(tm, 0, sizeof *tm);
+    tm->start = kbc_now();
+    kbc_prefetch *pf = aside ? aside->prefetch : NULL;
+    const unsigned pf_before = kbc_prefetch_started(pf);
+    double own[KB_MAX_VARIANTS] = {0};
+    uint64_t set_up = 0;
     const kb_plugin *d = e->plugin->desc;
     kbc_hostctx *hc = host->host_private;
     kb_value *values = kbc_xcalloc(d->n_params ? d->n_params : 1, sizeof *values);
@@ -513,7 +541,16 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, const kbc_point_plan *
     void *state = NULL;
     if (e->measure.energy != KBC_ENERGY_OFF)
         kbc_energy_point_start(dev); /* the idle power, before the setup's work */
-    st = kbc_call_setup(in, values, mask, &state, &err);
+    /* The host half may have been made ahead, while the point before this
+       one ran (prefetch.h); then only setup_device runs here. */
+    double t_setup = kbc_now();
+    kbc_prefetch_took took;
+    st = kbc_prefetch_setup(pf, in, e, p, values, mask, &state, &err, &took);
+    tm->setup_s = kbc_now() - t_setup - took.wait_s;
+    tm->wait_s = took.wait_s;
+    tm->ahead = took.ahead;
+    tm->ahead_s = took.host_s;
+    set_up = mask;
     if (st != KB_OK) {
         for (size_t i = 0; i < n; i++)
             if (mask & KB_VARIANT_BIT(recs[i].variant_index))
@@ -547,17 +584,29 @@ size_t kbc_point_run(const kbc_experiment *e, uint64_t p, const kbc_point_plan *
                          dev->lost_after);
                 continue;
             }
+            /* The next point's host half runs beside this variant only
+               where its timing cannot feel it; else it is waited for. */
+            int beside = (aside && aside->overlap ? aside->overlap : kbc_prefetch_may_overlap)(
+                e, r, dev);
+            tm->joins_s += kbc_prefetch_before(pf, beside, dev);
+            double t_variant = kbc_now();
             kbc_host_progress(hc, e->name, r->variant);
             run_variant(e, state, dev, host, r);
+            own[i] = kbc_now() - t_variant;
         }
     }
     /* Teardown also after a failed setup: the contract lets setup hand
        back a half-built state, and leaking it would starve later points. */
+    double t_teardown = kbc_now();
     kbc_call_teardown(in, state);
+    tm->teardown_s = kbc_now() - t_teardown;
 
 report:
     derive(e, p, recs, n, dev, mem);
+    walls(recs, n, own, set_up, tm->setup_s + tm->wait_s + tm->teardown_s);
 out:
     free(values);
+    tm->prefetches = kbc_prefetch_started(pf) - pf_before;
+    tm->end = kbc_now();
     return n;
 }

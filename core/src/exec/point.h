@@ -13,6 +13,7 @@
 #include "device.h"
 #include "host.h"
 #include "point_plan.h"
+#include "prefetch.h"
 #include "record.h"
 
 /* How a row skipped because an earlier variant spoilt the CUDA context
@@ -53,6 +54,40 @@ void kbc_record_identify(kbc_record *r, const kbc_experiment *e, uint64_t p,
    its configuration. */
 size_t kbc_point_run(const kbc_experiment *e, uint64_t p, const kbc_point_plan *plan,
                      kbc_device *dev, kb_host *host, kbc_point_memory *mem, kbc_record *recs);
+
+/* Where a point's time went in its worker, for the timeline (docs/cli.md,
+   --timeline): kbc_now() seconds. */
+typedef struct kbc_point_times {
+    double start, end;   /* the point, from its first step to its last   */
+    double setup_s;      /* setup(), or setup_device() after a host half
+                            made ahead                                    */
+    int ahead;           /* the setup took a host half made ahead         */
+    double ahead_s;      /* that host half's own seconds, on its thread   */
+    double wait_s;       /* the setup's wait for it                       */
+    double joins_s;      /* waits, before this point's variants that may
+                            not overlap it, for the next point's host half */
+    double teardown_s;
+    unsigned prefetches; /* host halves of a next point started during it */
+} kbc_point_times;
+
+/* What a worker adds to a point: the next point's host half made beside
+   it (prefetch.h; NULL: setup() as ever), and where its time went. */
+typedef struct kbc_point_aside {
+    kbc_prefetch *prefetch;
+    /* Which variants the next point's host half may run beside; NULL:
+       kbc_prefetch_may_overlap (tests name their own, since without a GPU
+       no variant may). */
+    int (*overlap)(const kbc_experiment *e, const kbc_record *r, const kbc_device *dev);
+    kbc_point_times times; /* filled by kbc_point_run_aside */
+} kbc_point_aside;
+
+/* kbc_point_run with a worker's additions (aside may be NULL; then it is
+   kbc_point_run).  Each record's wall_s is the seconds its variant took
+   here plus an equal share of the setup and teardown among the variants
+   set up, so that a point's rows add up to its time in the worker. */
+size_t kbc_point_run_aside(const kbc_experiment *e, uint64_t p, const kbc_point_plan *plan,
+                           kbc_device *dev, kb_host *host, kbc_point_memory *mem,
+                           kbc_record *recs, kbc_point_aside *aside);
 
 /* The speed-ups of a point's records (recs[0..n), as kbc_point_run
    leaves them): against the baseline and the reference (their record

@@ -222,7 +222,9 @@ char *kbc_order_line(const kbc_order *o)
         json_object_set_new(pt, "point", json_integer((json_int_t)o->point));
         json_object_set_new(pt, "mask", json_string(mask));
         json_object_set_new(pt, "plan", plan);
-        json_object_set_new(m, "point", pt);
+        if (o->ahead)
+            json_object_set_new(pt, "share", json_integer(o->share > 0 ? o->share : 1));
+        json_object_set_new(m, o->ahead ? "ahead" : "point", pt);
     }
     char *text = json_dumps(m, JSON_COMPACT);
     json_decref(m);
@@ -263,6 +265,8 @@ int kbc_order_read(const char *line, kbc_order *o, char *why, size_t n)
     json_error_t je;
     json_t *m = json_loads(line, JSON_REJECT_DUPLICATES, &je);
     const json_t *pt = m ? json_object_get(m, "point") : NULL;
+    if (m && !pt && (pt = json_object_get(m, "ahead")))
+        o->ahead = 1;
     int rc = -1;
     if (m && json_is_true(json_object_get(m, "quit"))) {
         o->quit = 1;
@@ -278,6 +282,11 @@ int kbc_order_read(const char *line, kbc_order *o, char *why, size_t n)
             json_integer_value(p) < 0 || !mask || !*mask || *end) {
             snprintf(why, n, "its point is not an experiment, a point and a mask");
         } else if (plan_read(json_object_get(pt, "plan"), &o->plan, why, n) == 0) {
+            const json_t *share = json_object_get(pt, "share");
+            o->share = json_is_integer(share) && json_integer_value(share) > 0 &&
+                               json_integer_value(share) < 1 << 20
+                           ? (int)json_integer_value(share)
+                           : 1;
             o->exp = (uint32_t)json_integer_value(x);
             o->point = (uint64_t)json_integer_value(p);
             o->mask = mk;

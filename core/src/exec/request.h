@@ -19,6 +19,12 @@
  *       worker is the supervisor's own binary exec'd again, so both ends
  *       share the layout; an image of another size is refused.  The worker does not
  *       call plan(): the point was planned once, by the supervisor.
+ *   {"ahead": {...as point...}}
+ *       the point the worker will most likely be told to run next (a
+ *       hint, not an order): it may make that point's host half while the
+ *       current one runs (prefetch.h), with "share": the workers that
+ *       share the host's memory.  A later hint replaces it; a point order
+ *       for another point drops what was made for it.
  *   {"quit": true}
  *       (or the end of input) exit.
  */
@@ -68,6 +74,9 @@ void kbc_request_release(kbc_request *r);
 /* One order on the worker's standard input. */
 typedef struct kbc_order {
     int quit;             /* the run is over for this worker             */
+    int ahead;            /* a hint of the next point, not an order to run */
+    int share;            /* with ahead: the workers that share this
+                             host's memory (the prefetch's memory rule)  */
     uint32_t exp;         /* else: run this point of this experiment     */
     uint64_t point;
     uint64_t mask;        /* its plugin variants; 0: every selected one  */

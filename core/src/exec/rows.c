@@ -20,6 +20,7 @@ void sv_slot_init(super *s, slot *sl)
     const kbc_experiment *e = sv_exp_of(s, sl);
     sl->recs = kbc_xcalloc(e->n_variants ? e->n_variants : 1, sizeof *sl->recs);
     sl->have = kbc_xcalloc(e->n_variants ? e->n_variants : 1, 1);
+    sl->hinted_to = -1;
     for (uint32_t k = 0; k < e->n_variants; k++) {
         uint64_t pts;
         if (kbc_point_first_of(e, sl->job.point, e->variants[k], &pts, NULL, 0))

@@ -237,6 +237,7 @@ static void slots_make(super *s)
     const kbc_super_opts *o = s->o;
     size_t n_jobs;
     kbc_job *jobs = kbc_plan_jobs(s->plan, &n_jobs);
+    kbc_jobs_use_costs(jobs, n_jobs, o->costs);
     if (o->shard_count > 1)
         kbc_jobs_partition(jobs, n_jobs, o->shard_count, NULL);
     s->slots = kbc_xcalloc(n_jobs ? n_jobs : 1, sizeof *s->slots);
@@ -320,9 +321,28 @@ static void signals_restore(const struct sigaction old[3])
     sigaction(SIGPIPE, &old[2], NULL);
 }
 
+void sv_feed(super *s, worker *w)
+{
+    if (sv_signals_seen || s->fatal[0] || s->stop || !w->pid || !w->has_hello || w->job >= 0 ||
+        w->retiring)
+        return;
+    if (s->o->isolate_point && w->points_run > 0) {
+        if (w->to >= 0) {
+            close(w->to); /* end of input: it exits */
+            w->to = -1;
+        }
+        w->retiring = 1;
+        return;
+    }
+    long k = sv_pick_for(s, w);
+    if (k >= 0) {
+        sv_send_point(s, w, (size_t)k);
+        sv_send_hint(s, w);
+    }
+}
+
 /* Starts the workers that are missing (while points are pending, or before
-   the first hello) and gives each idle one its next point; with
-   --isolate, a worker that ran a point is told to exit instead. */
+   the first hello) and feeds each idle one (sv_feed). */
 static void feed_workers(super *s, int pending)
 {
     const kbc_super_opts *o = s->o;
@@ -333,20 +353,8 @@ static void feed_workers(super *s, int pending)
             sv_worker_spawn(s, w, gpu);
         if (s->fatal[0])
             break;
-        if (w->pid && w->has_hello && w->job < 0 && !w->retiring) {
-            if (o->isolate_point && w->points_run > 0) {
-                if (w->to >= 0) {
-                    close(w->to); /* end of input: it exits */
-                    w->to = -1;
-                }
-                w->retiring = 1;
-                continue;
-            }
-            long k = next_pending(s);
-            if (k >= 0)
-                sv_send_point(s, w, (size_t)k);
-            pending = next_pending(s) >= 0;
-        }
+        sv_feed(s, w);
+        pending = next_pending(s) >= 0;
     }
 }
 
@@ -423,6 +431,7 @@ static void run_loop(super *s)
         s->w[i].pid = 0;
         s->w[i].to = s->w[i].from = s->w[i].err = -1;
         s->w[i].job = -1;
+        s->w[i].hint = s->w[i].hint_sent = s->w[i].hint_before = -1;
     }
     struct pollfd *pf = kbc_xcalloc(2 * s->n_w, sizeof *pf);
     for (;;) {
@@ -520,6 +529,7 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
     super st;
     super *s = &st;
     memset(s, 0, sizeof *s);
+    s->t_begin = kbc_now();
     s->plan = plan;
     s->o = o;
     /* The host's load before any worker starts, and the CPU time from
@@ -541,6 +551,7 @@ int kbc_supervise(const kbc_plan *plan, const kbc_super_opts *o, kbc_sink *sinks
     workers_end(s);
     signals_restore(old);
     run_end(s);
+    sv_timeline_end(s);
     int code = s->code;
     super_free(s);
     return code;

@@ -7,7 +7,9 @@
  * calls plan() again.
  *
  * Points are handed out one at a time (the longest expected first when
- * several workers share the plan), and their rows are reported in plan
+ * several workers share the plan); with each, the worker is told which
+ * point is likely next, so that its host half is made while this one's
+ * GPU work is timed (prefetch.h).  Their rows are reported in plan
  * order, so that the table, CSV, JSON and markdown read as one process's
  * run.  A point whose worker dies (a signal, exit(), abort()), writes
  * something that is not a message, loses its CUDA context to a sticky
@@ -26,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "config.h"
 #include "record.h"
@@ -79,6 +82,14 @@ typedef struct kbc_super_opts {
        stay up between the calls.  NULL: none. */
     size_t (*more)(void *ctx, const struct kbc_point_pick **more);
     void *more_ctx;
+    /* --timeline: where each worker's time went, as JSON lines (docs/cli.md,
+       "The timeline"), written as the run goes; NULL: none.  The caller
+       opens and closes it. */
+    FILE *timeline;
+    /* --costs: the measured seconds of the plan's points, for the shards,
+       the order points are handed out in and the ETA (shard.h); NULL: the
+       model. */
+    const struct kbc_costs *costs;
 } kbc_super_opts;
 
 /* One point a run is limited to (kbc_super_opts.picks). */

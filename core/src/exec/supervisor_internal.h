@@ -12,6 +12,9 @@
  *   sanitize.c    a crashed CUDA variant run again under memcheck
  *   resume.c      --resume: the journal's rows matched to this run's points
  *   gpus.c        --gpus through NVML
+ *   ahead.c       which point an idle worker runs, and the next one hinted
+ *                 to it so that its host half is made ahead (prefetch.h)
+ *   timeline.c    --timeline: where each worker's time went
  */
 #ifndef KBENCH_SUPERVISOR_INTERNAL_H
 #define KBENCH_SUPERVISOR_INTERNAL_H
@@ -48,6 +51,11 @@ typedef struct slot {
     uint64_t remaining; /* plugin variant bits still to run here          */
     kbc_record *recs;   /* one per position in the experiment's variants   */
     unsigned char *have;
+    int hinted_to;      /* the worker told it is likely next (its host
+                           half may be made ahead there), or -1          */
+    int solo;           /* never hinted, nor run beside a hint: a worker
+                           died where a host half made ahead may have
+                           been the cause, so it runs again alone         */
 } slot;
 
 typedef struct buf {
@@ -82,6 +90,14 @@ typedef struct worker {
     int retiring;       /* it will exit: no more points for it             */
     int killed;         /* kbench stopped it: its channel is not read on   */
     int points_run;
+    long hint;          /* the slot hinted to it (request.h, ahead) that
+                           it may run next, or -1 (also once another
+                           worker took that slot)                         */
+    long hint_sent;     /* the slot hinted during its current job, or -1:
+                           that host half may be running now               */
+    long hint_before;   /* the slot hinted during its previous job, or -1:
+                           that host half may still run while the current
+                           job sets up                                     */
     uint64_t sent;      /* the variants its point's order named            */
     /* --sanitize (sanitize.c): it runs under compute-sanitizer, whose
        lines ("========= ...") are kept in san rather than shown; its
@@ -126,6 +142,9 @@ typedef struct super {
                            (shard.c's model), and of those done here     */
     kbc_job *jobs;      /* the plan's jobs, for picks added as it goes    */
     size_t n_jobs;
+    double t_begin;     /* kbc_now() when kbc_supervise began: the
+                           timeline's zero                               */
+    struct sv_timeline *tl; /* --timeline's accounts, or NULL              */
 } super;
 
 /* SIGINT and SIGTERM seen since the run began (supervisor.c). */
@@ -146,6 +165,11 @@ static inline int sv_position(const kbc_experiment *e, uint32_t v)
 }
 
 /* ---- supervisor.c ---- */
+/* Gives worker w, when it is ready and idle, its next point and the hint
+   of the one after (ahead.c); with --isolate, a worker that ran a point is
+   told to exit instead.  Called as soon as a worker's point is back,
+   before the journal and the outputs take their time. */
+void sv_feed(super *s, worker *w);
 void sv_progress_clear(super *s);
 void sv_progress(super *s, const worker *w);
 const char *sv_gpu_model(const super *s);
@@ -199,6 +223,26 @@ int sv_worker_channel(super *s, worker *w);
 /* Takes the point's answer that a sanitized worker's output held back
    (w->held), now that its verdict is known. */
 void sv_worker_take_held(super *s, worker *w);
+
+/* ---- ahead.c ---- */
+/* The point idle worker w runs next (a slot index), or -1. */
+long sv_pick_for(super *s, const worker *w);
+/* After w was sent a point: hints the next one to it when it may be
+   prepared ahead (request.h, "ahead"). */
+void sv_send_hint(super *s, worker *w);
+/* Forgets what was hinted to w (it ended). */
+void sv_hint_release(super *s, worker *w);
+/* Whether w's end (a crash or a timeout) may have been a host half made
+   ahead rather than its running variant; if so, marks the slots involved
+   solo and returns 1 (the job's rows are then not charged). */
+int sv_hint_suspect(super *s, worker *w);
+
+/* ---- timeline.c ---- */
+/* --timeline (kbc_super_opts.timeline): a worker said hello, a point came
+   back (m: its done message), a worker ended, the run ended. */
+void sv_timeline_hello(super *s, const worker *w);
+void sv_timeline_point(super *s, const worker *w, const slot *sl, const json_t *m);
+void sv_timeline_end(super *s);
 
 /* ---- sanitize.c ---- */
 void sv_sanitize_rerun(super *s, const slot *sl, uint32_t v, int gpu, char *out, size_t n);

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <sys/file.h>
 #include <jansson.h>
@@ -22,6 +23,7 @@
 #include "ini.h"
 #include "loader.h"
 #include "point.h"
+#include "prefetch.h"
 #include "record_json.h"
 #include "request.h"
 #include "shard.h"
@@ -215,20 +217,148 @@ static void rows_strays(kbc_record *recs, size_t n)
         recs[k].processes_left = left;
 }
 
+/* The variants an order asks for, as an experiment of their own. */
+static void narrow(const kbc_plan *plan, const kbc_order *o, kbc_experiment *e)
+{
+    const kbc_experiment *full = &plan->exps[o->exp];
+    *e = *full;
+    if (o->mask) {
+        e->n_variants = 0;
+        for (uint32_t k = 0; k < full->n_variants; k++)
+            if (o->mask & KB_VARIANT_BIT(full->variants[k]))
+                e->variants[e->n_variants++] = full->variants[k];
+    }
+}
+
+/* ---- the orders on standard input ----
+ * Read without stdio, so that the prefetch can look for a hint of the
+ * next point between the variants of this one without blocking
+ * (prefetch.h). */
+typedef struct inbox {
+    char *p;
+    size_t n, cap;
+    int eof;
+} inbox;
+
+/* Reads what standard input holds, waiting for it when block is set.
+   Returns -1 at its end or on an error. */
+static int inbox_fill(inbox *b, int block)
+{
+    for (;;) {
+        struct pollfd pf = {.fd = STDIN_FILENO, .events = POLLIN};
+        int r = poll(&pf, 1, block ? -1 : 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? -1 : 0;
+        if (b->n + 65536 + 1 > b->cap) {
+            b->cap = (b->n + 65536 + 1) * 2;
+            b->p = kbc_xrealloc(b->p, b->cap);
+        }
+        ssize_t got = read(STDIN_FILENO, b->p + b->n, 65536);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            b->eof = 1;
+            return -1;
+        }
+        b->n += (size_t)got;
+        return 0;
+    }
+}
+
+/* The first whole line in b (NUL-terminated in place, without its
+   newline), or NULL; inbox_drop takes it out. */
+static char *inbox_peek(inbox *b, size_t *len)
+{
+    char *nl = b->n ? memchr(b->p, '\n', b->n) : NULL;
+    if (!nl)
+        return NULL;
+    *nl = '\0';
+    *len = (size_t)(nl - b->p) + 1;
+    return b->p;
+}
+
+static void inbox_drop(inbox *b, size_t len)
+{
+    memmove(b->p, b->p + len, b->n - len);
+    b->n -= len;
+}
+
+/* What the worker knows of its next point: the last hint (an "ahead"
+   order) the supervisor sent, and whether the prefetch has been told. */
+typedef struct worker_state {
+    const kbc_plan *plan;
+    inbox in;
+    kbc_order hint;
+    int have_hint, hint_told;
+    int threads;
+} worker_state;
+
+/* Takes every hint at the head of the input; stops at the first order of
+   another kind, which the main loop reads after the point. */
+static void take_hints(worker_state *ws)
+{
+    char *line;
+    size_t len;
+    while ((line = inbox_peek(&ws->in, &len))) {
+        kbc_order o;
+        char why[300];
+        if (kbc_order_read(line, &o, why, sizeof why) != 0 || !o.ahead) {
+            line[len - 1] = '\n'; /* put back whole */
+            return;
+        }
+        inbox_drop(&ws->in, len);
+        if (o.exp < ws->plan->n && o.point < ws->plan->exps[o.exp].n_points) {
+            ws->hint = o;
+            ws->have_hint = 1;
+            ws->hint_told = 0;
+        }
+    }
+}
+
+/* kbc_ahead_fn: the hinted point, once. */
+static int next_point(void *ctx, kbc_ahead *a)
+{
+    worker_state *ws = ctx;
+    if (!ws->in.eof)
+        inbox_fill(&ws->in, 0);
+    take_hints(ws);
+    if (!ws->have_hint || ws->hint_told)
+        return 0;
+    ws->hint_told = 1;
+    memset(a, 0, sizeof *a);
+    narrow(ws->plan, &ws->hint, &a->e);
+    a->point = ws->hint.point;
+    a->plan = ws->hint.plan;
+    a->cpu_threads = a->e.measure.cpu_threads > 0 ? a->e.measure.cpu_threads : ws->threads;
+    a->share = ws->hint.share;
+    return 1;
+}
+
+/* The point's times for the timeline: kbc_now() instants and seconds. */
+static json_t *times_json(const kbc_point_times *t)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "start", json_real(t->start));
+    json_object_set_new(o, "end", json_real(t->end));
+    json_object_set_new(o, "setup_s", json_real(t->setup_s));
+    json_object_set_new(o, "ahead", json_boolean(t->ahead));
+    json_object_set_new(o, "ahead_s", json_real(t->ahead_s));
+    json_object_set_new(o, "wait_s", json_real(t->wait_s));
+    json_object_set_new(o, "joins_s", json_real(t->joins_s));
+    json_object_set_new(o, "teardown_s", json_real(t->teardown_s));
+    json_object_set_new(o, "prefetches", json_integer(t->prefetches));
+    return o;
+}
+
 static int run_point(const kbc_plan *plan, const kbc_order *o, kbc_device *dev,
-                     int threads_default)
+                     int threads_default, kbc_prefetch *pf)
 {
     const uint32_t x = o->exp;
-    const uint64_t p = o->point, mask = o->mask;
-    const kbc_experiment *full = &plan->exps[x];
-    /* The variants asked for, as an experiment of their own. */
-    kbc_experiment e = *full;
-    if (mask) {
-        e.n_variants = 0;
-        for (uint32_t k = 0; k < full->n_variants; k++)
-            if (mask & KB_VARIANT_BIT(full->variants[k]))
-                e.variants[e.n_variants++] = full->variants[k];
-    }
+    const uint64_t p = o->point;
+    kbc_experiment e;
+    narrow(plan, o, &e);
     int threads = e.measure.cpu_threads > 0 ? e.measure.cpu_threads : threads_default;
     kbc_hostctx hc;
     memset(&hc, 0, sizeof hc);
@@ -244,7 +374,8 @@ static int run_point(const kbc_plan *plan, const kbc_order *o, kbc_device *dev,
     for (uint32_t k = 0; k < e.n_variants; k++)
         any_cuda |= e.plugin->desc->variants[e.variants[k]].backend == KB_BACKEND_CUDA;
     uint64_t free0 = any_cuda && dev->usable && !dev->lost ? kbc_gpu_free_memory() : 0;
-    size_t n = kbc_point_run(&e, p, &o->plan, dev, &host, NULL, recs);
+    kbc_point_aside aside = {.prefetch = pf};
+    size_t n = kbc_point_run_aside(&e, p, &o->plan, dev, &host, NULL, recs, &aside);
     if (free0 && !dev->lost) {
         uint64_t free1 = kbc_gpu_free_memory();
         int64_t left = free1 && free1 < free0 ? (int64_t)(free0 - free1) : 0;
@@ -266,6 +397,7 @@ static int run_point(const kbc_plan *plan, const kbc_order *o, kbc_device *dev,
     for (size_t k = 0; k < n; k++)
         json_array_append_new(rows, kbc_record_to_json(&recs[k]));
     json_object_set_new(m, "rows", rows);
+    json_object_set_new(m, "times", times_json(&aside.times));
     send_json(m);
     kbc_records_free(recs, n);
     return lost ? 1 : 0;
@@ -273,6 +405,7 @@ static int run_point(const kbc_plan *plan, const kbc_order *o, kbc_device *dev,
 
 int kbc_worker_main(int argc, char **argv)
 {
+    const double t_main = kbc_now();
     const char *fd_text = getenv(KBC_WORKER_FD_ENV);
     char *end = NULL;
     long fd = fd_text ? strtol(fd_text, &end, 10) : -1;
@@ -317,7 +450,9 @@ int kbc_worker_main(int argc, char **argv)
     kbc_hello h;
     memset(&h, 0, sizeof h);
     h.pid = (int)getpid();
+    h.t_main = t_main;
     kbc_gpu_probe(&h.machine);
+    h.t_probe = kbc_now();
     /* The GPU: the one the supervisor gave (its UUID), or the device the
        runtime chose. */
     const char *given = getenv("CUDA_VISIBLE_DEVICES");
@@ -334,6 +469,7 @@ int kbc_worker_main(int argc, char **argv)
     if (kbc_plan_build_unplanned(&ini, &reg, &plan, &d) != 0)
         return fatal("%s", d.msg);
     kbc_plan_hash(&plan, h.plan_hash);
+    h.t_plan = kbc_now();
 
     kbc_device dev;
     /* Under compute-sanitizer (--sanitize) the ceilings would be the
@@ -342,6 +478,7 @@ int kbc_worker_main(int argc, char **argv)
         kbc_device_open(&dev, &h.machine, !req.sanitized);
     else
         kbc_device_open(&dev, NULL, 0);
+    h.t_device = kbc_now();
     kbc_hello_from_device(&h, &dev);
     h.cublas_version = cublas_version();
     if (h.machine.has_gpu) {
@@ -355,11 +492,20 @@ int kbc_worker_main(int argc, char **argv)
     send_json(kbc_hello_to_json(&h));
 
     int threads = h.machine.cpu_threads > 0 ? h.machine.cpu_threads : 1;
-    char *line = NULL;
-    size_t cap = 0;
     int code = KBC_EXIT_OK;
+    worker_state *ws = kbc_xcalloc(1, sizeof *ws);
+    ws->plan = &plan;
+    ws->threads = threads;
+    kbc_prefetch_opts po = {.next = next_point, .ctx = ws};
+    kbc_prefetch *pf = kbc_prefetch_new(&po);
     kbc_order *o = kbc_xmalloc(sizeof *o);
-    while (getline(&line, &cap, stdin) > 0) {
+    for (;;) {
+        char *line;
+        size_t len;
+        while (!(line = inbox_peek(&ws->in, &len)) && inbox_fill(&ws->in, 1) == 0)
+            ;
+        if (!line)
+            break; /* the end of input: quit */
         char why[300] = "";
         int bad = kbc_order_read(line, o, why, sizeof why) != 0;
         if (!bad && o->quit)
@@ -369,11 +515,22 @@ int kbc_worker_main(int argc, char **argv)
                          line, why[0] ? ": " : "", why);
             break;
         }
-        if (run_point(&plan, o, &dev, threads) != 0)
+        inbox_drop(&ws->in, len);
+        if (o->ahead) {
+            ws->hint = *o;
+            ws->have_hint = 1;
+            ws->hint_told = 0;
+            continue;
+        }
+        /* A point to run: whatever was hinted is this one or no more. */
+        ws->have_hint = 0;
+        if (run_point(&plan, o, &dev, threads, pf) != 0)
             break; /* the context is lost: a fresh worker takes over */
     }
+    kbc_prefetch_free(pf);
+    free(ws->in.p);
+    free(ws);
     free(o);
-    free(line);
     kbc_device_close(&dev);
     kbc_plan_free(&plan);
     kbc_ini_free(&ini);

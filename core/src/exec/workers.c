@@ -125,6 +125,7 @@ void sv_worker_spawn(super *s, worker *w, int gpu)
     memset(w, 0, sizeof *w);
     w->to = w->from = w->err = -1;
     w->job = -1;
+    w->hint = w->hint_sent = w->hint_before = -1;
     w->gpu = gpu;
     w->strays = -1;
     if (pipe2(to, O_CLOEXEC) != 0 || pipe2(from, O_CLOEXEC) != 0 ||
@@ -297,6 +298,15 @@ void sv_lose_job(super *s, worker *w, int outcome, const char *why)
     if (w->job < 0)
         return;
     slot *sl = &s->slots[w->job];
+    if (sv_hint_suspect(s, w)) {
+        /* A host half made ahead on another thread may be what failed
+           (ahead.c): nothing is charged, and the points involved run
+           again alone, where a failure is their own. */
+        w->job = -1;
+        w->variant[0] = '\0';
+        sl->state = JOB_PENDING;
+        return;
+    }
     const kbc_experiment *e = sv_exp_of(s, sl);
     char logs[600], reason[700];
     last_log(w, logs, sizeof logs);
@@ -404,6 +414,7 @@ static void reap(super *s, worker *w, int kill_it, int outcome, const char *give
     }
     w->strays = kbc_strays_end_group(w->pid);
     sv_worker_stderr(s, w, 1);
+    sv_hint_release(s, w);
     if (w->sanitized) {
         sv_sanitize_judge(s, w, status);
         sv_worker_take_held(s, w);

@@ -134,6 +134,7 @@ typedef struct kbc_hist_run {
     char kbench_git[64];
     char host[256];
     size_t n_rows;
+    char plan_hash[65];   /* the plan's identity (shard.h), "" unknown */
 } kbc_hist_run;
 int kbc_history_runs(kbc_history *h, kbc_hist_run **r, size_t *n, kbc_diag *d);
 

@@ -169,7 +169,7 @@ int kbc_history_runs(kbc_history *h, kbc_hist_run **out, size_t *n, kbc_diag *d)
 {
     static const char sql[] =
         "SELECT runs.id, sha256, path, started, commit_rev, commit_source, kbench_git, host, "
-        "(SELECT count(*) FROM rows WHERE rows.run_id = runs.id) FROM runs "
+        "(SELECT count(*) FROM rows WHERE rows.run_id = runs.id), plan_hash FROM runs "
         "ORDER BY commit_time DESC, started DESC, id DESC";
     *out = NULL;
     *n = 0;
@@ -190,6 +190,7 @@ int kbc_history_runs(kbc_history *h, kbc_hist_run **out, size_t *n, kbc_diag *d)
         col_text(st, 6, x->kbench_git, sizeof x->kbench_git);
         col_text(st, 7, x->host, sizeof x->host);
         x->n_rows = (size_t)sqlite3_column_int64(st, 8);
+        col_text(st, 9, x->plan_hash, sizeof x->plan_hash);
         rc = SQLITE_OK;
     }
     sqlite3_finalize(st);

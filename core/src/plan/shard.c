@@ -147,6 +147,35 @@ kbc_job *kbc_plan_jobs(const kbc_plan *plan, size_t *n)
     return jobs;
 }
 
+void kbc_jobs_use_costs(kbc_job *jobs, size_t n, const kbc_costs *c)
+{
+    if (!c)
+        return;
+    double measured = 0, modelled = 0;
+    for (size_t j = 0; j < n; j++) {
+        double s = jobs[j].exp < c->n_exps ? c->seconds[jobs[j].exp][jobs[j].point] : NAN;
+        if (isfinite(s)) {
+            measured += s;
+            modelled += jobs[j].cost;
+        }
+    }
+    double scale = measured > 0 && modelled > 0 ? measured / modelled : 1.0;
+    for (size_t j = 0; j < n; j++) {
+        double s = jobs[j].exp < c->n_exps ? c->seconds[jobs[j].exp][jobs[j].point] : NAN;
+        jobs[j].cost = isfinite(s) ? s : jobs[j].cost * scale;
+    }
+}
+
+void kbc_costs_free(kbc_costs *c)
+{
+    for (size_t i = 0; c && c->seconds && i < c->n_exps; i++)
+        free(c->seconds[i]);
+    if (c) {
+        free(c->seconds);
+        memset(c, 0, sizeof *c);
+    }
+}
+
 typedef struct group_cost {
     uint32_t group;
     double cost;
@@ -185,14 +214,20 @@ void kbc_jobs_partition(kbc_job *jobs, size_t n, int count, double *loads)
         g[lo].cost += jobs[j].cost;
     }
     qsort(g, ng, sizeof *g, by_cost_desc);
+    /* Groups per shard: between shards of equal load, the one with fewer
+       takes the next, so that groups that cost nothing (measured costs of
+       points that ran nothing) still spread out. */
+    size_t *groups = kbc_xcalloc((size_t)count, sizeof *groups);
     for (size_t k = 0; k < ng; k++) {
         int best = 0;
         for (int s = 1; s < count; s++)
-            if (load[s] < load[best])
+            if (load[s] < load[best] || (load[s] == load[best] && groups[s] < groups[best]))
                 best = s;
         load[best] += g[k].cost;
+        groups[best]++;
         shard_of[g[k].group] = best;
     }
+    free(groups);
     for (size_t j = 0; j < n; j++)
         jobs[j].shard = shard_of[jobs[j].group];
     if (loads)

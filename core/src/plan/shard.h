@@ -5,7 +5,8 @@
  * variant's configuration starts (point.h): the unit a worker runs.  Each
  * job has an expected cost, a model from the plan's bytes and flops and
  * the experiment's runs and budget (not a measurement), used to hand out
- * the longest jobs first and to balance shards.
+ * the longest jobs first and to balance shards; where an earlier run of
+ * the plan measured its points (kbc_costs), their seconds instead.
  *
  * Jobs that share a configuration (a variant that ignores a swept
  * parameter runs at the first point of its configuration only, and the
@@ -32,8 +33,26 @@ typedef struct kbc_job {
    free() the array. */
 kbc_job *kbc_plan_jobs(const kbc_plan *plan, size_t *n);
 
+/* Measured seconds of a plan's points, from an earlier run (kbench run
+   --costs; cli/costs.c reads them): seconds[x][p] for point p of
+   experiment x, NaN where none was measured. */
+typedef struct kbc_costs {
+    double **seconds;
+    size_t n_exps;
+    size_t measured;   /* jobs of the plan with a measured cost          */
+    char from[1100];   /* where they came from, for messages              */
+} kbc_costs;
+
+/* Gives each job its measured cost where c has one, and elsewhere the
+   model's cost scaled by how the measured jobs compare with their model
+   (the sum of their measured over the sum of their modelled seconds), so
+   that both are seconds of the same clock.  c NULL: nothing changes. */
+void kbc_jobs_use_costs(kbc_job *jobs, size_t n, const kbc_costs *c);
+void kbc_costs_free(kbc_costs *c);
+
 /* Assigns every job a shard in [0, count): whole groups, largest expected
-   cost first, each to the least loaded shard (the lowest index on a tie),
+   cost first, each to the least loaded shard (on a tie, the one with fewer
+   groups, then the lowest index),
    so that the same plan always splits the same way.  loads (count
    doubles, or NULL) receives each shard's expected cost. */
 void kbc_jobs_partition(kbc_job *jobs, size_t n, int count, double *loads);

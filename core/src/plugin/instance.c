@@ -2,6 +2,7 @@
 #include "instance.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -123,6 +124,47 @@ void kbc_call_teardown(kbc_instance in, void *state)
         return;
     before(in);
     in.desc->ops->teardown(state, in.host);
+}
+
+const kb_prefetch *kbc_prefetch_of(const kb_plugin *d)
+{
+    const kb_ops *ops = d ? d->ops : NULL;
+    if (!ops || ops->size < offsetof(kb_ops, extension) + sizeof ops->extension ||
+        !ops->extension)
+        return NULL;
+    const kb_prefetch *x = ops->extension(KB_PREFETCH_EXTENSION);
+    /* The first version's three functions are all needed. */
+    if (!x || x->size < offsetof(kb_prefetch, drop_host) + sizeof x->drop_host ||
+        !x->setup_host || !x->setup_device || !x->drop_host)
+        return NULL;
+    return x;
+}
+
+int kbc_call_setup_host(kbc_instance in, const kb_prefetch *x, const kb_value *values,
+                        uint64_t variants, void **host_state, kbc_error *err)
+{
+    before(in);
+    *host_state = NULL;
+    /* No stream: the host half may not touch CUDA (kbench/plugin.h). */
+    kb_host seen = *in.host;
+    seen.stream = NULL;
+    return after(in, "setup_host", x->setup_host(values, variants, &seen, host_state), err);
+}
+
+int kbc_call_setup_device(kbc_instance in, const kb_prefetch *x, void *host_state,
+                          uint64_t variants, void **state, kbc_error *err)
+{
+    before(in);
+    *state = NULL;
+    return after(in, "setup_device", x->setup_device(host_state, variants, in.host, state), err);
+}
+
+void kbc_call_drop_host(kbc_instance in, const kb_prefetch *x, void *host_state)
+{
+    if (!host_state)
+        return;
+    before(in);
+    x->drop_host(host_state, in.host);
 }
 
 int kbc_check_passes(const kb_check *c)

@@ -2,7 +2,8 @@
  * instance.h -- the one layer that calls into a plugin.
  *
  * Every call the core makes to a plugin's kb_ops (plan, setup, prepare,
- * upload, run, download, verify, teardown) goes through these functions:
+ * upload, run, download, verify, teardown) and to its prefetch extension
+ * (setup_host, setup_device, drop_host) goes through these functions:
  * a worker's points, the measurement loop, `kbench check`, and the plan's
  * record of each point (point_plan.c, where plan() is called once per
  * point and judged by kbc_plan_refused).  Each clears the host's last fail()
@@ -64,6 +65,20 @@ int kbc_call_download(kbc_instance in, void *state, uint32_t v, kbc_error *err);
 int kbc_call_verify(kbc_instance in, void *state, uint32_t v, kb_check *check, kbc_error *err);
 /* teardown() of a state (nothing for NULL). */
 void kbc_call_teardown(kbc_instance in, void *state);
+
+/* The plugin's prefetch extension (kbench/plugin.h, KB_PREFETCH_EXTENSION),
+   or NULL: no extension(), none of that name, or a table that lacks one
+   of the three functions. */
+const kb_prefetch *kbc_prefetch_of(const kb_plugin *d);
+/* Its three calls.  setup_host sees the host with no stream (it may not
+   touch CUDA) but the device's other facts; setup_device takes
+   host_state over (*state is then the one to tear down); drop_host frees
+   a host state that never reached setup_device (nothing for NULL). */
+int kbc_call_setup_host(kbc_instance in, const kb_prefetch *x, const kb_value *values,
+                        uint64_t variants, void **host_state, kbc_error *err);
+int kbc_call_setup_device(kbc_instance in, const kb_prefetch *x, void *host_state,
+                          uint64_t variants, void **state, kbc_error *err);
+void kbc_call_drop_host(kbc_instance in, const kb_prefetch *x, void *host_state);
 
 /* The one rule of what plan()'s failure means (kbench/plugin.h, plan):
    KB_EINVAL or KB_EUNSUPPORTED with a sentence given through fail()
