@@ -42,6 +42,8 @@ typedef struct kbc_device {
        do at most (physical.h); the CPU's facts also without a GPU. */
     kbc_limits limits;
     uint64_t persisting_l2;   /* the persisting-L2 set-aside at open    */
+    int sanitized;            /* the process runs under compute-sanitizer,
+                                 which sets L2 limits of its own        */
 } kbc_device;
 
 /* Opens machine m's device: stream, events, and when `ceilings` is set

@@ -478,6 +478,7 @@ int kbc_worker_main(int argc, char **argv)
         kbc_device_open(&dev, &h.machine, !req.sanitized);
     else
         kbc_device_open(&dev, NULL, 0);
+    dev.sanitized = req.sanitized != NULL;
     h.t_device = kbc_now();
     kbc_hello_from_device(&h, &dev);
     h.cublas_version = cublas_version();
