@@ -1042,3 +1042,34 @@ Test(cli, check_is_quiet_about_the_failures_it_provokes)
             break;
     }
 }
+
+/* ---- advice for mistakes of form on the command line and in sections ---- */
+
+Test(cli, a_parameter_written_as_an_option_is_named)
+{
+    result r = kb("run toy --n=2^20 --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2);
+    cr_assert_not_null(strstr(r.err, "parameters are written KEY=VALUE"), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "n=..."), "%s", r.err);
+    cr_assert_eq(count_lines(r.err), 1, "one sentence: %s", r.err);
+}
+
+Test(cli, an_ini_file_given_to_o_is_named_and_not_made)
+{
+    write_file("p.ini", passing_ini);
+    result r = kb("run p.ini -o p2.ini --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2);
+    cr_assert_not_null(strstr(r.err, "-o took 'p2.ini' as its output folder"), "%s", r.err);
+    char path[300];
+    snprintf(path, sizeof path, "%s/p2.ini", tmp);
+    cr_assert_neq(access(path, F_OK), 0, "p2.ini was made");
+}
+
+Test(cli, a_misspelt_global_section_is_named)
+{
+    write_file("g.ini", "[globl]\nruns = 3\n[pass]\nplugin = toy\nn = 1K\n");
+    result r = kb("run g.ini --dry-run --plugin-path " TOY_DIR);
+    cr_assert_eq(r.code, 2);
+    cr_assert_not_null(strstr(r.err, "g.ini:1: section [globl]"), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "did you mean [global]?"), "%s", r.err);
+}

@@ -31,6 +31,7 @@
 #include "results_read.h"
 #include "shard.h"
 #include "supervisor.h"
+#include "text.h"
 
 /* What a run has made so far. */
 typedef struct run_state {
@@ -343,6 +344,14 @@ static const char *earlier_results(const char *dir)
    or an exit code after saying why. */
 static int check_output_dir(const kbc_cli *c)
 {
+    /* -o FILE.ini: the experiment file given where the folder goes. */
+    size_t len = c->out_dir ? strlen(c->out_dir) : 0;
+    if (len > 4 && strcmp(c->out_dir + len - 4, ".ini") == 0) {
+        kbc_say(0, "-o took '%s' as its output folder; -o names a folder (kbench run FILE.ini "
+                   "-o DIR)",
+                kbc_text_visible(c->out_dir));
+        return KBC_EXIT_USAGE;
+    }
     const char *earlier = c->out_dir && !c->resume && !c->force ? earlier_results(c->out_dir)
                                                                  : NULL;
     if (earlier) {

@@ -132,7 +132,7 @@ static void note_given(kbc_cli *c, const kbc_option *o, const char *name)
 }
 
 /* An option kbench does not have, with the nearest one that it does. */
-static int unknown_option(const char *name)
+static int unknown_option(const char *name, int had_value)
 {
     const char *names[2 * KBC_MAX_OPTIONS];
     char shorts[KBC_MAX_OPTIONS][3];
@@ -145,7 +145,13 @@ static int unknown_option(const char *name)
         }
     }
     const char *near = kbc_closest(name, names, m);
-    if (near)
+    /* --n=2^20: a parameter written as an option (a quick run takes
+       KEY=VALUE words). */
+    if (had_value && name[0] == '-' && name[1] == '-' && name[2] && (!near || strlen(name) <= 4))
+        kbc_say(1, "unknown option '%s': parameters are written KEY=VALUE, without dashes "
+                   "(kbench run PLUGIN %s=...)",
+                kbc_text_visible(name), kbc_text_visible(name + 2));
+    else if (near)
         kbc_say(1, "unknown option '%s' (did you mean '%s'?)", kbc_text_visible(name), near);
     else
         kbc_say(1, "unknown option '%s'", kbc_text_visible(name));
@@ -234,7 +240,7 @@ int kbc_cli_parse(int argc, char **argv, kbc_cli *c)
         }
         const kbc_option *o = kbc_option_find(name);
         if (!o)
-            return unknown_option(name);
+            return unknown_option(name, eq != NULL);
         const char *value;
         int code = option_value(o, name, eq ? eq + 1 : NULL, argc, argv, &i, &value);
         if (code)

@@ -179,10 +179,15 @@ static int resolve_plugin(const ctx *c, const kbc_section *sec, const kbc_plugin
 {
     found f = lookup(c, sec, "plugin");
     if (!f.e) {
-        kbc_diag_set(c->d,
-                     "%s: experiment [%s] has no key 'plugin' (nor does [global]); add "
-                     "plugin = NAME.",
-                     sec_at(c->ini, sec, at_, sizeof at_), sec->name);
+        if (kbc_edit_distance(sec->name, "global") <= 2)
+            kbc_diag_set(c->d,
+                         "%s: section [%s] has no key 'plugin'; did you mean [global]?",
+                         sec_at(c->ini, sec, at_, sizeof at_), sec->name);
+        else
+            kbc_diag_set(c->d,
+                         "%s: experiment [%s] has no key 'plugin' (nor does [global]); add "
+                         "plugin = NAME.",
+                         sec_at(c->ini, sec, at_, sizeof at_), sec->name);
         return -1;
     }
     if (!*f.e->value)
