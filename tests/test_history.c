@@ -1192,3 +1192,51 @@ Test(cmd, show_adds_a_joules_column_where_a_point_has_energy)
     cr_assert_not_null(strstr(r.out, "  4 mJ\n"), "%s", r.out);
     cr_assert_not_null(strstr(r.out, "  -\n"), "the runs without energy: %s", r.out);
 }
+
+/* ---- a history that explains itself ---- */
+
+Test(cmd, regressions_says_when_no_series_has_the_runs_a_step_needs)
+{
+    result r;
+    for (int i = 0; i < 3; i++) {
+        char dir[16], args[256];
+        snprintf(dir, sizeof dir, "r%02d", i);
+        write_run(dir, i, 1, 1e-3, "GPU-1");
+        snprintf(args, sizeof args, "history add %s --commit c%02d", dir, i);
+        kb(&r, args);
+        cr_assert_eq(r.code, 0, "%s", r.err);
+    }
+    kb(&r, "history regressions");
+    cr_assert_eq(r.code, 0, "%s%s", r.out, r.err);
+    cr_assert_not_null(strstr(r.out, "no series has the 4 runs a step needs yet (the longest "
+                                     "has 3)"),
+                       "%s", r.out);
+    /* With enough runs, the sentence is not said. */
+    stepped_history(&r);
+    kb(&r, "history regressions");
+    cr_assert_null(strstr(r.out, "no series has"), "%s", r.out);
+}
+
+Test(cmd, series_takes_a_glob)
+{
+    result r;
+    stepped_history(&r);
+    kb(&r, "history series 'toy/*/v' --csv");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "toy/e/n=0/v,1,c11,"), "%s", r.out);
+}
+
+Test(cmd, show_takes_compares_short_name_of_a_row)
+{
+    result r;
+    stepped_history(&r);
+    /* compare shows the row as experiment/swept values/variant. */
+    kb(&r, "history series e/n=0/v --csv");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "toy/e/n=0/v,1,c11,"), "%s", r.out);
+    kb(&r, "history show e/v");
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    /* A short name whose value is not the row's names nothing. */
+    kb(&r, "history show e/n=9/v");
+    cr_assert_eq(r.code, 2, "%s", r.out);
+}

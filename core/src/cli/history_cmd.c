@@ -7,6 +7,7 @@
 #include "history_cmd.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <ftw.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "commit.h"
 #include "history.h"
+#include "stepfit.h"
 #include "results_read.h"
 #include "text.h"
 #include "util.h"
@@ -306,6 +308,64 @@ static void print_testbeds(FILE *f, const kbc_hist_series *s, size_t n)
 
 /* The series of key (NULL: all), or an exit code after saying why: an
    unknown key is named with the closest known one. */
+/* Whether name, as compare shows a row ("experiment/swept values/variant",
+   docs/cli.md), names the history's key "plugin/experiment/values/variant":
+   the same experiment and variant, and each of its name=value pairs among
+   the key's values. */
+static int short_name_of(const char *name, const char *key)
+{
+    const char *p = strchr(key, '/');
+    if (!p)
+        return 0;
+    const char *exp = p + 1, *vals = strchr(exp, '/'), *var = strrchr(key, '/');
+    if (!vals || var == vals)
+        return 0;
+    const char *n1 = strchr(name, '/'), *nl = strrchr(name, '/');
+    if (!n1)
+        return 0;
+    if ((size_t)(n1 - name) != (size_t)(vals - exp) || strncmp(name, exp, (size_t)(n1 - name)))
+        return 0;
+    if (strcmp(nl + 1, var + 1) != 0)
+        return 0;
+    if (n1 == nl)
+        return 1; /* experiment/variant: no value swept */
+    char *group = kbc_xstrndup(n1 + 1, (size_t)(nl - n1 - 1));
+    char *have = kbc_xstrndup(vals + 1, (size_t)(var - vals - 1));
+    int ok = 1;
+    for (char *save = NULL, *kv = strtok_r(group, ",", &save); kv && ok;
+         kv = strtok_r(NULL, ",", &save)) {
+        size_t len = strlen(kv);
+        const char *at = have;
+        ok = 0;
+        while ((at = strstr(at, kv))) {
+            if ((at == have || at[-1] == ',') && (at[len] == ',' || at[len] == '\0')) {
+                ok = 1;
+                break;
+            }
+            at++;
+        }
+    }
+    free(group);
+    free(have);
+    return ok;
+}
+
+/* The series whose key matches name as a glob (`*onepass`) or as
+   compare's short name of a row, moved into *s; their count. */
+static size_t series_matching(const char *name, kbc_hist_series *all, size_t n_all,
+                              kbc_hist_series **s)
+{
+    int glob = strpbrk(name, "*?[") != NULL;
+    size_t m = 0;
+    *s = kbc_xcalloc(n_all ? n_all : 1, sizeof **s);
+    for (size_t i = 0; i < n_all; i++)
+        if (glob ? fnmatch(name, all[i].key, 0) == 0 : short_name_of(name, all[i].key)) {
+            (*s)[m++] = all[i];
+            all[i].key = NULL; /* moved */
+        }
+    return m;
+}
+
 static int load_series(hctx *c, kbc_history *h, const char *key, kbc_hist_series **s,
                        size_t *n)
 {
@@ -321,6 +381,17 @@ static int load_series(hctx *c, kbc_history *h, const char *key, kbc_hist_series
     size_t n_all;
     const char *near = NULL;
     if (kbc_history_series(h, NULL, &all, &n_all, &d) == 0) {
+        /* Not a key: a glob, or a row's name as compare shows it. */
+        kbc_hist_series *matched;
+        size_t m = series_matching(key, all, n_all, &matched);
+        if (m > 0) {
+            kbc_hist_series_free(all, n_all);
+            free(*s);
+            *s = matched;
+            *n = m;
+            return 0;
+        }
+        free(matched);
         const char **keys = kbc_xcalloc(n_all ? n_all : 1, sizeof *keys);
         for (size_t i = 0; i < n_all; i++)
             keys[i] = all[i].key;
@@ -531,6 +602,8 @@ typedef struct steps {
     double pct;    /* the smallest step listed, in percent */
     int64_t since; /* the earliest commit time listed       */
     size_t slower, faster, looked;
+    size_t ready;  /* series with the points a step needs   */
+    size_t most;   /* the most points of any series          */
 } steps;
 
 /* The steps of one series above the threshold and since the commit, one
@@ -540,6 +613,9 @@ static void steps_each(hctx *c, void *ctx, const kbc_hist_series *s, const kbc_h
 {
     steps *t = ctx;
     t->looked += np >= 2;
+    t->ready += np >= KBC_STEP_MIN_POINTS;
+    if (np > t->most)
+        t->most = np;
     kbc_hist_step *st;
     size_t ns = kbc_history_steps(p, np, &st);
     for (size_t k = 0; k < ns; k++) {
@@ -613,6 +689,11 @@ static int sub_regressions(hctx *c)
         fprintf(c->out, "%zu series with two points or more; steps above %g%%%s: %zu slower, "
                         "%zu faster\n",
                 t.looked, pct, c->o->since ? " since that commit" : "", t.slower, t.faster);
+    if (code == 0 && !c->o->csv && t.ready == 0)
+        fprintf(c->out, "no series has the %d runs a step needs yet (the longest has %zu): "
+                        "record more runs of the same rows (kbench run --record, or kbench "
+                        "history add)\n",
+                KBC_STEP_MIN_POINTS, t.most);
     kbc_hist_series_free(s, n);
     kbc_history_close(h);
     return code ? code : t.slower > 0 ? KBC_EXIT_FAILED : KBC_EXIT_OK;
