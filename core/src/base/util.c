@@ -286,3 +286,17 @@ int kbc_write_whole(int fd, int64_t *end, const void *p, size_t n)
     *end += (int64_t)n;
     return 0;
 }
+
+void kbc_appendf(char *buf, size_t n, size_t *used, const char *fmt, ...)
+{
+    if (!n)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + *used, *used < n ? n - *used : 0, fmt, ap);
+    va_end(ap);
+    if (w > 0)
+        *used += (size_t)w;
+    if (*used >= n)
+        *used = n - 1;
+}

@@ -56,6 +56,10 @@ const char *kbc_human_seconds(double s, char *buf, size_t n);
    "-" for a negative or non-finite j.  Returns buf. */
 const char *kbc_human_joules(double j, char *buf, size_t n);
 
+/* Appends printf-style text to buf (n bytes) at *used, cutting it at the
+   end of buf, and advances *used (at most n - 1): notes built of clauses. */
+void kbc_appendf(char *buf, size_t n, size_t *used, const char *fmt, ...) KB_PRINTF(4, 5);
+
 /* Monotonic clock in seconds. */
 double kbc_now(void);
 /* Sleeps for s seconds (a signal does not cut it short). */

@@ -88,14 +88,7 @@ static void drop_note(const drops *d, char *buf, size_t n)
 {
     size_t used = 0;
     buf[0] = '\0';
-#define NOTE(...)                                                                            \
-    do {                                                                                     \
-        int w_ = snprintf(buf + used, used < n ? n - used : 0, __VA_ARGS__);                 \
-        if (w_ > 0)                                                                          \
-            used += (size_t)w_;                                                              \
-        if (used >= n)                                                                       \
-            used = n - 1;                                                                    \
-    } while (0)
+#define NOTE(...) kbc_appendf(buf, n, &used, __VA_ARGS__)
     uint32_t all = d->backwards + d->wrapped + d->too_short;
     if (!all)
         return;

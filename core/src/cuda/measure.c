@@ -20,14 +20,13 @@ int kbc_one_run(kbc_instance in, void *state, uint32_t v, int copies, kbc_error 
     return KB_OK;
 }
 
-/* f->err holds the failed call. */
-static int plugin_fault(kbc_fault *f)
+int kbc_fault_plugin(kbc_fault *f)
 {
     f->kind = KBC_FAULT_PLUGIN;
     return -1;
 }
 
-static int cuda_fault(kbc_fault *f, const char *stage)
+int kbc_fault_cuda(kbc_fault *f, const char *stage)
 {
     f->kind = KBC_FAULT_CUDA;
     f->stage = stage;
@@ -166,11 +165,11 @@ static int launch_runs(kbc_instance in, void *state, uint32_t v, int copies, uin
 {
     if (exec)
         return kbc_gpu_graph_launch(exec, dev->stream, f->why, sizeof f->why) != 0
-                   ? cuda_fault(f, stage)
+                   ? kbc_fault_cuda(f, stage)
                    : 0;
     for (uint32_t j = 0; j < batch; j++)
         if (kbc_one_run(in, state, v, copies, &f->err) != KB_OK)
-            return plugin_fault(f);
+            return kbc_fault_plugin(f);
     return 0;
 }
 
@@ -194,22 +193,22 @@ static int cuda_sample(kbc_instance in, void *state, uint32_t v, int copies, int
         kbc_device_l2_cold(dev);
     if (held && kbc_gpu_hold(dev->hold, dev->hold_dev, KBC_HOLD_TIMEOUT_S, dev->stream, f->why,
                              sizeof f->why) != 0)
-        return cuda_fault(f, "the hold before a timed run");
+        return kbc_fault_cuda(f, "the hold before a timed run");
     if (cold && kbc_device_flush(dev, f->why, sizeof f->why) != 0)
-        rc = cuda_fault(f, "the L2 flush before a timed run");
+        rc = kbc_fault_cuda(f, "the L2 flush before a timed run");
     else if (kbc_gpu_event_record(dev->ev0, dev->stream, f->why, sizeof f->why) != 0)
-        rc = cuda_fault(f, "the timed runs");
+        rc = kbc_fault_cuda(f, "the timed runs");
     else
         rc = launch_runs(in, state, v, copies, batch, exec, dev,
                          "the timed runs (a CUDA graph of the batch)", f);
     if (rc == 0 && kbc_gpu_event_record(dev->ev1, dev->stream, f->why, sizeof f->why) != 0)
-        rc = cuda_fault(f, "the timed runs");
+        rc = kbc_fault_cuda(f, "the timed runs");
     if (held)
         kbc_gpu_release(dev->hold);
     if (rc != 0)
         return rc;
     if (kbc_gpu_event_elapsed(dev->ev0, dev->ev1, &msec, f->why, sizeof f->why) != 0)
-        return cuda_fault(f, "the timed runs");
+        return kbc_fault_cuda(f, "the timed runs");
     if (held && dev->hold[1])
         *hold = 0;
     *total = (double)msec * 1e-3;
@@ -242,12 +241,12 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
         if (cold)
             kbc_device_l2_cold(dev);
         if (cold && kbc_device_flush(dev, f->why, sizeof f->why) != 0)
-            return cuda_fault(f, "the L2 flush before a warm-up run");
+            return kbc_fault_cuda(f, "the L2 flush before a warm-up run");
         if (kbc_one_run(in, state, v, ms->include_copies, &f->err) != KB_OK)
-            return plugin_fault(f);
+            return kbc_fault_plugin(f);
     }
     if (cuda && kbc_device_settle(dev, f->why, sizeof f->why) != 0)
-        return cuda_fault(f, "the warm-up runs");
+        return kbc_fault_cuda(f, "the warm-up runs");
 
     /* The hold: on for the whole row, off for good once it timed out. */
     int hold = kbc_hold_wanted(cuda, flags, ms->include_copies, dev && dev->hold != NULL);
@@ -329,7 +328,7 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
         kbc_gpu_graph_destroy(exec);
         free(t);
         free(sorted);
-        return plugin_fault(f);
+        return kbc_fault_plugin(f);
     }
     if (cuda)
         read_clocks(dev, &out->clocks, 0);
@@ -358,7 +357,7 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
             s = whole = kbc_now() - t0;
             cpu += kbc_process_cpu() - c0;
             if (r != KB_OK) {
-                rc = plugin_fault(f);
+                rc = kbc_fault_plugin(f);
                 break;
             }
         }
@@ -389,7 +388,7 @@ int kbc_measure_variant(kbc_instance in, void *state, uint32_t v, int cuda, uint
     free(sorted);
     /* Launch errors of the timed runs surface only here. */
     if (rc == 0 && cuda && kbc_gpu_last_error(f->why, sizeof f->why) != 0)
-        rc = cuda_fault(f, "the timed runs");
+        rc = kbc_fault_cuda(f, "the timed runs");
     if (rc == 0 && n > 0) {
         /* In run order, before the summary sorts t. */
         out->samples = kbc_xmalloc(n * sizeof *out->samples);
@@ -436,7 +435,7 @@ int kbc_replay_steps(kbc_replay *p, uint64_t steps, kbc_fault *f)
 int kbc_replay_wait(kbc_replay *p, kbc_fault *f)
 {
     if (kbc_device_settle(p->dev, f->why, sizeof f->why) != 0)
-        return cuda_fault(f, "the energy windows");
+        return kbc_fault_cuda(f, "the energy windows");
     return 0;
 }
 

@@ -41,6 +41,11 @@ typedef struct kbc_fault {
     char why[400];     /* CUDA: the runtime's sentence          */
 } kbc_fault;
 
+/* Mark f as a plugin call's failure (f->err holds it) or a CUDA failure
+   at stage; both return -1, for `return kbc_fault_cuda(f, "...")`. */
+int kbc_fault_plugin(kbc_fault *f);
+int kbc_fault_cuda(kbc_fault *f, const char *stage);
+
 /* What a measurement gives. */
 typedef struct kbc_measured {
     kbc_stats time;       /* seconds per run                              */

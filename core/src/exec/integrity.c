@@ -50,18 +50,6 @@ static void partial(found *x, const char *fmt, ...)
     va_end(ap);
 }
 
-static int plugin_fault(kbc_fault *f)
-{
-    f->kind = KBC_FAULT_PLUGIN;
-    return -1;
-}
-
-static int cuda_fault(kbc_fault *f, const char *stage)
-{
-    f->kind = KBC_FAULT_CUDA;
-    f->stage = stage;
-    return -1;
-}
 
 /* The process's threads now (/proc/self/task), or -1 when they cannot be
    counted. */
@@ -109,7 +97,7 @@ typedef struct job {
 static int settle(job *j, kbc_fault *f, const char *stage)
 {
     if (j->cuda && kbc_device_settle(j->dev, f->why, sizeof f->why) != 0)
-        return cuda_fault(f, stage);
+        return kbc_fault_cuda(f, stage);
     return 0;
 }
 
@@ -120,7 +108,7 @@ static int settle(job *j, kbc_fault *f, const char *stage)
 static int verifies(job *j, kb_check *c, int poisoned, kbc_fault *f, const char *stage)
 {
     if (kbc_call_download(j->in, j->state, j->v, &f->err) != KB_OK)
-        return plugin_fault(f);
+        return kbc_fault_plugin(f);
     if (settle(j, f, stage) != 0)
         return -1;
     if (kbc_call_verify(j->in, j->state, j->v, c, &f->err) != KB_OK) {
@@ -128,7 +116,7 @@ static int verifies(job *j, kb_check *c, int poisoned, kbc_fault *f, const char 
             kbc_host_clear(j->in.host->host_private);
             return 0;
         }
-        return plugin_fault(f);
+        return kbc_fault_plugin(f);
     }
     return kbc_check_passes(c);
 }
@@ -192,18 +180,18 @@ typedef struct cpu_round {
 static int cpu_audit_round(job *j, int first, found *x, cpu_round *t, kbc_fault *f)
 {
     if (kbc_call_prepare(j->in, j->state, j->v, &f->err) != KB_OK)
-        return plugin_fault(f);
+        return kbc_fault_plugin(f);
     if (first && poison_check(j, x, f) != 0)
         return -1;
     if (first && kbc_call_prepare(j->in, j->state, j->v, &f->err) != KB_OK)
-        return plugin_fault(f);
+        return kbc_fault_plugin(f);
     int n0 = count_threads();
     double c0 = kbc_process_cpu();
     int st = kbc_one_run(j->in, j->state, j->v, j->copies, &f->err);
     double c1 = kbc_process_cpu();
     int n1 = count_threads();
     if (st != KB_OK)
-        return plugin_fault(f);
+        return kbc_fault_plugin(f);
     t->run_s = c1 - c0;
     if (first) {
         threads_left(x, n0, n1);
@@ -221,11 +209,11 @@ static int cpu_audit_round(job *j, int first, found *x, cpu_round *t, kbc_fault 
     }
     double c2 = kbc_process_cpu();
     if (kbc_call_download(j->in, j->state, j->v, &f->err) != KB_OK)
-        return plugin_fault(f);
+        return kbc_fault_plugin(f);
     t->download_s = kbc_process_cpu() - c2;
     kb_check c;
     if (kbc_call_verify(j->in, j->state, j->v, &c, &f->err) != KB_OK)
-        return plugin_fault(f);
+        return kbc_fault_plugin(f);
     if (first && !kbc_check_passes(&c))
         flag(x, "the output of a run alone, after the timed runs, is wrong (%s error %g, "
                 "tolerance %g): the run does not do its work every time",
@@ -298,7 +286,7 @@ static int cuda_thread_check(job *j, int cupti, found *x, kbc_fault *f)
     int st = kbc_one_run(j->in, j->state, j->v, j->copies, &f->err);
     int n1 = count_threads();
     if (st != KB_OK)
-        return plugin_fault(f);
+        return kbc_fault_plugin(f);
     if (settle(j, f, "the thread check's run") != 0)
         return -1;
     threads_left(x, n0, n1);
@@ -309,7 +297,7 @@ static int cuda_thread_check(job *j, int cupti, found *x, kbc_fault *f)
            done?  Work elsewhere shows here when it outlasts the stream. */
         double t0 = kbc_now();
         if (kbc_gpu_device_sync(f->why, sizeof f->why) != 0)
-            return cuda_fault(f, "the thread check's run");
+            return kbc_fault_cuda(f, "the thread check's run");
         double busy = kbc_now() - t0;
         char t[32];
         if (busy > 50e-6)
@@ -400,11 +388,11 @@ static int cuda_audit(job *j, found *x, kbc_fault *f)
         return -1;
 
     if (kbc_call_prepare(j->in, j->state, j->v, &f->err) != KB_OK)
-        return plugin_fault(f);
+        return kbc_fault_plugin(f);
     if (settle(j, f, "prepare() before the audit run") != 0 || poison_check(j, x, f) != 0)
         return -1;
     if (kbc_call_prepare(j->in, j->state, j->v, &f->err) != KB_OK)
-        return plugin_fault(f);
+        return kbc_fault_plugin(f);
     if (settle(j, f, "prepare() before the audit run") != 0)
         return -1;
 
@@ -415,7 +403,7 @@ static int cuda_audit(job *j, found *x, kbc_fault *f)
         int rc = kbc_audit_trace(j->dev->stream, waits, KBC_AUDIT_GRACE_S, run_call, after, j,
                                  &status, &a, f->why, sizeof f->why);
         if (rc == -2)
-            return cuda_fault(f, "the audit run");
+            return kbc_fault_cuda(f, "the audit run");
         if (rc == -1) {
             partial(x, "the CUPTI trace failed (%s)", f->why);
             f->why[0] = '\0';
@@ -429,13 +417,13 @@ static int cuda_audit(job *j, found *x, kbc_fault *f)
     }
     if (status != KB_OK) {
         f->err = j->err;
-        return plugin_fault(f);
+        return kbc_fault_plugin(f);
     }
     if (settle(j, f, "the audit run") != 0)
         return -1;
     kb_check c;
     if (kbc_call_verify(j->in, j->state, j->v, &c, &f->err) != KB_OK)
-        return plugin_fault(f);
+        return kbc_fault_plugin(f);
     if (!kbc_check_passes(&c))
         flag(x, "the output of a run alone, after the timed runs, is wrong (%s error %g, "
                 "tolerance %g): the run does not do its work every time",
@@ -449,16 +437,16 @@ static int cuda_audit(job *j, found *x, kbc_fault *f)
         /* Once more before saying so: a GPU that had idled clocks down. */
         kbc_audit b;
         if (kbc_call_prepare(j->in, j->state, j->v, &f->err) != KB_OK)
-            return plugin_fault(f);
+            return kbc_fault_plugin(f);
         if (settle(j, f, "prepare() before the audit run") != 0)
             return -1;
         int rc = kbc_audit_trace(j->dev->stream, waits, KBC_AUDIT_GRACE_S, run_call, after, j,
                                  &status, &b, f->why, sizeof f->why);
         if (rc == -2)
-            return cuda_fault(f, "the audit run");
+            return kbc_fault_cuda(f, "the audit run");
         if (rc == 0 && status != KB_OK) {
             f->err = j->err;
-            return plugin_fault(f);
+            return kbc_fault_plugin(f);
         }
         double busy = rc == 0 && b.busy_s < a.busy_s ? b.busy_s : a.busy_s;
         char t1[32], t2[32];

@@ -250,14 +250,7 @@ static const char *clock_note(const kbc_record *r, char *buf, size_t n)
     if (k->n == 0 || (!k->throttled && !k->low_clock))
         return buf;
     size_t used = 0;
-#define NOTE(...)                                                                           \
-    do {                                                                                    \
-        int w_ = snprintf(buf + used, used < n ? n - used : 0, __VA_ARGS__);                \
-        if (w_ > 0)                                                                         \
-            used += (size_t)w_;                                                             \
-        if (used >= n)                                                                      \
-            used = n - 1;                                                                   \
-    } while (0)
+#define NOTE(...) kbc_appendf(buf, n, &used, __VA_ARGS__)
     if (k->low_clock)
         NOTE("SM clock fell to %u MHz, below %.0f%% of its %u MHz maximum", k->sm_min_mhz,
              KBC_LOW_CLOCK_FRACTION * 100, k->sm_max_mhz);
