@@ -59,6 +59,17 @@ Test(help, every_command_has_a_help_that_starts_with_its_synopsis)
     }
 }
 
+/* A row's options end at a NULL name inside the row: a command given
+   KBC_CMD_MAX_OPTIONS options (or more: C drops the excess with a warning
+   only) would have the readers of the row walk past its end. */
+Test(help, every_commands_options_end_inside_its_row)
+{
+    for (size_t i = 0; i < kbc_n_commands; i++)
+        cr_assert_null(kbc_commands[i].options[KBC_CMD_MAX_OPTIONS - 1].name,
+                       "kbench %s fills all %d option slots: raise KBC_CMD_MAX_OPTIONS in cli.h",
+                       kbc_commands[i].name, (int)KBC_CMD_MAX_OPTIONS);
+}
+
 Test(help, help_of_a_command_is_that_commands_dash_dash_help)
 {
     for (size_t i = 0; i < kbc_n_commands; i++) {
