@@ -536,6 +536,22 @@ Test(merge, a_finished_shard_with_fewer_points_than_its_jobs_is_refused)
     said_free(&s);
 }
 
+/* Two complete shards of one plan that left zeta's point 2 to neither
+   (each ran the points its own split gave it). */
+Test(merge, a_point_no_shard_ran_is_refused_naming_it)
+{
+    json_t *d0 = shard_doc(HASH_A, 0, 2, 2, H100);
+    add_row(d0, "zeta", 0, 0, KBC_PASS);
+    add_row(d0, "zeta", 0, 1, KBC_PASS);
+    add_row(d0, "alpha", 1, 0, KBC_PASS);
+    const char *p0 = save(d0, "part-0");
+    const char *in[] = {p0, shard1(H100)};
+    said s = merge(in, 2, 0);
+    assert_refused(&s, "point 3/3 of [zeta] has rows in no part");
+    cr_assert_null(strstr(s.err, "point 2/3"), "said: %s", s.err);
+    said_free(&s);
+}
+
 Test(merge, a_whole_run_among_shards_is_refused)
 {
     json_t *d = shard_doc(HASH_A, -1, 0, 5, H100);
@@ -551,8 +567,11 @@ Test(merge, a_whole_run_among_shards_is_refused)
 
 Test(merge, a_whole_run_alone_merges_to_itself)
 {
-    json_t *d = shard_doc(HASH_A, -1, 0, 1, H100);
-    add_row(d, "alpha", 0, 0, KBC_PASS);
+    json_t *d = shard_doc(HASH_A, -1, 0, 5, H100);
+    for (unsigned p = 0; p < 3; p++)
+        add_row(d, "zeta", p, 0, KBC_PASS);
+    for (unsigned p = 0; p < 2; p++)
+        add_row(d, "alpha", p, 0, KBC_PASS);
     const char *in[] = {save(d, "whole")};
     said s = merge(in, 1, 0);
     cr_assert_eq(s.code, KBC_EXIT_OK, "said: %s", s.err);

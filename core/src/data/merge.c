@@ -479,6 +479,40 @@ static void check_keys(part *ps, size_t n, FILE *err, int *problems)
     free(v);
 }
 
+/* Every point of every experiment has rows in some part.  Parts of one
+   plan (same hash), each complete, can still leave a point to nobody: shards
+   split with --costs from cost files that differed between the ranks.  Checked
+   last: the checks before it explain the usual gaps better. */
+static void check_covered(part *ps, size_t n, FILE *err, int *problems)
+{
+    const kbc_run_doc *first = &ps[0].doc;
+    size_t missing = 0;
+    for (size_t e = 0; e < first->n_exps; e++) {
+        const kbc_exp_info *x = &first->exps[e];
+        if (x->n_points == 0 || x->n_points > ((uint64_t)1 << 32))
+            continue;
+        unsigned char *seen = kbc_xcalloc((size_t)x->n_points, 1);
+        for (size_t k = 0; k < n; k++)
+            for (size_t i = 0; i < ps[k].doc.n_recs; i++) {
+                const kbc_record *r = &ps[k].doc.recs[i];
+                if (r->point < x->n_points && strcmp(r->experiment, x->name) == 0)
+                    seen[r->point] = 1;
+            }
+        for (uint64_t p = 0; p < x->n_points; p++) {
+            if (seen[p] || ++missing > MAX_DUP_NAMED)
+                continue;
+            problem(err, problems,
+                    "point %llu/%llu of [%s] has rows in no part: the parts are of one plan "
+                    "but split it differently (shards cut with --costs from different "
+                    "files?); run every shard again with the same --costs, or none.",
+                    (unsigned long long)p + 1, (unsigned long long)x->n_points, x->name);
+        }
+        free(seen);
+    }
+    if (missing > MAX_DUP_NAMED)
+        problem(err, problems, "%zu more points have rows in no part.", missing - MAX_DUP_NAMED);
+}
+
 /* ---- Plan order ----------------------------------------------------- */
 
 typedef struct ref {
@@ -627,6 +661,8 @@ int kbc_merge_join(kbc_merged *m, const char *const *inputs, size_t n, int allow
     }
     if (!problems)
         check_keys(ps, n, err, &problems);
+    if (!problems)
+        check_covered(ps, n, err, &problems);
     if (problems) {
         kbc_merge_free(m);
         return -1;
