@@ -96,6 +96,25 @@ Test(tune, exhaustive_finds_the_bowls_optimum_and_writes_every_output)
     kc_free(&r);
 }
 
+/* A zip group is one dimension, searched by its first parameter: a variant
+   that reads only a later one (xonly reads x, zipped behind y) still
+   depends on the dimension and is tried at each of its values. */
+Test(tune, a_variant_reading_a_zipped_parameter_is_tried_along_its_group)
+{
+    kc_write("zip.ini", "[global]\nwarmup = 1\nruns = 3\nunit_us = 10\n\n"
+                        "[bowl]\nplugin = landscape\ntune = exhaustive\nshape = bowl\n"
+                        "variants = grid, xonly\nx = 9..13:+1\ny = 3..7:+1\nzip = y, x\n"
+                        "tune_screen = 3\n");
+    kc_result r = kc_run("tune zip.ini -o out -q " PP);
+    cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
+    char *csv = kc_slurp(kc_path("out/tried.csv"));
+    cr_assert_eq(count_of(csv, "variant=xonly"), 5, "%s", csv);
+    cr_assert_eq(count_of(csv, "\"x=13, variant=xonly\""), 1, "%s", csv);
+    cr_assert_eq(count_of(csv, "\"x=13, y=7, variant=grid\""), 1, "%s", csv);
+    free(csv);
+    kc_free(&r);
+}
+
 Test(tune, a_second_tuning_reuses_the_measurements_and_says_so)
 {
     kc_write("bowl.ini", BOWL_INI);

@@ -934,6 +934,12 @@ static uint64_t uses_with_zip(const kbc_experiment *e, uint64_t uses)
     return uses;
 }
 
+uint64_t kbc_variant_uses(const kbc_experiment *e, uint32_t v)
+{
+    const kb_plugin *d = e->plugin->desc;
+    return uses_with_zip(e, v < d->n_variants ? d->variants[v].uses : 0);
+}
+
 /* Seconds for a person: "45 s", "12 min", "3.2 h". */
 static const char *seconds_text(double s, char *buf, size_t n)
 {
@@ -1161,7 +1167,7 @@ int kbc_point_first_of(const kbc_experiment *e, uint64_t p, uint32_t v, uint64_t
                        char *ignores, size_t n)
 {
     const kb_plugin *d = e->plugin->desc;
-    uint64_t uses = uses_with_zip(e, v < d->n_variants ? d->variants[v].uses : 0);
+    uint64_t uses = kbc_variant_uses(e, v);
     *points = 1;
     if (ignores && n)
         ignores[0] = '\0';
@@ -1201,7 +1207,7 @@ int kbc_point_first_of(const kbc_experiment *e, uint64_t p, uint32_t v, uint64_t
 uint64_t kbc_point_representative(const kbc_experiment *e, uint64_t p, uint32_t v)
 {
     const kb_plugin *d = e->plugin->desc;
-    uint64_t uses = uses_with_zip(e, v < d->n_variants ? d->variants[v].uses : 0);
+    uint64_t uses = kbc_variant_uses(e, v);
     if (uses == 0 || !e->axes)
         return p;
     /* Decompose p (the last axis varies fastest), zero the unused axes,

@@ -109,6 +109,12 @@ void kbc_plan_free(kbc_plan *plan);
    one per plugin parameter; the first parameter varies slowest. */
 void kbc_experiment_point(const kbc_experiment *e, uint64_t p, kb_value *values);
 
+/* The parameters variant v uses (kb_variant.uses, 0: all), with each zip
+   group whole: a group is used when any of its parameters is, since its
+   axes move as one.  What run's distinct configurations and the tuner's
+   ignored dimensions both read. */
+uint64_t kbc_variant_uses(const kbc_experiment *e, uint32_t v);
+
 /* Whether point p is the first point of variant v's configuration: the
    points that differ only in parameters v does not use (kb_variant.uses;
    0 means all) form one configuration, and only its first point runs v.

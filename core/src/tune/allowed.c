@@ -81,11 +81,11 @@ static int step(scan *s, size_t lo, size_t hi)
 }
 
 /* Orders dims so that those variant v uses come first; returns how many. */
-static size_t used_first(scan *s, const kb_plugin *d, uint32_t v, const tune_exp *x)
+static size_t used_first(scan *s, uint32_t v, const tune_exp *x)
 {
     size_t n_used = 0;
     for (size_t k = 0; k < s->n_dims; k++)
-        if (kbc_tune_uses(d, v, x->search[s->search_of[k]])) {
+        if (kbc_tune_uses(s->e, v, x->search[s->search_of[k]])) {
             dim m = s->dims[k];
             size_t o = s->search_of[k];
             memmove(&s->dims[n_used + 1], &s->dims[n_used], (k - n_used) * sizeof *s->dims);
@@ -149,12 +149,12 @@ void kbc_tune_allowed(const tune *t, const tune_problem *p, tune_allowed *a)
     for (size_t vi = 0; vi < x->n_variants; vi++) {
         uint32_t v = x->variants[vi];
         s.ival[d->n_params] = v;
-        size_t n_used = used_first(&s, d, v, x);
+        size_t n_used = used_first(&s, v, x);
         /* The parameters v uses and the constraint does not name: each of
            their values is another candidate. */
         uint64_t times = 1;
         for (size_t j = 0; j < x->n_search; j++)
-            if (kbc_tune_uses(d, v, x->search[j]))
+            if (kbc_tune_uses(e, v, x->search[j]))
                 times *= others[j];
         memset(s.at, 0, sizeof s.at);
         for (size_t k = 0; k < s.n_dims; k++)

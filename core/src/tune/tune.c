@@ -398,9 +398,9 @@ uint64_t kbc_tune_point(const tune *t, const tune_problem *p, uint64_t cand, uin
     return point;
 }
 
-int kbc_tune_uses(const kb_plugin *d, uint32_t v, uint32_t i)
+int kbc_tune_uses(const kbc_experiment *e, uint32_t v, uint32_t i)
 {
-    uint64_t u = d->variants[v].uses;
+    uint64_t u = kbc_variant_uses(e, v);
     return !u || (u & KB_USES(i));
 }
 
@@ -439,7 +439,6 @@ static int candidate_ok(void *arg, uint64_t cand)
     tune *t = p->t;
     const tune_exp *x = &t->exps[p->te];
     const kbc_experiment *e = &t->full.exps[x->exp];
-    const kb_plugin *d = e->plugin->desc;
     uint32_t v = x->variants[kbc_search_coord(p->search, cand, x->n_search)];
     if (!constraint_holds(t, p, cand))
         return 0;
@@ -447,7 +446,7 @@ static int candidate_ok(void *arg, uint64_t cand)
     size_t ignored[KB_MAX_PARAMS], n_ignored = 0;
     uint64_t base = cand, stride[KB_MAX_PARAMS];
     for (size_t i = 0; i < x->n_search; i++) {
-        if (kbc_tune_uses(d, v, x->search[i]))
+        if (kbc_tune_uses(e, v, x->search[i]))
             continue;
         uint64_t st = 1;
         for (size_t j = i + 1; j <= x->n_search; j++)
@@ -490,13 +489,24 @@ static void candidate_text(const tune *t, const tune_exp *x, uint64_t point, uin
     kbc_experiment_point(e, point, values);
     size_t used = 0;
     buf[0] = '\0';
+    /* Each searched dimension the variant depends on, by the parameters of
+       its zip group that the variant itself reads (all of them when it
+       reads every parameter): "x=13", not the group's first, "y=7", for a
+       variant that reads x alone. */
+    uint64_t own = d->variants[v].uses;
     for (size_t i = 0; i < x->n_search && !library && used < n; i++) {
-        char val[64];
-        const kb_param *q = &d->params[x->search[i]];
-        if (!kbc_tune_uses(d, v, x->search[i]))
+        uint32_t lead = x->search[i];
+        if (!kbc_tune_uses(e, v, lead))
             continue;
-        kbc_value_format(q, values[x->search[i]], val, sizeof val);
-        used += (size_t)snprintf(buf + used, n - used, "%s=%s, ", q->name, val);
+        for (uint32_t j = 0; j < d->n_params && used < n; j++) {
+            if (j != lead && e->axes[j].lead_plus1 != lead + 1)
+                continue;
+            if (own && !(own & KB_USES(j)))
+                continue;
+            char val[64];
+            kbc_value_format(&d->params[j], values[j], val, sizeof val);
+            used += (size_t)snprintf(buf + used, n - used, "%s=%s, ", d->params[j].name, val);
+        }
     }
     if (used < n)
         snprintf(buf + used, n - used, "variant=%s", d->variants[v].name);

@@ -103,8 +103,9 @@ struct tune {
     FILE *out, *err;
 };
 
-/* Whether variant v uses parameter i (kb_variant.uses; 0: all). */
-int kbc_tune_uses(const kb_plugin *d, uint32_t v, uint32_t i);
+/* Whether variant v uses parameter i (kbc_variant_uses: kb_variant.uses
+   with zip groups whole; 0: all). */
+int kbc_tune_uses(const kbc_experiment *e, uint32_t v, uint32_t i);
 
 /* What the constraint allows of a problem (allowed.c). */
 typedef struct tune_allowed {
