@@ -46,7 +46,10 @@ timeout 60 "$build/kbench" run plugins/transpose/tma.ini -o "$w/timing" >"$w/tim
 rc=$?
 el "plugins/transpose/tma.ini: exit $rc"
 [ $rc -eq 0 ] || status=1
-grep '^summary:' "$w/timing.txt" | tail -1
+line=$(grep '^summary:' "$w/timing.txt" | tail -1)
+echo "${line:-no summary line (see timing.txt)}"
+# Nothing timed (no GPU in use, every row skipped) is a failure too.
+echo "$line" | grep -q '^summary: [1-9][0-9]* pass' || status=1
 
 # The table, from results.csv (columns found by name; quoted fields may
 # hold commas).
