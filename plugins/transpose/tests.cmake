@@ -11,3 +11,8 @@ add_dependencies(test_transpose kbench_transpose_plugin)
 # only, no GPU needed.
 kbench_test(test_transpose_emu SOURCES ${CMAKE_CURRENT_LIST_DIR}/tests/test_transpose_emu.cu)
 target_include_directories(test_transpose_emu PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+# The tma variant's host-side decisions (transpose_tma.h: the strides TMA
+# can map, the tile order, the sub-blocks' shared-memory places and their
+# banks, the register transpose) run on the CPU: C, no GPU, no plugin.
+kbench_test(test_transpose_tma SOURCES ${CMAKE_CURRENT_LIST_DIR}/tests/test_transpose_tma.c)
+target_include_directories(test_transpose_tma PRIVATE ${CMAKE_CURRENT_LIST_DIR})

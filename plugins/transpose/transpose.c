@@ -47,13 +47,14 @@ static const kb_param params[KBT_N_PARAMS] = {
                        .help = "threads per block along the rows; block_x * block_y <= 1024"},
     [KBT_P_BAND] = {.name = "band", .type = KB_PARAM_INT, .def = "0", .min = 0,
                     .max = 2147483647.0,
-                    .help = "window, vec16-band (and -hoist), ragged: tile order, tiles walked column "
-                            "by column in bands of this many tile rows; 0 = one band "
+                    .help = "window, vec16-band (and -hoist), ragged, tma: tile order, tiles "
+                            "walked column by column in bands of this many tile rows; 0 = one band "
                             "(column-major: each output row written in one stretch), "
                             "1 = row-major"},
     [KBT_P_STREAMING] = {.name = "streaming", .type = KB_PARAM_BOOL, .def = "0",
-                         .help = "window, vec16-band (and -hoist), ragged: streaming (evict-first, "
-                                 "st.global.cs) stores of the output"},
+                         .help = "window, vec16-band (and -hoist), ragged, tma: streaming "
+                                 "(evict-first: st.global.cs, or tma's L2 policy) stores of the "
+                                 "output"},
 };
 
 static int run_cpu(kbt_state *s, const kbt_impl *impl, kb_host *host);
@@ -250,6 +251,7 @@ static void kbt_teardown(void *state, kb_host *host)
     if (!s)
         return;
     kbt_cublas_teardown(s, host); /* accepts a state without a handle */
+    kbt_tma_teardown(s);          /* accepts a state without tma's data */
     kbk_buf_free(host, &s->in);
     kbk_buf_free(host, &s->out);
     free(s);
@@ -291,8 +293,11 @@ static int kbt_prepare(void *state, uint32_t v, kb_host *host)
        a variant leaves unwritten is counted by verify(). */
     if ((rc = kbk_buf_poison(host, &s->out, 0xff)))
         return rc;
-    if (s->gpu)
+    if (s->gpu) {
+        if (impls[v].prepare && (rc = impls[v].prepare(s, host)))
+            return rc;
         KBK_CUDA(host, cudaStreamSynchronize((cudaStream_t)host->stream));
+    }
     return KB_OK;
 }
 

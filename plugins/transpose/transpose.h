@@ -46,6 +46,10 @@ typedef struct kbt_impl kbt_impl;
    host->fail() said what went wrong. */
 typedef int (*kbt_run_fn)(kbt_state *s, const kbt_impl *impl, kb_host *host);
 
+/* Called from prepare() before a variant runs on a GPU (building what its
+   launches need, or skipping it with KB_EUNSUPPORTED and a sentence). */
+typedef int (*kbt_prepare_fn)(kbt_state *s, kb_host *host);
+
 /* What a variant needs from setup() beyond the input and the output, and
    what its output is. */
 enum kbt_needs {
@@ -60,6 +64,7 @@ struct kbt_impl {
     kbt_run_fn run;  /* the loop (CPU) or the launch (CUDA)                  */
     uint32_t dtypes; /* KBT_DTYPE_BIT of each dtype it runs; 0: all          */
     uint32_t needs;  /* enum kbt_needs                                       */
+    kbt_prepare_fn prepare; /* or NULL: nothing to do before a run            */
 };
 
 /* The state of one point (setup() .. teardown()). */
@@ -77,6 +82,7 @@ struct kbt_state {
     kbk_buf in;          /* rows x cols, host copy and device copy           */
     kbk_buf out;         /* cols x rows                                      */
     void *cublas;        /* cublasHandle_t, or NULL                          */
+    void *tma;           /* transpose_tma.cu's own data (tensor maps), or NULL */
 };
 
 /* The CPU variants' square block (elements per side). */
@@ -110,6 +116,13 @@ int kbt_run_vec16_band(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_window_hoist(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_vec16_band_hoist(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_ragged(kbt_state *s, const kbt_impl *impl, kb_host *host);
+/* transpose_tma.cu (built for sm_90a): prepare() builds the tensor maps and
+   sizes the grid, or skips the variant on a device that is not compute
+   capability 9.0; run() launches (or runs the ragged kernel where TMA
+   cannot map the strides); teardown() frees s->tma (NULL is fine). */
+int kbt_tma_prepare(kbt_state *s, kb_host *host);
+int kbt_run_tma(kbt_state *s, const kbt_impl *impl, kb_host *host);
+void kbt_tma_teardown(kbt_state *s);
 int kbt_run_copy(kbt_state *s, const kbt_impl *impl, kb_host *host);
 int kbt_run_cublas(kbt_state *s, const kbt_impl *impl, kb_host *host);
 

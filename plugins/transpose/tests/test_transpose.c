@@ -56,7 +56,7 @@ Test(transpose, descriptor)
                                         "smem",  "smem-padded",  "smem-swizzled", "reg4",
                                         "reg2",  "vec16",        "vec16-pipe", "window",
                                         "vec16-band", "window-hoist", "vec16-band-hoist",
-                                        "ragged", "cublas", "copy"};
+                                        "ragged", "tma", "cublas", "copy"};
     cr_assert_eq(plug->n_variants, sizeof order / sizeof order[0]);
     for (uint32_t v = 0; v < plug->n_variants; v++) {
         cr_assert_str_eq(plug->variants[v].name, order[v]);
@@ -78,7 +78,7 @@ Test(transpose, band_and_streaming_params)
 }
 
 /* Only the variants whose block shape comes from the INI file use block_x
-   and block_y, only window, vec16-band, their -hoist forms and ragged use
+   and block_y, only window, vec16-band, their -hoist forms, ragged and tma use
    band and streaming, so that a sweep of one re-times only those; only the two
    references are library rows; no variant waits for the stream. */
 Test(transpose, uses_and_flags)
@@ -92,7 +92,7 @@ Test(transpose, uses_and_flags)
                      !strcmp(k->name, "reg4") || !strcmp(k->name, "reg2");
         int banded = !strcmp(k->name, "window") || !strcmp(k->name, "vec16-band") ||
                      !strcmp(k->name, "window-hoist") || !strcmp(k->name, "vec16-band-hoist") ||
-                     !strcmp(k->name, "ragged");
+                     !strcmp(k->name, "ragged") || !strcmp(k->name, "tma");
         uint64_t want = base | (blocky ? block : 0) | (banded ? order : 0);
         cr_assert_eq(k->uses, want, "%s uses %llx", k->name, (unsigned long long)k->uses);
         int lib = !strcmp(k->name, "cublas") || !strcmp(k->name, "copy");
