@@ -11,8 +11,8 @@
 #   sh tests/gpu/transpose-tma.sh BUILD
 # Everything it writes goes into $OUT/transpose-tma.tgz (one file, so that
 # it comes back whole; ./transpose-tma-out without OUT) beside the table,
-# $OUT/transpose-tma-table.txt.  Each step has a time limit (gpu.sh 170 s,
-# the timing 60 s) so that the call ends inside 4 minutes.  Exit status: 0
+# $OUT/transpose-tma-table.txt.  Each step has a time limit (gpu.sh 170 s, TMA_GPU_SH_SECONDS,
+# the timing 60 s, TMA_TIMING_SECONDS) so that the call ends inside 4 minutes.  Exit status: 0
 # when both steps passed, 1 otherwise, 2 on bad usage.
 set -u
 [ $# -eq 1 ] || { echo "usage: sh tests/gpu/transpose-tma.sh BUILD" >&2; exit 2; }
@@ -30,7 +30,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,te
     --format=csv >"$w/gpu.txt" 2>&1
 "$build/kbench" --version >>"$w/gpu.txt" 2>&1
 
-OUT="$w" timeout 170 sh plugins/transpose/gpu.sh "$build" >"$w/gpu-sh.txt" 2>&1
+OUT="$w" timeout "${TMA_GPU_SH_SECONDS:-170}" sh plugins/transpose/gpu.sh "$build" >"$w/gpu-sh.txt" 2>&1
 rc=$?
 el "plugins/transpose/gpu.sh: exit $rc"
 [ $rc -eq 0 ] || status=1
@@ -42,7 +42,7 @@ if [ -f "$csv" ]; then
         "$(grep ',tma,' "$csv" | grep -c ',pass,') pass"
 fi
 
-timeout 60 "$build/kbench" run plugins/transpose/tma.ini -o "$w/timing" >"$w/timing.txt" 2>&1
+timeout "${TMA_TIMING_SECONDS:-60}" "$build/kbench" run plugins/transpose/tma.ini -o "$w/timing" >"$w/timing.txt" 2>&1
 rc=$?
 el "plugins/transpose/tma.ini: exit $rc"
 [ $rc -eq 0 ] || status=1
