@@ -388,7 +388,7 @@ static int variant_width(const kbc_record *recs, size_t n, int wide)
 {
     int w = (int)strlen("variant");
     for (size_t i = 0; i < n; i++) {
-        char label[160];
+        char label[KBC_REC_NAME + 72]; /* a name, " [", the flags and "]" */
         int l = (int)strlen(kbc_text_visible(variant_label(&recs[i], wide, label, sizeof label)));
         if (l > w)
             w = l;
@@ -703,20 +703,277 @@ static int summary_only_point(table_ctx *c, const kbc_record *all, size_t n_all)
     return ferror(c->out) ? -1 : 0;
 }
 
-static int table_point(void *vctx, const kbc_record *all, size_t n_all)
-{
-    table_ctx *c = vctx;
-    if (n_all == 0)
-        return 0;
-    if (c->summary_only)
-        return summary_only_point(c, all, n_all);
-    FILE *out = c->out;
-    const int md = c->markdown;
-    const int wide = c->wide;
+/* The columns one point's table shows, decided from the records'
+   backends, the experiment's reference and the point's work, never from
+   which rows happened to succeed, so that columns stay put. */
+typedef struct columns {
+    int md, wide;
+    int has_cuda, has_cpu, has_flops, has_batch, has_energy, has_ref;
+    int show_clock, show_mem_pct;
+    char peak_title[16]; /* %fp32, %tf32, %bf16, or "" */
+    int wv;              /* the variant column's width */
+    int w_gbps, w_pct, w_speedup;
+} columns;
 
-    /* The rows skipped for the whole run are counted, then folded into
-       one line per experiment rather than shown one by one. */
-    kbc_record *rows = kbc_xcalloc(n_all, sizeof *rows);
+static void decide_columns(const table_ctx *c, const kbc_record *rows, size_t n, columns *k)
+{
+    memset(k, 0, sizeof *k);
+    k->md = c->markdown;
+    k->wide = c->wide;
+    int has_clock = 0;
+    for (size_t i = 0; i < n; i++) {
+        k->has_cuda |= rows[i].backend == KB_BACKEND_CUDA;
+        k->has_cpu |= rows[i].backend == KB_BACKEND_CPU;
+        k->has_flops |= rows[i].work.flops > 0;
+        /* Clocks are read for every CUDA row of a run that has NVML. */
+        has_clock |= rows[i].clocks.n > 0 || (c->clocks && rows[i].backend == KB_BACKEND_CUDA);
+        k->has_batch |= rows[i].mode.requested != 0;
+        k->has_energy |= energy_shown(&rows[i]);
+    }
+    /* The default table keeps 120 columns with J/run in the place of the
+       SM clock (a marked row still gets its clocks: note); --wide has both. */
+    k->show_clock = has_clock && (k->wide || !k->has_energy);
+    /* The percentage of the ceiling that binds only (analysis/chart.h's
+       rate rule): a memory-bound reduce's 2% of the FP32 peak, or a
+       matmul's 2% of the bandwidth, says nothing. */
+    const kbc_rate binds = kbc_rate_pick(rows, n);
+    k->show_mem_pct = k->has_cuda && binds != KBC_RATE_GFLOPS;
+    /* The compute ceiling is the point's (kb_work.peak is per point); its
+       column is titled by it: %fp32, %tf32, %bf16. */
+    for (size_t i = 0; i < n && !k->peak_title[0] && binds == KBC_RATE_GFLOPS; i++)
+        if (rows[i].backend == KB_BACKEND_CUDA && rows[i].peak[0])
+            snprintf(k->peak_title, sizeof k->peak_title, "%%%s", rows[i].peak);
+    k->has_ref = rows[0].reference[0] != '\0';
+    /* "vs cpu" is against the point's first CPU variant: when that is the
+       baseline, the column is "vs base" again and is left out. */
+    for (size_t i = 0; i < n && k->has_cpu; i++)
+        if (rows[i].backend == KB_BACKEND_CPU) {
+            k->has_cpu = strcmp(rows[i].variant, rows[i].baseline) != 0;
+            break;
+        }
+    k->wv = variant_width(rows, n, k->wide);
+    k->w_gbps = k->wide ? W_GBPS : N_GBPS;
+    k->w_pct = k->wide ? W_PCT : N_PCT;
+    k->w_speedup = k->wide ? W_SPEEDUP : N_SPEEDUP;
+}
+
+/* The table's head (and markdown's alignment row). */
+static void print_head(const table_ctx *c, const columns *k)
+{
+    line h = {.n = 0};
+    put(&h, -k->wv, "variant");
+    put(&h, -W_BACKEND, "backend");
+    put(&h, -W_STATUS, "status");
+    put(&h, W_TIME, "median");
+    if (k->wide) {
+        put(&h, W_TIME, "min");
+        put(&h, W_TIME, "max");
+        put(&h, W_RUNS, "runs");
+        put(&h, W_NOISE, "noise");
+    }
+    put(&h, k->w_gbps, "GB/s");
+    if (k->show_mem_pct)
+        put(&h, k->w_pct, "%peak");
+    if (k->has_flops)
+        put(&h, W_GFLOPS, "GFLOP/s");
+    if (k->has_flops && k->peak_title[0])
+        put(&h, k->w_pct, k->peak_title);
+    if (k->show_clock)
+        put(&h, W_CLOCK, "SM MHz");
+    if (k->has_energy) {
+        put(&h, W_JOULES, "J/run");
+        if (k->wide) {
+            put(&h, W_NOISE, "J +-");
+            put(&h, W_WATTS, "W");
+            put(&h, W_WATTS, "idle W");
+            put(&h, W_EFF, k->has_flops ? "GFLOP/J" : "GB/J");
+        }
+    }
+    if (k->has_batch)
+        put(&h, W_BATCH, "batch");
+    put(&h, k->w_speedup, "vs base");
+    if (k->has_cpu)
+        put(&h, k->w_speedup, "vs cpu");
+    if (k->has_ref)
+        put(&h, k->w_speedup, "vs ref");
+    if (c->base)
+        put(&h, W_CHANGE, "vs old");
+    if (c->base && k->md) {
+        /* For a pull request: the verdict and its significance in columns
+           of their own. */
+        put(&h, -7, "verdict");
+        put(&h, -3, "significant");
+    }
+    if (k->wide)
+        put(&h, 0, "check");
+    print_line(c->out, k->md, &h);
+    if (k->md) {
+        /* Text columns left, numbers right. */
+        for (int i = 0; i < h.n; i++)
+            fputs(h.width[i] < 0 || i == h.n - 1 ? "|---" : "|--:", c->out);
+        fputs("|\n", c->out);
+    }
+}
+
+/* One row's line of the table; old is its --baseline match, or NULL. */
+static void print_row(const table_ctx *c, const columns *k, const kbc_record *r,
+                      const kbc_match *old)
+{
+    int cuda = r->backend == KB_BACKEND_CUDA;
+    char buf[64], chk[128];
+    line l = {.n = 0};
+    char label[KBC_REC_NAME + 72]; /* a name, " [", the flags and "]" */
+    put(&l, -k->wv, variant_label(r, k->wide, label, sizeof label));
+    put(&l, -W_BACKEND, cuda ? "cuda" : "cpu");
+    put_sgr(&l, -W_STATUS, kbc_outcome_name((int)r->outcome),
+            c->colour ? kbc_outcome_sgr((int)r->outcome) : NULL);
+    kbc_human_seconds(r->time.median, buf, sizeof buf);
+    if (noisy_row(r))
+        strcat(buf, "~");
+    put(&l, W_TIME, buf);
+    if (k->wide) {
+        put(&l, W_TIME, kbc_human_seconds(r->time.min, buf, sizeof buf));
+        put(&l, W_TIME, kbc_human_seconds(r->time.max, buf, sizeof buf));
+        if (r->time.n > 0)
+            snprintf(buf, sizeof buf, "%zu", r->time.n);
+        else
+            snprintf(buf, sizeof buf, "-");
+        put(&l, W_RUNS, buf);
+        put(&l, W_NOISE, fmt_noise(r, buf, sizeof buf));
+    }
+    put(&l, k->w_gbps, fmt_fixed(r->gbps, 1, "", buf, sizeof buf));
+    if (k->show_mem_pct)
+        put(&l, k->w_pct, fmt_fixed(cuda ? r->pct_ceiling : NAN, 0, "%", buf, sizeof buf));
+    if (k->has_flops)
+        put(&l, W_GFLOPS, fmt_fixed(r->gflops, 1, "", buf, sizeof buf));
+    if (k->has_flops && k->peak_title[0])
+        put(&l, k->w_pct, fmt_fixed(cuda ? r->pct_peak : NAN, 0, "%", buf, sizeof buf));
+    if (k->show_clock)
+        put(&l, W_CLOCK, fmt_clock(r, buf, sizeof buf));
+    if (k->has_energy) {
+        const kbc_rec_energy *en = &r->energy;
+        int got = en->status == KBC_ENERGY_MEASURED;
+        put(&l, W_JOULES, fmt_joules(got ? en->j_per_run : NAN, buf, sizeof buf));
+        if (k->wide) {
+            put(&l, W_NOISE, fmt_energy_spread(en, buf, sizeof buf));
+            put(&l, W_WATTS, fmt_sig(got ? en->watts : NAN, "", buf, sizeof buf));
+            put(&l, W_WATTS, fmt_sig(got ? en->idle_w : NAN, "", buf, sizeof buf));
+            put(&l, W_EFF, fmt_sig(!got ? NAN : k->has_flops ? en->gflops_per_j : en->gb_per_j,
+                                   "", buf, sizeof buf));
+        }
+    }
+    if (k->has_batch)
+        put(&l, W_BATCH, fmt_batch(r, buf, sizeof buf));
+    put(&l, k->w_speedup, fmt_fixed(r->speedup_baseline, 2, "x", buf, sizeof buf));
+    if (k->has_cpu)
+        put(&l, k->w_speedup, fmt_fixed(r->speedup_cpu, 2, "x", buf, sizeof buf));
+    if (k->has_ref)
+        put(&l, k->w_speedup, fmt_fixed(r->speedup_reference, 2, "x", buf, sizeof buf));
+    if (old) {
+        old_change oc;
+        old_cells(old, &oc);
+        if (k->md) {
+            put(&l, W_CHANGE, oc.change);
+            put(&l, -7, oc.verdict);
+            put(&l, -3, oc.sig);
+        } else {
+            put_sgr(&l, W_CHANGE, fmt_change(&oc, buf, sizeof buf),
+                    c->colour ? verdict_sgr(old->base < 0 ? -1 : (int)old->change.verdict)
+                              : NULL);
+        }
+    }
+    if (k->wide)
+        put(&l, 0, fmt_check(r, chk, sizeof chk));
+    print_line(c->out, k->md, &l);
+}
+
+/* The lines under row i of a terminal table: what a reader must see and
+   no column holds. */
+static void print_row_notes(FILE *out, const columns *k, const kbc_record *rows, size_t i)
+{
+    const kbc_record *r = &rows[i];
+    const int wv = k->wv;
+    char chk[128];
+    /* A failed check is what a reader must see: without the check column
+       it gets a line of its own (a row failed by the integrity checks
+       passed its check; its reason says why it failed). */
+    if (!k->wide && r->outcome == KBC_FAIL && kbc_check_measure(r) && !r->check.passed)
+        fprintf(out, "  %*s  check: %s\n", wv, "",
+                kbc_text_visible(fmt_check(r, chk, sizeof chk)));
+    /* A row that stands for several points says so, and why. */
+    if (r->points > 1)
+        fprintf(out, "  %*s  x%" PRIu64 ": stands for %" PRIu64
+                     " points; this variant ignores %s\n",
+                wv, "", r->points, r->points,
+                r->ignores[0] ? kbc_text_visible(r->ignores) : "them");
+    /* The reason is the one thing a user needs to act on, so it gets its
+       own line and is never cut to a column. */
+    if (r->reason[0])
+        fprintf(out, "  %*s  %s: %s\n", wv, "", kbc_outcome_name((int)r->outcome),
+                kbc_text_visible(r->reason));
+    if (r->sanitizer[0])
+        fprintf(out, "  %*s  sanitizer: %s\n", wv, "", kbc_text_visible(r->sanitizer));
+    if (r->device_left_bytes > KBC_LEFT_NOTE_BYTES && i == 0) {
+        char b[32];
+        fprintf(out, "  %*s  device memory: this point left %s behind (free before its "
+                     "setup minus after its teardown)\n",
+                wv, "", kbc_human_bytes((uint64_t)r->device_left_bytes, b, sizeof b));
+    }
+    if (strays_noted_here(rows, i)) {
+        char sn[200];
+        fprintf(out, "  %*s  processes: %s\n", wv, "", strays_note(r, sn, sizeof sn));
+    }
+    char note[800];
+    if (clock_note(r, note, sizeof note)[0])
+        fprintf(out, "  %*s  clocks: %s\n", wv, "", note);
+    if (batch_note(r))
+        fprintf(out, "  %*s  batch: %s\n", wv, "", kbc_text_visible(batch_note(r)));
+    if (energy_note(r, note, sizeof note)[0])
+        fprintf(out, "  %*s  energy: %s\n", wv, "", kbc_text_visible(note));
+}
+
+/* The notes of a markdown table go below it, one bullet each. */
+static void print_md_notes(FILE *out, const kbc_record *rows, size_t n)
+{
+    int any = 0;
+    for (size_t i = 0; i < n; i++) {
+        const kbc_record *r = &rows[i];
+        if (r->points > 1)
+            fprintf(out, "%s- %s: stands for %" PRIu64 " points; this variant ignores %s\n",
+                    any++ ? "" : "\n", kbc_text_md(r->variant), r->points,
+                    r->ignores[0] ? kbc_text_md(r->ignores) : "them");
+        if (r->reason[0])
+            fprintf(out, "%s- %s %s: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
+                    kbc_outcome_name((int)r->outcome), kbc_text_md(r->reason));
+        if (r->sanitizer[0])
+            fprintf(out, "%s- %s sanitizer: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
+                    kbc_text_md(r->sanitizer));
+        if (r->device_left_bytes > KBC_LEFT_NOTE_BYTES && i == 0) {
+            char b[32];
+            fprintf(out, "%s- device memory: this point left %s behind\n", any++ ? "" : "\n",
+                    kbc_human_bytes((uint64_t)r->device_left_bytes, b, sizeof b));
+        }
+        if (strays_noted_here(rows, i)) {
+            char sn[200];
+            fprintf(out, "%s- processes: %s\n", any++ ? "" : "\n", strays_note(r, sn, sizeof sn));
+        }
+        char note[800];
+        if (clock_note(r, note, sizeof note)[0])
+            fprintf(out, "%s- %s clocks: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
+                    note);
+        if (batch_note(r))
+            fprintf(out, "%s- %s batch: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
+                    kbc_text_md(batch_note(r)));
+        if (energy_note(r, note, sizeof note)[0])
+            fprintf(out, "%s- %s energy: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
+                    kbc_text_md(note));
+    }
+}
+
+/* The rows of the point that the table shows: those skipped for the whole
+   run are counted and folded into one line per experiment instead. */
+static size_t shown_rows(table_ctx *c, const kbc_record *all, size_t n_all, kbc_record *rows)
+{
     size_t n = 0;
     for (size_t i = 0; i < n_all; i++) {
         const kbc_record *r = &all[i];
@@ -731,6 +988,20 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
         }
         rows[n++] = *r;
     }
+    return n;
+}
+
+static int table_point(void *vctx, const kbc_record *all, size_t n_all)
+{
+    table_ctx *c = vctx;
+    if (n_all == 0)
+        return 0;
+    if (c->summary_only)
+        return summary_only_point(c, all, n_all);
+    FILE *out = c->out;
+    const int md = c->markdown;
+    kbc_record *rows = kbc_xcalloc(n_all, sizeof *rows);
+    size_t n = shown_rows(c, all, n_all, rows);
     if (n == 0) {
         /* Nothing of the point ran anywhere: its heading and the fold line
            once per experiment, nothing for its later points. */
@@ -745,44 +1016,8 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
         fflush(out);
         return ferror(out) ? -1 : 0;
     }
-
-    /* Which optional columns this point needs: decided from the records'
-       backends, the experiment's reference and the point's work, never
-       from which rows happened to succeed, so that columns stay put. */
-    int has_cuda = 0, has_cpu = 0, has_flops = 0, has_clock = 0, has_batch = 0,
-        has_energy = 0;
-    for (size_t i = 0; i < n; i++) {
-        has_cuda |= rows[i].backend == KB_BACKEND_CUDA;
-        has_cpu |= rows[i].backend == KB_BACKEND_CPU;
-        has_flops |= rows[i].work.flops > 0;
-        /* Clocks are read for every CUDA row of a run that has NVML. */
-        has_clock |= rows[i].clocks.n > 0 || (c->clocks && rows[i].backend == KB_BACKEND_CUDA);
-        has_batch |= rows[i].mode.requested != 0;
-        has_energy |= energy_shown(&rows[i]);
-    }
-    /* The default table keeps 120 columns with J/run in the place of the
-       SM clock (a marked row still gets its clocks: note); --wide has both. */
-    const int show_clock = has_clock && (wide || !has_energy);
-    /* The percentage of the ceiling that binds only (analysis/chart.h's
-       rate rule): a memory-bound reduce's 2% of the FP32 peak, or a
-       matmul's 2% of the bandwidth, says nothing. */
-    const kbc_rate binds = kbc_rate_pick(rows, n);
-    const int show_mem_pct = has_cuda && binds != KBC_RATE_GFLOPS;
-    /* The compute ceiling is the point's (kb_work.peak is per point); its
-       column is titled by it: %fp32, %tf32, %bf16. */
-    char peak_title[16] = "";
-    for (size_t i = 0; i < n && !peak_title[0] && binds == KBC_RATE_GFLOPS; i++)
-        if (rows[i].backend == KB_BACKEND_CUDA && rows[i].peak[0])
-            snprintf(peak_title, sizeof peak_title, "%%%s", rows[i].peak);
-    int has_ref = rows[0].reference[0] != '\0';
-    /* "vs cpu" is against the point's first CPU variant: when that is the
-       baseline, the column is "vs base" again and is left out. */
-    for (size_t i = 0; i < n && has_cpu; i++)
-        if (rows[i].backend == KB_BACKEND_CPU) {
-            has_cpu = strcmp(rows[i].variant, rows[i].baseline) != 0;
-            break;
-        }
-    int wv = variant_width(rows, n, wide);
+    columns k;
+    decide_columns(c, rows, n, &k);
     /* --baseline: the point's rows judged at once, with compare's defaults. */
     kbc_match *old = NULL;
     if (c->base) {
@@ -791,214 +1026,21 @@ static int table_point(void *vctx, const kbc_record *all, size_t n_all)
         old = kbc_xcalloc(n, sizeof *old);
         kbc_baseline_judge(c->base, rows, n, &opts, old);
     }
-    const int w_gbps = wide ? W_GBPS : N_GBPS, w_pct = wide ? W_PCT : N_PCT,
-              w_speedup = wide ? W_SPEEDUP : N_SPEEDUP;
-
     if (md)
         fputs("### ", out);
     print_heading(out, md, all, n_all);
     if (md)
         fputc('\n', out);
-    line h = {.n = 0};
-    put(&h, -wv, "variant");
-    put(&h, -W_BACKEND, "backend");
-    put(&h, -W_STATUS, "status");
-    put(&h, W_TIME, "median");
-    if (wide) {
-        put(&h, W_TIME, "min");
-        put(&h, W_TIME, "max");
-        put(&h, W_RUNS, "runs");
-        put(&h, W_NOISE, "noise");
-    }
-    put(&h, w_gbps, "GB/s");
-    if (show_mem_pct)
-        put(&h, w_pct, "%peak");
-    if (has_flops)
-        put(&h, W_GFLOPS, "GFLOP/s");
-    if (has_flops && peak_title[0])
-        put(&h, w_pct, peak_title);
-    if (show_clock)
-        put(&h, W_CLOCK, "SM MHz");
-    if (has_energy) {
-        put(&h, W_JOULES, "J/run");
-        if (wide) {
-            put(&h, W_NOISE, "J +-");
-            put(&h, W_WATTS, "W");
-            put(&h, W_WATTS, "idle W");
-            put(&h, W_EFF, has_flops ? "GFLOP/J" : "GB/J");
-        }
-    }
-    if (has_batch)
-        put(&h, W_BATCH, "batch");
-    put(&h, w_speedup, "vs base");
-    if (has_cpu)
-        put(&h, w_speedup, "vs cpu");
-    if (has_ref)
-        put(&h, w_speedup, "vs ref");
-    if (c->base)
-        put(&h, W_CHANGE, "vs old");
-    if (c->base && md) {
-        /* For a pull request: the verdict and its significance in columns
-           of their own. */
-        put(&h, -7, "verdict");
-        put(&h, -3, "significant");
-    }
-    if (wide)
-        put(&h, 0, "check");
-    print_line(out, md, &h);
-    if (md) {
-        /* Text columns left, numbers right. */
-        for (int i = 0; i < h.n; i++)
-            fputs(h.width[i] < 0 || i == h.n - 1 ? "|---" : "|--:", out);
-        fputs("|\n", out);
-    }
-
+    print_head(c, &k);
     for (size_t i = 0; i < n; i++) {
-        const kbc_record *r = &rows[i];
-        int cuda = r->backend == KB_BACKEND_CUDA;
-        char buf[64], chk[128];
-        line l = {.n = 0};
-        char label[160];
-        put(&l, -wv, variant_label(r, wide, label, sizeof label));
-        put(&l, -W_BACKEND, cuda ? "cuda" : "cpu");
-        put_sgr(&l, -W_STATUS, kbc_outcome_name((int)r->outcome),
-                c->colour ? kbc_outcome_sgr((int)r->outcome) : NULL);
-        kbc_human_seconds(r->time.median, buf, sizeof buf);
-        if (noisy_row(r))
-            strcat(buf, "~");
-        put(&l, W_TIME, buf);
-        if (wide) {
-            put(&l, W_TIME, kbc_human_seconds(r->time.min, buf, sizeof buf));
-            put(&l, W_TIME, kbc_human_seconds(r->time.max, buf, sizeof buf));
-            if (r->time.n > 0)
-                snprintf(buf, sizeof buf, "%zu", r->time.n);
-            else
-                snprintf(buf, sizeof buf, "-");
-            put(&l, W_RUNS, buf);
-            put(&l, W_NOISE, fmt_noise(r, buf, sizeof buf));
-        }
-        put(&l, w_gbps, fmt_fixed(r->gbps, 1, "", buf, sizeof buf));
-        if (show_mem_pct)
-            put(&l, w_pct, fmt_fixed(cuda ? r->pct_ceiling : NAN, 0, "%", buf, sizeof buf));
-        if (has_flops)
-            put(&l, W_GFLOPS, fmt_fixed(r->gflops, 1, "", buf, sizeof buf));
-        if (has_flops && peak_title[0])
-            put(&l, w_pct, fmt_fixed(cuda ? r->pct_peak : NAN, 0, "%", buf, sizeof buf));
-        if (show_clock)
-            put(&l, W_CLOCK, fmt_clock(r, buf, sizeof buf));
-        if (has_energy) {
-            const kbc_rec_energy *en = &r->energy;
-            int got = en->status == KBC_ENERGY_MEASURED;
-            put(&l, W_JOULES, fmt_joules(got ? en->j_per_run : NAN, buf, sizeof buf));
-            if (wide) {
-                put(&l, W_NOISE, fmt_energy_spread(en, buf, sizeof buf));
-                put(&l, W_WATTS, fmt_sig(got ? en->watts : NAN, "", buf, sizeof buf));
-                put(&l, W_WATTS, fmt_sig(got ? en->idle_w : NAN, "", buf, sizeof buf));
-                put(&l, W_EFF, fmt_sig(!got ? NAN : has_flops ? en->gflops_per_j : en->gb_per_j,
-                                       "", buf, sizeof buf));
-            }
-        }
-        if (has_batch)
-            put(&l, W_BATCH, fmt_batch(r, buf, sizeof buf));
-        put(&l, w_speedup, fmt_fixed(r->speedup_baseline, 2, "x", buf, sizeof buf));
-        if (has_cpu)
-            put(&l, w_speedup, fmt_fixed(r->speedup_cpu, 2, "x", buf, sizeof buf));
-        if (has_ref)
-            put(&l, w_speedup, fmt_fixed(r->speedup_reference, 2, "x", buf, sizeof buf));
-        if (c->base) {
-            old_change oc;
-            old_cells(&old[i], &oc);
-            if (md) {
-                put(&l, W_CHANGE, oc.change);
-                put(&l, -7, oc.verdict);
-                put(&l, -3, oc.sig);
-            } else {
-                put_sgr(&l, W_CHANGE, fmt_change(&oc, buf, sizeof buf),
-                        c->colour ? verdict_sgr(old[i].base < 0 ? -1 : (int)old[i].change.verdict)
-                                  : NULL);
-            }
-        }
-        if (wide)
-            put(&l, 0, fmt_check(r, chk, sizeof chk));
-        print_line(out, md, &l);
-        if ((unsigned)r->outcome < KBC_N_OUTCOMES)
-            c->counts[r->outcome]++;
-        if (md)
-            continue; /* notes follow the whole table */
-        /* A failed check is what a reader must see: without the check
-           column it gets a line of its own (a row failed by the integrity
-           checks passed its check; its reason says why it failed). */
-        if (!wide && r->outcome == KBC_FAIL && kbc_check_measure(r) && !r->check.passed)
-            fprintf(out, "  %*s  check: %s\n", wv, "",
-                    kbc_text_visible(fmt_check(r, chk, sizeof chk)));
-        /* A row that stands for several points says so, and why. */
-        if (r->points > 1)
-            fprintf(out, "  %*s  x%" PRIu64 ": stands for %" PRIu64
-                         " points; this variant ignores %s\n",
-                    wv, "", r->points, r->points,
-                    r->ignores[0] ? kbc_text_visible(r->ignores) : "them");
-        /* The reason is the one thing a user needs to act on, so it gets
-           its own line and is never cut to a column. */
-        if (r->reason[0])
-            fprintf(out, "  %*s  %s: %s\n", wv, "", kbc_outcome_name((int)r->outcome),
-                    kbc_text_visible(r->reason));
-        if (r->sanitizer[0])
-            fprintf(out, "  %*s  sanitizer: %s\n", wv, "", kbc_text_visible(r->sanitizer));
-        if (r->device_left_bytes > KBC_LEFT_NOTE_BYTES && i == 0) {
-            char b[32];
-            fprintf(out, "  %*s  device memory: this point left %s behind (free before its "
-                         "setup minus after its teardown)\n",
-                    wv, "", kbc_human_bytes((uint64_t)r->device_left_bytes, b, sizeof b));
-        }
-        if (strays_noted_here(rows, i)) {
-            char sn[200];
-            fprintf(out, "  %*s  processes: %s\n", wv, "", strays_note(r, sn, sizeof sn));
-        }
-        char note[800];
-        if (clock_note(r, note, sizeof note)[0])
-            fprintf(out, "  %*s  clocks: %s\n", wv, "", note);
-        if (batch_note(r))
-            fprintf(out, "  %*s  batch: %s\n", wv, "", kbc_text_visible(batch_note(r)));
-        if (energy_note(r, note, sizeof note)[0])
-            fprintf(out, "  %*s  energy: %s\n", wv, "", kbc_text_visible(note));
+        print_row(c, &k, &rows[i], old ? &old[i] : NULL);
+        if ((unsigned)rows[i].outcome < KBC_N_OUTCOMES)
+            c->counts[rows[i].outcome]++;
+        if (!md) /* markdown's notes follow the whole table */
+            print_row_notes(out, &k, rows, i);
     }
-    if (md) {
-        /* The notes of a markdown table go below it, one bullet each. */
-        int any = 0;
-        for (size_t i = 0; i < n; i++) {
-            const kbc_record *r = &rows[i];
-            if (r->points > 1)
-                fprintf(out, "%s- %s: stands for %" PRIu64 " points; this variant ignores %s\n",
-                        any++ ? "" : "\n", kbc_text_md(r->variant), r->points,
-                        r->ignores[0] ? kbc_text_md(r->ignores) : "them");
-            if (r->reason[0])
-                fprintf(out, "%s- %s %s: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
-                        kbc_outcome_name((int)r->outcome), kbc_text_md(r->reason));
-            if (r->sanitizer[0])
-                fprintf(out, "%s- %s sanitizer: %s\n", any++ ? "" : "\n",
-                        kbc_text_md(r->variant), kbc_text_md(r->sanitizer));
-            if (r->device_left_bytes > KBC_LEFT_NOTE_BYTES && i == 0) {
-                char b[32];
-                fprintf(out, "%s- device memory: this point left %s behind\n", any++ ? "" : "\n",
-                        kbc_human_bytes((uint64_t)r->device_left_bytes, b, sizeof b));
-            }
-            if (strays_noted_here(rows, i)) {
-                char sn[200];
-                fprintf(out, "%s- processes: %s\n", any++ ? "" : "\n",
-                        strays_note(r, sn, sizeof sn));
-            }
-            char note[800];
-            if (clock_note(r, note, sizeof note)[0])
-                fprintf(out, "%s- %s clocks: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
-                        note);
-            if (batch_note(r))
-                fprintf(out, "%s- %s batch: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
-                        kbc_text_md(batch_note(r)));
-            if (energy_note(r, note, sizeof note)[0])
-                fprintf(out, "%s- %s energy: %s\n", any++ ? "" : "\n", kbc_text_md(r->variant),
-                        kbc_text_md(note));
-        }
-    }
+    if (md)
+        print_md_notes(out, rows, n);
     print_fold(c, all, n_all);
     print_noisy_note(out, md, rows, n, &c->noisy_said);
     fputc('\n', out);
