@@ -63,7 +63,10 @@ static json_t *best_of(const char *dir, json_t **doc)
 
 Test(tune, exhaustive_finds_the_bowls_optimum_and_writes_every_output)
 {
-    kc_write("bowl.ini", BOWL_INI);
+    /* The ten fastest of the screening measured again: its three runs of
+       40 us against its neighbours' 45 us can swap on a loaded machine,
+       which once left the optimum out of the default three. */
+    kc_write("bowl.ini", BOWL_INI "tune_top = 10\n");
     kc_result r = kc_run("tune bowl.ini -o out -q " PP);
     cr_assert_eq(r.code, 0, "stdout:\n%s\nstderr:\n%s", r.out, r.err);
     kc_assert_has(r.out, "[bowl] the problem, landscape: exhaustive, 55 evaluations of 55 allowed");
