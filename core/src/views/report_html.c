@@ -833,71 +833,79 @@ static void energy_change_cells(FILE *f, const kbc_match *m)
     fputs("</td>", f);
 }
 
-static void exp_table(report *rp, const kbc_record *const *rows, const size_t *at, size_t n)
+/* The columns of one experiment's table of rows, decided from all its
+   rows (so that a column stays put whatever a row did). */
+typedef struct row_columns {
+    int gbps, gflops, items, ceiling, peak, speedup, note, energy, gbj, gflopj, base_energy;
+} row_columns;
+
+static void decide_row_columns(const report *rp, const kbc_record *const *rows,
+                               const size_t *at, size_t n, row_columns *k)
 {
-    FILE *f = rp->f;
-    const char *names[KB_MAX_PARAMS];
-    size_t np = swept_names(rows, n, names);
-    int any_gbps = 0, any_gflops = 0, any_items = 0, any_ceiling = 0, any_peak = 0,
-        any_speedup = 0, any_note = 0, any_energy = 0, any_gbj = 0, any_gflopj = 0,
-        any_base_energy = 0;
+    memset(k, 0, sizeof *k);
     for (size_t i = 0; i < n; i++) {
         const kbc_record *r = rows[i];
         if (kbc_record_has_energy(r)) {
-            any_energy = 1;
-            any_gbj |= isfinite(r->energy.gb_per_j);
-            any_gflopj |= isfinite(r->energy.gflops_per_j);
+            k->energy = 1;
+            k->gbj |= isfinite(r->energy.gb_per_j);
+            k->gflopj |= isfinite(r->energy.gflops_per_j);
         }
         if (rp->base)
-            any_base_energy |= kbc_match_energy_shown(&rp->base->match[at[i]]);
-        any_gbps |= isfinite(r->gbps);
-        any_gflops |= isfinite(r->gflops);
-        any_items |= isfinite(r->items_per_s) && !isfinite(r->gbps) && !isfinite(r->gflops);
-        any_ceiling |= isfinite(r->pct_ceiling);
-        any_peak |= isfinite(r->pct_peak);
-        any_speedup |= isfinite(r->speedup_baseline);
-        any_note |= r->reason[0] != '\0';
+            k->base_energy |= kbc_match_energy_shown(&rp->base->match[at[i]]);
+        k->gbps |= isfinite(r->gbps);
+        k->gflops |= isfinite(r->gflops);
+        k->items |= isfinite(r->items_per_s) && !isfinite(r->gbps) && !isfinite(r->gflops);
+        k->ceiling |= isfinite(r->pct_ceiling);
+        k->peak |= isfinite(r->pct_peak);
+        k->speedup |= isfinite(r->speedup_baseline);
+        k->note |= r->reason[0] != '\0';
     }
     /* The percentage of the ceiling that binds only: a memory-bound
        reduce's 1.7% of the FP32 peak, or a matmul's 2% of the bandwidth,
        is noise beside the other (chart.h's rate rule). */
     kbc_rate binds = kbc_rate_pick_of(rows, n);
-    any_ceiling &= binds != KBC_RATE_GFLOPS;
-    any_peak &= binds == KBC_RATE_GFLOPS;
-    any_items |= binds == KBC_RATE_ITEMS;
+    k->ceiling &= binds != KBC_RATE_GFLOPS;
+    k->peak &= binds == KBC_RATE_GFLOPS;
+    k->items |= binds == KBC_RATE_ITEMS;
+}
+
+static void rows_head(const report *rp, const kbc_record *first, const char *const *names,
+                      size_t np, const row_columns *k)
+{
+    FILE *f = rp->f;
     fputs("<div class=\"scroll\"><table class=\"rows\"><thead><tr>", f);
-    for (size_t k = 0; k < np; k++) {
-        const kbc_rec_param *p = param_of(rows[0], names[k]);
+    for (size_t i = 0; i < np; i++) {
+        const kbc_rec_param *p = param_of(first, names[i]);
         int numeric = p && isfinite(kbc_param_number(p));
         fprintf(f, "<th scope=\"col\" tabindex=\"0\" data-sort=\"%s\"%s>", numeric ? "num" : "text",
                 numeric ? " class=\"num\"" : "");
-        H(f, names[k]);
+        H(f, names[i]);
         fputs("</th>", f);
     }
     th(f, "text", NULL, "variant");
     th(f, "text", NULL, "status");
     th(f, "num", "data-selftest=\"\"", "median time");
     th(f, "num", NULL, "noise");
-    if (any_gbps)
+    if (k->gbps)
         th(f, "num", NULL, "GB/s");
-    if (any_ceiling)
+    if (k->ceiling)
         th(f, "num", NULL, "% of ceiling");
-    if (any_gflops)
+    if (k->gflops)
         th(f, "num", NULL, "GFLOP/s");
-    if (any_peak)
+    if (k->peak)
         th(f, "num", NULL, "% of peak");
-    if (any_items)
+    if (k->items)
         th(f, "num", NULL, "items/s");
-    if (any_speedup)
+    if (k->speedup)
         th(f, "num", "title=\"the baseline variant's median time over this row's\"", "speed-up");
-    if (any_energy) {
+    if (k->energy) {
         th(f, "num", "title=\"the median joules per run over the energy windows "
                      "(docs/energy.md)\"",
            "J/run");
         th(f, "num", "title=\"the energy windows' joules over their seconds\"", "W");
-        if (any_gbj)
+        if (k->gbj)
             th(f, "num", NULL, "GB/J");
-        if (any_gflopj)
+        if (k->gflopj)
             th(f, "num", NULL, "GFLOP/J");
     }
     if (rp->base) {
@@ -907,7 +915,7 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
         th(f, "num", NULL, "change");
         th(f, "num", NULL, ci);
         th(f, "text", NULL, "verdict");
-        if (any_base_energy) {
+        if (k->base_energy) {
             th(f, "num", "title=\"the change of the median joules per run\"", "energy change");
             th(f, "text", NULL, "energy verdict");
         }
@@ -916,109 +924,133 @@ static void exp_table(report *rp, const kbc_record *const *rows, const size_t *a
         th(f, "num", "title=\"the row's median in each run of the history, in commit order; "
                      "sorts by the newest step's change\"",
            "history");
-    if (any_note)
+    if (k->note)
         th(f, "text", NULL, "note");
     fputs("</tr></thead><tbody>", f);
+}
+
+/* A row's cells against the baseline: its time, the change, the interval
+   and the verdict (with the match's note as its title and in words). */
+static void baseline_cells(FILE *f, const kbc_match *m)
+{
     char buf[64];
-    for (size_t i = 0; i < n; i++) {
-        const kbc_record *r = rows[i];
-        fprintf(f, "<tr data-i=\"%zu\">", i);
-        for (size_t k = 0; k < np; k++) {
-            const kbc_rec_param *p = param_of(r, names[k]);
-            fputs("<td", f);
-            if (p)
-                data_v(f, kbc_param_number(p));
-            fputs(">", f);
-            if (p)
-                H(f, p->text);
-            fputs("</td>", f);
-        }
-        fputs("<td class=\"variant\">", f);
-        H(f, r->variant);
-        if (r->flags & KB_VARIANT_LIBRARY)
-            fputs(" <span class=\"tag\">library</span>", f);
-        fputs("</td>", f);
-        fprintf(f, "<td class=\"st-%s\">%s</td>",
-                kbc_outcome_failed((int)r->outcome) ? "bad"
-                : r->outcome == KBC_PASS            ? "pass"
-                                                    : "other",
-                kbc_outcome_name((int)r->outcome));
-        double t = kbc_record_ran(r) ? r->time.median : NAN;
-        fputs("<td class=\"num\"", f);
-        data_v(f, t);
-        fprintf(f, ">%s</td>", kbc_human_seconds(t, buf, sizeof buf));
-        fputs("<td class=\"num\"", f);
-        data_v(f, r->noise * 100);
-        fprintf(f, ">%s</td>", fmt_pct(r->noise * 100, buf, sizeof buf));
-        double cells[6] = {r->gbps, r->pct_ceiling, r->gflops, r->pct_peak, r->items_per_s,
-                           r->speedup_baseline};
-        int shown[6] = {any_gbps, any_ceiling, any_gflops, any_peak, any_items, any_speedup};
-        int percent[6] = {0, 1, 0, 1, 0, 0};
-        for (int c = 0; c < 6; c++) {
-            if (!shown[c])
-                continue;
-            double v = kbc_record_ran(r) ? cells[c] : NAN;
-            fputs("<td class=\"num\"", f);
-            data_v(f, v);
-            if (percent[c])
-                fmt_pct(v, buf, sizeof buf);
-            else if (c == 5 && isfinite(v))
-                snprintf(buf, sizeof buf, "%.3g\xc3\x97", v); /* 1.58x */
-            else
-                fmt_num(v, "", buf, sizeof buf);
-            fprintf(f, ">%s</td>", buf);
-        }
-        if (any_energy)
-            energy_cells(f, r, any_gbj, any_gflopj);
-        if (rp->base) {
-            const kbc_change *ch = &rp->base->match[at[i]].change;
-            const char *note = rp->base->match[at[i]].note;
-            fputs("<td class=\"num\"", f);
-            data_v(f, ch->base_median);
-            fprintf(f, ">%s</td>", kbc_human_seconds(ch->base_median, buf, sizeof buf));
-            double pct = (ch->ratio - 1) * 100;
-            fputs("<td class=\"num\"", f);
-            data_v(f, pct);
-            if (isfinite(pct))
-                fprintf(f, ">%+.1f%%</td>", pct);
-            else
-                fputs(">-</td>", f);
-            fputs("<td class=\"num\"", f);
-            data_v(f, (ch->lo - 1) * 100);
-            if (isfinite(ch->lo))
-                fprintf(f, ">[%+.1f%%, %+.1f%%]</td>", (ch->lo - 1) * 100, (ch->hi - 1) * 100);
-            else
-                fputs(">-</td>", f);
-            const char *v = kbc_verdict_name(ch->verdict);
-            fputs("<td class=\"", f);
-            verdict_class(f, v);
-            fputs("\"", f);
-            if (note) {
-                fputs(" title=\"", f);
-                H(f, note);
-                fputs("\"", f);
-            }
-            fputs(">", f);
-            fputs(v, f);
-            if (note) {
-                fputs(" <span class=\"why\">(", f);
-                H(f, note);
-                fputs(")</span>", f);
-            }
-            fputs("</td>", f);
-            if (any_base_energy)
-                energy_change_cells(f, &rp->base->match[at[i]]);
-        }
-        if (rp->hist)
-            history_cell(f, rp, r);
-        if (any_note) {
-            fputs("<td class=\"note\">", f);
-            H(f, r->reason);
-            fputs("</td>", f);
-        }
-        fputs("</tr>", f);
+    const kbc_change *ch = &m->change;
+    const char *note = m->note;
+    fputs("<td class=\"num\"", f);
+    data_v(f, ch->base_median);
+    fprintf(f, ">%s</td>", kbc_human_seconds(ch->base_median, buf, sizeof buf));
+    double pct = (ch->ratio - 1) * 100;
+    fputs("<td class=\"num\"", f);
+    data_v(f, pct);
+    if (isfinite(pct))
+        fprintf(f, ">%+.1f%%</td>", pct);
+    else
+        fputs(">-</td>", f);
+    fputs("<td class=\"num\"", f);
+    data_v(f, (ch->lo - 1) * 100);
+    if (isfinite(ch->lo))
+        fprintf(f, ">[%+.1f%%, %+.1f%%]</td>", (ch->lo - 1) * 100, (ch->hi - 1) * 100);
+    else
+        fputs(">-</td>", f);
+    const char *v = kbc_verdict_name(ch->verdict);
+    fputs("<td class=\"", f);
+    verdict_class(f, v);
+    fputs("\"", f);
+    if (note) {
+        fputs(" title=\"", f);
+        H(f, note);
+        fputs("\"", f);
     }
-    fputs("</tbody></table></div>", f);
+    fputs(">", f);
+    fputs(v, f);
+    if (note) {
+        fputs(" <span class=\"why\">(", f);
+        H(f, note);
+        fputs(")</span>", f);
+    }
+    fputs("</td>", f);
+}
+
+/* Row i of an experiment's table; at[i] is its place in the baseline's
+   matches. */
+static void rows_row(report *rp, const kbc_record *r, size_t i, size_t at,
+                     const char *const *names, size_t np, const row_columns *k)
+{
+    FILE *f = rp->f;
+    char buf[64];
+    fprintf(f, "<tr data-i=\"%zu\">", i);
+    for (size_t q = 0; q < np; q++) {
+        const kbc_rec_param *p = param_of(r, names[q]);
+        fputs("<td", f);
+        if (p)
+            data_v(f, kbc_param_number(p));
+        fputs(">", f);
+        if (p)
+            H(f, p->text);
+        fputs("</td>", f);
+    }
+    fputs("<td class=\"variant\">", f);
+    H(f, r->variant);
+    if (r->flags & KB_VARIANT_LIBRARY)
+        fputs(" <span class=\"tag\">library</span>", f);
+    fputs("</td>", f);
+    fprintf(f, "<td class=\"st-%s\">%s</td>",
+            kbc_outcome_failed((int)r->outcome) ? "bad"
+            : r->outcome == KBC_PASS            ? "pass"
+                                                : "other",
+            kbc_outcome_name((int)r->outcome));
+    double t = kbc_record_ran(r) ? r->time.median : NAN;
+    fputs("<td class=\"num\"", f);
+    data_v(f, t);
+    fprintf(f, ">%s</td>", kbc_human_seconds(t, buf, sizeof buf));
+    fputs("<td class=\"num\"", f);
+    data_v(f, r->noise * 100);
+    fprintf(f, ">%s</td>", fmt_pct(r->noise * 100, buf, sizeof buf));
+    double cells[6] = {r->gbps, r->pct_ceiling, r->gflops, r->pct_peak, r->items_per_s,
+                       r->speedup_baseline};
+    int shown[6] = {k->gbps, k->ceiling, k->gflops, k->peak, k->items, k->speedup};
+    int percent[6] = {0, 1, 0, 1, 0, 0};
+    for (int c = 0; c < 6; c++) {
+        if (!shown[c])
+            continue;
+        double v = kbc_record_ran(r) ? cells[c] : NAN;
+        fputs("<td class=\"num\"", f);
+        data_v(f, v);
+        if (percent[c])
+            fmt_pct(v, buf, sizeof buf);
+        else if (c == 5 && isfinite(v))
+            snprintf(buf, sizeof buf, "%.3g\xc3\x97", v); /* 1.58x */
+        else
+            fmt_num(v, "", buf, sizeof buf);
+        fprintf(f, ">%s</td>", buf);
+    }
+    if (k->energy)
+        energy_cells(f, r, k->gbj, k->gflopj);
+    if (rp->base) {
+        baseline_cells(f, &rp->base->match[at]);
+        if (k->base_energy)
+            energy_change_cells(f, &rp->base->match[at]);
+    }
+    if (rp->hist)
+        history_cell(f, rp, r);
+    if (k->note) {
+        fputs("<td class=\"note\">", f);
+        H(f, r->reason);
+        fputs("</td>", f);
+    }
+    fputs("</tr>", f);
+}
+
+static void exp_table(report *rp, const kbc_record *const *rows, const size_t *at, size_t n)
+{
+    const char *names[KB_MAX_PARAMS];
+    size_t np = swept_names(rows, n, names);
+    row_columns k;
+    decide_row_columns(rp, rows, at, n, &k);
+    rows_head(rp, rows[0], names, np, &k);
+    for (size_t i = 0; i < n; i++)
+        rows_row(rp, rows[i], i, at[i], names, np, &k);
+    fputs("</tbody></table></div>", rp->f);
     rp->n_tables++;
 }
 
