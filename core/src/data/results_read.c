@@ -239,6 +239,183 @@ static void read_energy(rd *c, const json_t *en, kbc_rec_energy *e)
     c->at = NULL;
 }
 
+/* A row's parameters: param_info's names, types and texts, each value
+   read from params by its type. */
+static void read_params(rd *c, const json_t *o, kbc_record *r)
+{
+    size_t i;
+    const json_t *x;
+    const json_t *params = json_object_get(o, "params");
+    const json_t *pm = json_object_get(o, "param_info");
+    json_array_foreach(pm, i, x)
+    {
+        if (i >= KB_MAX_PARAMS)
+            break;
+        kbc_rec_param *q = &r->params[r->n_params++];
+        get_str(x, "name", q->name, sizeof q->name);
+        get_str(x, "text", q->text, sizeof q->text);
+        char t[16];
+        get_str(x, "type", t, sizeof t);
+        q->type = type_of(t);
+        q->swept = json_is_true(json_object_get(x, "swept"));
+        const json_t *v = json_object_get(params, q->name);
+        c->at = "params";
+        switch (q->type) {
+        case KB_PARAM_INT:
+            q->value.i = rd_int(c, params, q->name, INT64_MIN, INT64_MAX,
+                                "a whole number from -2^63 to 2^63 - 1");
+            break;
+        case KB_PARAM_SIZE:
+            q->value.u = rd_u64(c, params, q->name);
+            break;
+        case KB_PARAM_FLOAT:
+            q->value.f = json_is_number(v) ? json_number_value(v) : NAN;
+            break;
+        case KB_PARAM_BOOL:
+            q->value.i = json_is_true(v);
+            break;
+        case KB_PARAM_ENUM:
+            /* Files before kbench 3 wrote only the choice's name (the text
+               identifies the value); later ones also its index. */
+            c->at = "param_info";
+            q->value.i = rd_int(c, x, "index", 0, INT32_MAX,
+                                "a choice's index from 0 to 2147483647");
+            break;
+        }
+        c->at = NULL;
+    }
+}
+
+/* Where the row ran and what it left: the worker, the device memory and
+   the processes a point left behind (-1: not known). */
+static void read_placement(const json_t *o, kbc_record *r)
+{
+    {
+        const json_t *pid = json_object_get(o, "worker_pid");
+        r->worker_pid = json_is_integer(pid) && json_integer_value(pid) > 0 &&
+                                json_integer_value(pid) <= 0x7fffffff
+                            ? (int)json_integer_value(pid)
+                            : 0;
+    }
+    {
+        const json_t *left = json_object_get(o, "device_left_bytes");
+        r->device_left_bytes = json_is_integer(left) && json_integer_value(left) >= 0
+                                   ? (int64_t)json_integer_value(left)
+                                   : -1;
+    }
+    {
+        const json_t *left = json_object_get(o, "processes_left");
+        r->processes_left = json_is_integer(left) && json_integer_value(left) >= 0 &&
+                                    json_integer_value(left) <= 0x7fffffff
+                                ? (int)json_integer_value(left)
+                                : -1;
+    }
+}
+
+/* The swept parameters the variant ignores, as one comma-separated text. */
+static void read_ignores(const json_t *o, kbc_record *r)
+{
+    size_t i;
+    const json_t *x;
+    const json_t *ig = json_object_get(o, "ignores");
+    size_t used = 0;
+    json_array_foreach(ig, i, x) if (json_is_string(x) && used < sizeof r->ignores)
+    {
+        int w = snprintf(r->ignores + used, sizeof r->ignores - used, "%s%s", used ? "," : "",
+                         json_string_value(x));
+        if (w > 0)
+            used += (size_t)w;
+    }
+}
+
+/* The timed runs: their count, statistics, noise and samples.  -1 (with
+   why) when a sample is not a number. */
+static int read_time(rd *c, const json_t *o, kbc_record *r, char *why, size_t n)
+{
+    size_t i;
+    const json_t *x;
+    const json_t *t = json_object_get(o, "time_s");
+    r->time.n = (size_t)rd_u64(c, o, "runs");
+    r->time.median = get_num(t, "median");
+    r->time.min = get_num(t, "min");
+    r->time.max = get_num(t, "max");
+    r->time.mean = get_num(t, "mean");
+    r->time.stddev = get_num(t, "stddev");
+    const json_t *nz = json_object_get(o, "noise");
+    r->noise = get_num(nz, "achieved");
+    r->noise_target = get_num(nz, "target");
+    if (isnan(r->noise_target))
+        r->noise_target = 0;
+    r->noise_capped = json_is_true(json_object_get(nz, "capped"));
+    const json_t *sm = json_object_get(o, "samples_s");
+    if (json_array_size(sm) > 0) {
+        r->samples = kbc_xmalloc(json_array_size(sm) * sizeof *r->samples);
+        json_array_foreach(sm, i, x)
+        {
+            if (!json_is_number(x)) {
+                snprintf(why, n, "samples_s holds something that is not a number");
+                return -1;
+            }
+            r->samples[r->n_samples++] = json_number_value(x);
+        }
+    }
+    return 0;
+}
+
+/* The work plan() counted, the rates and the ceilings they are read
+   against. */
+static void read_work(rd *c, const json_t *o, kbc_record *r)
+{
+    const json_t *w = json_object_get(o, "work");
+    c->at = "work";
+    r->work.bytes_read = rd_u64(c, w, "bytes_read");
+    r->work.bytes_written = rd_u64(c, w, "bytes_written");
+    r->work.flops = get_num(w, "flops");
+    r->work.items = rd_u64(c, w, "items");
+    r->work.host_bytes = rd_u64(c, w, "host_bytes");
+    r->work.device_bytes = rd_u64(c, w, "device_bytes");
+    c->at = NULL;
+    r->gbps = get_num(o, "gbps");
+    r->gflops = get_num(o, "gflops");
+    r->items_per_s = get_num(o, "items_per_s");
+    get_str(o, "item_name", r->item_name, sizeof r->item_name);
+    get_str(o, "ceiling", r->ceiling, sizeof r->ceiling);
+    r->ceiling_gbps = get_num(o, "ceiling_gbps");
+    r->pct_ceiling = get_num(o, "pct_ceiling");
+    get_str(o, "peak", r->peak, sizeof r->peak);
+    r->peak_gflops = get_num(o, "peak_gflops");
+    r->pct_peak = get_num(o, "pct_peak");
+}
+
+/* How the row was launched: the batch and whether a graph. */
+static void read_mode(rd *c, const json_t *o, kbc_record *r)
+{
+    const json_t *md = json_object_get(o, "mode");
+    if (json_is_object(md)) {
+        /* The batch a row ran with: 1 where unknown or 0. */
+        c->at = "mode";
+        r->mode.batch = rd_u32(c, md, "batch");
+        if (r->mode.batch == 0)
+            r->mode.batch = 1;
+        r->mode.requested = batch_of(c, md, "requested");
+        c->at = NULL;
+        const json_t *how = json_object_get(md, "how");
+        r->mode.graph = json_is_string(how) && strcmp(json_string_value(how), "graph") == 0;
+        get_str(md, "note", r->mode.note, sizeof r->mode.note);
+    }
+}
+
+static void read_check(const json_t *o, kbc_record *r)
+{
+    const json_t *ch = json_object_get(o, "check");
+    if (json_is_object(ch)) {
+        r->check.passed = json_is_true(json_object_get(ch, "passed"));
+        get_str(ch, "measure", r->check.measure, sizeof r->check.measure);
+        r->check.error = get_num(ch, "error");
+        r->check.tolerance = get_num(ch, "tolerance");
+    }
+}
+
 int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
 {
     kbc_record_init(r);
@@ -260,84 +437,19 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
     json_array_foreach(fl, i, x) if (json_is_string(x)) r->flags |= kbc_flag_parse(json_string_value(x));
     r->point = rd_u64(&c, o, "point");
     r->n_points = rd_u64(&c, o, "of_points");
-    const json_t *params = json_object_get(o, "params");
-    const json_t *pm = json_object_get(o, "param_info");
-    json_array_foreach(pm, i, x)
-    {
-        if (i >= KB_MAX_PARAMS)
-            break;
-        kbc_rec_param *q = &r->params[r->n_params++];
-        get_str(x, "name", q->name, sizeof q->name);
-        get_str(x, "text", q->text, sizeof q->text);
-        char t[16];
-        get_str(x, "type", t, sizeof t);
-        q->type = type_of(t);
-        q->swept = json_is_true(json_object_get(x, "swept"));
-        const json_t *v = json_object_get(params, q->name);
-        c.at = "params";
-        switch (q->type) {
-        case KB_PARAM_INT:
-            q->value.i = rd_int(&c, params, q->name, INT64_MIN, INT64_MAX,
-                                "a whole number from -2^63 to 2^63 - 1");
-            break;
-        case KB_PARAM_SIZE:
-            q->value.u = rd_u64(&c, params, q->name);
-            break;
-        case KB_PARAM_FLOAT:
-            q->value.f = json_is_number(v) ? json_number_value(v) : NAN;
-            break;
-        case KB_PARAM_BOOL:
-            q->value.i = json_is_true(v);
-            break;
-        case KB_PARAM_ENUM:
-            /* Files before kbench 3 wrote only the choice's name (the text
-               identifies the value); later ones also its index. */
-            c.at = "param_info";
-            q->value.i = rd_int(&c, x, "index", 0, INT32_MAX,
-                                "a choice's index from 0 to 2147483647");
-            break;
-        }
-        c.at = NULL;
-    }
+    read_params(&c, o, r);
     get_str(o, "baseline", r->baseline, sizeof r->baseline);
     get_str(o, "reference", r->reference, sizeof r->reference);
     get_str(o, "device", r->device, sizeof r->device);
     get_str(o, "host", r->host, sizeof r->host);
     get_str(o, "gpu_uuid", r->gpu_uuid, sizeof r->gpu_uuid);
     get_str(o, "pci_bus_id", r->pci_bus_id, sizeof r->pci_bus_id);
-    {
-        const json_t *pid = json_object_get(o, "worker_pid");
-        r->worker_pid = json_is_integer(pid) && json_integer_value(pid) > 0 &&
-                                json_integer_value(pid) <= 0x7fffffff
-                            ? (int)json_integer_value(pid)
-                            : 0;
-    }
-    {
-        const json_t *left = json_object_get(o, "device_left_bytes");
-        r->device_left_bytes = json_is_integer(left) && json_integer_value(left) >= 0
-                                   ? (int64_t)json_integer_value(left)
-                                   : -1;
-    }
-    {
-        const json_t *left = json_object_get(o, "processes_left");
-        r->processes_left = json_is_integer(left) && json_integer_value(left) >= 0 &&
-                                    json_integer_value(left) <= 0x7fffffff
-                                ? (int)json_integer_value(left)
-                                : -1;
-    }
+    read_placement(o, r);
     r->wall_s = get_num(o, "wall_s");
     get_str(o, "cache", buf, sizeof buf);
     r->cache_cold = strcmp(buf, "cold") == 0;
     r->points = rd_u64(&c, o, "points");
-    const json_t *ig = json_object_get(o, "ignores");
-    size_t used = 0;
-    json_array_foreach(ig, i, x) if (json_is_string(x) && used < sizeof r->ignores)
-    {
-        int w = snprintf(r->ignores + used, sizeof r->ignores - used, "%s%s", used ? "," : "",
-                         json_string_value(x));
-        if (w > 0)
-            used += (size_t)w;
-    }
+    read_ignores(o, r);
     get_str(o, "status", buf, sizeof buf);
     int oc = kbc_outcome_parse(buf);
     if (oc < 0) {
@@ -348,64 +460,12 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
     get_str(o, "reason", r->reason, sizeof r->reason);
     get_str(o, "sanitizer", r->sanitizer, sizeof r->sanitizer);
     get_str(o, "integrity", r->integrity, sizeof r->integrity);
-    const json_t *t = json_object_get(o, "time_s");
-    r->time.n = (size_t)rd_u64(&c, o, "runs");
-    r->time.median = get_num(t, "median");
-    r->time.min = get_num(t, "min");
-    r->time.max = get_num(t, "max");
-    r->time.mean = get_num(t, "mean");
-    r->time.stddev = get_num(t, "stddev");
-    const json_t *nz = json_object_get(o, "noise");
-    r->noise = get_num(nz, "achieved");
-    r->noise_target = get_num(nz, "target");
-    if (isnan(r->noise_target))
-        r->noise_target = 0;
-    r->noise_capped = json_is_true(json_object_get(nz, "capped"));
-    const json_t *sm = json_object_get(o, "samples_s");
-    if (json_array_size(sm) > 0) {
-        r->samples = kbc_xmalloc(json_array_size(sm) * sizeof *r->samples);
-        json_array_foreach(sm, i, x)
-        {
-            if (!json_is_number(x)) {
-                snprintf(why, n, "samples_s holds something that is not a number");
-                kbc_record_free(r);
-                return -1;
-            }
-            r->samples[r->n_samples++] = json_number_value(x);
-        }
+    if (read_time(&c, o, r, why, n) != 0) {
+        kbc_record_free(r);
+        return -1;
     }
-    const json_t *w = json_object_get(o, "work");
-    c.at = "work";
-    r->work.bytes_read = rd_u64(&c, w, "bytes_read");
-    r->work.bytes_written = rd_u64(&c, w, "bytes_written");
-    r->work.flops = get_num(w, "flops");
-    r->work.items = rd_u64(&c, w, "items");
-    r->work.host_bytes = rd_u64(&c, w, "host_bytes");
-    r->work.device_bytes = rd_u64(&c, w, "device_bytes");
-    c.at = NULL;
-    r->gbps = get_num(o, "gbps");
-    r->gflops = get_num(o, "gflops");
-    r->items_per_s = get_num(o, "items_per_s");
-    get_str(o, "item_name", r->item_name, sizeof r->item_name);
-    get_str(o, "ceiling", r->ceiling, sizeof r->ceiling);
-    r->ceiling_gbps = get_num(o, "ceiling_gbps");
-    r->pct_ceiling = get_num(o, "pct_ceiling");
-    get_str(o, "peak", r->peak, sizeof r->peak);
-    r->peak_gflops = get_num(o, "peak_gflops");
-    r->pct_peak = get_num(o, "pct_peak");
-    const json_t *md = json_object_get(o, "mode");
-    if (json_is_object(md)) {
-        /* The batch a row ran with: 1 where unknown or 0. */
-        c.at = "mode";
-        r->mode.batch = rd_u32(&c, md, "batch");
-        if (r->mode.batch == 0)
-            r->mode.batch = 1;
-        r->mode.requested = batch_of(&c, md, "requested");
-        c.at = NULL;
-        const json_t *how = json_object_get(md, "how");
-        r->mode.graph = json_is_string(how) && strcmp(json_string_value(how), "graph") == 0;
-        get_str(md, "note", r->mode.note, sizeof r->mode.note);
-    }
+    read_work(&c, o, r);
+    read_mode(&c, o, r);
     const json_t *ck = json_object_get(o, "clocks");
     if (json_is_object(ck))
         read_clocks(&c, ck, &r->clocks);
@@ -414,13 +474,7 @@ int kbc_record_from_json(const json_t *o, kbc_record *r, char *why, size_t n)
     r->speedup_baseline = get_num(s, "baseline");
     r->speedup_cpu = get_num(s, "cpu");
     r->speedup_reference = get_num(s, "reference");
-    const json_t *ch = json_object_get(o, "check");
-    if (json_is_object(ch)) {
-        r->check.passed = json_is_true(json_object_get(ch, "passed"));
-        get_str(ch, "measure", r->check.measure, sizeof r->check.measure);
-        r->check.error = get_num(ch, "error");
-        r->check.tolerance = get_num(ch, "tolerance");
-    }
+    read_check(o, r);
     if (c.bad) {
         kbc_record_free(r);
         return -1;
