@@ -326,24 +326,14 @@ static json_t *energy_json(const kbc_rec_energy *e)
     return o;
 }
 
-json_t *kbc_record_to_json(const kbc_record *r)
+/* A row's parameters: their values by name, and what a reader needs to
+   rebuild the typed values exactly. */
+static void put_params(json_t *o, const kbc_record *r)
 {
-    char buf[256];
-    json_t *o = json_object();
-    size_t need = kbc_record_key(r, NULL, 0) + 1;
-    char *key = kbc_xmalloc(need);
-    kbc_record_key(r, key, need);
-    json_object_set_new(o, "key", jtext(key));
-    free(key);
-    json_object_set_new(o, "experiment", jtext(r->experiment));
-    json_object_set_new(o, "plugin", jtext(r->plugin));
-    json_object_set_new(o, "point", u64(r->point));
-    json_object_set_new(o, "of_points", u64(r->n_points));
     json_t *params = json_object();
     for (uint32_t i = 0; i < r->n_params; i++)
         jset(params, r->params[i].name, value_json(&r->params[i]));
     json_object_set_new(o, "params", params);
-    /* What the reader needs to rebuild the typed values exactly. */
     json_t *pm = json_array();
     for (uint32_t i = 0; i < r->n_params; i++) {
         const kbc_rec_param *q = &r->params[i];
@@ -360,6 +350,126 @@ json_t *kbc_record_to_json(const kbc_record *r)
         json_array_append_new(pm, x);
     }
     json_object_set_new(o, "param_info", pm);
+}
+
+/* The timed runs: their count, statistics, every sample and the noise. */
+static void put_time(json_t *o, const kbc_record *r)
+{
+    json_object_set_new(o, "runs", json_integer((json_int_t)r->time.n));
+    json_t *t = json_object();
+    json_object_set_new(t, "median", num(r->time.median));
+    json_object_set_new(t, "min", num(r->time.min));
+    json_object_set_new(t, "max", num(r->time.max));
+    json_object_set_new(t, "mean", num(r->time.mean));
+    json_object_set_new(t, "stddev", num(r->time.stddev));
+    json_object_set_new(o, "time_s", t);
+    /* Every timed run, in the order it ran, so that later analysis
+       (kbench compare) has the distribution and not only its summary. */
+    json_t *sm = json_array();
+    for (size_t i = 0; r->samples && i < r->n_samples; i++)
+        json_array_append_new(sm, num(r->samples[i]));
+    json_object_set_new(o, "samples_s", sm);
+    json_t *nz = json_object();
+    json_object_set_new(nz, "achieved", num(r->noise));
+    json_object_set_new(nz, "target", r->noise_target > 0 ? num(r->noise_target) : json_null());
+    json_object_set_new(nz, "capped", json_boolean(r->noise_capped));
+    json_object_set_new(o, "noise", nz);
+}
+
+/* The work plan() counted, the rates and the ceilings they are read
+   against. */
+static void put_work(json_t *o, const kbc_record *r)
+{
+    json_t *w = json_object();
+    json_object_set_new(w, "bytes_read", u64(r->work.bytes_read));
+    json_object_set_new(w, "bytes_written", u64(r->work.bytes_written));
+    json_object_set_new(w, "flops", num(r->work.flops));
+    json_object_set_new(w, "items", u64(r->work.items));
+    json_object_set_new(w, "host_bytes", u64(r->work.host_bytes));
+    json_object_set_new(w, "device_bytes", u64(r->work.device_bytes));
+    json_object_set_new(o, "work", w);
+    json_object_set_new(o, "gbps", num(r->gbps));
+    json_object_set_new(o, "gflops", num(r->gflops));
+    json_object_set_new(o, "items_per_s", num(r->items_per_s));
+    json_object_set_new(o, "item_name", r->item_name[0] ? jtext(r->item_name) : json_null());
+    json_object_set_new(o, "ceiling", r->ceiling[0] ? jtext(r->ceiling) : json_null());
+    json_object_set_new(o, "ceiling_gbps", num(r->ceiling_gbps));
+    json_object_set_new(o, "pct_ceiling", num(r->pct_ceiling));
+    json_object_set_new(o, "peak", r->peak[0] ? jtext(r->peak) : json_null());
+    json_object_set_new(o, "peak_gflops", num(r->peak_gflops));
+    json_object_set_new(o, "pct_peak", num(r->pct_peak));
+}
+
+/* How the row was launched: single runs, a loop or a graph of a batch. */
+static void put_mode(json_t *o, const kbc_record *r)
+{
+    json_t *md = json_object();
+    json_object_set_new(md, "batch", r->time.n > 0 ? json_integer(r->mode.batch) : json_null());
+    json_object_set_new(md, "how", r->time.n == 0        ? json_null()
+                                   : r->mode.batch <= 1 ? json_string("single")
+                                   : r->mode.graph      ? json_string("graph")
+                                                        : json_string("loop"));
+    json_object_set_new(md, "requested", batch_json(r->mode.requested));
+    json_object_set_new(md, "note", r->mode.note[0] ? jtext(r->mode.note) : json_null());
+    json_object_set_new(o, "mode", md);
+}
+
+/* The clocks NVML read around the row, or null. */
+static void put_clocks(json_t *o, const kbc_record *r)
+{
+    const kbc_rec_clocks *k = &r->clocks;
+    if (k->n > 0) {
+        json_t *ck = json_object();
+        json_object_set_new(ck, "sm_min_mhz",
+                            (k->known & KBC_CLK_SM) ? json_integer(k->sm_min_mhz) : json_null());
+        json_object_set_new(ck, "sm_max_mhz",
+                            k->sm_max_mhz ? json_integer(k->sm_max_mhz) : json_null());
+        json_object_set_new(ck, "temp_max_c",
+                            (k->known & KBC_CLK_TEMP) ? json_integer(k->temp_max_c) : json_null());
+        json_object_set_new(ck, "power_max_w",
+                            (k->known & KBC_CLK_POWER) ? num(k->power_max_w) : json_null());
+        json_object_set_new(ck, "reasons",
+                            (k->known & KBC_CLK_REASONS) ? reasons_json(k->reasons) : json_null());
+        json_object_set_new(ck, "throttled", json_boolean(k->throttled));
+        json_object_set_new(ck, "low_clock", json_boolean(k->low_clock));
+        json_object_set_new(ck, "before", sample_json(&k->before));
+        json_object_set_new(ck, "after", sample_json(&k->after));
+        json_object_set_new(o, "clocks", ck);
+    } else {
+        json_object_set_new(o, "clocks", json_null());
+    }
+}
+
+/* Without a measure, verification never ran: null, not a fake pass. */
+static void put_check(json_t *o, const kbc_record *r)
+{
+    const char *measure = kbc_check_measure(r);
+    if (measure) {
+        json_t *c = json_object();
+        json_object_set_new(c, "passed", json_boolean(r->check.passed));
+        json_object_set_new(c, "measure", json_string(measure));
+        json_object_set_new(c, "error", num(r->check.error));
+        json_object_set_new(c, "tolerance", num(r->check.tolerance));
+        json_object_set_new(o, "check", c);
+    } else {
+        json_object_set_new(o, "check", json_null());
+    }
+}
+
+json_t *kbc_record_to_json(const kbc_record *r)
+{
+    char buf[256];
+    json_t *o = json_object();
+    size_t need = kbc_record_key(r, NULL, 0) + 1;
+    char *key = kbc_xmalloc(need);
+    kbc_record_key(r, key, need);
+    json_object_set_new(o, "key", jtext(key));
+    free(key);
+    json_object_set_new(o, "experiment", jtext(r->experiment));
+    json_object_set_new(o, "plugin", jtext(r->plugin));
+    json_object_set_new(o, "point", u64(r->point));
+    json_object_set_new(o, "of_points", u64(r->n_points));
+    put_params(o, r);
     json_object_set_new(o, "variant", jtext(r->variant));
     json_object_set_new(o, "variant_index", json_integer(r->variant_index));
     json_object_set_new(o, "backend", json_string(r->backend == KB_BACKEND_CUDA ? "cuda" : "cpu"));
@@ -396,91 +506,17 @@ json_t *kbc_record_to_json(const kbc_record *r)
     if (r->sanitizer[0])
         json_object_set_new(o, "sanitizer", jtext(r->sanitizer));
     json_object_set_new(o, "integrity", r->integrity[0] ? jtext(r->integrity) : json_null());
-    json_object_set_new(o, "runs", json_integer((json_int_t)r->time.n));
-    json_t *t = json_object();
-    json_object_set_new(t, "median", num(r->time.median));
-    json_object_set_new(t, "min", num(r->time.min));
-    json_object_set_new(t, "max", num(r->time.max));
-    json_object_set_new(t, "mean", num(r->time.mean));
-    json_object_set_new(t, "stddev", num(r->time.stddev));
-    json_object_set_new(o, "time_s", t);
-    /* Every timed run, in the order it ran, so that later analysis
-       (kbench compare) has the distribution and not only its summary. */
-    json_t *sm = json_array();
-    for (size_t i = 0; r->samples && i < r->n_samples; i++)
-        json_array_append_new(sm, num(r->samples[i]));
-    json_object_set_new(o, "samples_s", sm);
-    json_t *nz = json_object();
-    json_object_set_new(nz, "achieved", num(r->noise));
-    json_object_set_new(nz, "target", r->noise_target > 0 ? num(r->noise_target) : json_null());
-    json_object_set_new(nz, "capped", json_boolean(r->noise_capped));
-    json_object_set_new(o, "noise", nz);
-    json_t *w = json_object();
-    json_object_set_new(w, "bytes_read", u64(r->work.bytes_read));
-    json_object_set_new(w, "bytes_written", u64(r->work.bytes_written));
-    json_object_set_new(w, "flops", num(r->work.flops));
-    json_object_set_new(w, "items", u64(r->work.items));
-    json_object_set_new(w, "host_bytes", u64(r->work.host_bytes));
-    json_object_set_new(w, "device_bytes", u64(r->work.device_bytes));
-    json_object_set_new(o, "work", w);
-    json_object_set_new(o, "gbps", num(r->gbps));
-    json_object_set_new(o, "gflops", num(r->gflops));
-    json_object_set_new(o, "items_per_s", num(r->items_per_s));
-    json_object_set_new(o, "item_name", r->item_name[0] ? jtext(r->item_name) : json_null());
-    json_object_set_new(o, "ceiling", r->ceiling[0] ? jtext(r->ceiling) : json_null());
-    json_object_set_new(o, "ceiling_gbps", num(r->ceiling_gbps));
-    json_object_set_new(o, "pct_ceiling", num(r->pct_ceiling));
-    json_object_set_new(o, "peak", r->peak[0] ? jtext(r->peak) : json_null());
-    json_object_set_new(o, "peak_gflops", num(r->peak_gflops));
-    json_object_set_new(o, "pct_peak", num(r->pct_peak));
-    json_t *md = json_object();
-    json_object_set_new(md, "batch", r->time.n > 0 ? json_integer(r->mode.batch) : json_null());
-    json_object_set_new(md, "how", r->time.n == 0        ? json_null()
-                                   : r->mode.batch <= 1 ? json_string("single")
-                                   : r->mode.graph      ? json_string("graph")
-                                                        : json_string("loop"));
-    json_object_set_new(md, "requested", batch_json(r->mode.requested));
-    json_object_set_new(md, "note", r->mode.note[0] ? jtext(r->mode.note) : json_null());
-    json_object_set_new(o, "mode", md);
-    const kbc_rec_clocks *k = &r->clocks;
-    if (k->n > 0) {
-        json_t *ck = json_object();
-        json_object_set_new(ck, "sm_min_mhz",
-                            (k->known & KBC_CLK_SM) ? json_integer(k->sm_min_mhz) : json_null());
-        json_object_set_new(ck, "sm_max_mhz",
-                            k->sm_max_mhz ? json_integer(k->sm_max_mhz) : json_null());
-        json_object_set_new(ck, "temp_max_c",
-                            (k->known & KBC_CLK_TEMP) ? json_integer(k->temp_max_c) : json_null());
-        json_object_set_new(ck, "power_max_w",
-                            (k->known & KBC_CLK_POWER) ? num(k->power_max_w) : json_null());
-        json_object_set_new(ck, "reasons",
-                            (k->known & KBC_CLK_REASONS) ? reasons_json(k->reasons) : json_null());
-        json_object_set_new(ck, "throttled", json_boolean(k->throttled));
-        json_object_set_new(ck, "low_clock", json_boolean(k->low_clock));
-        json_object_set_new(ck, "before", sample_json(&k->before));
-        json_object_set_new(ck, "after", sample_json(&k->after));
-        json_object_set_new(o, "clocks", ck);
-    } else {
-        json_object_set_new(o, "clocks", json_null());
-    }
+    put_time(o, r);
+    put_work(o, r);
+    put_mode(o, r);
+    put_clocks(o, r);
     json_object_set_new(o, "energy", energy_json(&r->energy));
     json_t *s = json_object();
     json_object_set_new(s, "baseline", num(r->speedup_baseline));
     json_object_set_new(s, "cpu", num(r->speedup_cpu));
     json_object_set_new(s, "reference", num(r->speedup_reference));
     json_object_set_new(o, "speedup", s);
-    /* Without a measure, verification never ran: null, not a fake pass. */
-    const char *measure = kbc_check_measure(r);
-    if (measure) {
-        json_t *c = json_object();
-        json_object_set_new(c, "passed", json_boolean(r->check.passed));
-        json_object_set_new(c, "measure", json_string(measure));
-        json_object_set_new(c, "error", num(r->check.error));
-        json_object_set_new(c, "tolerance", num(r->check.tolerance));
-        json_object_set_new(o, "check", c);
-    } else {
-        json_object_set_new(o, "check", json_null());
-    }
+    put_check(o, r);
     return o;
 }
 
