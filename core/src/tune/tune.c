@@ -1306,6 +1306,96 @@ static int runnable_here(tune *t)
     return 0;
 }
 
+/* The journals of DIR/screen (when a search screens) and DIR/full, which
+   record every measurement for the cache of a later tuning; 0, or exit 3
+   (said on err) when one cannot be opened. */
+static int open_journals(tune *t, int have_screen, kbc_journal *js, int *have_js,
+                         kbc_journal *jf, int *have_jf, kbc_diag *d)
+{
+    if (have_screen) {
+        if (open_journal(t->o->out_dir, "screen", &t->screen, js, d) != 0) {
+            fprintf(t->err, "kbench: %s\n", d->msg);
+            return KBC_EXIT_SYSTEM;
+        }
+        *have_js = 1;
+    }
+    if (open_journal(t->o->out_dir, "full", &t->full, jf, d) != 0) {
+        fprintf(t->err, "kbench: %s\n", d->msg);
+        return KBC_EXIT_SYSTEM;
+    }
+    *have_jf = 1;
+    return 0;
+}
+
+/* The experiments with a 'tune' key, each with its settings read; -1
+   (said on err) when a setting is wrong or no experiment tunes. */
+static int find_tunings(ctx *c)
+{
+    tune *t = c->t;
+    t->exps = kbc_xcalloc(t->full.n ? t->full.n : 1, sizeof *t->exps);
+    for (size_t i = 0; i < t->full.n; i++) {
+        const char *where;
+        if (!setting(c, t->full.exps[i].name, "tune", &where))
+            continue;
+        tune_exp *x = &t->exps[t->n_exps++];
+        x->exp = i;
+        if (read_settings(c, x) != 0) {
+            fprintf(t->err, "kbench: %s\n", c->d->msg);
+            return -1;
+        }
+    }
+    if (!t->n_exps) {
+        fprintf(t->err,
+                "kbench: %s: no experiment has a 'tune' key, so there is nothing to tune; add "
+                "tune = auto (or exhaustive, random, local, anneal) to a section (see "
+                "docs/tune.md).\n",
+                t->o->ini_path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Problem i's search over its space (the searched parameters' values and
+   the variants), and its budget of evaluations. */
+static void start_search(tune *t, size_t i)
+{
+    tune_problem *p = &t->probs[i];
+    tune_exp *x = &t->exps[p->te];
+    uint32_t sizes[KB_MAX_PARAMS + 1];
+    unsigned char cat[KB_MAX_PARAMS + 1];
+    const kbc_experiment *e = &t->full.exps[x->exp];
+    for (size_t k = 0; k < x->n_search; k++) {
+        sizes[k] = (uint32_t)e->axes[x->search[k]].n;
+        cat[k] = e->plugin->desc->params[x->search[k]].type == KB_PARAM_ENUM;
+    }
+    sizes[x->n_search] = (uint32_t)x->n_variants;
+    cat[x->n_search] = 1;
+    p->search = kbc_search_new(x->strategy, sizes, cat, x->n_search + 1, x->seed + i,
+                               candidate_ok, p);
+    p->valid = count_valid(t, p);
+    if (x->budget_n)
+        p->budget = x->budget_n;
+    else if (x->budget_s > 0 || x->strategy == KBC_TUNE_EXHAUSTIVE)
+        p->budget = p->allowed;
+    else
+        p->budget = p->valid / 4 > DEFAULT_BUDGET_MIN ? p->valid / 4 : DEFAULT_BUDGET_MIN;
+}
+
+/* The outputs, and the exit code: the searches' (code), the report's
+   failure, or 1 when a problem found no passing candidate (with energy
+   and edp, none with its energy measured). */
+static int report(tune *t, int code)
+{
+    int rc = kbc_tune_report(t);
+    if (rc != 0)
+        return rc;
+    if (code == 0)
+        for (size_t i = 0; i < t->n_probs; i++)
+            if (!kbc_tune_has_best(t, i))
+                return KBC_EXIT_FAILED;
+    return code;
+}
+
 int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
 {
     tune tt;
@@ -1333,26 +1423,8 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
         goto out;
     }
     ctx c = {t, &ini, &d};
-    t->exps = kbc_xcalloc(t->full.n ? t->full.n : 1, sizeof *t->exps);
-    for (size_t i = 0; i < t->full.n; i++) {
-        const char *where;
-        if (!setting(&c, t->full.exps[i].name, "tune", &where))
-            continue;
-        tune_exp *x = &t->exps[t->n_exps++];
-        x->exp = i;
-        if (read_settings(&c, x) != 0) {
-            fprintf(err, "kbench: %s\n", d.msg);
-            goto out;
-        }
-    }
-    if (!t->n_exps) {
-        fprintf(err,
-                "kbench: %s: no experiment has a 'tune' key, so there is nothing to tune; add "
-                "tune = auto (or exhaustive, random, local, anneal) to a section (see "
-                "docs/tune.md).\n",
-                o->ini_path);
+    if (find_tunings(&c) != 0)
         goto out;
-    }
     /* The problems, and what each constraint allows; a constraint that
        names a fact of the GPU is counted once a worker said hello. */
     for (size_t i = 0; i < t->n_exps; i++)
@@ -1388,20 +1460,9 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
         goto out;
     }
     if (!o->simulate) {
-        if (have_screen) {
-            if (open_journal(o->out_dir, "screen", &t->screen, &js, &d) != 0) {
-                fprintf(err, "kbench: %s\n", d.msg);
-                code = KBC_EXIT_SYSTEM;
-                goto out;
-            }
-            have_js = 1;
-        }
-        if (open_journal(o->out_dir, "full", &t->full, &jf, &d) != 0) {
-            fprintf(err, "kbench: %s\n", d.msg);
-            code = KBC_EXIT_SYSTEM;
+        code = open_journals(t, have_screen, &js, &have_js, &jf, &have_jf, &d);
+        if (code != 0)
             goto out;
-        }
-        have_jf = 1;
         /* A round with no point: a worker says hello, which tells the GPU
            model and the plugins' builds that key the cache, and the facts
            a constraint may name. */
@@ -1418,28 +1479,8 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
         code = KBC_EXIT_USAGE;
         goto out;
     }
-    for (size_t i = 0; i < t->n_probs; i++) {
-        tune_problem *p = &t->probs[i];
-        tune_exp *x = &t->exps[p->te];
-        uint32_t sizes[KB_MAX_PARAMS + 1];
-        unsigned char cat[KB_MAX_PARAMS + 1];
-        const kbc_experiment *e = &t->full.exps[x->exp];
-        for (size_t k = 0; k < x->n_search; k++) {
-            sizes[k] = (uint32_t)e->axes[x->search[k]].n;
-            cat[k] = e->plugin->desc->params[x->search[k]].type == KB_PARAM_ENUM;
-        }
-        sizes[x->n_search] = (uint32_t)x->n_variants;
-        cat[x->n_search] = 1;
-        p->search = kbc_search_new(x->strategy, sizes, cat, x->n_search + 1, x->seed + i,
-                                   candidate_ok, p);
-        p->valid = count_valid(t, p);
-        if (x->budget_n)
-            p->budget = x->budget_n;
-        else if (x->budget_s > 0 || x->strategy == KBC_TUNE_EXHAUSTIVE)
-            p->budget = p->allowed;
-        else
-            p->budget = p->valid / 4 > DEFAULT_BUDGET_MIN ? p->valid / 4 : DEFAULT_BUDGET_MIN;
-    }
+    for (size_t i = 0; i < t->n_probs; i++)
+        start_search(t, i);
 
     code = search_all(t, have_screen ? &screen_cache : &full_cache, &builds,
                       have_js ? &js : have_jf ? &jf : NULL);
@@ -1448,18 +1489,8 @@ int kbc_tune(const kbc_tune_opts *o, kbc_registry *reg, FILE *out, FILE *err)
         if (fc != 0)
             code = fc;
     }
-    if (code == 0 || code == KBC_EXIT_INTERRUPTED) {
-        int rc = kbc_tune_report(t);
-        if (rc != 0)
-            code = rc;
-        else if (code == 0) {
-            /* 1 when a problem found no passing candidate (with energy and
-               edp, none with its energy measured). */
-            for (size_t i = 0; i < t->n_probs; i++)
-                if (!kbc_tune_has_best(t, i))
-                    code = KBC_EXIT_FAILED;
-        }
-    }
+    if (code == 0 || code == KBC_EXIT_INTERRUPTED)
+        code = report(t, code);
 
 out:
     if (have_js)
