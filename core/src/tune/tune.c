@@ -236,11 +236,11 @@ static int listed(const char *list, const char *name)
     return hit;
 }
 
-static int read_settings(const ctx *c, tune_exp *x)
+/* tune (the strategy) and objective. */
+static int read_strategy(const ctx *c, tune_exp *x)
 {
     tune *t = c->t;
     const kbc_experiment *e = &t->full.exps[x->exp];
-    const kb_plugin *d = e->plugin->desc;
     const char *where;
     const kbc_entry *k;
 
@@ -277,6 +277,17 @@ static int read_settings(const ctx *c, tune_exp *x)
                            "[%s] leaves out (the L2 flushes would be counted): use cache = hot",
                            k->value, e->name);
     }
+    return 0;
+}
+
+/* tune_seed, tune_top, tune_screen and tune_budget. */
+static int read_counts(const ctx *c, tune_exp *x)
+{
+    tune *t = c->t;
+    const kbc_experiment *e = &t->full.exps[x->exp];
+    const char *where;
+    const kbc_entry *k;
+
     x->seed = 1;
     if ((k = setting(c, e->name, "tune_seed", &where)) && parse_count(k->value, &x->seed) != 0)
         return bad_key(c, k, where, "'%s' is not a seed (a count: 1, 2, ...)", k->value);
@@ -308,6 +319,17 @@ static int read_settings(const ctx *c, tune_exp *x)
                            k->value);
         }
     }
+    return 0;
+}
+
+/* tune_problem, and from it the problem parameters, the searched ones
+   and the variants searched (the library variants are measured beside). */
+static int read_space(const ctx *c, tune_exp *x)
+{
+    tune *t = c->t;
+    const kbc_experiment *e = &t->full.exps[x->exp];
+    const kb_plugin *d = e->plugin->desc;
+    const char *where;
 
     /* The problem parameters, the search's, and the variants. */
     const kbc_entry *pk = setting(c, e->name, "tune_problem", &where);
@@ -367,6 +389,17 @@ static int read_settings(const ctx *c, tune_exp *x)
                      c->ini->path, e->line, e->name);
         return -1;
     }
+    return 0;
+}
+
+/* constrain: parsed against the plugin's parameters and variants. */
+static int read_constraint(const ctx *c, tune_exp *x)
+{
+    tune *t = c->t;
+    const kbc_experiment *e = &t->full.exps[x->exp];
+    const kb_plugin *d = e->plugin->desc;
+    const char *where;
+    const kbc_entry *k;
 
     if ((k = setting(c, e->name, "constrain", &where))) {
         const char *vnames[KB_MAX_VARIANTS];
@@ -381,6 +414,13 @@ static int read_settings(const ctx *c, tune_exp *x)
         x->constrain_where = where;
     }
     return 0;
+}
+
+static int read_settings(const ctx *c, tune_exp *x)
+{
+    if (read_strategy(c, x) != 0 || read_counts(c, x) != 0 || read_space(c, x) != 0)
+        return -1;
+    return read_constraint(c, x);
 }
 
 /* ---- candidates ---- */
