@@ -63,6 +63,146 @@ static int too_many(vec *a, double count, const char *whole, char *why, size_t n
 }
 
 /* Expands lo..hi:step into a.  e is the element as written. */
+/* The values of a geometric range lo..hi:xN (num is N's text). */
+static int geometric_range(const kb_param *p, kb_value lo, kb_value hi, const char *num,
+                         const char *step_s, const char *e, vec *a, const char *whole, char *why,
+                         size_t n)
+{
+    /* The factor: a double for floats, an exact integer otherwise. */
+    double f = 0;
+    uint64_t k = 0;
+    if (p->type == KB_PARAM_FLOAT) {
+        if (kbc_parse_float(num, &f, why, n) != 0)
+            return -1;
+    } else {
+        const char *end;
+        if (kbc_parse_digits(num, &end, &k) != 0 || *end) {
+            say(why, n, "the factor in '%s' must be a whole number of at least 2 (and at "
+                        "most 2^64 - 1)",
+                e);
+            return -1;
+        }
+    }
+    if (p->type == KB_PARAM_FLOAT ? !(f > 1) : k < 2) {
+        say(why, n, "the step '%s' in '%s' does not advance; use a factor above 1", step_s,
+            e);
+        return -1;
+    }
+    int positive = p->type == KB_PARAM_SIZE ? lo.u > 0
+                   : p->type == KB_PARAM_INT ? lo.i > 0
+                                             : lo.f > 0;
+    if (!positive) {
+        say(why, n, "the geometric range '%s' must start above 0", e);
+        return -1;
+    }
+    if (p->type == KB_PARAM_FLOAT) {
+        /* Powers of the start, snapped to the end when within rounding,
+           so that 0.1..0.4:x2 ends on 0.4 exactly. */
+        for (double i = 0;; i++) {
+            kb_value v = {.f = lo.f * pow(f, i)};
+            if (fabs(v.f - hi.f) <= 1e-12 * fabs(hi.f))
+                v.f = hi.f;
+            else if (v.f > hi.f)
+                break;
+            if (push(a, p, v, whole, why, n) != 0)
+                return -1;
+            if (v.f == hi.f)
+                break;
+        }
+    } else if (p->type == KB_PARAM_SIZE) {
+        /* x > hi / k is x * k > hi without the overflow. */
+        for (uint64_t x = lo.u;;) {
+            if (push(a, p, (kb_value){.u = x}, whole, why, n) != 0)
+                return -1;
+            if (x > hi.u / k)
+                break;
+            x *= k;
+            if (x > hi.u)
+                break;
+        }
+    } else {
+        /* The start is positive, so a factor beyond INT64_MAX passes
+           every 64-bit end after the first value. */
+        for (int64_t x = lo.i;;) {
+            if (push(a, p, (kb_value){.i = x}, whole, why, n) != 0)
+                return -1;
+            if (k > (uint64_t)INT64_MAX || x > hi.i / (int64_t)k)
+                break;
+            x *= (int64_t)k;
+            if (x > hi.i)
+                break;
+        }
+    }
+    return 0;
+}
+
+/* The values of an arithmetic range lo..hi:+N (num is N's text). */
+static int arithmetic_range(const kb_param *p, kb_value lo, kb_value hi, const char *num,
+                          const char *step_s, const char *e, vec *a, const char *whole, char *why,
+                          size_t n)
+{
+    if (p->type == KB_PARAM_FLOAT) {
+        double s;
+        if (kbc_parse_float(num, &s, why, n) != 0)
+            return -1;
+        if (!(s > 0)) {
+            say(why, n, "the step '%s' in '%s' does not advance; use a step above 0", step_s,
+                e);
+            return -1;
+        }
+        /* start + i*step, not repeated sums, so errors do not pile up;
+           the end is kept when a step lands on it within rounding. */
+        double count = floor((hi.f - lo.f) / s + 1e-9) + 1;
+        if (too_many(a, count, whole, why, n))
+            return -1;
+        for (double i = 0; i < count; i++) {
+            kb_value v = {.f = lo.f + i * s};
+            if (fabs(v.f - hi.f) <= 1e-9 * s || v.f > hi.f)
+                v.f = hi.f;
+            if (push(a, p, v, whole, why, n) != 0)
+                return -1;
+        }
+    } else if (p->type == KB_PARAM_SIZE) {
+        uint64_t s;
+        if (kbc_parse_size(num, &s, why, n) != 0)
+            return -1;
+        if (s == 0) {
+            say(why, n, "the step '%s' in '%s' does not advance; use a step above 0", step_s,
+                e);
+            return -1;
+        }
+        if (too_many(a, (double)((hi.u - lo.u) / s) + 1, whole, why, n))
+            return -1;
+        for (uint64_t x = lo.u;;) {
+            if (push(a, p, (kb_value){.u = x}, whole, why, n) != 0)
+                return -1;
+            if (hi.u - x < s)
+                break;
+            x += s;
+        }
+    } else {
+        int64_t s;
+        if (kbc_parse_int(num, &s, why, n) != 0)
+            return -1;
+        if (s <= 0) {
+            say(why, n, "the step '%s' in '%s' does not advance; use a step above 0", step_s,
+                e);
+            return -1;
+        }
+        uint64_t span = (uint64_t)hi.i - (uint64_t)lo.i;
+        if (too_many(a, (double)(span / (uint64_t)s) + 1, whole, why, n))
+            return -1;
+        for (int64_t x = lo.i;;) {
+            if (push(a, p, (kb_value){.i = x}, whole, why, n) != 0)
+                return -1;
+            if ((uint64_t)hi.i - (uint64_t)x < (uint64_t)s)
+                break;
+            x += s;
+        }
+    }
+    return 0;
+}
+
 static int expand_range(const kb_param *p, const char *e, const char *dots, vec *a,
                         const char *whole, char *why, size_t n)
 {
@@ -116,133 +256,9 @@ static int expand_range(const kb_param *p, const char *e, const char *dots, vec 
         goto out;
     }
 
-    if (kind == 'x') {
-        /* The factor: a double for floats, an exact integer otherwise. */
-        double f = 0;
-        uint64_t k = 0;
-        if (p->type == KB_PARAM_FLOAT) {
-            if (kbc_parse_float(num, &f, why, n) != 0)
-                goto out;
-        } else {
-            const char *end;
-            if (kbc_parse_digits(num, &end, &k) != 0 || *end) {
-                say(why, n, "the factor in '%s' must be a whole number of at least 2 (and at "
-                            "most 2^64 - 1)",
-                    e);
-                goto out;
-            }
-        }
-        if (p->type == KB_PARAM_FLOAT ? !(f > 1) : k < 2) {
-            say(why, n, "the step '%s' in '%s' does not advance; use a factor above 1", step_s,
-                e);
-            goto out;
-        }
-        int positive = p->type == KB_PARAM_SIZE ? lo.u > 0
-                       : p->type == KB_PARAM_INT ? lo.i > 0
-                                                 : lo.f > 0;
-        if (!positive) {
-            say(why, n, "the geometric range '%s' must start above 0", e);
-            goto out;
-        }
-        if (p->type == KB_PARAM_FLOAT) {
-            /* Powers of the start, snapped to the end when within rounding,
-               so that 0.1..0.4:x2 ends on 0.4 exactly. */
-            for (double i = 0;; i++) {
-                kb_value v = {.f = lo.f * pow(f, i)};
-                if (fabs(v.f - hi.f) <= 1e-12 * fabs(hi.f))
-                    v.f = hi.f;
-                else if (v.f > hi.f)
-                    break;
-                if (push(a, p, v, whole, why, n) != 0)
-                    goto out;
-                if (v.f == hi.f)
-                    break;
-            }
-        } else if (p->type == KB_PARAM_SIZE) {
-            /* x > hi / k is x * k > hi without the overflow. */
-            for (uint64_t x = lo.u;;) {
-                if (push(a, p, (kb_value){.u = x}, whole, why, n) != 0)
-                    goto out;
-                if (x > hi.u / k)
-                    break;
-                x *= k;
-                if (x > hi.u)
-                    break;
-            }
-        } else {
-            /* The start is positive, so a factor beyond INT64_MAX passes
-               every 64-bit end after the first value. */
-            for (int64_t x = lo.i;;) {
-                if (push(a, p, (kb_value){.i = x}, whole, why, n) != 0)
-                    goto out;
-                if (k > (uint64_t)INT64_MAX || x > hi.i / (int64_t)k)
-                    break;
-                x *= (int64_t)k;
-                if (x > hi.i)
-                    break;
-            }
-        }
-    } else {
-        if (p->type == KB_PARAM_FLOAT) {
-            double s;
-            if (kbc_parse_float(num, &s, why, n) != 0)
-                goto out;
-            if (!(s > 0)) {
-                say(why, n, "the step '%s' in '%s' does not advance; use a step above 0", step_s,
-                    e);
-                goto out;
-            }
-            /* start + i*step, not repeated sums, so errors do not pile up;
-               the end is kept when a step lands on it within rounding. */
-            double count = floor((hi.f - lo.f) / s + 1e-9) + 1;
-            if (too_many(a, count, whole, why, n))
-                goto out;
-            for (double i = 0; i < count; i++) {
-                kb_value v = {.f = lo.f + i * s};
-                if (fabs(v.f - hi.f) <= 1e-9 * s || v.f > hi.f)
-                    v.f = hi.f;
-                if (push(a, p, v, whole, why, n) != 0)
-                    goto out;
-            }
-        } else if (p->type == KB_PARAM_SIZE) {
-            uint64_t s;
-            if (kbc_parse_size(num, &s, why, n) != 0)
-                goto out;
-            if (s == 0) {
-                say(why, n, "the step '%s' in '%s' does not advance; use a step above 0", step_s,
-                    e);
-                goto out;
-            }
-            if (too_many(a, (double)((hi.u - lo.u) / s) + 1, whole, why, n))
-                goto out;
-            for (uint64_t x = lo.u;;) {
-                if (push(a, p, (kb_value){.u = x}, whole, why, n) != 0)
-                    goto out;
-                if (hi.u - x < s)
-                    break;
-                x += s;
-            }
-        } else {
-            int64_t s;
-            if (kbc_parse_int(num, &s, why, n) != 0)
-                goto out;
-            if (s <= 0) {
-                say(why, n, "the step '%s' in '%s' does not advance; use a step above 0", step_s,
-                    e);
-                goto out;
-            }
-            uint64_t span = (uint64_t)hi.i - (uint64_t)lo.i;
-            if (too_many(a, (double)(span / (uint64_t)s) + 1, whole, why, n))
-                goto out;
-            for (int64_t x = lo.i;;) {
-                if (push(a, p, (kb_value){.i = x}, whole, why, n) != 0)
-                    goto out;
-                if ((uint64_t)hi.i - (uint64_t)x < (uint64_t)s)
-                    break;
-                x += s;
-            }
-        }
-    }
+    if (kind == 'x' ? geometric_range(p, lo, hi, num, step_s, e, a, whole, why, n) != 0
+                    : arithmetic_range(p, lo, hi, num, step_s, e, a, whole, why, n) != 0)
+        goto out;
     rc = 0;
 out:
     free(lo_s);
