@@ -97,6 +97,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kbench/kit_tma.cuh" /* mbarriers and TMA loads; kbk_mbar_wait traps on a hang */
 #include "matmul.h"
 
 namespace {
@@ -116,10 +117,6 @@ constexpr int WG_CONSUMER_REGS = 232;
    can change it): 8 rows of 128 and the columns that 132 blocks cover keep
    the running blocks' operands in L2. */
 constexpr int WG_GROUP_M = 8;
-/* A wait on an mbarrier that lasts this many clock cycles (2^35: about 18 s
-   at 1.98 GHz) means a lost transaction or arrival: the kernel traps (a
-   launch error the host reports) instead of hanging the process. */
-constexpr long long WG_HANG_CYCLES = 1ll << 35;
 /* fp32x3 promotion (BN 128): k stages of 32 per chunk of partial
    accumulation (see wg_consume and README.md "Tensor cores").  Chosen on
    the H200 by the self-test's timing of 1, 2 and 4 (8192^3: 9.66, 9.53,
@@ -171,75 +168,8 @@ struct wg_cfg {
 
 /* ---- PTX wrappers ---------------------------------------------------------- */
 
-__device__ __forceinline__ uint32_t smem_addr(const void *p)
-{
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-
-/* Makes the initialised barriers visible to the async proxy (TMA). */
-__device__ __forceinline__ void mbar_fence_init()
-{
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-
-/* One arrival that also announces `bytes` of transactions (the TMA copies of
-   one stage) before the phase can complete. */
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes)
-{
-    asm volatile("{\n\t.reg .b64 st;\n\t"
-                 "mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(bar),
-                 "r"(bytes)
-                 : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint32_t bar)
-{
-    asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.shared::cta.b64 st, [%0];\n\t}" ::"r"(bar)
-                 : "memory");
-}
-
-__device__ __forceinline__ uint32_t mbar_try(uint32_t bar, uint32_t parity)
-{
-    uint32_t done;
-    asm volatile("{\n\t.reg .pred p;\n\t"
-                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                 "selp.u32 %0, 1, 0, p;\n\t}"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
-    return done;
-}
-
-/* Waits until the phase of parity `parity` has completed.  A fresh barrier
-   is in phase 0, so waiting for parity 1 returns at once (the "previous"
-   phase counts as complete): the producer's first pass over the empty
-   barriers relies on that. */
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
-{
-    if (mbar_try(bar, parity))
-        return;
-    const long long t0 = clock64();
-    while (!mbar_try(bar, parity)) {
-        if (clock64() - t0 > WG_HANG_CYCLES)
-            __trap();
-    }
-}
-
-/* A 2-D TMA copy of one box at (c0, c1) (inner, outer coordinates, elements)
-   into shared memory at dst; completes `bytes` of bar's transactions. */
-__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar,
-                                            int c0, int c1)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
-                 "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
-                 : "memory");
-}
+/* The mbarrier, TMA-load and address wrappers both Hopper kernels of the
+   repository use are the kit's (kbench/kit_tma.cuh); these are this file's own. */
 
 /* The same copy into the shared memory of every block of the cluster in
    `mask` (at the same offset), completing each one's barrier at bar's
@@ -260,7 +190,7 @@ __device__ __forceinline__ void wg_load_b(uint32_t dst, const CUtensorMap *map, 
                                           int c0, int c1)
 {
     if (CL == 1)
-        tma_load_2d(dst, map, bar, c0, c1);
+        kbk_tma_load_2d(dst, map, bar, c0, c1);
     else
         tma_load_2d_multicast(dst, map, bar, c0, c1, (uint16_t)((1u << CL) - 1u));
 }
@@ -299,16 +229,11 @@ template <int CL>
 __device__ __forceinline__ void wg_release(uint32_t bar)
 {
     if (CL == 1) {
-        mbar_arrive(bar);
+        kbk_mbar_arrive(bar);
     } else {
         for (uint32_t r = 0; r < (uint32_t)CL; ++r)
             mbar_arrive_cluster(bar, r);
     }
-}
-
-__device__ __forceinline__ void tma_prefetch_map(const CUtensorMap *map)
-{
-    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 
 __device__ __forceinline__ void wgmma_fence()
@@ -568,7 +493,7 @@ __device__ __forceinline__ void wg_consume(uint64_t *full, uint64_t *empty, uint
             int in_chunk = 0;     /* stages of the current chunk issued before this one */
             for (int kt = 0; kt < nk; ++kt, ++it) {
                 const uint32_t s = it % C::stages;
-                mbar_wait(smem_addr(&full[s]), (it / C::stages) & 1u);
+                kbk_mbar_wait(kbk_smem_addr(&full[s]), (it / C::stages) & 1u);
                 const uint32_t st = base + s * C::stage_bytes;
                 wg_issue_stage<C>(p, st + cw * (64 * WG_ROW_BYTES), st + C::parts * C::a_bytes,
                                   in_chunk == 0);
@@ -576,8 +501,8 @@ __device__ __forceinline__ void wg_consume(uint64_t *full, uint64_t *empty, uint
                     wgmma_wait<0>();
                     if (lane == 0) {
                         if (pending)
-                            wg_release<C::cluster>(smem_addr(&empty[prev]));
-                        wg_release<C::cluster>(smem_addr(&empty[s]));
+                            wg_release<C::cluster>(kbk_smem_addr(&empty[prev]));
+                        wg_release<C::cluster>(kbk_smem_addr(&empty[s]));
                     }
                     wg_promote<C>(d, p);
                     pending = false;
@@ -586,7 +511,7 @@ __device__ __forceinline__ void wg_consume(uint64_t *full, uint64_t *empty, uint
                     if (pending) {
                         wgmma_wait<1>();
                         if (lane == 0)
-                            wg_release<C::cluster>(smem_addr(&empty[prev]));
+                            wg_release<C::cluster>(kbk_smem_addr(&empty[prev]));
                     }
                     pending = true;
                     prev = s;
@@ -596,7 +521,7 @@ __device__ __forceinline__ void wg_consume(uint64_t *full, uint64_t *empty, uint
         } else {
             for (int kt = 0; kt < nk; ++kt, ++it) {
                 const uint32_t s = it % C::stages;
-                mbar_wait(smem_addr(&full[s]), (it / C::stages) & 1u);
+                kbk_mbar_wait(kbk_smem_addr(&full[s]), (it / C::stages) & 1u);
                 const uint32_t st = base + s * C::stage_bytes;
                 const uint32_t sa = st + cw * (64 * WG_ROW_BYTES); /* this warpgroup's 64 rows */
                 const uint32_t sb = st + C::parts * C::a_bytes;
@@ -606,13 +531,13 @@ __device__ __forceinline__ void wg_consume(uint64_t *full, uint64_t *empty, uint
                     /* The previous stage's group is done: give the stage back. */
                     wgmma_wait<1>();
                     if (lane == 0)
-                        wg_release<C::cluster>(smem_addr(&empty[prev]));
+                        wg_release<C::cluster>(kbk_smem_addr(&empty[prev]));
                 }
                 prev = s;
             }
             wgmma_wait<0>();
             if (lane == 0)
-                wg_release<C::cluster>(smem_addr(&empty[prev]));
+                wg_release<C::cluster>(kbk_smem_addr(&empty[prev]));
         }
 #pragma unroll
         for (int i = 0; i < C::bn / 2; ++i)
@@ -666,7 +591,7 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
     extern __shared__ uint8_t wg_smem_raw[];
     /* Stage tiles start on the 128-byte swizzle's period (1024 bytes). */
     const uint32_t base =
-        (smem_addr(wg_smem_raw) + (WG_ATOM_BYTES - 1)) & ~uint32_t(WG_ATOM_BYTES - 1);
+        (kbk_smem_addr(wg_smem_raw) + (WG_ATOM_BYTES - 1)) & ~uint32_t(WG_ATOM_BYTES - 1);
 
     const int units_m = (tiles_m + C::cluster - 1) / C::cluster;
     const int nunits = units_m * tiles_n;
@@ -678,15 +603,15 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
         for (int s = 0; s < C::stages; ++s) {
             /* full: the producer's arrive.expect_tx; empty: one arrival per
                consumer warp of every block of the cluster. */
-            mbar_init(smem_addr(&full[s]), 1);
-            mbar_init(smem_addr(&empty[s]), 8 * C::cluster);
+            kbk_mbar_init(kbk_smem_addr(&full[s]), 1);
+            kbk_mbar_init(kbk_smem_addr(&empty[s]), 8 * C::cluster);
         }
-        mbar_fence_init();
-        tma_prefetch_map(&ta0);
-        tma_prefetch_map(&tb0);
+        kbk_mbar_fence_init();
+        kbk_tma_prefetch_map(&ta0);
+        kbk_tma_prefetch_map(&tb0);
         if (C::nprod == 3) {
-            tma_prefetch_map(&ta1);
-            tma_prefetch_map(&tb1);
+            kbk_tma_prefetch_map(&ta1);
+            kbk_tma_prefetch_map(&tb1);
         }
     }
     /* Every barrier of the cluster is initialised before any block copies
@@ -715,17 +640,17 @@ __global__ void __launch_bounds__(WG_THREADS, 1)
             for (int kt = 0; kt < nk; ++kt, ++it) {
                 const uint32_t s = it % C::stages;
                 const uint32_t parity = (it / C::stages) & 1u;
-                const uint32_t fb = smem_addr(&full[s]);
-                mbar_wait(smem_addr(&empty[s]), parity ^ 1u);
+                const uint32_t fb = kbk_smem_addr(&full[s]);
+                kbk_mbar_wait(kbk_smem_addr(&empty[s]), parity ^ 1u);
                 /* This block's A and the whole B tile (its own half and the
                    other block's half, with clusters) land on fb. */
-                mbar_arrive_expect_tx(fb, C::stage_bytes);
+                kbk_mbar_arrive_expect_tx(fb, C::stage_bytes);
                 const uint32_t st = base + s * C::stage_bytes;
                 const uint32_t sa = st, sb = st + C::parts * C::a_bytes;
                 const int k0 = kt * C::bk;
-                tma_load_2d(sa, &ta0, fb, k0, a_row);
+                kbk_tma_load_2d(sa, &ta0, fb, k0, a_row);
                 if (C::nprod == 3)
-                    tma_load_2d(sa + C::a_bytes, &ta1, fb, k0, a_row);
+                    kbk_tma_load_2d(sa + C::a_bytes, &ta1, fb, k0, a_row);
                 if (C::b_mn) {
                     /* B's boxes: 64 k rows x 64 columns (128 bytes) each;
                        this block copies BN/64/cluster of them. */
@@ -1093,15 +1018,10 @@ int wg_encode(kb_host *host, PFN_cuTensorMapEncodeTiled_v12000 encode, CUtensorM
 /* Builds the tensor maps of w's layout. */
 int wg_build_maps(wg_data *w, kb_host *host)
 {
-    void *fn = nullptr;
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    KBK_CUDA(host, cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
-                                                    cudaEnableDefault, &q));
-    if (!fn || q != cudaDriverEntryPointSuccess)
-        return host->fail(host, KB_EUNSUPPORTED,
-                          "matmul: wgmma needs the driver's cuTensorMapEncodeTiled (CUDA 12.0 "
-                          "or later), which this driver does not provide");
-    auto encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+    PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+    int erc = kbk_tma_encoder(host, "matmul: wgmma", &encode);
+    if (erc != KB_OK)
+        return erc;
 
     const wg_layout &l = w->lay;
     const int bf16 = w->precision == KBM_BF16;

@@ -58,6 +58,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kbench/kit_tma.cuh" /* mbarriers and TMA loads; kbk_mbar_wait traps on a hang */
 #include "transpose.h"
 #include "transpose_tma.h"
 
@@ -79,7 +80,6 @@ constexpr int TMA_MIN_BLOCKS = 2;
 /* The swizzle's period: every box starts on it. */
 constexpr uint32_t TMA_ALIGN = 1024;
 constexpr size_t TMA_SMEM = (size_t)(TMA_STAGES + TMA_OUT_BUFS) * KBT_TMA_TILE_BYTES + TMA_ALIGN;
-constexpr long long TMA_HANG_CYCLES = 1ll << 35;
 /* The consumers' named barrier (0 is __syncthreads'). */
 constexpr int TMA_CONSUMER_BAR = 1;
 
@@ -87,80 +87,8 @@ static_assert(TMA_SMEM * TMA_MIN_BLOCKS <= 232448, "two blocks must fit a multip
 
 /* ---- PTX wrappers ---------------------------------------------------------- */
 
-__device__ __forceinline__ uint32_t smem_addr(const void *p)
-{
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-
-/* Makes the initialised barriers visible to the async proxy (TMA). */
-__device__ __forceinline__ void mbar_fence_init()
-{
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-
-/* One arrival that also announces `bytes` of transactions (the stage's
-   loads) before the phase can complete. */
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes)
-{
-    asm volatile("{\n\t.reg .b64 st;\n\t"
-                 "mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(bar),
-                 "r"(bytes)
-                 : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint32_t bar)
-{
-    asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.shared::cta.b64 st, [%0];\n\t}" ::"r"(bar)
-                 : "memory");
-}
-
-__device__ __forceinline__ uint32_t mbar_try(uint32_t bar, uint32_t parity)
-{
-    uint32_t done;
-    asm volatile("{\n\t.reg .pred p;\n\t"
-                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-                 "selp.u32 %0, 1, 0, p;\n\t}"
-                 : "=r"(done)
-                 : "r"(bar), "r"(parity)
-                 : "memory");
-    return done;
-}
-
-/* Waits until the phase of parity `parity` has completed, trapping after
-   TMA_HANG_CYCLES.  A fresh barrier is in phase 0, so a wait for parity 1
-   returns at once: the producer's first pass over the empty barriers relies
-   on that. */
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity)
-{
-    if (mbar_try(bar, parity))
-        return;
-    const long long t0 = clock64();
-    while (!mbar_try(bar, parity)) {
-        if (clock64() - t0 > TMA_HANG_CYCLES)
-            __trap();
-    }
-}
-
-__device__ __forceinline__ void tma_prefetch_map(const CUtensorMap *map)
-{
-    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
-}
-
-/* A 2-D box at (c0, c1) (inner, outer coordinates, elements) into shared
-   memory at dst; completes the box's bytes on bar's transaction count. */
-__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map, uint32_t bar,
-                                            int c0, int c1)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
-                 "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
-                 : "memory");
-}
+/* The mbarrier, TMA-load and address wrappers both Hopper kernels of the
+   repository use are the kit's (kbench/kit_tma.cuh); these are this file's own. */
 
 /* A 2-D box from shared memory at src to (c0, c1) of the map's tensor, in
    the current bulk group; STREAM adds an L2 cache policy (evict-first). */
@@ -266,17 +194,17 @@ __global__ void __launch_bounds__(TMA_THREADS, TMA_MIN_BLOCKS)
     __shared__ __align__(8) uint64_t full[TMA_STAGES];
     __shared__ __align__(8) uint64_t empty[TMA_STAGES];
     extern __shared__ uint8_t tma_smem_raw[];
-    const uint32_t base = (smem_addr(tma_smem_raw) + (TMA_ALIGN - 1)) & ~(TMA_ALIGN - 1);
+    const uint32_t base = (kbk_smem_addr(tma_smem_raw) + (TMA_ALIGN - 1)) & ~(TMA_ALIGN - 1);
     const uint32_t out_base = base + TMA_STAGES * KBT_TMA_TILE_BYTES;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < TMA_STAGES; ++s) {
-            mbar_init(smem_addr(&full[s]), 1);                            /* the producer */
-            mbar_init(smem_addr(&empty[s]), KBT_TMA_CONSUMERS / 32);     /* each consumer warp */
+            kbk_mbar_init(kbk_smem_addr(&full[s]), 1);                            /* the producer */
+            kbk_mbar_init(kbk_smem_addr(&empty[s]), KBT_TMA_CONSUMERS / 32);     /* each consumer warp */
         }
-        mbar_fence_init();
-        tma_prefetch_map(&in_map);
-        tma_prefetch_map(&out_map);
+        kbk_mbar_fence_init();
+        kbk_tma_prefetch_map(&in_map);
+        kbk_tma_prefetch_map(&out_map);
     }
     __syncthreads();
 
@@ -287,17 +215,17 @@ __global__ void __launch_bounds__(TMA_THREADS, TMA_MIN_BLOCKS)
         uint32_t it = 0;
         for (uint64_t b = blockIdx.x; b < g.ntiles; b += gridDim.x, ++it) {
             const uint32_t s = it % TMA_STAGES;
-            mbar_wait(smem_addr(&empty[s]), ((it / TMA_STAGES) & 1u) ^ 1u);
+            kbk_mbar_wait(kbk_smem_addr(&empty[s]), ((it / TMA_STAGES) & 1u) ^ 1u);
             uint64_t tr, tc;
             kbt_tma_tile_of(&g, b, &tr, &tc);
             const uint64_t r0 = tr * R, c0 = tc * KBT_TMA_COLS;
             unsigned n = 1; /* box 0 starts inside the matrix; the others may not */
             while (n < NLOAD && c0 + n * CB < g.cols)
                 ++n;
-            const uint32_t bar = smem_addr(&full[s]), dst = base + s * KBT_TMA_TILE_BYTES;
-            mbar_arrive_expect_tx(bar, n * LOAD_BOX);
+            const uint32_t bar = kbk_smem_addr(&full[s]), dst = base + s * KBT_TMA_TILE_BYTES;
+            kbk_mbar_arrive_expect_tx(bar, n * LOAD_BOX);
             for (unsigned k = 0; k < n; ++k)
-                tma_load_2d(dst + k * LOAD_BOX, &in_map, bar, (int)(c0 + k * CB), (int)r0);
+                kbk_tma_load_2d(dst + k * LOAD_BOX, &in_map, bar, (int)(c0 + k * CB), (int)r0);
         }
         return;
     }
@@ -314,11 +242,11 @@ __global__ void __launch_bounds__(TMA_THREADS, TMA_MIN_BLOCKS)
             bulk_wait_read<TMA_OUT_BUFS - 1>();
         consumers_sync();
         /* 2. The stage, transposed into the output tile, then released. */
-        mbar_wait(smem_addr(&full[s]), (it / TMA_STAGES) & 1u);
+        kbk_mbar_wait(kbk_smem_addr(&full[s]), (it / TMA_STAGES) & 1u);
         transpose_tile<EB>(t, base + s * KBT_TMA_TILE_BYTES, ob);
         __syncwarp();
         if (lane == 0)
-            mbar_arrive(smem_addr(&empty[s]));
+            kbk_mbar_arrive(kbk_smem_addr(&empty[s]));
         /* 3. Every consumer's writes visible to TMA, then the store. */
         fence_proxy_async();
         consumers_sync();
@@ -419,15 +347,10 @@ int encode_map(kb_host *host, PFN_cuTensorMapEncodeTiled_v12000 encode, CUtensor
 
 int build_maps(tma_data *d, kb_host *host)
 {
-    void *fn = nullptr;
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    KBK_CUDA(host, cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
-                                                    cudaEnableDefault, &q));
-    if (!fn || q != cudaDriverEntryPointSuccess)
-        return host->fail(host, KB_EUNSUPPORTED,
-                          "transpose: tma needs the driver's cuTensorMapEncodeTiled (CUDA 12.0 "
-                          "or later), which this driver does not provide");
-    auto encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+    PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+    int erc = kbk_tma_encoder(host, "transpose: tma", &encode);
+    if (erc != KB_OK)
+        return erc;
     const unsigned es = (unsigned)d->esize;
     /* The input: cols x rows (inner first), boxes of R rows.  The output:
        rows x cols, boxes of C rows (input columns). */
