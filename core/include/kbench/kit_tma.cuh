@@ -24,25 +24,6 @@
 
 #ifndef __CUDACC__
 #error "kbench/kit_tma.cuh is CUDA C++ (include it from a .cu file)"
-/* The driver's cuTensorMapEncodeTiled in *encode, reached through the
-   runtime (cudaGetDriverEntryPointByVersion); KB_EUNSUPPORTED with "<who>
-   needs ..." (who: "matmul: wgmma") when the driver does not provide it. */
-static inline int kbk_tma_encoder(kb_host *host, const char *who,
-                                  PFN_cuTensorMapEncodeTiled_v12000 *encode)
-{
-    void *fn = nullptr;
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    KBK_CUDA(host, cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
-                                                    cudaEnableDefault, &q));
-    if (!fn || q != cudaDriverEntryPointSuccess)
-        return host->fail(host, KB_EUNSUPPORTED,
-                          "%s needs the driver's cuTensorMapEncodeTiled (CUDA 12.0 or later), "
-                          "which this driver does not provide",
-                          who);
-    *encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-    return KB_OK;
-}
-
 #endif
 
 #include <cuda.h>          /* CUtensorMap: a type only, no libcuda */
