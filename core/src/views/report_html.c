@@ -804,6 +804,18 @@ static void energy_cells(FILE *f, const kbc_record *r, int gb, int gflop)
     }
 }
 
+/* A change's cell: new over base as a signed percentage, "-" without one. */
+static void change_cell(FILE *f, double ratio)
+{
+    double pct = (ratio - 1) * 100;
+    fputs("<td class=\"num\"", f);
+    data_v(f, pct);
+    if (isfinite(pct))
+        fprintf(f, ">%+.1f%%</td>", pct);
+    else
+        fputs(">-</td>", f);
+}
+
 /* The energy's change and verdict against the baseline (baseline.h); a
    row with energy on neither side has none. */
 static void energy_change_cells(FILE *f, const kbc_match *m)
@@ -813,13 +825,7 @@ static void energy_change_cells(FILE *f, const kbc_match *m)
         fputs("<td class=\"num\">-</td><td>-</td>", f);
         return;
     }
-    double pct = (ch->ratio - 1) * 100;
-    fputs("<td class=\"num\"", f);
-    data_v(f, pct);
-    if (isfinite(pct))
-        fprintf(f, ">%+.1f%%</td>", pct);
-    else
-        fputs(">-</td>", f);
+    change_cell(f, ch->ratio);
     const char *v = kbc_energy_verdict_name(ch->verdict);
     fputs("<td class=\"", f);
     verdict_class(f, v);
@@ -939,13 +945,7 @@ static void baseline_cells(FILE *f, const kbc_match *m)
     fputs("<td class=\"num\"", f);
     data_v(f, ch->base_median);
     fprintf(f, ">%s</td>", kbc_human_seconds(ch->base_median, buf, sizeof buf));
-    double pct = (ch->ratio - 1) * 100;
-    fputs("<td class=\"num\"", f);
-    data_v(f, pct);
-    if (isfinite(pct))
-        fprintf(f, ">%+.1f%%</td>", pct);
-    else
-        fputs(">-</td>", f);
+    change_cell(f, ch->ratio);
     fputs("<td class=\"num\"", f);
     data_v(f, (ch->lo - 1) * 100);
     if (isfinite(ch->lo))
