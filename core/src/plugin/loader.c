@@ -187,9 +187,10 @@ static void copy_prefix(void *dst, size_t want, const void *src, size_t have)
 
 static const char *check_copy(const kb_plugin *d, char *why, size_t n);
 
-void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why, size_t n)
+/* The fields every ABI version shares: the major version and the
+   descriptor's size; -1 with why when the plugin cannot be read. */
+static int check_abi(const kb_plugin *raw, char *why, size_t n)
 {
-    *out = NULL;
     /* abi_major, abi_minor and size are the only fields every version of
        the ABI shares, so they are checked before anything else is read.
        Across a major version a rebuild alone does not compile, so the
@@ -202,7 +203,7 @@ void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why
                 "%u, before and after",
                 (unsigned)raw->abi_major, (unsigned)raw->abi_minor, KB_ABI_MAJOR, KB_ABI_MAJOR,
                 (unsigned)raw->abi_major);
-        return NULL;
+        return -1;
     }
     if (raw->abi_major > KB_ABI_MAJOR) {
         why_set(why, n,
@@ -211,7 +212,7 @@ void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why
                 "kbench's kbench/plugin.h (docs/migrating.md, installed as "
                 "share/doc/kbench/migrating.md, lists what each major version changed)",
                 (unsigned)raw->abi_major, (unsigned)raw->abi_minor, KB_ABI_MAJOR);
-        return NULL;
+        return -1;
     }
     /* Everything up to ops is in every ABI 2 descriptor. */
     if (!KBC_HAS(raw->size, kb_plugin, ops)) {
@@ -219,28 +220,35 @@ void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why
                 "its descriptor is %u bytes, smaller than the %zu bytes every ABI %d "
                 "descriptor has; it was not built from kbench/plugin.h",
                 (unsigned)raw->size, offsetof(kb_plugin, ops) + sizeof raw->ops, KB_ABI_MAJOR);
-        return NULL;
+        return -1;
     }
+    return 0;
+}
+
+/* The counts, tables and declared sizes of a descriptor of this major
+   version, before anything is copied through them; -1 with why. */
+static int check_tables(const kb_plugin *raw, char *why, size_t n)
+{
     const char *name = raw->name && *raw->name ? raw->name : "(unnamed)";
     if (raw->n_params > KB_MAX_PARAMS) {
         why_set(why, n, "plugin '%s' declares %u parameters; at most %d are allowed", name,
                 (unsigned)raw->n_params, KB_MAX_PARAMS);
-        return NULL;
+        return -1;
     }
     if (raw->n_variants > KB_MAX_VARIANTS || raw->n_variants == 0) {
         why_set(why, n, "plugin '%s' declares %u variants; it must declare 1 to %d", name,
                 (unsigned)raw->n_variants, KB_MAX_VARIANTS);
-        return NULL;
+        return -1;
     }
     if (!raw->variants) {
         why_set(why, n, "plugin '%s' declares %u variants but its variant table is NULL", name,
                 (unsigned)raw->n_variants);
-        return NULL;
+        return -1;
     }
     if (raw->n_params > 0 && !raw->params) {
         why_set(why, n, "plugin '%s' declares %u parameters but its parameter table is NULL",
                 name, (unsigned)raw->n_params);
-        return NULL;
+        return -1;
     }
     /* Every declared size is the sizeof of some version of its structure,
        so a multiple of the structure's alignment: a size that is not would
@@ -258,7 +266,7 @@ void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why
                 "plugin '%s': its %s is not a multiple of %zu, so it is not the size of any "
                 "version of the structure; it was not built from kbench/plugin.h",
                 name, odd, align);
-        return NULL;
+        return -1;
     }
     if (!KBC_HAS(raw->variant_size, kb_variant, summary)) {
         why_set(why, n,
@@ -266,7 +274,7 @@ void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why
                 "variant has (use KB_VARIANTS(array))",
                 name, (unsigned)raw->variant_size,
                 offsetof(kb_variant, summary) + sizeof(const char *), KB_ABI_MAJOR);
-        return NULL;
+        return -1;
     }
     if (raw->n_params > 0 && !KBC_HAS(raw->param_size, kb_param, n_choices)) {
         why_set(why, n,
@@ -274,18 +282,18 @@ void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why
                 "parameter has (use KB_PARAMS(array))",
                 name, (unsigned)raw->param_size,
                 offsetof(kb_param, n_choices) + sizeof(uint32_t), KB_ABI_MAJOR);
-        return NULL;
+        return -1;
     }
     if (!raw->ops) {
         why_set(why, n, "plugin '%s' has no operations table (ops is NULL)", name);
-        return NULL;
+        return -1;
     }
     if (raw->ops->size % _Alignof(kb_ops)) {
         why_set(why, n,
                 "plugin '%s': its ops table declares %u bytes, not a multiple of %zu, so it is "
                 "not the size of any version of kb_ops (start it with KB_OPS_HEADER)",
                 name, (unsigned)raw->ops->size, _Alignof(kb_ops));
-        return NULL;
+        return -1;
     }
     if (!KBC_HAS(raw->ops->size, kb_ops, teardown)) {
         why_set(why, n,
@@ -293,9 +301,15 @@ void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why
                 "ABI %d ops table has (start it with KB_OPS_HEADER)",
                 name, (unsigned)raw->ops->size, offsetof(kb_ops, teardown) + sizeof(void *),
                 KB_ABI_MAJOR);
-        return NULL;
+        return -1;
     }
+    return 0;
+}
 
+/* The descriptor, its ops, variants and parameters copied into this
+   kbench's layout (fields a smaller, older one lacks stay zero). */
+static kbc_desc_copy *copy_descriptor(const kb_plugin *raw)
+{
     kbc_desc_copy *c = kbc_xcalloc(1, sizeof *c + raw->n_params * sizeof(kb_param));
     copy_prefix(&c->desc, sizeof c->desc, raw, raw->size);
     copy_prefix(&c->ops, sizeof c->ops, raw->ops, raw->ops->size);
@@ -317,6 +331,15 @@ void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why
     c->desc.variant_size = sizeof(kb_variant);
     c->desc.params = raw->n_params ? c->params : NULL;
     c->desc.param_size = sizeof(kb_param);
+    return c;
+}
+
+void *kbc_descriptor_read(const kb_plugin *raw, const kb_plugin **out, char *why, size_t n)
+{
+    *out = NULL;
+    if (check_abi(raw, why, n) != 0 || check_tables(raw, why, n) != 0)
+        return NULL;
+    kbc_desc_copy *c = copy_descriptor(raw);
     if (check_copy(&c->desc, why, n)) {
         /* A value this kbench does not know (a flag, a type, a backend) may
            be one a newer minor added: say so rather than only "unknown". */
