@@ -104,6 +104,44 @@ static int read_entry(const json_t *o, kbc_journal_entry *e)
     return 0;
 }
 
+/* The journal's first line: a kbench journal of this shard of this plan
+   (or, with accept_other_plan, of another plan); its hash kept in j. */
+static int check_header(kbc_journal *j, const json_t *o, const char *plan_hash, int shard_index,
+                        int shard_count, int accept_other_plan, kbc_diag *d)
+{
+    const json_t *v = json_object_get(o, "kbench_journal");
+    const char *h = str_of(o, "plan_hash");
+    if (!json_is_integer(v) || json_integer_value(v) != 1 || !h) {
+        kbc_diag_set(d, "%s:1: is not a kbench journal header", j->path);
+        return -1;
+    }
+    snprintf(j->old_hash, sizeof j->old_hash, "%s", h);
+    const json_t *sh = json_object_get(o, "shard");
+    int oi = -1, oc = 0;
+    if (json_is_array(sh) && json_array_size(sh) == 2) {
+        oi = (int)json_integer_value(json_array_get(sh, 0));
+        oc = (int)json_integer_value(json_array_get(sh, 1));
+    }
+    if (oc != shard_count || (shard_count > 0 && oi != shard_index)) {
+        char was[64], now[64];
+        snprintf(was, sizeof was, oc ? "shard %d/%d" : "a whole plan", oi, oc);
+        snprintf(now, sizeof now, shard_count ? "shard %d/%d" : "a whole plan",
+                 shard_index, shard_count);
+        kbc_diag_set(d, "--resume: %s holds %s, and this run is %s", j->path, was, now);
+        return -1;
+    }
+    if (strcmp(h, plan_hash) != 0 && !accept_other_plan) {
+        kbc_diag_set(d,
+                     "--resume: %s was written for another plan (hash %.12s, this "
+                     "INI gives %.12s): the INI file changed since; rerun without "
+                     "--resume, or with --resume=accept to keep the rows whose "
+                     "points are still in the plan",
+                     j->path, h, plan_hash);
+        return -1;
+    }
+    return 0;
+}
+
 static int resume(kbc_journal *j, const char *dir, const char *plan_hash, int shard_index,
                   int shard_count, int accept_other_plan, FILE *err, kbc_diag *d)
 {
@@ -148,40 +186,8 @@ static int resume(kbc_journal *j, const char *dir, const char *plan_hash, int sh
             break;
         }
         if (lineno == 1) {
-            const json_t *v = json_object_get(o, "kbench_journal");
-            const char *h = str_of(o, "plan_hash");
-            if (!json_is_integer(v) || json_integer_value(v) != 1 || !h) {
-                kbc_diag_set(d, "%s:1: is not a kbench journal header", j->path);
-                json_decref(o);
-                free(line);
-                fclose(f);
-                return -1;
-            }
-            snprintf(j->old_hash, sizeof j->old_hash, "%s", h);
-            const json_t *sh = json_object_get(o, "shard");
-            int oi = -1, oc = 0;
-            if (json_is_array(sh) && json_array_size(sh) == 2) {
-                oi = (int)json_integer_value(json_array_get(sh, 0));
-                oc = (int)json_integer_value(json_array_get(sh, 1));
-            }
-            if (oc != shard_count || (shard_count > 0 && oi != shard_index)) {
-                char was[64], now[64];
-                snprintf(was, sizeof was, oc ? "shard %d/%d" : "a whole plan", oi, oc);
-                snprintf(now, sizeof now, shard_count ? "shard %d/%d" : "a whole plan",
-                         shard_index, shard_count);
-                kbc_diag_set(d, "--resume: %s holds %s, and this run is %s", j->path, was, now);
-                json_decref(o);
-                free(line);
-                fclose(f);
-                return -1;
-            }
-            if (strcmp(h, plan_hash) != 0 && !accept_other_plan) {
-                kbc_diag_set(d,
-                             "--resume: %s was written for another plan (hash %.12s, this "
-                             "INI gives %.12s): the INI file changed since; rerun without "
-                             "--resume, or with --resume=accept to keep the rows whose "
-                             "points are still in the plan",
-                             j->path, h, plan_hash);
+            if (check_header(j, o, plan_hash, shard_index, shard_count, accept_other_plan,
+                             d) != 0) {
                 json_decref(o);
                 free(line);
                 fclose(f);
