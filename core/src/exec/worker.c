@@ -403,6 +403,46 @@ static int run_point(const kbc_plan *plan, const kbc_order *o, kbc_device *dev,
     return lost ? 1 : 0;
 }
 
+/* The supervisor's orders, one line each, until it says quit or closes
+   the input: a point to run now, or one hinted to come next (its host
+   half may be made ahead).  Returns the worker's exit code. */
+static int serve_orders(worker_state *ws, kbc_plan *plan, kbc_device *dev, int threads,
+                        kbc_prefetch *pf)
+{
+    int code = KBC_EXIT_OK;
+    kbc_order *o = kbc_xmalloc(sizeof *o);
+    for (;;) {
+        char *line;
+        size_t len;
+        while (!(line = inbox_peek(&ws->in, &len)) && inbox_fill(&ws->in, 1) == 0)
+            ;
+        if (!line)
+            break; /* the end of input: quit */
+        char why[300] = "";
+        int bad = kbc_order_read(line, o, why, sizeof why) != 0;
+        if (!bad && o->quit)
+            break;
+        if (bad || o->exp >= plan->n || o->point >= plan->exps[o->exp].n_points) {
+            code = fatal("the worker was sent '%.80s', which is not a point of its plan%s%s",
+                         line, why[0] ? ": " : "", why);
+            break;
+        }
+        inbox_drop(&ws->in, len);
+        if (o->ahead) {
+            ws->hint = *o;
+            ws->have_hint = 1;
+            ws->hint_told = 0;
+            continue;
+        }
+        /* A point to run: whatever was hinted is this one or no more. */
+        ws->have_hint = 0;
+        if (run_point(plan, o, dev, threads, pf) != 0)
+            break; /* the context is lost: a fresh worker takes over */
+    }
+    free(o);
+    return code;
+}
+
 int kbc_worker_main(int argc, char **argv)
 {
     const double t_main = kbc_now();
@@ -493,45 +533,15 @@ int kbc_worker_main(int argc, char **argv)
     send_json(kbc_hello_to_json(&h));
 
     int threads = h.machine.cpu_threads > 0 ? h.machine.cpu_threads : 1;
-    int code = KBC_EXIT_OK;
     worker_state *ws = kbc_xcalloc(1, sizeof *ws);
     ws->plan = &plan;
     ws->threads = threads;
     kbc_prefetch_opts po = {.next = next_point, .ctx = ws};
     kbc_prefetch *pf = kbc_prefetch_new(&po);
-    kbc_order *o = kbc_xmalloc(sizeof *o);
-    for (;;) {
-        char *line;
-        size_t len;
-        while (!(line = inbox_peek(&ws->in, &len)) && inbox_fill(&ws->in, 1) == 0)
-            ;
-        if (!line)
-            break; /* the end of input: quit */
-        char why[300] = "";
-        int bad = kbc_order_read(line, o, why, sizeof why) != 0;
-        if (!bad && o->quit)
-            break;
-        if (bad || o->exp >= plan.n || o->point >= plan.exps[o->exp].n_points) {
-            code = fatal("the worker was sent '%.80s', which is not a point of its plan%s%s",
-                         line, why[0] ? ": " : "", why);
-            break;
-        }
-        inbox_drop(&ws->in, len);
-        if (o->ahead) {
-            ws->hint = *o;
-            ws->have_hint = 1;
-            ws->hint_told = 0;
-            continue;
-        }
-        /* A point to run: whatever was hinted is this one or no more. */
-        ws->have_hint = 0;
-        if (run_point(&plan, o, &dev, threads, pf) != 0)
-            break; /* the context is lost: a fresh worker takes over */
-    }
+    int code = serve_orders(ws, &plan, &dev, threads, pf);
     kbc_prefetch_free(pf);
     free(ws->in.p);
     free(ws);
-    free(o);
     kbc_device_close(&dev);
     kbc_plan_free(&plan);
     kbc_ini_free(&ini);
