@@ -155,6 +155,15 @@ Test(expr, deep_parentheses_are_refused_at_the_level_too_many)
     free(t);
 }
 
+/* 100,000 levels: refused by the length before any level is parsed. */
+Test(expr, a_hundred_thousand_nested_parentheses_are_one_sentence)
+{
+    char *t = repeat3("(", 100000, "block_x", ")");
+    refused_text(t, "the expression is 200007 characters long, more than the 4096 a constraint "
+                    "may have");
+    free(t);
+}
+
 Test(expr, a_long_chain_of_unary_operators_is_refused)
 {
     char *t = repeat3("!-", 1000, "block_x", "");
