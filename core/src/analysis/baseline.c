@@ -119,7 +119,7 @@ void kbc_baseline_judge(kbc_baseline *b, const kbc_record *recs, size_t n,
             m->lost = kbc_integrity_flagged(y);
             /* Its joules are of that run too: where a side has energy, no
                verdict on them either. */
-            if (!m->energy_note || strcmp(m->energy_note, KBC_NOTE_NO_ENERGY) != 0)
+            if (kbc_match_energy_shown(m))
                 m->energy_note = m->note;
             continue;
         }

@@ -75,11 +75,6 @@ static double rate_of(const kbc_record *r, kbc_rate k)
     return k == KBC_RATE_GBPS ? r->gbps : k == KBC_RATE_GFLOPS ? r->gflops : r->items_per_s;
 }
 
-double kbc_rate_value(const kbc_record *r, kbc_rate k)
-{
-    return rate_of(r, k);
-}
-
 const char *kbc_rate_unit(kbc_rate k, const char *item_name)
 {
     if (k == KBC_RATE_GBPS)
@@ -446,10 +441,7 @@ static void group_label(const kbc_record *r, char *buf, size_t n)
    is named by its group, one of several by its experiment alone. */
 static void bar_chart(kbc_chart *c, const kbc_record *rows, size_t n, const kbc_chart_opts *o)
 {
-    rate_votes votes = {0};
-    for (size_t i = 0; i < n; i++)
-        rate_vote(&votes, &rows[i]);
-    c->rate = rate_pick(&votes);
+    c->rate = kbc_rate_pick(rows, n);
     c->rows = kbc_xcalloc(n + 1, sizeof *c->rows);
     c->bars = kbc_xcalloc(n + 1, sizeof *c->bars);
     c->bar_group = kbc_xcalloc(n + 1, sizeof *c->bar_group);
@@ -485,14 +477,11 @@ static void bar_chart(kbc_chart *c, const kbc_record *rows, size_t n, const kbc_
 
 /* The x of an experiment whose first row is r: its first swept size, else
    its first swept number; NULL when it sweeps none. */
-static const char *x_of(const kbc_record *r, int *size_x)
+static const char *x_of(const kbc_record *r)
 {
-    *size_x = 0;
     for (uint32_t q = 0; q < r->n_params; q++)
-        if (r->params[q].swept && r->params[q].type == KB_PARAM_SIZE) {
-            *size_x = 1;
+        if (r->params[q].swept && r->params[q].type == KB_PARAM_SIZE)
             return r->params[q].name;
-        }
     for (uint32_t q = 0; q < r->n_params; q++)
         if (r->params[q].swept &&
             (r->params[q].type == KB_PARAM_INT || r->params[q].type == KB_PARAM_FLOAT))
@@ -501,11 +490,11 @@ static const char *x_of(const kbc_record *r, int *size_x)
 }
 
 static kbc_chart *chart_add(kbc_chart **v, size_t *n, const kbc_record *first, const char *x,
-                            int size_x, const kbc_chart_opts *o)
+                            const kbc_chart_opts *o)
 {
     *v = kbc_xrealloc(*v, (*n + 1) * sizeof **v);
     kbc_chart *c = &(*v)[(*n)++];
-    *c = (kbc_chart){.experiment = first->experiment, .x = x, .size_x = size_x, .first = first,
+    *c = (kbc_chart){.experiment = first->experiment, .x = x, .first = first,
                      .metric = o->metric, .ceiling_kind = ""};
     return c;
 }
@@ -524,8 +513,7 @@ kbc_chart *kbc_charts(const kbc_record *recs, size_t n, const kbc_chart_opts *op
             seen = strcmp(recs[k].experiment, r->experiment) == 0;
         if (seen)
             continue;
-        int size_x;
-        const char *x = x_of(r, &size_x);
+        const char *x = x_of(r);
         if (!x) {
             /* A bar chart per run of consecutive rows of the experiment. */
             for (size_t a = i; a < n;) {
@@ -533,7 +521,7 @@ kbc_chart *kbc_charts(const kbc_record *recs, size_t n, const kbc_chart_opts *op
                 while (b < n && strcmp(recs[b].experiment, r->experiment) == 0)
                     b++;
                 if (b > a) {
-                    kbc_chart *c = chart_add(&v, &nc, &recs[a], NULL, 0, o);
+                    kbc_chart *c = chart_add(&v, &nc, &recs[a], NULL, o);
                     bar_chart(c, &recs[a], b - a, o);
                 }
                 a = b > a ? b : a + 1;
@@ -553,7 +541,7 @@ kbc_chart *kbc_charts(const kbc_record *recs, size_t n, const kbc_chart_opts *op
             }
             if (done)
                 continue;
-            kbc_chart *c = chart_add(&v, &nc, &recs[k], x, size_x, o);
+            kbc_chart *c = chart_add(&v, &nc, &recs[k], x, o);
             snprintf(c->group, sizeof c->group, "%s", g);
             line_chart(c, recs, n, o);
         }

@@ -42,8 +42,6 @@ typedef enum kbc_rate { KBC_RATE_GBPS, KBC_RATE_GFLOPS, KBC_RATE_ITEMS } kbc_rat
 kbc_rate kbc_rate_pick(const kbc_record *rows, size_t n);
 /* The same for rows given by pointer. */
 kbc_rate kbc_rate_pick_of(const kbc_record *const *rows, size_t n);
-/* Row r's value in that rate (GB/s, GFLOP/s, items/s), NaN when none. */
-double kbc_rate_value(const kbc_record *r, kbc_rate k);
 /* The rate's unit without a prefix: "B/s", "FLOP/s", "items/s" or the
    plugin's items ("keys/s", from item_name); a string that stays valid. */
 const char *kbc_rate_unit(kbc_rate k, const char *item_name);
@@ -96,10 +94,9 @@ typedef struct kbc_chart_line {
 
 typedef struct kbc_chart {
     const char *experiment;
-    /* The swept parameter on the x axis (size_x: a size, counted in
-       elements); NULL for a bar chart of one point. */
+    /* The swept parameter on the x axis (its first swept size, else its
+       first swept number); NULL for a bar chart. */
     const char *x;
-    int size_x;
     /* The chart's group: the other swept parameters of its rows as
        kbc_record_group spells them with ',' ("" for none; for a bar chart,
        all swept parameters, or "point<N>" when there are none), and its

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "stats.h"
+#include "text.h"
 #include "util.h"
 
 void kbc_compare_defaults(kbc_compare_opts *o)
@@ -43,6 +44,15 @@ const char *kbc_verdict_name(kbc_verdict v)
 const char *kbc_energy_verdict_name(kbc_verdict v)
 {
     return v == KBC_FASTER ? "less energy" : v == KBC_SLOWER ? "more energy" : kbc_verdict_name(v);
+}
+
+const char *kbc_verdict_sgr(kbc_verdict v)
+{
+    return v == KBC_SLOWER     ? KBC_SGR_BAD
+           : v == KBC_FASTER   ? KBC_SGR_GOOD
+           : v == KBC_NOISY    ? KBC_SGR_WARN
+           : v == KBC_UNTESTED ? KBC_SGR_DIM
+                               : NULL;
 }
 
 /* ---- the bootstrap ----

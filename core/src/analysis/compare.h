@@ -124,4 +124,9 @@ const char *kbc_verdict_name(kbc_verdict v);
    (KBC_SLOWER), and the others as kbc_verdict_name says them. */
 const char *kbc_energy_verdict_name(kbc_verdict v);
 
+/* A verdict's colour on a terminal (text.h's SGR): slower red, faster
+   green, noisy yellow, untested dim; NULL for no change.  The compare
+   table and the run table's "vs old" column colour alike. */
+const char *kbc_verdict_sgr(kbc_verdict v);
+
 #endif

@@ -18,7 +18,7 @@
 
 /* What the summary needs of one row. */
 typedef struct kept {
-    char *experiment, *plugin, *variant, *baseline, *reference;
+    char *experiment, *variant, *baseline, *reference;
     uint64_t point;
     uint32_t np;
     char *names[KB_MAX_PARAMS], *texts[KB_MAX_PARAMS]; /* the swept parameters */
@@ -48,7 +48,6 @@ void kbc_sweeps_add(kbc_sweeps *s, const kbc_record *r)
     kept *k = &s->rows[s->n++];
     memset(k, 0, sizeof *k);
     k->experiment = kbc_xstrdup(r->experiment);
-    k->plugin = kbc_xstrdup(r->plugin);
     k->variant = kbc_xstrdup(r->variant);
     k->baseline = kbc_xstrdup(r->baseline);
     k->reference = kbc_xstrdup(r->reference);
@@ -91,7 +90,6 @@ void kbc_sweeps_free(kbc_sweeps *s)
     for (size_t i = 0; i < s->n; i++) {
         kept *k = &s->rows[i];
         free(k->experiment);
-        free(k->plugin);
         free(k->variant);
         free(k->baseline);
         free(k->reference);
@@ -204,7 +202,6 @@ static void summarise(const kept *const *at, size_t n, kbc_sweep *w)
 {
     const kept *k0 = at[0];
     w->experiment = k0->experiment;
-    w->plugin = k0->plugin;
     w->baseline = k0->baseline;
     w->reference = k0->reference;
     w->params = kbc_xcalloc(KB_MAX_PARAMS, sizeof *w->params);

@@ -36,7 +36,7 @@ typedef struct kbc_sweep_vs {
 } kbc_sweep_vs;
 
 typedef struct kbc_sweep {
-    const char *experiment, *plugin;
+    const char *experiment;
     const char *baseline, *reference; /* "" when the experiment has none    */
     size_t n_params;         /* the swept parameters (the rows' labels)     */
     const char **params;

@@ -404,16 +404,11 @@ static int changed(const cmp_row *r)
     return r->lost;
 }
 
-/* A verdict's colour on a terminal: slower (or a row lost in new) red,
-   faster green, noisy yellow, untested dim; none for no change. */
+/* A verdict's colour on a terminal (kbc_verdict_sgr); a row lost in new
+   is red as a slower one is. */
 static const char *verdict_colour(const kbc_change *c, int lost)
 {
-    if (lost || c->verdict == KBC_SLOWER)
-        return KBC_SGR_BAD;
-    return c->verdict == KBC_FASTER ? KBC_SGR_GOOD
-           : c->verdict == KBC_NOISY ? KBC_SGR_WARN
-           : c->verdict == KBC_UNTESTED ? KBC_SGR_DIM
-                                        : NULL;
+    return lost ? KBC_SGR_BAD : kbc_verdict_sgr(c->verdict);
 }
 
 /* The lines of one table of changes (the time's, or with energy the

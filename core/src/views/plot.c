@@ -387,8 +387,6 @@ static int line_plot(plot_ctx *c, const kbc_chart *ch)
     return rc;
 }
 
-/* A bar chart of the variants at one point (chart.h) as a script: the
-   rows that ran. */
 /* The series of a bar chart's plot command, each with its continuation:
    only those that draw something (no "library" swatch where no library
    ran). */
@@ -549,6 +547,10 @@ static int bar_plot(plot_ctx *c, const kbc_chart *ch)
     return rc;
 }
 
+/* Runs gnuplot on dir/stem.gp in dir, its stderr (warnings such as
+   "Skipping data file with no valid points", or the reason it fails) into
+   a pipe rather than onto kbench's.  Returns its exit status (-1 when it
+   could not be started), with the last line it wrote on stderr in why. */
 static int run_gnuplot(const char *dir, const char *stem, char *why, size_t n)
 {
     why[0] = '\0';

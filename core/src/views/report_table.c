@@ -325,17 +325,6 @@ static void old_cells(const kbc_match *m, old_change *o)
         snprintf(o->sig, sizeof o->sig, "%s", kbc_compare_significant(&m->change) ? "yes" : "no");
 }
 
-/* A verdict's colour (-1: only in new): slower red, faster green, noisy
-   yellow, untested dim, no change none. */
-static const char *verdict_sgr(int verdict)
-{
-    return verdict == KBC_SLOWER   ? KBC_SGR_BAD
-           : verdict == KBC_FASTER ? KBC_SGR_GOOD
-           : verdict == KBC_NOISY  ? KBC_SGR_WARN
-           : verdict == KBC_UNTESTED ? KBC_SGR_DIM
-                                     : NULL;
-}
-
 /* The table's one cell: "+9.8% slower", "untested", "only in new". */
 static const char *fmt_change(const old_change *o, char *buf, size_t n)
 {
@@ -878,8 +867,7 @@ static void print_row(const table_ctx *c, const columns *k, const kbc_record *r,
             put(&l, -3, oc.sig);
         } else {
             put_sgr(&l, W_CHANGE, fmt_change(&oc, buf, sizeof buf),
-                    c->colour ? verdict_sgr(old->base < 0 ? -1 : (int)old->change.verdict)
-                              : NULL);
+                    c->colour && old->base >= 0 ? kbc_verdict_sgr(old->change.verdict) : NULL);
         }
     }
     if (k->wide)
