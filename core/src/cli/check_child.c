@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "strays.h"
@@ -86,12 +85,6 @@ static void child_main(void (*fn)(void *), void *arg, ck_watch *w,
     _exit(0);
 }
 
-static void sleep_poll(void)
-{
-    struct timespec ts = {0, (long)(CK_POLL_S * 1e9)};
-    nanosleep(&ts, NULL);
-}
-
 /* Kills the child's group and waits for the child. */
 static void child_kill(pid_t pid, int *status)
 {
@@ -136,7 +129,7 @@ static void child_wait(pid_t pid, ck_watch *w, double timeout_s, ck_outcome *out
             child_kill(pid, &status);
             return;
         }
-        sleep_poll();
+        kbc_pause(CK_POLL_S);
     }
     if (w->finished) {
         out->end = CK_END_DONE;

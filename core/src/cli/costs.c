@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "history.h"
+#include "input.h"
 #include "point.h"
 #include "record_json.h"
 #include "results_read.h"
@@ -101,7 +102,10 @@ static int regular_file(const char *path)
    the file cannot be read. */
 static int from_journal(const char *path, wants *ws)
 {
-    FILE *f = regular_file(path) ? fopen(path, "r") : NULL;
+    /* A journal is a user's file: a regular one of at most
+       KBC_INPUT_DATA_MAX (a FIFO or /dev/zero in its place is no journal). */
+    char why[200];
+    FILE *f = kbc_input_fopen(path, KBC_INPUT_DATA_MAX, why, sizeof why);
     if (!f)
         return -1;
     char *line = NULL;

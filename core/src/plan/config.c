@@ -1365,12 +1365,12 @@ void kbc_plan_notes(const kbc_plan *plan, FILE *out)
             for (size_t j = i; j < plan->n; j++) {
                 if (!same_drop(&plan->exps[j], e, role))
                     continue;
-                if (count++ < 3 && used < sizeof names)
-                    used += (size_t)snprintf(names + used, sizeof names - used, "%s[%s]",
-                                             count > 1 ? ", " : "", plan->exps[j].name);
+                if (count++ < 3)
+                    kbc_appendf(names, sizeof names, &used, "%s[%s]", count > 1 ? ", " : "",
+                                plan->exps[j].name);
             }
-            if (count > 3 && used < sizeof names)
-                snprintf(names + used, sizeof names - used, " and %zu more", count - 3);
+            if (count > 3)
+                kbc_appendf(names, sizeof names, &used, " and %zu more", count - 3);
             const kb_variant *vs = e->plugin->desc->variants;
             if (role == 0)
                 fprintf(out,
