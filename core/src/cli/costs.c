@@ -104,8 +104,8 @@ static int from_journal(const char *path, wants *ws)
 {
     /* A journal is a user's file: a regular one of at most
        KBC_INPUT_DATA_MAX (a FIFO or /dev/zero in its place is no journal). */
-    char why[200];
-    FILE *f = kbc_input_fopen(path, KBC_INPUT_DATA_MAX, why, sizeof why);
+    char refused[200];
+    FILE *f = kbc_input_fopen(path, KBC_INPUT_DATA_MAX, refused, sizeof refused);
     if (!f)
         return -1;
     char *line = NULL;
