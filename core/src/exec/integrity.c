@@ -70,11 +70,10 @@ static int count_threads(void)
 /* CPU seconds the process's other threads have used (exited ones too). */
 static double others_cpu_s(void)
 {
-    struct timespec p, t;
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p) != 0 ||
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
         return NAN;
-    return (double)(p.tv_sec - t.tv_sec) + (double)(p.tv_nsec - t.tv_nsec) * 1e-9;
+    return kbc_process_cpu() - ((double)t.tv_sec + (double)t.tv_nsec * 1e-9);
 }
 
 static const char *plural(unsigned n, const char *one, const char *many)
@@ -325,14 +324,12 @@ static const char *work_text(const uint32_t *c, char *buf, size_t n)
     int parts = 0, total = 0;
     for (int k = 0; k < KBC_AUDIT_CLASSES; k++)
         total += c[k] != 0;
-    for (int k = 0; k < KBC_AUDIT_CLASSES && used < n; k++) {
+    for (int k = 0; k < KBC_AUDIT_CLASSES; k++) {
         if (!c[k])
             continue;
         parts++;
-        int w = snprintf(buf + used, n - used, "%s%u %s",
-                         parts == 1 ? "" : parts == total ? " and " : ", ", c[k],
-                         plural(c[k], one[k], many[k]));
-        used += w > 0 ? (size_t)w : 0;
+        kbc_appendf(buf, n, &used, "%s%u %s", parts == 1 ? "" : parts == total ? " and " : ", ",
+                    c[k], plural(c[k], one[k], many[k]));
     }
     return buf;
 }

@@ -381,8 +381,8 @@ static void strays_add(const worker *w, char *why, size_t n)
 {
     char words[200];
     size_t used = strlen(why);
-    if (w->strays > 0 && used < n)
-        snprintf(why + used, n - used, "; %s", kbc_strays_words(w->strays, words, sizeof words));
+    if (w->strays > 0)
+        kbc_appendf(why, n, &used, "; %s", kbc_strays_words(w->strays, words, sizeof words));
 }
 
 /* Waits for a worker whose channel ended (killing it when it does not end
