@@ -156,8 +156,12 @@ static int poison_check(job *j, found *x, kbc_fault *f)
     return 0;
 }
 
+/* The threads run() left running, counted before and after it (-1: they
+   could not be counted, which the row says). */
 static void threads_left(found *x, int before, int after)
 {
+    if (before < 0)
+        partial(x, "the threads could not be counted (no /proc/self/task)");
     if (before >= 0 && after > before)
         flag(x, "run() left %d %s running after it returned", after - before,
              plural((unsigned)(after - before), "thread", "threads"));
@@ -194,8 +198,6 @@ static int cpu_audit_round(job *j, int first, found *x, cpu_round *t, kbc_fault 
     t->run_s = c1 - c0;
     if (first) {
         threads_left(x, n0, n1);
-        if (n0 < 0)
-            partial(x, "the threads could not be counted (no /proc/self/task)");
         /* Other threads' CPU time once run() returned: work it handed to
            threads that outlive it (a pool of its own, say). */
         double o0 = others_cpu_s();
@@ -296,8 +298,6 @@ static int cuda_thread_check(job *j, int cupti, found *x, kbc_fault *f)
     if (settle(j, f, "the thread check's run") != 0)
         return -1;
     threads_left(x, n0, n1);
-    if (n0 < 0)
-        partial(x, "the threads could not be counted (no /proc/self/task)");
     if (!cupti) {
         /* Without the audit: is the GPU still busy once kbench's stream is
            done?  Work elsewhere shows here when it outlasts the stream. */
