@@ -493,8 +493,8 @@ void sv_send_point(super *s, worker *w, size_t si)
     w->n_log = 0;
     w->n_vlog = 0;
     w->started = kbc_now();
-    /* A sanitizer slows kernels down, ten times and more. */
-    w->deadline = w->started + kbc_job_timeout(s->plan, &sl->job) * (w->sanitized ? 10 : 1);
+    w->deadline = w->started +
+                  kbc_job_timeout(s->plan, &sl->job) * (w->sanitized ? SV_SANITIZER_SLOWDOWN : 1);
     w->points_run++;
     if (write(w->to, line, n) != (ssize_t)n) {
         /* It died before reading: its channel ends soon, and the reap
