@@ -2,12 +2,10 @@
 #define _GNU_SOURCE
 #include "physical.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "kbench/plugin.h"
@@ -327,9 +325,7 @@ double kbc_limit_gbps(kbc_limits *l, int cuda, uint64_t r, uint64_t w, int cold,
    it.  An unknown (newer) generation gets twice the newest. */
 static double tensor_tf32_per_sm_clock(int major)
 {
-    if (major < 8)
-        return 1024;
-    if (major == 8)
+    if (major <= 8)
         return 1024;
     if (major == 9)
         return 2048;

@@ -70,11 +70,10 @@ static int count_threads(void)
 /* CPU seconds the process's other threads have used (exited ones too). */
 static double others_cpu_s(void)
 {
-    struct timespec p, t;
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p) != 0 ||
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
         return NAN;
-    return (double)(p.tv_sec - t.tv_sec) + (double)(p.tv_nsec - t.tv_nsec) * 1e-9;
+    return kbc_process_cpu() - ((double)t.tv_sec + (double)t.tv_nsec * 1e-9);
 }
 
 static const char *plural(unsigned n, const char *one, const char *many)
@@ -157,8 +156,12 @@ static int poison_check(job *j, found *x, kbc_fault *f)
     return 0;
 }
 
+/* The threads run() left running, counted before and after it (-1: they
+   could not be counted, which the row says). */
 static void threads_left(found *x, int before, int after)
 {
+    if (before < 0)
+        partial(x, "the threads could not be counted (no /proc/self/task)");
     if (before >= 0 && after > before)
         flag(x, "run() left %d %s running after it returned", after - before,
              plural((unsigned)(after - before), "thread", "threads"));
@@ -195,8 +198,6 @@ static int cpu_audit_round(job *j, int first, found *x, cpu_round *t, kbc_fault 
     t->run_s = c1 - c0;
     if (first) {
         threads_left(x, n0, n1);
-        if (n0 < 0)
-            partial(x, "the threads could not be counted (no /proc/self/task)");
         /* Other threads' CPU time once run() returned: work it handed to
            threads that outlive it (a pool of its own, say). */
         double o0 = others_cpu_s();
@@ -297,8 +298,6 @@ static int cuda_thread_check(job *j, int cupti, found *x, kbc_fault *f)
     if (settle(j, f, "the thread check's run") != 0)
         return -1;
     threads_left(x, n0, n1);
-    if (n0 < 0)
-        partial(x, "the threads could not be counted (no /proc/self/task)");
     if (!cupti) {
         /* Without the audit: is the GPU still busy once kbench's stream is
            done?  Work elsewhere shows here when it outlasts the stream. */
@@ -325,14 +324,12 @@ static const char *work_text(const uint32_t *c, char *buf, size_t n)
     int parts = 0, total = 0;
     for (int k = 0; k < KBC_AUDIT_CLASSES; k++)
         total += c[k] != 0;
-    for (int k = 0; k < KBC_AUDIT_CLASSES && used < n; k++) {
+    for (int k = 0; k < KBC_AUDIT_CLASSES; k++) {
         if (!c[k])
             continue;
         parts++;
-        int w = snprintf(buf + used, n - used, "%s%u %s",
-                         parts == 1 ? "" : parts == total ? " and " : ", ", c[k],
-                         plural(c[k], one[k], many[k]));
-        used += w > 0 ? (size_t)w : 0;
+        kbc_appendf(buf, n, &used, "%s%u %s", parts == 1 ? "" : parts == total ? " and " : ", ",
+                    c[k], plural(c[k], one[k], many[k]));
     }
     return buf;
 }

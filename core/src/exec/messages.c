@@ -182,7 +182,7 @@ static void on_message(super *s, worker *w, const char *line)
            comes when the worker has ended (sanitize.c); meanwhile the
            watchdog gives the sanitizer its slowness again to end. */
         w->held = kbc_xstrdup(line);
-        w->deadline = kbc_now() + 10 * kbc_job_timeout(s->plan, &s->slots[w->job].job);
+        w->deadline = kbc_now() + SV_SANITIZER_SLOWDOWN * kbc_job_timeout(s->plan, &s->slots[w->job].job);
     } else if (m && (v = json_object_get(m, "done")) && w->job >= 0 &&
                json_is_array(json_object_get(m, "rows"))) {
         on_done(s, w, m, v);

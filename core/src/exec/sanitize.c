@@ -172,7 +172,7 @@ void sv_sanitize_rerun(super *s, const slot *sl, uint32_t v, int gpu, char *out,
     /* Under the point's watchdog, ten times over: memcheck slows kernels
        down. */
     buf eb = {0};
-    rerun_read(&r, t0 + 10 * kbc_job_timeout(s->plan, &sl->job), &eb);
+    rerun_read(&r, t0 + SV_SANITIZER_SLOWDOWN * kbc_job_timeout(s->plan, &sl->job), &eb);
     memcheck_report(eb.p, out, n);
     free(eb.p);
     double spent = kbc_now() - t0;

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -34,25 +33,34 @@ static int by_pid(const void *a, const void *b)
     return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-/* Reads /proc/PID/stat; returns 0 for a process that has not ended. */
-static int proc_read(const char *name, proc *p)
+/* The fields of /proc/NAME/stat after the command's name (from the state
+   on) into text (n bytes), or NULL when the process is gone.  The name, in
+   parentheses, may hold anything: the fields start after the last ')'. */
+static const char *stat_fields(const char *name, char *text, size_t n)
 {
-    char path[64], text[512];
+    char path[64];
     snprintf(path, sizeof path, "/proc/%s/stat", name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return -1;
-    ssize_t r = read(fd, text, sizeof text - 1);
+        return NULL;
+    ssize_t r = read(fd, text, n - 1);
     close(fd);
     if (r <= 0)
-        return -1;
+        return NULL;
     text[r] = '\0';
-    /* The command's name, in parentheses, may hold anything: the fields
-       after the last ')' are the state, the parent and the group. */
     const char *after = strrchr(text, ')');
+    return after ? after + 1 : NULL;
+}
+
+/* Reads /proc/PID/stat; returns 0 for a process that has not ended. */
+static int proc_read(const char *name, proc *p)
+{
+    char text[512];
+    const char *after = stat_fields(name, text, sizeof text);
     char state;
     int ppid, pgrp;
-    if (!after || sscanf(after + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
+    /* The state, the parent and the group. */
+    if (!after || sscanf(after, " %c %d %d", &state, &ppid, &pgrp) != 3)
         return -1;
     if (state == 'Z' || state == 'X' || state == 'x')
         return -1;
@@ -130,12 +138,6 @@ static int reap_children(void)
     }
 }
 
-static void pause_round(void)
-{
-    struct timespec ts = {0, (long)(ROUND_S * 1e9)};
-    nanosleep(&ts, NULL);
-}
-
 /* Whether pid is in seen[0..n), adding it when not. */
 static int seen_before(pid_t **seen, size_t *n, size_t *cap, pid_t pid)
 {
@@ -180,7 +182,7 @@ static int strays_end(pid_t root, kin k)
             reap_children();
         if (!left)
             break;
-        pause_round();
+        kbc_pause(ROUND_S);
     }
     if (k == OF_DESCENT)
         reap_children();
@@ -190,23 +192,15 @@ static int strays_end(pid_t root, kin k)
 
 int kbc_process_exiting(pid_t pid)
 {
-    char path[64], text[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 1; /* gone */
-    ssize_t r = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (r <= 0)
-        return 1;
-    text[r] = '\0';
-    const char *after = strrchr(text, ')');
+    char name[24], text[1024];
+    snprintf(name, sizeof name, "%d", (int)pid);
+    const char *after = stat_fields(name, text, sizeof text);
     char state;
     int ppid, pgrp, session, tty, tpgid;
     unsigned flags;
-    if (!after || sscanf(after + 1, " %c %d %d %d %d %d %u", &state, &ppid, &pgrp, &session,
-                         &tty, &tpgid, &flags) != 7)
-        return 1;
+    if (!after || sscanf(after, " %c %d %d %d %d %d %u", &state, &ppid, &pgrp, &session, &tty,
+                         &tpgid, &flags) != 7)
+        return 1; /* gone */
     /* PF_EXITING (include/linux/sched.h): set as the process starts to
        exit. */
     return state == 'Z' || state == 'X' || (flags & 0x4u) != 0;

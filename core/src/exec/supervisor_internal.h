@@ -72,6 +72,11 @@ typedef struct sv_verdict {
     char report[1024];  /* its first report, lines joined by " / "         */
 } sv_verdict;
 
+/* A worker under compute-sanitizer (--sanitize, --sanitize-on-crash's
+   rerun) has this many times the point's watchdog: the sanitizer slows
+   kernels down, ten times and more. */
+#define SV_SANITIZER_SLOWDOWN 10
+
 typedef struct worker {
     pid_t pid;          /* 0: no process                                   */
     int to, from, err;  /* its stdin, its channel, its stderr; -1 closed   */

@@ -381,8 +381,8 @@ static void strays_add(const worker *w, char *why, size_t n)
 {
     char words[200];
     size_t used = strlen(why);
-    if (w->strays > 0 && used < n)
-        snprintf(why + used, n - used, "; %s", kbc_strays_words(w->strays, words, sizeof words));
+    if (w->strays > 0)
+        kbc_appendf(why, n, &used, "; %s", kbc_strays_words(w->strays, words, sizeof words));
 }
 
 /* Waits for a worker whose channel ended (killing it when it does not end
@@ -493,8 +493,8 @@ void sv_send_point(super *s, worker *w, size_t si)
     w->n_log = 0;
     w->n_vlog = 0;
     w->started = kbc_now();
-    /* A sanitizer slows kernels down, ten times and more. */
-    w->deadline = w->started + kbc_job_timeout(s->plan, &sl->job) * (w->sanitized ? 10 : 1);
+    w->deadline = w->started +
+                  kbc_job_timeout(s->plan, &sl->job) * (w->sanitized ? SV_SANITIZER_SLOWDOWN : 1);
     w->points_run++;
     if (write(w->to, line, n) != (ssize_t)n) {
         /* It died before reading: its channel ends soon, and the reap
